@@ -1,0 +1,8 @@
+"""Pinework Memory: every Lambda entry point, one line each (STYLE.md rule 1)."""
+
+from chalice import Chalice
+
+from chalicelib.api.memories import memories_api
+
+app = Chalice(app_name="pinework")
+app.register_blueprint(memories_api, url_prefix="/api/v1")

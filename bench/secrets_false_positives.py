@@ -1,0 +1,92 @@
+"""Measure SecretDetector false positives and speed on ordinary memory texts.
+
+Every ``text`` in a recall-eval ``memories.jsonl`` file (ordinary conversation facts, so
+every hit is a false positive) goes through ``SecretDetector().find_secret``. The script
+prints the count and rate of flagged texts, lists them, and prints the mean time per call.
+
+Usage::
+
+    .venv/bin/python bench/secrets_false_positives.py [PATH_TO_MEMORIES_JSONL]
+
+PATH defaults to ``../shared/recall-eval/dev/memories.jsonl``, resolved against the
+repository root. The exit status is 1 when more than 1 % of texts are flagged.
+"""
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT))
+
+from chalicelib.services.secrets import SecretDetector  # noqa: E402
+
+DEFAULT_PATH = REPO_ROOT / ".." / "shared" / "recall-eval" / "dev" / "memories.jsonl"
+MAX_FLAGGED_RATE = 0.01
+REPEATS = 5
+
+
+def load_texts(path: Path) -> list[str]:
+    """Read the ``text`` field of every JSON line in ``path``.
+
+    Args:
+        path: A JSON-lines file whose records carry a ``text`` string.
+
+    Returns:
+        The texts, in file order (blank lines are skipped).
+    """
+    with path.open(encoding="utf-8") as lines:
+        return [json.loads(line)["text"] for line in lines if line.strip()]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark and print its report.
+
+    Args:
+        argv: Command-line arguments (defaults to ``sys.argv[1:]``).
+
+    Returns:
+        The process exit status: 0 when at most 1 % of texts are flagged, else 1.
+    """
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("path", nargs="?", type=Path, default=DEFAULT_PATH)
+    args = parser.parse_args(argv)
+
+    texts = load_texts(args.path)
+    if not texts:
+        print(f"no texts in {args.path}")
+        return 1
+    detector = SecretDetector()
+
+    flagged = [(kind, text) for text in texts if (kind := detector.find_secret(text))]
+
+    calls = 0
+    start = time.perf_counter()
+    for _ in range(REPEATS):
+        for text in texts:
+            detector.find_secret(text)
+            calls += 1
+    mean_us = (time.perf_counter() - start) / calls * 1e6
+
+    probe = (" ".join(texts) * 2)[:500]
+    probe_start = time.perf_counter()
+    for _ in range(1000):
+        detector.find_secret(probe)
+    probe_us = (time.perf_counter() - probe_start) / 1000 * 1e6
+
+    rate = len(flagged) / len(texts)
+    mean_len = sum(map(len, texts)) / len(texts)
+    print(f"file:     {args.path.resolve()}")
+    print(f"texts:    {len(texts)} (mean {mean_len:.0f} chars)")
+    print(f"flagged:  {len(flagged)} ({rate:.2%}; target <= {MAX_FLAGGED_RATE:.0%})")
+    for kind, text in flagged:
+        print(f"  [{kind}] {text}")
+    print(f"time:     {mean_us:.1f} us/call mean over {calls} calls")
+    print(f"time:     {probe_us:.1f} us/call on a 500-char text")
+    return 0 if rate <= MAX_FLAGGED_RATE else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,133 @@
+"""The HTTP edge: body parsing, the error envelope, JSON responses (STYLE.md rule 2).
+
+Bodies are parsed from ``raw_body`` ourselves, so broken JSON is our
+``invalid_request`` and Chalice's own error shape never reaches a client. Every
+view is wrapped by ``endpoint``: domain errors become their status and the
+envelope; anything unexpected becomes a logged 500 in the same envelope.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from chalice import Response
+from pydantic import BaseModel, ValidationError
+
+from chalicelib.errors import STATUS_BY_CODE, InvalidRequest, PineworkError
+
+logger = logging.getLogger(__name__)
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+View = Callable[..., Response]
+
+_WRAPPED_VIEWS: set[str] = set()
+"""Names of the views wrapped by ``endpoint``; a test checks every route is here."""
+
+
+def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    """Render ``body`` as compact UTF-8 JSON with the given status."""
+    return Response(
+        body=json.dumps(body, ensure_ascii=False, separators=(",", ":")),
+        status_code=status,
+        headers={"Content-Type": "application/json", **(headers or {})},
+    )
+
+
+def error_response(error: PineworkError) -> Response:
+    """Render a domain error as ``{"error": {"code", "message"}}`` with its status (SPEC §6)."""
+    status = STATUS_BY_CODE.get(error.code, 500)
+    headers = {"Retry-After": "1"} if status == 429 else None
+    return json_response({"error": {"code": error.code, "message": error.message}}, status, headers)
+
+
+def endpoint(view: View) -> View:
+    """Wrap a view so every failure leaves in the spec's envelope, never Chalice's."""
+
+    @functools.wraps(view)
+    def wrapped(*args: Any, **kwargs: Any) -> Response:
+        try:
+            return view(*args, **kwargs)
+        except PineworkError as error:
+            return error_response(error)
+        except Exception:
+            logger.exception("unhandled error in %s", view.__name__)
+            return error_response(PineworkError("Something went wrong on our side; try again."))
+
+    _WRAPPED_VIEWS.add(view.__name__)
+    return wrapped
+
+
+def parse_json_body(raw_body: bytes | None) -> dict[str, Any]:
+    """Parse a request body as one JSON object; an empty body is ``{}``.
+
+    Raises:
+        InvalidRequest: not UTF-8, not JSON, NaN/Infinity, a lone surrogate, or
+            not an object.
+    """
+    if not raw_body or not raw_body.strip():
+        return {}
+    try:
+        text = raw_body.decode("utf-8")
+        parsed = json.loads(text, parse_constant=_reject_constant)
+    except (UnicodeDecodeError, ValueError) as error:
+        raise InvalidRequest(f"The body is not valid JSON: {error}.") from error
+    if not isinstance(parsed, dict):
+        raise InvalidRequest("The body must be a JSON object.")
+    _check_encodable(parsed)
+    return parsed
+
+
+def parse_body(raw_body: bytes | None, model: type[ModelT]) -> ModelT:
+    """Parse and validate a body against a request model.
+
+    Raises:
+        InvalidRequest: see ``parse_json_body``; wrong types; unknown or missing fields.
+    """
+    return validate(parse_json_body(raw_body), model)
+
+
+def validate(data: dict[str, Any], model: type[ModelT]) -> ModelT:
+    """Validate a dict against a model, turning pydantic errors into ``invalid_request``."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as error:
+        raise InvalidRequest(describe(error)) from error
+
+
+def describe(error: ValidationError) -> str:
+    """A one-line account of what was wrong in a request."""
+    problems = []
+    for item in error.errors()[:3]:
+        where = ".".join(str(part) for part in item["loc"]) or "body"
+        kind = item["type"]
+        if kind == "extra_forbidden":
+            problems.append(f"unknown field {where!r}")
+        elif kind == "missing":
+            problems.append(f"{where!r} is required")
+        else:
+            problems.append(f"{where!r}: {item['msg']}")
+    return "Invalid request: " + "; ".join(problems) + "."
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _check_encodable(value: Any) -> None:
+    """Reject lone surrogates anywhere: valid JSON text, but not encodable UTF-8."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as error:
+            raise InvalidRequest("The body holds an invalid Unicode character.") from error
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_encodable(key)
+            _check_encodable(item)
+    elif isinstance(value, list):
+        for item in value:
+            _check_encodable(item)

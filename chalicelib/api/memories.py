@@ -1,0 +1,159 @@
+"""Routes of the agent-memory API (SPEC §7), under ``/api/v1``.
+
+Each view: authenticate, parse, call one service method, render. No rules here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chalice import Blueprint, Response
+
+from chalicelib.api.context import call_context, query_params
+from chalicelib.api.http import endpoint, json_response, parse_body, validate
+from chalicelib.models.requests import (
+    ArchiveRequest,
+    DayLineRequest,
+    EditRequest,
+    EmptyRequest,
+    ListQuery,
+    RecallRequest,
+    SaveFactRequest,
+    VetoRequest,
+)
+from chalicelib.services.memories import encode_next_token
+from chalicelib.services.recall import RecallResult
+
+memories_api = Blueprint(__name__)
+CONTENT_TYPES = ["application/json", "text/plain"]
+
+
+def _request() -> Any:
+    return memories_api.current_request
+
+
+def _memory_response(call_memory: Any, status: int = 200) -> Response:
+    memory, wired = call_memory
+    return json_response(memory.to_wire(wired.clock.now()), status)
+
+
+@memories_api.route("/memories", methods=["POST"], content_types=CONTENT_TYPES)
+@endpoint
+def save_fact() -> Response:
+    """Save a fact (agent, or person naming ``agentId``) -> 201 memory."""
+    call = call_context(_request())
+    body = parse_body(_request().raw_body, SaveFactRequest)
+    memory = call.services.memories.save(call.principal, body, call.run)
+    return _memory_response((memory, call.services), 201)
+
+
+@memories_api.route("/memories/day", methods=["POST"], content_types=CONTENT_TYPES)
+@endpoint
+def append_day_line() -> Response:
+    """Append a line to today's day log (agents only) -> 201 new row or 200."""
+    call = call_context(_request())
+    body = parse_body(_request().raw_body, DayLineRequest)
+    result = call.services.day_log.append_day_line(call.principal, body.line, call.run)
+    return _memory_response((result.memory, call.services), 201 if result.created else 200)
+
+
+@memories_api.route("/memories", methods=["GET"])
+@endpoint
+def list_memories() -> Response:
+    """List memories newest first with ``nextToken`` pagination."""
+    call = call_context(_request())
+    query = validate(dict(query_params(_request())), ListQuery)
+    page = call.services.memories.list(call.principal, query)
+    now = call.services.clock.now()
+    return json_response(
+        {
+            "object": "list",
+            "data": [memory.to_wire(now) for memory in page.memories],
+            "nextToken": encode_next_token(page.continue_after),
+        }
+    )
+
+
+@memories_api.route("/memories/recall", methods=["POST"], content_types=CONTENT_TYPES)
+@endpoint
+def recall() -> Response:
+    """On-demand recall: scored memories and the rendered block."""
+    call = call_context(_request())
+    body = parse_body(_request().raw_body, RecallRequest)
+    result = call.services.recall.recall(call.principal, body, call.run)
+    return json_response(_recall_body(result, call.services.clock.now()))
+
+
+def _recall_body(result: RecallResult, now: Any) -> dict[str, Any]:
+    return {
+        "object": "recall",
+        "query": result.query,
+        "fallback": result.fallback,
+        "memories": [
+            {"score": item.score, "memory": item.memory.to_wire(now)} for item in result.memories
+        ],
+        "block": result.block,
+    }
+
+
+@memories_api.route("/memories/{memory_id}", methods=["GET"])
+@endpoint
+def get_memory(memory_id: str) -> Response:
+    """One memory (owner agent or person)."""
+    call = call_context(_request())
+    return _memory_response((call.services.memories.get(call.principal, memory_id), call.services))
+
+
+@memories_api.route("/memories/{memory_id}", methods=["PATCH"], content_types=CONTENT_TYPES)
+@endpoint
+def edit_memory(memory_id: str) -> Response:
+    """A person edits text and/or expiry."""
+    call = call_context(_request())
+    body = parse_body(_request().raw_body, EditRequest)
+    memory = call.services.memories.edit(call.principal, memory_id, body)
+    return _memory_response((memory, call.services))
+
+
+@memories_api.route(
+    "/memories/{memory_id}/archive", methods=["POST"], content_types=CONTENT_TYPES
+)
+@endpoint
+def archive_memory(memory_id: str) -> Response:
+    """Archive with a required reason (owner agent or person)."""
+    call = call_context(_request())
+    body = parse_body(_request().raw_body, ArchiveRequest)
+    memory = call.services.memories.archive(call.principal, memory_id, body)
+    return _memory_response((memory, call.services))
+
+
+@memories_api.route("/memories/{memory_id}/veto", methods=["POST"], content_types=CONTENT_TYPES)
+@endpoint
+def veto_memory(memory_id: str) -> Response:
+    """A person vetoes: archived with reason ``vetoed``."""
+    call = call_context(_request())
+    body = parse_body(_request().raw_body, VetoRequest)
+    memory = call.services.memories.veto(call.principal, memory_id, body.reason)
+    return _memory_response((memory, call.services))
+
+
+@memories_api.route(
+    "/memories/{memory_id}/unarchive", methods=["POST"], content_types=CONTENT_TYPES
+)
+@endpoint
+def unarchive_memory(memory_id: str) -> Response:
+    """Bring an archived memory back (SPEC §4 rules)."""
+    call = call_context(_request())
+    parse_body(_request().raw_body, EmptyRequest)
+    memory = call.services.memories.unarchive(call.principal, memory_id)
+    return _memory_response((memory, call.services))
+
+
+@memories_api.route("/memories/{memory_id}/history", methods=["GET"])
+@endpoint
+def memory_history(memory_id: str) -> Response:
+    """The audit records of one memory, oldest first."""
+    call = call_context(_request())
+    records = call.services.memories.history(call.principal, memory_id)
+    return json_response(
+        {"object": "list", "data": [record.to_wire() for record in records], "nextToken": None}
+    )

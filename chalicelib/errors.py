@@ -1,0 +1,181 @@
+"""Domain errors: one class per error code of SPEC §6.
+
+Services raise these; the HTTP adapter (``chalicelib.api.http``) maps each
+``code`` to its status through ``STATUS_BY_CODE`` and renders the envelope
+``{"error": {"code", "message"}}``. Nothing here knows about HTTP beyond that
+table.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+
+class PineworkError(Exception):
+    """Base of every error a client may see.
+
+    Attributes:
+        code: the stable error code of SPEC §6 (e.g. ``memory_day_full``).
+        message: what went wrong and what to do, for a human.
+    """
+
+    code: ClassVar[str] = "internal_error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+# Codes and meanings from the seed (SPEC §6, first table).
+class MemoryTextTooLong(PineworkError):
+    """A fact over 500 characters or a day line over 300 (400)."""
+
+    code = "memory_text_too_long"
+
+
+class SecretInMemory(PineworkError):
+    """The text looks like a credential or secret (400)."""
+
+    code = "secret_in_memory"
+
+
+class MemoryAgentRequired(PineworkError):
+    """A person did not name the agent (400)."""
+
+    code = "memory_agent_required"
+
+
+class MemoryAgentMismatch(PineworkError):
+    """``supersedes`` names another agent's memory (400)."""
+
+    code = "memory_agent_mismatch"
+
+
+class MemoryDayAppendOnly(PineworkError):
+    """A save tried to supersede a day row (400)."""
+
+    code = "memory_day_append_only"
+
+
+class MemoryNotOwn(PineworkError):
+    """An agent named or touched another agent's memory (403)."""
+
+    code = "memory_not_own"
+
+
+class MemoryDayAgentOnly(PineworkError):
+    """A person called the day route (403)."""
+
+    code = "memory_day_agent_only"
+
+
+class MemoryVetoHumanOnly(PineworkError):
+    """An agent tried to bring back a vetoed memory (403)."""
+
+    code = "memory_veto_human_only"
+
+
+class MemoryNotFound(PineworkError):
+    """No such memory in the caller's workspace (404)."""
+
+    code = "memory_not_found"
+
+
+class MemorySupersedeArchived(PineworkError):
+    """The memory to supersede is archived (409)."""
+
+    code = "memory_supersede_archived"
+
+
+class MemoryDayFull(PineworkError):
+    """The day log would exceed 8,000 characters (409)."""
+
+    code = "memory_day_full"
+
+
+class MemorySuperseded(PineworkError):
+    """Editing or unarchiving a memory that a newer one replaced (409)."""
+
+    code = "memory_superseded"
+
+
+class MemoryDayExists(PineworkError):
+    """Unarchiving a day row while another live one exists for its date (409)."""
+
+    code = "memory_day_exists"
+
+
+# Ours (SPEC §6, second table).
+class InvalidRequest(PineworkError):
+    """Malformed JSON, wrong types, unknown fields, bad dates, other limits (400)."""
+
+    code = "invalid_request"
+
+
+class Unauthorized(PineworkError):
+    """Missing or unknown bearer token (401)."""
+
+    code = "unauthorized"
+
+
+class Forbidden(PineworkError):
+    """The principal may not do this (403)."""
+
+    code = "forbidden"
+
+
+class MemoryAlreadyArchived(PineworkError):
+    """Archiving (or vetoing) a memory that is already archived (409)."""
+
+    code = "memory_already_archived"
+
+
+class MemoryNotArchived(PineworkError):
+    """Unarchiving an active memory (409)."""
+
+    code = "memory_not_archived"
+
+
+class RateLimited(PineworkError):
+    """Throttled; the response carries ``Retry-After`` (429)."""
+
+    code = "rate_limited"
+
+
+class NotFound(PineworkError):
+    """No such route or resource other than a memory (404)."""
+
+    code = "not_found"
+
+
+class Conflict(PineworkError):
+    """A concurrent change kept winning; retry the request (409)."""
+
+    code = "conflict"
+
+
+STATUS_BY_CODE: dict[str, int] = {
+    "memory_text_too_long": 400,
+    "secret_in_memory": 400,
+    "memory_agent_required": 400,
+    "memory_agent_mismatch": 400,
+    "memory_day_append_only": 400,
+    "memory_not_own": 403,
+    "memory_day_agent_only": 403,
+    "memory_veto_human_only": 403,
+    "memory_not_found": 404,
+    "memory_supersede_archived": 409,
+    "memory_day_full": 409,
+    "memory_superseded": 409,
+    "memory_day_exists": 409,
+    "invalid_request": 400,
+    "unauthorized": 401,
+    "forbidden": 403,
+    "memory_already_archived": 409,
+    "memory_not_archived": 409,
+    "rate_limited": 429,
+    "not_found": 404,
+    "conflict": 409,
+    "internal_error": 500,
+}
+"""HTTP status of every error code (SPEC §6); a test checks each class is here."""

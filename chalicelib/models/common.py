@@ -1,0 +1,31 @@
+"""Shared pydantic building blocks: camelCase wire names and RFC 3339 timestamps."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, PlainSerializer
+from pydantic.alias_generators import to_camel
+
+from chalicelib.ids import to_rfc3339
+
+Timestamp = Annotated[datetime, PlainSerializer(to_rfc3339, return_type=str, when_used="json")]
+"""An aware UTC datetime that serializes as ``2026-11-30T01:02:03.456Z``."""
+
+
+class WireModel(BaseModel):
+    """Base of stored and returned objects: camelCase aliases, immutable."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
+
+
+class RequestModel(BaseModel):
+    """Base of request bodies: camelCase, unknown fields rejected, no type coercion.
+
+    A body that fails validation becomes 400 ``invalid_request`` (SPEC §6).
+    """
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=False, extra="forbid", strict=True
+    )

@@ -1,0 +1,110 @@
+"""The memory object (SPEC §3) and its audit record (SPEC §4)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import Field
+
+from chalicelib.models.common import Timestamp, WireModel
+
+
+class MemoryKind(StrEnum):
+    """What a memory is: one fact, or one agent's day log for one UTC date."""
+
+    FACT = "fact"
+    DAY = "day"
+
+
+class MemoryStatus(StrEnum):
+    """Lifecycle state (SPEC §4). ``expired`` is computed, not a status."""
+
+    ACTIVE = "active"
+    ARCHIVED = "archived"
+
+
+SUPERSEDED = "superseded"
+"""Archive reason set when a newer memory replaced this one (reserved, SPEC §3)."""
+VETOED = "vetoed"
+"""Archive reason set when a person vetoed the memory (reserved, SPEC §3)."""
+RESERVED_ARCHIVE_REASONS = frozenset({SUPERSEDED, VETOED})
+
+
+class Memory(WireModel):
+    """A fact or a day row, as stored and (through ``to_wire``) as returned.
+
+    ``workspace_id`` and ``version`` (optimistic-concurrency counter) are stored
+    but never sent to clients. Times are aware UTC datetimes.
+    """
+
+    id: str
+    workspace_id: str = Field(exclude=True)
+    agent_id: str
+    kind: MemoryKind
+    date: str | None = None
+    text: str
+    expires_at: Timestamp
+    status: MemoryStatus = MemoryStatus.ACTIVE
+    archive_reason: str | None = None
+    archived_at: Timestamp | None = None
+    supersedes: str | None = None
+    superseded_by: str | None = None
+    run_id: str | None = None
+    task_key: str | None = None
+    saved_by_agent_id: str | None = None
+    edited_by_person_id: str | None = None
+    recall_count: int = 0
+    last_recalled_at: Timestamp | None = None
+    created_at: Timestamp
+    updated_at: Timestamp
+    version: int = Field(default=1, exclude=True)
+
+    def is_expired(self, now: datetime) -> bool:
+        """True once ``expires_at`` has passed (SPEC §3: computed at read time)."""
+        return self.expires_at <= now
+
+    @property
+    def is_superseded(self) -> bool:
+        """True when a newer memory replaced this one; it never comes back (SPEC §4)."""
+        return self.superseded_by is not None or self.archive_reason == SUPERSEDED
+
+    def to_wire(self, now: datetime) -> dict[str, Any]:
+        """Return the JSON object of SPEC §3 (camelCase, ``object: "memory"``).
+
+        Args:
+            now: the time against which ``expired`` is computed.
+        """
+        body = self.model_dump(mode="json", by_alias=True)
+        return {"id": body.pop("id"), "object": "memory", **body, "expired": self.is_expired(now)}
+
+
+class AuditRecord(WireModel):
+    """One entry of a memory's history: who did what, when, before and after (SPEC §4).
+
+    ``before`` / ``after`` are the memory's wire form (without ``expired``) or
+    ``None`` (no ``before`` on create).
+    """
+
+    id: str
+    memory_id: str
+    workspace_id: str = Field(exclude=True)
+    action: str
+    actor_type: str
+    actor_id: str | None
+    at: Timestamp
+    reason: str | None = None
+    before: dict[str, Any] | None = None
+    after: dict[str, Any] | None = None
+
+    def to_wire(self) -> dict[str, Any]:
+        """Return the JSON object (``object: "audit"``)."""
+        body = self.model_dump(mode="json", by_alias=True)
+        return {"id": body.pop("id"), "object": "audit", **body}
+
+
+def snapshot(memory: Memory) -> dict[str, Any]:
+    """The audit form of a memory: its wire fields without the computed ``expired``."""
+    body = memory.model_dump(mode="json", by_alias=True)
+    return {"id": body.pop("id"), "object": "memory", **body}

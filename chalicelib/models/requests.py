@@ -1,0 +1,91 @@
+"""Request bodies and query strings (SPEC §7).
+
+Limits with their own error codes (text length, secrets) are checked by the
+services, not here, so that they produce the seed's codes.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic.alias_generators import to_camel
+
+from chalicelib.models.common import RequestModel
+
+
+class SaveFactRequest(RequestModel):
+    """``POST /memories``: ``text``, ``expiresAt?``, ``supersedes?``, ``agentId?``."""
+
+    text: str
+    expires_at: str | None = None
+    supersedes: str | None = None
+    agent_id: str | None = None
+
+
+class DayLineRequest(RequestModel):
+    """``POST /memories/day``: one ``line`` (at most 300 characters as sent)."""
+
+    line: str
+
+
+class EditRequest(RequestModel):
+    """``PATCH /memories/{id}``: new ``text`` and/or ``expiresAt``."""
+
+    text: str | None = None
+    expires_at: str | None = None
+
+
+class ArchiveRequest(RequestModel):
+    """``POST /memories/{id}/archive``: a required ``reason`` (<= 500 characters)."""
+
+    reason: str
+
+
+class VetoRequest(RequestModel):
+    """``POST /memories/{id}/veto``: an optional note; the archive reason is ``vetoed``."""
+
+    reason: str | None = None
+
+
+class EmptyRequest(RequestModel):
+    """A body that must be empty or ``{}`` (e.g. unarchive)."""
+
+
+class RecallRequest(RequestModel):
+    """``POST /memories/recall``: ``query?`` (default: the current task), ``agentId?``."""
+
+    query: str | None = None
+    agent_id: str | None = None
+
+
+MAX_LIST_LIMIT = 500
+DEFAULT_LIST_LIMIT = 100
+
+
+class ListQuery(BaseModel):
+    """``GET /memories`` query string (SPEC §7, §5): values arrive as strings.
+
+    ``limit`` over 500 is clamped to 500; below 1 or not a number is invalid.
+    ``status`` filters; without it, ``all=true`` lists both states and the
+    default lists active memories only.
+    """
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=False, extra="forbid")
+
+    agent_id: str | None = None
+    kind: Literal["fact", "day"] | None = None
+    status: Literal["active", "archived"] | None = None
+    all: Literal["true", "false", "1", "0"] = "false"  # noqa: A003 - the spec's parameter name
+    limit: int = Field(default=DEFAULT_LIST_LIMIT, ge=1)
+    next_token: str | None = None
+
+    @field_validator("limit", mode="after")
+    @classmethod
+    def _clamp(cls, value: int) -> int:
+        return min(value, MAX_LIST_LIMIT)
+
+    @property
+    def include_archived(self) -> bool:
+        """True when ``all`` asks for archived rows too."""
+        return self.all in ("true", "1")

@@ -1,0 +1,136 @@
+"""Bearer tokens and the operator commands that issue them (SPEC §7 auth, issue 2).
+
+Tokens are random and shown once; only their SHA-256 hex digest is stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+
+from chalicelib.errors import InvalidRequest, Unauthorized
+from chalicelib.ids import WORKSPACE_ID, Clock, IdFactory
+from chalicelib.models.principal import Agent, IssuedCredential, Person, Principal, Workspace
+from chalicelib.storage.protocols import DirectoryRepository
+
+TOKEN_PREFIX = "pwk_"
+_NAME_MAX_CHARS = 200
+
+
+def hash_token(token: str) -> str:
+    """Return the SHA-256 hex digest under which a bearer token is stored."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+class AuthService:
+    """Resolves bearer tokens to principals.
+
+    Args:
+        directory: where token hashes live.
+    """
+
+    def __init__(self, directory: DirectoryRepository) -> None:
+        self._directory = directory
+
+    def authenticate(self, authorization: str | None) -> Principal:
+        """Resolve an ``Authorization`` header value to its principal.
+
+        Raises:
+            Unauthorized: the header is missing, not ``Bearer <token>``, or unknown.
+        """
+        if not authorization:
+            raise Unauthorized("Send Authorization: Bearer <token> (PINEWORK_TOKEN).")
+        scheme, _, token = authorization.strip().partition(" ")
+        token = token.strip()
+        if scheme.lower() != "bearer" or not token:
+            raise Unauthorized("Send Authorization: Bearer <token> (PINEWORK_TOKEN).")
+        principal = self._directory.principal_for_token(hash_token(token))
+        if principal is None:
+            raise Unauthorized("The bearer token is unknown or revoked. Ask an admin for one.")
+        return principal
+
+
+class AdminService:
+    """Operator commands: create workspaces, agents and persons with tokens.
+
+    Args:
+        directory: where workspaces, agents, persons and token hashes live.
+        clock: the current time.
+        ids: the id factory.
+    """
+
+    def __init__(self, directory: DirectoryRepository, clock: Clock, ids: IdFactory) -> None:
+        self._directory = directory
+        self._clock = clock
+        self._ids = ids
+
+    def create_workspace(self, name: str) -> Workspace:
+        """Create a workspace.
+
+        Raises:
+            InvalidRequest: the name is empty or over 200 characters.
+        """
+        workspace = Workspace(
+            id=self._ids.new("wsp"), name=_check_name(name, "name"), created_at=self._clock.now()
+        )
+        self._directory.create_workspace(workspace)
+        return workspace
+
+    def create_agent(self, workspace_id: str, name: str) -> IssuedCredential:
+        """Create an agent in a workspace and issue its bearer token.
+
+        Raises:
+            InvalidRequest: no such workspace, or a bad name.
+        """
+        self._check_workspace(workspace_id)
+        agent = Agent(
+            id=self._ids.new("agt"),
+            workspace_id=workspace_id,
+            name=_check_name(name, "name"),
+            created_at=self._clock.now(),
+        )
+        token = new_token()
+        self._directory.create_agent(agent, hash_token(token))
+        return IssuedCredential(id=agent.id, token=token)
+
+    def create_person(self, workspace_id: str, email: str) -> IssuedCredential:
+        """Create a person in a workspace and issue their bearer token.
+
+        Raises:
+            InvalidRequest: no such workspace, or an email without ``@``.
+        """
+        self._check_workspace(workspace_id)
+        email = _check_name(email, "email")
+        if "@" not in email:
+            raise InvalidRequest(f"{email!r} is not an email address.")
+        person = Person(
+            id=self._ids.new("usr"),
+            workspace_id=workspace_id,
+            email=email,
+            created_at=self._clock.now(),
+        )
+        token = new_token()
+        self._directory.create_person(person, hash_token(token))
+        return IssuedCredential(id=person.id, token=token)
+
+    def workspace_exists(self, workspace_id: str) -> bool:
+        """True when ``workspace_id`` names a stored workspace."""
+        return bool(WORKSPACE_ID.match(workspace_id)) and (
+            self._directory.get_workspace(workspace_id) is not None
+        )
+
+    def _check_workspace(self, workspace_id: str) -> None:
+        if not WORKSPACE_ID.match(workspace_id) or not self._directory.get_workspace(workspace_id):
+            raise InvalidRequest(f"No workspace {workspace_id!r}. Create it first.")
+
+
+def new_token() -> str:
+    """Return a new random bearer token (``pwk_`` + 43 URL-safe characters)."""
+    return TOKEN_PREFIX + secrets.token_urlsafe(32)
+
+
+def _check_name(value: str, what: str) -> str:
+    value = value.strip()
+    if not value or len(value) > _NAME_MAX_CHARS:
+        raise InvalidRequest(f"The {what} must be 1 to {_NAME_MAX_CHARS} characters.")
+    return value

@@ -1,0 +1,141 @@
+"""The day log: one row per agent per UTC date, one line per append (SPEC §4–5).
+
+A line is stored as ``HH:MM`` (UTC) + ``[TASK]`` when the run named its task +
+the line as sent. The 300-character limit is on the line as sent; the
+8,000-character cap is on the stored text, prefixes and newlines included.
+Appends are one conditional update each; the first line of a date creates the
+row together with the date's live-row pointer in one transaction, so two
+concurrent first lines end in one row holding both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, time
+
+from chalicelib.errors import Conflict, InvalidRequest, MemoryDayAgentOnly, MemoryDayFull
+from chalicelib.ids import Clock, IdFactory
+from chalicelib.models.memory import Memory, MemoryKind
+from chalicelib.models.principal import Principal
+from chalicelib.services.memories import RunContext, audit_record
+from chalicelib.services.rules import (
+    DAY_LINE_MAX_CHARS,
+    DAY_LOG_MAX_CHARS,
+    DEFAULT_FACT_LIFETIME,
+    WRITE_ATTEMPTS,
+    SecretFinder,
+    check_text,
+)
+from chalicelib.storage.protocols import (
+    DayLogFull,
+    DayPointerTaken,
+    DayRowNotLive,
+    MemoryRepository,
+)
+
+
+@dataclass(frozen=True)
+class DayAppend:
+    """The result of an append: the day row after it, and whether it was created."""
+
+    memory: Memory
+    created: bool
+
+
+def format_day_line(line: str, now: datetime, task_key: str | None) -> str:
+    """Return the stored form of a line: ``HH:MM [TASK] line`` (UTC time)."""
+    stamp = now.astimezone(UTC).strftime("%H:%M")
+    return f"{stamp} [{task_key}] {line}" if task_key else f"{stamp} {line}"
+
+
+class DayLogService:
+    """Appends lines to an agent's day log.
+
+    Args:
+        memories: memory storage.
+        secrets: the secret detector.
+        clock: the current time (its UTC date picks the row).
+        ids: the id factory.
+    """
+
+    def __init__(
+        self, memories: MemoryRepository, secrets: SecretFinder, clock: Clock, ids: IdFactory
+    ) -> None:
+        self._memories = memories
+        self._secrets = secrets
+        self._clock = clock
+        self._ids = ids
+
+    def append_day_line(self, principal: Principal, line: str, run: RunContext) -> DayAppend:
+        """Append one line to the caller's day log for today (UTC).
+
+        Returns:
+            The row after the append; ``created`` is True for a date's first line (201).
+
+        Raises:
+            MemoryDayAgentOnly: a person called the day route.
+            InvalidRequest: an empty line, or one with a line break.
+            MemoryTextTooLong: the line is over 300 characters as sent.
+            SecretInMemory: the line looks like a secret.
+            MemoryDayFull: the stored day text would exceed 8,000 characters.
+        """
+        if not principal.is_agent:
+            raise MemoryDayAgentOnly("Only an agent keeps a day log; persons save facts.")
+        check_text(line, limit=DAY_LINE_MAX_CHARS, what="day line", secrets=self._secrets)
+        if "\n" in line or "\r" in line:
+            raise InvalidRequest("A day line is one line: remove the line breaks.")
+        now = self._clock.now()
+        date = now.astimezone(UTC).date().isoformat()
+        stored = format_day_line(line, now, run.task_key)
+        for _ in range(WRITE_ATTEMPTS):
+            row_id = self._memories.live_day_row_id(principal.id, date)
+            if row_id is None:
+                created = self._create_row(principal, date, stored, now, run)
+                if created is not None:
+                    return DayAppend(created, True)
+                continue
+            try:
+                row = self._memories.append_to_day_row(
+                    row_id,
+                    stored,
+                    # Conditions cannot add: the largest stored length with room for
+                    # the line and its newline is computed here.
+                    max_chars_before=DAY_LOG_MAX_CHARS - len(stored) - 1,
+                    now=now,
+                )
+            except DayRowNotLive:
+                continue
+            except DayLogFull as full:
+                raise MemoryDayFull(
+                    f"Today's day log would exceed {DAY_LOG_MAX_CHARS} characters. "
+                    "Save what matters with `memory save`."
+                ) from full
+            return DayAppend(row, False)
+        raise Conflict("The day log kept changing while this line was appended; try again.")
+
+    def _create_row(
+        self, principal: Principal, date: str, text: str, now: datetime, run: RunContext
+    ) -> Memory | None:
+        end_of_day = datetime.combine(
+            datetime.fromisoformat(date).date(), time(23, 59, 59, 999000), tzinfo=UTC
+        )
+        row = Memory(
+            id=self._ids.new("mem"),
+            workspace_id=principal.workspace_id,
+            agent_id=principal.id,
+            kind=MemoryKind.DAY,
+            date=date,
+            text=text,
+            expires_at=end_of_day + DEFAULT_FACT_LIFETIME,
+            run_id=run.run_id,
+            task_key=run.task_key,
+            saved_by_agent_id=principal.id,
+            created_at=now,
+            updated_at=now,
+        )
+        audit = audit_record(self._ids, self._clock, principal, "create", None, row)
+        try:
+            self._memories.create(row, audit, claim_day_pointer=True)
+        except DayPointerTaken:
+            return None
+        return row

@@ -1,0 +1,445 @@
+"""Facts and the memory lifecycle: save, supersede, edit, archive, veto,
+unarchive, read, list and history (SPEC §3–4, §7).
+
+Every change reads the memory, checks the rules against what it read, and
+writes conditionally on the memory being unchanged (``version``), retrying
+on a lost race; the audit record is written in the same transaction.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from dataclasses import dataclass
+from typing import Literal
+
+from chalicelib.errors import (
+    Forbidden,
+    InvalidRequest,
+    MemoryAgentMismatch,
+    MemoryAlreadyArchived,
+    MemoryDayAppendOnly,
+    MemoryDayExists,
+    MemoryNotArchived,
+    MemoryNotFound,
+    MemorySupersedeArchived,
+    MemorySuperseded,
+    MemoryVetoHumanOnly,
+)
+from chalicelib.ids import MEMORY_ID, Clock, IdFactory
+from chalicelib.models.memory import (
+    RESERVED_ARCHIVE_REASONS,
+    SUPERSEDED,
+    VETOED,
+    AuditRecord,
+    Memory,
+    MemoryKind,
+    MemoryStatus,
+    snapshot,
+)
+from chalicelib.models.principal import Principal
+from chalicelib.models.requests import ArchiveRequest, EditRequest, ListQuery, SaveFactRequest
+from chalicelib.services.rules import (
+    ARCHIVE_REASON_MAX_CHARS,
+    DAY_LOG_MAX_CHARS,
+    DEFAULT_FACT_LIFETIME,
+    FACT_MAX_CHARS,
+    SecretFinder,
+    check_memory_id,
+    check_text,
+    load_visible,
+    parse_expiry,
+    resolve_agent,
+    with_retries,
+)
+from chalicelib.storage.protocols import (
+    DayPointerChange,
+    DayPointerTaken,
+    DirectoryRepository,
+    MemoryPage,
+    MemoryRepository,
+)
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What an agent's headers say about the run (``X-Pinework-Run`` / ``-Task``)."""
+
+    run_id: str | None = None
+    task_key: str | None = None
+
+
+def audit_record(
+    ids: IdFactory,
+    clock: Clock,
+    principal: Principal | None,
+    action: str,
+    before: Memory | None,
+    after: Memory,
+    reason: str | None = None,
+) -> AuditRecord:
+    """Build the audit record of one change (who, when, what, before/after; SPEC §4).
+
+    Args:
+        principal: the actor; ``None`` means the system (e.g. the daily review).
+        action: ``create``, ``edit``, ``archive``, ``veto``, ``unarchive`` or ``supersede``.
+    """
+    return AuditRecord(
+        id=ids.new("aud"),
+        memory_id=after.id,
+        workspace_id=after.workspace_id,
+        action=action,
+        actor_type="system" if principal is None else principal.kind.value,
+        actor_id=None if principal is None else principal.id,
+        at=clock.now(),
+        reason=reason,
+        before=None if before is None else snapshot(before),
+        after=snapshot(after),
+    )
+
+
+class MemoryService:
+    """The use-cases on facts and on the lifecycle of any memory.
+
+    Args:
+        memories: memory storage.
+        directory: agents and workspaces, to check a named agent.
+        secrets: the secret detector run on every text.
+        clock: the current time.
+        ids: the id factory.
+    """
+
+    def __init__(
+        self,
+        memories: MemoryRepository,
+        directory: DirectoryRepository,
+        secrets: SecretFinder,
+        clock: Clock,
+        ids: IdFactory,
+    ) -> None:
+        self._memories = memories
+        self._directory = directory
+        self._secrets = secrets
+        self._clock = clock
+        self._ids = ids
+
+    def save(self, principal: Principal, request: SaveFactRequest, run: RunContext) -> Memory:
+        """Save a fact, optionally superseding one of the same agent's live facts.
+
+        Returns:
+            The new fact (201).
+
+        Raises:
+            MemoryNotOwn, MemoryAgentRequired, InvalidRequest: see ``resolve_agent``.
+            MemoryTextTooLong: over 500 characters. SecretInMemory: looks like a secret.
+            InvalidRequest: empty text, bad or past ``expiresAt``.
+            MemoryNotFound: ``supersedes`` names no memory of the workspace.
+            MemoryAgentMismatch: ``supersedes`` names another agent's memory.
+            MemoryDayAppendOnly: ``supersedes`` names a day row.
+            MemorySupersedeArchived: the memory to supersede is archived.
+        """
+        agent_id = resolve_agent(self._directory, principal, request.agent_id)
+        check_text(request.text, limit=FACT_MAX_CHARS, what="fact", secrets=self._secrets)
+        now = self._clock.now()
+        expires_at = (
+            parse_expiry(request.expires_at, now)
+            if request.expires_at is not None
+            else now + DEFAULT_FACT_LIFETIME
+        )
+        fact = Memory(
+            id=self._ids.new("mem"),
+            workspace_id=principal.workspace_id,
+            agent_id=agent_id,
+            kind=MemoryKind.FACT,
+            text=request.text,
+            expires_at=expires_at,
+            supersedes=request.supersedes,
+            run_id=run.run_id,
+            task_key=run.task_key,
+            saved_by_agent_id=principal.id if principal.is_agent else None,
+            edited_by_person_id=None if principal.is_agent else principal.id,
+            created_at=now,
+            updated_at=now,
+        )
+        created = audit_record(self._ids, self._clock, principal, "create", None, fact)
+        if request.supersedes is None:
+            self._memories.create(fact, created)
+            return fact
+        old_id = request.supersedes
+
+        def attempt() -> Memory:
+            old = self._superseded_candidate(principal, old_id, agent_id)
+            old_after = old.model_copy(
+                update={
+                    "status": MemoryStatus.ARCHIVED,
+                    "archive_reason": SUPERSEDED,
+                    "archived_at": now,
+                    "superseded_by": fact.id,
+                    "updated_at": now,
+                    "version": old.version + 1,
+                }
+            )
+            archived = audit_record(
+                self._ids, self._clock, principal, "supersede", old, old_after, f"by {fact.id}"
+            )
+            self._memories.supersede(fact, old, old_after, [created, archived])
+            return fact
+
+        return with_retries(attempt)
+
+    def _superseded_candidate(self, principal: Principal, old_id: str, agent_id: str) -> Memory:
+        check_memory_id(old_id)
+        old = self._memories.get(old_id)
+        if old is None or old.workspace_id != principal.workspace_id:
+            raise MemoryNotFound(f"supersedes names {old_id}, which is not in your workspace.")
+        if old.agent_id != agent_id:
+            raise MemoryAgentMismatch(
+                f"{old_id} belongs to another agent. Supersede one of the same agent's memories."
+            )
+        if old.kind is MemoryKind.DAY:
+            raise MemoryDayAppendOnly(
+                f"{old_id} is a day row; day logs are append-only. Append a new line instead."
+            )
+        if old.status is MemoryStatus.ARCHIVED:
+            raise MemorySupersedeArchived(f"{old_id} is archived. Supersede a live memory.")
+        return old
+
+    def get(self, principal: Principal, memory_id: str) -> Memory:
+        """Return one memory the caller may see.
+
+        Raises:
+            MemoryNotFound, MemoryNotOwn: see ``load_visible``.
+        """
+        return load_visible(self._memories, principal, memory_id)
+
+    def history(self, principal: Principal, memory_id: str) -> list[AuditRecord]:
+        """Return the audit records of a memory the caller may see, oldest first.
+
+        Raises:
+            MemoryNotFound, MemoryNotOwn: see ``load_visible``.
+        """
+        load_visible(self._memories, principal, memory_id)
+        return self._memories.history(memory_id)
+
+    def edit(self, principal: Principal, memory_id: str, request: EditRequest) -> Memory:
+        """A person edits ``text`` and/or ``expiresAt``; sets ``editedByPersonId``.
+
+        Raises:
+            Forbidden: an agent tried to edit (agents archive and save instead).
+            InvalidRequest: nothing to change, empty text, bad ``expiresAt``.
+            MemoryTextTooLong: a fact over 500 (a day row over 8,000) characters.
+            SecretInMemory: the new text looks like a secret.
+            MemoryNotFound: no such memory in the workspace.
+            MemorySuperseded: a newer memory replaced this one.
+        """
+        if principal.is_agent:
+            raise Forbidden("Only a person can edit a memory. Archive it and save a new one.")
+        if request.text is None and request.expires_at is None:
+            raise InvalidRequest("Send text and/or expiresAt to edit.")
+
+        def attempt() -> Memory:
+            before = load_visible(self._memories, principal, memory_id)
+            if before.is_superseded:
+                raise MemorySuperseded(
+                    f"{memory_id} was replaced by {before.superseded_by}. Edit the newer memory."
+                )
+            now = self._clock.now()
+            changes: dict[str, object] = {
+                "edited_by_person_id": principal.id,
+                "updated_at": now,
+                "version": before.version + 1,
+            }
+            if request.text is not None:
+                limit = FACT_MAX_CHARS if before.kind is MemoryKind.FACT else DAY_LOG_MAX_CHARS
+                check_text(request.text, limit=limit, what=before.kind.value, secrets=self._secrets)
+                changes["text"] = request.text
+            if request.expires_at is not None:
+                changes["expires_at"] = parse_expiry(request.expires_at, now)
+            after = before.model_copy(update=changes)
+            audit = audit_record(self._ids, self._clock, principal, "edit", before, after)
+            self._memories.transition(before, after, audit)
+            return after
+
+        return with_retries(attempt)
+
+    def archive(self, principal: Principal, memory_id: str, request: ArchiveRequest) -> Memory:
+        """Archive a live memory with a reason (owner agent or person; SPEC §4).
+
+        Raises:
+            InvalidRequest: the reason is empty, over 500 characters, or reserved.
+            MemoryNotFound, MemoryNotOwn: see ``load_visible``.
+            MemoryAlreadyArchived: the memory is archived already.
+        """
+        reason = request.reason.strip()
+        if not reason:
+            raise InvalidRequest("An archive needs a reason: say why in `reason`.")
+        if len(request.reason) > ARCHIVE_REASON_MAX_CHARS:
+            raise InvalidRequest(
+                f"The reason has {len(request.reason)} characters; the limit is "
+                f"{ARCHIVE_REASON_MAX_CHARS}."
+            )
+        if reason.lower() in RESERVED_ARCHIVE_REASONS:
+            raise InvalidRequest(
+                f"{reason!r} is reserved for the system; use veto or supersedes, "
+                "or give another reason."
+            )
+        return self._archive(principal, memory_id, request.reason, action="archive")
+
+    def veto(self, principal: Principal, memory_id: str, note: str | None) -> Memory:
+        """A person vetoes a memory: archived with reason ``vetoed`` (SPEC §4).
+
+        A memory archived for another reason becomes vetoed too, so an agent can
+        no longer bring it back.
+
+        Raises:
+            Forbidden: an agent tried to veto.
+            InvalidRequest: the note is over 500 characters.
+            MemoryNotFound: no such memory in the workspace.
+            MemoryAlreadyArchived: it is vetoed already.
+            MemorySuperseded: a newer memory replaced it.
+        """
+        if principal.is_agent:
+            raise Forbidden("Only a person can veto a memory. Archive it with a reason.")
+        if note is not None and len(note) > ARCHIVE_REASON_MAX_CHARS:
+            raise InvalidRequest(f"The note is over {ARCHIVE_REASON_MAX_CHARS} characters.")
+        return self._archive(principal, memory_id, VETOED, action="veto", note=note)
+
+    def _archive(
+        self,
+        principal: Principal,
+        memory_id: str,
+        reason: str,
+        *,
+        action: Literal["archive", "veto"],
+        note: str | None = None,
+    ) -> Memory:
+        def attempt() -> Memory:
+            before = load_visible(self._memories, principal, memory_id)
+            now = self._clock.now()
+            if before.status is MemoryStatus.ARCHIVED:
+                if action == "archive" or before.archive_reason == VETOED:
+                    raise MemoryAlreadyArchived(f"{memory_id} is archived already.")
+                if before.is_superseded:
+                    raise MemorySuperseded(f"{memory_id} was replaced by {before.superseded_by}.")
+            after = before.model_copy(
+                update={
+                    "status": MemoryStatus.ARCHIVED,
+                    "archive_reason": reason,
+                    "archived_at": before.archived_at or now,
+                    "updated_at": now,
+                    "version": before.version + 1,
+                }
+            )
+            releases = before.kind is MemoryKind.DAY and before.status is MemoryStatus.ACTIVE
+            audit = audit_record(
+                self._ids, self._clock, principal, action, before, after, note or reason
+            )
+            self._memories.transition(
+                before,
+                after,
+                audit,
+                day_pointer=DayPointerChange.RELEASE if releases else DayPointerChange.NONE,
+            )
+            return after
+
+        return with_retries(attempt)
+
+    def unarchive(self, principal: Principal, memory_id: str) -> Memory:
+        """Bring an archived memory back (SPEC §4 rules).
+
+        Raises:
+            MemoryNotFound, MemoryNotOwn: see ``load_visible``.
+            MemoryNotArchived: the memory is active.
+            MemorySuperseded: a newer memory replaced it; it never comes back.
+            MemoryVetoHumanOnly: an agent tried to bring back a vetoed memory.
+            MemoryDayExists: a day row whose date has another live day row.
+        """
+
+        def attempt() -> Memory:
+            before = load_visible(self._memories, principal, memory_id)
+            if before.status is MemoryStatus.ACTIVE:
+                raise MemoryNotArchived(f"{memory_id} is active; there is nothing to undo.")
+            if before.is_superseded:
+                raise MemorySuperseded(
+                    f"{memory_id} was replaced by {before.superseded_by} and cannot come back."
+                )
+            if before.archive_reason == VETOED and principal.is_agent:
+                raise MemoryVetoHumanOnly(
+                    f"A person vetoed {memory_id}; only a person can bring it back. Ask one."
+                )
+            now = self._clock.now()
+            after = before.model_copy(
+                update={
+                    "status": MemoryStatus.ACTIVE,
+                    "archive_reason": None,
+                    "archived_at": None,
+                    "updated_at": now,
+                    "version": before.version + 1,
+                }
+            )
+            audit = audit_record(self._ids, self._clock, principal, "unarchive", before, after)
+            claims = before.kind is MemoryKind.DAY
+            try:
+                self._memories.transition(
+                    before,
+                    after,
+                    audit,
+                    day_pointer=DayPointerChange.CLAIM if claims else DayPointerChange.NONE,
+                )
+            except DayPointerTaken as taken:
+                raise MemoryDayExists(
+                    f"{before.date} already has a live day row. Archive that one first."
+                ) from taken
+            return after
+
+        return with_retries(attempt)
+
+    def list(self, principal: Principal, query: ListQuery) -> MemoryPage:
+        """List memories newest first (SPEC §7): an agent its own, a person any of
+        the workspace's (every agent's when ``agentId`` is omitted).
+
+        Raises:
+            MemoryNotOwn: an agent named another agent.
+            InvalidRequest: a person named an agent outside the workspace; a bad
+                ``nextToken``.
+        """
+        agent_id: str | None
+        if principal.is_agent or query.agent_id is not None:
+            agent_id = resolve_agent(self._directory, principal, query.agent_id)
+        else:
+            agent_id = None
+        status = query.status
+        if status is None and not query.include_archived:
+            status = MemoryStatus.ACTIVE.value
+        return self._memories.list_memories(
+            workspace_id=principal.workspace_id,
+            agent_id=agent_id,
+            status=status,
+            kind=query.kind,
+            limit=query.limit,
+            after_id=decode_next_token(query.next_token),
+        )
+
+
+def encode_next_token(memory_id: str | None) -> str | None:
+    """Make the opaque ``nextToken`` that continues a list after ``memory_id``."""
+    if memory_id is None:
+        return None
+    return base64.urlsafe_b64encode(memory_id.encode()).decode().rstrip("=")
+
+
+def decode_next_token(token: str | None) -> str | None:
+    """Read a ``nextToken``.
+
+    Raises:
+        InvalidRequest: the token was not made by ``encode_next_token``.
+    """
+    if token is None:
+        return None
+    try:
+        memory_id = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
+    except (binascii.Error, UnicodeDecodeError, ValueError) as error:
+        raise InvalidRequest("nextToken is not valid; pass the one a list returned.") from error
+    if not MEMORY_ID.match(memory_id):
+        raise InvalidRequest("nextToken is not valid; pass the one a list returned.")
+    return memory_id

@@ -1,0 +1,176 @@
+"""Rules shared by the memory services: limits (SPEC §5), expiry dates (SPEC §7),
+secrets (SPEC §6) and who may touch which memory (SPEC §7 "who").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Protocol, TypeVar
+
+from chalicelib.errors import (
+    Conflict,
+    InvalidRequest,
+    MemoryAgentRequired,
+    MemoryNotFound,
+    MemoryNotOwn,
+    MemoryTextTooLong,
+    SecretInMemory,
+)
+from chalicelib.ids import AGENT_ID, MEMORY_ID
+from chalicelib.models.memory import Memory
+from chalicelib.models.principal import Principal
+from chalicelib.storage.protocols import DirectoryRepository, MemoryRepository, WriteConflict
+
+FACT_MAX_CHARS = 500
+DAY_LINE_MAX_CHARS = 300
+DAY_LOG_MAX_CHARS = 8000
+ARCHIVE_REASON_MAX_CHARS = 500
+RECALL_QUERY_MAX_CHARS = 4000
+DEFAULT_FACT_LIFETIME = timedelta(days=90)
+HEADER_MAX_CHARS = 128
+WRITE_ATTEMPTS = 8
+"""How often a state change re-reads and retries after losing a concurrent race."""
+
+_DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:\d{2})$")
+_HEADER_VALUE = re.compile(r"^[\x21-\x7e][\x20-\x7e]*$")
+
+T = TypeVar("T")
+
+
+class SecretFinder(Protocol):
+    """Finds credential-shaped text (``chalicelib.services.secrets.SecretDetector``)."""
+
+    def find_secret(self, text: str) -> str | None:
+        """Return the kind of secret found, or None."""
+        ...
+
+
+def check_text(text: str, *, limit: int, what: str, secrets: SecretFinder) -> None:
+    """Check memory text: not blank, within ``limit`` code points, no secret.
+
+    Raises:
+        InvalidRequest: the text is empty or whitespace only (SPEC §3).
+        MemoryTextTooLong: more than ``limit`` characters (SPEC §5).
+        SecretInMemory: it looks like a credential (SPEC §6).
+    """
+    if not text.strip():
+        raise InvalidRequest(f"The {what} is empty: send some text.")
+    if len(text) > limit:
+        raise MemoryTextTooLong(
+            f"The {what} has {len(text)} characters; the limit is {limit}. "
+            "Shorten it, or split it into two facts."
+        )
+    kind = secrets.find_secret(text)
+    if kind is not None:
+        raise SecretInMemory(
+            f"The {what} looks like a secret ({kind}). Do not keep credentials in memory; "
+            "store them with `pinework secret` instead."
+        )
+
+
+def parse_expiry(value: str, now: datetime) -> datetime:
+    """Parse ``expiresAt``: RFC 3339 timestamp, or a date meaning the end of that UTC day.
+
+    Returns:
+        An aware UTC datetime in the future.
+
+    Raises:
+        InvalidRequest: unparseable, without a time zone, or not in the future (SPEC §7).
+    """
+    try:
+        if _DATE_ONLY.match(value):
+            day = date.fromisoformat(value)
+            moment = datetime.combine(day, time(23, 59, 59, 999000), tzinfo=UTC)
+        elif _TIMESTAMP.match(value):
+            moment = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+        else:
+            raise ValueError(value)
+    except ValueError as error:
+        raise InvalidRequest(
+            f"expiresAt {value!r} is not a date (YYYY-MM-DD) or an RFC 3339 timestamp "
+            "with a time zone, such as 2026-12-31 or 2026-12-31T18:00:00Z."
+        ) from error
+    moment = moment.astimezone(UTC)
+    if moment <= now:
+        raise InvalidRequest(f"expiresAt {value!r} is in the past; send a future time.")
+    return moment
+
+
+def check_header(value: str | None, name: str) -> str | None:
+    """Validate an ``X-Pinework-*`` header: printable ASCII, at most 128 characters.
+
+    Raises:
+        InvalidRequest: the value is too long or holds control characters.
+    """
+    if value is None or value.strip() == "":
+        return None
+    value = value.strip()
+    if len(value) > HEADER_MAX_CHARS or not _HEADER_VALUE.match(value):
+        raise InvalidRequest(f"{name} must be printable ASCII of at most {HEADER_MAX_CHARS}.")
+    return value
+
+
+def check_memory_id(memory_id: str) -> None:
+    """Reject ids that cannot name a memory, as not found (SPEC §6 ``memory_not_found``)."""
+    if not MEMORY_ID.match(memory_id):
+        raise MemoryNotFound(f"No memory {memory_id!r} in your workspace. Check the mem_ id.")
+
+
+def load_visible(repository: MemoryRepository, principal: Principal, memory_id: str) -> Memory:
+    """Load a memory the principal may see: its own (agent) or its workspace's (person).
+
+    Raises:
+        MemoryNotFound: no such memory in the caller's workspace.
+        MemoryNotOwn: an agent asked for another agent's memory.
+    """
+    check_memory_id(memory_id)
+    memory = repository.get(memory_id)
+    if memory is None or memory.workspace_id != principal.workspace_id:
+        raise MemoryNotFound(f"No memory {memory_id} in your workspace. Check the mem_ id.")
+    if principal.is_agent and memory.agent_id != principal.id:
+        raise MemoryNotOwn(f"{memory_id} belongs to another agent. Act on your own memories.")
+    return memory
+
+
+def resolve_agent(
+    directory: DirectoryRepository, principal: Principal, agent_id: str | None
+) -> str:
+    """The agent whose memories a request is about.
+
+    An agent acts on itself (naming another is ``memory_not_own``); a person must
+    name an agent of its workspace.
+
+    Raises:
+        MemoryNotOwn: an agent named another agent.
+        MemoryAgentRequired: a person did not name the agent.
+        InvalidRequest: the named agent is not in the caller's workspace.
+    """
+    if principal.is_agent:
+        if agent_id is not None and agent_id != principal.id:
+            raise MemoryNotOwn("An agent acts only on its own memories; leave agentId out.")
+        return principal.id
+    if agent_id is None:
+        raise MemoryAgentRequired("Name the agent: pass agentId (or --agent agt_…).")
+    agent = directory.get_agent(agent_id) if AGENT_ID.match(agent_id) else None
+    if agent is None or agent.workspace_id != principal.workspace_id:
+        raise InvalidRequest(f"agentId {agent_id!r} is not an agent of your workspace.")
+    return agent_id
+
+
+def with_retries(attempt: Callable[[], T]) -> T:
+    """Run a read-check-write ``attempt`` again while it loses races (``WriteConflict``).
+
+    Each attempt re-reads, so every rule is checked against the state it writes over.
+
+    Raises:
+        Conflict: still losing after ``WRITE_ATTEMPTS`` attempts.
+    """
+    for _ in range(WRITE_ATTEMPTS):
+        try:
+            return attempt()
+        except WriteConflict:
+            continue
+    raise Conflict("The memory kept changing while this request ran; try again.")

@@ -1,0 +1,70 @@
+"""Typed settings, read once from the environment (STYLE.md rule 5).
+
+Only this module reads ``os.environ``. Each Chalice stage sets the variables in
+``.chalice/config.json``; the local server and the tests build a ``Settings``
+directly.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from pydantic import BaseModel, ConfigDict, Field
+
+DEFAULT_LOCAL_DYNAMODB_ENDPOINT = "http://127.0.0.1:8001"
+"""Where the local server's embedded DynamoDB listens unless told otherwise."""
+
+
+class Settings(BaseModel):
+    """Everything the deployed code needs to know about its environment.
+
+    Attributes:
+        table_name: the single DynamoDB table (``PINEWORK_TABLE_NAME``).
+        bucket_name: the S3 bucket for large objects and review reports
+            (``PINEWORK_BUCKET_NAME``).
+        region: AWS region (``AWS_REGION`` / ``AWS_DEFAULT_REGION``).
+        dynamodb_endpoint: endpoint override, e.g. the local moto server
+            (``PINEWORK_DYNAMODB_ENDPOINT``); ``None`` means real AWS.
+        s3_endpoint: endpoint override for S3 (``PINEWORK_S3_ENDPOINT``).
+        recall_time_budget_ms: how long scoring may take before recall falls
+            back to the newest facts (``PINEWORK_RECALL_TIME_BUDGET_MS``, SPEC §8).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    table_name: str = "pinework-local"
+    bucket_name: str = "pinework-local"
+    region: str = "us-east-1"
+    dynamodb_endpoint: str | None = None
+    s3_endpoint: str | None = None
+    recall_time_budget_ms: int = Field(default=2000, ge=1)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Build settings from environment variables.
+
+        Args:
+            environ: the variables to read; ``os.environ`` when omitted.
+
+        Returns:
+            The settings, with defaults for anything unset.
+
+        Raises:
+            pydantic.ValidationError: a variable holds a value of the wrong type.
+        """
+        env = os.environ if environ is None else environ
+        values: dict[str, str] = {}
+        for field, name in (
+            ("table_name", "PINEWORK_TABLE_NAME"),
+            ("bucket_name", "PINEWORK_BUCKET_NAME"),
+            ("dynamodb_endpoint", "PINEWORK_DYNAMODB_ENDPOINT"),
+            ("s3_endpoint", "PINEWORK_S3_ENDPOINT"),
+            ("recall_time_budget_ms", "PINEWORK_RECALL_TIME_BUDGET_MS"),
+        ):
+            if env.get(name):
+                values[field] = env[name]
+        region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
+        if region:
+            values["region"] = region
+        return cls.model_validate(values)

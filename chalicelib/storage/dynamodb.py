@@ -1,0 +1,501 @@
+"""DynamoDB adapters of the storage Protocols: the only code (with wiring) that
+imports boto3.
+
+Every state change is a conditional write or a transaction; each condition
+says why it exists. ``status``, ``date``, ``text`` and other reserved words are
+always aliased.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from typing import Any
+
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from botocore.exceptions import ClientError
+
+from chalicelib.ids import to_rfc3339
+from chalicelib.models.memory import AuditRecord, Memory, MemoryKind, MemoryStatus
+from chalicelib.models.principal import Agent, Person, Principal, PrincipalKind, Workspace
+from chalicelib.storage import items as convert
+from chalicelib.storage.keys import (
+    AUDIT_PREFIX,
+    BY_AGENT,
+    BY_AGENT_STATUS,
+    BY_WORKSPACE,
+    BY_WORKSPACE_STATUS,
+    MEMORY_INDEXES,
+    SORT_ATTRIBUTE,
+    agent_key,
+    day_pointer_key,
+    memory_key,
+    token_key,
+    workspace_key,
+)
+from chalicelib.storage.protocols import (
+    DayLogFull,
+    DayPointerChange,
+    DayPointerTaken,
+    DayRowNotLive,
+    MemoryPage,
+    WriteConflict,
+)
+
+_serializer = TypeSerializer()
+_deserializer = TypeDeserializer()
+
+_QUERY_PAGE = 200
+"""Items read per Query call while filling a filtered page (PITFALLS: Limit before filter)."""
+
+
+def to_attributes(item: dict[str, Any]) -> dict[str, Any]:
+    """Serialize a plain item into DynamoDB attribute values."""
+    return {name: _serializer.serialize(value) for name, value in item.items()}
+
+
+def from_attributes(attributes: dict[str, Any]) -> dict[str, Any]:
+    """Deserialize DynamoDB attribute values into a plain item (numbers as Decimal)."""
+    return {name: _deserializer.deserialize(value) for name, value in attributes.items()}
+
+
+class TransactionCancelled(Exception):
+    """A transaction failed; ``reasons`` holds one cancellation code per item, in order."""
+
+    def __init__(self, reasons: list[str]) -> None:
+        super().__init__(", ".join(reasons))
+        self.reasons = reasons
+
+
+class DynamoDBTable:
+    """A thin wrapper around one table: serialization and transaction errors.
+
+    Args:
+        client: a boto3 DynamoDB client.
+        table_name: the single table's name.
+    """
+
+    def __init__(self, client: Any, table_name: str) -> None:
+        self.client = client
+        self.name = table_name
+
+    def get(self, key: dict[str, str]) -> dict[str, Any] | None:
+        """Strongly consistent GetItem (read-your-write, PITFALLS: GSIs)."""
+        response = self.client.get_item(
+            TableName=self.name, Key=to_attributes(key), ConsistentRead=True
+        )
+        found = response.get("Item")
+        return None if found is None else from_attributes(found)
+
+    def transact(self, operations: list[dict[str, Any]]) -> None:
+        """Run TransactWriteItems; raise ``TransactionCancelled`` with per-item reasons.
+
+        Each operation is ``{"Put"|"Update"|"Delete"|"ConditionCheck": {...}}``
+        without ``TableName`` (added here).
+        """
+        transact_items = []
+        for operation in operations:
+            ((kind, body),) = operation.items()
+            transact_items.append({kind: {"TableName": self.name, **body}})
+        try:
+            self.client.transact_write_items(TransactItems=transact_items)
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "TransactionCanceledException":
+                raise
+            reasons = [
+                reason.get("Code", "None")
+                for reason in error.response.get("CancellationReasons", [])
+            ]
+            if not reasons:
+                reasons = _reasons_from_message(error.response["Error"].get("Message", ""))
+            raise TransactionCancelled(reasons) from error
+
+    def query(self, **kwargs: Any) -> Iterator[dict[str, Any]]:
+        """Yield every item of a Query, following ``LastEvaluatedKey``."""
+        request = {"TableName": self.name, **kwargs}
+        while True:
+            response = self.client.query(**request)
+            for found in response.get("Items", []):
+                yield from_attributes(found)
+            last = response.get("LastEvaluatedKey")
+            if not last:
+                return
+            request["ExclusiveStartKey"] = last
+
+
+def _reasons_from_message(message: str) -> list[str]:
+    # Some emulators put the reasons only in the message: "... [None, ConditionalCheckFailed]".
+    if "[" not in message:
+        return []
+    inside = message[message.rindex("[") + 1 : message.rindex("]")]
+    return [part.strip() for part in inside.split(",")]
+
+
+def _put_new(item: dict[str, Any]) -> dict[str, Any]:
+    # attribute_not_exists: a new id must never overwrite an existing item.
+    return {
+        "Put": {
+            "Item": to_attributes(item),
+            "ConditionExpression": "attribute_not_exists(pk)",
+        }
+    }
+
+
+def _memory_update(before: Memory, after: Memory) -> dict[str, Any]:
+    """An Update that writes ``after``'s mutable attributes if ``before`` is still current."""
+    item = convert.memory_to_item(after)
+    names: dict[str, str] = {"#version": "version"}
+    values: dict[str, Any] = {":expected": before.version}
+    sets: list[str] = []
+    removes: list[str] = []
+    for position, attribute in enumerate(convert.MUTABLE_MEMORY_ATTRIBUTES):
+        alias = f"#a{position}"
+        names[alias] = attribute
+        if attribute in item:
+            sets.append(f"{alias} = :v{position}")
+            values[f":v{position}"] = item[attribute]
+        else:
+            removes.append(alias)
+    expression = "SET " + ", ".join(sets)
+    if removes:
+        expression += " REMOVE " + ", ".join(removes)
+    return {
+        "Update": {
+            "Key": to_attributes(memory_key(after.id)),
+            "UpdateExpression": expression,
+            # Optimistic concurrency: nothing changed the memory since it was read,
+            # so the rules the service checked still hold.
+            "ConditionExpression": "#version = :expected",
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": to_attributes(values),
+        }
+    }
+
+
+def _claim_day_pointer(memory: Memory) -> dict[str, Any]:
+    assert memory.date is not None
+    item = {**day_pointer_key(memory.agent_id, memory.date), "memoryId": memory.id}
+    # attribute_not_exists: exactly one live day row per agent and UTC date (SPEC §4).
+    return _put_new(item)
+
+
+def _release_day_pointer(memory: Memory) -> dict[str, Any]:
+    assert memory.date is not None
+    return {
+        "Delete": {
+            "Key": to_attributes(day_pointer_key(memory.agent_id, memory.date)),
+            # Only the row that holds the pointer may release it.
+            "ConditionExpression": "memoryId = :id",
+            "ExpressionAttributeValues": to_attributes({":id": memory.id}),
+        }
+    }
+
+
+class DynamoDBMemoryRepository:
+    """``MemoryRepository`` on the single table (see ``keys.py`` for the layout).
+
+    Args:
+        table: the wrapped table.
+    """
+
+    def __init__(self, table: DynamoDBTable) -> None:
+        self._table = table
+
+    def get(self, memory_id: str) -> Memory | None:
+        """Return the memory (strongly consistent read) or None."""
+        found = self._table.get(memory_key(memory_id))
+        return None if found is None else convert.memory_from_item(found)
+
+    def create(
+        self, memory: Memory, audit: AuditRecord, *, claim_day_pointer: bool = False
+    ) -> None:
+        """Write a new memory with its audit record (and day pointer) atomically.
+
+        Raises:
+            DayPointerTaken: the date already has a live day row.
+        """
+        operations = [
+            _put_new(convert.memory_to_item(memory)),
+            _put_new(convert.audit_to_item(audit)),
+        ]
+        if claim_day_pointer:
+            operations.append(_claim_day_pointer(memory))
+        try:
+            self._table.transact(operations)
+        except TransactionCancelled as cancelled:
+            if claim_day_pointer and _failed(cancelled, 2):
+                raise DayPointerTaken(memory.date) from cancelled
+            raise WriteConflict(memory.id) from cancelled
+
+    def supersede(
+        self, new: Memory, old_before: Memory, old_after: Memory, audits: Sequence[AuditRecord]
+    ) -> None:
+        """Write ``new`` and archive the old memory in one transaction (SPEC §4).
+
+        Raises:
+            WriteConflict: the old memory changed since it was read.
+        """
+        operations = [
+            _put_new(convert.memory_to_item(new)),
+            _memory_update(old_before, old_after),
+            *(_put_new(convert.audit_to_item(audit)) for audit in audits),
+        ]
+        try:
+            self._table.transact(operations)
+        except TransactionCancelled as cancelled:
+            raise WriteConflict(old_before.id) from cancelled
+
+    def transition(
+        self,
+        before: Memory,
+        after: Memory,
+        audit: AuditRecord,
+        *,
+        day_pointer: DayPointerChange = DayPointerChange.NONE,
+    ) -> None:
+        """Write a state change and its audit record atomically.
+
+        Raises:
+            WriteConflict: the memory changed since it was read.
+            DayPointerTaken: another live day row holds the date.
+        """
+        operations = [_memory_update(before, after), _put_new(convert.audit_to_item(audit))]
+        if day_pointer is DayPointerChange.CLAIM:
+            operations.append(_claim_day_pointer(after))
+        elif day_pointer is DayPointerChange.RELEASE:
+            operations.append(_release_day_pointer(before))
+        try:
+            self._table.transact(operations)
+        except TransactionCancelled as cancelled:
+            if day_pointer is DayPointerChange.CLAIM and _failed(cancelled, 2):
+                if not _failed(cancelled, 0):
+                    raise DayPointerTaken(after.date) from cancelled
+            raise WriteConflict(before.id) from cancelled
+
+    def live_day_row_id(self, agent_id: str, date: str) -> str | None:
+        """Return the id the date's day pointer names, if any."""
+        found = self._table.get(day_pointer_key(agent_id, date))
+        return None if found is None else str(found["memoryId"])
+
+    def append_to_day_row(
+        self, memory_id: str, line: str, *, max_chars_before: int, now: datetime
+    ) -> Memory:
+        """Append a line to a live day row in one conditional update (SPEC §5: 8,000 cap).
+
+        The stored text grows by the line plus one newline.
+
+        Raises:
+            DayRowNotLive: the row is no longer active.
+            DayLogFull: the stored text has no room for the line.
+        """
+        try:
+            response = self._table.client.update_item(
+                TableName=self._table.name,
+                Key=to_attributes(memory_key(memory_id)),
+                UpdateExpression=(
+                    "SET #lines = list_append(#lines, :line), #chars = #chars + :added, "
+                    "#version = #version + :one, #updated = :now"
+                ),
+                # DynamoDB conditions cannot add, so the client computes the largest
+                # stored length that leaves room; status guards an archived row.
+                ConditionExpression="#status = :active AND #chars <= :max_before",
+                ExpressionAttributeNames={
+                    "#lines": "lines",
+                    "#chars": "charCount",
+                    "#version": "version",
+                    "#updated": "updatedAt",
+                    "#status": "status",
+                },
+                ExpressionAttributeValues=to_attributes(
+                    {
+                        ":line": [line],
+                        ":added": len(line) + 1,
+                        ":one": 1,
+                        ":now": to_rfc3339(now),
+                        ":active": MemoryStatus.ACTIVE.value,
+                        ":max_before": max_chars_before,
+                    }
+                ),
+                ReturnValues="ALL_NEW",
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+            old = error.response.get("Item")
+            if old is None or from_attributes(old).get("status") != MemoryStatus.ACTIVE.value:
+                raise DayRowNotLive(memory_id) from error
+            raise DayLogFull(memory_id) from error
+        return convert.memory_from_item(from_attributes(response["Attributes"]))
+
+    def list_memories(
+        self,
+        *,
+        workspace_id: str,
+        agent_id: str | None,
+        status: str | None,
+        kind: str | None,
+        limit: int,
+        after_id: str | None,
+    ) -> MemoryPage:
+        """List newest first from the index that needs no filter but ``kind``.
+
+        Keeps reading past short filtered pages (PITFALLS: Limit before filter),
+        so a page holds exactly ``limit`` memories when that many exist.
+        """
+        if agent_id is not None:
+            index, partition = (
+                (BY_AGENT_STATUS, f"{agent_id}#{status}") if status else (BY_AGENT, agent_id)
+            )
+        else:
+            index, partition = (
+                (BY_WORKSPACE_STATUS, f"{workspace_id}#{status}")
+                if status
+                else (BY_WORKSPACE, workspace_id)
+            )
+        partition_attribute = MEMORY_INDEXES[index]
+        request: dict[str, Any] = {
+            "IndexName": index,
+            "KeyConditionExpression": "#partition = :partition",
+            "ExpressionAttributeNames": {"#partition": partition_attribute},
+            "ExpressionAttributeValues": {":partition": partition},
+            "ScanIndexForward": False,
+            "Limit": _QUERY_PAGE,
+        }
+        conditions = []
+        if kind is not None:
+            conditions.append("#kind = :kind")
+            request["ExpressionAttributeNames"]["#kind"] = "kind"
+            request["ExpressionAttributeValues"][":kind"] = kind
+        # Defence in depth: an agent id never lists another workspace's rows.
+        conditions.append("#workspace = :workspace")
+        request["ExpressionAttributeNames"]["#workspace"] = "workspaceId"
+        request["ExpressionAttributeValues"][":workspace"] = workspace_id
+        request["FilterExpression"] = " AND ".join(conditions)
+        request["ExpressionAttributeValues"] = to_attributes(
+            request["ExpressionAttributeValues"]
+        )
+        if after_id is not None:
+            request["ExclusiveStartKey"] = to_attributes(
+                {**memory_key(after_id), partition_attribute: partition, SORT_ATTRIBUTE: after_id}
+            )
+        found: list[Memory] = []
+        for item in self._table.query(**request):
+            found.append(convert.memory_from_item(item))
+            if len(found) > limit:
+                break
+        if len(found) > limit:
+            return MemoryPage(found[:limit], found[limit - 1].id)
+        return MemoryPage(found, None)
+
+    def live_facts(self, agent_id: str) -> list[Memory]:
+        """Every active fact of the agent, newest first, from the status index."""
+        items = self._table.query(
+            IndexName=BY_AGENT_STATUS,
+            KeyConditionExpression="#partition = :partition",
+            FilterExpression="#kind = :fact",
+            ExpressionAttributeNames={
+                "#partition": MEMORY_INDEXES[BY_AGENT_STATUS],
+                "#kind": "kind",
+            },
+            ExpressionAttributeValues=to_attributes(
+                {
+                    ":partition": f"{agent_id}#{MemoryStatus.ACTIVE.value}",
+                    ":fact": MemoryKind.FACT.value,
+                }
+            ),
+            ScanIndexForward=False,
+        )
+        return [convert.memory_from_item(item) for item in items]
+
+    def history(self, memory_id: str) -> list[AuditRecord]:
+        """The memory's audit records, oldest first (they share its partition)."""
+        items = self._table.query(
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+            ExpressionAttributeValues=to_attributes(
+                {":pk": memory_key(memory_id)["pk"], ":prefix": AUDIT_PREFIX}
+            ),
+            ConsistentRead=True,
+        )
+        return [convert.audit_from_item(item) for item in items]
+
+    def record_recall(self, memory_ids: Sequence[str], now: datetime) -> None:
+        """Count one recall on each memory (no version bump: not a state change)."""
+        for memory_id in memory_ids:
+            try:
+                self._table.client.update_item(
+                    TableName=self._table.name,
+                    Key=to_attributes(memory_key(memory_id)),
+                    UpdateExpression="ADD #count :one SET #last = :now",
+                    # Never create a stub item for a memory that does not exist.
+                    ConditionExpression="attribute_exists(pk)",
+                    ExpressionAttributeNames={
+                        "#count": "recallCount",
+                        "#last": "lastRecalledAt",
+                    },
+                    ExpressionAttributeValues=to_attributes(
+                        {":one": 1, ":now": to_rfc3339(now)}
+                    ),
+                )
+            except ClientError as error:
+                if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                    raise
+
+
+def _failed(cancelled: TransactionCancelled, position: int) -> bool:
+    reasons = cancelled.reasons
+    return position < len(reasons) and reasons[position] == "ConditionalCheckFailed"
+
+
+class DynamoDBDirectoryRepository:
+    """``DirectoryRepository`` on the single table.
+
+    Args:
+        table: the wrapped table.
+    """
+
+    def __init__(self, table: DynamoDBTable) -> None:
+        self._table = table
+
+    def create_workspace(self, workspace: Workspace) -> None:
+        """Write a new workspace (conditional put)."""
+        self._table.transact([_put_new(convert.workspace_to_item(workspace))])
+
+    def get_workspace(self, workspace_id: str) -> Workspace | None:
+        """Return the workspace or None."""
+        found = self._table.get(workspace_key(workspace_id))
+        return None if found is None else convert.workspace_from_item(found)
+
+    def create_agent(self, agent: Agent, token_hash: str) -> None:
+        """Write an agent and its token hash atomically."""
+        principal = Principal(
+            kind=PrincipalKind.AGENT, id=agent.id, workspace_id=agent.workspace_id
+        )
+        self._table.transact(
+            [
+                _put_new(convert.agent_to_item(agent)),
+                _put_new({**token_key(token_hash), **convert.principal_to_token_item(principal)}),
+            ]
+        )
+
+    def create_person(self, person: Person, token_hash: str) -> None:
+        """Write a person and its token hash atomically."""
+        principal = Principal(
+            kind=PrincipalKind.PERSON, id=person.id, workspace_id=person.workspace_id
+        )
+        self._table.transact(
+            [
+                _put_new(convert.person_to_item(person)),
+                _put_new({**token_key(token_hash), **convert.principal_to_token_item(principal)}),
+            ]
+        )
+
+    def get_agent(self, agent_id: str) -> Agent | None:
+        """Return the agent or None."""
+        found = self._table.get(agent_key(agent_id))
+        return None if found is None else convert.agent_from_item(found)
+
+    def principal_for_token(self, token_hash: str) -> Principal | None:
+        """Return the principal of a token hash, or None."""
+        found = self._table.get(token_key(token_hash))
+        return None if found is None else convert.principal_from_token_item(found)

@@ -1,0 +1,236 @@
+"""Item <-> model conversion, in exactly one place (STYLE.md rule 4).
+
+Items here are plain Python dicts (``str``/``int``); ``None`` fields are left
+out. DynamoDB returns numbers as ``Decimal``: ``int()`` turns them back, so an
+integer field is ``1`` on the wire, never ``1.0``. Timestamps are RFC 3339 UTC
+strings with a fixed width, so string order is time order.
+"""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from typing import Any
+
+from chalicelib.ids import from_rfc3339, to_rfc3339
+from chalicelib.models.memory import AuditRecord, Memory, MemoryKind, MemoryStatus
+from chalicelib.models.principal import Agent, Person, Principal, PrincipalKind, Workspace
+from chalicelib.storage.keys import (
+    SORT_ATTRIBUTE,
+    agent_key,
+    audit_key,
+    memory_index_values,
+    memory_key,
+    person_key,
+    workspace_key,
+)
+
+
+_MEMORY_OPTIONAL_TEXT = (
+    "date",
+    "archiveReason",
+    "supersedes",
+    "supersededBy",
+    "runId",
+    "taskKey",
+    "savedByAgentId",
+    "editedByPersonId",
+)
+_MEMORY_OPTIONAL_TIME = ("archivedAt", "lastRecalledAt")
+
+MUTABLE_MEMORY_ATTRIBUTES = (
+    "text",
+    "lines",
+    "charCount",
+    "expiresAt",
+    "status",
+    "archiveReason",
+    "archivedAt",
+    "supersededBy",
+    "editedByPersonId",
+    "updatedAt",
+    "version",
+    "gsiAgentStatus",
+    "gsiWorkspaceStatus",
+)
+"""What a state change may rewrite; recall counters and identity never change there."""
+
+
+def memory_to_item(memory: Memory) -> dict[str, Any]:
+    """Return the stored item of a memory (keys, list-index keys, ``charCount``)."""
+    item: dict[str, Any] = {
+        **memory_key(memory.id),
+        **memory_index_values(memory.workspace_id, memory.agent_id, memory.status.value),
+        SORT_ATTRIBUTE: memory.id,
+        "entity": "memory",
+        "id": memory.id,
+        "workspaceId": memory.workspace_id,
+        "agentId": memory.agent_id,
+        "kind": memory.kind.value,
+        "charCount": len(memory.text),
+        "expiresAt": to_rfc3339(memory.expires_at),
+        "status": memory.status.value,
+        "recallCount": memory.recall_count,
+        "createdAt": to_rfc3339(memory.created_at),
+        "updatedAt": to_rfc3339(memory.updated_at),
+        "version": memory.version,
+    }
+    # A day row keeps its lines as a list so an append is one list_append
+    # (DynamoDB update expressions cannot concatenate strings).
+    if memory.kind is MemoryKind.DAY:
+        item["lines"] = memory.text.split("\n")
+    else:
+        item["text"] = memory.text
+    wire = memory.model_dump(by_alias=True)
+    for name in _MEMORY_OPTIONAL_TEXT:
+        if wire[name] is not None:
+            item[name] = str(wire[name])
+    for name in _MEMORY_OPTIONAL_TIME:
+        if wire[name] is not None:
+            item[name] = to_rfc3339(wire[name])
+    return item
+
+
+def memory_from_item(item: dict[str, Any]) -> Memory:
+    """Rebuild a memory from its stored item."""
+    return Memory(
+        id=item["id"],
+        workspace_id=item["workspaceId"],
+        agent_id=item["agentId"],
+        kind=MemoryKind(item["kind"]),
+        date=item.get("date"),
+        text=item["text"] if "text" in item else "\n".join(item["lines"]),
+        expires_at=from_rfc3339(item["expiresAt"]),
+        status=MemoryStatus(item["status"]),
+        archive_reason=item.get("archiveReason"),
+        archived_at=_time_or_none(item.get("archivedAt")),
+        supersedes=item.get("supersedes"),
+        superseded_by=item.get("supersededBy"),
+        run_id=item.get("runId"),
+        task_key=item.get("taskKey"),
+        saved_by_agent_id=item.get("savedByAgentId"),
+        edited_by_person_id=item.get("editedByPersonId"),
+        recall_count=_int(item.get("recallCount", 0)),
+        last_recalled_at=_time_or_none(item.get("lastRecalledAt")),
+        created_at=from_rfc3339(item["createdAt"]),
+        updated_at=from_rfc3339(item["updatedAt"]),
+        version=_int(item.get("version", 1)),
+    )
+
+
+def audit_to_item(record: AuditRecord) -> dict[str, Any]:
+    """Return the stored item of an audit record; before/after are JSON strings."""
+    item: dict[str, Any] = {
+        **audit_key(record.memory_id, record.id),
+        "entity": "audit",
+        "id": record.id,
+        "memoryId": record.memory_id,
+        "workspaceId": record.workspace_id,
+        "action": record.action,
+        "actorType": record.actor_type,
+        "at": to_rfc3339(record.at),
+    }
+    if record.actor_id is not None:
+        item["actorId"] = record.actor_id
+    if record.reason is not None:
+        item["reason"] = record.reason
+    if record.before is not None:
+        item["before"] = json.dumps(record.before, ensure_ascii=False, separators=(",", ":"))
+    if record.after is not None:
+        item["after"] = json.dumps(record.after, ensure_ascii=False, separators=(",", ":"))
+    return item
+
+
+def audit_from_item(item: dict[str, Any]) -> AuditRecord:
+    """Rebuild an audit record from its stored item."""
+    return AuditRecord(
+        id=item["id"],
+        memory_id=item["memoryId"],
+        workspace_id=item["workspaceId"],
+        action=item["action"],
+        actor_type=item["actorType"],
+        actor_id=item.get("actorId"),
+        at=from_rfc3339(item["at"]),
+        reason=item.get("reason"),
+        before=json.loads(item["before"]) if "before" in item else None,
+        after=json.loads(item["after"]) if "after" in item else None,
+    )
+
+
+def workspace_to_item(workspace: Workspace) -> dict[str, Any]:
+    """Return the stored item of a workspace."""
+    return {
+        **workspace_key(workspace.id),
+        "entity": "workspace",
+        "id": workspace.id,
+        "name": workspace.name,
+        "createdAt": to_rfc3339(workspace.created_at),
+    }
+
+
+def workspace_from_item(item: dict[str, Any]) -> Workspace:
+    """Rebuild a workspace from its stored item."""
+    return Workspace(
+        id=item["id"], name=item["name"], created_at=from_rfc3339(item["createdAt"])
+    )
+
+
+def agent_to_item(agent: Agent) -> dict[str, Any]:
+    """Return the stored item of an agent."""
+    return {
+        **agent_key(agent.id),
+        "entity": "agent",
+        "id": agent.id,
+        "workspaceId": agent.workspace_id,
+        "name": agent.name,
+        "createdAt": to_rfc3339(agent.created_at),
+    }
+
+
+def agent_from_item(item: dict[str, Any]) -> Agent:
+    """Rebuild an agent from its stored item."""
+    return Agent(
+        id=item["id"],
+        workspace_id=item["workspaceId"],
+        name=item["name"],
+        created_at=from_rfc3339(item["createdAt"]),
+    )
+
+
+def person_to_item(person: Person) -> dict[str, Any]:
+    """Return the stored item of a person."""
+    return {
+        **person_key(person.id),
+        "entity": "person",
+        "id": person.id,
+        "workspaceId": person.workspace_id,
+        "email": person.email,
+        "createdAt": to_rfc3339(person.created_at),
+    }
+
+
+def principal_to_token_item(principal: Principal) -> dict[str, str]:
+    """Return the token item's attributes (without its key) for a principal."""
+    return {
+        "entity": "token",
+        "principalKind": principal.kind.value,
+        "principalId": principal.id,
+        "workspaceId": principal.workspace_id,
+    }
+
+
+def principal_from_token_item(item: dict[str, Any]) -> Principal:
+    """Rebuild the principal a token item names."""
+    return Principal(
+        kind=PrincipalKind(item["principalKind"]),
+        id=item["principalId"],
+        workspace_id=item["workspaceId"],
+    )
+
+
+def _int(value: Decimal | int | str) -> int:
+    return int(value)
+
+
+def _time_or_none(value: str | None) -> Any:
+    return None if value is None else from_rfc3339(value)

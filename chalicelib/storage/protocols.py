@@ -1,0 +1,170 @@
+"""What the services need from storage (STYLE.md: services see Protocols only).
+
+Adapters (``dynamodb.py``) implement these and translate every backend
+failure: a lost optimistic-concurrency race is ``WriteConflict``; the rules of
+SPEC §4–6 stay in the services.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from enum import Enum
+from typing import Protocol
+
+from chalicelib.models.memory import AuditRecord, Memory
+from chalicelib.models.principal import Agent, Person, Principal, Workspace
+
+
+class WriteConflict(Exception):
+    """A conditional write found the item changed since it was read: re-read and retry."""
+
+
+class DayPointerTaken(Exception):
+    """Another live day row already holds the agent's date (SPEC §4)."""
+
+
+class DayRowNotLive(Exception):
+    """The day row an append aimed at was archived meanwhile: look up the live one again."""
+
+
+class DayLogFull(Exception):
+    """The append would take the stored day text over its cap (SPEC §5)."""
+
+
+class DayPointerChange(Enum):
+    """What a state change of a day row does to its date's live-row pointer."""
+
+    NONE = "none"
+    CLAIM = "claim"
+    RELEASE = "release"
+
+
+@dataclass(frozen=True)
+class MemoryPage:
+    """One page of a list: memories newest first and the id to continue after."""
+
+    memories: list[Memory]
+    continue_after: str | None
+
+
+class MemoryRepository(Protocol):
+    """Stores memories and their audit records (SPEC §3–4)."""
+
+    def get(self, memory_id: str) -> Memory | None:
+        """Return the memory (strongly consistent read) or None."""
+        ...
+
+    def create(
+        self, memory: Memory, audit: AuditRecord, *, claim_day_pointer: bool = False
+    ) -> None:
+        """Write a new memory and its audit record in one transaction.
+
+        Raises:
+            DayPointerTaken: ``claim_day_pointer`` and the date already has a live row.
+        """
+        ...
+
+    def supersede(
+        self, new: Memory, old_before: Memory, old_after: Memory, audits: Sequence[AuditRecord]
+    ) -> None:
+        """Write ``new`` and archive ``old`` (unchanged since read) in one transaction.
+
+        Raises:
+            WriteConflict: the old memory changed since ``old_before`` was read.
+        """
+        ...
+
+    def transition(
+        self,
+        before: Memory,
+        after: Memory,
+        audit: AuditRecord,
+        *,
+        day_pointer: DayPointerChange = DayPointerChange.NONE,
+    ) -> None:
+        """Replace the state of a memory unchanged since ``before``, with its audit record.
+
+        Raises:
+            WriteConflict: the memory changed since it was read.
+            DayPointerTaken: claiming the date's pointer failed (another live row).
+        """
+        ...
+
+    def live_day_row_id(self, agent_id: str, date: str) -> str | None:
+        """Return the id of the agent's live day row for ``date`` (UTC), if any."""
+        ...
+
+    def append_to_day_row(
+        self, memory_id: str, line: str, *, max_chars_before: int, now: datetime
+    ) -> Memory:
+        """Append ``line`` (after a newline) to the day row if it is live and has room.
+
+        Args:
+            memory_id: the live day row.
+            line: the stored line to append; the text grows by ``len(line) + 1``.
+            max_chars_before: the largest stored length that still leaves room.
+            now: the change time.
+
+        Returns:
+            The day row after the append.
+
+        Raises:
+            DayRowNotLive: the row was archived meanwhile.
+            DayLogFull: the stored text is longer than ``max_chars_before``.
+        """
+        ...
+
+    def list_memories(
+        self,
+        *,
+        workspace_id: str,
+        agent_id: str | None,
+        status: str | None,
+        kind: str | None,
+        limit: int,
+        after_id: str | None,
+    ) -> MemoryPage:
+        """List memories newest first, exactly ``limit`` when that many match."""
+        ...
+
+    def live_facts(self, agent_id: str) -> list[Memory]:
+        """Every active fact of an agent (expired ones included), newest first."""
+        ...
+
+    def history(self, memory_id: str) -> list[AuditRecord]:
+        """The audit records of a memory, oldest first."""
+        ...
+
+    def record_recall(self, memory_ids: Sequence[str], now: datetime) -> None:
+        """Add one to ``recallCount`` and set ``lastRecalledAt`` of each memory."""
+        ...
+
+
+class DirectoryRepository(Protocol):
+    """Stores workspaces, agents, persons and token hashes (SPEC §2, §7 auth)."""
+
+    def create_workspace(self, workspace: Workspace) -> None:
+        """Write a new workspace."""
+        ...
+
+    def get_workspace(self, workspace_id: str) -> Workspace | None:
+        """Return the workspace or None."""
+        ...
+
+    def create_agent(self, agent: Agent, token_hash: str) -> None:
+        """Write a new agent and its token hash in one transaction."""
+        ...
+
+    def create_person(self, person: Person, token_hash: str) -> None:
+        """Write a new person and its token hash in one transaction."""
+        ...
+
+    def get_agent(self, agent_id: str) -> Agent | None:
+        """Return the agent or None."""
+        ...
+
+    def principal_for_token(self, token_hash: str) -> Principal | None:
+        """Return the principal a token hash belongs to, or None."""
+        ...

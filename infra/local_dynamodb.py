@@ -1,0 +1,176 @@
+"""The embedded DynamoDB (and S3/SQS) of the local server and the tests: moto's
+server on loopback, with two additions.
+
+* Requests are served one at a time (a lock around the WSGI app), so each
+  request is atomic as it is on DynamoDB: threads in tests race the way real
+  clients do, never inside the emulator.
+* Successful write requests are appended to a journal (JSON lines) and replayed
+  in-process on the next start, so stored data survives a restart. Failed
+  conditional writes are not journaled, so a replay takes the same path.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+from werkzeug.serving import BaseWSGIServer, make_server
+from werkzeug.test import Client
+
+WRITE_ACTIONS = frozenset(
+    {
+        "CreateTable",
+        "DeleteTable",
+        "UpdateTable",
+        "UpdateTimeToLive",
+        "PutItem",
+        "UpdateItem",
+        "DeleteItem",
+        "BatchWriteItem",
+        "TransactWriteItems",
+    }
+)
+"""DynamoDB actions whose successful requests change stored state."""
+
+StartResponse = Callable[..., Any]
+
+
+class SerializedJournaledApp:
+    """WSGI middleware: one request at a time; journal successful DynamoDB writes.
+
+    Args:
+        app: moto's WSGI application.
+        journal: the file to append writes to, or None for no persistence.
+    """
+
+    def __init__(self, app: Any, journal: Path | None) -> None:
+        self._app = app
+        self._journal = journal
+        self._lock = threading.Lock()
+
+    def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        """Serve one request under the lock; journal it if it was a successful write."""
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        body = environ["wsgi.input"].read(length) if length else b""
+        environ["wsgi.input"] = _Body(body)
+        statuses: list[str] = []
+
+        def capture(status: str, headers: Any, exc_info: Any = None) -> Any:
+            statuses.append(status)
+            return start_response(status, headers, exc_info)
+
+        with self._lock:
+            chunks = list(self._app(environ, capture))
+            action = str(environ.get("HTTP_X_AMZ_TARGET", "")).rpartition(".")[2]
+            if (
+                self._journal is not None
+                and action in WRITE_ACTIONS
+                and statuses
+                and statuses[0].startswith("2")
+            ):
+                self._append(environ, body)
+        return chunks
+
+    def _append(self, environ: dict[str, Any], body: bytes) -> None:
+        assert self._journal is not None
+        headers = {
+            key[5:].replace("_", "-").title(): value
+            for key, value in environ.items()
+            if key.startswith("HTTP_")
+        }
+        if environ.get("CONTENT_TYPE"):
+            headers["Content-Type"] = environ["CONTENT_TYPE"]
+        entry = {
+            "path": environ.get("PATH_INFO", "/"),
+            "headers": headers,
+            "body": base64.b64encode(body).decode("ascii"),
+        }
+        with self._journal.open("a", encoding="utf-8") as journal:
+            journal.write(json.dumps(entry) + "\n")
+            journal.flush()
+
+    def replay(self) -> int:
+        """Re-apply every journaled write in order (without journaling them again).
+
+        Returns:
+            How many requests were replayed.
+        """
+        if self._journal is None or not self._journal.exists():
+            return 0
+        client = Client(self._app)
+        count = 0
+        with self._journal.open(encoding="utf-8") as journal:
+            for line in journal:
+                if not line.strip():
+                    continue
+                entry = json.loads(line)
+                client.post(
+                    entry["path"],
+                    headers=entry["headers"],
+                    data=base64.b64decode(entry["body"]),
+                )
+                count += 1
+        return count
+
+
+class _Body:
+    """A re-readable request body for the wrapped app."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+        self._position = 0
+
+    def read(self, size: int = -1) -> bytes:
+        end = len(self._data) if size is None or size < 0 else self._position + size
+        chunk = self._data[self._position : end]
+        self._position += len(chunk)
+        return chunk
+
+    def readline(self, size: int = -1) -> bytes:
+        newline = self._data.find(b"\n", self._position)
+        end = len(self._data) if newline == -1 else newline + 1
+        if size is not None and size >= 0:
+            end = min(end, self._position + size)
+        chunk = self._data[self._position : end]
+        self._position += len(chunk)
+        return chunk
+
+
+class EmbeddedAWS:
+    """moto's server on loopback in a background thread.
+
+    Args:
+        host: address to bind; loopback only.
+        port: port to bind; 0 picks a free one.
+        journal: where writes are journaled and replayed from (None: in memory only).
+    """
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, journal: Path | None = None):
+        self._app = SerializedJournaledApp(DomainDispatcherApplication(create_backend_app), journal)
+        self._server: BaseWSGIServer = make_server(host, port, self._app, threaded=True)
+        self._thread: threading.Thread | None = None
+        self.replayed = 0
+
+    @property
+    def endpoint(self) -> str:
+        """The server's URL, e.g. ``http://127.0.0.1:8001``."""
+        return f"http://{self._server.host}:{self._server.port}"
+
+    def start(self) -> str:
+        """Replay the journal, then serve in a daemon thread; return the endpoint."""
+        self.replayed = self._app.replay()
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self.endpoint
+
+    def stop(self) -> None:
+        """Stop serving (the journal stays on disk)."""
+        self._server.shutdown()
+        self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)

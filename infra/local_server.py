@@ -1,0 +1,127 @@
+"""The local server: ``make serve`` runs ``python -m infra.local_server``.
+
+It starts the embedded DynamoDB on loopback (moto, no AWS account, no Docker)
+with its journal in the git-ignored ``.pinework-local/`` folder, creates the
+table, bootstraps a demo workspace with one agent and one person (kept across
+restarts), prints their tokens and the ``export`` lines for the CLI, and serves
+the Chalice app on http://127.0.0.1:8000.
+
+Environment: ``PINEWORK_PORT`` (API, default 8000), ``PINEWORK_DYNAMODB_PORT``
+(embedded DynamoDB, default 8001), ``PINEWORK_DATA_DIR`` (default
+``.pinework-local`` in the checkout).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import boto3
+
+from infra.local_dynamodb import EmbeddedAWS
+from infra.tables import create_table
+
+REPO = Path(__file__).resolve().parent.parent
+TABLE = "pinework-local"
+HOST = "127.0.0.1"
+
+
+def _ensure_demo(data_dir: Path, settings: Any) -> dict[str, str]:
+    """Create the demo workspace, agent and person once; reuse them afterwards."""
+    from chalicelib.wiring import build_admin_service
+
+    demo_file = data_dir / "demo.json"
+    admin = build_admin_service(settings)
+    if demo_file.exists():
+        demo: dict[str, str] = json.loads(demo_file.read_text())
+        if admin.workspace_exists(demo["workspaceId"]):
+            return demo
+    workspace = admin.create_workspace("Demo")
+    agent = admin.create_agent(workspace.id, "demo-agent")
+    person = admin.create_person(workspace.id, "demo@example.com")
+    demo = {
+        "workspaceId": workspace.id,
+        "agentId": agent.id,
+        "agentToken": agent.token,
+        "personId": person.id,
+        "personToken": person.token,
+    }
+    demo_file.write_text(json.dumps(demo, indent=2))
+    return demo
+
+
+def _banner(api_url: str, endpoint: str, demo: dict[str, str], replayed: int) -> str:
+    return "\n".join(
+        [
+            "",
+            "Pinework Memory — local server",
+            f"  API:                {api_url}/api/v1",
+            f"  embedded DynamoDB:  {endpoint} (replayed {replayed} stored writes)",
+            f"  workspace:          {demo['workspaceId']}",
+            f"  demo agent:         {demo['agentId']}",
+            f"  demo person:        {demo['personId']}",
+            "",
+            "Use the CLI as the demo agent:",
+            f"  export PINEWORK_API_URL={api_url}",
+            f"  export PINEWORK_TOKEN={demo['agentToken']}",
+            "As the demo person instead:",
+            f"  export PINEWORK_TOKEN={demo['personToken']}",
+            "",
+            "Press Ctrl+C to stop; data stays in the data folder.",
+            "",
+        ]
+    )
+
+
+def main() -> None:
+    """Start everything and serve until interrupted."""
+    api_port = int(os.environ.get("PINEWORK_PORT", "8000"))
+    dynamodb_port = int(os.environ.get("PINEWORK_DYNAMODB_PORT", "8001"))
+    data_dir = Path(os.environ.get("PINEWORK_DATA_DIR", REPO / ".pinework-local"))
+    data_dir.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("AWS_ACCESS_KEY_ID", "local")
+    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "local")
+    os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
+
+    aws = EmbeddedAWS(HOST, dynamodb_port, journal=data_dir / "dynamodb.journal")
+    endpoint = aws.start()
+    client = boto3.client("dynamodb", endpoint_url=endpoint, region_name="us-east-1")
+    create_table(client, TABLE)
+    os.environ["PINEWORK_TABLE_NAME"] = TABLE
+    os.environ["PINEWORK_DYNAMODB_ENDPOINT"] = endpoint
+
+    from chalicelib.settings import Settings
+
+    demo = _ensure_demo(data_dir, Settings.from_env())
+
+    from chalice.config import Config
+    from chalice.local import create_local_server
+
+    sys.path.insert(0, str(REPO))
+    from app import app
+
+    server = create_local_server(app, Config.create(chalice_stage="local"), HOST, api_port)
+    api_url = f"http://{HOST}:{api_port}"
+    print(_banner(api_url, endpoint, demo, aws.replayed), flush=True)
+
+    def stop(signum: int, frame: Any) -> None:
+        threading.Thread(target=server.shutdown, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    try:
+        server.server.serve_forever()
+    finally:
+        aws.stop()
+        print("Pinework Memory local server stopped.", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,146 @@
+"""Human-readable text for the CLI: one line per memory, a block for one memory.
+
+``--json`` output never comes through here; it is the server's JSON as received.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+
+from pinework.models import AuditRecord, Memory, ScoredMemory
+
+TEXT_WIDTH = 72
+"""Characters of a memory's text shown on a list line before it is cut with ``…``."""
+
+
+def to_json(data: Any) -> str:
+    """Serialise JSON for stdout: indented, non-ASCII kept as is.
+
+    Args:
+        data: decoded JSON.
+
+    Returns:
+        The JSON text.
+    """
+    return json.dumps(data, indent=2, ensure_ascii=False)
+
+
+def one_line(text: str, width: int = TEXT_WIDTH) -> str:
+    """Fold ``text`` onto one line and cut it to ``width`` characters.
+
+    Args:
+        text: any text; newlines become `` ⏎ ``.
+        width: the most characters to keep, ``…`` included.
+
+    Returns:
+        The folded, possibly shortened text.
+    """
+    folded = " ⏎ ".join(part.strip() for part in text.strip().splitlines())
+    return folded if len(folded) <= width else folded[: width - 1] + "…"
+
+
+def status_label(memory: Memory) -> str:
+    """``active``, ``archived``, or either with ``/expired`` appended.
+
+    Args:
+        memory: the memory.
+
+    Returns:
+        The label.
+    """
+    return f"{memory.status}/expired" if memory.expired else memory.status
+
+
+def memory_row(memory: Memory) -> str:
+    """One list line: id, kind, status, date, recall count and the text.
+
+    The date is the day row's UTC date, or the UTC creation date of a fact.
+
+    Args:
+        memory: the memory.
+
+    Returns:
+        The line, without a newline.
+    """
+    day = memory.date or _utc(memory.created_at).date()
+    return (
+        f"{memory.id}  {memory.kind:<4}  {status_label(memory):<8}  {day.isoformat()}  "
+        f"recalls={memory.recall_count}  {one_line(memory.text)}"
+    )
+
+
+def scored_row(scored: ScoredMemory) -> str:
+    """A recall line: the score with two decimals, then :func:`memory_row`.
+
+    Args:
+        scored: the scored memory.
+
+    Returns:
+        The line.
+    """
+    return f"{scored.score:.2f}  {memory_row(scored.memory)}"
+
+
+def memory_block(memory: Memory) -> str:
+    """Every field of one memory, one per line, then its full text indented.
+
+    Args:
+        memory: the memory.
+
+    Returns:
+        The block, without a trailing newline.
+    """
+    fields: list[tuple[str, object]] = [
+        ("id", memory.id),
+        ("agent", memory.agent_id),
+        ("kind", memory.kind),
+        ("date", memory.date),
+        ("status", status_label(memory)),
+        ("archive reason", memory.archive_reason),
+        ("archived at", memory.archived_at),
+        ("expires at", memory.expires_at),
+        ("supersedes", memory.supersedes),
+        ("superseded by", memory.superseded_by),
+        ("run", memory.run_id),
+        ("task", memory.task_key),
+        ("saved by agent", memory.saved_by_agent_id),
+        ("edited by person", memory.edited_by_person_id),
+        ("recall count", memory.recall_count),
+        ("last recalled at", memory.last_recalled_at),
+        ("created at", memory.created_at),
+        ("updated at", memory.updated_at),
+    ]
+    lines = [f"{label + ':':<18}{_value(value)}" for label, value in fields if value is not None]
+    lines.append("text:")
+    lines.extend(f"  {line}" for line in memory.text.splitlines() or [""])
+    return "\n".join(lines)
+
+
+def audit_row(record: AuditRecord) -> str:
+    """One history line: when, action, actor and reason.
+
+    Args:
+        record: the audit record.
+
+    Returns:
+        The line.
+    """
+    actor = f"{record.actor_type}:{record.actor_id}" if record.actor_id else record.actor_type
+    line = f"{_value(record.at)}  {record.action:<10}  {actor}"
+    return f"{line}  reason={record.reason}" if record.reason else line
+
+
+def _value(value: object) -> str:
+    """Datetimes as ``YYYY-MM-DDTHH:MM:SSZ`` (UTC); everything else as ``str``."""
+    if isinstance(value, dt.datetime):
+        return _utc(value).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return str(value)
+
+
+def _utc(value: dt.datetime) -> dt.datetime:
+    """The same instant in UTC; a naive value (not sent by a conforming server) is taken as UTC."""
+    if value.utcoffset() is None:
+        return value.replace(tzinfo=dt.UTC)
+    return value.astimezone(dt.UTC)

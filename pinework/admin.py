@@ -1,0 +1,184 @@
+"""Settings for ``pinework admin …``, which writes straight to DynamoDB.
+
+The operator commands run the service code in-process (not over HTTP), so they
+need the same :class:`chalicelib.settings.Settings` as the server, with one
+difference: by default they target the local server's embedded DynamoDB, so
+that ``pinework admin create-workspace`` works out of the box against
+``make run``-style local development. ``PINEWORK_DYNAMODB_ENDPOINT=aws``
+means real AWS.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, MutableMapping
+from typing import Protocol
+
+from chalicelib.settings import DEFAULT_LOCAL_DYNAMODB_ENDPOINT, Settings
+
+__all__ = [
+    "AWS_ENDPOINT_SENTINEL",
+    "AdminOperations",
+    "CreatedWorkspace",
+    "IssuedCredential",
+    "admin_settings",
+    "open_admin_service",
+    "use_dummy_credentials_if_local",
+]
+
+AWS_ENDPOINT_SENTINEL = "aws"
+"""Value of ``PINEWORK_DYNAMODB_ENDPOINT`` that means real AWS (no endpoint override)."""
+
+_ENDPOINT_VARIABLE = "PINEWORK_DYNAMODB_ENDPOINT"
+
+
+class CreatedWorkspace(Protocol):
+    """What the CLI reads of a new workspace."""
+
+    @property
+    def id(self) -> str:
+        """The ``wsp_…`` id."""
+        ...
+
+    @property
+    def name(self) -> str:
+        """The workspace's name."""
+        ...
+
+
+class IssuedCredential(Protocol):
+    """What the CLI reads of a new agent or person: its id and its token (shown once)."""
+
+    @property
+    def id(self) -> str:
+        """The ``agt_…`` or ``usr_…`` id."""
+        ...
+
+    @property
+    def token(self) -> str:
+        """The bearer token in clear; the service stores only its hash."""
+        ...
+
+
+class AdminOperations(Protocol):
+    """The part of the service's ``AdminService`` the CLI uses (checked structurally)."""
+
+    def create_workspace(self, name: str, /) -> CreatedWorkspace:
+        """Create a workspace.
+
+        Args:
+            name: its display name.
+
+        Returns:
+            The workspace.
+
+        Raises:
+            chalicelib.errors.PineworkError: e.g. ``invalid_request``.
+        """
+        ...
+
+    def create_agent(self, workspace_id: str, name: str, /) -> IssuedCredential:
+        """Create an agent in a workspace and issue its token.
+
+        Args:
+            workspace_id: the ``wsp_…`` id.
+            name: the agent's name.
+
+        Returns:
+            The agent's id and token.
+
+        Raises:
+            chalicelib.errors.PineworkError: e.g. an unknown workspace.
+        """
+        ...
+
+    def create_person(self, workspace_id: str, email: str, /) -> IssuedCredential:
+        """Create a person in a workspace and issue their token.
+
+        Args:
+            workspace_id: the ``wsp_…`` id.
+            email: the person's email address.
+
+        Returns:
+            The person's id and token.
+
+        Raises:
+            chalicelib.errors.PineworkError: e.g. an unknown workspace.
+        """
+        ...
+
+
+def admin_settings(environ: Mapping[str, str] | None = None) -> Settings:
+    """Build the settings the admin commands use.
+
+    Same as :meth:`Settings.from_env`, except for the DynamoDB endpoint:
+    unset or empty means the local server's embedded DynamoDB
+    (``DEFAULT_LOCAL_DYNAMODB_ENDPOINT``), ``aws`` means real AWS (endpoint
+    ``None``), anything else is used as given.
+
+    Args:
+        environ: the variables to read; ``os.environ`` when omitted. Not modified.
+
+    Returns:
+        The settings.
+
+    Raises:
+        pydantic.ValidationError: a variable holds a value of the wrong type.
+    """
+    env = dict(os.environ if environ is None else environ)
+    endpoint = env.get(_ENDPOINT_VARIABLE, "").strip()
+    if endpoint.lower() == AWS_ENDPOINT_SENTINEL:
+        env.pop(_ENDPOINT_VARIABLE)
+    elif not endpoint:
+        env[_ENDPOINT_VARIABLE] = DEFAULT_LOCAL_DYNAMODB_ENDPOINT
+    return Settings.from_env(env)
+
+
+def use_dummy_credentials_if_local(
+    settings: Settings, environ: MutableMapping[str, str] | None = None
+) -> bool:
+    """Give boto3 dummy credentials when talking to a local endpoint without any.
+
+    The embedded DynamoDB accepts any credentials, but boto3 refuses to sign a
+    request without some. Real AWS (no endpoint override) is never touched, and
+    credentials already in the environment are kept.
+
+    Args:
+        settings: the admin settings (see :func:`admin_settings`).
+        environ: the environment to update; ``os.environ`` when omitted.
+
+    Returns:
+        ``True`` when dummy credentials were set.
+    """
+    env = os.environ if environ is None else environ
+    if settings.dynamodb_endpoint is None or env.get("AWS_ACCESS_KEY_ID"):
+        return False
+    env["AWS_ACCESS_KEY_ID"] = "testing"
+    env["AWS_SECRET_ACCESS_KEY"] = "testing"
+    return True
+
+
+def open_admin_service(environ: MutableMapping[str, str] | None = None) -> AdminOperations:
+    """Build the service the admin commands call, against the tables of :func:`admin_settings`.
+
+    Imports the service code (and so boto3) only now, so that the client and the
+    other commands work without the ``admin`` extra.
+
+    Args:
+        environ: the environment to read (and to give dummy credentials for a
+            local endpoint); ``os.environ`` when omitted.
+
+    Returns:
+        The admin service.
+
+    Raises:
+        ImportError: boto3 or the service code is not installed
+            (``pip install 'pinework[admin]'``).
+        pydantic.ValidationError: a settings variable holds a bad value.
+    """
+    settings = admin_settings(environ)
+    use_dummy_credentials_if_local(settings, environ)
+    from chalicelib.wiring import build_admin_service
+
+    service: AdminOperations = build_admin_service(settings)
+    return service

@@ -1,0 +1,456 @@
+"""The ``pinework`` command line (SPEC §12).
+
+``pinework memory …`` and ``pinework kv …`` call the HTTP API through
+:class:`pinework.Client`, configured only by ``PINEWORK_API_URL``,
+``PINEWORK_TOKEN``, ``PINEWORK_RUN`` and ``PINEWORK_TASK``.
+``pinework admin …`` writes straight to DynamoDB through the service code
+(see :mod:`pinework.admin`).
+
+Every command takes ``--json``: stdout is then exactly the server's JSON (or
+the error envelope). Errors print ``error: <code>: <message>`` on stderr and
+exit with status 1; usage errors exit with status 2.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+
+import typer
+
+from pinework import _render
+from pinework._wire import ModelT
+from pinework.client import Client
+from pinework.errors import PineworkAPIError
+from pinework.models import AuditPage, KvKeys, KvValue, Memory, MemoryPage, RecallResult
+
+if TYPE_CHECKING:
+    from pinework.admin import AdminOperations
+
+__all__ = ["app", "main", "make_client"]
+
+app = typer.Typer(
+    name="pinework",
+    help="Pinework Memory: agent memory and key-value tools from the command line.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # help texts contain brackets such as pinework[admin]
+)
+memory_app = typer.Typer(
+    help="Agent memory: facts and day logs.", no_args_is_help=True, rich_markup_mode=None
+)
+kv_app = typer.Typer(
+    help="Key-value meta-tools: remember, recall, forget.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+admin_app = typer.Typer(
+    help="Operator commands: create workspaces, agents, persons and their tokens.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+app.add_typer(memory_app, name="memory")
+app.add_typer(kv_app, name="kv")
+app.add_typer(admin_app, name="admin")
+
+JsonFlag = Annotated[
+    bool, typer.Option("--json", help="Print the JSON response (or error envelope) only.")
+]
+MemoryId = Annotated[str, typer.Argument(help="The memory's id, mem_…", metavar="MEMORY_ID")]
+AgentOption = Annotated[
+    str | None, typer.Option("--agent", help="The agent, agt_… (required for persons).")
+]
+ExpiresOption = Annotated[
+    str | None,
+    typer.Option("--expires", help="Expiry: RFC 3339 UTC time, or a date (end of that UTC day)."),
+]
+
+
+def make_client() -> Client:
+    """Build the client every API command uses, from the environment.
+
+    Tests replace this function (``monkeypatch.setattr(cli, "make_client", …)``)
+    to inject an ``httpx.MockTransport``.
+
+    Returns:
+        A client configured by ``PINEWORK_API_URL``, ``PINEWORK_TOKEN``,
+        ``PINEWORK_RUN`` and ``PINEWORK_TASK``.
+
+    Raises:
+        ValueError: ``PINEWORK_API_URL`` is not an http(s) URL.
+    """
+    return Client.from_env()
+
+
+def main() -> None:
+    """Run the CLI (the ``pinework`` console script)."""
+    app()
+
+
+def _fail(code: str, message: str, as_json: bool) -> NoReturn:
+    """Report an error: envelope on stdout with ``--json``, ``error: code: message`` on stderr."""
+    if as_json:
+        typer.echo(_render.to_json({"error": {"code": code, "message": message}}))
+    typer.echo(f"error: {code}: {message}", err=True)
+    raise typer.Exit(1)
+
+
+def _run(
+    as_json: bool, operation: Callable[[Client], ModelT], render: Callable[[ModelT], None]
+) -> ModelT:
+    """Call the API and print the result: its raw JSON with ``--json``, else ``render``."""
+    try:
+        with make_client() as client:
+            result = operation(client)
+    except PineworkAPIError as exc:
+        _fail(exc.code, exc.message, as_json)
+    except ValueError as exc:  # a bad argument or PINEWORK_API_URL, found before sending
+        _fail("invalid_request", str(exc), as_json)
+    if as_json:
+        typer.echo(_render.to_json(result.raw))
+    else:
+        render(result)
+    return result
+
+
+def _say(prefix: str) -> Callable[[Memory], None]:
+    """A renderer printing ``prefix`` and the memory's list line."""
+    return lambda memory: typer.echo(f"{prefix} {_render.memory_row(memory)}")
+
+
+def _print_version(value: bool) -> None:
+    """Print the installed version and stop (``--version``)."""
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(version("pinework"))
+        except PackageNotFoundError:
+            typer.echo("unknown")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    show_version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version."
+        ),
+    ] = False,
+) -> None:
+    """Pinework Memory command line.
+
+    Configure with PINEWORK_API_URL, PINEWORK_TOKEN, PINEWORK_RUN and PINEWORK_TASK.
+    """
+
+
+# pinework memory …
+
+
+@memory_app.command("save")
+def memory_save(
+    fact: Annotated[str, typer.Argument(help="The fact, at most 500 characters.")],
+    expires: ExpiresOption = None,
+    supersedes: Annotated[
+        str | None, typer.Option("--supersedes", help="The mem_… this fact replaces.")
+    ] = None,
+    agent: AgentOption = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Save a fact."""
+    _run(
+        as_json,
+        lambda c: c.save_fact(fact, expires_at=expires, supersedes=supersedes, agent_id=agent),
+        _say("saved"),
+    )
+
+
+@memory_app.command("day")
+def memory_day(
+    line: Annotated[str, typer.Argument(help="The line, at most 300 characters.")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Append a line to today's (UTC) day log (agents only)."""
+
+    def render(memory: Memory) -> None:
+        lines = len(memory.text.splitlines())
+        typer.echo(f"appended to {memory.id} (day log of {memory.date}, {lines} lines)")
+
+    _run(as_json, lambda c: c.append_day_line(line), render)
+
+
+@memory_app.command("list")
+def memory_list(
+    kind: Annotated[str | None, typer.Option("--kind", help="fact or day.")] = None,
+    status: Annotated[str | None, typer.Option("--status", help="active or archived.")] = None,
+    agent: AgentOption = None,
+    include_archived: Annotated[
+        bool, typer.Option("--all", help="Include archived memories.")
+    ] = False,
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, help="Page size (default 100, at most 500).")
+    ] = None,
+    next_token: Annotated[
+        str | None, typer.Option("--next-token", help="Continue from a previous page.")
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """List memories, newest first, one per line."""
+
+    def render(page: MemoryPage) -> None:
+        for memory in page.data:
+            typer.echo(_render.memory_row(memory))
+        if not page.data:
+            typer.echo("no memories")
+        if page.next_token:
+            typer.echo(f"more: --next-token {page.next_token}")
+
+    _run(
+        as_json,
+        lambda c: c.list_memories(
+            agent_id=agent,
+            kind=kind,
+            status=status,
+            include_archived=include_archived,
+            limit=limit,
+            next_token=next_token,
+        ),
+        render,
+    )
+
+
+@memory_app.command("show")
+def memory_show(memory_id: MemoryId, as_json: JsonFlag = False) -> None:
+    """Show one memory with every field."""
+    _run(
+        as_json,
+        lambda c: c.get_memory(memory_id),
+        lambda memory: typer.echo(_render.memory_block(memory)),
+    )
+
+
+@memory_app.command("edit")
+def memory_edit(
+    memory_id: MemoryId,
+    text: Annotated[str | None, typer.Option("--text", help="The new text.")] = None,
+    expires: ExpiresOption = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Edit a memory's text and/or expiry (persons only)."""
+    if text is None and expires is None:
+        raise typer.BadParameter("give --text, --expires or both")
+    _run(as_json, lambda c: c.edit_memory(memory_id, text=text, expires_at=expires), _say("edited"))
+
+
+@memory_app.command("archive")
+def memory_archive(
+    memory_id: MemoryId,
+    reason: Annotated[str, typer.Option("--reason", help="Why (required, 500 characters).")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Archive a memory so it is never recalled."""
+    _run(as_json, lambda c: c.archive(memory_id, reason), _say("archived"))
+
+
+@memory_app.command("veto")
+def memory_veto(
+    memory_id: MemoryId,
+    reason: Annotated[str | None, typer.Option("--reason", help="A note for the audit.")] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Veto a memory: archive it with reason 'vetoed' (persons only)."""
+    _run(as_json, lambda c: c.veto(memory_id, reason), _say("vetoed"))
+
+
+@memory_app.command("unarchive")
+def memory_unarchive(memory_id: MemoryId, as_json: JsonFlag = False) -> None:
+    """Bring an archived memory back."""
+    _run(as_json, lambda c: c.unarchive(memory_id), _say("unarchived"))
+
+
+@memory_app.command("history")
+def memory_history(memory_id: MemoryId, as_json: JsonFlag = False) -> None:
+    """Show a memory's audit records: who changed what, when."""
+
+    def render(page: AuditPage) -> None:
+        for record in page.data:
+            typer.echo(_render.audit_row(record))
+        if not page.data:
+            typer.echo("no history")
+
+    _run(as_json, lambda c: c.history(memory_id), render)
+
+
+@memory_app.command("recall")
+def memory_recall(
+    query: Annotated[
+        str | None, typer.Option("--query", help="What to recall for (default: the task).")
+    ] = None,
+    agent: AgentOption = None,
+    block: Annotated[
+        bool, typer.Option("--block", help="Print the rendered --- MEMORY --- block instead.")
+    ] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Recall the memories relevant to a query, best first, with their scores."""
+
+    def render(result: RecallResult) -> None:
+        if result.fallback:
+            typer.echo(f"fallback: {result.fallback} (scoring was unavailable)")
+        if block:
+            typer.echo(result.block)
+            return
+        for scored in result.memories:
+            typer.echo(_render.scored_row(scored))
+        if not result.memories:
+            typer.echo("no memories recalled")
+
+    _run(as_json, lambda c: c.recall(query=query, agent_id=agent), render)
+
+
+# pinework kv …
+
+
+@kv_app.command("remember")
+def kv_remember(
+    key: Annotated[str, typer.Argument(help="The key, 1-512 bytes.")],
+    value: Annotated[str, typer.Argument(help="The value; stored as a string unless --parse.")],
+    parse: Annotated[
+        bool, typer.Option("--parse", help="Parse VALUE as JSON and store that value.")
+    ] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Store a value under a key."""
+    stored: Any = value
+    if parse:
+        try:
+            stored = json.loads(value)
+        except ValueError as exc:
+            raise typer.BadParameter(f"VALUE is not JSON: {exc}") from exc
+    _run(
+        as_json,
+        lambda c: c.kv_remember(key, stored),
+        lambda result: typer.echo(f"stored {result.key} (ttl: {result.ttl})"),
+    )
+
+
+@kv_app.command("recall")
+def kv_recall(
+    key: Annotated[str | None, typer.Argument(help="The key; omit it to list keys.")] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Print a key's stored value, or list the keys without KEY.
+
+    Without --json, a missing key exits with status 1 (like grep); with --json
+    the answer's "found" says it and the exit status is 0.
+    """
+    result = _run(as_json, lambda c: c.kv_recall(key), _render_kv_recall)
+    if not as_json and isinstance(result, KvValue) and not result.found:
+        raise typer.Exit(1)
+
+
+def _render_kv_recall(result: KvValue | KvKeys) -> None:
+    """Print the value, a not-found note (stderr), or one key per line."""
+    if isinstance(result, KvKeys):
+        for key in result.keys:
+            typer.echo(key)
+    elif result.found:
+        typer.echo(result.value)
+    else:
+        typer.echo(f"not found: {result.key}", err=True)
+
+
+@kv_app.command("forget")
+def kv_forget(
+    key: Annotated[str, typer.Argument(help="The key.")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Delete a key."""
+    _run(
+        as_json,
+        lambda c: c.kv_forget(key),
+        lambda result: typer.echo(
+            f"forgot {result.key}" if result.deleted else f"nothing stored under {result.key}"
+        ),
+    )
+
+
+# pinework admin …
+
+
+def _admin(as_json: bool, operation: Callable[[AdminOperations], dict[str, str]]) -> dict[str, str]:
+    """Run an admin operation; print its result as JSON with ``--json``."""
+    from chalicelib.errors import PineworkError  # no dependencies beyond the standard library
+
+    try:
+        from pinework.admin import open_admin_service
+
+        result = operation(open_admin_service())
+    except ImportError as exc:
+        _fail(
+            "admin_unavailable",
+            f"the admin commands need the service code and boto3 ({exc}); "
+            "install them with: pip install 'pinework[admin]'",
+            as_json,
+        )
+    except PineworkError as exc:
+        _fail(exc.code, exc.message, as_json)
+    except Exception as exc:  # boto3/endpoint failures: one line, not a traceback
+        _fail("admin_failed", f"{type(exc).__name__}: {exc}", as_json)
+    if as_json:
+        typer.echo(_render.to_json(result))
+    return result
+
+
+_TOKEN_NOTE = "store the token now: only its hash is kept, it cannot be shown again"
+
+
+@admin_app.command("create-workspace")
+def admin_create_workspace(
+    name: Annotated[str, typer.Option("--name", help="The workspace's name.")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Create a workspace and print its id."""
+    result = _admin(as_json, lambda svc: {"id": svc.create_workspace(name).id})
+    if not as_json:
+        typer.echo(f"created workspace {result['id']} ({name})")
+
+
+@admin_app.command("create-agent")
+def admin_create_agent(
+    workspace: Annotated[str, typer.Option("--workspace", help="The workspace, wsp_….")],
+    name: Annotated[str, typer.Option("--name", help="The agent's name.")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Create an agent in a workspace and print its id and bearer token."""
+
+    def create(svc: AdminOperations) -> dict[str, str]:
+        issued = svc.create_agent(workspace, name)
+        return {"id": issued.id, "token": issued.token}
+
+    result = _admin(as_json, create)
+    if not as_json:
+        typer.echo(f"created agent {result['id']} in {workspace}\ntoken: {result['token']}")
+        typer.echo(_TOKEN_NOTE, err=True)
+
+
+@admin_app.command("create-person")
+def admin_create_person(
+    workspace: Annotated[str, typer.Option("--workspace", help="The workspace, wsp_….")],
+    email: Annotated[str, typer.Option("--email", help="The person's email address.")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Create a person in a workspace and print their id and bearer token."""
+
+    def create(svc: AdminOperations) -> dict[str, str]:
+        issued = svc.create_person(workspace, email)
+        return {"id": issued.id, "token": issued.token}
+
+    result = _admin(as_json, create)
+    if not as_json:
+        typer.echo(f"created person {result['id']} ({email}) in {workspace}")
+        typer.echo(f"token: {result['token']}")
+        typer.echo(_TOKEN_NOTE, err=True)

@@ -1,0 +1,472 @@
+"""The Python client of the Pinework Memory HTTP API (SPEC §7, §10).
+
+One :class:`Client` wraps an ``httpx.Client``, adds the bearer token and the
+run/task headers to every request, and turns answers into the typed models of
+:mod:`pinework.models`. Every failure is a :class:`PineworkAPIError`.
+
+Example::
+
+    with Client.from_env() as client:
+        memory = client.save_fact("The deploy bucket is in eu-west-1.")
+        for scored in client.recall(query="deploy").memories:
+            print(scored.score, scored.memory.text)
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Iterator, Mapping
+from types import TracebackType
+from typing import Any, Self
+
+import httpx
+
+from pinework._wire import (
+    API_PREFIX,
+    DEFAULT_API_URL,
+    DEFAULT_TIMEOUT,
+    ApiSession,
+    format_expiry,
+    memory_path,
+)
+from pinework.errors import PineworkAPIError
+from pinework.models import (
+    AuditPage,
+    KvForgetResult,
+    KvKeys,
+    KvRememberResult,
+    KvValue,
+    Memory,
+    MemoryPage,
+    RecallResult,
+)
+
+__all__ = ["API_PREFIX", "DEFAULT_API_URL", "DEFAULT_TIMEOUT", "Client", "PineworkAPIError"]
+
+
+class Client:
+    """A connection to one Pinework API as one principal.
+
+    Args:
+        base_url: the server root (``PINEWORK_API_URL``), without or with the
+            ``/api/v1`` prefix, e.g. ``http://127.0.0.1:8000``.
+        token: the bearer token of an agent or a person; ``None`` sends no
+            ``Authorization`` header (anonymous; only the key-value routes accept it).
+        run_id: sent as ``X-Pinework-Run`` when set.
+        task_key: sent as ``X-Pinework-Task`` when set (e.g. ``PIN-42``).
+        transport: an httpx transport to use instead of the network (tests pass
+            an ``httpx.MockTransport``).
+        timeout: seconds per request phase.
+
+    Raises:
+        ValueError: ``base_url`` is not an ``http://`` or ``https://`` URL.
+    """
+
+    def __init__(
+        self,
+        base_url: str = DEFAULT_API_URL,
+        token: str | None = None,
+        run_id: str | None = None,
+        task_key: str | None = None,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> None:
+        self._session = ApiSession(base_url, token, run_id, task_key, transport, timeout)
+
+    @classmethod
+    def from_env(
+        cls,
+        environ: Mapping[str, str] | None = None,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> Client:
+        """Build a client from ``PINEWORK_API_URL``, ``PINEWORK_TOKEN``, ``PINEWORK_RUN``
+        and ``PINEWORK_TASK`` (SPEC §12).
+
+        Args:
+            environ: the variables to read; ``os.environ`` when omitted.
+            transport: see :class:`Client`.
+            timeout: see :class:`Client`.
+
+        Returns:
+            The client; unset or empty variables fall back to the defaults.
+
+        Raises:
+            ValueError: ``PINEWORK_API_URL`` is not an http(s) URL.
+        """
+        env = os.environ if environ is None else environ
+
+        def read(name: str) -> str | None:
+            return env.get(name, "").strip() or None
+
+        return cls(
+            base_url=read("PINEWORK_API_URL") or DEFAULT_API_URL,
+            token=read("PINEWORK_TOKEN"),
+            run_id=read("PINEWORK_RUN"),
+            task_key=read("PINEWORK_TASK"),
+            transport=transport,
+            timeout=timeout,
+        )
+
+    @property
+    def api_url(self) -> str:
+        """The URL every route path is appended to.
+
+        Returns:
+            The base URL including ``/api/v1``.
+        """
+        return self._session.api_url
+
+    def close(self) -> None:
+        """Close the underlying connections. The client is unusable afterwards."""
+        self._session.close()
+
+    def __enter__(self) -> Self:
+        """Use the client in a ``with`` block.
+
+        Returns:
+            The client itself.
+        """
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        """Close the client at the end of the ``with`` block.
+
+        Args:
+            exc_type: the exception type, if the block raised.
+            exc_value: the exception, if the block raised.
+            traceback: its traceback.
+        """
+        self.close()
+
+    # Agent memory (SPEC §7)
+
+    def save_fact(
+        self,
+        text: str,
+        *,
+        expires_at: str | dt.datetime | dt.date | None = None,
+        supersedes: str | None = None,
+        agent_id: str | None = None,
+    ) -> Memory:
+        """Save a fact (``POST /memories``).
+
+        Args:
+            text: the fact, 1-500 characters, no secrets (SPEC §5).
+            expires_at: when it expires; a date means the end of that UTC day;
+                default 90 days after the save. Must be in the future.
+            supersedes: the ``mem_…`` this fact replaces; it gets archived with
+                reason ``superseded``.
+            agent_id: the owner; required when a person saves.
+
+        Returns:
+            The new memory.
+
+        Raises:
+            PineworkAPIError: e.g. ``memory_text_too_long``, ``secret_in_memory``,
+                ``memory_agent_required``, ``memory_agent_mismatch``,
+                ``memory_day_append_only``, ``memory_supersede_archived``,
+                ``invalid_request``.
+            ValueError: ``expires_at`` is a naive datetime.
+        """
+        body: dict[str, Any] = {"text": text}
+        if expires_at is not None:
+            body["expiresAt"] = format_expiry(expires_at)
+        if supersedes is not None:
+            body["supersedes"] = supersedes
+        if agent_id is not None:
+            body["agentId"] = agent_id
+        return self._session.call("POST", "/memories", Memory, json=body)
+
+    def append_day_line(self, line: str) -> Memory:
+        """Append a line to today's (UTC) day log (``POST /memories/day``; agents only).
+
+        Args:
+            line: the line, 1-300 characters; the server prefixes ``HH:MM`` and
+                the task key.
+
+        Returns:
+            The day row after the append (new on the first line of the date).
+
+        Raises:
+            PineworkAPIError: e.g. ``memory_text_too_long``, ``memory_day_full``,
+                ``memory_day_agent_only``, ``secret_in_memory``.
+        """
+        return self._session.call("POST", "/memories/day", Memory, json={"line": line})
+
+    def list_memories(
+        self,
+        *,
+        agent_id: str | None = None,
+        kind: str | None = None,
+        status: str | None = None,
+        include_archived: bool = False,
+        limit: int | None = None,
+        next_token: str | None = None,
+    ) -> MemoryPage:
+        """List memories, newest first (``GET /memories``), one page at a time.
+
+        Args:
+            agent_id: whose memories (persons; omitted means every agent).
+            kind: ``fact`` or ``day``.
+            status: ``active`` or ``archived``.
+            include_archived: sends ``all=true`` to include archived memories.
+            limit: page size; the server defaults to 100 and clamps to 500.
+            next_token: the ``next_token`` of the previous page.
+
+        Returns:
+            The page; its ``next_token`` is ``None`` on the last page.
+
+        Raises:
+            PineworkAPIError: e.g. ``invalid_request``, ``memory_not_own``.
+        """
+        params: dict[str, str] = {}
+        if agent_id is not None:
+            params["agentId"] = agent_id
+        if kind is not None:
+            params["kind"] = kind
+        if status is not None:
+            params["status"] = status
+        if include_archived:
+            params["all"] = "true"
+        if limit is not None:
+            params["limit"] = str(limit)
+        if next_token is not None:
+            params["nextToken"] = next_token
+        return self._session.call("GET", "/memories", MemoryPage, params=params)
+
+    def iter_memories(
+        self,
+        *,
+        agent_id: str | None = None,
+        kind: str | None = None,
+        status: str | None = None,
+        include_archived: bool = False,
+        page_size: int | None = None,
+    ) -> Iterator[Memory]:
+        """Iterate over every matching memory, following ``nextToken``.
+
+        Args:
+            agent_id: see :meth:`list_memories`.
+            kind: see :meth:`list_memories`.
+            status: see :meth:`list_memories`.
+            include_archived: see :meth:`list_memories`.
+            page_size: ``limit`` of each request.
+
+        Returns:
+            An iterator of memories, newest first; requests pages lazily.
+
+        Raises:
+            PineworkAPIError: as :meth:`list_memories`.
+        """
+        token: str | None = None
+        while True:
+            page = self.list_memories(
+                agent_id=agent_id,
+                kind=kind,
+                status=status,
+                include_archived=include_archived,
+                limit=page_size,
+                next_token=token,
+            )
+            yield from page.data
+            # A token that does not move would loop forever; treat it as the end.
+            if page.next_token is None or page.next_token == token:
+                return
+            token = page.next_token
+
+    def get_memory(self, memory_id: str) -> Memory:
+        """Read one memory (``GET /memories/{id}``).
+
+        Args:
+            memory_id: the ``mem_…`` id.
+
+        Returns:
+            The memory.
+
+        Raises:
+            PineworkAPIError: ``memory_not_found``, ``memory_not_own``.
+            ValueError: ``memory_id`` cannot be a path segment.
+        """
+        return self._session.call("GET", memory_path(memory_id), Memory)
+
+    def edit_memory(
+        self,
+        memory_id: str,
+        *,
+        text: str | None = None,
+        expires_at: str | dt.datetime | dt.date | None = None,
+    ) -> Memory:
+        """Edit a memory's text and/or expiry (``PATCH /memories/{id}``; persons only).
+
+        Args:
+            memory_id: the ``mem_…`` id.
+            text: the new text (limits of SPEC §5).
+            expires_at: the new expiry; a date means the end of that UTC day.
+
+        Returns:
+            The edited memory (``edited_by_person_id`` set).
+
+        Raises:
+            PineworkAPIError: e.g. ``memory_superseded``, ``forbidden``,
+                ``memory_not_found``, ``memory_text_too_long``, ``invalid_request``.
+            ValueError: neither ``text`` nor ``expires_at`` was given, or a bad id
+                or naive datetime.
+        """
+        body: dict[str, Any] = {}
+        if text is not None:
+            body["text"] = text
+        if expires_at is not None:
+            body["expiresAt"] = format_expiry(expires_at)
+        if not body:
+            raise ValueError("edit needs text or expires_at")
+        return self._session.call("PATCH", memory_path(memory_id), Memory, json=body)
+
+    def archive(self, memory_id: str, reason: str) -> Memory:
+        """Archive a memory (``POST /memories/{id}/archive``).
+
+        Args:
+            memory_id: the ``mem_…`` id.
+            reason: why, 1-500 characters (required).
+
+        Returns:
+            The archived memory.
+
+        Raises:
+            PineworkAPIError: e.g. ``memory_already_archived``, ``memory_not_own``,
+                ``memory_not_found``, ``invalid_request``.
+            ValueError: ``memory_id`` cannot be a path segment.
+        """
+        return self._session.call(
+            "POST", memory_path(memory_id, "archive"), Memory, json={"reason": reason}
+        )
+
+    def veto(self, memory_id: str, reason: str | None = None) -> Memory:
+        """Veto a memory: archive it with reason ``vetoed`` (persons only).
+
+        Args:
+            memory_id: the ``mem_…`` id.
+            reason: an optional note for the audit record.
+
+        Returns:
+            The archived memory.
+
+        Raises:
+            PineworkAPIError: e.g. ``forbidden``, ``memory_already_archived``,
+                ``memory_not_found``.
+            ValueError: ``memory_id`` cannot be a path segment.
+        """
+        body = {"reason": reason} if reason is not None else {}
+        return self._session.call("POST", memory_path(memory_id, "veto"), Memory, json=body)
+
+    def unarchive(self, memory_id: str) -> Memory:
+        """Bring an archived memory back (``POST /memories/{id}/unarchive``; SPEC §4).
+
+        Args:
+            memory_id: the ``mem_…`` id.
+
+        Returns:
+            The active memory.
+
+        Raises:
+            PineworkAPIError: ``memory_superseded``, ``memory_veto_human_only``,
+                ``memory_day_exists``, ``memory_not_archived``, ``memory_not_found``.
+            ValueError: ``memory_id`` cannot be a path segment.
+        """
+        return self._session.call("POST", memory_path(memory_id, "unarchive"), Memory, json={})
+
+    def history(self, memory_id: str) -> AuditPage:
+        """Read a memory's audit records (``GET /memories/{id}/history``).
+
+        Args:
+            memory_id: the ``mem_…`` id.
+
+        Returns:
+            The audit records.
+
+        Raises:
+            PineworkAPIError: ``memory_not_found``, ``memory_not_own``.
+            ValueError: ``memory_id`` cannot be a path segment.
+        """
+        return self._session.call("GET", memory_path(memory_id, "history"), AuditPage)
+
+    def recall(self, *, query: str | None = None, agent_id: str | None = None) -> RecallResult:
+        """Recall the memories relevant to a query (``POST /memories/recall``; SPEC §8).
+
+        Counts as a recall of every memory returned.
+
+        Args:
+            query: what to score against, up to 4,000 characters; the server
+                uses the current task (``X-Pinework-Task``) when omitted.
+            agent_id: whose memories; required when a person recalls.
+
+        Returns:
+            Scored memories (best first), the fallback used if any, and the block.
+
+        Raises:
+            PineworkAPIError: e.g. ``memory_agent_required``, ``invalid_request``.
+        """
+        body: dict[str, Any] = {}
+        if query is not None:
+            body["query"] = query
+        if agent_id is not None:
+            body["agentId"] = agent_id
+        return self._session.call("POST", "/memories/recall", RecallResult, json=body)
+
+    # Key-value meta-tools (SPEC §10)
+
+    def kv_remember(self, key: str, value: Any) -> KvRememberResult:
+        """Store ``value`` under ``key`` in the caller's scope (``POST /kv/remember``).
+
+        Args:
+            key: 1-512 bytes of UTF-8.
+            value: any JSON value; non-strings are stored serialized.
+
+        Returns:
+            Confirmation with the TTL (``permanent`` or ``24h``).
+
+        Raises:
+            PineworkAPIError: e.g. ``invalid_request``, ``rate_limited``.
+        """
+        return self._session.call(
+            "POST", "/kv/remember", KvRememberResult, json={"key": key, "value": value}
+        )
+
+    def kv_recall(self, key: str | None = None) -> KvValue | KvKeys:
+        """Read one key, or list the caller's keys (``POST /kv/recall``).
+
+        Args:
+            key: the key to read; ``None`` lists the keys instead.
+
+        Returns:
+            :class:`KvValue` for a key (``found`` false when missing), or
+            :class:`KvKeys` without one.
+
+        Raises:
+            PineworkAPIError: e.g. ``invalid_request``, ``rate_limited``.
+        """
+        if key is None:
+            return self._session.call("POST", "/kv/recall", KvKeys, json={})
+        return self._session.call("POST", "/kv/recall", KvValue, json={"key": key})
+
+    def kv_forget(self, key: str) -> KvForgetResult:
+        """Delete a key from the caller's scope (``POST /kv/forget``).
+
+        Args:
+            key: the key.
+
+        Returns:
+            Whether something was deleted.
+
+        Raises:
+            PineworkAPIError: e.g. ``invalid_request``, ``rate_limited``.
+        """
+        return self._session.call("POST", "/kv/forget", KvForgetResult, json={"key": key})

@@ -1,0 +1,265 @@
+"""Typed results of the Pinework HTTP API, as the Python client returns them.
+
+The wire is camelCase JSON (SPEC §3, §7); these models expose snake_case
+attributes and accept either spelling. They ignore fields they do not know, so
+an older client keeps working when the server adds fields. Each model built
+from a response keeps the JSON exactly as the server sent it in ``raw`` (the
+CLI prints that for ``--json``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any, Self
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic.alias_generators import to_camel
+
+__all__ = [
+    "AuditPage",
+    "AuditRecord",
+    "KvForgetResult",
+    "KvKeys",
+    "KvRememberResult",
+    "KvValue",
+    "Memory",
+    "MemoryPage",
+    "RecallResult",
+    "ScoredMemory",
+    "WireModel",
+]
+
+
+class WireModel(BaseModel):
+    """Base of every API result: camelCase aliases, unknown fields ignored, immutable."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="ignore",
+        frozen=True,
+    )
+
+    _raw: dict[str, Any] | None = PrivateAttr(default=None)
+
+    @classmethod
+    def from_wire(cls, data: Any) -> Self:
+        """Validate a decoded JSON response and remember it verbatim.
+
+        Args:
+            data: the decoded JSON body of a response.
+
+        Returns:
+            The model, whose ``raw`` is ``data`` itself.
+
+        Raises:
+            pydantic.ValidationError: ``data`` does not have this model's shape.
+        """
+        model = cls.model_validate(data)
+        if isinstance(data, dict):
+            model._raw = data
+        return model
+
+    @property
+    def raw(self) -> dict[str, Any]:
+        """The JSON the server sent (camelCase, unknown fields included).
+
+        Returns:
+            The response body as received when built by ``from_wire``; otherwise
+            this model dumped to its wire form.
+        """
+        if self._raw is not None:
+            return self._raw
+        return self.model_dump(mode="json", by_alias=True)
+
+
+class Memory(WireModel):
+    """A fact or a day row (SPEC §3).
+
+    Attributes:
+        id: ``mem_`` + ULID.
+        object_type: always ``"memory"`` (wire name ``object``).
+        agent_id: the owner, ``agt_…``.
+        kind: ``fact`` or ``day``.
+        date: the UTC date of a day row; ``None`` for a fact.
+        text: the fact, or the day's lines joined by ``\\n``.
+        expires_at: when it expires (UTC).
+        expired: ``True`` once ``expires_at`` has passed (computed by the server).
+        status: ``active`` or ``archived``.
+        archive_reason: why it was archived (``superseded`` and ``vetoed`` are
+            the system's).
+        archived_at: when it was archived.
+        supersedes: the ``mem_…`` this one replaced.
+        superseded_by: the ``mem_…`` that replaced this one.
+        run_id: the run that saved it.
+        task_key: the task that run worked on.
+        saved_by_agent_id: set when an agent saved it.
+        edited_by_person_id: set when a person saved or edited it.
+        recall_count: how many recalls picked it.
+        last_recalled_at: when a recall last picked it.
+        created_at: when it was created (UTC).
+        updated_at: when it last changed (UTC).
+    """
+
+    id: str
+    object_type: str = Field(default="memory", alias="object")
+    agent_id: str
+    kind: str
+    date: dt.date | None = None
+    text: str
+    expires_at: dt.datetime
+    expired: bool = False
+    status: str
+    archive_reason: str | None = None
+    archived_at: dt.datetime | None = None
+    supersedes: str | None = None
+    superseded_by: str | None = None
+    run_id: str | None = None
+    task_key: str | None = None
+    saved_by_agent_id: str | None = None
+    edited_by_person_id: str | None = None
+    recall_count: int = 0
+    last_recalled_at: dt.datetime | None = None
+    created_at: dt.datetime
+    updated_at: dt.datetime
+
+
+class MemoryPage(WireModel):
+    """One page of ``GET /memories``, newest first (SPEC §7).
+
+    Attributes:
+        object_type: always ``"list"``.
+        data: the memories of this page.
+        next_token: pass it back as ``next_token`` for the next page; ``None``
+            on the last page.
+    """
+
+    object_type: str = Field(default="list", alias="object")
+    data: list[Memory]
+    next_token: str | None = None
+
+
+class AuditRecord(WireModel):
+    """One state change of a memory (SPEC §4): who, when, what, before/after.
+
+    Attributes:
+        id: the audit record's id.
+        object_type: always ``"audit"``.
+        memory_id: the memory it concerns.
+        action: what happened (e.g. ``save``, ``archive``, ``veto``).
+        actor_type: ``agent``, ``person`` or ``system``.
+        actor_id: who did it.
+        at: when (UTC).
+        reason: the reason given, if any.
+        before: the memory before the change; ``None`` on creation.
+        after: the memory after the change.
+    """
+
+    id: str
+    object_type: str = Field(default="audit", alias="object")
+    memory_id: str
+    action: str
+    actor_type: str
+    actor_id: str | None = None
+    at: dt.datetime
+    reason: str | None = None
+    before: Memory | None = None
+    after: Memory | None = None
+
+
+class AuditPage(WireModel):
+    """The audit records of one memory (``GET /memories/{id}/history``).
+
+    Attributes:
+        object_type: always ``"list"``.
+        data: the records.
+        next_token: token for the next page; ``None`` on the last page.
+    """
+
+    object_type: str = Field(default="list", alias="object")
+    data: list[AuditRecord]
+    next_token: str | None = None
+
+
+class ScoredMemory(WireModel):
+    """A memory picked by a recall, with its relevance score.
+
+    Attributes:
+        score: relevance in [0, 1]; recall keeps scores >= 0.5 (SPEC §8).
+        memory: the memory.
+    """
+
+    score: float
+    memory: Memory
+
+
+class RecallResult(WireModel):
+    """The answer of ``POST /memories/recall`` (SPEC §8).
+
+    Attributes:
+        object_type: always ``"recall"``.
+        query: the text the memories were scored against.
+        fallback: ``"newest"`` when scoring failed and the newest facts were
+            returned instead; ``None`` otherwise.
+        memories: the picked memories, best first.
+        block: the rendered ``--- MEMORY ---`` block.
+    """
+
+    object_type: str = Field(default="recall", alias="object")
+    query: str | None = None
+    fallback: str | None = None
+    memories: list[ScoredMemory]
+    block: str = ""
+
+
+class KvRememberResult(WireModel):
+    """The answer of ``POST /kv/remember`` (SPEC §10).
+
+    Attributes:
+        stored: always ``True`` on success.
+        key: the key written.
+        ttl: ``"permanent"`` or ``"24h"`` (anonymous callers).
+    """
+
+    stored: bool
+    key: str
+    ttl: str
+
+
+class KvValue(WireModel):
+    """The answer of ``POST /kv/recall`` with a key (SPEC §10).
+
+    Attributes:
+        key: the key asked for.
+        value: the stored string (JSON values come back serialized, not
+            parsed); ``None`` when not found.
+        found: whether the key exists in the caller's scope.
+    """
+
+    key: str
+    value: str | None = None
+    found: bool
+
+
+class KvKeys(WireModel):
+    """The answer of ``POST /kv/recall`` without a key: the caller's keys (SPEC §10).
+
+    Attributes:
+        keys: the keys of the caller's scope.
+        count: how many.
+    """
+
+    keys: list[str]
+    count: int
+
+
+class KvForgetResult(WireModel):
+    """The answer of ``POST /kv/forget`` (SPEC §10).
+
+    Attributes:
+        deleted: whether a key was removed.
+        key: the key asked for.
+    """
+
+    deleted: bool
+    key: str

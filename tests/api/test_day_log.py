@@ -1,0 +1,92 @@
+"""The day log through the HTTP API: prefixes, limits, UTC dates, uniqueness (SPEC §4–5)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from chalicelib.ids import FixedClock
+from tests.conftest import START, Api, World
+
+
+def append(api: Api, world: World, line: str, task: str | None = None) -> tuple[int, dict]:
+    headers = {"X-Pinework-Task": task} if task else None
+    return api.call("POST", "/memories/day", world.agent, {"line": line}, headers=headers)
+
+
+def test_first_line_creates_the_row_then_appends(api: Api, world: World, clock: FixedClock) -> None:
+    status, first = append(api, world, "started PIN-7", task="PIN-7")
+    assert status == 201
+    assert first["kind"] == "day" and first["date"] == "2026-11-30"
+    assert first["text"] == "12:00 [PIN-7] started PIN-7"
+    clock.set(START + timedelta(minutes=5))
+    status, second = append(api, world, "no task header")
+    assert status == 200 and second["id"] == first["id"]
+    assert second["text"] == "12:00 [PIN-7] started PIN-7\n12:05 no task header"
+
+
+def test_person_cannot_use_the_day_route(api: Api, world: World) -> None:
+    status, body = api.call("POST", "/memories/day", world.person, {"line": "hi"})
+    assert (status, body["error"]["code"]) == (403, "memory_day_agent_only")
+
+
+def test_line_limit_is_on_the_line_as_sent(api: Api, world: World) -> None:
+    assert append(api, world, "字" * 300, task="PIN-1")[0] == 201
+    status, body = append(api, world, "字" * 301)
+    assert (status, body["error"]["code"]) == (400, "memory_text_too_long")
+
+
+@pytest.mark.parametrize("line", ["", "  ", "two\nlines"])
+def test_blank_or_multiline_lines_are_invalid(api: Api, world: World, line: str) -> None:
+    status, body = append(api, world, line)
+    assert (status, body["error"]["code"]) == (400, "invalid_request")
+
+
+def test_day_log_cap_counts_prefixes_and_newlines(api: Api, world: World) -> None:
+    # Each stored line is "12:00 " + 294 chars = 300; with "\n" separators 26 lines = 7,825.
+    for _ in range(26):
+        assert append(api, world, "x" * 294)[0] in (200, 201)
+    row = append(api, world, "y" * 167)[1]  # 7,825 + 1 + 6 + 167 = 7,999
+    assert len(row["text"]) == 7999
+    before = row["text"]
+    status, body = append(api, world, "zz")  # 7,999 + 1 + 6 + 2 > 8,000
+    assert (status, body["error"]["code"]) == (409, "memory_day_full")
+    after = api.call("GET", f"/memories/{row['id']}", world.agent)[1]
+    assert after["text"] == before
+    status, body = append(api, world, "")  # still validated before the cap
+    assert status == 400
+
+
+def test_date_is_utc_whatever_the_process_time_zone(
+    api: Api, world: World, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TZ", "Pacific/Kiritimati")  # UTC+14
+    import time
+
+    time.tzset()
+    try:
+        clock.set(datetime(2026, 11, 30, 23, 30, tzinfo=UTC))
+        late = append(api, world, "late")[1]
+        clock.set(datetime(2026, 12, 1, 0, 30, tzinfo=UTC))
+        early = append(api, world, "early")[1]
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+    assert (late["date"], early["date"]) == ("2026-11-30", "2026-12-01")
+    assert late["id"] != early["id"]
+    assert late["text"] == "23:30 late" and early["text"] == "00:30 early"
+
+
+def test_archived_day_row_comes_back_only_if_its_date_is_free(api: Api, world: World) -> None:
+    first = append(api, world, "one")[1]
+    path = f"/memories/{first['id']}"
+    assert api.call("POST", path + "/archive", world.agent, {"reason": "noise"})[0] == 200
+    status, second = append(api, world, "two")
+    assert status == 201 and second["id"] != first["id"]
+    status, body = api.call("POST", path + "/unarchive", world.agent)
+    assert (status, body["error"]["code"]) == (409, "memory_day_exists")
+    api.call("POST", f"/memories/{second['id']}/archive", world.agent, {"reason": "dup"})
+    status, body = api.call("POST", path + "/unarchive", world.agent)
+    assert status == 200 and body["status"] == "active"
+    assert append(api, world, "three")[1]["id"] == first["id"]

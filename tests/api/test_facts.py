@@ -1,0 +1,299 @@
+"""Saving, reading, listing and the lifecycle of facts through the HTTP API (SPEC §3–7)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from chalicelib.ids import FixedClock
+from tests.conftest import START, Api, World
+
+
+def save(api: Api, world: World, text: str = "The staging deploy needs the VPN on", **extra: object):
+    status, body = api.call("POST", "/memories", world.agent, {"text": text, **extra})
+    assert status == 201, body
+    return body
+
+
+def error_code(response: tuple[int, object]) -> tuple[int, str]:
+    status, body = response
+    assert isinstance(body, dict) and set(body) == {"error"}, body
+    assert set(body["error"]) == {"code", "message"} and body["error"]["message"]
+    return status, body["error"]["code"]
+
+
+def test_agent_saves_fact_with_every_field(api: Api, world: World) -> None:
+    status, body = api.call(
+        "POST",
+        "/memories",
+        world.agent,
+        {"text": "Deploys need the VPN"},
+        headers={"X-Pinework-Run": "run_1", "X-Pinework-Task": "PIN-42"},
+    )
+    assert status == 201
+    assert body["id"].startswith("mem_") and len(body["id"]) == 30
+    assert body["object"] == "memory"
+    assert body["agentId"] == world.agent.id
+    assert (body["kind"], body["date"], body["status"]) == ("fact", None, "active")
+    assert body["expiresAt"] == "2027-02-28T12:00:00.000Z"  # 90 days after the save
+    assert body["expired"] is False
+    assert (body["runId"], body["taskKey"]) == ("run_1", "PIN-42")
+    assert body["savedByAgentId"] == world.agent.id and body["editedByPersonId"] is None
+    assert body["recallCount"] == 0 and isinstance(body["recallCount"], int)
+    assert body["createdAt"] == body["updatedAt"] == "2026-11-30T12:00:00.000Z"
+    assert "workspaceId" not in body and "version" not in body
+
+
+def test_get_returns_what_was_saved(api: Api, world: World) -> None:
+    saved = save(api, world)
+    status, body = api.call("GET", f"/memories/{saved['id']}", world.agent)
+    assert status == 200 and body == saved
+
+
+def test_fact_limit_counts_code_points(api: Api, world: World) -> None:
+    assert api.call("POST", "/memories", world.agent, {"text": "🎉" * 500})[0] == 201
+    assert error_code(api.call("POST", "/memories", world.agent, {"text": "é" * 501})) == (
+        400,
+        "memory_text_too_long",
+    )
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\n\t"])
+def test_blank_text_is_invalid(api: Api, world: World, text: str) -> None:
+    assert error_code(api.call("POST", "/memories", world.agent, {"text": text})) == (
+        400,
+        "invalid_request",
+    )
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"{not json",
+        b"[1, 2]",
+        b'"text"',
+        b'{"text": NaN}',
+        b'{"text": "x", "colour": "red"}',
+        b'{"text": 5}',
+        b'{"text": "\\ud83d"}',
+        b"\xff\xfe",
+        b'{"text": "ok", "expiresAt": 20261231}',
+    ],
+)
+def test_malformed_bodies_are_invalid_request_and_change_nothing(
+    api: Api, world: World, raw: bytes
+) -> None:
+    assert error_code(api.call("POST", "/memories", world.agent, raw=raw)) == (
+        400,
+        "invalid_request",
+    )
+    status, listing = api.call("GET", "/memories", world.agent)
+    assert status == 200 and listing["data"] == []
+
+
+def test_expiry_date_means_end_of_that_utc_day(api: Api, world: World) -> None:
+    body = save(api, world, expiresAt="2026-12-31")
+    assert body["expiresAt"] == "2026-12-31T23:59:59.999Z"
+    body = save(api, world, expiresAt="2026-12-31T10:00:00+02:00")
+    assert body["expiresAt"] == "2026-12-31T08:00:00.000Z"
+
+
+@pytest.mark.parametrize("value", ["2026-11-29", "2026-11-30T11:59:59Z", "tomorrow", "2026-13-01"])
+def test_bad_or_past_expiry_is_invalid(api: Api, world: World, value: str) -> None:
+    response = api.call("POST", "/memories", world.agent, {"text": "x y", "expiresAt": value})
+    assert error_code(response) == (400, "invalid_request")
+
+
+def test_expired_is_computed_at_read_time(api: Api, world: World, clock: FixedClock) -> None:
+    saved = save(api, world, expiresAt="2026-12-01")
+    clock.set(START + timedelta(days=2))
+    body = api.call("GET", f"/memories/{saved['id']}", world.agent)[1]
+    assert body["expired"] is True and body["status"] == "active"
+
+
+def test_missing_or_unknown_token_is_unauthorized(api: Api, world: World) -> None:
+    assert error_code(api.call("GET", "/memories")) == (401, "unauthorized")
+    status, body = api.call("GET", "/memories", headers={"Authorization": "Bearer nope"})
+    assert (status, body["error"]["code"]) == (401, "unauthorized")
+
+
+def test_person_must_name_the_agent(api: Api, world: World) -> None:
+    assert error_code(api.call("POST", "/memories", world.person, {"text": "a fact"})) == (
+        400,
+        "memory_agent_required",
+    )
+    status, body = api.call(
+        "POST", "/memories", world.person, {"text": "a fact", "agentId": world.agent.id}
+    )
+    assert status == 201
+    assert body["editedByPersonId"] == world.person.id and body["savedByAgentId"] is None
+
+
+def test_person_cannot_save_for_an_agent_of_another_workspace(api: Api, world: World) -> None:
+    response = api.call(
+        "POST", "/memories", world.outsider, {"text": "a fact", "agentId": world.agent.id}
+    )
+    assert error_code(response) == (400, "invalid_request")
+
+
+def test_agent_cannot_name_another_agent(api: Api, world: World) -> None:
+    response = api.call(
+        "POST", "/memories", world.agent, {"text": "a fact", "agentId": world.other_agent.id}
+    )
+    assert error_code(response) == (403, "memory_not_own")
+
+
+def test_agent_cannot_read_another_agents_memory(api: Api, world: World) -> None:
+    saved = save(api, world)
+    assert error_code(api.call("GET", f"/memories/{saved['id']}", world.other_agent)) == (
+        403,
+        "memory_not_own",
+    )
+    assert api.call("GET", f"/memories/{saved['id']}", world.person)[0] == 200
+
+
+def test_other_workspace_sees_not_found(api: Api, world: World) -> None:
+    saved = save(api, world)
+    for actor in (world.outsider, world.outsider_agent):
+        assert error_code(api.call("GET", f"/memories/{saved['id']}", actor)) == (
+            404,
+            "memory_not_found",
+        )
+    assert error_code(api.call("GET", "/memories/mem_nope", world.person)) == (
+        404,
+        "memory_not_found",
+    )
+
+
+def test_secret_is_rejected_and_not_stored(api: Api, world: World) -> None:
+    key = "AKIA" + "QX7" + "Z" * 13
+    response = api.call("POST", "/memories", world.agent, {"text": f"use key {key} for s3"})
+    assert error_code(response) == (400, "secret_in_memory")
+    assert api.call("GET", "/memories", world.agent)[1]["data"] == []
+
+
+def test_supersede_archives_the_old_fact(api: Api, world: World) -> None:
+    old = save(api, world, "The VPN is needed")
+    new = save(api, world, "The VPN is no longer needed", supersedes=old["id"])
+    assert new["supersedes"] == old["id"]
+    old_now = api.call("GET", f"/memories/{old['id']}", world.agent)[1]
+    assert old_now["status"] == "archived" and old_now["archiveReason"] == "superseded"
+    assert old_now["supersededBy"] == new["id"] and old_now["archivedAt"]
+
+
+def test_supersede_errors(api: Api, world: World) -> None:
+    mine = save(api, world)
+    theirs = api.call("POST", "/memories", world.other_agent, {"text": "theirs"})[1]
+    day = api.call("POST", "/memories/day", world.agent, {"line": "did things"})[1]
+    cases = [
+        (theirs["id"], (400, "memory_agent_mismatch")),
+        (day["id"], (400, "memory_day_append_only")),
+        ("mem_01JD0000000000000000000000", (404, "memory_not_found")),
+    ]
+    for target, expected in cases:
+        response = api.call("POST", "/memories", world.agent, {"text": "t", "supersedes": target})
+        assert error_code(response) == expected
+    api.call("POST", f"/memories/{mine['id']}/archive", world.agent, {"reason": "wrong"})
+    response = api.call("POST", "/memories", world.agent, {"text": "t", "supersedes": mine["id"]})
+    assert error_code(response) == (409, "memory_supersede_archived")
+    listing = api.call("GET", "/memories", world.agent, None)[1]["data"]
+    assert [m["id"] for m in listing] == [day["id"]]  # no orphan fact from the failures
+
+
+def test_archive_needs_a_reason(api: Api, world: World) -> None:
+    saved = save(api, world)
+    for body in ({}, {"reason": " "}, {"reason": "x" * 501}, {"reason": "vetoed"}):
+        response = api.call("POST", f"/memories/{saved['id']}/archive", world.agent, body)
+        assert error_code(response) == (400, "invalid_request")
+    status, body = api.call(
+        "POST", f"/memories/{saved['id']}/archive", world.agent, {"reason": "x" * 500}
+    )
+    assert status == 200 and body["archiveReason"] == "x" * 500
+    response = api.call("POST", f"/memories/{saved['id']}/archive", world.agent, {"reason": "y"})
+    assert error_code(response) == (409, "memory_already_archived")
+
+
+def test_unarchive_rules(api: Api, world: World) -> None:
+    saved = save(api, world)
+    path = f"/memories/{saved['id']}"
+    assert error_code(api.call("POST", path + "/unarchive", world.agent)) == (
+        409,
+        "memory_not_archived",
+    )
+    api.call("POST", path + "/archive", world.agent, {"reason": "stale"})
+    status, body = api.call("POST", path + "/unarchive", world.agent)
+    assert status == 200 and body["status"] == "active" and body["archiveReason"] is None
+
+
+def test_agent_cannot_bring_back_a_vetoed_memory(api: Api, world: World) -> None:
+    saved = save(api, world)
+    path = f"/memories/{saved['id']}"
+    assert error_code(api.call("POST", path + "/veto", world.agent, {})) == (403, "forbidden")
+    status, body = api.call("POST", path + "/veto", world.person, {"reason": "wrong"})
+    assert status == 200 and body["archiveReason"] == "vetoed"
+    assert error_code(api.call("POST", path + "/unarchive", world.agent)) == (
+        403,
+        "memory_veto_human_only",
+    )
+    assert api.call("POST", path + "/unarchive", world.person)[1]["status"] == "active"
+
+
+def test_superseded_memory_never_comes_back_nor_is_edited(api: Api, world: World) -> None:
+    old = save(api, world, "old")
+    save(api, world, "new", supersedes=old["id"])
+    path = f"/memories/{old['id']}"
+    assert error_code(api.call("POST", path + "/unarchive", world.person)) == (
+        409,
+        "memory_superseded",
+    )
+    assert error_code(api.call("PATCH", path, world.person, {"text": "edited"})) == (
+        409,
+        "memory_superseded",
+    )
+
+
+def test_person_edits_and_agent_cannot(api: Api, world: World) -> None:
+    saved = save(api, world)
+    path = f"/memories/{saved['id']}"
+    assert error_code(api.call("PATCH", path, world.agent, {"text": "x"})) == (403, "forbidden")
+    assert error_code(api.call("PATCH", path, world.person, {})) == (400, "invalid_request")
+    status, body = api.call(
+        "PATCH", path, world.person, {"text": "Deploys need the VPN", "expiresAt": "2027-01-01"}
+    )
+    assert status == 200
+    assert body["text"] == "Deploys need the VPN" and body["editedByPersonId"] == world.person.id
+    assert body["expiresAt"] == "2027-01-01T23:59:59.999Z"
+
+
+def test_history_records_every_change_with_before_and_after(api: Api, world: World) -> None:
+    saved = save(api, world, "v1")
+    path = f"/memories/{saved['id']}"
+    api.call("PATCH", path, world.person, {"text": "v2"})
+    api.call("POST", path + "/archive", world.agent, {"reason": "done"})
+    api.call("POST", path + "/unarchive", world.person)
+    api.call("POST", path + "/veto", world.person, {})
+    new = save(api, world, "v3")
+    status, body = api.call("GET", path + "/history", world.person)
+    assert status == 200
+    actions = [(r["action"], r["actorType"], r["actorId"]) for r in body["data"]]
+    assert actions == [
+        ("create", "agent", world.agent.id),
+        ("edit", "person", world.person.id),
+        ("archive", "agent", world.agent.id),
+        ("unarchive", "person", world.person.id),
+        ("veto", "person", world.person.id),
+    ]
+    edit = body["data"][1]
+    assert edit["before"]["text"] == "v1" and edit["after"]["text"] == "v2"
+    assert body["data"][0]["before"] is None
+    assert api.call("GET", f"/memories/{new['id']}/history", world.other_agent)[0] == 403
+
+
+def test_rejected_change_writes_no_audit_record(api: Api, world: World) -> None:
+    saved = save(api, world)
+    path = f"/memories/{saved['id']}"
+    api.call("PATCH", path, world.person, {"text": "x" * 501})
+    api.call("POST", path + "/unarchive", world.agent)
+    body = api.call("GET", path + "/history", world.agent)[1]
+    assert [r["action"] for r in body["data"]] == ["create"]

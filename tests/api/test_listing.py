@@ -1,0 +1,104 @@
+"""Listing memories: filters, newest first, limits and pagination (SPEC §5, §7)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from chalicelib.ids import FixedClock
+from tests.conftest import START, Api, World
+
+
+def save_many(api: Api, world: World, clock: FixedClock, count: int) -> list[str]:
+    ids = []
+    for number in range(count):
+        clock.set(START + timedelta(seconds=number))
+        status, body = api.call("POST", "/memories", world.agent, {"text": f"fact {number}"})
+        assert status == 201
+        ids.append(body["id"])
+    return ids
+
+
+def test_list_is_newest_first_and_paginates_exactly(
+    api: Api, world: World, clock: FixedClock
+) -> None:
+    ids = save_many(api, world, clock, 7)
+    seen: list[str] = []
+    token = None
+    pages = 0
+    while True:
+        query = "?limit=3" + (f"&nextToken={token}" if token else "")
+        status, body = api.call("GET", "/memories" + query, world.agent)
+        assert status == 200 and body["object"] == "list"
+        seen += [m["id"] for m in body["data"]]
+        pages += 1
+        token = body["nextToken"]
+        if token is None:
+            break
+    assert seen == list(reversed(ids))
+    assert pages == 3
+
+
+def test_filters_by_kind_and_status_keep_pages_full(
+    api: Api, world: World, clock: FixedClock
+) -> None:
+    ids = save_many(api, world, clock, 6)
+    for memory_id in ids[:4]:
+        api.call("POST", f"/memories/{memory_id}/archive", world.agent, {"reason": "old"})
+    api.call("POST", "/memories/day", world.agent, {"line": "worked"})
+    active = api.call("GET", "/memories?kind=fact&limit=2", world.agent)[1]
+    assert [m["id"] for m in active["data"]] == [ids[5], ids[4]]
+    archived = api.call("GET", "/memories?status=archived&limit=10", world.agent)[1]
+    assert [m["id"] for m in archived["data"]] == list(reversed(ids[:4]))
+    everything = api.call("GET", "/memories?all=true&limit=500", world.agent)[1]
+    assert len(everything["data"]) == 7
+    days = api.call("GET", "/memories?kind=day&all=true", world.agent)[1]
+    assert [m["kind"] for m in days["data"]] == ["day"]
+
+
+def test_person_lists_every_agent_or_one(api: Api, world: World) -> None:
+    api.call("POST", "/memories", world.agent, {"text": "a"})
+    api.call("POST", "/memories", world.other_agent, {"text": "b"})
+    api.call("POST", "/memories", world.outsider_agent, {"text": "c"})
+    everyone = api.call("GET", "/memories", world.person)[1]["data"]
+    assert sorted(m["text"] for m in everyone) == ["a", "b"]
+    one = api.call("GET", f"/memories?agentId={world.other_agent.id}", world.person)[1]["data"]
+    assert [m["text"] for m in one] == ["b"]
+    mine = api.call("GET", "/memories", world.agent)[1]["data"]
+    assert [m["text"] for m in mine] == ["a"]
+
+
+def test_agent_cannot_list_another_agent(api: Api, world: World) -> None:
+    status, body = api.call("GET", f"/memories?agentId={world.other_agent.id}", world.agent)
+    assert (status, body["error"]["code"]) == (403, "memory_not_own")
+
+
+def test_person_cannot_list_an_agent_of_another_workspace(api: Api, world: World) -> None:
+    api.call("POST", "/memories", world.outsider_agent, {"text": "secret plans"})
+    status, body = api.call("GET", f"/memories?agentId={world.outsider_agent.id}", world.person)
+    assert (status, body["error"]["code"]) == (400, "invalid_request")
+
+
+def test_limit_is_clamped_to_500(api: Api, world: World, clock: FixedClock) -> None:
+    status, body = api.call("GET", "/memories?limit=100000", world.agent)
+    assert status == 200 and body["data"] == []
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "?limit=0",
+        "?limit=-1",
+        "?limit=ten",
+        "?kind=note",
+        "?status=deleted",
+        "?all=maybe",
+        "?nextToken=garbage!",
+        "?colour=red",
+        "?limit=1&limit=2",
+    ],
+)
+def test_bad_list_queries_are_invalid(api: Api, world: World, query: str) -> None:
+    status, body = api.call("GET", "/memories" + query, world.agent)
+    assert (status, body["error"]["code"]) == (400, "invalid_request")

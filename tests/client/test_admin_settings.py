@@ -1,0 +1,41 @@
+"""Settings of ``pinework admin …``: local DynamoDB by default, ``aws`` for real AWS."""
+
+from __future__ import annotations
+
+from chalicelib.settings import DEFAULT_LOCAL_DYNAMODB_ENDPOINT
+from pinework.admin import admin_settings, use_dummy_credentials_if_local
+
+
+def test_admin_targets_the_local_dynamodb_when_no_endpoint_is_set() -> None:
+    assert admin_settings({}).dynamodb_endpoint == DEFAULT_LOCAL_DYNAMODB_ENDPOINT
+
+
+def test_admin_endpoint_aws_means_real_aws() -> None:
+    assert admin_settings({"PINEWORK_DYNAMODB_ENDPOINT": "aws"}).dynamodb_endpoint is None
+
+
+def test_admin_uses_an_explicit_endpoint_and_the_other_settings() -> None:
+    settings = admin_settings(
+        {
+            "PINEWORK_DYNAMODB_ENDPOINT": "http://localhost:9999",
+            "PINEWORK_TABLE_NAME": "pinework-dev",
+            "AWS_REGION": "eu-west-1",
+        }
+    )
+
+    assert settings.dynamodb_endpoint == "http://localhost:9999"
+    assert (settings.table_name, settings.region) == ("pinework-dev", "eu-west-1")
+
+
+def test_dummy_credentials_only_for_a_local_endpoint_without_credentials() -> None:
+    environ: dict[str, str] = {}
+    assert use_dummy_credentials_if_local(admin_settings(environ), environ) is True
+    assert environ == {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
+
+    real_aws: dict[str, str] = {"PINEWORK_DYNAMODB_ENDPOINT": "aws"}
+    assert use_dummy_credentials_if_local(admin_settings(real_aws), real_aws) is False
+    assert "AWS_ACCESS_KEY_ID" not in real_aws
+
+    own = {"AWS_ACCESS_KEY_ID": "AKIA_MINE", "AWS_SECRET_ACCESS_KEY": "mine"}
+    assert use_dummy_credentials_if_local(admin_settings(own), own) is False
+    assert own["AWS_ACCESS_KEY_ID"] == "AKIA_MINE"

@@ -1,0 +1,355 @@
+"""The ``pinework`` CLI against a mock transport, configured from the environment."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+from typer.testing import CliRunner, Result
+
+from pinework import Client, cli
+from tests.client.fake_api import FakeApi, memory_json
+
+ENV = {
+    "PINEWORK_API_URL": "http://pinework.test",
+    "PINEWORK_TOKEN": "tok_person",
+    "PINEWORK_RUN": "run_5",
+    "PINEWORK_TASK": "PIN-9",
+}
+
+MEMORY_ID = "mem_01JABCDEF0000000000000000"
+RECALL: dict[str, Any] = {
+    "object": "recall",
+    "query": "deploy",
+    "fallback": "newest",
+    "memories": [{"score": 0.87, "memory": memory_json()}],
+    "block": "--- MEMORY ---\nmem_01JABCDEF0000000000000000 (2026-01-01) The deploy bucket",
+}
+HISTORY: dict[str, Any] = {
+    "object": "list",
+    "data": [
+        {
+            "object": "audit",
+            "id": "aud_1",
+            "memoryId": MEMORY_ID,
+            "action": "archive",
+            "actorType": "person",
+            "actorId": "usr_1",
+            "at": "2026-01-02T08:00:00Z",
+            "reason": "wrong",
+            "before": memory_json(),
+            "after": memory_json(status="archived", archiveReason="wrong"),
+        }
+    ],
+    "nextToken": None,
+}
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def use_fake_api(fake_api: FakeApi, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make every command talk to ``fake_api``, configured only by the environment."""
+    for name in ENV:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(cli, "make_client", lambda: Client.from_env(transport=fake_api.transport))
+
+
+def invoke(runner: CliRunner, *args: str) -> Result:
+    return runner.invoke(cli.app, list(args), env=ENV)
+
+
+# Every command, with --json: stdout is exactly the server's JSON
+
+
+COMMANDS: list[tuple[list[str], str, str, int, Any]] = [
+    (["memory", "save", "a fact"], "POST", "/memories", 201, memory_json(extra="kept")),
+    (["memory", "day", "did x"], "POST", "/memories/day", 201, memory_json(kind="day")),
+    (["memory", "list"], "GET", "/memories", 200, {"object": "list", "data": [memory_json()]}),
+    (["memory", "show", MEMORY_ID], "GET", f"/memories/{MEMORY_ID}", 200, memory_json()),
+    (
+        ["memory", "edit", MEMORY_ID, "--text", "t"],
+        "PATCH",
+        f"/memories/{MEMORY_ID}",
+        200,
+        memory_json(),
+    ),
+    (
+        ["memory", "archive", MEMORY_ID, "--reason", "r"],
+        "POST",
+        f"/memories/{MEMORY_ID}/archive",
+        200,
+        memory_json(status="archived"),
+    ),
+    (
+        ["memory", "veto", MEMORY_ID],
+        "POST",
+        f"/memories/{MEMORY_ID}/veto",
+        200,
+        memory_json(status="archived"),
+    ),
+    (
+        ["memory", "unarchive", MEMORY_ID],
+        "POST",
+        f"/memories/{MEMORY_ID}/unarchive",
+        200,
+        memory_json(),
+    ),
+    (["memory", "history", MEMORY_ID], "GET", f"/memories/{MEMORY_ID}/history", 200, HISTORY),
+    (["memory", "recall", "--query", "deploy"], "POST", "/memories/recall", 200, RECALL),
+    (
+        ["kv", "remember", "k", "v"],
+        "POST",
+        "/kv/remember",
+        200,
+        {"stored": True, "key": "k", "ttl": "permanent"},
+    ),
+    (["kv", "recall", "k"], "POST", "/kv/recall", 200, {"key": "k", "value": "v", "found": True}),
+    (["kv", "recall"], "POST", "/kv/recall", 200, {"keys": ["k"], "count": 1}),
+    (["kv", "forget", "k"], "POST", "/kv/forget", 200, {"deleted": True, "key": "k"}),
+]
+
+
+@pytest.mark.parametrize(
+    ("args", "method", "path", "status", "body"),
+    COMMANDS,
+    ids=[" ".join(command[0][:2]) for command in COMMANDS],
+)
+def test_json_flag_prints_the_server_json_only(
+    runner: CliRunner,
+    fake_api: FakeApi,
+    args: list[str],
+    method: str,
+    path: str,
+    status: int,
+    body: Any,
+) -> None:
+    fake_api.on(method, path, status, body)
+
+    result = invoke(runner, *args, "--json")
+
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == body
+    assert fake_api.last.headers["Authorization"] == "Bearer tok_person"
+    assert fake_api.last.headers["X-Pinework-Run"] == "run_5"
+    assert fake_api.last.headers["X-Pinework-Task"] == "PIN-9"
+
+
+# Requests the commands send
+
+
+def test_save_sends_options_and_prints_the_new_memory(runner: CliRunner, fake_api: FakeApi) -> None:
+    fake_api.on("POST", "/memories", 201, memory_json())
+
+    result = invoke(
+        runner,
+        *["memory", "save", "The deploy bucket is in eu-west-1."],
+        *["--expires", "2026-04-01", "--supersedes", "mem_old", "--agent", "agt_1"],
+    )
+
+    assert result.exit_code == 0, result.output
+    assert fake_api.last_json() == {
+        "text": "The deploy bucket is in eu-west-1.",
+        "expiresAt": "2026-04-01",
+        "supersedes": "mem_old",
+        "agentId": "agt_1",
+    }
+    assert result.stdout.startswith(f"saved {MEMORY_ID}")
+
+
+def test_list_sends_filters_and_prints_one_line_per_memory(
+    runner: CliRunner, fake_api: FakeApi
+) -> None:
+    long_text = "word " * 40
+    fake_api.on(
+        "GET",
+        "/memories",
+        200,
+        {
+            "object": "list",
+            "data": [
+                memory_json(id="mem_2", text=long_text, recallCount=7),
+                memory_json(id="mem_1", kind="day", date="2025-12-31", text="a\nb"),
+            ],
+            "nextToken": "tok_next",
+        },
+    )
+
+    result = invoke(
+        runner,
+        *["memory", "list", "--kind", "fact", "--status", "active", "--agent", "agt_1"],
+        *["--all", "--limit", "2", "--next-token", "tok_prev"],
+    )
+
+    assert result.exit_code == 0, result.output
+    assert dict(fake_api.last.url.params) == {
+        "agentId": "agt_1",
+        "kind": "fact",
+        "status": "active",
+        "all": "true",
+        "limit": "2",
+        "nextToken": "tok_prev",
+    }
+    first, second, more = result.stdout.splitlines()
+    assert first.startswith("mem_2  fact  active")
+    assert "2026-01-01" in first and "recalls=7" in first and first.endswith("…")
+    assert second.startswith("mem_1  day ") and "2025-12-31" in second and "a ⏎ b" in second
+    assert more == "more: --next-token tok_next"
+
+
+def test_show_prints_a_readable_block(runner: CliRunner, fake_api: FakeApi) -> None:
+    fake_api.on("GET", f"/memories/{MEMORY_ID}", 200, memory_json(expired=True))
+
+    result = invoke(runner, "memory", "show", MEMORY_ID)
+
+    assert result.exit_code == 0, result.output
+    assert f"id:               {MEMORY_ID}" in result.stdout
+    assert "status:           active/expired" in result.stdout
+    assert "expires at:       2026-04-01T00:00:00Z" in result.stdout
+    assert result.stdout.rstrip().endswith("text:\n  The deploy bucket is in eu-west-1.")
+
+
+def test_edit_sends_only_the_given_fields(runner: CliRunner, fake_api: FakeApi) -> None:
+    fake_api.on("PATCH", f"/memories/{MEMORY_ID}", 200, memory_json())
+
+    result = invoke(runner, "memory", "edit", MEMORY_ID, "--expires", "2026-09-01")
+
+    assert result.exit_code == 0, result.output
+    assert fake_api.last_json() == {"expiresAt": "2026-09-01"}
+
+
+def test_edit_without_changes_is_a_usage_error(runner: CliRunner, fake_api: FakeApi) -> None:
+    result = invoke(runner, "memory", "edit", MEMORY_ID)
+
+    assert result.exit_code == 2
+    assert fake_api.requests == []
+
+
+def test_archive_sends_the_reason(runner: CliRunner, fake_api: FakeApi) -> None:
+    fake_api.on("POST", f"/memories/{MEMORY_ID}/archive", 200, memory_json(status="archived"))
+
+    result = invoke(runner, "memory", "archive", MEMORY_ID, "--reason", "outdated")
+
+    assert result.exit_code == 0, result.output
+    assert fake_api.last_json() == {"reason": "outdated"}
+    assert result.stdout.startswith(f"archived {MEMORY_ID}")
+
+
+def test_archive_without_reason_is_a_usage_error(runner: CliRunner, fake_api: FakeApi) -> None:
+    result = invoke(runner, "memory", "archive", MEMORY_ID)
+
+    assert result.exit_code == 2
+    assert "--reason" in result.stderr
+    assert fake_api.requests == []
+
+
+def test_recall_prints_fallback_and_scores(runner: CliRunner, fake_api: FakeApi) -> None:
+    fake_api.on("POST", "/memories/recall", 200, RECALL)
+
+    result = invoke(runner, "memory", "recall", "--query", "deploy", "--agent", "agt_1")
+
+    assert result.exit_code == 0, result.output
+    assert fake_api.last_json() == {"query": "deploy", "agentId": "agt_1"}
+    fallback, scored = result.stdout.splitlines()
+    assert fallback.startswith("fallback: newest")
+    assert scored.startswith(f"0.87  {MEMORY_ID}")
+
+
+def test_recall_block_flag_prints_the_block(runner: CliRunner, fake_api: FakeApi) -> None:
+    fake_api.on("POST", "/memories/recall", 200, {**RECALL, "fallback": None})
+
+    result = invoke(runner, "memory", "recall", "--block")
+
+    assert result.exit_code == 0, result.output
+    assert fake_api.last_json() == {}
+    assert result.stdout == RECALL["block"] + "\n"
+
+
+def test_history_prints_one_line_per_record(runner: CliRunner, fake_api: FakeApi) -> None:
+    fake_api.on("GET", f"/memories/{MEMORY_ID}/history", 200, HISTORY)
+
+    result = invoke(runner, "memory", "history", MEMORY_ID)
+
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "2026-01-02T08:00:00Z  archive     person:usr_1  reason=wrong\n"
+
+
+def test_kv_remember_parse_sends_a_json_value(runner: CliRunner, fake_api: FakeApi) -> None:
+    fake_api.on("POST", "/kv/remember", 200, {"stored": True, "key": "k", "ttl": "permanent"})
+
+    result = invoke(runner, "kv", "remember", "k", '{"n": 1}', "--parse")
+
+    assert result.exit_code == 0, result.output
+    assert fake_api.last_json() == {"key": "k", "value": {"n": 1}}
+    assert result.stdout == "stored k (ttl: permanent)\n"
+
+
+def test_kv_recall_of_a_missing_key_exits_1(runner: CliRunner, fake_api: FakeApi) -> None:
+    fake_api.on("POST", "/kv/recall", 200, {"key": "k", "value": None, "found": False})
+
+    result = invoke(runner, "kv", "recall", "k")
+
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert "not found: k" in result.stderr
+
+
+# Errors
+
+
+def test_api_error_prints_code_and_message_and_exits_1(
+    runner: CliRunner, fake_api: FakeApi
+) -> None:
+    envelope = {"error": {"code": "memory_not_found", "message": "No memory mem_x here."}}
+    fake_api.on("GET", "/memories/mem_x", 404, envelope)
+
+    result = invoke(runner, "memory", "show", "mem_x")
+
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert result.stderr == "error: memory_not_found: No memory mem_x here.\n"
+
+
+def test_api_error_with_json_prints_the_envelope_on_stdout(
+    runner: CliRunner, fake_api: FakeApi
+) -> None:
+    envelope = {"error": {"code": "memory_day_full", "message": "Today's log is full."}}
+    fake_api.on("POST", "/memories/day", 409, envelope)
+
+    result = invoke(runner, "memory", "day", "one more", "--json")
+
+    assert result.exit_code == 1
+    assert json.loads(result.stdout) == envelope
+    assert "error: memory_day_full: Today's log is full." in result.stderr
+
+
+def test_unreachable_server_is_a_connection_error(
+    runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("Connection refused", request=request)
+
+    monkeypatch.setattr(
+        cli, "make_client", lambda: Client.from_env(transport=httpx.MockTransport(refuse))
+    )
+
+    result = invoke(runner, "memory", "list", "--json")
+
+    assert result.exit_code == 1
+    assert json.loads(result.stdout)["error"]["code"] == "connection_error"
+    assert result.stderr.startswith("error: connection_error: could not reach")
+
+
+def test_bad_api_url_is_reported_not_raised(runner: CliRunner, fake_api: FakeApi) -> None:
+    result = runner.invoke(
+        cli.app, ["memory", "list"], env={**ENV, "PINEWORK_API_URL": "localhost:8000"}
+    )
+
+    assert result.exit_code == 1
+    assert "error: invalid_request: the API URL must start with http" in result.stderr
+    assert fake_api.requests == []

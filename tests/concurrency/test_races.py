@@ -1,0 +1,143 @@
+"""Atomic rules under real concurrency (issue 2): threads against the embedded
+DynamoDB server, which handles each request atomically as DynamoDB does."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+import boto3
+import pytest
+from botocore.config import Config
+
+from chalicelib import wiring
+from chalicelib.errors import MemoryDayExists, MemoryDayFull, MemorySupersedeArchived
+from chalicelib.ids import IdFactory
+from chalicelib.models.principal import Principal, PrincipalKind
+from chalicelib.models.requests import ArchiveRequest, ListQuery, SaveFactRequest
+from chalicelib.services.memories import RunContext
+from chalicelib.settings import Settings
+from infra.local_dynamodb import EmbeddedAWS
+from infra.tables import create_table
+
+T = TypeVar("T")
+
+
+@pytest.fixture(scope="module")
+def endpoint() -> Iterator[str]:
+    """One embedded server for the module, in memory only."""
+    os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
+    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
+    server = EmbeddedAWS()
+    yield server.start()
+    server.stop()
+
+
+@pytest.fixture
+def wired(endpoint: str, request: pytest.FixtureRequest) -> wiring.Services:
+    """Services on a fresh table of the embedded server, with a big connection pool."""
+    client = boto3.client(
+        "dynamodb",
+        endpoint_url=endpoint,
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+        config=Config(max_pool_connections=64, retries={"max_attempts": 0}),
+    )
+    table = "race-" + IdFactory(wiring.SystemClock()).new("t").lower()
+    create_table(client, table)
+    return wiring.build_services(Settings(table_name=table), client=client)
+
+
+@pytest.fixture
+def agent(wired: wiring.Services) -> Principal:
+    workspace = wired.admin.create_workspace("race")
+    issued = wired.admin.create_agent(workspace.id, "racer")
+    return Principal(kind=PrincipalKind.AGENT, id=issued.id, workspace_id=workspace.id)
+
+
+def run_together(count: int, task: Callable[[int], T]) -> list[T | Exception]:
+    """Run ``task(i)`` for i in range(count) on as many threads; results or exceptions."""
+
+    def guarded(number: int) -> T | Exception:
+        try:
+            return task(number)
+        except Exception as error:
+            return error
+
+    with ThreadPoolExecutor(max_workers=count) as pool:
+        return list(pool.map(guarded, range(count)))
+
+
+def test_two_concurrent_supersedes_one_wins(wired: wiring.Services, agent: Principal) -> None:
+    for _ in range(5):
+        old = wired.memories.save(agent, SaveFactRequest(text="v1"), RunContext())
+        results = run_together(
+            2,
+            lambda n, old_id=old.id: wired.memories.save(
+                agent, SaveFactRequest(text=f"v2-{n}", supersedes=old_id), RunContext()
+            ),
+        )
+        winners = [r for r in results if not isinstance(r, Exception)]
+        losers = [r for r in results if isinstance(r, Exception)]
+        assert len(winners) == 1, results
+        assert len(losers) == 1 and isinstance(losers[0], MemorySupersedeArchived)
+        stored = wired.memories.get(agent, old.id)
+        assert stored.superseded_by == winners[0].id
+    live = wired.memories.list(agent, ListQuery.model_validate({"limit": "500"})).memories
+    texts = sorted(m.text for m in live)
+    assert len(texts) == 5 and all(t.startswith("v2-") for t in texts)  # no orphan
+
+
+def test_concurrent_first_lines_make_one_row_holding_both(
+    wired: wiring.Services, agent: Principal
+) -> None:
+    results = run_together(
+        2, lambda n: wired.day_log.append_day_line(agent, f"line {n}", RunContext())
+    )
+    assert not any(isinstance(r, Exception) for r in results), results
+    rows = {r.memory.id for r in results if not isinstance(r, Exception)}
+    assert len(rows) == 1
+    created = [r.created for r in results if not isinstance(r, Exception)]
+    assert sorted(created) == [False, True]
+    row = wired.memories.get(agent, rows.pop())
+    assert sorted(line[6:] for line in row.text.split("\n")) == ["line 0", "line 1"]
+
+
+def test_fifty_concurrent_appends_near_the_cap(wired: wiring.Services, agent: Principal) -> None:
+    # 23 stored lines of 300 + 22 newlines = 6,922; a 71-char line adds 78 -> 7,000.
+    # Then 50 appends of 106 stored characters each race for the last 1,000: 9 fit.
+    for _ in range(23):
+        wired.day_log.append_day_line(agent, "f" * 294, RunContext())
+    seed = wired.day_log.append_day_line(agent, "g" * 71, RunContext())
+    start = len(seed.memory.text)
+    assert start == 7000
+    results = run_together(
+        50, lambda n: wired.day_log.append_day_line(agent, f"{n:03d}" + "h" * 96, RunContext())
+    )
+    accepted = {f"{n:03d}" for n, r in enumerate(results) if not isinstance(r, Exception)}
+    rejected = [r for r in results if isinstance(r, Exception)]
+    assert all(isinstance(r, MemoryDayFull) for r in rejected), rejected
+    row = wired.memories.get(agent, seed.memory.id)
+    assert len(row.text) <= 8000
+    stored = {line[6:9] for line in row.text.split("\n")[24:]}
+    assert stored == accepted
+    assert len(accepted) == 9
+    assert rejected
+
+
+def test_concurrent_unarchives_of_two_rows_of_one_date(
+    wired: wiring.Services, agent: Principal
+) -> None:
+    first = wired.day_log.append_day_line(agent, "one", RunContext()).memory
+    wired.memories.archive(agent, first.id, ArchiveRequest(reason="noise"))
+    second = wired.day_log.append_day_line(agent, "two", RunContext()).memory
+    wired.memories.archive(agent, second.id, ArchiveRequest(reason="noise"))
+    results = run_together(
+        2, lambda n: wired.memories.unarchive(agent, (first.id, second.id)[n])
+    )
+    ok = [r for r in results if not isinstance(r, Exception)]
+    failed = [r for r in results if isinstance(r, Exception)]
+    assert len(ok) == 1 and len(failed) == 1 and isinstance(failed[0], MemoryDayExists)

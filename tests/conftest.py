@@ -1,0 +1,140 @@
+"""Shared fixtures: moto-backed DynamoDB with the real table definition, an
+injected clock, services wired against them, and a Chalice test client."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import boto3
+import pytest
+from chalice.test import Client
+from moto import mock_aws
+
+from chalicelib import wiring
+from chalicelib.ids import FixedClock
+from chalicelib.settings import Settings
+from infra.tables import create_table
+
+TABLE = "pinework-test"
+START = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """moto for every AWS call in the test; fake credentials, never real AWS."""
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_REGION": "us-east-1",
+    }.items():
+        monkeypatch.setenv(name, value)
+    with mock_aws():
+        yield
+
+
+@pytest.fixture
+def dynamodb(aws: None) -> Any:
+    """A DynamoDB client with the table created from ``infra/tables.py``."""
+    client = boto3.client("dynamodb", region_name="us-east-1")
+    create_table(client, TABLE)
+    return client
+
+
+@pytest.fixture
+def clock() -> FixedClock:
+    """A clock fixed at 2026-11-30T12:00:00Z; tests move it."""
+    return FixedClock(START)
+
+
+@pytest.fixture
+def wired(dynamodb: Any, clock: FixedClock) -> Iterator[wiring.Services]:
+    """Services on the moto table with the fixed clock, installed for the API."""
+    built = wiring.build_services(Settings(table_name=TABLE), clock=clock, client=dynamodb)
+    wiring.install(built)
+    yield built
+    wiring.install(None)
+
+
+@dataclass
+class Actor:
+    """A principal with its bearer token."""
+
+    id: str
+    token: str
+
+
+@dataclass
+class World:
+    """One workspace with two agents and a person, plus a second workspace."""
+
+    workspace_id: str
+    agent: Actor
+    other_agent: Actor
+    person: Actor
+    outsider: Actor
+    outsider_agent: Actor
+
+
+@pytest.fixture
+def world(wired: wiring.Services) -> World:
+    """Principals created through the admin service, as an operator would."""
+    admin = wired.admin
+    workspace = admin.create_workspace("Acme")
+    other = admin.create_workspace("Elsewhere")
+    agent = admin.create_agent(workspace.id, "builder")
+    other_agent = admin.create_agent(workspace.id, "reviewer")
+    person = admin.create_person(workspace.id, "ana@example.com")
+    outsider = admin.create_person(other.id, "eve@example.com")
+    outsider_agent = admin.create_agent(other.id, "spy")
+    return World(
+        workspace_id=workspace.id,
+        agent=Actor(agent.id, agent.token),
+        other_agent=Actor(other_agent.id, other_agent.token),
+        person=Actor(person.id, person.token),
+        outsider=Actor(outsider.id, outsider.token),
+        outsider_agent=Actor(outsider_agent.id, outsider_agent.token),
+    )
+
+
+class Api:
+    """Calls the Chalice app in-process with a bearer token and JSON bodies."""
+
+    def __init__(self, client: Client) -> None:
+        self._client = client
+
+    def call(
+        self,
+        method: str,
+        path: str,
+        actor: Actor | None = None,
+        body: Any = None,
+        *,
+        raw: bytes | str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> tuple[int, Any]:
+        """Return (status, parsed JSON body) of one request to ``/api/v1`` + path."""
+        sent = {"Content-Type": "application/json", **(headers or {})}
+        if actor is not None:
+            sent["Authorization"] = f"Bearer {actor.token}"
+        payload: bytes | str | None = raw
+        if payload is None and body is not None:
+            payload = json.dumps(body)
+        response = self._client.http.request(
+            method, "/api/v1" + path, headers=sent, body=payload or b""
+        )
+        text = response.body.decode("utf-8") if response.body else ""
+        return response.status_code, (json.loads(text) if text else None)
+
+
+@pytest.fixture
+def api(wired: wiring.Services) -> Iterator[Api]:
+    """The HTTP API of ``app.py`` through ``chalice.test.Client``."""
+    from app import app
+
+    with Client(app) as client:
+        yield Api(client)
