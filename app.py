@@ -1,6 +1,6 @@
 """Pinework Memory: every Lambda entry point, one line each (STYLE.md rule 1)."""
 
-from chalice import Chalice
+from chalice.app import Chalice
 
 from chalicelib.api.memories import memories_api
 

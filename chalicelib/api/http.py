@@ -14,7 +14,7 @@ import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from chalice import Response
+from chalice.app import Response
 from pydantic import BaseModel, ValidationError
 
 from chalicelib.errors import STATUS_BY_CODE, InvalidRequest, PineworkError

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chalice import Blueprint, Response
+from chalice.app import Blueprint, Response
 
 from chalicelib.api.context import call_context, query_params
 from chalicelib.api.http import endpoint, json_response, parse_body, validate
@@ -114,9 +114,7 @@ def edit_memory(memory_id: str) -> Response:
     return _memory_response((memory, call.services))
 
 
-@memories_api.route(
-    "/memories/{memory_id}/archive", methods=["POST"], content_types=CONTENT_TYPES
-)
+@memories_api.route("/memories/{memory_id}/archive", methods=["POST"], content_types=CONTENT_TYPES)
 @endpoint
 def archive_memory(memory_id: str) -> Response:
     """Archive with a required reason (owner agent or person)."""

@@ -76,7 +76,7 @@ class ListQuery(BaseModel):
     agent_id: str | None = None
     kind: Literal["fact", "day"] | None = None
     status: Literal["active", "archived"] | None = None
-    all: Literal["true", "false", "1", "0"] = "false"  # noqa: A003 - the spec's parameter name
+    all: Literal["true", "false", "1", "0"] = "false"
     limit: int = Field(default=DEFAULT_LIST_LIMIT, ge=1)
     next_token: str | None = None
 

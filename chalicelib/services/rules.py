@@ -34,7 +34,9 @@ WRITE_ATTEMPTS = 8
 """How often a state change re-reads and retries after losing a concurrent race."""
 
 _DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:\d{2})$")
+_TIMESTAMP = re.compile(
+    r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:\d{2})$"
+)
 _HEADER_VALUE = re.compile(r"^[\x21-\x7e][\x20-\x7e]*$")
 
 T = TypeVar("T")

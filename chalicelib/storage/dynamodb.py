@@ -267,9 +267,10 @@ class DynamoDBMemoryRepository:
         try:
             self._table.transact(operations)
         except TransactionCancelled as cancelled:
-            if day_pointer is DayPointerChange.CLAIM and _failed(cancelled, 2):
-                if not _failed(cancelled, 0):
-                    raise DayPointerTaken(after.date) from cancelled
+            # Only the pointer failed: the row is as read, but its date is taken.
+            pointer_only = _failed(cancelled, 2) and not _failed(cancelled, 0)
+            if day_pointer is DayPointerChange.CLAIM and pointer_only:
+                raise DayPointerTaken(after.date) from cancelled
             raise WriteConflict(before.id) from cancelled
 
     def live_day_row_id(self, agent_id: str, date: str) -> str | None:
@@ -372,9 +373,7 @@ class DynamoDBMemoryRepository:
         request["ExpressionAttributeNames"]["#workspace"] = "workspaceId"
         request["ExpressionAttributeValues"][":workspace"] = workspace_id
         request["FilterExpression"] = " AND ".join(conditions)
-        request["ExpressionAttributeValues"] = to_attributes(
-            request["ExpressionAttributeValues"]
-        )
+        request["ExpressionAttributeValues"] = to_attributes(request["ExpressionAttributeValues"])
         if after_id is not None:
             request["ExclusiveStartKey"] = to_attributes(
                 {**memory_key(after_id), partition_attribute: partition, SORT_ATTRIBUTE: after_id}
@@ -433,9 +432,7 @@ class DynamoDBMemoryRepository:
                         "#count": "recallCount",
                         "#last": "lastRecalledAt",
                     },
-                    ExpressionAttributeValues=to_attributes(
-                        {":one": 1, ":now": to_rfc3339(now)}
-                    ),
+                    ExpressionAttributeValues=to_attributes({":one": 1, ":now": to_rfc3339(now)}),
                 )
             except ClientError as error:
                 if error.response["Error"]["Code"] != "ConditionalCheckFailedException":

@@ -25,7 +25,6 @@ from chalicelib.storage.keys import (
     workspace_key,
 )
 
-
 _MEMORY_OPTIONAL_TEXT = (
     "date",
     "archiveReason",
@@ -170,9 +169,7 @@ def workspace_to_item(workspace: Workspace) -> dict[str, Any]:
 
 def workspace_from_item(item: dict[str, Any]) -> Workspace:
     """Rebuild a workspace from its stored item."""
-    return Workspace(
-        id=item["id"], name=item["name"], created_at=from_rfc3339(item["createdAt"])
-    )
+    return Workspace(id=item["id"], name=item["name"], created_at=from_rfc3339(item["createdAt"]))
 
 
 def agent_to_item(agent: Agent) -> dict[str, Any]:

@@ -10,7 +10,9 @@ from chalicelib.ids import FixedClock
 from tests.conftest import START, Api, World
 
 
-def save(api: Api, world: World, text: str = "The staging deploy needs the VPN on", **extra: object):
+def save(
+    api: Api, world: World, text: str = "The staging deploy needs the VPN on", **extra: object
+):
     status, body = api.call("POST", "/memories", world.agent, {"text": text, **extra})
     assert status == 201, body
     return body

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import boto3
 import pytest
@@ -135,9 +135,7 @@ def test_concurrent_unarchives_of_two_rows_of_one_date(
     wired.memories.archive(agent, first.id, ArchiveRequest(reason="noise"))
     second = wired.day_log.append_day_line(agent, "two", RunContext()).memory
     wired.memories.archive(agent, second.id, ArchiveRequest(reason="noise"))
-    results = run_together(
-        2, lambda n: wired.memories.unarchive(agent, (first.id, second.id)[n])
-    )
+    results = run_together(2, lambda n: wired.memories.unarchive(agent, (first.id, second.id)[n]))
     ok = [r for r in results if not isinstance(r, Exception)]
     failed = [r for r in results if isinstance(r, Exception)]
     assert len(ok) == 1 and len(failed) == 1 and isinstance(failed[0], MemoryDayExists)

@@ -1,0 +1,160 @@
+"""The real CLI against the real local server (issue 2): `python -m infra.local_server`
+in a subprocess on free ports with a temporary data folder, restarted once to
+prove stored data survives."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class LocalServer:
+    """Starts and stops `python -m infra.local_server` with its own ports and data."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self.api_port = free_port()
+        self.dynamodb_port = free_port()
+        self.process: subprocess.Popen[str] | None = None
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {
+            **os.environ,
+            "PINEWORK_PORT": str(self.api_port),
+            "PINEWORK_DYNAMODB_PORT": str(self.dynamodb_port),
+            "PINEWORK_DATA_DIR": str(self.data_dir),
+        }
+
+    def start(self) -> str:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "infra.local_server"],
+            cwd=REPO,
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        banner = []
+        deadline = time.monotonic() + 120
+        assert self.process.stdout is not None
+        while time.monotonic() < deadline:
+            line = self.process.stdout.readline()
+            if not line:
+                break
+            banner.append(line)
+            if "Press Ctrl+C" in line:
+                return "".join(banner)
+        self.stop()
+        raise AssertionError("local server did not start:\n" + "".join(banner))
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process = None
+
+    def demo(self) -> dict[str, str]:
+        return dict(json.loads((self.data_dir / "demo.json").read_text()))
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[LocalServer]:
+    running = LocalServer(tmp_path / "data")
+    yield running
+    running.stop()
+
+
+def cli(server: LocalServer, token: str, *args: str, task: str | None = None) -> Any:
+    """Run the installed `pinework` console script; return the completed process."""
+    executable = shutil.which("pinework", path=str(Path(sys.executable).parent)) or "pinework"
+    env = {
+        **os.environ,
+        "PINEWORK_API_URL": f"http://127.0.0.1:{server.api_port}",
+        "PINEWORK_TOKEN": token,
+        "PINEWORK_DYNAMODB_ENDPOINT": f"http://127.0.0.1:{server.dynamodb_port}",
+    }
+    env.pop("PINEWORK_TASK", None)
+    if task:
+        env["PINEWORK_TASK"] = task
+    return subprocess.run(
+        [executable, *args], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+def test_cli_against_local_server_and_data_survives_restart(server: LocalServer) -> None:
+    banner = server.start()
+    demo = server.demo()
+    assert f"export PINEWORK_TOKEN={demo['agentToken']}" in banner
+    assert f"export PINEWORK_API_URL=http://127.0.0.1:{server.api_port}" in banner
+    agent = demo["agentToken"]
+
+    saved = cli(server, agent, "memory", "save", "Deploys need the VPN", "--json", task="PIN-9")
+    assert saved.returncode == 0, saved.stderr
+    fact = json.loads(saved.stdout)
+    assert fact["text"] == "Deploys need the VPN" and fact["taskKey"] == "PIN-9"
+
+    day = cli(server, agent, "memory", "day", "shipped it", "--json", task="PIN-9")
+    assert day.returncode == 0 and "[PIN-9] shipped it" in json.loads(day.stdout)["text"]
+
+    recalled = cli(server, agent, "memory", "recall", "--query", "VPN deploys", "--json")
+    assert recalled.returncode == 0, recalled.stderr
+    assert [m["memory"]["id"] for m in json.loads(recalled.stdout)["memories"]] == [fact["id"]]
+
+    missing = cli(server, agent, "memory", "show", "mem_01JD0000000000000000000000")
+    assert missing.returncode == 1 and "memory_not_found" in missing.stderr
+
+    no_reason = cli(server, agent, "memory", "archive", fact["id"])
+    assert no_reason.returncode != 0
+
+    person = demo["personToken"]
+    vetoed = cli(server, person, "memory", "veto", fact["id"], "--json")
+    assert vetoed.returncode == 0 and json.loads(vetoed.stdout)["archiveReason"] == "vetoed"
+    back = cli(server, agent, "memory", "unarchive", fact["id"], "--json")
+    assert back.returncode == 1
+    assert json.loads(back.stdout)["error"]["code"] == "memory_veto_human_only"
+
+    workspace = cli(server, "", "admin", "create-workspace", "--name", "Acme", "--json")
+    assert workspace.returncode == 0, workspace.stderr
+    workspace_id = json.loads(workspace.stdout)["id"]
+    issued = cli(
+        server, "", "admin", "create-agent", "--workspace", workspace_id, "--name", "b", "--json"
+    )
+    new_agent = json.loads(issued.stdout)
+    assert new_agent["id"].startswith("agt_") and new_agent["token"]
+    listed = cli(server, new_agent["token"], "memory", "list", "--json")
+    assert listed.returncode == 0 and json.loads(listed.stdout)["data"] == []
+
+    server.stop()
+    banner = server.start()
+    assert server.demo() == demo  # the same demo principals, not new ones
+    shown = cli(server, person, "memory", "show", fact["id"], "--json")
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["archiveReason"] == "vetoed"
+    history = cli(server, person, "memory", "history", fact["id"], "--json")
+    assert [r["action"] for r in json.loads(history.stdout)["data"]] == ["create", "veto"]
+    still = cli(server, new_agent["token"], "memory", "list", "--json")
+    assert still.returncode == 0  # tokens issued by admin survive too
