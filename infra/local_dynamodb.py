@@ -4,6 +4,8 @@ server on loopback, with two additions.
 * Requests are served one at a time (a lock around the WSGI app), so each
   request is atomic as it is on DynamoDB: threads in tests race the way real
   clients do, never inside the emulator.
+* Transactions skip moto's whole-table backup (``infra/moto_transactions.py``),
+  which the serialization above makes safe.
 * Successful write requests are appended to a journal (JSON lines) and replayed
   in-process on the next start, so stored data survives a restart. Failed
   conditional writes are not journaled, so a replay takes the same path.
@@ -14,6 +16,7 @@ from __future__ import annotations
 import base64
 import json
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -21,6 +24,8 @@ from typing import Any
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
 from werkzeug.serving import BaseWSGIServer, make_server
 from werkzeug.test import Client
+
+from infra import moto_transactions
 
 WRITE_ACTIONS = frozenset(
     {
@@ -38,6 +43,8 @@ WRITE_ACTIONS = frozenset(
 """DynamoDB actions whose successful requests change stored state."""
 
 StartResponse = Callable[..., Any]
+STATS_PATH = "/_pinework/requests"
+"""Path on the embedded server that reports request counts by action."""
 
 
 class SerializedJournaledApp:
@@ -52,9 +59,15 @@ class SerializedJournaledApp:
         self._app = app
         self._journal = journal
         self._lock = threading.Lock()
+        self.requests: Counter[str] = Counter()
+        """DynamoDB requests served, by action (for benchmarks: ``GET /_pinework/requests``)."""
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         """Serve one request under the lock; journal it if it was a successful write."""
+        if environ.get("PATH_INFO") == STATS_PATH:
+            body = json.dumps(dict(self.requests)).encode()
+            start_response("200 OK", [("Content-Type", "application/json")])
+            return [body]
         length = int(environ.get("CONTENT_LENGTH") or 0)
         body = environ["wsgi.input"].read(length) if length else b""
         environ["wsgi.input"] = _Body(body)
@@ -67,6 +80,8 @@ class SerializedJournaledApp:
         with self._lock:
             chunks = list(self._app(environ, capture))
             action = str(environ.get("HTTP_X_AMZ_TARGET", "")).rpartition(".")[2]
+            if action:
+                self.requests[action] += 1
             if (
                 self._journal is not None
                 and action in WRITE_ACTIONS
@@ -151,6 +166,7 @@ class EmbeddedAWS:
     """
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, journal: Path | None = None):
+        moto_transactions.install()
         self._app = SerializedJournaledApp(DomainDispatcherApplication(create_backend_app), journal)
         self._server: BaseWSGIServer = make_server(host, port, self._app, threaded=True)
         self._thread: threading.Thread | None = None

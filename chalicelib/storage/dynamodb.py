@@ -45,6 +45,8 @@ from chalicelib.storage.protocols import (
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
 
+_TRANSACTION_ITEMS = 100
+"""Most actions DynamoDB accepts in one TransactWriteItems."""
 _QUERY_PAGE = 200
 """Items read per Query call while filling a filtered page (PITFALLS: Limit before filter)."""
 
@@ -419,24 +421,42 @@ class DynamoDBMemoryRepository:
         return [convert.audit_from_item(item) for item in items]
 
     def record_recall(self, memory_ids: Sequence[str], now: datetime) -> None:
-        """Count one recall on each memory (no version bump: not a state change)."""
-        for memory_id in memory_ids:
+        """Count one recall on each memory: one transaction per 100 memories.
+
+        Counters are not a state change, so no version bump and no audit record.
+        If a transaction is cancelled (a concurrent change of one of the items),
+        its memories are counted one update at a time instead.
+        """
+        ids = list(memory_ids)
+        for start in range(0, len(ids), _TRANSACTION_ITEMS):
+            chunk = ids[start : start + _TRANSACTION_ITEMS]
             try:
-                self._table.client.update_item(
-                    TableName=self._table.name,
-                    Key=to_attributes(memory_key(memory_id)),
-                    UpdateExpression="ADD #count :one SET #last = :now",
-                    # Never create a stub item for a memory that does not exist.
-                    ConditionExpression="attribute_exists(pk)",
-                    ExpressionAttributeNames={
-                        "#count": "recallCount",
-                        "#last": "lastRecalledAt",
-                    },
-                    ExpressionAttributeValues=to_attributes({":one": 1, ":now": to_rfc3339(now)}),
-                )
-            except ClientError as error:
-                if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
-                    raise
+                self._table.transact([_count_recall(memory_id, now) for memory_id in chunk])
+            except TransactionCancelled:
+                for memory_id in chunk:
+                    self._count_one(memory_id, now)
+
+    def _count_one(self, memory_id: str, now: datetime) -> None:
+        try:
+            self._table.client.update_item(
+                TableName=self._table.name, **_count_recall(memory_id, now)["Update"]
+            )
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+
+
+def _count_recall(memory_id: str, now: datetime) -> dict[str, Any]:
+    return {
+        "Update": {
+            "Key": to_attributes(memory_key(memory_id)),
+            "UpdateExpression": "ADD #count :one SET #last = :now",
+            # Never create a stub item for a memory that does not exist.
+            "ConditionExpression": "attribute_exists(pk)",
+            "ExpressionAttributeNames": {"#count": "recallCount", "#last": "lastRecalledAt"},
+            "ExpressionAttributeValues": to_attributes({":one": 1, ":now": to_rfc3339(now)}),
+        }
+    }
 
 
 def _failed(cancelled: TransactionCancelled, position: int) -> bool:

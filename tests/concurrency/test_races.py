@@ -139,3 +139,33 @@ def test_concurrent_unarchives_of_two_rows_of_one_date(
     ok = [r for r in results if not isinstance(r, Exception)]
     failed = [r for r in results if isinstance(r, Exception)]
     assert len(ok) == 1 and len(failed) == 1 and isinstance(failed[0], MemoryDayExists)
+
+
+def test_cancelled_transaction_on_the_embedded_server_writes_nothing(endpoint: str) -> None:
+    client = boto3.client(
+        "dynamodb",
+        endpoint_url=endpoint,
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
+    create_table(client, "tx-check")
+    client.put_item(TableName="tx-check", Item={"pk": {"S": "b"}, "sk": {"S": "b"}})
+    with pytest.raises(client.exceptions.TransactionCanceledException) as cancelled:
+        client.transact_write_items(
+            TransactItems=[
+                {"Put": {"TableName": "tx-check", "Item": {"pk": {"S": "a"}, "sk": {"S": "a"}}}},
+                {
+                    "Put": {
+                        "TableName": "tx-check",
+                        "Item": {"pk": {"S": "b"}, "sk": {"S": "b"}},
+                        "ConditionExpression": "attribute_not_exists(pk)",
+                    }
+                },
+            ]
+        )
+    reasons = [r["Code"] for r in cancelled.value.response["CancellationReasons"]]
+    assert reasons == ["None", "ConditionalCheckFailed"]
+    assert "Item" not in client.get_item(
+        TableName="tx-check", Key={"pk": {"S": "a"}, "sk": {"S": "a"}}
+    )
