@@ -40,7 +40,7 @@ check: static test  ## what CI checks
 package: $(STAMP)  ## CloudFormation/SAM template + zip for STAGE, validated by cfn-lint
 	rm -rf build/package && mkdir -p build
 	$(PY) -m infra.template > build/resources.json
-	$(VENV)/bin/chalice package --stage $(STAGE) --merge-template build/resources.json build/package
+	AWS_DEFAULT_REGION=$${AWS_DEFAULT_REGION:-us-east-1} $(VENV)/bin/chalice package --stage $(STAGE) --merge-template build/resources.json build/package
 	$(VENV)/bin/cfn-lint build/package/sam.json
 
 clean:

@@ -148,6 +148,12 @@ class NotFound(PineworkError):
     code = "not_found"
 
 
+class MethodNotAllowed(PineworkError):
+    """The route exists but not with this HTTP method (405)."""
+
+    code = "method_not_allowed"
+
+
 class Conflict(PineworkError):
     """A concurrent change kept winning; retry the request (409)."""
 
@@ -175,6 +181,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "memory_not_archived": 409,
     "rate_limited": 429,
     "not_found": 404,
+    "method_not_allowed": 405,
     "conflict": 409,
     "internal_error": 500,
 }

@@ -26,6 +26,7 @@ import boto3
 
 from infra.local_dynamodb import EmbeddedAWS
 from infra.tables import create_table
+from infra.template import NOT_FOUND_BODY
 
 REPO = Path(__file__).resolve().parent.parent
 TABLE = "pinework-local"
@@ -79,6 +80,34 @@ def _banner(api_url: str, endpoint: str, demo: dict[str, str], replayed: int) ->
     )
 
 
+def _local_api_server(app: Any, port: int) -> Any:
+    """Chalice's threaded local server, with unknown routes answered in our envelope
+    (as the deployed API's GatewayResponse does, see ``infra/template.py``)."""
+    from chalice.config import Config
+    from chalice.local import (
+        ChaliceRequestHandler,
+        CustomLocalChalice,
+        ForbiddenError,
+        LocalChalice,
+        LocalDevServer,
+    )
+
+    class EnvelopeRequestHandler(ChaliceRequestHandler):  # type: ignore[misc]
+        def _send_error_response(self, error: Any) -> None:
+            if isinstance(error, ForbiddenError):
+                body = json.dumps(NOT_FOUND_BODY).encode()
+                self._send_http_response(404, {"Content-Type": "application/json"}, body)
+                return
+            super()._send_error_response(error)
+
+    # What chalice.local.create_local_server does, with our handler.
+    CustomLocalChalice.__bases__ = (LocalChalice, app.__class__)
+    app.__class__ = CustomLocalChalice
+    return LocalDevServer(
+        app, Config.create(chalice_stage="local"), HOST, port, handler_cls=EnvelopeRequestHandler
+    )
+
+
 def main() -> None:
     """Start everything and serve until interrupted."""
     api_port = int(os.environ.get("PINEWORK_PORT", "8000"))
@@ -101,13 +130,10 @@ def main() -> None:
 
     demo = _ensure_demo(data_dir, Settings.from_env())
 
-    from chalice.config import Config
-    from chalice.local import create_local_server
-
     sys.path.insert(0, str(REPO))
     from app import app
 
-    server = create_local_server(app, Config.create(chalice_stage="local"), HOST, api_port)
+    server = _local_api_server(app, api_port)
     api_url = f"http://{HOST}:{api_port}"
     print(_banner(api_url, endpoint, demo, aws.replayed), flush=True)
 

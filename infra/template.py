@@ -13,6 +13,10 @@ from typing import Any
 from infra.tables import table_definition
 
 PROD_TABLE = "pinework-prod"
+NOT_FOUND_BODY = {
+    "error": {"code": "not_found", "message": "No such route. The API lives under /api/v1."}
+}
+"""What a request to an unknown path gets, deployed and locally."""
 
 
 def resources(table_name: str = PROD_TABLE) -> dict[str, Any]:
@@ -29,12 +33,22 @@ def resources(table_name: str = PROD_TABLE) -> dict[str, Any]:
     }
     return {
         "Resources": {
+            # API Gateway answers unknown paths itself; keep them in our envelope.
+            "UnknownRouteResponse": {
+                "Type": "AWS::ApiGateway::GatewayResponse",
+                "Properties": {
+                    "RestApiId": {"Ref": "RestAPI"},
+                    "ResponseType": "MISSING_AUTHENTICATION_TOKEN",
+                    "StatusCode": "404",
+                    "ResponseTemplates": {"application/json": json.dumps(NOT_FOUND_BODY)},
+                },
+            },
             "MemoryTable": {
                 "Type": "AWS::DynamoDB::Table",
                 "DeletionPolicy": "Retain",
                 "UpdateReplacePolicy": "Retain",
                 "Properties": properties,
-            }
+            },
         }
     }
 

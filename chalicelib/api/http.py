@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 from chalice.app import Response
 from pydantic import BaseModel, ValidationError
 
-from chalicelib.errors import STATUS_BY_CODE, InvalidRequest, PineworkError
+from chalicelib.errors import STATUS_BY_CODE, InvalidRequest, MethodNotAllowed, PineworkError
 
 logger = logging.getLogger(__name__)
 
@@ -59,6 +59,28 @@ def endpoint(view: View) -> View:
 
     _WRAPPED_VIEWS.add(view.__name__)
     return wrapped
+
+
+ALL_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+
+
+def reject_other_methods(blueprint: Any, allowed: dict[str, list[str]]) -> None:
+    """Answer every method a path does not serve with 405 in our envelope.
+
+    Without this, Chalice answers in its own error shape (STYLE.md rule 2).
+
+    Args:
+        blueprint: the Chalice blueprint the paths belong to.
+        allowed: path -> the methods its real views serve.
+    """
+    for path, methods in allowed.items():
+        others = [method for method in ALL_METHODS if method not in methods]
+
+        def not_allowed(*_: Any, _methods: list[str] = methods, **__: Any) -> Response:
+            raise MethodNotAllowed(f"Use {' or '.join(_methods)} on this path.")
+
+        not_allowed.__name__ = "not_allowed_" + "".join(ch if ch.isalnum() else "_" for ch in path)
+        blueprint.route(path, methods=others, content_types=["*/*"])(endpoint(not_allowed))
 
 
 def parse_json_body(raw_body: bytes | None) -> dict[str, Any]:

@@ -10,7 +10,13 @@ from typing import Any
 from chalice.app import Blueprint, Response
 
 from chalicelib.api.context import call_context, query_params
-from chalicelib.api.http import endpoint, json_response, parse_body, validate
+from chalicelib.api.http import (
+    endpoint,
+    json_response,
+    parse_body,
+    reject_other_methods,
+    validate,
+)
 from chalicelib.models.requests import (
     ArchiveRequest,
     DayLineRequest,
@@ -25,7 +31,8 @@ from chalicelib.services.memories import encode_next_token
 from chalicelib.services.recall import RecallResult
 
 memories_api = Blueprint(__name__)
-CONTENT_TYPES = ["application/json", "text/plain"]
+CONTENT_TYPES = ["*/*"]
+"""Any content type reaches our own JSON parser, so a wrong one is ``invalid_request``."""
 
 
 def _request() -> Any:
@@ -155,3 +162,18 @@ def memory_history(memory_id: str) -> Response:
     return json_response(
         {"object": "list", "data": [record.to_wire() for record in records], "nextToken": None}
     )
+
+
+reject_other_methods(
+    memories_api,
+    {
+        "/memories": ["GET", "POST"],
+        "/memories/day": ["POST"],
+        "/memories/recall": ["POST"],
+        "/memories/{memory_id}": ["GET", "PATCH"],
+        "/memories/{memory_id}/archive": ["POST"],
+        "/memories/{memory_id}/veto": ["POST"],
+        "/memories/{memory_id}/unarchive": ["POST"],
+        "/memories/{memory_id}/history": ["GET"],
+    },
+)

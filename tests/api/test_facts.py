@@ -299,3 +299,28 @@ def test_rejected_change_writes_no_audit_record(api: Api, world: World) -> None:
     api.call("POST", path + "/unarchive", world.agent)
     body = api.call("GET", path + "/history", world.agent)[1]
     assert [r["action"] for r in body["data"]] == ["create"]
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [("DELETE", "/memories"), ("PUT", "/memories/mem_x"), ("GET", "/memories/day")],
+)
+def test_wrong_method_is_405_in_our_envelope(
+    api: Api, world: World, method: str, path: str
+) -> None:
+    assert error_code(api.call(method, path, world.agent)) == (405, "method_not_allowed")
+
+
+def test_any_content_type_reaches_our_parser(api: Api, world: World) -> None:
+    response = api.call(
+        "POST", "/memories", world.agent, raw=b"<a/>", headers={"Content-Type": "application/xml"}
+    )
+    assert error_code(response) == (400, "invalid_request")
+    status, _ = api.call(
+        "POST",
+        "/memories",
+        world.agent,
+        raw=b'{"text": "plain"}',
+        headers={"Content-Type": "text/plain"},
+    )
+    assert status == 201

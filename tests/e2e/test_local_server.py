@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -111,6 +112,8 @@ def test_cli_against_local_server_and_data_survives_restart(server: LocalServer)
     assert f"export PINEWORK_TOKEN={demo['agentToken']}" in banner
     assert f"export PINEWORK_API_URL=http://127.0.0.1:{server.api_port}" in banner
     agent = demo["agentToken"]
+    unknown = httpx.get(f"http://127.0.0.1:{server.api_port}/api/v1/nothing", timeout=10)
+    assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "not_found"
 
     saved = cli(server, agent, "memory", "save", "Deploys need the VPN", "--json", task="PIN-9")
     assert saved.returncode == 0, saved.stderr
