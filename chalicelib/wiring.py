@@ -29,6 +29,7 @@ from chalicelib.storage.dynamodb import (
     DynamoDBMemoryRepository,
     DynamoDBTable,
 )
+from chalicelib.storage.recalls import DynamoDBRecallRepository
 
 
 @dataclass(frozen=True)
@@ -88,10 +89,12 @@ def build_services(
         day_log=DayLogService(memories, detector, clock, ids),
         recall=RecallService(
             memories,
+            DynamoDBRecallRepository(table),
             directory,
             scorer or LexicalScorer(),
             tokens or Cl100kTokenCounter(),
             clock,
+            ids,
             settings.recall_time_budget_ms,
         ),
     )

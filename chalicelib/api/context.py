@@ -34,6 +34,7 @@ def call_context(request: Any) -> CallContext:
     run = RunContext(
         run_id=check_header(headers.get("x-pinework-run"), "X-Pinework-Run"),
         task_key=check_header(headers.get("x-pinework-task"), "X-Pinework-Task"),
+        session_id=check_header(headers.get("x-pinework-session"), "X-Pinework-Session"),
     )
     return CallContext(services=wired, principal=principal, run=run)
 

@@ -23,12 +23,10 @@ from chalicelib.models.requests import (
     EditRequest,
     EmptyRequest,
     ListQuery,
-    RecallRequest,
     SaveFactRequest,
     VetoRequest,
 )
 from chalicelib.services.memories import encode_next_token
-from chalicelib.services.recall import RecallResult
 
 memories_api = Blueprint(__name__)
 CONTENT_TYPES = ["*/*"]
@@ -79,28 +77,6 @@ def list_memories() -> Response:
             "nextToken": encode_next_token(page.continue_after),
         }
     )
-
-
-@memories_api.route("/memories/recall", methods=["POST"], content_types=CONTENT_TYPES)
-@endpoint
-def recall() -> Response:
-    """On-demand recall: scored memories and the rendered block."""
-    call = call_context(_request())
-    body = parse_body(_request().raw_body, RecallRequest)
-    result = call.services.recall.recall(call.principal, body, call.run)
-    return json_response(_recall_body(result, call.services.clock.now()))
-
-
-def _recall_body(result: RecallResult, now: Any) -> dict[str, Any]:
-    return {
-        "object": "recall",
-        "query": result.query,
-        "fallback": result.fallback,
-        "memories": [
-            {"score": item.score, "memory": item.memory.to_wire(now)} for item in result.memories
-        ],
-        "block": result.block,
-    }
 
 
 @memories_api.route("/memories/{memory_id}", methods=["GET"])
@@ -169,7 +145,6 @@ reject_other_methods(
     {
         "/memories": ["GET", "POST"],
         "/memories/day": ["POST"],
-        "/memories/recall": ["POST"],
         "/memories/{memory_id}": ["GET", "PATCH"],
         "/memories/{memory_id}/archive": ["POST"],
         "/memories/{memory_id}/veto": ["POST"],

@@ -89,3 +89,18 @@ class ListQuery(BaseModel):
     def include_archived(self) -> bool:
         """True when ``all`` asks for archived rows too."""
         return self.all in ("true", "1")
+
+
+class RecallLogQuery(BaseModel):
+    """``GET /recalls`` query string: ``agentId`` (a person's choice), ``limit``, ``nextToken``."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=False, extra="forbid")
+
+    agent_id: str | None = None
+    limit: int = Field(default=DEFAULT_LIST_LIMIT, ge=1)
+    next_token: str | None = None
+
+    @field_validator("limit", mode="after")
+    @classmethod
+    def _clamp(cls, value: int) -> int:
+        return min(value, MAX_LIST_LIMIT)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -26,7 +27,7 @@ from chalicelib.errors import (
     MemorySuperseded,
     MemoryVetoHumanOnly,
 )
-from chalicelib.ids import MEMORY_ID, Clock, IdFactory
+from chalicelib.ids import ULID_PATTERN, Clock, IdFactory
 from chalicelib.models.memory import (
     RESERVED_ARCHIVE_REASONS,
     SUPERSEDED,
@@ -63,10 +64,12 @@ from chalicelib.storage.protocols import (
 
 @dataclass(frozen=True)
 class RunContext:
-    """What an agent's headers say about the run (``X-Pinework-Run`` / ``-Task``)."""
+    """What an agent's headers say about the run (``X-Pinework-Run`` / ``-Task`` /
+    ``-Session``)."""
 
     run_id: str | None = None
     task_key: str | None = None
+    session_id: str | None = None
 
 
 def audit_record(
@@ -428,8 +431,8 @@ def encode_next_token(memory_id: str | None) -> str | None:
     return base64.urlsafe_b64encode(memory_id.encode()).decode().rstrip("=")
 
 
-def decode_next_token(token: str | None) -> str | None:
-    """Read a ``nextToken``.
+def decode_next_token(token: str | None, prefix: str = "mem") -> str | None:
+    """Read a ``nextToken`` that must continue after a ``<prefix>_`` id.
 
     Raises:
         InvalidRequest: the token was not made by ``encode_next_token``.
@@ -440,6 +443,6 @@ def decode_next_token(token: str | None) -> str | None:
         memory_id = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
     except (binascii.Error, UnicodeDecodeError, ValueError) as error:
         raise InvalidRequest("nextToken is not valid; pass the one a list returned.") from error
-    if not MEMORY_ID.match(memory_id):
+    if not re.fullmatch(rf"{prefix}_{ULID_PATTERN}", memory_id):
         raise InvalidRequest("nextToken is not valid; pass the one a list returned.")
     return memory_id

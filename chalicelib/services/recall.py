@@ -1,29 +1,41 @@
-"""On-demand recall (SPEC §8): score an agent's live facts against a query,
+"""Recall (SPEC §8): score an agent's live facts against the task or message,
 keep scores >= 0.5 best first, cut to 300 memories and 12,000 tokens, count the
-recall on exactly the memories returned, and render the ``--- MEMORY ---`` block.
+recall on exactly the memories returned, log it, and render the
+``--- MEMORY ---`` block with today's and yesterday's day log.
 
-If the scorer raises or runs past its time budget, the newest facts are
-returned under the same budgets with ``fallback: "newest"``.
+Two entry points: on-demand recall (``recall``: counts, never touches the
+run-start skip state) and run-start recall (``start``: skips slash commands and
+resumed sessions recalled in the last 24 hours). If the scorer raises or runs
+past its time budget, the newest facts are returned under the same budgets with
+``fallback: "newest"``; nothing scoring >= 0.5 is an empty result, not a failure.
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from chalicelib.errors import InvalidRequest
-from chalicelib.ids import Clock
+from chalicelib.errors import Forbidden, InvalidRequest
+from chalicelib.ids import Clock, IdFactory
 from chalicelib.models.memory import Memory, MemoryStatus
 from chalicelib.models.principal import Principal
+from chalicelib.models.recall import RecalledMemory, RecallLogEntry, RecallStartRequest
 from chalicelib.models.requests import RecallRequest
 from chalicelib.services.memories import RunContext
 from chalicelib.services.rules import RECALL_QUERY_MAX_CHARS, resolve_agent
 from chalicelib.services.scoring import Scorer
 from chalicelib.services.tokens import TokenCounter
-from chalicelib.storage.protocols import DirectoryRepository, MemoryRepository
+from chalicelib.storage.protocols import (
+    DirectoryRepository,
+    MemoryRepository,
+    RecallRepository,
+    SessionAlreadyRecalled,
+    SessionClaim,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -31,10 +43,13 @@ SCORE_CUTOFF = 0.5
 MAX_MEMORIES = 300
 MAX_MEMORY_TOKENS = 12_000
 MAX_DAY_LOG_TOKENS = 2_000
+SESSION_WINDOW = timedelta(hours=24)
 BLOCK_HEADER = "--- MEMORY ---"
 DAY_LOG_HEADER = "--- DAY LOG (today and yesterday, UTC, newest first) ---"
 BLOCK_FOOTER = "--- END MEMORY ---"
 FALLBACK_NEWEST = "newest"
+SKIP_SLASH_COMMAND = "slash_command"
+SKIP_RESUMED_SESSION = "resumed_session_recalled"
 
 
 @dataclass(frozen=True)
@@ -47,12 +62,14 @@ class ScoredMemory:
 
 @dataclass(frozen=True)
 class RecallResult:
-    """What a recall returns: the query used, the memories, the block, any fallback."""
+    """What a recall returns. ``skipped`` names why a run-start recall gave no block."""
 
     query: str
     fallback: str | None
     memories: list[ScoredMemory]
-    block: str
+    block: str | None
+    recall_id: str | None = None
+    skipped: str | None = None
 
 
 def memory_line(memory: Memory) -> str:
@@ -66,32 +83,38 @@ class RecallService:
     """Recall for agents and persons.
 
     Args:
-        memories: memory storage.
+        memories: memory storage (facts, day rows).
+        recalls: counters, the recall log and session state.
         directory: agents, to check a person's ``agentId``.
         scorer: relevance in [0, 1] (pluggable, SPEC §8).
         tokens: the real tokenizer's counter.
         clock: the current time.
+        ids: the id factory (``rcl_`` log ids).
         time_budget_ms: scoring slower than this falls back to newest.
     """
 
     def __init__(
         self,
         memories: MemoryRepository,
+        recalls: RecallRepository,
         directory: DirectoryRepository,
         scorer: Scorer,
         tokens: TokenCounter,
         clock: Clock,
+        ids: IdFactory,
         time_budget_ms: int,
     ) -> None:
         self._memories = memories
+        self._recalls = recalls
         self._directory = directory
         self._scorer = scorer
         self._tokens = tokens
         self._clock = clock
+        self._ids = ids
         self._budget_seconds = time_budget_ms / 1000
 
     def recall(self, principal: Principal, request: RecallRequest, run: RunContext) -> RecallResult:
-        """Recall on demand: counts as a recall (SPEC §8).
+        """On-demand recall: counts as a recall; leaves run-start session state alone.
 
         Args:
             request: ``query`` (default: the run's task key) and a person's ``agentId``.
@@ -105,15 +128,83 @@ class RecallService:
         query = request.query if request.query is not None else run.task_key
         if query is None or not query.strip():
             raise InvalidRequest("Send a query, or X-Pinework-Task to recall for the task.")
-        if len(query) > RECALL_QUERY_MAX_CHARS:
-            raise InvalidRequest(
-                f"The query has {len(query)} characters; the limit is {RECALL_QUERY_MAX_CHARS}."
-            )
+        _check_query(query)
+        return self._recall(principal, agent_id, query, run, kind="on_demand", session=None)
+
+    def start(
+        self, principal: Principal, request: RecallStartRequest, run: RunContext
+    ) -> RecallResult:
+        """Run-start recall for the calling agent (SPEC §8).
+
+        Scores against ``task``, else ``message``, else the run's task key; a
+        slash command or a resumed session recalled in the last 24 hours is
+        skipped (no block, nothing counted, ``skipped`` says why).
+
+        Raises:
+            Forbidden: a person called it (persons use on-demand recall).
+            InvalidRequest: no session id; a query over 4,000 characters.
+        """
+        if not principal.is_agent:
+            raise Forbidden("Run-start recall is for agents; persons use /memories/recall.")
+        session_id = request.session_id or run.session_id
+        if not session_id:
+            raise InvalidRequest("Send sessionId (or X-Pinework-Session) for run-start recall.")
+        query = request.task or request.message or run.task_key or ""
+        _check_query(query)
+        if request.slash_command is not None and request.slash_command.strip():
+            return RecallResult(query, None, [], None, skipped=SKIP_SLASH_COMMAND)
+        now = self._clock.now()
+        cutoff = now - SESSION_WINDOW
+        if request.resumed:
+            last = self._recalls.session_recalled_at(principal.id, session_id)
+            if last is not None and last >= cutoff:
+                return RecallResult(query, None, [], None, skipped=SKIP_RESUMED_SESSION)
+        claim = SessionClaim(principal.id, session_id, request.resumed, cutoff)
+        run = RunContext(run_id=run.run_id, task_key=run.task_key, session_id=session_id)
+        try:
+            return self._recall(principal, principal.id, query, run, kind="start", session=claim)
+        except SessionAlreadyRecalled:
+            return RecallResult(query, None, [], None, skipped=SKIP_RESUMED_SESSION)
+
+    def log(
+        self, principal: Principal, agent_id: str | None, limit: int, after_id: str | None
+    ) -> tuple[list[RecallLogEntry], str | None]:
+        """Read an agent's recall log (injection log), newest first.
+
+        Raises:
+            MemoryNotOwn, MemoryAgentRequired, InvalidRequest: see ``resolve_agent``.
+        """
+        agent = resolve_agent(self._directory, principal, agent_id)
+        return self._recalls.list_log(agent, limit, after_id)
+
+    def _recall(
+        self,
+        principal: Principal,
+        agent_id: str,
+        query: str,
+        run: RunContext,
+        *,
+        kind: str,
+        session: SessionClaim | None,
+    ) -> RecallResult:
         now = self._clock.now()
         facts = [fact for fact in self._memories.live_facts(agent_id) if not fact.is_expired(now)]
         ranked, fallback = self._rank(query, facts)
         picked = self._within_budget(ranked)
-        self._memories.record_recall([item.memory.id for item in picked], now)
+        entry = RecallLogEntry(
+            id=self._ids.new("rcl"),
+            workspace_id=principal.workspace_id,
+            agent_id=agent_id,
+            kind="start" if kind == "start" else "on_demand",
+            session_id=run.session_id,
+            run_id=run.run_id,
+            task_key=run.task_key,
+            query=query,
+            fallback=fallback,
+            at=now,
+            memories=[RecalledMemory(memory_id=i.memory.id, score=i.score) for i in picked],
+        )
+        self._recalls.commit_recall([i.memory.id for i in picked], entry, now, session)
         picked = [
             ScoredMemory(
                 item.memory.model_copy(
@@ -124,20 +215,27 @@ class RecallService:
             for item in picked
         ]
         block = self._render(agent_id, picked, now)
-        return RecallResult(query=query, fallback=fallback, memories=picked, block=block)
+        return RecallResult(query, fallback, picked, block, recall_id=entry.id)
 
     def _rank(self, query: str, facts: list[Memory]) -> tuple[list[ScoredMemory], str | None]:
-        started = time.monotonic()
+        newest = [ScoredMemory(fact, None) for fact in facts]  # live_facts is newest first
+        if not facts or not query.strip():
+            return [], None
         try:
-            scores = self._scorer.score(query, [fact.text for fact in facts])
+            scores = self._score_within_budget(query, [fact.text for fact in facts])
+        except FutureTimeout:
+            logger.warning(
+                "recall scorer exceeded %.3fs; newest facts instead", self._budget_seconds
+            )
+            return newest, FALLBACK_NEWEST
         except Exception:
-            logger.exception("recall scorer failed; falling back to newest")
-            return [ScoredMemory(fact, None) for fact in facts], FALLBACK_NEWEST
-        if time.monotonic() - started > self._budget_seconds or len(scores) != len(facts):
-            logger.warning("recall scorer over budget or malformed; falling back to newest")
-            return [ScoredMemory(fact, None) for fact in facts], FALLBACK_NEWEST
+            logger.exception("recall scorer failed; newest facts instead")
+            return newest, FALLBACK_NEWEST
+        if len(scores) != len(facts):
+            logger.error("recall scorer returned %d scores for %d facts", len(scores), len(facts))
+            return newest, FALLBACK_NEWEST
         kept = [
-            ScoredMemory(fact, round(score, 4))
+            ScoredMemory(fact, round(float(score), 4))
             for fact, score in zip(facts, scores, strict=True)
             if score >= SCORE_CUTOFF
         ]
@@ -145,6 +243,19 @@ class RecallService:
         kept.sort(key=lambda item: item.memory.id, reverse=True)
         kept.sort(key=lambda item: item.score or 0.0, reverse=True)
         return kept, None
+
+    def _score_within_budget(self, query: str, texts: list[str]) -> list[float]:
+        """Run the scorer on a worker thread and stop waiting after the budget.
+
+        Raises:
+            concurrent.futures.TimeoutError: the budget ran out.
+            Exception: whatever the scorer raised.
+        """
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-scorer")
+        try:
+            return pool.submit(self._scorer.score, query, texts).result(self._budget_seconds)
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
 
     def _within_budget(self, ranked: Sequence[ScoredMemory]) -> list[ScoredMemory]:
         """Whole memories, best first, at most 300 and 12,000 tokens; a memory too big
@@ -188,3 +299,10 @@ class RecallService:
             kept.append(line)
             used += cost
         return kept
+
+
+def _check_query(query: str) -> None:
+    if len(query) > RECALL_QUERY_MAX_CHARS:
+        raise InvalidRequest(
+            f"The query has {len(query)} characters; the limit is {RECALL_QUERY_MAX_CHARS}."
+        )

@@ -45,8 +45,6 @@ from chalicelib.storage.protocols import (
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
 
-_TRANSACTION_ITEMS = 100
-"""Most actions DynamoDB accepts in one TransactWriteItems."""
 _QUERY_PAGE = 200
 """Items read per Query call while filling a filtered page (PITFALLS: Limit before filter)."""
 
@@ -420,33 +418,12 @@ class DynamoDBMemoryRepository:
         )
         return [convert.audit_from_item(item) for item in items]
 
-    def record_recall(self, memory_ids: Sequence[str], now: datetime) -> None:
-        """Count one recall on each memory: one transaction per 100 memories.
 
-        Counters are not a state change, so no version bump and no audit record.
-        If a transaction is cancelled (a concurrent change of one of the items),
-        its memories are counted one update at a time instead.
-        """
-        ids = list(memory_ids)
-        for start in range(0, len(ids), _TRANSACTION_ITEMS):
-            chunk = ids[start : start + _TRANSACTION_ITEMS]
-            try:
-                self._table.transact([_count_recall(memory_id, now) for memory_id in chunk])
-            except TransactionCancelled:
-                for memory_id in chunk:
-                    self._count_one(memory_id, now)
+def count_recall_update(memory_id: str, now: datetime) -> dict[str, Any]:
+    """The transaction action that counts one recall on a memory (SPEC §8).
 
-    def _count_one(self, memory_id: str, now: datetime) -> None:
-        try:
-            self._table.client.update_item(
-                TableName=self._table.name, **_count_recall(memory_id, now)["Update"]
-            )
-        except ClientError as error:
-            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
-                raise
-
-
-def _count_recall(memory_id: str, now: datetime) -> dict[str, Any]:
+    Counters are not a state change: no version bump, no audit record.
+    """
     return {
         "Update": {
             "Key": to_attributes(memory_key(memory_id)),

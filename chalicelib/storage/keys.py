@@ -6,6 +6,8 @@
 | audit record | ``MEMORY#<mem_id>`` | ``AUDIT#<aud_id>`` |
 | live day row pointer | ``DAYLOG#<agt_id>#<YYYY-MM-DD>`` | ``DAYLOG`` |
 | token | ``TOKEN#<sha256 hex>`` | ``TOKEN`` |
+| recall log entry | ``RECALLS#<agt_id>`` | ``<rcl_id>`` |
+| run-start session | ``SESSION#<agt_id>#<session id>`` | ``SESSION`` |
 | workspace | ``WORKSPACE#<wsp_id>`` | ``WORKSPACE`` |
 | agent | ``AGENT#<agt_id>`` | ``AGENT`` |
 | person | ``PERSON#<usr_id>`` | ``PERSON`` |
@@ -48,6 +50,21 @@ def audit_key(memory_id: str, audit_id: str) -> dict[str, str]:
 def day_pointer_key(agent_id: str, date: str) -> dict[str, str]:
     """Primary key of the item naming the one live day row of an agent and date."""
     return {"pk": f"DAYLOG#{agent_id}#{date}", "sk": "DAYLOG"}
+
+
+def recall_log_partition(agent_id: str) -> str:
+    """Partition of an agent's recall log (the injection log), entries sorted by id."""
+    return f"RECALLS#{agent_id}"
+
+
+def recall_log_key(agent_id: str, recall_id: str) -> dict[str, str]:
+    """Primary key of one recall log entry."""
+    return {"pk": recall_log_partition(agent_id), "sk": recall_id}
+
+
+def session_key(agent_id: str, session_id: str) -> dict[str, str]:
+    """Primary key of the run-start recall state of one agent's session."""
+    return {"pk": f"SESSION#{agent_id}#{session_id}", "sk": "SESSION"}
 
 
 def token_key(token_hash: str) -> dict[str, str]:

@@ -15,6 +15,7 @@ from typing import Protocol
 
 from chalicelib.models.memory import AuditRecord, Memory
 from chalicelib.models.principal import Agent, Person, Principal, Workspace
+from chalicelib.models.recall import RecallLogEntry
 
 
 class WriteConflict(Exception):
@@ -31,6 +32,21 @@ class DayRowNotLive(Exception):
 
 class DayLogFull(Exception):
     """The append would take the stored day text over its cap (SPEC §5)."""
+
+
+class SessionAlreadyRecalled(Exception):
+    """A resumed session had a run-start recall within the last 24 hours (SPEC §8)."""
+
+
+@dataclass(frozen=True)
+class SessionClaim:
+    """Record a run-start recall for a session; a resumed one only if its last
+    run-start recall is older than ``cutoff``."""
+
+    agent_id: str
+    session_id: str
+    resumed: bool
+    cutoff: datetime
 
 
 class DayPointerChange(Enum):
@@ -137,8 +153,33 @@ class MemoryRepository(Protocol):
         """The audit records of a memory, oldest first."""
         ...
 
-    def record_recall(self, memory_ids: Sequence[str], now: datetime) -> None:
-        """Add one to ``recallCount`` and set ``lastRecalledAt`` of each memory."""
+
+class RecallRepository(Protocol):
+    """Recall counters, the recall log and run-start session state (SPEC §8)."""
+
+    def session_recalled_at(self, agent_id: str, session_id: str) -> datetime | None:
+        """When the session last had a run-start recall, or None."""
+        ...
+
+    def commit_recall(
+        self,
+        memory_ids: Sequence[str],
+        entry: RecallLogEntry,
+        now: datetime,
+        session: SessionClaim | None = None,
+    ) -> None:
+        """Count one recall on each memory, append the log entry and record the
+        session, in one transaction (more only past 98 memories).
+
+        Raises:
+            SessionAlreadyRecalled: the session claim's condition failed.
+        """
+        ...
+
+    def list_log(
+        self, agent_id: str, limit: int, after_id: str | None
+    ) -> tuple[list[RecallLogEntry], str | None]:
+        """An agent's recall log entries newest first, and the id to continue after."""
         ...
 
 

@@ -1,0 +1,92 @@
+"""Recall routes (SPEC §7–8, issue 3), under ``/api/v1``: on-demand recall,
+run-start recall, and the recall (injection) log."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from chalice.app import Blueprint, Response
+
+from chalicelib.api.context import call_context, query_params
+from chalicelib.api.http import (
+    endpoint,
+    json_response,
+    parse_body,
+    reject_other_methods,
+    validate,
+)
+from chalicelib.models.recall import RecallStartRequest
+from chalicelib.models.requests import RecallLogQuery, RecallRequest
+from chalicelib.services.memories import decode_next_token, encode_next_token
+from chalicelib.services.recall import RecallResult
+
+recalls_api = Blueprint(__name__)
+ANY_CONTENT = ["*/*"]
+
+
+def _request() -> Any:
+    return recalls_api.current_request
+
+
+def recall_body(result: RecallResult, now: datetime, kind: str) -> dict[str, Any]:
+    """The JSON of a recall: scored memories, the block, and why it was skipped."""
+    return {
+        "object": kind,
+        "recallId": result.recall_id,
+        "skipped": result.skipped is not None,
+        "reason": result.skipped,
+        "query": result.query,
+        "fallback": result.fallback,
+        "memories": [
+            {"score": item.score, "memory": item.memory.to_wire(now)} for item in result.memories
+        ],
+        "block": result.block,
+    }
+
+
+@recalls_api.route("/memories/recall", methods=["POST"], content_types=ANY_CONTENT)
+@endpoint
+def recall() -> Response:
+    """On-demand recall: scored memories and the rendered block."""
+    call = call_context(_request())
+    body = parse_body(_request().raw_body, RecallRequest)
+    result = call.services.recall.recall(call.principal, body, call.run)
+    return json_response(recall_body(result, call.services.clock.now(), "recall"))
+
+
+@recalls_api.route("/memories/recall/start", methods=["POST"], content_types=ANY_CONTENT)
+@endpoint
+def recall_at_run_start() -> Response:
+    """Run-start recall: the block, or ``skipped`` with the reason."""
+    call = call_context(_request())
+    body = parse_body(_request().raw_body, RecallStartRequest)
+    result = call.services.recall.start(call.principal, body, call.run)
+    return json_response(recall_body(result, call.services.clock.now(), "recall_start"))
+
+
+@recalls_api.route("/recalls", methods=["GET"])
+@endpoint
+def recall_log() -> Response:
+    """The recall log of an agent: which memories went to which session, run and task."""
+    call = call_context(_request())
+    query = validate(dict(query_params(_request())), RecallLogQuery)
+    entries, continue_after = call.services.recall.log(
+        call.principal,
+        query.agent_id,
+        query.limit,
+        decode_next_token(query.next_token, prefix="rcl"),
+    )
+    return json_response(
+        {
+            "object": "list",
+            "data": [entry.to_wire() for entry in entries],
+            "nextToken": encode_next_token(continue_after),
+        }
+    )
+
+
+reject_other_methods(
+    recalls_api,
+    {"/memories/recall": ["POST"], "/memories/recall/start": ["POST"], "/recalls": ["GET"]},
+)

@@ -1,0 +1,54 @@
+"""Recall requests and the recall log (the injection log, issue 3): which memories
+went to which agent, session, run and task, with their scores (SPEC §8)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from chalicelib.models.common import RequestModel, Timestamp, WireModel
+
+
+class RecallStartRequest(RequestModel):
+    """``POST /memories/recall/start``: run-start recall (SPEC §7–8).
+
+    ``sessionId`` may come from the ``X-Pinework-Session`` header instead.
+    ``task`` (else ``message``, else the ``X-Pinework-Task`` header) is what facts
+    are scored against. A ``slashCommand`` or a resumed session that already had a
+    run-start recall in the last 24 hours gets no block.
+    """
+
+    session_id: str | None = Field(default=None, min_length=1, max_length=128)
+    resumed: bool = False
+    task: str | None = None
+    message: str | None = None
+    slash_command: str | None = None
+
+
+class RecalledMemory(WireModel):
+    """One memory of a recall log entry and its score (``None`` on fallback)."""
+
+    memory_id: str
+    score: float | None
+
+
+class RecallLogEntry(WireModel):
+    """One recall, as the recall log keeps it (readable by persons)."""
+
+    id: str
+    workspace_id: str = Field(exclude=True)
+    agent_id: str
+    kind: Literal["start", "on_demand"]
+    session_id: str | None = None
+    run_id: str | None = None
+    task_key: str | None = None
+    query: str
+    fallback: str | None = None
+    at: Timestamp
+    memories: list[RecalledMemory]
+
+    def to_wire(self) -> dict[str, Any]:
+        """Return the JSON object (``object: "recall_log"``)."""
+        body = self.model_dump(mode="json", by_alias=True)
+        return {"id": body.pop("id"), "object": "recall_log", **body}

@@ -1,0 +1,325 @@
+"""Recall through the HTTP API (SPEC §8, issue 3): cut-off, budgets, counters,
+fallback, the block, run-start skips, the recall log, and write requests."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from chalicelib import wiring
+from chalicelib.ids import FixedClock
+from chalicelib.settings import Settings
+from tests.conftest import START, TABLE, Api, World
+
+
+class KeywordScorer:
+    """Scores 0.9 for texts containing the query's first word, 0.1 otherwise."""
+
+    def score(self, query: str, documents: Sequence[str]) -> list[float]:
+        word = query.split()[0].lower()
+        return [0.9 if word in text.lower() else 0.1 for text in documents]
+
+
+class FailingScorer:
+    def score(self, query: str, documents: Sequence[str]) -> list[float]:
+        raise RuntimeError("model unavailable")
+
+
+class SlowScorer:
+    def score(self, query: str, documents: Sequence[str]) -> list[float]:
+        time.sleep(0.5)
+        return [1.0] * len(documents)
+
+
+class CharacterTokens:
+    """One token per character: makes token budgets easy to reason about."""
+
+    def count(self, text: str) -> int:
+        return len(text)
+
+
+@pytest.fixture
+def rewire(dynamodb: Any, clock: FixedClock) -> Iterator[Any]:
+    """Install services with a chosen scorer / token counter / time budget."""
+
+    def install(budget_ms: int = 2000, **parts: Any) -> wiring.Services:
+        built = wiring.build_services(
+            Settings(table_name=TABLE, recall_time_budget_ms=budget_ms),
+            clock=clock,
+            client=dynamodb,
+            **parts,
+        )
+        wiring.install(built)
+        return built
+
+    yield install
+    wiring.install(None)
+
+
+def save(api: Api, world: World, text: str) -> str:
+    status, body = api.call("POST", "/memories", world.agent, {"text": text})
+    assert status == 201, body
+    return str(body["id"])
+
+
+def recall(api: Api, world: World, query: str | None = None, **headers: str) -> dict[str, Any]:
+    body = {} if query is None else {"query": query}
+    status, result = api.call("POST", "/memories/recall", world.agent, body, headers=headers)
+    assert status == 200, result
+    return dict(result)
+
+
+def test_recall_keeps_relevant_facts_best_first_and_counts_them(api: Api, world: World) -> None:
+    vpn = save(api, world, "The staging deploy needs the VPN turned on")
+    save(api, world, "Lunch is at noon on Fridays")
+    bastion = save(api, world, "Prod deploys go through the bastion host")
+    result = recall(api, world, "How do I deploy to staging with the VPN?")
+    ids = [item["memory"]["id"] for item in result["memories"]]
+    assert ids[0] == vpn and set(ids) <= {vpn, bastion}
+    assert all(item["score"] >= 0.5 for item in result["memories"])
+    assert [s["score"] for s in result["memories"]] == sorted(
+        [s["score"] for s in result["memories"]], reverse=True
+    )
+    assert result["fallback"] is None and result["object"] == "recall"
+    counted = api.call("GET", f"/memories/{vpn}", world.agent)[1]
+    assert counted["recallCount"] == 1 and counted["lastRecalledAt"] == "2026-11-30T12:00:00.000Z"
+    listing = {
+        m["id"]: m["recallCount"] for m in api.call("GET", "/memories", world.agent)[1]["data"]
+    }
+    assert sum(listing.values()) == len(ids)  # exactly the returned memories
+
+
+def test_query_defaults_to_the_task(api: Api, world: World, rewire: Any) -> None:
+    rewire(scorer=KeywordScorer())
+    wanted = save(api, world, "PIN-42 needs a migration first")
+    save(api, world, "unrelated")
+    result = recall(api, world, **{"X-Pinework-Task": "PIN-42"})
+    assert [m["memory"]["id"] for m in result["memories"]] == [wanted]
+    status, body = api.call("POST", "/memories/recall", world.agent, {})
+    assert (status, body["error"]["code"]) == (400, "invalid_request")
+    status, body = api.call("POST", "/memories/recall", world.agent, {"query": "q" * 4001})
+    assert (status, body["error"]["code"]) == (400, "invalid_request")
+    assert recall(api, world, "q" * 4000)["memories"] == []
+
+
+def test_nothing_relevant_is_empty_not_a_fallback(api: Api, world: World) -> None:
+    save(api, world, "The staging deploy needs the VPN")
+    result = recall(api, world, "favourite colour of the office cat")
+    assert result["memories"] == [] and result["fallback"] is None
+    assert result["block"].startswith("--- MEMORY ---")
+
+
+def test_expired_and_archived_facts_are_never_recalled(
+    api: Api, world: World, clock: FixedClock, rewire: Any
+) -> None:
+    rewire(scorer=KeywordScorer())
+    expiring = api.call(
+        "POST", "/memories", world.agent, {"text": "deploy soon", "expiresAt": "2026-12-01"}
+    )[1]["id"]
+    archived = save(api, world, "deploy old")
+    api.call("POST", f"/memories/{archived}/archive", world.agent, {"reason": "wrong"})
+    live = save(api, world, "deploy now")
+    assert {m["memory"]["id"] for m in recall(api, world, "deploy")["memories"]} == {
+        expiring,
+        live,
+    }
+    clock.set(START + timedelta(days=2))
+    assert [m["memory"]["id"] for m in recall(api, world, "deploy")["memories"]] == [live]
+
+
+@pytest.mark.parametrize("scorer", [FailingScorer(), SlowScorer()])
+def test_scorer_failure_or_timeout_falls_back_to_newest(
+    api: Api, world: World, clock: FixedClock, rewire: Any, scorer: Any
+) -> None:
+    rewire(budget_ms=100, scorer=scorer)
+    first = save(api, world, "older fact")
+    clock.set(START + timedelta(seconds=1))
+    second = save(api, world, "newer fact")
+    started = time.monotonic()
+    result = recall(api, world, "anything")
+    assert time.monotonic() - started < 0.45  # did not wait for the slow scorer
+    assert result["fallback"] == "newest"
+    assert [m["memory"]["id"] for m in result["memories"]] == [second, first]
+    assert all(m["score"] is None for m in result["memories"])
+
+
+def test_budgets_cap_count_and_tokens_whole_memories_best_first(
+    api: Api, world: World, rewire: Any, dynamodb: Any, clock: FixedClock
+) -> None:
+    built = rewire(scorer=KeywordScorer())
+    agent = built.auth.authenticate(f"Bearer {world.agent.token}")
+    from chalicelib.models.requests import SaveFactRequest
+    from chalicelib.services.memories import RunContext
+
+    # 320 small matching facts (about 20 real tokens a line): the 300 cap applies.
+    for number in range(320):
+        clock.set(START + timedelta(milliseconds=number))
+        built.memories.save(agent, SaveFactRequest(text=f"deploy {number}"), RunContext())
+    result = recall(api, world, "deploy")
+    assert len(result["memories"]) == 300
+    assert result["memories"][0]["memory"]["text"] == "deploy 319"  # newest among equals
+
+
+def test_token_budget_skips_a_too_big_memory_and_keeps_smaller_ones(
+    api: Api, world: World, rewire: Any, clock: FixedClock
+) -> None:
+    rewire(scorer=KeywordScorer(), tokens=CharacterTokens())
+    # Each block line is "mem_<26> (YYYY-MM-DD) " (43 chars) + text.
+    ids = []
+    for number, size in enumerate([480] * 24 + [490, 100]):
+        clock.set(START + timedelta(seconds=100 - number))  # first saved is newest-first last
+        ids.append(save(api, world, "deploy" + "x" * (size - 6)))
+    result = recall(api, world, "deploy")
+    kept = [m["memory"]["id"] for m in result["memories"]]
+    # 24 lines of 523 = 12,552 > 12,000: 22 fit (11,506); the 533-char one does not fit
+    # in the 494 left, the 143-char one does.
+    assert len(kept) == 23 and kept[-1] == ids[-1] and ids[-2] not in kept
+    total = sum(43 + len(m["memory"]["text"]) for m in result["memories"])
+    assert total <= 12_000
+
+
+def test_block_lists_memories_then_the_day_log_newest_first(
+    api: Api, world: World, clock: FixedClock
+) -> None:
+    clock.set(START - timedelta(days=1))
+    api.call("POST", "/memories/day", world.agent, {"line": "yesterday's work"})
+    clock.set(START - timedelta(days=2))
+    api.call("POST", "/memories/day", world.agent, {"line": "too old"})
+    clock.set(START)
+    api.call("POST", "/memories/day", world.agent, {"line": "first today"})
+    clock.set(START + timedelta(minutes=1))
+    api.call("POST", "/memories/day", world.agent, {"line": "second today"})
+    fact = save(api, world, "The staging deploy needs the VPN")
+    block = recall(api, world, "staging deploy VPN")["block"].split("\n")
+    assert block[0] == "--- MEMORY ---"
+    assert block[1] == f"{fact} (2026-11-30) The staging deploy needs the VPN"
+    assert block[2].startswith("--- DAY LOG")
+    assert block[3:6] == [
+        "2026-11-30 12:01 second today",
+        "2026-11-30 12:00 first today",
+        "2026-11-29 12:00 yesterday's work",
+    ]
+    assert block[-1] == "--- END MEMORY ---" and "too old" not in "\n".join(block)
+
+
+def test_day_log_in_the_block_is_trimmed_oldest_first(
+    api: Api, world: World, clock: FixedClock, rewire: Any
+) -> None:
+    rewire(tokens=CharacterTokens())
+    for minute in range(30):
+        clock.set(START + timedelta(minutes=minute))
+        api.call("POST", "/memories/day", world.agent, {"line": f"{minute:02d} " + "w" * 90})
+    block = recall(api, world, "anything")["block"].split("\n")
+    day_lines = block[block.index(next(b for b in block if b.startswith("--- DAY"))) + 1 : -1]
+    assert sum(len(line) for line in day_lines) <= 2000
+    assert day_lines[0].startswith("2026-11-30 12:29 29")
+    minutes = [int(line.split()[2]) for line in day_lines]
+    assert minutes == sorted(minutes, reverse=True) and minutes[-1] > 0  # oldest dropped
+
+
+def start(api: Api, world: World, **body: Any) -> dict[str, Any]:
+    status, result = api.call("POST", "/memories/recall/start", world.agent, body)
+    assert status == 200, result
+    return dict(result)
+
+
+def test_run_start_recall_and_its_skips(api: Api, world: World, clock: FixedClock) -> None:
+    fact = save(api, world, "The staging deploy needs the VPN")
+    first = start(api, world, sessionId="s1", resumed=False, task="staging deploy VPN")
+    assert first["skipped"] is False and first["object"] == "recall_start"
+    assert first["block"].startswith("--- MEMORY ---") and fact in first["block"]
+    slash = start(api, world, sessionId="s1", resumed=True, slashCommand="/help")
+    assert (slash["skipped"], slash["reason"], slash["block"]) == (True, "slash_command", None)
+    resumed = start(api, world, sessionId="s1", resumed=True, message="staging VPN")
+    assert (resumed["skipped"], resumed["reason"]) == (True, "resumed_session_recalled")
+    assert api.call("GET", f"/memories/{fact}", world.agent)[1]["recallCount"] == 1
+    fresh = start(api, world, sessionId="s1", resumed=False, task="staging VPN")
+    assert fresh["skipped"] is False  # not resumed: always recalls
+    clock.set(START + timedelta(hours=24, seconds=1))
+    later = start(api, world, sessionId="s1", resumed=True, message="staging VPN deploy")
+    assert later["skipped"] is False
+
+
+def test_on_demand_recall_leaves_the_session_state_alone(api: Api, world: World) -> None:
+    save(api, world, "The staging deploy needs the VPN")
+    recall(api, world, "staging VPN", **{"X-Pinework-Session": "s2"})
+    resumed = start(api, world, sessionId="s2", resumed=True, task="staging VPN")
+    assert resumed["skipped"] is False
+
+
+def test_run_start_needs_an_agent_and_a_session(api: Api, world: World) -> None:
+    status, body = api.call(
+        "POST", "/memories/recall/start", world.person, {"sessionId": "s", "resumed": False}
+    )
+    assert (status, body["error"]["code"]) == (403, "forbidden")
+    status, body = api.call("POST", "/memories/recall/start", world.agent, {"resumed": True})
+    assert (status, body["error"]["code"]) == (400, "invalid_request")
+    status, body = api.call(
+        "POST", "/memories/recall/start", world.agent, {"sessionId": "s", "resumed": "yes"}
+    )
+    assert (status, body["error"]["code"]) == (400, "invalid_request")
+    status, body = api.call(
+        "POST",
+        "/memories/recall/start",
+        world.agent,
+        {"resumed": False},
+        headers={"X-Pinework-Session": "from-header"},
+    )
+    assert status == 200 and body["skipped"] is False
+
+
+def test_recall_log_shows_what_went_where(api: Api, world: World) -> None:
+    fact = save(api, world, "The staging deploy needs the VPN")
+    api.call(
+        "POST",
+        "/memories/recall/start",
+        world.agent,
+        {"sessionId": "s9", "resumed": False, "task": "staging VPN"},
+        headers={"X-Pinework-Run": "run_7", "X-Pinework-Task": "PIN-7"},
+    )
+    status, body = api.call("GET", f"/recalls?agentId={world.agent.id}", world.person)
+    assert status == 200
+    (entry,) = body["data"]
+    assert entry["object"] == "recall_log" and entry["kind"] == "start"
+    assert (entry["sessionId"], entry["runId"], entry["taskKey"]) == ("s9", "run_7", "PIN-7")
+    assert [m["memoryId"] for m in entry["memories"]] == [fact]
+    assert entry["memories"][0]["score"] >= 0.5
+    assert api.call("GET", "/recalls", world.agent)[1]["data"][0]["id"] == entry["id"]
+    status, body = api.call("GET", f"/recalls?agentId={world.agent.id}", world.other_agent)
+    assert (status, body["error"]["code"]) == (403, "memory_not_own")
+    status, body = api.call("GET", "/recalls", world.person)
+    assert (status, body["error"]["code"]) == (400, "memory_agent_required")
+
+
+def test_a_recall_makes_at_most_two_write_requests(
+    api: Api, world: World, rewire: Any, dynamodb: Any, clock: FixedClock
+) -> None:
+    built = rewire(scorer=KeywordScorer())
+    agent = built.auth.authenticate(f"Bearer {world.agent.token}")
+    from chalicelib.models.requests import SaveFactRequest
+    from chalicelib.services.memories import RunContext
+
+    for number in range(150):
+        clock.set(START + timedelta(milliseconds=number))
+        built.memories.save(agent, SaveFactRequest(text=f"deploy {number}"), RunContext())
+    calls: list[str] = []
+
+    def count(event_name: str, **_: Any) -> None:
+        calls.append(event_name.rsplit(".", 1)[-1])
+
+    dynamodb.meta.events.register("before-call.dynamodb", count)
+    try:
+        result = start(api, world, sessionId="w", resumed=True, task="deploy")
+    finally:
+        dynamodb.meta.events.unregister("before-call.dynamodb", count)
+    writes = [
+        c
+        for c in calls
+        if c in {"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem"}
+    ]
+    assert len(result["memories"]) == 150
+    assert len(writes) <= 2, calls
