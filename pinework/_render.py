@@ -80,7 +80,8 @@ def scored_row(scored: ScoredMemory) -> str:
     Returns:
         The line.
     """
-    return f"{scored.score:.2f}  {memory_row(scored.memory)}"
+    score = "  new" if scored.score is None else f"{scored.score:.2f}"
+    return f"{score}  {memory_row(scored.memory)}"
 
 
 def memory_block(memory: Memory) -> str:

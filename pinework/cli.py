@@ -23,7 +23,15 @@ from pinework import _render
 from pinework._wire import ModelT
 from pinework.client import Client
 from pinework.errors import PineworkAPIError
-from pinework.models import AuditPage, KvKeys, KvValue, Memory, MemoryPage, RecallResult
+from pinework.models import (
+    AuditPage,
+    KvKeys,
+    KvValue,
+    Memory,
+    MemoryPage,
+    RecallLogPage,
+    RecallResult,
+)
 
 if TYPE_CHECKING:
     from pinework.admin import AdminOperations
@@ -309,6 +317,73 @@ def memory_recall(
             typer.echo("no memories recalled")
 
     _run(as_json, lambda c: c.recall(query=query, agent_id=agent), render)
+
+
+@memory_app.command("start")
+def memory_recall_start(
+    session: Annotated[str, typer.Option("--session", help="The conversation's id.")],
+    resumed: Annotated[bool, typer.Option("--resumed", help="This run resumes it.")] = False,
+    task: Annotated[str | None, typer.Option("--task", help="The task text.")] = None,
+    message: Annotated[str | None, typer.Option("--message", help="The message.")] = None,
+    slash: Annotated[
+        str | None, typer.Option("--slash-command", help="The run is a slash command.")
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Run-start recall (agents): print the --- MEMORY --- block, or why it was skipped."""
+
+    def render(result: RecallResult) -> None:
+        if result.skipped:
+            typer.echo(f"skipped: {result.reason}")
+            return
+        typer.echo(result.block or "")
+
+    _run(
+        as_json,
+        lambda c: c.recall_start(
+            session, resumed=resumed, task=task, message=message, slash_command=slash
+        ),
+        render,
+    )
+
+
+@memory_app.command("recalls")
+def memory_recall_log(
+    agent: AgentOption = None,
+    limit: Annotated[int | None, typer.Option("--limit", help="Page size (max 500).")] = None,
+    next_token: Annotated[
+        str | None, typer.Option("--next-token", help="Continue after a previous page.")
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Show the recall log: which memories went to which session, run and task."""
+
+    def render(page: RecallLogPage) -> None:
+        for entry in page.data:
+            where = " ".join(
+                f"{label}={value}"
+                for label, value in (
+                    ("session", entry.session_id),
+                    ("run", entry.run_id),
+                    ("task", entry.task_key),
+                )
+                if value
+            )
+            picked = ", ".join(
+                m.memory_id if m.score is None else f"{m.memory_id} ({m.score:.2f})"
+                for m in entry.memories
+            )
+            typer.echo(f"{entry.at:%Y-%m-%dT%H:%M:%SZ}  {entry.kind:<9} {where}  {picked or '-'}")
+        if not page.data:
+            typer.echo("no recalls")
+        if page.next_token:
+            typer.echo(f"next page: --next-token {page.next_token}")
+
+    _run(
+        as_json,
+        lambda c: c.recall_log(agent_id=agent, limit=limit, next_token=next_token),
+        render,
+    )
 
 
 # pinework kv …

@@ -39,6 +39,7 @@ from pinework.models import (
     KvValue,
     Memory,
     MemoryPage,
+    RecallLogPage,
     RecallResult,
 )
 
@@ -420,6 +421,61 @@ class Client:
         if agent_id is not None:
             body["agentId"] = agent_id
         return self._session.call("POST", "/memories/recall", RecallResult, json=body)
+
+    def recall_start(
+        self,
+        session_id: str,
+        *,
+        resumed: bool = False,
+        task: str | None = None,
+        message: str | None = None,
+        slash_command: str | None = None,
+    ) -> RecallResult:
+        """Run-start recall (``POST /memories/recall/start``; SPEC §8), agents only.
+
+        Args:
+            session_id: the conversation; a resumed one gets one block per 24 hours.
+            resumed: whether this run resumes the session.
+            task, message: what to score against (task first).
+            slash_command: set when the run was started by a slash command (no block).
+
+        Returns:
+            The block and scored memories, or ``skipped`` with the ``reason``.
+
+        Raises:
+            PineworkAPIError: e.g. ``forbidden`` for a person, ``invalid_request``.
+        """
+        body: dict[str, Any] = {"sessionId": session_id, "resumed": resumed}
+        for name, value in (("task", task), ("message", message), ("slashCommand", slash_command)):
+            if value is not None:
+                body[name] = value
+        return self._session.call("POST", "/memories/recall/start", RecallResult, json=body)
+
+    def recall_log(
+        self,
+        *,
+        agent_id: str | None = None,
+        limit: int | None = None,
+        next_token: str | None = None,
+    ) -> RecallLogPage:
+        """Read the recall (injection) log, newest first (``GET /recalls``).
+
+        Args:
+            agent_id: whose log; required for a person.
+            limit: page size (100 by default, 500 at most).
+            next_token: the ``nextToken`` of the previous page.
+
+        Raises:
+            PineworkAPIError: e.g. ``memory_agent_required``, ``memory_not_own``.
+        """
+        params: dict[str, str] = {}
+        if agent_id is not None:
+            params["agentId"] = agent_id
+        if limit is not None:
+            params["limit"] = str(limit)
+        if next_token is not None:
+            params["nextToken"] = next_token
+        return self._session.call("GET", "/recalls", RecallLogPage, params=params)
 
     # Key-value meta-tools (SPEC §10)
 

@@ -185,11 +185,12 @@ class ScoredMemory(WireModel):
     """A memory picked by a recall, with its relevance score.
 
     Attributes:
-        score: relevance in [0, 1]; recall keeps scores >= 0.5 (SPEC §8).
+        score: relevance in [0, 1]; recall keeps scores >= 0.5 (SPEC §8);
+            ``None`` when the recall fell back to the newest facts.
         memory: the memory.
     """
 
-    score: float
+    score: float | None = None
     memory: Memory
 
 
@@ -206,10 +207,50 @@ class RecallResult(WireModel):
     """
 
     object_type: str = Field(default="recall", alias="object")
+    recall_id: str | None = None
+    skipped: bool = False
+    reason: str | None = None
     query: str | None = None
     fallback: str | None = None
     memories: list[ScoredMemory]
-    block: str = ""
+    block: str | None = ""
+
+
+class RecalledMemoryRef(WireModel):
+    """One memory of a recall log entry and its score (``None`` on fallback)."""
+
+    memory_id: str
+    score: float | None = None
+
+
+class RecallLogEntry(WireModel):
+    """One recall as the recall (injection) log keeps it (``GET /recalls``).
+
+    Attributes:
+        kind: ``start`` (run-start recall) or ``on_demand``.
+        session_id, run_id, task_key: where the memories went.
+        memories: the memory ids and scores, best first.
+    """
+
+    id: str
+    object_type: str = Field(default="recall_log", alias="object")
+    agent_id: str
+    kind: str
+    session_id: str | None = None
+    run_id: str | None = None
+    task_key: str | None = None
+    query: str = ""
+    fallback: str | None = None
+    at: dt.datetime
+    memories: list[RecalledMemoryRef]
+
+
+class RecallLogPage(WireModel):
+    """A page of the recall log, newest first, with the token of the next page."""
+
+    object_type: str = Field(default="list", alias="object")
+    data: list[RecallLogEntry]
+    next_token: str | None = None
 
 
 class KvRememberResult(WireModel):

@@ -127,6 +127,19 @@ def test_cli_against_local_server_and_data_survives_restart(server: LocalServer)
     assert recalled.returncode == 0, recalled.stderr
     assert [m["memory"]["id"] for m in json.loads(recalled.stdout)["memories"]] == [fact["id"]]
 
+    started = cli(
+        server, agent, "memory", "start", "--session", "s1", "--task", "VPN deploys", task="PIN-9"
+    )
+    assert started.returncode == 0 and started.stdout.startswith("--- MEMORY ---")
+    assert fact["id"] in started.stdout
+    again = cli(server, agent, "memory", "start", "--session", "s1", "--resumed")
+    assert again.returncode == 0 and "skipped: resumed_session_recalled" in again.stdout
+    log = cli(
+        server, demo["personToken"], "memory", "recalls", "--agent", demo["agentId"], "--json"
+    )
+    assert log.returncode == 0, log.stderr
+    assert [e["kind"] for e in json.loads(log.stdout)["data"]] == ["start", "on_demand"]
+
     missing = cli(server, agent, "memory", "show", "mem_01JD0000000000000000000000")
     assert missing.returncode == 1 and "memory_not_found" in missing.stderr
 
