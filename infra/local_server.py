@@ -13,6 +13,7 @@ Environment: ``PINEWORK_PORT`` (API, default 8000), ``PINEWORK_DYNAMODB_PORT``
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
 import os
@@ -80,6 +81,23 @@ def _banner(api_url: str, endpoint: str, demo: dict[str, str], replayed: int) ->
     )
 
 
+def _lock_data_dir(data_dir: Path) -> Any:
+    """Hold an exclusive lock on the data folder for the server's life.
+
+    Two servers replaying and appending one journal would diverge and lose
+    acknowledged writes, so a second one refuses to start.
+    """
+    handle = (data_dir / "server.lock").open("w")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        sys.exit(
+            f"Another local server is using {data_dir}. Stop it, or give this one its own "
+            "folder with PINEWORK_DATA_DIR."
+        )
+    return handle
+
+
 def _local_api_server(app: Any, port: int) -> Any:
     """Chalice's threaded local server, with unknown routes answered in our envelope
     (as the deployed API's GatewayResponse does, see ``infra/template.py``)."""
@@ -114,6 +132,7 @@ def main() -> None:
     dynamodb_port = int(os.environ.get("PINEWORK_DYNAMODB_PORT", "8001"))
     data_dir = Path(os.environ.get("PINEWORK_DATA_DIR", REPO / ".pinework-local"))
     data_dir.mkdir(parents=True, exist_ok=True)
+    lock = _lock_data_dir(data_dir)
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "local")
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "local")
     os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
@@ -133,7 +152,14 @@ def main() -> None:
     sys.path.insert(0, str(REPO))
     from app import app
 
-    server = _local_api_server(app, api_port)
+    try:
+        server = _local_api_server(app, api_port)
+    except OSError as error:
+        aws.stop()
+        sys.exit(
+            f"Cannot serve the API on {HOST}:{api_port} ({error.strerror}); "
+            "stop what uses it or set PINEWORK_PORT."
+        )
     api_url = f"http://{HOST}:{api_port}"
     print(_banner(api_url, endpoint, demo, aws.replayed), flush=True)
 
@@ -146,6 +172,7 @@ def main() -> None:
         server.server.serve_forever()
     finally:
         aws.stop()
+        lock.close()
         print("Pinework Memory local server stopped.", flush=True)
 
 

@@ -113,7 +113,8 @@ def admin_settings(environ: Mapping[str, str] | None = None) -> Settings:
 
     Same as :meth:`Settings.from_env`, except for the DynamoDB endpoint:
     unset or empty means the local server's embedded DynamoDB
-    (``DEFAULT_LOCAL_DYNAMODB_ENDPOINT``), ``aws`` means real AWS (endpoint
+    (``DEFAULT_LOCAL_DYNAMODB_ENDPOINT``, or ``http://127.0.0.1:$PINEWORK_DYNAMODB_PORT``
+    when that is set, as for ``make serve``), ``aws`` means real AWS (endpoint
     ``None``), anything else is used as given.
 
     Args:
@@ -130,7 +131,10 @@ def admin_settings(environ: Mapping[str, str] | None = None) -> Settings:
     if endpoint.lower() == AWS_ENDPOINT_SENTINEL:
         env.pop(_ENDPOINT_VARIABLE)
     elif not endpoint:
-        env[_ENDPOINT_VARIABLE] = DEFAULT_LOCAL_DYNAMODB_ENDPOINT
+        port = env.get("PINEWORK_DYNAMODB_PORT", "").strip()
+        env[_ENDPOINT_VARIABLE] = (
+            f"http://127.0.0.1:{port}" if port.isdigit() else DEFAULT_LOCAL_DYNAMODB_ENDPOINT
+        )
     return Settings.from_env(env)
 
 

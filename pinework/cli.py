@@ -68,7 +68,8 @@ JsonFlag = Annotated[
 ]
 MemoryId = Annotated[str, typer.Argument(help="The memory's id, mem_…", metavar="MEMORY_ID")]
 AgentOption = Annotated[
-    str | None, typer.Option("--agent", help="The agent, agt_… (required for persons).")
+    str | None,
+    typer.Option("--agent", help="The agent, agt_… (a person names one; list: all if omitted)."),
 ]
 ExpiresOption = Annotated[
     str | None,
@@ -93,8 +94,40 @@ def make_client() -> Client:
 
 
 def main() -> None:
-    """Run the CLI (the ``pinework`` console script)."""
-    app()
+    """Run the CLI (the ``pinework`` console script).
+
+    A usage error (a bad or missing option) exits 2; with ``--json`` it also
+    prints the error envelope (``invalid_request``) on stdout, so scripts always
+    get JSON.
+    """
+    import sys
+
+    from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
+
+    try:
+        # Without standalone mode, click returns a command's exit code instead of exiting.
+        code = app(standalone_mode=False)
+    except typer.Exit as done:
+        raise SystemExit(done.exit_code) from None
+    except typer.Abort:
+        raise SystemExit(130) from None
+    except NoArgsIsHelpError as error:
+        error.show()
+        raise SystemExit(error.exit_code) from None
+    except UsageError as error:
+        if "--json" in sys.argv[1:]:
+            typer.echo(
+                _render.to_json(
+                    {"error": {"code": "invalid_request", "message": error.format_message()}}
+                )
+            )
+        error.show()
+        raise SystemExit(error.exit_code) from None
+    except ClickException as error:
+        error.show()
+        raise SystemExit(error.exit_code) from None
+    if isinstance(code, int) and code:
+        raise SystemExit(code)
 
 
 def _fail(code: str, message: str, as_json: bool) -> NoReturn:
@@ -185,7 +218,8 @@ def memory_day(
 
     def render(memory: Memory) -> None:
         lines = len(memory.text.splitlines())
-        typer.echo(f"appended to {memory.id} (day log of {memory.date}, {lines} lines)")
+        noun = "line" if lines == 1 else "lines"
+        typer.echo(f"appended to {memory.id} (day log of {memory.date}, {lines} {noun})")
 
     _run(as_json, lambda c: c.append_day_line(line), render)
 

@@ -21,22 +21,42 @@ class CallContext:
     run: RunContext
 
 
-def call_context(request: Any) -> CallContext:
-    """Authenticate a Chalice request and read the ``X-Pinework-*`` headers.
+def call_context(request: Any, *, takes_query: bool = False) -> CallContext:
+    """Authenticate a Chalice request and read an agent's ``X-Pinework-*`` headers
+    (a person's are ignored: persons have no runs).
+
+    Args:
+        takes_query: the route reads a query string; otherwise any is refused.
 
     Raises:
         Unauthorized: missing or unknown bearer token.
-        InvalidRequest: a malformed run or task header.
+        InvalidRequest: a malformed run/task/session header; an unexpected query string.
     """
     wired = services()
     headers = request.headers
     principal = wired.auth.authenticate(headers.get("authorization"))
+    if not takes_query:
+        reject_query(request)
+    if not principal.is_agent:
+        # Run, task and session describe an agent's run; a person has none.
+        return CallContext(services=wired, principal=principal, run=RunContext())
     run = RunContext(
         run_id=check_header(headers.get("x-pinework-run"), "X-Pinework-Run"),
         task_key=check_header(headers.get("x-pinework-task"), "X-Pinework-Task"),
         session_id=check_header(headers.get("x-pinework-session"), "X-Pinework-Session"),
     )
     return CallContext(services=wired, principal=principal, run=run)
+
+
+def reject_query(request: Any) -> None:
+    """Refuse a query string on a route that takes none.
+
+    Raises:
+        InvalidRequest: some query parameter was sent.
+    """
+    if request.query_params:
+        names = ", ".join(sorted(request.query_params))
+        raise InvalidRequest(f"This route takes no query parameters (got {names}).")
 
 
 def query_params(request: Any) -> dict[str, str]:

@@ -37,6 +37,10 @@ def json_response(body: Any, status: int = 200, headers: dict[str, str] | None =
     )
 
 
+ANY_CONTENT = ["*/*"]
+"""Route content types: any reaches our own parser, so Chalice's 415 never does."""
+
+
 def error_response(error: PineworkError) -> Response:
     """Render a domain error as ``{"error": {"code", "message"}}`` with its status (SPEC §6)."""
     status = STATUS_BY_CODE.get(error.code, 500)
@@ -61,7 +65,7 @@ def endpoint(view: View) -> View:
     return wrapped
 
 
-ALL_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+ALL_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD")
 
 
 def reject_other_methods(blueprint: Any, allowed: dict[str, list[str]]) -> None:
@@ -77,10 +81,14 @@ def reject_other_methods(blueprint: Any, allowed: dict[str, list[str]]) -> None:
         others = [method for method in ALL_METHODS if method not in methods]
 
         def not_allowed(*_: Any, _methods: list[str] = methods, **__: Any) -> Response:
-            raise MethodNotAllowed(f"Use {' or '.join(_methods)} on this path.")
+            response = error_response(
+                MethodNotAllowed(f"Use {' or '.join(_methods)} on this path.")
+            )
+            response.headers["Allow"] = ", ".join(_methods)
+            return response
 
         not_allowed.__name__ = "not_allowed_" + "".join(ch if ch.isalnum() else "_" for ch in path)
-        blueprint.route(path, methods=others, content_types=["*/*"])(endpoint(not_allowed))
+        blueprint.route(path, methods=others, content_types=ANY_CONTENT)(endpoint(not_allowed))
 
 
 def parse_json_body(raw_body: bytes | None) -> dict[str, Any]:
@@ -94,7 +102,11 @@ def parse_json_body(raw_body: bytes | None) -> dict[str, Any]:
         return {}
     try:
         text = raw_body.decode("utf-8")
-        parsed = json.loads(text, parse_constant=_reject_constant)
+        parsed = json.loads(
+            text, parse_constant=_reject_constant, object_pairs_hook=_reject_duplicate_keys
+        )
+    except RecursionError as error:
+        raise InvalidRequest("The body is nested too deeply.") from error
     except (UnicodeDecodeError, ValueError) as error:
         raise InvalidRequest(f"The body is not valid JSON: {error}.") from error
     if not isinstance(parsed, dict):
@@ -133,6 +145,16 @@ def describe(error: ValidationError) -> str:
         else:
             problems.append(f"{where!r}: {item['msg']}")
     return "Invalid request: " + "; ".join(problems) + "."
+
+
+def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """Build a JSON object, refusing a key given twice (which value was meant?)."""
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise ValueError(f"the key {key!r} appears twice")
+        result[key] = value
+    return result
 
 
 def _reject_constant(name: str) -> Any:

@@ -11,6 +11,7 @@ from chalice.app import Blueprint, Response
 
 from chalicelib.api.context import call_context, query_params
 from chalicelib.api.http import (
+    ANY_CONTENT,
     endpoint,
     json_response,
     parse_body,
@@ -29,8 +30,6 @@ from chalicelib.models.requests import (
 from chalicelib.services.memories import encode_next_token
 
 memories_api = Blueprint(__name__)
-CONTENT_TYPES = ["*/*"]
-"""Any content type reaches our own JSON parser, so a wrong one is ``invalid_request``."""
 
 
 def _request() -> Any:
@@ -42,7 +41,7 @@ def _memory_response(call_memory: Any, status: int = 200) -> Response:
     return json_response(memory.to_wire(wired.clock.now()), status)
 
 
-@memories_api.route("/memories", methods=["POST"], content_types=CONTENT_TYPES)
+@memories_api.route("/memories", methods=["POST"], content_types=ANY_CONTENT)
 @endpoint
 def save_fact() -> Response:
     """Save a fact (agent, or person naming ``agentId``) -> 201 memory."""
@@ -52,7 +51,7 @@ def save_fact() -> Response:
     return _memory_response((memory, call.services), 201)
 
 
-@memories_api.route("/memories/day", methods=["POST"], content_types=CONTENT_TYPES)
+@memories_api.route("/memories/day", methods=["POST"], content_types=ANY_CONTENT)
 @endpoint
 def append_day_line() -> Response:
     """Append a line to today's day log (agents only) -> 201 new row or 200."""
@@ -62,11 +61,11 @@ def append_day_line() -> Response:
     return _memory_response((result.memory, call.services), 201 if result.created else 200)
 
 
-@memories_api.route("/memories", methods=["GET"])
+@memories_api.route("/memories", methods=["GET"], content_types=ANY_CONTENT)
 @endpoint
 def list_memories() -> Response:
     """List memories newest first with ``nextToken`` pagination."""
-    call = call_context(_request())
+    call = call_context(_request(), takes_query=True)
     query = validate(dict(query_params(_request())), ListQuery)
     page = call.services.memories.list(call.principal, query)
     now = call.services.clock.now()
@@ -79,7 +78,7 @@ def list_memories() -> Response:
     )
 
 
-@memories_api.route("/memories/{memory_id}", methods=["GET"])
+@memories_api.route("/memories/{memory_id}", methods=["GET"], content_types=ANY_CONTENT)
 @endpoint
 def get_memory(memory_id: str) -> Response:
     """One memory (owner agent or person)."""
@@ -87,7 +86,7 @@ def get_memory(memory_id: str) -> Response:
     return _memory_response((call.services.memories.get(call.principal, memory_id), call.services))
 
 
-@memories_api.route("/memories/{memory_id}", methods=["PATCH"], content_types=CONTENT_TYPES)
+@memories_api.route("/memories/{memory_id}", methods=["PATCH"], content_types=ANY_CONTENT)
 @endpoint
 def edit_memory(memory_id: str) -> Response:
     """A person edits text and/or expiry."""
@@ -97,7 +96,7 @@ def edit_memory(memory_id: str) -> Response:
     return _memory_response((memory, call.services))
 
 
-@memories_api.route("/memories/{memory_id}/archive", methods=["POST"], content_types=CONTENT_TYPES)
+@memories_api.route("/memories/{memory_id}/archive", methods=["POST"], content_types=ANY_CONTENT)
 @endpoint
 def archive_memory(memory_id: str) -> Response:
     """Archive with a required reason (owner agent or person)."""
@@ -107,7 +106,7 @@ def archive_memory(memory_id: str) -> Response:
     return _memory_response((memory, call.services))
 
 
-@memories_api.route("/memories/{memory_id}/veto", methods=["POST"], content_types=CONTENT_TYPES)
+@memories_api.route("/memories/{memory_id}/veto", methods=["POST"], content_types=ANY_CONTENT)
 @endpoint
 def veto_memory(memory_id: str) -> Response:
     """A person vetoes: archived with reason ``vetoed``."""
@@ -117,9 +116,7 @@ def veto_memory(memory_id: str) -> Response:
     return _memory_response((memory, call.services))
 
 
-@memories_api.route(
-    "/memories/{memory_id}/unarchive", methods=["POST"], content_types=CONTENT_TYPES
-)
+@memories_api.route("/memories/{memory_id}/unarchive", methods=["POST"], content_types=ANY_CONTENT)
 @endpoint
 def unarchive_memory(memory_id: str) -> Response:
     """Bring an archived memory back (SPEC §4 rules)."""
@@ -129,7 +126,7 @@ def unarchive_memory(memory_id: str) -> Response:
     return _memory_response((memory, call.services))
 
 
-@memories_api.route("/memories/{memory_id}/history", methods=["GET"])
+@memories_api.route("/memories/{memory_id}/history", methods=["GET"], content_types=ANY_CONTENT)
 @endpoint
 def memory_history(memory_id: str) -> Response:
     """The audit records of one memory, oldest first."""

@@ -10,6 +10,7 @@ from chalice.app import Blueprint, Response
 
 from chalicelib.api.context import call_context, query_params
 from chalicelib.api.http import (
+    ANY_CONTENT,
     endpoint,
     json_response,
     parse_body,
@@ -22,7 +23,6 @@ from chalicelib.services.memories import decode_next_token, encode_next_token
 from chalicelib.services.recall import RecallResult
 
 recalls_api = Blueprint(__name__)
-ANY_CONTENT = ["*/*"]
 
 
 def _request() -> Any:
@@ -65,11 +65,11 @@ def recall_at_run_start() -> Response:
     return json_response(recall_body(result, call.services.clock.now(), "recall_start"))
 
 
-@recalls_api.route("/recalls", methods=["GET"])
+@recalls_api.route("/recalls", methods=["GET"], content_types=ANY_CONTENT)
 @endpoint
 def recall_log() -> Response:
     """The recall log of an agent: which memories went to which session, run and task."""
-    call = call_context(_request())
+    call = call_context(_request(), takes_query=True)
     query = validate(dict(query_params(_request())), RecallLogQuery)
     entries, continue_after = call.services.recall.log(
         call.principal,

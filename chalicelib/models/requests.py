@@ -6,9 +6,10 @@ services, not here, so that they produce the seed's codes.
 
 from __future__ import annotations
 
-from typing import Literal
+import re
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 from chalicelib.models.common import RequestModel
@@ -63,6 +64,16 @@ MAX_LIST_LIMIT = 500
 DEFAULT_LIST_LIMIT = 100
 
 
+def _digits_only(value: object) -> object:
+    """Accept ``limit`` only as plain decimal digits ("10", not "1_0", "+3" or " 5")."""
+    if isinstance(value, str) and not re.fullmatch(r"[0-9]{1,18}", value):
+        raise ValueError("limit must be a whole number such as 100")
+    return value
+
+
+Limit = Annotated[int, BeforeValidator(_digits_only), Field(ge=1)]
+
+
 class ListQuery(BaseModel):
     """``GET /memories`` query string (SPEC §7, §5): values arrive as strings.
 
@@ -77,7 +88,7 @@ class ListQuery(BaseModel):
     kind: Literal["fact", "day"] | None = None
     status: Literal["active", "archived"] | None = None
     all: Literal["true", "false", "1", "0"] = "false"
-    limit: int = Field(default=DEFAULT_LIST_LIMIT, ge=1)
+    limit: Limit = DEFAULT_LIST_LIMIT
     next_token: str | None = None
 
     @field_validator("limit", mode="after")
@@ -97,7 +108,7 @@ class RecallLogQuery(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=False, extra="forbid")
 
     agent_id: str | None = None
-    limit: int = Field(default=DEFAULT_LIST_LIMIT, ge=1)
+    limit: Limit = DEFAULT_LIST_LIMIT
     next_token: str | None = None
 
     @field_validator("limit", mode="after")

@@ -81,9 +81,15 @@ class DayLogService:
         """
         if not principal.is_agent:
             raise MemoryDayAgentOnly("Only an agent keeps a day log; persons save facts.")
-        check_text(line, limit=DAY_LINE_MAX_CHARS, what="day line", secrets=self._secrets)
-        if "\n" in line or "\r" in line:
+        if line.splitlines() not in ([line], []):
             raise InvalidRequest("A day line is one line: remove the line breaks.")
+        check_text(
+            line,
+            limit=DAY_LINE_MAX_CHARS,
+            what="day line",
+            secrets=self._secrets,
+            advice="Shorten it; save what matters with `memory save`.",
+        )
         now = self._clock.now()
         date = now.astimezone(UTC).date().isoformat()
         stored = format_day_line(line, now, run.task_key)

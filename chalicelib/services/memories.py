@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
@@ -21,6 +22,7 @@ from chalicelib.errors import (
     MemoryAlreadyArchived,
     MemoryDayAppendOnly,
     MemoryDayExists,
+    MemoryDayFull,
     MemoryNotArchived,
     MemoryNotFound,
     MemorySupersedeArchived,
@@ -47,6 +49,7 @@ from chalicelib.services.rules import (
     FACT_MAX_CHARS,
     SecretFinder,
     check_memory_id,
+    check_no_secret,
     check_text,
     load_visible,
     parse_expiry,
@@ -230,7 +233,8 @@ class MemoryService:
         Raises:
             Forbidden: an agent tried to edit (agents archive and save instead).
             InvalidRequest: nothing to change, empty text, bad ``expiresAt``.
-            MemoryTextTooLong: a fact over 500 (a day row over 8,000) characters.
+            MemoryTextTooLong: a fact over 500 characters.
+            MemoryDayFull: a day row's text over 8,000 characters.
             SecretInMemory: the new text looks like a secret.
             MemoryNotFound: no such memory in the workspace.
             MemorySuperseded: a newer memory replaced this one.
@@ -253,8 +257,7 @@ class MemoryService:
                 "version": before.version + 1,
             }
             if request.text is not None:
-                limit = FACT_MAX_CHARS if before.kind is MemoryKind.FACT else DAY_LOG_MAX_CHARS
-                check_text(request.text, limit=limit, what=before.kind.value, secrets=self._secrets)
+                self._check_edited_text(before, request.text)
                 changes["text"] = request.text
             if request.expires_at is not None:
                 changes["expires_at"] = parse_expiry(request.expires_at, now)
@@ -265,11 +268,22 @@ class MemoryService:
 
         return with_retries(attempt)
 
+    def _check_edited_text(self, before: Memory, text: str) -> None:
+        if before.kind is MemoryKind.FACT:
+            check_text(text, limit=FACT_MAX_CHARS, what="fact", secrets=self._secrets)
+            return
+        if len(text) > DAY_LOG_MAX_CHARS:
+            raise MemoryDayFull(
+                f"A day log holds {DAY_LOG_MAX_CHARS} characters; the edit has {len(text)}."
+            )
+        check_text(text, limit=DAY_LOG_MAX_CHARS, what="day log", secrets=self._secrets)
+
     def archive(self, principal: Principal, memory_id: str, request: ArchiveRequest) -> Memory:
         """Archive a live memory with a reason (owner agent or person; SPEC §4).
 
         Raises:
             InvalidRequest: the reason is empty, over 500 characters, or reserved.
+            SecretInMemory: the reason looks like a secret.
             MemoryNotFound, MemoryNotOwn: see ``load_visible``.
             MemoryAlreadyArchived: the memory is archived already.
         """
@@ -281,7 +295,8 @@ class MemoryService:
                 f"The reason has {len(request.reason)} characters; the limit is "
                 f"{ARCHIVE_REASON_MAX_CHARS}."
             )
-        if reason.lower() in RESERVED_ARCHIVE_REASONS:
+        check_no_secret(request.reason, what="reason", secrets=self._secrets)
+        if unicodedata.normalize("NFKC", reason).casefold() in RESERVED_ARCHIVE_REASONS:
             raise InvalidRequest(
                 f"{reason!r} is reserved for the system; use veto or supersedes, "
                 "or give another reason."
@@ -305,6 +320,8 @@ class MemoryService:
             raise Forbidden("Only a person can veto a memory. Archive it with a reason.")
         if note is not None and len(note) > ARCHIVE_REASON_MAX_CHARS:
             raise InvalidRequest(f"The note is over {ARCHIVE_REASON_MAX_CHARS} characters.")
+        if note is not None:
+            check_no_secret(note, what="note", secrets=self._secrets)
         return self._archive(principal, memory_id, VETOED, action="veto", note=note)
 
     def _archive(

@@ -11,6 +11,7 @@ from typing import Protocol, TypeVar
 
 from chalicelib.errors import (
     Conflict,
+    Forbidden,
     InvalidRequest,
     MemoryAgentRequired,
     MemoryNotFound,
@@ -50,26 +51,46 @@ class SecretFinder(Protocol):
         ...
 
 
-def check_text(text: str, *, limit: int, what: str, secrets: SecretFinder) -> None:
-    """Check memory text: not blank, within ``limit`` code points, no secret.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def check_text(
+    text: str, *, limit: int, what: str, secrets: SecretFinder, advice: str | None = None
+) -> None:
+    """Check memory text: not blank, no control characters, within ``limit`` code
+    points, no secret.
+
+    Args:
+        advice: what to do when the text is too long (defaults to splitting a fact).
 
     Raises:
-        InvalidRequest: the text is empty or whitespace only (SPEC §3).
+        InvalidRequest: empty or whitespace only (SPEC §3); control characters.
         MemoryTextTooLong: more than ``limit`` characters (SPEC §5).
         SecretInMemory: it looks like a credential (SPEC §6).
     """
     if not text.strip():
         raise InvalidRequest(f"The {what} is empty: send some text.")
+    if _CONTROL.search(text):
+        raise InvalidRequest(f"The {what} holds control characters; send plain text.")
     if len(text) > limit:
         raise MemoryTextTooLong(
             f"The {what} has {len(text)} characters; the limit is {limit}. "
-            "Shorten it, or split it into two facts."
+            + (advice or "Shorten it, or split it into two facts.")
         )
+    check_no_secret(text, what=what, secrets=secrets)
+
+
+def check_no_secret(text: str, *, what: str, secrets: SecretFinder) -> None:
+    """Reject text that looks like a credential (SPEC §6 ``secret_in_memory``).
+
+    Raises:
+        SecretInMemory: the detector found a secret (its kind is named, never its value).
+    """
     kind = secrets.find_secret(text)
     if kind is not None:
         raise SecretInMemory(
-            f"The {what} looks like a secret ({kind}). Do not keep credentials in memory; "
-            "store them with `pinework secret` instead."
+            f"The {what} looks like a secret ({kind}). Keep credentials in a secret "
+            "manager, not in memory; save where to find it instead."
         )
 
 
@@ -90,12 +111,12 @@ def parse_expiry(value: str, now: datetime) -> datetime:
             moment = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
         else:
             raise ValueError(value)
-    except ValueError as error:
+        moment = moment.astimezone(UTC)
+    except (ValueError, OverflowError) as error:
         raise InvalidRequest(
             f"expiresAt {value!r} is not a date (YYYY-MM-DD) or an RFC 3339 timestamp "
             "with a time zone, such as 2026-12-31 or 2026-12-31T18:00:00Z."
         ) from error
-    moment = moment.astimezone(UTC)
     if moment <= now:
         raise InvalidRequest(f"expiresAt {value!r} is in the past; send a future time.")
     return moment
@@ -148,7 +169,7 @@ def resolve_agent(
     Raises:
         MemoryNotOwn: an agent named another agent.
         MemoryAgentRequired: a person did not name the agent.
-        InvalidRequest: the named agent is not in the caller's workspace.
+        Forbidden: the named agent is not in the caller's workspace.
     """
     if principal.is_agent:
         if agent_id is not None and agent_id != principal.id:
@@ -158,7 +179,9 @@ def resolve_agent(
         raise MemoryAgentRequired("Name the agent: pass agentId (or --agent agt_…).")
     agent = directory.get_agent(agent_id) if AGENT_ID.match(agent_id) else None
     if agent is None or agent.workspace_id != principal.workspace_id:
-        raise InvalidRequest(f"agentId {agent_id!r} is not an agent of your workspace.")
+        # SPEC §6: a person outside the workspace is forbidden; an unknown id
+        # answers the same, so ids of other workspaces cannot be probed.
+        raise Forbidden(f"agentId {agent_id!r} is not an agent of your workspace.")
     return agent_id
 
 

@@ -53,6 +53,9 @@ characters).
    plugin's own regexes swallow the rest of the line, match inside words
    (``secretary: Jane``) and are slow. The new rule works as follows:
 
+   - Prose such as "the password is Tr0ub4dor&3" is caught when the word after
+     "password is"/"password:" mixes letters with digits or symbols (6+ characters), so
+     "the password is stored in the vault" passes.
    - A key such as ``secret_name``, ``password_length`` or ``secrets`` names metadata, so
      it is skipped.
    - The value must not be a placeholder, a boolean, ``$VAR``, a template, a call, an
@@ -83,6 +86,7 @@ string, assignment, high entropy. The first rule that matches decides the kind. 
 rules declare lower-case hint substrings and are skipped when none occurs in the text.
 """
 
+import functools
 import math
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -141,7 +145,9 @@ _HEX_DIGEST = re.compile(
     r"(?<![A-Za-z0-9])(?:[0-9a-f]{128}|[0-9a-f]{64}|[0-9a-f]{7,40})(?![A-Za-z0-9])",
     re.IGNORECASE,
 )
-_URL = re.compile(r"\b[a-z][a-z0-9+.\-]*://\S+", re.IGNORECASE)
+# The scheme is bounded: unbounded, a long "a-b-c-…" run is rescanned from every word
+# start, which is quadratic (seconds for 64 KB); real schemes are short.
+_URL = re.compile(r"\b[a-z][a-z0-9+.\-]{0,31}://\S+", re.IGNORECASE)
 
 # --- extra provider patterns (gaps in detect-secrets 1.5) -----------------------------
 
@@ -175,6 +181,9 @@ _JWT_CANDIDATE = re.compile(r"(?<![A-Za-z0-9_=\-])eyJ[A-Za-z0-9_=\-]*+\.[A-Za-z0
 # The npm plugin's ``//.+/:_authToken=`` is quadratic on long lines (9 s for 50 KB of
 # "//"), so it only sees a window around each ":_authToken=".
 _NPMRC_MARKER = re.compile(r":_authToken=")
+# The OpenAI plugin's regex is quadratic on a long "sk-…" run (17 s for 64 KB), so it
+# only sees a window around its fixed "T3BlbkFJ" infix.
+_OPENAI_MARKER = re.compile(r"T3BlbkFJ")
 _AWS_KEY_ID = re.compile(r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}")
 
 # --- assignment rule ----------------------------------------------------------------------
@@ -276,17 +285,43 @@ def _around(marker: re.Pattern[str], plugin: _Plugin, radius: int = 256) -> _Fin
     """Run ``plugin`` only on a window of ``radius`` characters around each ``marker``."""
 
     def find(text: str) -> Iterator[str]:
+        covered = (0, 0)
         for match in marker.finditer(text):
-            window = text[max(0, match.start() - radius) : match.end() + radius]
-            yield from plugin.analyze_string(window)
+            # A marker with half a radius of the previous window on each side was already
+            # seen in context; skipping it keeps runs of markers linear.
+            half = radius // 2
+            if covered[0] <= match.start() - half and match.end() + half <= covered[1]:
+                continue
+            covered = (max(0, match.start() - radius), match.end() + radius)
+            yield from plugin.analyze_string(text[covered[0] : covered[1]])
 
     return find
 
 
 def _standalone(text: str, value: str) -> bool:
-    """Return True if ``value`` occurs in ``text`` not glued to other alphanumerics."""
+    """Return True if ``value`` occurs in ``text`` not glued to other alphanumerics.
+
+    For an alphanumeric ``value`` that means it is one of the text's maximal
+    alphanumeric runs; those are collected once per text, so many candidates in a
+    long text (KV values reach megabytes) cost linear time, not one scan each.
+    """
+    if value.isascii() and value.isalnum():
+        return value in _alphanumeric_runs(text)
     pattern = rf"(?<![A-Za-z0-9]){re.escape(value)}(?![A-Za-z0-9])"
     return re.search(pattern, text) is not None
+
+
+_ALPHANUMERIC_RUN = re.compile(r"[A-Za-z0-9]+")
+
+
+@functools.lru_cache(maxsize=4)
+def _alphanumeric_runs(text: str) -> frozenset[str]:
+    return frozenset(_ALPHANUMERIC_RUN.findall(text))
+
+
+@functools.lru_cache(maxsize=4)
+def _lower(text: str) -> str:
+    return text.lower()
 
 
 def _has_upper_lower_digit(value: str) -> bool:
@@ -321,7 +356,7 @@ def _accept_mixed(_text: str, value: str) -> bool:
 
 def _mentions(*words: str) -> _Acceptor:
     def accept(text: str, _value: str) -> bool:
-        lowered = text.lower()
+        lowered = _lower(text)  # once per text, not once per candidate
         return any(word in lowered for word in words)
 
     return accept
@@ -393,7 +428,11 @@ class SecretDetector:
                 hints=("_live_", "_test_", "whsec_"),
             ),
             _Rule("Anthropic API key", (_findall(_ANTHROPIC),), hints=("sk-ant-",)),
-            _Rule("OpenAI API key", (OpenAIDetector().analyze_string,), hints=("sk-",)),
+            _Rule(
+                "OpenAI API key",
+                (_around(_OPENAI_MARKER, OpenAIDetector(), radius=64),),
+                hints=("t3blbkfj",),
+            ),
             _Rule("OpenAI API key", (_findall(_OPENAI_PROJECT),), _accept_mixed, hints=("sk-",)),
             _Rule(
                 "npm token",
@@ -481,6 +520,8 @@ class SecretDetector:
                         return rule.kind
         if self._has_secret_assignment(masked):
             return "password assignment"
+        if _has_password_in_words(masked):
+            return "password in words"
         if self._has_high_entropy_token(masked):
             return HIGH_ENTROPY_KIND
         return None
@@ -571,3 +612,25 @@ def _ends_with_keyword(key: str) -> bool:
     """Return True if ``key`` ends in a secret keyword (``db_password``, not ``password_len``)."""
     lowered = key.lower()
     return lowered.endswith(("password", "passwd", "pwd", "pass", "secret", "key", "token"))
+
+
+_PASSWORD_IN_WORDS = re.compile(
+    r"\b(?:password|passwd|passphrase|pass ?code|pin code|api key|secret key)"
+    r"\s+(?:is|was)\s+[\"'\u201c\u2018]?(?P<value>[^\s\"'\u201d\u2019]{6,})",
+    re.IGNORECASE,
+)
+
+
+def _has_password_in_words(text: str) -> bool:
+    """Return True for prose such as "the DB password is Tr0ub4dor&3".
+
+    The value must mix letters with digits or symbols, so "the password is stored
+    in the vault" and "the password is rotated weekly" pass.
+    """
+    for match in _PASSWORD_IN_WORDS.finditer(text):
+        value = match.group("value").rstrip(".,;:!?)")
+        has_letter = any(ch.isalpha() for ch in value)
+        has_other = any(ch.isdigit() or not ch.isalnum() for ch in value)
+        if len(value) >= 6 and has_letter and has_other:
+            return True
+    return False

@@ -37,7 +37,7 @@ def test_line_limit_is_on_the_line_as_sent(api: Api, world: World) -> None:
     assert (status, body["error"]["code"]) == (400, "memory_text_too_long")
 
 
-@pytest.mark.parametrize("line", ["", "  ", "two\nlines"])
+@pytest.mark.parametrize("line", ["", "  ", "two\nlines", "two\u2028lines", "a\x85b"])
 def test_blank_or_multiline_lines_are_invalid(api: Api, world: World, line: str) -> None:
     status, body = append(api, world, line)
     assert (status, body["error"]["code"]) == (400, "invalid_request")
@@ -90,3 +90,11 @@ def test_archived_day_row_comes_back_only_if_its_date_is_free(api: Api, world: W
     status, body = api.call("POST", path + "/unarchive", world.agent)
     assert status == 200 and body["status"] == "active"
     assert append(api, world, "three")[1]["id"] == first["id"]
+
+
+def test_editing_a_day_row_past_the_cap_is_day_full(api: Api, world: World) -> None:
+    row = append(api, world, "one")[1]
+    status, body = api.call("PATCH", f"/memories/{row['id']}", world.person, {"text": "x" * 8001})
+    assert (status, body["error"]["code"]) == (409, "memory_day_full")
+    status, body = api.call("PATCH", f"/memories/{row['id']}", world.person, {"text": "x" * 8000})
+    assert status == 200 and len(body["text"]) == 8000

@@ -136,7 +136,7 @@ def test_person_cannot_save_for_an_agent_of_another_workspace(api: Api, world: W
     response = api.call(
         "POST", "/memories", world.outsider, {"text": "a fact", "agentId": world.agent.id}
     )
-    assert error_code(response) == (400, "invalid_request")
+    assert error_code(response) == (403, "forbidden")
 
 
 def test_agent_cannot_name_another_agent(api: Api, world: World) -> None:
@@ -324,3 +324,93 @@ def test_any_content_type_reaches_our_parser(api: Api, world: World) -> None:
         headers={"Content-Type": "text/plain"},
     )
     assert status == 201
+
+
+def test_deeply_nested_or_duplicate_key_bodies_are_invalid(api: Api, world: World) -> None:
+    deep = '{"text": "x", "a": ' + '{"b": ' * 3000 + "1" + "}" * 3000 + "}"
+    assert error_code(api.call("POST", "/memories", world.agent, raw=deep)) == (
+        400,
+        "invalid_request",
+    )
+    duplicate = '{"text": "a", "text": "b"}'
+    assert error_code(api.call("POST", "/memories", world.agent, raw=duplicate)) == (
+        400,
+        "invalid_request",
+    )
+
+
+@pytest.mark.parametrize("value", ["9999-12-31T23:59:59-01:00", "0001-01-01T00:30:00+01:00"])
+def test_expiry_at_the_ends_of_the_calendar_is_invalid_not_a_crash(
+    api: Api, world: World, value: str
+) -> None:
+    response = api.call("POST", "/memories", world.agent, {"text": "x y", "expiresAt": value})
+    assert error_code(response) == (400, "invalid_request")
+
+
+def test_reads_accept_any_content_type_and_reject_stray_query_strings(
+    api: Api, world: World
+) -> None:
+    saved = save(api, world)
+    for path in ("/memories", f"/memories/{saved['id']}", f"/memories/{saved['id']}/history"):
+        status, _ = api.call("GET", path, world.agent, headers={"Content-Type": "text/plain"})
+        assert status == 200, path
+    response = api.call("GET", f"/memories/{saved['id']}/history?limit=1", world.agent)
+    assert error_code(response) == (400, "invalid_request")
+
+
+def test_head_is_405_with_allow(api: Api, world: World) -> None:
+    assert api.call("HEAD", "/memories", world.agent)[0] == 405
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The DB password is " + "Tr0ub4" + "dor&3xyz!",
+        "password is " + "hunter" + "2",
+    ],
+)
+def test_passwords_written_in_words_are_secrets(api: Api, world: World, text: str) -> None:
+    assert error_code(api.call("POST", "/memories", world.agent, {"text": text})) == (
+        400,
+        "secret_in_memory",
+    )
+
+
+def test_archive_reasons_and_veto_notes_are_checked_for_secrets(api: Api, world: World) -> None:
+    saved = save(api, world)
+    path = f"/memories/{saved['id']}"
+    leaked = "leaked " + "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    for route, actor in (("/archive", world.agent), ("/veto", world.person)):
+        response = api.call("POST", path + route, actor, {"reason": leaked})
+        assert error_code(response) == (400, "secret_in_memory")
+    assert api.call("GET", path, world.agent)[1]["status"] == "active"
+
+
+@pytest.mark.parametrize("text", ["bell\x07", "nul\x00byte", "esc\x1b[31m"])
+def test_control_characters_are_invalid(api: Api, world: World, text: str) -> None:
+    assert error_code(api.call("POST", "/memories", world.agent, {"text": text})) == (
+        400,
+        "invalid_request",
+    )
+
+
+def test_full_width_reserved_reason_is_still_reserved(api: Api, world: World) -> None:
+    saved = save(api, world)
+    response = api.call(
+        "POST",
+        f"/memories/{saved['id']}/archive",
+        world.agent,
+        {"reason": "".join(chr(ord(c) + 0xFEE0) for c in "vetoed")},
+    )
+    assert error_code(response) == (400, "invalid_request")
+
+
+def test_a_persons_run_headers_are_ignored(api: Api, world: World) -> None:
+    status, body = api.call(
+        "POST",
+        "/memories",
+        world.person,
+        {"text": "a fact", "agentId": world.agent.id},
+        headers={"X-Pinework-Task": "PIN-1", "X-Pinework-Run": "run_1"},
+    )
+    assert status == 201 and (body["taskKey"], body["runId"]) == (None, None)

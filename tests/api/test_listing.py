@@ -77,7 +77,7 @@ def test_agent_cannot_list_another_agent(api: Api, world: World) -> None:
 def test_person_cannot_list_an_agent_of_another_workspace(api: Api, world: World) -> None:
     api.call("POST", "/memories", world.outsider_agent, {"text": "secret plans"})
     status, body = api.call("GET", f"/memories?agentId={world.outsider_agent.id}", world.person)
-    assert (status, body["error"]["code"]) == (400, "invalid_request")
+    assert (status, body["error"]["code"]) == (403, "forbidden")
 
 
 def test_limit_is_clamped_to_500(api: Api, world: World, clock: FixedClock) -> None:
@@ -97,6 +97,9 @@ def test_limit_is_clamped_to_500(api: Api, world: World, clock: FixedClock) -> N
         "?nextToken=garbage!",
         "?colour=red",
         "?limit=1&limit=2",
+        "?limit=1_0",
+        "?limit=%2B3",
+        "?limit=%205",
     ],
 )
 def test_bad_list_queries_are_invalid(api: Api, world: World, query: str) -> None:

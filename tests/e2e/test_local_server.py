@@ -174,3 +174,19 @@ def test_cli_against_local_server_and_data_survives_restart(server: LocalServer)
     assert [r["action"] for r in json.loads(history.stdout)["data"]] == ["create", "veto"]
     still = cli(server, new_agent["token"], "memory", "list", "--json")
     assert still.returncode == 0  # tokens issued by admin survive too
+
+
+def test_a_second_server_on_the_same_data_folder_refuses_to_start(server: LocalServer) -> None:
+    server.start()
+    second = LocalServer(server.data_dir)
+    result = subprocess.run(
+        [sys.executable, "-m", "infra.local_server"],
+        cwd=REPO,
+        env=second.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode != 0
+    assert "Another local server is using" in result.stderr
