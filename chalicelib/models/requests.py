@@ -74,20 +74,15 @@ def _digits_only(value: object) -> object:
 Limit = Annotated[int, BeforeValidator(_digits_only), Field(ge=1)]
 
 
-class ListQuery(BaseModel):
-    """``GET /memories`` query string (SPEC §7, §5): values arrive as strings.
+class PageQuery(BaseModel):
+    """A paged list's query string (SPEC §5, §7): values arrive as strings.
 
-    ``limit`` over 500 is clamped to 500; below 1 or not a number is invalid.
-    ``status`` filters; without it, ``all=true`` lists both states and the
-    default lists active memories only.
+    ``limit`` over 500 is clamped to 500; below 1 or not plain digits is invalid.
     """
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=False, extra="forbid")
 
     agent_id: str | None = None
-    kind: Literal["fact", "day"] | None = None
-    status: Literal["active", "archived"] | None = None
-    all: Literal["true", "false", "1", "0"] = "false"
     limit: Limit = DEFAULT_LIST_LIMIT
     next_token: str | None = None
 
@@ -95,6 +90,18 @@ class ListQuery(BaseModel):
     @classmethod
     def _clamp(cls, value: int) -> int:
         return min(value, MAX_LIST_LIMIT)
+
+
+class ListQuery(PageQuery):
+    """``GET /memories`` query string (SPEC §7): also ``kind``, ``status``, ``all``.
+
+    ``status`` filters; without it, ``all=true`` lists both states and the
+    default lists active memories only.
+    """
+
+    kind: Literal["fact", "day"] | None = None
+    status: Literal["active", "archived"] | None = None
+    all: Literal["true", "false", "1", "0"] = "false"  # noqa: A003 - the spec's parameter name
 
     @property
     def include_archived(self) -> bool:
@@ -102,16 +109,5 @@ class ListQuery(BaseModel):
         return self.all in ("true", "1")
 
 
-class RecallLogQuery(BaseModel):
+class RecallLogQuery(PageQuery):
     """``GET /recalls`` query string: ``agentId`` (a person's choice), ``limit``, ``nextToken``."""
-
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=False, extra="forbid")
-
-    agent_id: str | None = None
-    limit: Limit = DEFAULT_LIST_LIMIT
-    next_token: str | None = None
-
-    @field_validator("limit", mode="after")
-    @classmethod
-    def _clamp(cls, value: int) -> int:
-        return min(value, MAX_LIST_LIMIT)

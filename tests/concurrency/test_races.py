@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import boto3
 import pytest
@@ -35,10 +35,9 @@ def endpoint() -> Iterator[str]:
     server.stop()
 
 
-@pytest.fixture
-def wired(endpoint: str, request: pytest.FixtureRequest) -> wiring.Services:
-    """Services on a fresh table of the embedded server, with a big connection pool."""
-    client = boto3.client(
+def embedded_client(endpoint: str) -> Any:
+    """A DynamoDB client of the embedded server with room for many threads."""
+    return boto3.client(
         "dynamodb",
         endpoint_url=endpoint,
         region_name="us-east-1",
@@ -46,6 +45,12 @@ def wired(endpoint: str, request: pytest.FixtureRequest) -> wiring.Services:
         aws_secret_access_key="testing",
         config=Config(max_pool_connections=64, retries={"max_attempts": 0}),
     )
+
+
+@pytest.fixture
+def wired(endpoint: str) -> wiring.Services:
+    """Services on a fresh table of the embedded server."""
+    client = embedded_client(endpoint)
     table = "race-" + IdFactory(wiring.SystemClock()).new("t").lower()
     create_table(client, table)
     return wiring.build_services(Settings(table_name=table), client=client)
@@ -142,13 +147,7 @@ def test_concurrent_unarchives_of_two_rows_of_one_date(
 
 
 def test_cancelled_transaction_on_the_embedded_server_writes_nothing(endpoint: str) -> None:
-    client = boto3.client(
-        "dynamodb",
-        endpoint_url=endpoint,
-        region_name="us-east-1",
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-    )
+    client = embedded_client(endpoint)
     create_table(client, "tx-check")
     client.put_item(TableName="tx-check", Item={"pk": {"S": "b"}, "sk": {"S": "b"}})
     with pytest.raises(client.exceptions.TransactionCanceledException) as cancelled:
