@@ -101,7 +101,7 @@ class ListQuery(PageQuery):
 
     kind: Literal["fact", "day"] | None = None
     status: Literal["active", "archived"] | None = None
-    all: Literal["true", "false", "1", "0"] = "false"  # noqa: A003 - the spec's parameter name
+    all: Literal["true", "false", "1", "0"] = "false"  # the spec's parameter name
 
     @property
     def include_archived(self) -> bool:
