@@ -1,10 +1,35 @@
 """Pinework Memory: every Lambda entry point, one line each (STYLE.md rule 1)."""
 
-from chalice.app import Chalice
+from typing import Any
 
+from chalice.app import Chalice, CloudWatchEvent, Cron, SQSEvent
+
+from chalicelib.api.kv import kv_api
+from chalicelib.api.mcp import mcp_api
 from chalicelib.api.memories import memories_api
 from chalicelib.api.recalls import recalls_api
+from chalicelib.api.reviews import reviews_api
+from chalicelib.api.routines import routines_api
+from chalicelib.jobs.reviews import fan_out, review_batch
+from chalicelib.settings import REVIEW_QUEUE_NAME
+from chalicelib.wiring import services
 
 app = Chalice(app_name="pinework")
 app.register_blueprint(memories_api, url_prefix="/api/v1")
 app.register_blueprint(recalls_api, url_prefix="/api/v1")
+app.register_blueprint(routines_api, url_prefix="/api/v1")
+app.register_blueprint(reviews_api, url_prefix="/api/v1")
+app.register_blueprint(kv_api, url_prefix="/api/v1")
+app.register_blueprint(mcp_api, url_prefix="/api/v1")
+
+
+@app.schedule(Cron(0, 4, "*", "*", "?", "*"), name="review_fanout")
+def review_fanout(event: CloudWatchEvent) -> dict[str, Any]:
+    """04:00 UTC daily: one review message per agent with an active routine (SPEC §9)."""
+    return fan_out(services(), event.time)
+
+
+@app.on_sqs_message(queue=REVIEW_QUEUE_NAME, batch_size=10, name="review_worker")
+def review_worker(event: SQSEvent) -> dict[str, Any]:
+    """Review one agent per message; failed ones are reported for retry alone."""
+    return review_batch(services(), event.to_dict())

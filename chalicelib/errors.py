@@ -160,6 +160,12 @@ class Conflict(PineworkError):
     code = "conflict"
 
 
+class PayloadTooLarge(PineworkError):
+    """A key-value value over the size one response can carry (413; SPEC §10, DECISIONS)."""
+
+    code = "payload_too_large"
+
+
 STATUS_BY_CODE: dict[str, int] = {
     "memory_text_too_long": 400,
     "secret_in_memory": 400,
@@ -183,6 +189,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "not_found": 404,
     "method_not_allowed": 405,
     "conflict": 409,
+    "payload_too_large": 413,
     "internal_error": 500,
 }
 """HTTP status of every error code (SPEC §6); a test checks each class is here."""

@@ -14,6 +14,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 DEFAULT_LOCAL_DYNAMODB_ENDPOINT = "http://127.0.0.1:8001"
 """Where the local server's embedded DynamoDB listens unless told otherwise."""
+REVIEW_QUEUE_NAME = "pinework-reviews"
+"""The SQS queue of the nightly review fan-out (SPEC §9). ``app.py`` names it in
+``@app.on_sqs_message`` (a deploy-time constant); ``infra/template.py`` creates it."""
 
 
 class Settings(BaseModel):
@@ -29,6 +32,8 @@ class Settings(BaseModel):
         s3_endpoint: endpoint override for S3 (``PINEWORK_S3_ENDPOINT``).
         recall_time_budget_ms: how long scoring may take before recall falls
             back to the newest facts (``PINEWORK_RECALL_TIME_BUDGET_MS``, SPEC §8).
+        review_queue_name: the review fan-out queue (``PINEWORK_REVIEW_QUEUE_NAME``).
+        sqs_endpoint: endpoint override for SQS (``PINEWORK_SQS_ENDPOINT``).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -39,6 +44,8 @@ class Settings(BaseModel):
     dynamodb_endpoint: str | None = None
     s3_endpoint: str | None = None
     recall_time_budget_ms: int = Field(default=2000, ge=1)
+    review_queue_name: str = REVIEW_QUEUE_NAME
+    sqs_endpoint: str | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -61,6 +68,8 @@ class Settings(BaseModel):
             ("dynamodb_endpoint", "PINEWORK_DYNAMODB_ENDPOINT"),
             ("s3_endpoint", "PINEWORK_S3_ENDPOINT"),
             ("recall_time_budget_ms", "PINEWORK_RECALL_TIME_BUDGET_MS"),
+            ("review_queue_name", "PINEWORK_REVIEW_QUEUE_NAME"),
+            ("sqs_endpoint", "PINEWORK_SQS_ENDPOINT"),
         ):
             if env.get(name):
                 values[field] = env[name]

@@ -17,8 +17,12 @@ from botocore.config import Config
 from chalicelib.ids import Clock, IdFactory, SystemClock
 from chalicelib.services.access import AdminService, AuthService
 from chalicelib.services.day_log import DayLogService
+from chalicelib.services.kv import KvService
 from chalicelib.services.memories import MemoryService
 from chalicelib.services.recall import RecallService
+from chalicelib.services.review import ReviewService
+from chalicelib.services.reviewer import Reviewer, RuleReviewer
+from chalicelib.services.routines import RoutineService
 from chalicelib.services.rules import SecretFinder
 from chalicelib.services.scoring import LexicalScorer, Scorer
 from chalicelib.services.secrets import SecretDetector
@@ -29,7 +33,11 @@ from chalicelib.storage.dynamodb import (
     DynamoDBMemoryRepository,
     DynamoDBTable,
 )
+from chalicelib.storage.kv import DynamoDBKvRepository, S3ObjectStore
+from chalicelib.storage.queue import SqsReviewQueue
 from chalicelib.storage.recalls import DynamoDBRecallRepository
+from chalicelib.storage.reviews import DynamoDBReviewRepository, S3ReportStore
+from chalicelib.storage.routines import DynamoDBRoutineRepository
 
 
 @dataclass(frozen=True)
@@ -43,6 +51,9 @@ class Services:
     memories: MemoryService
     day_log: DayLogService
     recall: RecallService
+    kv: KvService
+    routines: RoutineService
+    reviews: ReviewService
 
 
 def dynamodb_client(settings: Settings) -> Any:
@@ -55,6 +66,29 @@ def dynamodb_client(settings: Settings) -> Any:
     )
 
 
+def s3_client(settings: Settings) -> Any:
+    """An S3 client for the settings' region and endpoint (path-style for an emulator)."""
+    return boto3.client(
+        "s3",
+        region_name=settings.region,
+        endpoint_url=settings.s3_endpoint,
+        config=Config(
+            retries={"mode": "standard", "max_attempts": 5},
+            s3={"addressing_style": "path" if settings.s3_endpoint else "auto"},
+        ),
+    )
+
+
+def sqs_client(settings: Settings) -> Any:
+    """An SQS client for the settings' region and endpoint (the review fan-out)."""
+    return boto3.client(
+        "sqs",
+        region_name=settings.region,
+        endpoint_url=settings.sqs_endpoint,
+        config=Config(retries={"mode": "standard", "max_attempts": 5}),
+    )
+
+
 def build_services(
     settings: Settings,
     *,
@@ -63,6 +97,9 @@ def build_services(
     tokens: TokenCounter | None = None,
     secrets: SecretFinder | None = None,
     client: Any = None,
+    s3: Any = None,
+    reviewer: Reviewer | None = None,
+    sqs: Any = None,
 ) -> Services:
     """Build every service from settings; each part can be injected (STYLE.md rule 7).
 
@@ -73,6 +110,10 @@ def build_services(
         tokens: token counter; defaults to cl100k.
         secrets: secret detector; defaults to ``SecretDetector``.
         client: a boto3 DynamoDB client; built from settings when omitted.
+        s3: a boto3 S3 client for large key-value values; built from settings on
+            first use when omitted (also for review reports).
+        reviewer: the review's judgement; defaults to ``RuleReviewer`` (SPEC §9).
+        sqs: a boto3 SQS client for the review fan-out; built on first use when omitted.
     """
     clock = clock or SystemClock()
     ids = IdFactory(clock)
@@ -80,12 +121,15 @@ def build_services(
     memories = DynamoDBMemoryRepository(table)
     directory = DynamoDBDirectoryRepository(table)
     detector = secrets or SecretDetector()
+    routines = RoutineService(DynamoDBRoutineRepository(table), directory, clock)
     return Services(
         settings=settings,
         clock=clock,
         auth=AuthService(directory),
         admin=AdminService(directory, clock, ids),
-        memories=MemoryService(memories, directory, detector, clock, ids),
+        memories=MemoryService(
+            memories, directory, detector, clock, ids, after_save=routines.ensure_routine
+        ),
         day_log=DayLogService(memories, detector, clock, ids),
         recall=RecallService(
             memories,
@@ -96,6 +140,26 @@ def build_services(
             clock,
             ids,
             settings.recall_time_budget_ms,
+        ),
+        kv=KvService(
+            DynamoDBKvRepository(
+                table, S3ObjectStore(lambda: s3 or s3_client(settings), settings.bucket_name)
+            ),
+            detector,
+            clock,
+        ),
+        routines=routines,
+        reviews=ReviewService(
+            memories,
+            DynamoDBReviewRepository(table),
+            S3ReportStore(lambda: s3 or s3_client(settings), settings.bucket_name),
+            routines,
+            directory,
+            detector,
+            reviewer or RuleReviewer(),
+            clock,
+            ids,
+            SqsReviewQueue(lambda: sqs or sqs_client(settings), settings.review_queue_name),
         ),
     )
 

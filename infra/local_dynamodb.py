@@ -9,6 +9,9 @@ server on loopback, with two additions.
 * Successful write requests are appended to a journal (JSON lines) and replayed
   in-process on the next start, so stored data survives a restart. Failed
   conditional writes are not journaled, so a replay takes the same path.
+  DynamoDB writes are known by their ``X-Amz-Target`` action; S3 writes
+  (CreateBucket, PutObject, DeleteObject, …) by a PUT, POST or DELETE whose
+  SigV4 ``Authorization`` credential scope names the ``s3`` service.
 """
 
 from __future__ import annotations
@@ -41,6 +44,9 @@ WRITE_ACTIONS = frozenset(
     }
 )
 """DynamoDB actions whose successful requests change stored state."""
+
+S3_WRITE_METHODS = frozenset({"PUT", "POST", "DELETE"})
+"""HTTP methods of the S3 requests that change stored state (objects, buckets)."""
 
 StartResponse = Callable[..., Any]
 STATS_PATH = "/_pinework/requests"
@@ -84,7 +90,7 @@ class SerializedJournaledApp:
                 self.requests[action] += 1
             if (
                 self._journal is not None
-                and action in WRITE_ACTIONS
+                and (action in WRITE_ACTIONS or _is_s3_write(environ))
                 and statuses
                 and statuses[0].startswith("2")
             ):
@@ -101,6 +107,8 @@ class SerializedJournaledApp:
         if environ.get("CONTENT_TYPE"):
             headers["Content-Type"] = environ["CONTENT_TYPE"]
         entry = {
+            "method": environ.get("REQUEST_METHOD", "POST"),
+            "query": environ.get("QUERY_STRING", ""),
             "path": environ.get("PATH_INFO", "/"),
             "headers": headers,
             "body": base64.b64encode(body).decode("ascii"),
@@ -124,13 +132,25 @@ class SerializedJournaledApp:
                 if not line.strip():
                     continue
                 entry = json.loads(line)
-                client.post(
+                client.open(
                     entry["path"],
+                    method=entry.get("method", "POST"),
+                    query_string=entry.get("query", ""),
                     headers=entry["headers"],
                     data=base64.b64decode(entry["body"]),
                 )
                 count += 1
         return count
+
+
+def _is_s3_write(environ: dict[str, Any]) -> bool:
+    """True for a PUT/POST/DELETE signed for S3 (``Credential=…/<region>/s3/aws4_request``)."""
+    if environ.get("REQUEST_METHOD") not in S3_WRITE_METHODS:
+        return False
+    authorization = str(environ.get("HTTP_AUTHORIZATION", ""))
+    _, _, credential = authorization.partition("Credential=")
+    scope = credential.split(",", 1)[0].split("/")
+    return len(scope) >= 5 and scope[3] == "s3"
 
 
 class _Body:

@@ -1,10 +1,14 @@
 """The local server: ``make serve`` runs ``python -m infra.local_server``.
 
-It starts the embedded DynamoDB on loopback (moto, no AWS account, no Docker)
-with its journal in the git-ignored ``.pinework-local/`` folder, creates the
-table, bootstraps a demo workspace with one agent and one person (kept across
-restarts), prints their tokens and the ``export`` lines for the CLI, and serves
-the Chalice app on http://127.0.0.1:8000.
+It starts the embedded DynamoDB and S3 on loopback (moto, no AWS account, no
+Docker) with its journal in the git-ignored ``.pinework-local/`` folder, creates the
+table and the bucket for large key-value values, bootstraps a demo workspace with
+one agent and one person (kept across restarts), prints their tokens and the
+``export`` lines for the CLI, and serves the Chalice app on http://127.0.0.1:8000
+(and http://[::1]:8000 where IPv6 is available). Like API Gateway, it gives the
+app the connection's address as ``requestContext.identity.sourceIp`` (``chalice
+local`` alone always says 127.0.0.1), which scopes anonymous key-value calls
+(SPEC §10).
 
 Environment: ``PINEWORK_PORT`` (API, default 8000), ``PINEWORK_DYNAMODB_PORT``
 (embedded DynamoDB, default 8001), ``PINEWORK_DATA_DIR`` (default
@@ -18,19 +22,24 @@ import json
 import logging
 import os
 import signal
+import socket
 import sys
 import threading
 from pathlib import Path
 from typing import Any
 
 import boto3
+from botocore.config import Config
+from botocore.exceptions import ClientError
 
+from infra import local_reviews
 from infra.local_dynamodb import EmbeddedAWS
 from infra.tables import create_table
 from infra.template import NOT_FOUND_BODY
 
 REPO = Path(__file__).resolve().parent.parent
 TABLE = "pinework-local"
+BUCKET = "pinework-local"
 HOST = "127.0.0.1"
 
 
@@ -64,6 +73,7 @@ def _banner(api_url: str, endpoint: str, demo: dict[str, str], replayed: int) ->
             "",
             "Pinework Memory — local server",
             f"  API:                {api_url}/api/v1",
+            f"  MCP:                {api_url}/api/v1/mcp (streamable HTTP)",
             f"  embedded DynamoDB:  {endpoint} (replayed {replayed} stored writes)",
             f"  workspace:          {demo['workspaceId']}",
             f"  demo agent:         {demo['agentId']}",
@@ -98,9 +108,10 @@ def _lock_data_dir(data_dir: Path) -> Any:
     return handle
 
 
-def _local_api_server(app: Any, port: int) -> Any:
+def _local_api_server(app: Any, port: int, host: str = HOST) -> Any:
     """Chalice's threaded local server, with unknown routes answered in our envelope
-    (as the deployed API's GatewayResponse does, see ``infra/template.py``)."""
+    (as the deployed API's GatewayResponse does, see ``infra/template.py``) and the
+    peer's address as the request context's ``sourceIp``, as API Gateway gives it."""
     from chalice.config import Config
     from chalice.local import (
         ChaliceRequestHandler,
@@ -108,9 +119,19 @@ def _local_api_server(app: Any, port: int) -> Any:
         ForbiddenError,
         LocalChalice,
         LocalDevServer,
+        ThreadedHTTPServer,
     )
 
     class EnvelopeRequestHandler(ChaliceRequestHandler):  # type: ignore[misc]
+        def _generic_handle(self) -> None:
+            # chalice local writes 127.0.0.1 whatever the peer; API Gateway writes
+            # the connection's address. Never a header: those are caller-controlled.
+            self.local_gateway.event_converter.LOCAL_SOURCE_IP = self.client_address[0]
+            super()._generic_handle()
+
+        # The base class binds its own _generic_handle to every method; rebind ours.
+        do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = do_PATCH = do_OPTIONS = _generic_handle  # noqa: N815
+
         def _send_error_response(self, error: Any) -> None:
             if isinstance(error, ForbiddenError):
                 body = json.dumps(NOT_FOUND_BODY).encode()
@@ -118,12 +139,45 @@ def _local_api_server(app: Any, port: int) -> Any:
                 return
             super()._send_error_response(error)
 
-    # What chalice.local.create_local_server does, with our handler.
-    CustomLocalChalice.__bases__ = (LocalChalice, app.__class__)
-    app.__class__ = CustomLocalChalice
+    class IPv6Server(ThreadedHTTPServer):  # type: ignore[misc]
+        address_family = socket.AF_INET6
+
+    # What chalice.local.create_local_server does, with our handler (once per app).
+    if not isinstance(app, CustomLocalChalice):
+        CustomLocalChalice.__bases__ = (LocalChalice, app.__class__)
+        app.__class__ = CustomLocalChalice
     return LocalDevServer(
-        app, Config.create(chalice_stage="local"), HOST, port, handler_cls=EnvelopeRequestHandler
+        app,
+        Config.create(chalice_stage="local"),
+        host,
+        port,
+        handler_cls=EnvelopeRequestHandler,
+        server_cls=IPv6Server if ":" in host else ThreadedHTTPServer,
     )
+
+
+def _ensure_bucket(endpoint: str) -> None:
+    """Create the bucket for large key-value values unless the journal already did."""
+    s3 = boto3.client(
+        "s3",
+        endpoint_url=endpoint,
+        region_name="us-east-1",
+        config=Config(s3={"addressing_style": "path"}),
+    )
+    try:
+        s3.head_bucket(Bucket=BUCKET)
+    except ClientError:
+        s3.create_bucket(Bucket=BUCKET)
+
+
+def _serve_ipv6_too(app: Any, port: int) -> Any:
+    """The same API on ``[::1]`` (best effort: None where IPv6 or the port is unavailable)."""
+    try:
+        server = _local_api_server(app, port, "::1")
+    except OSError:
+        return None
+    threading.Thread(target=server.server.serve_forever, daemon=True).start()
+    return server
 
 
 def main() -> None:
@@ -142,8 +196,13 @@ def main() -> None:
     endpoint = aws.start()
     client = boto3.client("dynamodb", endpoint_url=endpoint, region_name="us-east-1")
     create_table(client, TABLE)
+    _ensure_bucket(endpoint)
     os.environ["PINEWORK_TABLE_NAME"] = TABLE
     os.environ["PINEWORK_DYNAMODB_ENDPOINT"] = endpoint
+    os.environ["PINEWORK_BUCKET_NAME"] = BUCKET
+    os.environ["PINEWORK_S3_ENDPOINT"] = endpoint  # moto's server serves S3 too
+    reviews_stop = threading.Event()
+    local_reviews.start(endpoint, reviews_stop)  # the 04:00 UTC fan-out and the SQS worker
 
     from chalicelib.settings import Settings
 
@@ -160,17 +219,23 @@ def main() -> None:
             f"Cannot serve the API on {HOST}:{api_port} ({error.strerror}); "
             "stop what uses it or set PINEWORK_PORT."
         )
+    ipv6_server = _serve_ipv6_too(app, api_port)
     api_url = f"http://{HOST}:{api_port}"
+    if ipv6_server is not None:
+        print(f"API also on http://[::1]:{api_port}/api/v1 (IPv6)", flush=True)
     print(_banner(api_url, endpoint, demo, aws.replayed), flush=True)
 
     def stop(signum: int, frame: Any) -> None:
         threading.Thread(target=server.shutdown, daemon=True).start()
+        if ipv6_server is not None:
+            threading.Thread(target=ipv6_server.shutdown, daemon=True).start()
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     try:
         server.server.serve_forever()
     finally:
+        reviews_stop.set()
         aws.stop()
         lock.close()
         print("Pinework Memory local server stopped.", flush=True)

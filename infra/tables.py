@@ -9,7 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from chalicelib.storage.keys import MEMORY_INDEXES, SORT_ATTRIBUTE
+from chalicelib.storage.keys import (
+    BY_ROUTINE_STATUS,
+    KV_TTL_ATTRIBUTE,
+    MEMORY_INDEXES,
+    ROUTINE_INDEX_PARTITION,
+    ROUTINE_INDEX_SORT,
+    SORT_ATTRIBUTE,
+)
 
 
 def table_definition(table_name: str) -> dict[str, Any]:
@@ -36,6 +43,21 @@ def table_definition(table_name: str) -> dict[str, Any]:
                 "Projection": {"ProjectionType": "ALL"},
             }
         )
+    # Sparse: only live routines carry these attributes (the nightly fan-out, SPEC §9).
+    attributes += [
+        {"AttributeName": ROUTINE_INDEX_PARTITION, "AttributeType": "S"},
+        {"AttributeName": ROUTINE_INDEX_SORT, "AttributeType": "S"},
+    ]
+    indexes.append(
+        {
+            "IndexName": BY_ROUTINE_STATUS,
+            "KeySchema": [
+                {"AttributeName": ROUTINE_INDEX_PARTITION, "KeyType": "HASH"},
+                {"AttributeName": ROUTINE_INDEX_SORT, "KeyType": "RANGE"},
+            ],
+            "Projection": {"ProjectionType": "ALL"},
+        }
+    )
     return {
         "TableName": table_name,
         "BillingMode": "PAY_PER_REQUEST",
@@ -48,8 +70,14 @@ def table_definition(table_name: str) -> dict[str, Any]:
     }
 
 
+def time_to_live() -> dict[str, Any]:
+    """The table's TTL setting: ``expiresAtEpoch`` (epoch seconds), carried only by
+    anonymous key-value entries (SPEC §10); memories are never deleted by TTL."""
+    return {"AttributeName": KV_TTL_ATTRIBUTE, "Enabled": True}
+
+
 def create_table(client: Any, table_name: str) -> bool:
-    """Create the table unless it exists; wait until it is active.
+    """Create the table unless it exists; wait until it is active; enable its TTL.
 
     Args:
         client: a boto3 DynamoDB client (real or moto).
@@ -59,7 +87,47 @@ def create_table(client: Any, table_name: str) -> bool:
         True if the table was created, False if it already existed.
     """
     if table_name in client.list_tables()["TableNames"]:
+        # A table made by an older version upgrades in place (new indexes, TTL).
+        add_missing_indexes(client, table_name)
+        _enable_time_to_live(client, table_name)
         return False
     client.create_table(**table_definition(table_name))
     client.get_waiter("table_exists").wait(TableName=table_name)
+    _enable_time_to_live(client, table_name)
     return True
+
+
+def _enable_time_to_live(client: Any, table_name: str) -> None:
+    """Turn the TTL on unless it already is (a table made before issue 5 lacks it)."""
+    described = client.describe_time_to_live(TableName=table_name)["TimeToLiveDescription"]
+    if described.get("TimeToLiveStatus") in ("ENABLED", "ENABLING"):
+        return
+    client.update_time_to_live(TableName=table_name, TimeToLiveSpecification=time_to_live())
+
+
+def add_missing_indexes(client: Any, table_name: str) -> list[str]:
+    """Add every GSI of ``table_definition`` that the existing table lacks.
+
+    DynamoDB creates one GSI per ``UpdateTable`` call, so they are added in turn,
+    each waited for until the table is active again.
+
+    Returns:
+        The names of the indexes added.
+    """
+    definition = table_definition(table_name)
+    described = client.describe_table(TableName=table_name)["Table"]
+    present = {index["IndexName"] for index in described.get("GlobalSecondaryIndexes", [])}
+    types = {item["AttributeName"]: item for item in definition["AttributeDefinitions"]}
+    added = []
+    for index in definition["GlobalSecondaryIndexes"]:
+        if index["IndexName"] in present:
+            continue
+        names = [part["AttributeName"] for part in index["KeySchema"]]
+        client.update_table(
+            TableName=table_name,
+            AttributeDefinitions=[types[name] for name in names],
+            GlobalSecondaryIndexUpdates=[{"Create": index}],
+        )
+        client.get_waiter("table_exists").wait(TableName=table_name)
+        added.append(index["IndexName"])
+    return added

@@ -10,17 +10,21 @@ import json
 import sys
 from typing import Any
 
-from infra.tables import table_definition
+from chalicelib.settings import REVIEW_QUEUE_NAME
+from infra.tables import table_definition, time_to_live
 
 PROD_TABLE = "pinework-prod"
+PROD_BUCKET = "pinework-prod"
+"""``PINEWORK_BUCKET_NAME`` of the prod stage (``.chalice/config.json``)."""
 NOT_FOUND_BODY = {
     "error": {"code": "not_found", "message": "No such route. The API lives under /api/v1."}
 }
 """What a request to an unknown path gets, deployed and locally."""
 
 
-def resources(table_name: str = PROD_TABLE) -> dict[str, Any]:
-    """Return the template fragment with the DynamoDB table (deletion-protected)."""
+def resources(table_name: str = PROD_TABLE, bucket_name: str = PROD_BUCKET) -> dict[str, Any]:
+    """Return the template fragment: the DynamoDB table (with its TTL) and the S3 bucket
+    for large key-value values, both deletion-protected."""
     definition = table_definition(table_name)
     properties = {
         "TableName": definition["TableName"],
@@ -30,6 +34,7 @@ def resources(table_name: str = PROD_TABLE) -> dict[str, Any]:
         "GlobalSecondaryIndexes": definition["GlobalSecondaryIndexes"],
         "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
         "SSESpecification": {"SSEEnabled": True},
+        "TimeToLiveSpecification": time_to_live(),
     }
     return {
         "Resources": {
@@ -49,7 +54,86 @@ def resources(table_name: str = PROD_TABLE) -> dict[str, Any]:
                 "UpdateReplacePolicy": "Retain",
                 "Properties": properties,
             },
+            "LargeObjectBucket": {
+                "Type": "AWS::S3::Bucket",
+                "DeletionPolicy": "Retain",
+                "UpdateReplacePolicy": "Retain",
+                "Properties": bucket_properties(bucket_name),
+            },
+            **review_queue_resources(),
         }
+    }
+
+
+def review_queue_resources() -> dict[str, Any]:
+    """The review fan-out queue (SPEC §9) with its dead-letter queue, and the worker's
+    event source set to report partial batch failures (merged into Chalice's own)."""
+    return {
+        "ReviewDeadLetterQueue": {
+            "Type": "AWS::SQS::Queue",
+            "Properties": {
+                "QueueName": f"{REVIEW_QUEUE_NAME}-dead",
+                "MessageRetentionPeriod": 1209600,
+                "SqsManagedSseEnabled": True,
+            },
+        },
+        "ReviewQueue": {
+            "Type": "AWS::SQS::Queue",
+            "Properties": {
+                "QueueName": REVIEW_QUEUE_NAME,
+                # Six times the worker's 30 s timeout, as AWS advises for Lambda sources.
+                "VisibilityTimeout": 180,
+                "SqsManagedSseEnabled": True,
+                "RedrivePolicy": {
+                    "deadLetterTargetArn": {"Fn::GetAtt": ["ReviewDeadLetterQueue", "Arn"]},
+                    "maxReceiveCount": 5,
+                },
+            },
+        },
+        "ReviewWorker": {
+            "DependsOn": ["ReviewQueue"],
+            "Properties": {
+                "Events": {
+                    "ReviewWorkerSqsEventSource": {
+                        "Properties": {"FunctionResponseTypes": ["ReportBatchItemFailures"]}
+                    }
+                }
+            },
+        },
+    }
+
+
+def bucket_properties(bucket_name: str) -> dict[str, Any]:
+    """The bucket: private, encrypted, and anonymous key-value values (``kv/anon/``)
+    deleted two days after their write, when their 24-hour entry is long gone."""
+    return {
+        "BucketName": bucket_name,
+        "PublicAccessBlockConfiguration": {
+            "BlockPublicAcls": True,
+            "BlockPublicPolicy": True,
+            "IgnorePublicAcls": True,
+            "RestrictPublicBuckets": True,
+        },
+        "BucketEncryption": {
+            "ServerSideEncryptionConfiguration": [
+                {"ServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}}
+            ]
+        },
+        "LifecycleConfiguration": {
+            "Rules": [
+                {
+                    "Id": "AnonymousKeyValueValues",
+                    "Status": "Enabled",
+                    "Prefix": "kv/anon/",
+                    "ExpirationInDays": 2,
+                },
+                {
+                    "Id": "AbortIncompleteUploads",
+                    "Status": "Enabled",
+                    "AbortIncompleteMultipartUpload": {"DaysAfterInitiation": 1},
+                },
+            ]
+        },
     }
 
 

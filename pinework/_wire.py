@@ -45,6 +45,7 @@ class ApiSession:
         task_key: sent as ``X-Pinework-Task`` when set.
         transport: an httpx transport to use instead of the network.
         timeout: seconds per request phase.
+        api_key: sent as ``X-Api-Key`` when set (key-value scope, SPEC §10).
 
     Raises:
         ValueError: ``base_url`` is not an ``http://`` or ``https://`` URL.
@@ -58,6 +59,8 @@ class ApiSession:
         task_key: str | None,
         transport: httpx.BaseTransport | None,
         timeout: float,
+        *,
+        api_key: str | None = None,
     ) -> None:
         self.api_url = api_root(base_url)
         headers = {"Accept": "application/json", "User-Agent": _USER_AGENT}
@@ -67,6 +70,8 @@ class ApiSession:
             headers["X-Pinework-Run"] = run_id
         if task_key:
             headers["X-Pinework-Task"] = task_key
+        if api_key:
+            headers["X-Api-Key"] = api_key
         self._http = httpx.Client(
             base_url=self.api_url, headers=headers, transport=transport, timeout=timeout
         )

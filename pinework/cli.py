@@ -31,6 +31,10 @@ from pinework.models import (
     MemoryPage,
     RecallLogPage,
     RecallResult,
+    ReviewPage,
+    ReviewReport,
+    Routine,
+    RoutinePage,
 )
 
 if TYPE_CHECKING:
@@ -59,8 +63,20 @@ admin_app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode=None,
 )
+routine_app = typer.Typer(
+    help="The nightly 'Memory dreaming' routine of each agent: list, pause, resume, delete.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+review_app = typer.Typer(
+    help="Daily reviews: run one now (or dry-run it), list the reports.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
 app.add_typer(memory_app, name="memory")
 app.add_typer(kv_app, name="kv")
+app.add_typer(routine_app, name="routine")
+app.add_typer(review_app, name="review")
 app.add_typer(admin_app, name="admin")
 
 JsonFlag = Annotated[
@@ -485,6 +501,149 @@ def kv_forget(
             f"forgot {result.key}" if result.deleted else f"nothing stored under {result.key}"
         ),
     )
+
+
+# pinework routine …
+
+RoutineId = Annotated[
+    str, typer.Argument(help="The routine's rtn_… id, or its agent's agt_… id.", metavar="ROUTINE")
+]
+
+
+def _routine_line(routine: Routine) -> str:
+    """One line per routine: id, agent, status, schedule."""
+    return (
+        f"{routine.id}  {routine.agent_id}  {routine.status:<7} {routine.name} ({routine.schedule})"
+    )
+
+
+@routine_app.command("list")
+def routine_list(agent: AgentOption = None, as_json: JsonFlag = False) -> None:
+    """List routines (an agent: its own; a person: one agent's or all)."""
+
+    def render(page: RoutinePage) -> None:
+        for routine in page.data:
+            typer.echo(_routine_line(routine))
+        if not page.data:
+            typer.echo("no routines")
+
+    _run(as_json, lambda c: c.list_routines(agent_id=agent), render)
+
+
+@routine_app.command("show")
+def routine_show(routine_id: RoutineId, as_json: JsonFlag = False) -> None:
+    """Show one routine."""
+    _run(as_json, lambda c: c.get_routine(routine_id), lambda r: typer.echo(_routine_line(r)))
+
+
+@routine_app.command("pause")
+def routine_pause(routine_id: RoutineId, as_json: JsonFlag = False) -> None:
+    """Pause a routine: the nightly review skips the agent (persons only)."""
+    _run(
+        as_json,
+        lambda c: c.pause_routine(routine_id),
+        lambda r: typer.echo(f"paused {_routine_line(r)}"),
+    )
+
+
+@routine_app.command("resume")
+def routine_resume(routine_id: RoutineId, as_json: JsonFlag = False) -> None:
+    """Resume a paused routine (persons only)."""
+    _run(
+        as_json,
+        lambda c: c.resume_routine(routine_id),
+        lambda r: typer.echo(f"resumed {_routine_line(r)}"),
+    )
+
+
+@routine_app.command("delete")
+def routine_delete(routine_id: RoutineId, as_json: JsonFlag = False) -> None:
+    """Delete a routine; later saves do not create it again (persons only)."""
+    _run(
+        as_json,
+        lambda c: c.delete_routine(routine_id),
+        lambda r: typer.echo(f"deleted {r.id} ({r.agent_id})"),
+    )
+
+
+@routine_app.command("create")
+def routine_create(
+    agent: Annotated[str, typer.Option("--agent", help="The agent, agt_….")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Create an agent's routine again after a delete (persons only)."""
+    _run(
+        as_json,
+        lambda c: c.create_routine(agent),
+        lambda r: typer.echo(_routine_line(r)),
+    )
+
+
+# pinework review …
+
+
+def _render_report(report: ReviewReport) -> None:
+    """The plan, one action per line, then what was applied and skipped."""
+    mode = "dry run" if report.dry_run else report.trigger
+    typer.echo(f"review {report.id} of {report.agent_id} for {report.date} ({mode})")
+    for action in report.plan.actions:
+        ids = ", ".join(action.memory_ids) or "-"
+        keep = f" -> {action.keep_id}" if action.keep_id else ""
+        typer.echo(f"  {action.id} {action.action:<16} {ids}{keep}: {action.reason}")
+    if not report.plan.actions:
+        typer.echo("  nothing to do")
+    for note in report.plan.notes:
+        typer.echo(f"  note: {note}")
+    if not report.dry_run:
+        typer.echo(f"applied {len(report.applied)}, skipped {len(report.skipped)}")
+        for outcome in report.skipped:
+            typer.echo(f"  skipped {outcome.action_id}: {outcome.detail}")
+
+
+@review_app.command("run")
+def review_run(
+    agent: Annotated[str, typer.Option("--agent", help="The agent to review, agt_….")],
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show the plan only; change nothing.")
+    ] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Run an agent's review now, for yesterday (UTC) (persons only)."""
+    _run(as_json, lambda c: c.run_review(agent, dry_run=dry_run), _render_report)
+
+
+@review_app.command("list")
+def review_list(
+    agent: AgentOption = None,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Page size.")] = None,
+    next_token: Annotated[
+        str | None, typer.Option("--next-token", help="Continue after a previous page.")
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """List an agent's review reports, newest first."""
+
+    def render(page: ReviewPage) -> None:
+        for item in page.data:
+            typer.echo(
+                f"{item.id}  {item.date}  {item.trigger:<8} planned {item.planned}, "
+                f"applied {item.applied}, skipped {item.skipped}"
+            )
+        if not page.data:
+            typer.echo("no reviews")
+        if page.next_token:
+            typer.echo(f"more: --next-token {page.next_token}")
+
+    _run(as_json, lambda c: c.list_reviews(agent, limit=limit, next_token=next_token), render)
+
+
+@review_app.command("show")
+def review_show(
+    review_id: Annotated[str, typer.Argument(help="The review's id, rvw_…", metavar="REVIEW")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Show one review report: plan, applied, skipped."""
+    _run(as_json, lambda c: c.get_review(review_id), _render_report)
 
 
 # pinework admin …

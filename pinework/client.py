@@ -41,6 +41,10 @@ from pinework.models import (
     MemoryPage,
     RecallLogPage,
     RecallResult,
+    ReviewPage,
+    ReviewReport,
+    Routine,
+    RoutinePage,
 )
 
 __all__ = ["API_PREFIX", "DEFAULT_API_URL", "DEFAULT_TIMEOUT", "Client", "PineworkAPIError"]
@@ -59,6 +63,8 @@ class Client:
         transport: an httpx transport to use instead of the network (tests pass
             an ``httpx.MockTransport``).
         timeout: seconds per request phase.
+        api_key: sent as ``X-Api-Key`` (a bring-your-own key scoping the
+            key-value tools, SPEC §10); a bearer token takes precedence.
 
     Raises:
         ValueError: ``base_url`` is not an ``http://`` or ``https://`` URL.
@@ -73,8 +79,11 @@ class Client:
         *,
         transport: httpx.BaseTransport | None = None,
         timeout: float = DEFAULT_TIMEOUT,
+        api_key: str | None = None,
     ) -> None:
-        self._session = ApiSession(base_url, token, run_id, task_key, transport, timeout)
+        self._session = ApiSession(
+            base_url, token, run_id, task_key, transport, timeout, api_key=api_key
+        )
 
     @classmethod
     def from_env(
@@ -84,8 +93,8 @@ class Client:
         transport: httpx.BaseTransport | None = None,
         timeout: float = DEFAULT_TIMEOUT,
     ) -> Client:
-        """Build a client from ``PINEWORK_API_URL``, ``PINEWORK_TOKEN``, ``PINEWORK_RUN``
-        and ``PINEWORK_TASK`` (SPEC §12).
+        """Build a client from ``PINEWORK_API_URL``, ``PINEWORK_TOKEN``, ``PINEWORK_RUN``,
+        ``PINEWORK_TASK`` (SPEC §12) and ``PINEWORK_API_KEY`` (key-value scope).
 
         Args:
             environ: the variables to read; ``os.environ`` when omitted.
@@ -108,6 +117,7 @@ class Client:
             token=read("PINEWORK_TOKEN"),
             run_id=read("PINEWORK_RUN"),
             task_key=read("PINEWORK_TASK"),
+            api_key=read("PINEWORK_API_KEY"),
             transport=transport,
             timeout=timeout,
         )
@@ -477,6 +487,109 @@ class Client:
             params["nextToken"] = next_token
         return self._session.call("GET", "/recalls", RecallLogPage, params=params)
 
+    # Routines (SPEC §7 /routines, §9)
+
+    def list_routines(self, *, agent_id: str | None = None) -> RoutinePage:
+        """List routines (``GET /routines``): an agent its own; a person one agent's
+        (``agent_id``) or every routine of the workspace.
+
+        Raises:
+            PineworkAPIError: e.g. ``forbidden``, ``invalid_request``.
+        """
+        params = {"agentId": agent_id} if agent_id is not None else {}
+        return self._session.call("GET", "/routines", RoutinePage, params=params)
+
+    def get_routine(self, routine_id: str) -> Routine:
+        """Read one routine by its ``rtn_…`` id or its agent's ``agt_…`` id.
+
+        Raises:
+            PineworkAPIError: ``not_found``, ``forbidden``.
+            ValueError: the id cannot be a path segment.
+        """
+        return self._session.call("GET", _routine_path(routine_id), Routine)
+
+    def create_routine(self, agent_id: str) -> Routine:
+        """Create an agent's routine again after a delete (``POST /routines``; persons).
+
+        Raises:
+            PineworkAPIError: ``forbidden``, ``memory_agent_required``.
+        """
+        return self._session.call("POST", "/routines", Routine, json={"agentId": agent_id})
+
+    def pause_routine(self, routine_id: str) -> Routine:
+        """Pause a routine so the nightly review skips the agent (persons only).
+
+        Raises:
+            PineworkAPIError: ``not_found``, ``forbidden``.
+            ValueError: the id cannot be a path segment.
+        """
+        return self._session.call("POST", _routine_path(routine_id, "pause"), Routine, json={})
+
+    def resume_routine(self, routine_id: str) -> Routine:
+        """Resume a paused routine (persons only).
+
+        Raises:
+            PineworkAPIError: ``not_found``, ``forbidden``.
+            ValueError: the id cannot be a path segment.
+        """
+        return self._session.call("POST", _routine_path(routine_id, "resume"), Routine, json={})
+
+    def delete_routine(self, routine_id: str) -> Routine:
+        """Delete a routine; saves do not create it again (persons only).
+
+        Returns:
+            The routine with ``status`` ``deleted``.
+
+        Raises:
+            PineworkAPIError: ``not_found``, ``forbidden``.
+            ValueError: the id cannot be a path segment.
+        """
+        return self._session.call("DELETE", _routine_path(routine_id), Routine)
+
+    # Reviews (SPEC §7 /reviews, §9)
+
+    def run_review(self, agent_id: str, *, dry_run: bool = False) -> ReviewReport:
+        """Run an agent's review now (``POST /reviews``; persons). With ``dry_run``
+        the plan comes back and nothing changes.
+
+        Raises:
+            PineworkAPIError: ``forbidden``, ``memory_agent_required``, ``invalid_request``.
+        """
+        return self._session.call(
+            "POST", "/reviews", ReviewReport, json={"agentId": agent_id, "dryRun": dry_run}
+        )
+
+    def list_reviews(
+        self,
+        agent_id: str | None = None,
+        *,
+        limit: int | None = None,
+        next_token: str | None = None,
+    ) -> ReviewPage:
+        """An agent's review summaries, newest first (``GET /reviews``).
+
+        Raises:
+            PineworkAPIError: ``memory_agent_required``, ``forbidden``.
+        """
+        params: dict[str, str] = {}
+        if agent_id is not None:
+            params["agentId"] = agent_id
+        if limit is not None:
+            params["limit"] = str(limit)
+        if next_token is not None:
+            params["nextToken"] = next_token
+        return self._session.call("GET", "/reviews", ReviewPage, params=params)
+
+    def get_review(self, review_id: str) -> ReviewReport:
+        """One full report (``GET /reviews/{id}``).
+
+        Raises:
+            PineworkAPIError: ``not_found``.
+            ValueError: the id cannot be a path segment.
+        """
+        path = memory_path(review_id).replace("/memories/", "/reviews/", 1)
+        return self._session.call("GET", path, ReviewReport)
+
     # Key-value meta-tools (SPEC §10)
 
     def kv_remember(self, key: str, value: Any) -> KvRememberResult:
@@ -526,3 +639,13 @@ class Client:
             PineworkAPIError: e.g. ``invalid_request``, ``rate_limited``.
         """
         return self._session.call("POST", "/kv/forget", KvForgetResult, json={"key": key})
+
+
+def _routine_path(routine_id: str, action: str | None = None) -> str:
+    """``/routines/{id}[/{action}]`` with the id escaped as one path segment.
+
+    Raises:
+        ValueError: the id is empty or a dot segment.
+    """
+    path = memory_path(routine_id, action).replace("/memories/", "/routines/", 1)
+    return path

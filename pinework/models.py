@@ -25,6 +25,10 @@ __all__ = [
     "Memory",
     "MemoryPage",
     "RecallResult",
+    "ReviewPage",
+    "ReviewReport",
+    "Routine",
+    "RoutinePage",
     "ScoredMemory",
     "WireModel",
 ]
@@ -304,3 +308,110 @@ class KvForgetResult(WireModel):
 
     deleted: bool
     key: str
+
+
+class Routine(WireModel):
+    """An agent's "Memory dreaming" routine (SPEC §9).
+
+    Attributes:
+        id: ``rtn_…`` (shares its ULID with the agent's ``agt_…``).
+        agent_id: the agent it reviews.
+        name: always ``Memory dreaming``.
+        schedule: the EventBridge expression, ``cron(0 4 * * ? *)`` (04:00 UTC daily).
+        status: ``active``, ``paused`` (or ``deleted`` in a delete's answer).
+        updated_by_person_id: the person who last paused, resumed or deleted it.
+    """
+
+    id: str
+    object_type: str = Field(default="routine", alias="object")
+    agent_id: str
+    name: str
+    schedule: str
+    status: str
+    created_at: dt.datetime
+    updated_at: dt.datetime
+    updated_by_person_id: str | None = None
+
+
+class RoutinePage(WireModel):
+    """The answer of ``GET /routines``: every routine the caller may read."""
+
+    object_type: str = Field(default="list", alias="object")
+    data: list[Routine]
+    next_token: str | None = None
+
+
+class ReviewAction(WireModel):
+    """One planned change of a review (SPEC §9): what, on which memories, and why."""
+
+    id: str
+    action: str
+    memory_ids: list[str] = []
+    keep_id: str | None = None
+    text: str | None = None
+    supersedes: str | None = None
+    expires_at: dt.datetime | None = None
+    reason: str
+    evidence: list[str] = []
+
+
+class ReviewPlan(WireModel):
+    """The actions a reviewer proposed for one agent and reviewed date."""
+
+    agent_id: str
+    date: str
+    reviewer: str
+    actions: list[ReviewAction]
+    notes: list[str] = []
+
+
+class ActionOutcome(WireModel):
+    """What happened to one action: applied, or skipped with the reason."""
+
+    action_id: str
+    action: str
+    detail: str
+    memory_ids: list[str] = []
+    created_id: str | None = None
+
+
+class ReviewReport(WireModel):
+    """A review (``POST /reviews``, ``GET /reviews/{id}``): plan, applied, skipped."""
+
+    id: str
+    object_type: str = Field(default="review", alias="object")
+    agent_id: str
+    date: str
+    trigger: str
+    dry_run: bool
+    reviewer: str
+    started_at: dt.datetime
+    finished_at: dt.datetime
+    plan: ReviewPlan
+    applied: list[ActionOutcome] = []
+    skipped: list[ActionOutcome] = []
+    report_key: str | None = None
+
+
+class ReviewSummary(WireModel):
+    """One line of ``GET /reviews``: counts, and where the full report is."""
+
+    id: str
+    agent_id: str
+    date: str
+    trigger: str
+    reviewer: str
+    started_at: dt.datetime
+    finished_at: dt.datetime
+    planned: int
+    applied: int
+    skipped: int
+    report_key: str
+
+
+class ReviewPage(WireModel):
+    """A page of an agent's review summaries, newest first."""
+
+    object_type: str = Field(default="list", alias="object")
+    data: list[ReviewSummary]
+    next_token: str | None = None

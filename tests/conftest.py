@@ -20,6 +20,7 @@ from chalicelib.settings import Settings
 from infra.tables import create_table
 
 TABLE = "pinework-test"
+BUCKET = "pinework-test"
 START = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 
 
@@ -46,15 +47,25 @@ def dynamodb(aws: None) -> Any:
 
 
 @pytest.fixture
+def s3(aws: None) -> Any:
+    """An S3 client with the bucket for large key-value values (SPEC §10)."""
+    client = boto3.client("s3", region_name="us-east-1")
+    client.create_bucket(Bucket=BUCKET)
+    return client
+
+
+@pytest.fixture
 def clock() -> FixedClock:
     """A clock fixed at 2026-11-30T12:00:00Z; tests move it."""
     return FixedClock(START)
 
 
 @pytest.fixture
-def wired(dynamodb: Any, clock: FixedClock) -> Iterator[wiring.Services]:
-    """Services on the moto table with the fixed clock, installed for the API."""
-    built = wiring.build_services(Settings(table_name=TABLE), clock=clock, client=dynamodb)
+def wired(dynamodb: Any, s3: Any, clock: FixedClock) -> Iterator[wiring.Services]:
+    """Services on the moto table and bucket with the fixed clock, installed for the API."""
+    built = wiring.build_services(
+        Settings(table_name=TABLE, bucket_name=BUCKET), clock=clock, client=dynamodb, s3=s3
+    )
     wiring.install(built)
     yield built
     wiring.install(None)

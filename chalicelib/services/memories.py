@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import logging
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -64,6 +66,8 @@ from chalicelib.storage.protocols import (
     MemoryRepository,
 )
 
+logger = logging.getLogger(__name__)
+
 
 @dataclass(frozen=True)
 class RunContext:
@@ -113,6 +117,9 @@ class MemoryService:
         secrets: the secret detector run on every text.
         clock: the current time.
         ids: the id factory.
+        after_save: called with ``(workspace_id, agent_id)`` after every fact is
+            saved (wiring passes ``RoutineService.ensure_routine``, SPEC §9); a
+            failure there is logged, never turned into a failed save.
     """
 
     def __init__(
@@ -122,12 +129,14 @@ class MemoryService:
         secrets: SecretFinder,
         clock: Clock,
         ids: IdFactory,
+        after_save: Callable[[str, str], object] | None = None,
     ) -> None:
         self._memories = memories
         self._directory = directory
         self._secrets = secrets
         self._clock = clock
         self._ids = ids
+        self._after_save = after_save
 
     def save(self, principal: Principal, request: SaveFactRequest, run: RunContext) -> Memory:
         """Save a fact, optionally superseding one of the same agent's live facts.
@@ -170,6 +179,7 @@ class MemoryService:
         created = audit_record(self._ids, self._clock, principal, "create", None, fact)
         if request.supersedes is None:
             self._memories.create(fact, created)
+            self._saved(fact)
             return fact
         old_id = request.supersedes
 
@@ -191,7 +201,18 @@ class MemoryService:
             self._memories.supersede(fact, old, old_after, [created, archived])
             return fact
 
-        return with_retries(attempt)
+        saved = with_retries(attempt)
+        self._saved(saved)
+        return saved
+
+    def _saved(self, fact: Memory) -> None:
+        # The fact is stored: a failing hook must not make the caller save it twice.
+        if self._after_save is None:
+            return
+        try:
+            self._after_save(fact.workspace_id, fact.agent_id)
+        except Exception:
+            logger.exception("after-save hook failed for %s", fact.agent_id)
 
     def _superseded_candidate(self, principal: Principal, old_id: str, agent_id: str) -> Memory:
         check_memory_id(old_id)

@@ -11,6 +11,15 @@
 | workspace | ``WORKSPACE#<wsp_id>`` | ``WORKSPACE`` |
 | agent | ``AGENT#<agt_id>`` | ``AGENT`` |
 | person | ``PERSON#<usr_id>`` | ``PERSON`` |
+| key-value entry | ``KV#<scope>`` | ``KEY#<key>`` |
+| routine | ``ROUTINE#<agt_id>`` | ``ROUTINE`` |
+| review of one date (claim) | ``REVIEWDATE#<agt_id>#<YYYY-MM-DD>`` | ``REVIEWDATE`` |
+| review summary | ``REVIEWS#<agt_id>`` | ``<rvw_id>`` |
+| lift claim | ``LIFT#<agt_id>#<sha256 of normalized text>`` | ``LIFT`` |
+
+A key-value scope is ``account#<wsp_id>``, ``byok#<sha256 hex>`` or
+``anon#<sha256 hex>`` (SPEC §10). Anonymous entries carry ``expiresAtEpoch``,
+the table's DynamoDB TTL attribute (epoch seconds); nothing else does.
 
 List indexes (GSIs, sort key ``lsk`` = memory id): by agent, by agent and
 status, by workspace, by workspace and status.
@@ -95,3 +104,59 @@ def memory_index_values(workspace_id: str, agent_id: str, status: str) -> dict[s
         MEMORY_INDEXES[BY_WORKSPACE]: workspace_id,
         MEMORY_INDEXES[BY_WORKSPACE_STATUS]: f"{workspace_id}#{status}",
     }
+
+
+KV_TTL_ATTRIBUTE = "expiresAtEpoch"
+"""The table's DynamoDB TTL attribute (epoch seconds); only anonymous KV entries carry it."""
+KV_KEY_PREFIX = "KEY#"
+
+
+def kv_partition(scope: str) -> str:
+    """Partition key of every entry of one key-value scope (``KV#<scope>``)."""
+    return f"KV#{scope}"
+
+
+def kv_key(scope: str, key: str) -> dict[str, str]:
+    """Primary key of one key-value entry: the scope's partition, ``KEY#<key>``."""
+    return {"pk": kv_partition(scope), "sk": f"{KV_KEY_PREFIX}{key}"}
+
+
+ROUTINE_SK = "ROUTINE"
+BY_ROUTINE_STATUS = "byRoutineStatus"
+"""Sparse GSI over routines: partition ``gsiRoutineStatus`` (``active`` or ``paused``;
+absent on tombstones), sort ``routineSk`` = ``<wsp_id>#<agt_id>``. The nightly
+fan-out pages through ``active``; a workspace's routines are a ``begins_with``."""
+ROUTINE_INDEX_PARTITION = "gsiRoutineStatus"
+ROUTINE_INDEX_SORT = "routineSk"
+
+
+def routine_key(agent_id: str) -> dict[str, str]:
+    """Primary key of an agent's routine item (one per agent, SPEC §9)."""
+    return {"pk": f"ROUTINE#{agent_id}", "sk": ROUTINE_SK}
+
+
+def routine_index_values(workspace_id: str, agent_id: str, status: str) -> dict[str, str]:
+    """The sparse-index attributes of a routine in ``status`` (none for a tombstone)."""
+    if status not in ("active", "paused"):
+        return {}
+    return {ROUTINE_INDEX_PARTITION: status, ROUTINE_INDEX_SORT: f"{workspace_id}#{agent_id}"}
+
+
+def review_date_key(agent_id: str, date: str) -> dict[str, str]:
+    """Primary key of the record that claims an agent's review of one UTC date."""
+    return {"pk": f"REVIEWDATE#{agent_id}#{date}", "sk": "REVIEWDATE"}
+
+
+def review_partition(agent_id: str) -> str:
+    """Partition of an agent's review summaries, sorted by review id (newest last)."""
+    return f"REVIEWS#{agent_id}"
+
+
+def review_key(agent_id: str, review_id: str) -> dict[str, str]:
+    """Primary key of one review summary (the full report is in S3)."""
+    return {"pk": review_partition(agent_id), "sk": review_id}
+
+
+def lift_claim_key(agent_id: str, text_digest: str) -> dict[str, str]:
+    """Primary key of the claim that a normalized text was lifted once for an agent."""
+    return {"pk": f"LIFT#{agent_id}#{text_digest}", "sk": "LIFT"}

@@ -7,7 +7,7 @@ SPEC §4–6 stay in the services.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum
@@ -16,6 +16,8 @@ from typing import Protocol
 from chalicelib.models.memory import AuditRecord, Memory
 from chalicelib.models.principal import Agent, Person, Principal, Workspace
 from chalicelib.models.recall import RecallLogEntry
+from chalicelib.models.review import ReviewSummary
+from chalicelib.models.routine import Routine
 
 
 class WriteConflict(Exception):
@@ -208,4 +210,154 @@ class DirectoryRepository(Protocol):
 
     def principal_for_token(self, token_hash: str) -> Principal | None:
         """Return the principal a token hash belongs to, or None."""
+        ...
+
+
+class KvRepository(Protocol):
+    """Stores key-value entries by scope (SPEC §10); large values live in S3.
+
+    ``now`` is epoch seconds: an entry whose ``expires_at`` is not after ``now``
+    is expired and never returned or counted, whether or not DynamoDB's TTL has
+    deleted it yet.
+    """
+
+    def put(self, scope: str, key: str, value: str, *, expires_at: int | None) -> None:
+        """Store ``value`` under ``key``, replacing any entry (``expires_at`` None: permanent)."""
+        ...
+
+    def get(self, scope: str, key: str, *, now: float) -> str | None:
+        """Return the live value of ``key``, or None."""
+        ...
+
+    def delete(self, scope: str, key: str, *, now: float) -> bool:
+        """Delete ``key``; return True if a live entry was there."""
+        ...
+
+    def keys(self, scope: str, *, now: float) -> list[str]:
+        """Every live key of the scope, in key order (all pages)."""
+        ...
+
+
+class RoutineExists(Exception):
+    """A routine (or its tombstone) is already stored for the agent."""
+
+
+class RoutineRepository(Protocol):
+    """Stores each agent's "Memory dreaming" routine (SPEC §9), tombstones included."""
+
+    def get(self, agent_id: str) -> Routine | None:
+        """Return the agent's routine, a ``deleted`` tombstone included (consistent read)."""
+        ...
+
+    def create(self, routine: Routine, *, over_tombstone: bool = False) -> None:
+        """Write a new routine; only if none is stored (or, with ``over_tombstone``,
+        only over a ``deleted`` one).
+
+        Raises:
+            RoutineExists: the condition failed.
+        """
+        ...
+
+    def change(self, before: Routine, after: Routine) -> None:
+        """Replace a routine unchanged since ``before`` was read.
+
+        Raises:
+            WriteConflict: it changed meanwhile.
+        """
+        ...
+
+    def list_workspace(self, workspace_id: str) -> list[Routine]:
+        """Every live (active or paused) routine of a workspace, by agent id."""
+        ...
+
+    def iter_active(self) -> Iterator[Routine]:
+        """Every active routine of every workspace, page by page (the nightly fan-out)."""
+        ...
+
+
+class LiftClaimed(Exception):
+    """The normalized text was lifted for this agent before: never lift it again."""
+
+
+class ReviewDateTaken(Exception):
+    """Another review of this agent and date is running or finished."""
+
+
+class ReviewRepository(Protocol):
+    """The review's own writes (SPEC §9): system changes that need more conditions
+    than the API's, the per-date claim, and report summaries."""
+
+    def supersede_by_existing(
+        self, old_before: Memory, old_after: Memory, keeper: Memory, audit: AuditRecord
+    ) -> None:
+        """Archive ``old`` as superseded by the live ``keeper``, both unchanged since read.
+
+        Raises:
+            WriteConflict: either changed.
+        """
+        ...
+
+    def create_lifted(
+        self,
+        fact: Memory,
+        audits: Sequence[AuditRecord],
+        text_digest: str,
+        replaced: tuple[Memory, Memory] | None = None,
+    ) -> None:
+        """Write a lifted fact, its audit records and its lift claim in one transaction,
+        archiving ``replaced`` (before, after) when it updates a fact.
+
+        Raises:
+            LiftClaimed: the text was lifted before.
+            WriteConflict: the replaced fact changed.
+        """
+        ...
+
+    def claim_date(
+        self, agent_id: str, date: str, review_id: str, now: datetime, stale_before: datetime
+    ) -> None:
+        """Claim the agent's review of ``date`` unless one finished or is still running
+        (one started after ``stale_before``).
+
+        Raises:
+            ReviewDateTaken: the claim failed.
+        """
+        ...
+
+    def finish_date(self, agent_id: str, date: str, review_id: str, now: datetime) -> None:
+        """Mark the claimed review of ``date`` finished."""
+        ...
+
+    def save_summary(self, summary: ReviewSummary) -> None:
+        """Store a report's summary (listing and lookup by id)."""
+        ...
+
+    def get_summary(self, review_id: str) -> ReviewSummary | None:
+        """The summary of one review, or None."""
+        ...
+
+    def list_summaries(
+        self, agent_id: str, limit: int, after_id: str | None
+    ) -> tuple[list[ReviewSummary], str | None]:
+        """An agent's review summaries newest first, and the id to continue after."""
+        ...
+
+
+class ReportStore(Protocol):
+    """Where full review reports live (S3 JSON objects)."""
+
+    def put(self, key: str, body: bytes) -> None:
+        """Write one object."""
+        ...
+
+    def get(self, key: str) -> bytes | None:
+        """Read one object, or None when missing."""
+        ...
+
+
+class ReviewQueue(Protocol):
+    """Where the nightly fan-out puts one review per agent (SQS, SPEC §9)."""
+
+    def send(self, bodies: Sequence[str]) -> int:
+        """Send the message bodies; return how many were sent."""
         ...

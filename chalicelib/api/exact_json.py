@@ -1,0 +1,86 @@
+"""JSON bodies that keep every number exactly as sent: the key-value routes and MCP.
+
+Like ``http.parse_json_body`` (NaN/Infinity, duplicate keys and lone
+surrogates are ``invalid_request``), except that a number with a fraction or an
+exponent becomes a ``JsonNumber`` (exact value, original text) instead of a
+rounded ``float``, so ``remember`` stores it digit for digit (``kv_json``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from chalicelib.api.http import validate
+from chalicelib.errors import InvalidRequest
+from chalicelib.services.kv_json import JsonNumber
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+def load_exact(raw_body: bytes | None) -> Any:
+    """Parse a body as one JSON value of any type, numbers exact.
+
+    Raises:
+        InvalidRequest: empty, not UTF-8, not JSON, NaN/Infinity, a key given
+            twice in one object, a lone surrogate, or nesting too deep.
+    """
+    try:
+        text = (raw_body or b"").decode("utf-8")
+        parsed = json.loads(
+            text,
+            parse_float=JsonNumber,
+            parse_constant=_reject_constant,
+            object_pairs_hook=_object_without_duplicates,
+        )
+    except RecursionError as error:
+        raise InvalidRequest("The body is nested too deeply.") from error
+    except (UnicodeDecodeError, ValueError) as error:
+        raise InvalidRequest(f"The body is not valid JSON: {error}.") from error
+    _check_encodable(parsed)
+    return parsed
+
+
+def parse_exact_body(raw_body: bytes | None, model: type[ModelT]) -> ModelT:
+    """Parse a body as one JSON object (empty means ``{}``), numbers exact, and validate it.
+
+    Raises:
+        InvalidRequest: see ``load_exact``; not an object; wrong types, unknown
+            or missing fields.
+    """
+    parsed = load_exact(raw_body) if raw_body and raw_body.strip() else {}
+    if not isinstance(parsed, dict):
+        raise InvalidRequest("The body must be a JSON object.")
+    return validate(parsed, model)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise ValueError(f"the key {key!r} appears twice")
+        result[key] = value
+    return result
+
+
+def _check_encodable(value: Any) -> None:
+    """Reject lone surrogates anywhere (valid JSON text, not encodable UTF-8); no recursion."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as error:
+                raise InvalidRequest("The body holds an invalid Unicode character.") from error
+        elif isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)

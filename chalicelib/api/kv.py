@@ -1,0 +1,103 @@
+"""Routes of the key-value meta-tools (SPEC §10), under ``/api/v1``.
+
+``POST /kv/remember``, ``/kv/recall``, ``/kv/forget``. Anyone may call them;
+the scope comes from the credentials (``KvService.scope_for``): a bearer token
+(which must be valid: an unknown one is 401, never anonymous), else
+``X-Api-Key``, else the client IP from API Gateway's request context.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chalice.app import Blueprint, Response
+
+from chalicelib.api.exact_json import parse_exact_body
+from chalicelib.api.http import endpoint, json_response, reject_other_methods
+from chalicelib.errors import InvalidRequest
+from chalicelib.models.kv import ForgetRequest, KvRecallRequest, RememberRequest
+from chalicelib.models.principal import Principal
+from chalicelib.services.kv import KvScope
+from chalicelib.wiring import Services, services
+
+kv_api = Blueprint(__name__)
+CONTENT_TYPES = ["*/*"]
+"""Any content type reaches our own JSON parser, so a wrong one is ``invalid_request``."""
+
+
+def _request() -> Any:
+    return kv_api.current_request
+
+
+def optional_principal(request: Any, wired: Services) -> Principal | None:
+    """The bearer principal if an ``Authorization`` header was sent, else None.
+
+    Raises:
+        Unauthorized: the header is there but not a known bearer token.
+    """
+    authorization = request.headers.get("authorization")
+    return None if authorization is None else wired.auth.authenticate(authorization)
+
+
+def source_ip(request: Any) -> str | None:
+    """The client IP as API Gateway saw the connection (``requestContext.identity.sourceIp``).
+
+    Never a header: ``X-Forwarded-For`` and the like are whatever the caller wrote.
+    """
+    context = getattr(request, "context", None) or {}
+    identity = context.get("identity") or {}
+    value = identity.get("sourceIp")
+    return value if isinstance(value, str) else None
+
+
+def kv_scope(request: Any, wired: Services) -> KvScope:
+    """The caller's key-value scope: bearer token, else ``X-Api-Key``, else client IP.
+
+    Raises:
+        Unauthorized: an invalid bearer token; anonymous without a source IP.
+        InvalidRequest: an empty or over-long ``X-Api-Key``.
+    """
+    principal = optional_principal(request, wired)
+    return wired.kv.scope_for(principal, request.headers.get("x-api-key"), source_ip(request))
+
+
+def _call() -> tuple[Services, KvScope]:
+    request = _request()
+    if request.query_params:
+        raise InvalidRequest("The key-value routes take no query parameters; send a JSON body.")
+    wired = services()
+    return wired, kv_scope(request, wired)
+
+
+@kv_api.route("/kv/remember", methods=["POST"], content_types=CONTENT_TYPES)
+@endpoint
+def kv_remember() -> Response:
+    """``{key, value}`` -> ``{stored: true, key, ttl}`` (SPEC §10)."""
+    wired, scope = _call()
+    body = parse_exact_body(_request().raw_body, RememberRequest)
+    return json_response(wired.kv.remember(scope, body.key, body.value).to_wire())
+
+
+@kv_api.route("/kv/recall", methods=["POST"], content_types=CONTENT_TYPES)
+@endpoint
+def kv_recall() -> Response:
+    """``{key}`` -> ``{key, value, found}``; ``{}`` -> ``{keys, count}`` (SPEC §10)."""
+    wired, scope = _call()
+    body = parse_exact_body(_request().raw_body, KvRecallRequest)
+    if body.key is None:
+        return json_response(wired.kv.list_keys(scope).to_wire())
+    return json_response(wired.kv.recall(scope, body.key).to_wire())
+
+
+@kv_api.route("/kv/forget", methods=["POST"], content_types=CONTENT_TYPES)
+@endpoint
+def kv_forget() -> Response:
+    """``{key}`` -> ``{deleted, key}`` (SPEC §10)."""
+    wired, scope = _call()
+    body = parse_exact_body(_request().raw_body, ForgetRequest)
+    return json_response(wired.kv.forget(scope, body.key).to_wire())
+
+
+reject_other_methods(
+    kv_api, {"/kv/remember": ["POST"], "/kv/recall": ["POST"], "/kv/forget": ["POST"]}
+)

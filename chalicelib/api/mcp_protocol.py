@@ -1,0 +1,412 @@
+"""The Model Context Protocol server behind ``POST /api/v1/mcp`` (SPEC §11).
+
+JSON-RPC 2.0 over streamable HTTP, stateless, JSON responses only (no SSE, no
+session id): each POST carries one message (or a JSON-RPC batch) and gets its
+answer in the body. Methods: ``initialize`` (handshake-era protocol versions,
+2024-11-05 to 2025-11-25), ``ping``, ``tools/list``, ``tools/call``;
+notifications (``notifications/initialized`` …) and client responses are
+accepted with 202 and no body; anything else is ``-32601`` (so the SDK's
+``server/discover`` probe falls back to ``initialize``).
+
+Tools: ``remember``, ``recall``, ``forget`` (SPEC §10, same scopes as the HTTP
+routes) and ``memory_save``, ``memory_day``, ``memory_recall``,
+``memory_list``, ``memory_archive`` (SPEC §7, bearer token required). Input
+schemas are generated from the pydantic request models. A result is the same
+JSON the HTTP route answers, as text content and as ``structuredContent``; a
+domain error is a tool result with ``isError: true`` carrying
+``{"error": {"code", "message"}}`` with the spec's code.
+
+Wire types come from the official ``mcp-types`` package (the MCP SDK's types).
+No Chalice here: ``chalicelib/api/mcp.py`` adapts this to HTTP.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import mcp_types as mcp
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
+from pydantic import BaseModel, ValidationError
+
+from chalicelib.api.exact_json import load_exact
+from chalicelib.api.http import validate
+from chalicelib.api.recalls import recall_body
+from chalicelib.errors import InvalidRequest, PineworkError, Unauthorized
+from chalicelib.models.kv import ForgetRequest, KvRecallRequest, RememberRequest
+from chalicelib.models.mcp import MemoryArchiveArguments, MemoryListArguments
+from chalicelib.models.principal import Principal
+from chalicelib.models.requests import (
+    ArchiveRequest,
+    DayLineRequest,
+    ListQuery,
+    RecallRequest,
+    SaveFactRequest,
+)
+from chalicelib.services.kv import KvScope
+from chalicelib.services.memories import RunContext, encode_next_token
+from chalicelib.wiring import Services
+
+logger = logging.getLogger(__name__)
+
+SERVER_NAME = "pinework-memory"
+SERVER_VERSION = "0.1.0"
+INSTRUCTIONS = (
+    "Pinework Memory. remember/recall/forget keep small state under a key, scoped by your "
+    "credentials (anonymous entries last 24 hours). memory_* tools keep an agent's facts and "
+    "day log and need a bearer token."
+)
+
+
+@dataclass(frozen=True)
+class McpCaller:
+    """Who one MCP request comes from.
+
+    Attributes:
+        services: the wired services.
+        principal: the bearer principal, or None (only the key-value tools work then).
+        kv_scope: resolves the key-value scope on first use (it may raise).
+        run: the agent's ``X-Pinework-*`` run headers.
+    """
+
+    services: Services
+    principal: Principal | None
+    kv_scope: Callable[[], KvScope]
+    run: RunContext
+
+
+@dataclass(frozen=True)
+class McpReply:
+    """What the HTTP adapter sends: a status and a JSON body (None: no body)."""
+
+    status: int
+    body: Any = None
+
+
+Handler = Callable[[McpCaller, Any], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One MCP tool: its arguments model (the input schema) and what it does."""
+
+    name: str
+    description: str
+    arguments: type[BaseModel]
+    handler: Handler
+    annotations: mcp.ToolAnnotations
+
+    def to_tool(self) -> mcp.Tool:
+        """The ``tools/list`` entry, input schema generated from ``arguments``."""
+        schema = self.arguments.model_json_schema(by_alias=True)
+        schema.pop("title", None)
+        schema.pop("description", None)
+        return mcp.Tool(
+            name=self.name,
+            description=self.description,
+            input_schema=schema,
+            annotations=self.annotations,
+        )
+
+
+class JsonRpcError(Exception):
+    """A JSON-RPC error answer (``code`` from the JSON-RPC / MCP tables)."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+# Tools
+
+
+def _remember(caller: McpCaller, arguments: RememberRequest) -> dict[str, Any]:
+    return caller.services.kv.remember(caller.kv_scope(), arguments.key, arguments.value).to_wire()
+
+
+def _recall(caller: McpCaller, arguments: KvRecallRequest) -> dict[str, Any]:
+    kv = caller.services.kv
+    if arguments.key is None:
+        return kv.list_keys(caller.kv_scope()).to_wire()
+    return kv.recall(caller.kv_scope(), arguments.key).to_wire()
+
+
+def _forget(caller: McpCaller, arguments: ForgetRequest) -> dict[str, Any]:
+    return caller.services.kv.forget(caller.kv_scope(), arguments.key).to_wire()
+
+
+def _principal(caller: McpCaller) -> Principal:
+    if caller.principal is None:
+        raise Unauthorized(
+            "The memory_* tools need Authorization: Bearer <token> on the MCP connection."
+        )
+    return caller.principal
+
+
+def _memory_save(caller: McpCaller, arguments: SaveFactRequest) -> dict[str, Any]:
+    wired = caller.services
+    memory = wired.memories.save(_principal(caller), arguments, caller.run)
+    return memory.to_wire(wired.clock.now())
+
+
+def _memory_day(caller: McpCaller, arguments: DayLineRequest) -> dict[str, Any]:
+    wired = caller.services
+    appended = wired.day_log.append_day_line(_principal(caller), arguments.line, caller.run)
+    return appended.memory.to_wire(wired.clock.now())
+
+
+def _memory_recall(caller: McpCaller, arguments: RecallRequest) -> dict[str, Any]:
+    wired = caller.services
+    result = wired.recall.recall(_principal(caller), arguments, caller.run)
+    return recall_body(result, wired.clock.now(), "recall")
+
+
+def _memory_list(caller: McpCaller, arguments: MemoryListArguments) -> dict[str, Any]:
+    wired = caller.services
+    query: dict[str, Any] = {"all": "true" if arguments.all_statuses else "false"}
+    for name, value in (
+        ("agentId", arguments.agent_id),
+        ("kind", arguments.kind),
+        ("status", arguments.status),
+        ("limit", arguments.limit),
+        ("nextToken", arguments.next_token),
+    ):
+        if value is not None:
+            query[name] = value
+    page = wired.memories.list(_principal(caller), validate(query, ListQuery))
+    now = wired.clock.now()
+    return {
+        "object": "list",
+        "data": [memory.to_wire(now) for memory in page.memories],
+        "nextToken": encode_next_token(page.continue_after),
+    }
+
+
+def _memory_archive(caller: McpCaller, arguments: MemoryArchiveArguments) -> dict[str, Any]:
+    wired = caller.services
+    request = validate({"reason": arguments.reason}, ArchiveRequest)
+    memory = wired.memories.archive(_principal(caller), arguments.memory_id, request)
+    return memory.to_wire(wired.clock.now())
+
+
+def _hints(*, read_only: bool, destructive: bool, idempotent: bool) -> mcp.ToolAnnotations:
+    return mcp.ToolAnnotations(
+        read_only_hint=read_only,
+        destructive_hint=destructive,
+        idempotent_hint=idempotent,
+        open_world_hint=False,
+    )
+
+
+TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        "remember",
+        "Store a value under a key in your scope (workspace token, X-Api-Key, or anonymous by "
+        "IP for 24 hours). A string is stored as given; any other JSON is stored as its compact "
+        "JSON text. Returns {stored, key, ttl}.",
+        RememberRequest,
+        _remember,
+        _hints(read_only=False, destructive=True, idempotent=True),
+    ),
+    ToolSpec(
+        "recall",
+        "Read the string stored under a key: {key, value, found}. The value is not parsed "
+        "back: JSON.parse it yourself if you stored an object. Without a key: {keys, count}.",
+        KvRecallRequest,
+        _recall,
+        _hints(read_only=True, destructive=False, idempotent=True),
+    ),
+    ToolSpec(
+        "forget",
+        "Delete a key from your scope: {deleted, key} (deleted is false if nothing was there).",
+        ForgetRequest,
+        _forget,
+        _hints(read_only=False, destructive=True, idempotent=True),
+    ),
+    ToolSpec(
+        "memory_save",
+        "Save a durable fact (at most 500 characters, no secrets) to your agent memory; "
+        "optionally supersede one of your facts. Returns the memory.",
+        SaveFactRequest,
+        _memory_save,
+        _hints(read_only=False, destructive=False, idempotent=False),
+    ),
+    ToolSpec(
+        "memory_day",
+        "Append one line (at most 300 characters) to today's UTC day log. Returns the day row.",
+        DayLineRequest,
+        _memory_day,
+        _hints(read_only=False, destructive=False, idempotent=False),
+    ),
+    ToolSpec(
+        "memory_recall",
+        "Recall the facts relevant to a query (default: the current task), scored, with the "
+        "rendered --- MEMORY --- block.",
+        RecallRequest,
+        _memory_recall,
+        _hints(read_only=False, destructive=False, idempotent=False),
+    ),
+    ToolSpec(
+        "memory_list",
+        "List memories newest first, with filters and nextToken pagination.",
+        MemoryListArguments,
+        _memory_list,
+        _hints(read_only=True, destructive=False, idempotent=True),
+    ),
+    ToolSpec(
+        "memory_archive",
+        "Archive one of your memories with a reason. Returns the archived memory.",
+        MemoryArchiveArguments,
+        _memory_archive,
+        _hints(read_only=False, destructive=True, idempotent=False),
+    ),
+)
+_TOOLS_BY_NAME = {tool.name: tool for tool in TOOLS}
+
+
+# JSON-RPC
+
+
+def handle_post(raw_body: bytes | None, caller: McpCaller) -> McpReply:
+    """Answer one POST: a message or a batch (JSON-RPC 2.0, MCP streamable HTTP).
+
+    Returns:
+        200 with the response (or the batch's responses); 202 without a body
+        when nothing needs an answer (notifications, client responses); 400
+        with a JSON-RPC error for an unparseable body or an invalid message.
+    """
+    try:
+        parsed = load_exact(raw_body)
+    except InvalidRequest as error:
+        return McpReply(400, _error(None, mcp.PARSE_ERROR, error.message))
+    if isinstance(parsed, list):
+        if not parsed:
+            return McpReply(400, _error(None, mcp.INVALID_REQUEST, "An empty batch."))
+        answers = [answer for item in parsed if (answer := _answer(item, caller)) is not None]
+        return McpReply(200, answers) if answers else McpReply(202)
+    answer = _answer(parsed, caller)
+    if answer is None:
+        return McpReply(202)
+    failed = "error" in answer and answer["error"]["code"] == mcp.INVALID_REQUEST
+    return McpReply(400 if failed else 200, answer)
+
+
+def unsupported_version_reply(requested: str) -> McpReply | None:
+    """400 for an ``MCP-Protocol-Version`` header this server does not speak, else None."""
+    if requested in HANDSHAKE_PROTOCOL_VERSIONS:
+        return None
+    supported = list(HANDSHAKE_PROTOCOL_VERSIONS)
+    message = f"Unsupported MCP-Protocol-Version {requested!r}; use one of {supported}."
+    data = mcp.UnsupportedProtocolVersionErrorData(supported=supported, requested=requested)
+    return McpReply(
+        400,
+        _error(None, mcp.UNSUPPORTED_PROTOCOL_VERSION, message, data.model_dump(by_alias=True)),
+    )
+
+
+def _answer(message: Any, caller: McpCaller) -> dict[str, Any] | None:
+    """The response to one message, or None for a notification or a client response."""
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        return _error(None, mcp.INVALID_REQUEST, "Send a JSON-RPC 2.0 message object.")
+    if "method" not in message:
+        if "id" in message and ("result" in message or "error" in message):
+            return None  # a response to a server request; this server sends none
+        return _error(None, mcp.INVALID_REQUEST, "A JSON-RPC message needs a method.")
+    method = message["method"]
+    if not isinstance(method, str):
+        return _error(None, mcp.INVALID_REQUEST, "method must be a string.")
+    if "id" not in message:
+        return None  # notifications (initialized, cancelled, …) need no answer
+    request_id = message["id"]
+    if isinstance(request_id, bool) or not isinstance(request_id, str | int):
+        return _error(None, mcp.INVALID_REQUEST, "id must be a string or an integer.")
+    params = message.get("params")
+    if params is not None and not isinstance(params, dict):
+        return _error(request_id, mcp.INVALID_PARAMS, "params must be an object.")
+    try:
+        result = _dispatch(method, params or {}, caller)
+    except JsonRpcError as error:
+        return _error(request_id, error.code, error.message, error.data)
+    except Exception:
+        logger.exception("MCP %s failed", method)
+        return _error(request_id, mcp.INTERNAL_ERROR, "Something went wrong on our side.")
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+def _dispatch(method: str, params: dict[str, Any], caller: McpCaller) -> dict[str, Any]:
+    if method == "initialize":
+        return _initialize(params)
+    if method == "ping":
+        return {}
+    if method == "tools/list":
+        tools = mcp.ListToolsResult(tools=[tool.to_tool() for tool in TOOLS])
+        return _dump(tools)
+    if method == "tools/call":
+        return _dump(_call_tool(params, caller))
+    raise JsonRpcError(mcp.METHOD_NOT_FOUND, f"Method not found: {method}.")
+
+
+def _initialize(params: dict[str, Any]) -> dict[str, Any]:
+    requested = params.get("protocolVersion")
+    version = requested if requested in HANDSHAKE_PROTOCOL_VERSIONS else LATEST_HANDSHAKE_VERSION
+    result = mcp.InitializeResult(
+        protocol_version=version,
+        capabilities=mcp.ServerCapabilities(tools=mcp.ToolsCapability(list_changed=False)),
+        server_info=mcp.Implementation(name=SERVER_NAME, version=SERVER_VERSION),
+        instructions=INSTRUCTIONS,
+    )
+    return _dump(result)
+
+
+def _call_tool(params: dict[str, Any], caller: McpCaller) -> mcp.CallToolResult:
+    try:
+        call = mcp.CallToolRequestParams.model_validate(params)
+    except ValidationError as error:
+        raise JsonRpcError(mcp.INVALID_PARAMS, "tools/call needs a tool name.") from error
+    tool = _TOOLS_BY_NAME.get(call.name)
+    if tool is None:
+        raise JsonRpcError(mcp.INVALID_PARAMS, f"Unknown tool: {call.name}.")
+    try:
+        arguments = validate(call.arguments or {}, tool.arguments)
+        structured = tool.handler(caller, arguments)
+    except PineworkError as error:
+        return _tool_error(error)
+    except Exception:
+        logger.exception("MCP tool %s failed", tool.name)
+        return _tool_error(PineworkError("Something went wrong on our side; try again."))
+    return mcp.CallToolResult(
+        content=[mcp.TextContent(type="text", text=_json_text(structured))],
+        structured_content=structured,
+        is_error=False,
+    )
+
+
+def _tool_error(error: PineworkError) -> mcp.CallToolResult:
+    body = {"error": {"code": error.code, "message": error.message}}
+    return mcp.CallToolResult(
+        content=[mcp.TextContent(type="text", text=_json_text(body))],
+        structured_content=body,
+        is_error=True,
+    )
+
+
+def _json_text(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _dump(model: BaseModel) -> dict[str, Any]:
+    # exclude_unset: only what was set, so newer-era fields (resultType, ttlMs …)
+    # do not leak into answers on the handshake-era protocol.
+    return model.model_dump(by_alias=True, mode="json", exclude_unset=True)
+
+
+def _error(request_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": request_id, "error": error}

@@ -1,0 +1,68 @@
+"""Review routes (SPEC §7 ``/reviews``, §9), under ``/api/v1``: run an agent's
+review now (or dry-run it), list an agent's reports, read one report."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chalice.app import Blueprint, Response
+
+from chalicelib.api.context import call_context, query_params
+from chalicelib.api.http import (
+    ANY_CONTENT,
+    endpoint,
+    json_response,
+    parse_body,
+    reject_other_methods,
+    validate,
+)
+from chalicelib.models.review import ReviewListQuery, RunReviewRequest
+from chalicelib.services.memories import decode_next_token, encode_next_token
+
+reviews_api = Blueprint(__name__)
+
+
+def _request() -> Any:
+    return reviews_api.current_request
+
+
+@reviews_api.route("/reviews", methods=["POST"], content_types=ANY_CONTENT)
+@endpoint
+def run_review() -> Response:
+    """A person runs an agent's review now; ``dryRun`` returns the plan and changes nothing."""
+    call = call_context(_request())
+    body = parse_body(_request().raw_body, RunReviewRequest)
+    report = call.services.reviews.run_now(call.principal, body)
+    return json_response(report.to_wire())
+
+
+@reviews_api.route("/reviews", methods=["GET"], content_types=ANY_CONTENT)
+@endpoint
+def list_reviews() -> Response:
+    """An agent's review reports (summaries), newest first."""
+    call = call_context(_request(), takes_query=True)
+    query = validate(dict(query_params(_request())), ReviewListQuery)
+    summaries, after = call.services.reviews.list_reviews(
+        call.principal,
+        query.agent_id,
+        query.limit,
+        decode_next_token(query.next_token, prefix="rvw"),
+    )
+    return json_response(
+        {
+            "object": "list",
+            "data": [summary.to_wire() for summary in summaries],
+            "nextToken": encode_next_token(after),
+        }
+    )
+
+
+@reviews_api.route("/reviews/{review_id}", methods=["GET"], content_types=ANY_CONTENT)
+@endpoint
+def get_review(review_id: str) -> Response:
+    """One full report: the plan, what was applied, what was skipped and why."""
+    call = call_context(_request())
+    return json_response(call.services.reviews.get(call.principal, review_id).to_wire())
+
+
+reject_other_methods(reviews_api, {"/reviews": ["GET", "POST"], "/reviews/{review_id}": ["GET"]})

@@ -1,0 +1,41 @@
+"""Request bodies of the key-value meta-tools (SPEC §10): ``remember``, ``recall``, ``forget``.
+
+Strict and closed like every request model: unknown fields and wrong types are
+``invalid_request``. The key's byte limit and the value's size, number and
+secret rules are checked by ``KvService`` (they need the serialized form).
+The same models give the MCP tools their input schemas.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from chalicelib.models.common import RequestModel
+
+
+class RememberRequest(RequestModel):
+    """``remember {key, value}``: store ``value`` (any JSON) under ``key`` (1–512 UTF-8 bytes)."""
+
+    key: str = Field(description="The key: 1 to 512 bytes of UTF-8.")
+    value: Any = Field(
+        description=(
+            "Any JSON value. A string is stored as given; anything else is stored as its "
+            "compact JSON text (like JavaScript's JSON.stringify) and recalled as that string."
+        )
+    )
+
+
+class KvRecallRequest(RequestModel):
+    """``recall {key}`` reads one key; ``recall {}`` (or ``key: null``) lists the scope's keys."""
+
+    key: str | None = Field(
+        default=None, description="The key to read; omit it to list every key of your scope."
+    )
+
+
+class ForgetRequest(RequestModel):
+    """``forget {key}``: delete one key of the caller's scope."""
+
+    key: str = Field(description="The key to delete: 1 to 512 bytes of UTF-8.")

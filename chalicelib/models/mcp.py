@@ -1,0 +1,41 @@
+"""Arguments of the MCP tools that have no REST body of their own (SPEC §11).
+
+``memory_save``, ``memory_day`` and ``memory_recall`` take the REST request
+models as they are; ``memory_list`` turns its query string into typed
+arguments, and ``memory_archive`` carries the memory id its route has in the
+path. Input schemas are generated from these models.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from chalicelib.models.common import RequestModel
+
+
+class MemoryListArguments(RequestModel):
+    """``memory_list``: the filters of ``GET /memories`` as typed values."""
+
+    agent_id: str | None = Field(
+        default=None, description="Whose memories (persons; omit for every agent)."
+    )
+    kind: Literal["fact", "day"] | None = Field(default=None, description="Only this kind.")
+    status: Literal["active", "archived"] | None = Field(
+        default=None, description="Only this status (default: active)."
+    )
+    all_statuses: bool = Field(
+        default=False, alias="all", description="Include archived memories too."
+    )
+    limit: int | None = Field(
+        default=None, ge=1, description="Page size: 100 by default, at most 500."
+    )
+    next_token: str | None = Field(default=None, description="The nextToken of the previous page.")
+
+
+class MemoryArchiveArguments(RequestModel):
+    """``memory_archive``: which memory, and why (required, at most 500 characters)."""
+
+    memory_id: str = Field(description="The memory to archive, mem_…")
+    reason: str = Field(description="Why it is archived (1 to 500 characters).")

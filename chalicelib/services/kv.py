@@ -1,0 +1,275 @@
+"""The key-value meta-tools: ``remember``, ``recall``, ``forget`` (SPEC §10, seed 001).
+
+A small persistent store scoped by who calls:
+
+* a workspace bearer token (agent or person) -> ``account#<wsp_id>``, shared by
+  every agent and person of the workspace (hand-offs between agents);
+* else an ``X-Api-Key`` -> ``byok#<sha256 hex of the key>``;
+* else anonymous -> ``anon#<sha256 hex of the client IP>``, the IP as API
+  Gateway saw the connection (never a header the caller controls).
+
+Anonymous entries live 24 hours after their last write (``ttl: "24h"``); the
+others are permanent. Values are stored as strings (``kv_json.stringify``) and
+recalled as those strings, never parsed back.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import json
+import math
+import re
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, Literal
+
+from chalicelib.errors import InvalidRequest, PayloadTooLarge, SecretInMemory, Unauthorized
+from chalicelib.ids import Clock
+from chalicelib.models.principal import Principal
+from chalicelib.services.kv_json import stringify
+from chalicelib.services.rules import SecretFinder
+from chalicelib.storage.protocols import KvRepository
+
+KEY_MAX_BYTES = 512
+"""Keys are 1 to 512 bytes of UTF-8 (SPEC §10)."""
+VALUE_MAX_BYTES = 5_767_168
+"""5.5 MiB: the largest value, measured as it travels in a recall answer (UTF-8,
+JSON-escaped). A Lambda answer stops at 6 MB (API Gateway at 10 MB), and the
+answer's envelope needs the rest."""
+LIST_MAX_BYTES = 5_242_880
+"""5 MiB of keys (as JSON) at most in one ``recall {}`` answer; past it the list is cut."""
+ANONYMOUS_LIFETIME = timedelta(hours=24)
+"""Anonymous entries expire this long after their last write (SPEC §10)."""
+API_KEY_MAX_CHARS = 4096
+_DATA_RUN = re.compile(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/=_\-]{1025,}")
+"""A token over 1 KiB: an image, a dump, a hash list: data, not a credential. Blanked
+before the secret check, which would otherwise call any long random blob a secret.
+(It starts only at a token's start, so it scans in linear time.)"""
+
+ScopeKind = Literal["account", "byok", "anon"]
+
+
+@dataclass(frozen=True)
+class KvScope:
+    """Whose key-value space a call reads and writes.
+
+    Attributes:
+        kind: ``account`` (workspace token), ``byok`` (``X-Api-Key``) or ``anon``.
+        owner: the workspace id, or the SHA-256 hex of the key or of the client IP.
+    """
+
+    kind: ScopeKind
+    owner: str
+
+    @property
+    def name(self) -> str:
+        """The stored scope, e.g. ``account#wsp_…`` or ``anon#<sha256 hex>``."""
+        return f"{self.kind}#{self.owner}"
+
+    @property
+    def permanent(self) -> bool:
+        """False for anonymous scopes, whose entries expire (SPEC §10)."""
+        return self.kind != "anon"
+
+
+@dataclass(frozen=True)
+class Remembered:
+    """``remember`` answer: ``{stored: true, key, ttl: "permanent" | "24h"}``."""
+
+    key: str
+    permanent: bool
+
+    def to_wire(self) -> dict[str, Any]:
+        """The JSON body (SPEC §10)."""
+        return {"stored": True, "key": self.key, "ttl": "permanent" if self.permanent else "24h"}
+
+
+@dataclass(frozen=True)
+class Recalled:
+    """``recall {key}`` answer: ``{key, value, found}``; ``value`` is the stored string or null."""
+
+    key: str
+    value: str | None
+
+    def to_wire(self) -> dict[str, Any]:
+        """The JSON body (SPEC §10)."""
+        return {"key": self.key, "value": self.value, "found": self.value is not None}
+
+
+@dataclass(frozen=True)
+class KeyList:
+    """``recall {}`` answer: ``{keys, count}`` (plus ``truncated: true`` when cut)."""
+
+    keys: list[str]
+    count: int
+
+    def to_wire(self) -> dict[str, Any]:
+        """The JSON body (SPEC §10); ``truncated`` appears only when ``keys`` was cut."""
+        body: dict[str, Any] = {"keys": self.keys, "count": self.count}
+        if len(self.keys) < self.count:
+            body["truncated"] = True
+        return body
+
+
+@dataclass(frozen=True)
+class Forgotten:
+    """``forget`` answer: ``{deleted, key}``."""
+
+    key: str
+    deleted: bool
+
+    def to_wire(self) -> dict[str, Any]:
+        """The JSON body (SPEC §10)."""
+        return {"deleted": self.deleted, "key": self.key}
+
+
+def sha256_hex(text: str) -> str:
+    """The SHA-256 hex digest of ``text`` (UTF-8)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def client_address(source_ip: str | None) -> str:
+    """Canonical text of the caller's IP: IPv6 compressed, IPv4-mapped IPv6 as IPv4.
+
+    Raises:
+        Unauthorized: no usable source IP (API Gateway always sends one).
+    """
+    try:
+        address = ipaddress.ip_address((source_ip or "").strip())
+    except ValueError as error:
+        raise Unauthorized(
+            "Cannot tell where this request comes from; send Authorization: Bearer <token> "
+            "or X-Api-Key."
+        ) from error
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return str(address.ipv4_mapped)
+    return address.compressed
+
+
+class KvService:
+    """The key-value meta-tools (SPEC §10).
+
+    Args:
+        entries: key-value storage.
+        secrets: the secret detector memories use; it guards ``remember`` too.
+        clock: the current time (anonymous expiry).
+    """
+
+    def __init__(self, entries: KvRepository, secrets: SecretFinder, clock: Clock) -> None:
+        self._entries = entries
+        self._secrets = secrets
+        self._clock = clock
+
+    def scope_for(
+        self, principal: Principal | None, api_key: str | None, source_ip: str | None
+    ) -> KvScope:
+        """Resolve the caller's scope: bearer principal, else ``X-Api-Key``, else client IP.
+
+        Args:
+            principal: the authenticated bearer principal (an invalid token never
+                gets here: it is 401 ``unauthorized``).
+            api_key: the ``X-Api-Key`` header, if sent.
+            source_ip: ``requestContext.identity.sourceIp`` from API Gateway.
+
+        Raises:
+            InvalidRequest: an empty or over-long ``X-Api-Key``.
+            Unauthorized: anonymous without a usable source IP.
+        """
+        if principal is not None:
+            return KvScope("account", principal.workspace_id)
+        if api_key is not None:
+            api_key = api_key.strip()
+            if not api_key or len(api_key) > API_KEY_MAX_CHARS:
+                raise InvalidRequest(
+                    f"X-Api-Key must be 1 to {API_KEY_MAX_CHARS} characters; "
+                    "leave the header out to call anonymously."
+                )
+            return KvScope("byok", sha256_hex(api_key))
+        return KvScope("anon", sha256_hex(client_address(source_ip)))
+
+    def remember(self, scope: KvScope, key: str, value: Any) -> Remembered:
+        """Store ``value`` under ``key``: a string as given, anything else serialized.
+
+        Returns:
+            ``{stored: true, key, ttl}``; anonymous entries expire 24 hours after this write.
+
+        Raises:
+            InvalidRequest: a key of 0 or over 512 UTF-8 bytes; NaN/Infinity or a
+                non-JSON value.
+            PayloadTooLarge: the value is over 5.5 MiB as it travels (``payload_too_large``).
+            SecretInMemory: the value looks like a credential (SPEC §6; a
+                deliberate difference from seed 001, see DECISIONS).
+        """
+        check_key(key)
+        stored = stringify(value)
+        size = len(json.dumps(stored, ensure_ascii=False).encode("utf-8"))
+        if size > VALUE_MAX_BYTES:
+            raise PayloadTooLarge(
+                f"The value is {size:,} bytes as JSON; the limit is {VALUE_MAX_BYTES:,} "
+                "(5.5 MiB). Split it over several keys, or keep it elsewhere and remember a "
+                "pointer."
+            )
+        kind = self._secrets.find_secret(_DATA_RUN.sub(" ", stored))
+        if kind is not None:
+            raise SecretInMemory(
+                f"The value looks like a secret ({kind}). The key-value store is not a vault: "
+                "pass credentials in headers or keep them in a secret manager."
+            )
+        expires_at = None
+        if not scope.permanent:
+            expires_at = math.ceil((self._clock.now() + ANONYMOUS_LIFETIME).timestamp())
+        self._entries.put(scope.name, key, stored, expires_at=expires_at)
+        return Remembered(key=key, permanent=scope.permanent)
+
+    def recall(self, scope: KvScope, key: str) -> Recalled:
+        """Read one key: the stored string, or ``found: false`` (missing or expired).
+
+        Raises:
+            InvalidRequest: a key of 0 or over 512 UTF-8 bytes.
+        """
+        check_key(key)
+        return Recalled(key, self._entries.get(scope.name, key, now=self._now()))
+
+    def list_keys(self, scope: KvScope) -> KeyList:
+        """Every live key of the scope (all pages) with the count, in key order.
+
+        The list stops at 5 MiB of keys so the answer fits a Lambda response;
+        ``count`` is always the full count.
+        """
+        keys = self._entries.keys(scope.name, now=self._now())
+        shown, size = [], 0
+        for key in keys:
+            size += len(json.dumps(key, ensure_ascii=False).encode("utf-8")) + 1
+            if size > LIST_MAX_BYTES:
+                break
+            shown.append(key)
+        return KeyList(keys=shown, count=len(keys))
+
+    def forget(self, scope: KvScope, key: str) -> Forgotten:
+        """Delete one key; ``deleted`` is false when nothing live was stored under it.
+
+        Raises:
+            InvalidRequest: a key of 0 or over 512 UTF-8 bytes.
+        """
+        check_key(key)
+        return Forgotten(key, self._entries.delete(scope.name, key, now=self._now()))
+
+    def _now(self) -> float:
+        return self._clock.now().timestamp()
+
+
+def check_key(key: str) -> None:
+    """A key is 1 to 512 bytes of UTF-8 (SPEC §10).
+
+    Raises:
+        InvalidRequest: empty, over 512 bytes, or not encodable (a lone surrogate).
+    """
+    try:
+        size = len(key.encode("utf-8"))
+    except UnicodeEncodeError as error:
+        raise InvalidRequest("The key holds an invalid Unicode character.") from error
+    if not 1 <= size <= KEY_MAX_BYTES:
+        raise InvalidRequest(
+            f"The key is {size} bytes of UTF-8; keys are 1 to {KEY_MAX_BYTES} bytes."
+        )

@@ -1,0 +1,269 @@
+"""DynamoDB and S3 adapters of the review's storage (SPEC §9): system supersedes,
+lifted facts with their once-only claim, the per-date claim, report summaries,
+and the JSON reports in S3."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from chalicelib.ids import from_rfc3339, to_rfc3339
+from chalicelib.models.memory import AuditRecord, Memory, MemoryStatus
+from chalicelib.models.review import ReviewSummary
+from chalicelib.storage import items as convert
+from chalicelib.storage.dynamodb import (
+    DynamoDBTable,
+    TransactionCancelled,
+    _memory_update,
+    _put_new,
+    to_attributes,
+)
+from chalicelib.storage.keys import (
+    lift_claim_key,
+    memory_key,
+    review_date_key,
+    review_key,
+    review_partition,
+)
+from chalicelib.storage.protocols import LiftClaimed, ReviewDateTaken, WriteConflict
+
+_RUNNING = "running"
+_DONE = "done"
+
+
+def _keeper_check(keeper: Memory) -> dict[str, Any]:
+    return {
+        "ConditionCheck": {
+            "Key": to_attributes(memory_key(keeper.id)),
+            # The fact that stays must still be the live one the plan saw.
+            "ConditionExpression": "#version = :version AND #status = :active",
+            "ExpressionAttributeNames": {"#version": "version", "#status": "status"},
+            "ExpressionAttributeValues": to_attributes(
+                {":version": keeper.version, ":active": MemoryStatus.ACTIVE.value}
+            ),
+        }
+    }
+
+
+def summary_to_item(summary: ReviewSummary) -> dict[str, Any]:
+    """Return the stored item of a review summary (without its key)."""
+    return {
+        "entity": "review",
+        "id": summary.id,
+        "workspaceId": summary.workspace_id,
+        "agentId": summary.agent_id,
+        "date": summary.date,
+        "trigger": summary.trigger,
+        "reviewer": summary.reviewer,
+        "startedAt": to_rfc3339(summary.started_at),
+        "finishedAt": to_rfc3339(summary.finished_at),
+        "planned": summary.planned,
+        "applied": summary.applied,
+        "skipped": summary.skipped,
+        "reportKey": summary.report_key,
+    }
+
+
+def summary_from_item(item: dict[str, Any]) -> ReviewSummary:
+    """Rebuild a review summary from its stored item."""
+    return ReviewSummary(
+        id=item["id"],
+        workspace_id=item["workspaceId"],
+        agent_id=item["agentId"],
+        date=item["date"],
+        trigger=item["trigger"],
+        reviewer=item["reviewer"],
+        started_at=from_rfc3339(item["startedAt"]),
+        finished_at=from_rfc3339(item["finishedAt"]),
+        planned=int(item["planned"]),
+        applied=int(item["applied"]),
+        skipped=int(item["skipped"]),
+        report_key=item["reportKey"],
+    )
+
+
+class DynamoDBReviewRepository:
+    """``ReviewRepository`` on the single table.
+
+    Args:
+        table: the wrapped table.
+    """
+
+    def __init__(self, table: DynamoDBTable) -> None:
+        self._table = table
+
+    def supersede_by_existing(
+        self, old_before: Memory, old_after: Memory, keeper: Memory, audit: AuditRecord
+    ) -> None:
+        """One transaction: the old fact archived (version-checked), the keeper
+        checked live and unchanged, the audit record written.
+
+        Raises:
+            WriteConflict: either memory changed since it was read.
+        """
+        try:
+            self._table.transact(
+                [
+                    _memory_update(old_before, old_after),
+                    _keeper_check(keeper),
+                    _put_new(convert.audit_to_item(audit)),
+                ]
+            )
+        except TransactionCancelled as cancelled:
+            raise WriteConflict(old_before.id) from cancelled
+
+    def create_lifted(
+        self,
+        fact: Memory,
+        audits: Sequence[AuditRecord],
+        text_digest: str,
+        replaced: tuple[Memory, Memory] | None = None,
+    ) -> None:
+        """One transaction: the fact, its audits, the lift claim (and the replaced fact).
+
+        Raises:
+            LiftClaimed: the claim exists (lifted before, even if since vetoed).
+            WriteConflict: the replaced fact changed since it was read.
+        """
+        claim = {**lift_claim_key(fact.agent_id, text_digest), "memoryId": fact.id}
+        operations = [
+            _put_new(convert.memory_to_item(fact)),
+            # attribute_not_exists: a text is lifted once per agent, ever (a retried
+            # review never lifts twice; a vetoed lift never comes back).
+            _put_new(claim),
+            *(_put_new(convert.audit_to_item(audit)) for audit in audits),
+        ]
+        if replaced is not None:
+            operations.append(_memory_update(*replaced))
+        try:
+            self._table.transact(operations)
+        except TransactionCancelled as cancelled:
+            reasons = cancelled.reasons
+            if len(reasons) > 1 and reasons[1] == "ConditionalCheckFailed":
+                raise LiftClaimed(text_digest) from cancelled
+            raise WriteConflict(fact.id) from cancelled
+
+    def claim_date(
+        self, agent_id: str, date: str, review_id: str, now: datetime, stale_before: datetime
+    ) -> None:
+        """Conditional put of the date's claim.
+
+        Raises:
+            ReviewDateTaken: a review of the date finished, or runs and is not stale.
+        """
+        try:
+            self._table.client.put_item(
+                TableName=self._table.name,
+                Item=to_attributes(
+                    {
+                        **review_date_key(agent_id, date),
+                        "entity": "review_date",
+                        "reviewId": review_id,
+                        "state": _RUNNING,
+                        "startedAt": to_rfc3339(now),
+                    }
+                ),
+                # One review per agent and date; a crashed one (running, stale) may be
+                # taken over by the retry.
+                ConditionExpression=(
+                    "attribute_not_exists(pk) OR (#state = :running AND #started < :stale)"
+                ),
+                ExpressionAttributeNames={"#state": "state", "#started": "startedAt"},
+                ExpressionAttributeValues=to_attributes(
+                    {":running": _RUNNING, ":stale": to_rfc3339(stale_before)}
+                ),
+            )
+        except ClientError as error:
+            if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                raise ReviewDateTaken(f"{agent_id} {date}") from error
+            raise
+
+    def finish_date(self, agent_id: str, date: str, review_id: str, now: datetime) -> None:
+        """Mark the date's claim done (only the claiming review may)."""
+        self._table.client.update_item(
+            TableName=self._table.name,
+            Key=to_attributes(review_date_key(agent_id, date)),
+            UpdateExpression="SET #state = :done, #finished = :now",
+            # Only the review holding the claim finishes it.
+            ConditionExpression="#review = :review",
+            ExpressionAttributeNames={
+                "#state": "state",
+                "#finished": "finishedAt",
+                "#review": "reviewId",
+            },
+            ExpressionAttributeValues=to_attributes(
+                {":done": _DONE, ":now": to_rfc3339(now), ":review": review_id}
+            ),
+        )
+
+    def save_summary(self, summary: ReviewSummary) -> None:
+        """Write the listing item and the by-id lookup item in one transaction."""
+        item = summary_to_item(summary)
+        self._table.transact(
+            [
+                _put_new({**review_key(summary.agent_id, summary.id), **item}),
+                _put_new({"pk": f"REVIEW#{summary.id}", "sk": "REVIEW", **item}),
+            ]
+        )
+
+    def get_summary(self, review_id: str) -> ReviewSummary | None:
+        """The summary by review id (strongly consistent)."""
+        found = self._table.get({"pk": f"REVIEW#{review_id}", "sk": "REVIEW"})
+        return None if found is None else summary_from_item(found)
+
+    def list_summaries(
+        self, agent_id: str, limit: int, after_id: str | None
+    ) -> tuple[list[ReviewSummary], str | None]:
+        """Newest first; ``limit`` + 1 read to know whether a next page exists."""
+        request: dict[str, Any] = {
+            "KeyConditionExpression": "pk = :pk",
+            "ExpressionAttributeValues": to_attributes({":pk": review_partition(agent_id)}),
+            "ScanIndexForward": False,
+            "Limit": limit + 1,
+        }
+        if after_id is not None:
+            request["ExclusiveStartKey"] = to_attributes(review_key(agent_id, after_id))
+        found: list[ReviewSummary] = []
+        for item in self._table.query(**request):
+            found.append(summary_from_item(item))
+            if len(found) > limit:
+                return found[:limit], found[limit - 1].id
+        return found, None
+
+
+class S3ReportStore:
+    """``ReportStore`` on S3; the client is built on first use (STYLE.md rule 6).
+
+    Args:
+        client_factory: returns a boto3 S3 client.
+        bucket: the bucket (``settings.bucket_name``).
+    """
+
+    def __init__(self, client_factory: Callable[[], Any], bucket: str) -> None:
+        self._factory = client_factory
+        self._client: Any = None
+        self._bucket = bucket
+
+    def _s3(self) -> Any:
+        if self._client is None:
+            self._client = self._factory()
+        return self._client
+
+    def put(self, key: str, body: bytes) -> None:
+        """Write a JSON report."""
+        self._s3().put_object(
+            Bucket=self._bucket, Key=key, Body=body, ContentType="application/json"
+        )
+
+    def get(self, key: str) -> bytes | None:
+        """Read a report, or None when it is missing."""
+        try:
+            response = self._s3().get_object(Bucket=self._bucket, Key=key)
+        except ClientError as error:
+            if error.response["Error"]["Code"] in ("NoSuchKey", "404"):
+                return None
+            raise
+        return bytes(response["Body"].read())

@@ -1,0 +1,96 @@
+"""The nightly review on the local server (SPEC §9): the same fan-out and worker
+as deployed, on the embedded moto server's SQS.
+
+``start(endpoint)`` creates the review queue, sets ``PINEWORK_SQS_ENDPOINT``, and
+runs two daemon threads: a scheduler that calls the fan-out at 04:00 UTC (as
+EventBridge does), and a poller that feeds queued messages to the worker in
+batches of ten and deletes the ones it did not report as failed (as Lambda's
+SQS event source does with ``ReportBatchItemFailures``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import boto3
+
+from chalicelib.settings import REVIEW_QUEUE_NAME
+
+logger = logging.getLogger(__name__)
+POLL_SECONDS = 2
+
+
+def ensure_queue(endpoint: str) -> str:
+    """Create the review queue on the embedded server (idempotent); return its URL."""
+    sqs = boto3.client("sqs", endpoint_url=endpoint, region_name="us-east-1")
+    return str(
+        sqs.create_queue(QueueName=REVIEW_QUEUE_NAME, Attributes={"VisibilityTimeout": "60"})[
+            "QueueUrl"
+        ]
+    )
+
+
+def next_run(now: datetime) -> datetime:
+    """The next 04:00 UTC after ``now``."""
+    today = now.astimezone(UTC).replace(hour=4, minute=0, second=0, microsecond=0)
+    return today if today > now else today + timedelta(days=1)
+
+
+def poll_once(sqs: Any, queue_url: str) -> int:
+    """Run the worker on up to ten queued messages; return how many were handled."""
+    from chalicelib.jobs.reviews import review_batch
+    from chalicelib.wiring import services
+
+    messages = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10).get("Messages", [])
+    if not messages:
+        return 0
+    event = {
+        "Records": [
+            {"messageId": m["MessageId"], "body": m["Body"], "receiptHandle": m["ReceiptHandle"]}
+            for m in messages
+        ]
+    }
+    failed = {
+        item["itemIdentifier"] for item in review_batch(services(), event)["batchItemFailures"]
+    }
+    for message in messages:
+        if message["MessageId"] not in failed:
+            sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])
+    return len(messages)
+
+
+def start(endpoint: str, stop: threading.Event) -> str:
+    """Create the queue, point the services at it, and start the two threads."""
+    queue_url = ensure_queue(endpoint)
+    os.environ["PINEWORK_SQS_ENDPOINT"] = endpoint
+    sqs = boto3.client("sqs", endpoint_url=endpoint, region_name="us-east-1")
+
+    def worker() -> None:
+        while not stop.is_set():
+            try:
+                if poll_once(sqs, queue_url) == 0:
+                    stop.wait(POLL_SECONDS)
+            except Exception:
+                logger.exception("local review worker failed; retrying")
+                stop.wait(POLL_SECONDS)
+
+    def scheduler() -> None:
+        from chalicelib.jobs.reviews import fan_out
+        from chalicelib.wiring import services
+
+        while not stop.is_set():
+            due = next_run(datetime.now(UTC))
+            if stop.wait((due - datetime.now(UTC)).total_seconds()):
+                return
+            try:
+                fan_out(services(), due.strftime("%Y-%m-%dT%H:%M:%SZ"))
+            except Exception:
+                logger.exception("local review fan-out failed")
+
+    for target in (worker, scheduler):
+        threading.Thread(target=target, daemon=True, name=f"review-{target.__name__}").start()
+    return queue_url

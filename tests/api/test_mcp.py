@@ -1,0 +1,295 @@
+"""``POST /api/v1/mcp`` through the Chalice test client (SPEC §11, issue 5): JSON-RPC
+2.0, the handshake, tools/list with generated schemas, every tool, tool errors
+with the spec's codes, batches, HTTP-level answers."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import mcp_types
+import pytest
+from chalice.test import Client
+
+from chalicelib import wiring
+from tests.conftest import Actor, World
+
+TOOL_NAMES = [
+    "remember",
+    "recall",
+    "forget",
+    "memory_save",
+    "memory_day",
+    "memory_recall",
+    "memory_list",
+    "memory_archive",
+]
+
+
+class Mcp:
+    """Posts JSON-RPC to the MCP endpoint."""
+
+    def __init__(self, client: Client) -> None:
+        self._http = client.http
+        self._next_id = 0
+
+    def post(
+        self,
+        payload: Any = None,
+        *,
+        actor: Actor | None = None,
+        raw: bytes | None = None,
+        headers: dict[str, str] | None = None,
+        method: str = "POST",
+    ) -> tuple[int, dict[str, str], Any]:
+        sent = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            **(headers or {}),
+        }
+        if actor is not None:
+            sent["Authorization"] = f"Bearer {actor.token}"
+        body = raw if raw is not None else json.dumps(payload).encode()
+        response = self._http.request(method, "/api/v1/mcp", headers=sent, body=body)
+        text = response.body.decode() if response.body else ""
+        return response.status_code, dict(response.headers), json.loads(text) if text else None
+
+    def request(self, method: str, params: Any = None, **options: Any) -> dict[str, Any]:
+        self._next_id += 1
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": self._next_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        status, _, answer = self.post(message, **options)
+        assert answer["id"] == self._next_id and answer["jsonrpc"] == "2.0", answer
+        assert status == (200 if "result" in answer else status)
+        return dict(answer)
+
+    def result(self, method: str, params: Any = None, **options: Any) -> dict[str, Any]:
+        answer = self.request(method, params, **options)
+        assert "result" in answer, answer
+        return dict(answer["result"])
+
+    def tool(self, name: str, arguments: Any = None, **options: Any) -> dict[str, Any]:
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = arguments
+        result = self.result("tools/call", params, **options)
+        mcp_types.CallToolResult.model_validate(result)  # a valid MCP tool result
+        (content,) = result["content"]
+        assert content["type"] == "text"
+        assert json.loads(content["text"]) == result["structuredContent"]
+        return result
+
+    def ok(self, name: str, arguments: Any = None, **options: Any) -> dict[str, Any]:
+        result = self.tool(name, arguments, **options)
+        assert result["isError"] is False, result
+        return dict(result["structuredContent"])
+
+    def tool_error(self, name: str, arguments: Any = None, **options: Any) -> str:
+        result = self.tool(name, arguments, **options)
+        assert result["isError"] is True, result
+        error = result["structuredContent"]["error"]
+        assert error["message"]
+        return str(error["code"])
+
+
+@pytest.fixture
+def mcp(wired: wiring.Services) -> Iterator[Mcp]:
+    from app import app
+
+    with Client(app) as client:
+        yield Mcp(client)
+
+
+def test_initialize_negotiates_a_handshake_version(mcp: Mcp) -> None:
+    params = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"},
+    }
+    result = mcp.result("initialize", params)
+    parsed = mcp_types.InitializeResult.model_validate(result)
+    assert parsed.protocol_version == "2025-06-18"
+    assert result["capabilities"] == {"tools": {"listChanged": False}}
+    assert result["serverInfo"]["name"] == "pinework-memory"
+    newer = mcp.result("initialize", {**params, "protocolVersion": "2099-01-01"})
+    assert newer["protocolVersion"] == "2025-11-25"
+
+
+def test_notifications_and_client_responses_get_202_without_a_body(mcp: Mcp) -> None:
+    status, _, body = mcp.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    assert (status, body) == (202, None)
+    status, _, body = mcp.post({"jsonrpc": "2.0", "id": 7, "result": {}})
+    assert (status, body) == (202, None)
+
+
+def test_ping_and_unknown_methods(mcp: Mcp) -> None:
+    assert mcp.result("ping") == {}
+    for method in ["server/discover", "resources/list", "nope"]:
+        assert mcp.request(method)["error"]["code"] == mcp_types.METHOD_NOT_FOUND
+
+
+def test_tools_list_has_every_tool_with_generated_schemas(mcp: Mcp) -> None:
+    result = mcp.result("tools/list")
+    tools = {tool["name"]: tool for tool in result["tools"]}
+    assert list(tools) == TOOL_NAMES
+    for tool in tools.values():
+        mcp_types.Tool.model_validate(tool)
+        assert tool["inputSchema"]["type"] == "object" and tool["description"]
+        assert tool["inputSchema"]["additionalProperties"] is False
+    assert tools["remember"]["inputSchema"]["required"] == ["key", "value"]
+    assert set(tools["memory_save"]["inputSchema"]["properties"]) >= {
+        "text",
+        "expiresAt",
+        "supersedes",
+        "agentId",
+    }
+    assert tools["memory_archive"]["inputSchema"]["required"] == ["memoryId", "reason"]
+    assert tools["recall"]["annotations"]["readOnlyHint"] is True
+
+
+def test_key_value_tools_anonymous_and_with_a_token(mcp: Mcp, world: World) -> None:
+    assert mcp.ok("remember", {"key": "k", "value": {"a": 1}}) == {
+        "stored": True,
+        "key": "k",
+        "ttl": "24h",
+    }
+    assert mcp.ok("recall", {"key": "k"}) == {"key": "k", "value": '{"a":1}', "found": True}
+    assert mcp.ok("recall", {}) == {"keys": ["k"], "count": 1}
+    assert mcp.ok("recall") == {"keys": ["k"], "count": 1}
+    assert mcp.ok("forget", {"key": "k"}) == {"deleted": True, "key": "k"}
+    assert mcp.ok("forget", {"key": "k"}) == {"deleted": False, "key": "k"}
+
+    assert mcp.ok("remember", {"key": "h", "value": "x"}, actor=world.agent)["ttl"] == "permanent"
+    assert mcp.ok("recall", {"key": "h"}, actor=world.other_agent)["value"] == "x"
+    assert mcp.ok("recall", {"key": "h"}, headers={"X-Api-Key": "k1"})["found"] is False
+
+
+def test_numbers_in_tool_arguments_keep_their_digits(mcp: Mcp) -> None:
+    raw = (
+        b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"remember",'
+        b'"arguments":{"key":"n","value":[12345678901234567890123,1.10,1e400]}}}'
+    )
+    status, _, answer = mcp.post(raw=raw)
+    assert status == 200 and answer["result"]["isError"] is False
+    assert mcp.ok("recall", {"key": "n"})["value"] == "[12345678901234567890123,1.1,1e400]"
+
+
+def test_memory_tools_call_the_services(mcp: Mcp, world: World) -> None:
+    run = {"X-Pinework-Run": "run_1", "X-Pinework-Task": "PIN-7"}
+    saved = mcp.ok(
+        "memory_save", {"text": "The staging deploy needs the VPN"}, actor=world.agent, headers=run
+    )
+    assert saved["object"] == "memory" and saved["taskKey"] == "PIN-7"
+    assert saved["runId"] == "run_1"
+    day = mcp.ok("memory_day", {"line": "fixed the deploy"}, actor=world.agent, headers=run)
+    assert day["kind"] == "day" and "[PIN-7] fixed the deploy" in day["text"]
+    recalled = mcp.ok("memory_recall", {"query": "staging deploy VPN"}, actor=world.agent)
+    assert recalled["object"] == "recall"
+    assert [item["memory"]["id"] for item in recalled["memories"]] == [saved["id"]]
+    listed = mcp.ok("memory_list", {"kind": "fact", "limit": 10}, actor=world.agent)
+    assert [memory["id"] for memory in listed["data"]] == [saved["id"]]
+    assert listed["object"] == "list" and listed["nextToken"] is None
+    archived = mcp.ok(
+        "memory_archive", {"memoryId": saved["id"], "reason": "moved off"}, actor=world.agent
+    )
+    assert archived["status"] == "archived" and archived["archiveReason"] == "moved off"
+    every = mcp.ok("memory_list", {"all": True}, actor=world.agent)
+    assert {memory["id"] for memory in every["data"]} == {saved["id"], day["id"]}
+    by_person = mcp.ok("memory_list", {"agentId": world.agent.id, "all": True}, actor=world.person)
+    assert len(by_person["data"]) == 2
+
+
+def test_domain_errors_are_tool_errors_with_the_spec_code(mcp: Mcp, world: World) -> None:
+    assert mcp.tool_error("memory_save", {"text": "x" * 501}, actor=world.agent) == (
+        "memory_text_too_long"
+    )
+    assert mcp.tool_error("memory_save", {"text": "ok"}, actor=world.person) == (
+        "memory_agent_required"
+    )
+    assert mcp.tool_error("memory_day", {"line": "hi"}, actor=world.person) == (
+        "memory_day_agent_only"
+    )
+    missing = {"memoryId": "mem_01JD0000000000000000000000", "reason": "r"}
+    assert mcp.tool_error("memory_archive", missing, actor=world.agent) == "memory_not_found"
+    assert mcp.tool_error("memory_save", {"text": "fact"}) == "unauthorized"
+    assert mcp.tool_error("remember", {"key": "", "value": 1}) == "invalid_request"
+    assert mcp.tool_error("remember", {"key": "k", "value": "AKIAIOSFODNN7EXAMPLE"}) == (
+        "secret_in_memory"
+    )
+    assert mcp.tool_error("remember", {"key": "k"}) == "invalid_request"
+    assert mcp.tool_error("memory_list", {"limit": 0}, actor=world.agent) == "invalid_request"
+    assert mcp.tool_error("memory_list", {"bogus": 1}, actor=world.agent) == "invalid_request"
+
+
+def test_an_unknown_tool_or_bad_params_are_json_rpc_errors(mcp: Mcp) -> None:
+    assert mcp.request("tools/call", {"name": "nope"})["error"]["code"] == (
+        mcp_types.INVALID_PARAMS
+    )
+    assert mcp.request("tools/call", {})["error"]["code"] == mcp_types.INVALID_PARAMS
+    assert mcp.request("tools/call", [1])["error"]["code"] == mcp_types.INVALID_PARAMS
+
+
+@pytest.mark.parametrize(
+    ("raw", "code"),
+    [
+        (b"{not json", mcp_types.PARSE_ERROR),
+        (b"", mcp_types.PARSE_ERROR),
+        (b'{"jsonrpc":"2.0","id":1,"method":"ping","x":NaN}', mcp_types.PARSE_ERROR),
+        (b'{"jsonrpc":"1.0","id":1,"method":"ping"}', mcp_types.INVALID_REQUEST),
+        (b'{"jsonrpc":"2.0","id":1,"method":5}', mcp_types.INVALID_REQUEST),
+        (b'{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}', mcp_types.INVALID_REQUEST),
+        (b'{"jsonrpc":"2.0","id":1}', mcp_types.INVALID_REQUEST),
+        (b"[]", mcp_types.INVALID_REQUEST),
+        (b"42", mcp_types.INVALID_REQUEST),
+    ],
+)
+def test_broken_messages_are_400_with_a_json_rpc_error(mcp: Mcp, raw: bytes, code: int) -> None:
+    status, _, answer = mcp.post(raw=raw)
+    assert status == 400
+    assert answer["jsonrpc"] == "2.0" and answer["id"] is None
+    assert answer["error"]["code"] == code
+
+
+def test_batches_answer_each_request(mcp: Mcp) -> None:
+    batch = [
+        {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": "two", "method": "nope"},
+    ]
+    status, _, answers = mcp.post(batch)
+    assert status == 200
+    assert answers[0] == {"jsonrpc": "2.0", "id": 1, "result": {}}
+    assert answers[1]["id"] == "two" and answers[1]["error"]["code"] == mcp_types.METHOD_NOT_FOUND
+    status, _, body = mcp.post([{"jsonrpc": "2.0", "method": "notifications/initialized"}])
+    assert (status, body) == (202, None)
+
+
+def test_get_and_delete_are_405_with_allow_post(mcp: Mcp) -> None:
+    for method in ["GET", "DELETE"]:
+        status, headers, body = mcp.post(raw=b"", method=method)
+        assert status == 405 and body["error"]["code"] == "method_not_allowed"
+        assert headers.get("Allow") == "POST"
+
+
+def test_an_invalid_bearer_token_is_401(mcp: Mcp) -> None:
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    status, headers, answer = mcp.post(ping, headers={"Authorization": "Bearer pwk_nope"})
+    assert status == 401 and headers.get("WWW-Authenticate", "").startswith("Bearer")
+    assert answer["error"]["data"] == {"code": "unauthorized"}
+
+
+def test_an_unsupported_protocol_version_header_is_400(mcp: Mcp) -> None:
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    status, _, answer = mcp.post(ping, headers={"MCP-Protocol-Version": "1999-01-01"})
+    assert status == 400 and answer["error"]["code"] == mcp_types.UNSUPPORTED_PROTOCOL_VERSION
+    assert "2025-06-18" in answer["error"]["data"]["supported"]
+    status, _, answer = mcp.post(ping, headers={"MCP-Protocol-Version": "2025-06-18"})
+    assert status == 200 and answer["result"] == {}
+
+
+def test_a_malformed_run_header_is_400(mcp: Mcp, world: World) -> None:
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    status, _, answer = mcp.post(ping, actor=world.agent, headers={"X-Pinework-Run": "x" * 200})
+    assert status == 400 and answer["error"]["data"] == {"code": "invalid_request"}

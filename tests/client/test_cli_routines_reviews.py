@@ -1,0 +1,144 @@
+"""``pinework routine …`` and ``pinework review …`` against a mock transport."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from pinework import Client, cli
+from tests.client.fake_api import FakeApi
+
+ENV = {"PINEWORK_API_URL": "http://pinework.test", "PINEWORK_TOKEN": "tok_person"}
+AGENT = "agt_01JABCDEF0000000000000000"
+ROUTINE_ID = "rtn_01JABCDEF0000000000000000"
+ROUTINE: dict[str, Any] = {
+    "id": ROUTINE_ID,
+    "object": "routine",
+    "agentId": AGENT,
+    "name": "Memory dreaming",
+    "schedule": "cron(0 4 * * ? *)",
+    "status": "active",
+    "createdAt": "2026-11-30T12:00:00.000Z",
+    "updatedAt": "2026-11-30T12:00:00.000Z",
+    "updatedByPersonId": None,
+    "scheduleDescription": "daily at 04:00 UTC",
+    "timezone": "UTC",
+}
+REPORT: dict[str, Any] = {
+    "id": "rvw_01JABCDEF0000000000000000",
+    "object": "review",
+    "agentId": AGENT,
+    "date": "2026-11-29",
+    "trigger": "manual",
+    "dryRun": True,
+    "reviewer": "rules-v1",
+    "startedAt": "2026-11-30T12:00:00.000Z",
+    "finishedAt": "2026-11-30T12:00:00.000Z",
+    "plan": {
+        "agentId": AGENT,
+        "date": "2026-11-29",
+        "reviewer": "rules-v1",
+        "generatedAt": "2026-11-30T12:00:00.000Z",
+        "actions": [
+            {
+                "id": "a1",
+                "action": "merge",
+                "memoryIds": ["mem_2"],
+                "keepId": "mem_1",
+                "text": None,
+                "supersedes": None,
+                "expiresAt": None,
+                "reason": "2 live facts say the same thing",
+                "evidence": ["mem_1: x", "mem_2: x"],
+                "expectedVersions": {"mem_1": 1, "mem_2": 1},
+            }
+        ],
+        "notes": [],
+    },
+    "applied": [],
+    "skipped": [],
+    "reportKey": None,
+}
+
+
+@pytest.fixture(autouse=True)
+def use_fake_api(fake_api: FakeApi, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cli, "make_client", lambda: Client.from_env(transport=fake_api.transport))
+
+
+def invoke(*args: str) -> Any:
+    return CliRunner().invoke(cli.app, list(args), env=ENV)
+
+
+@pytest.mark.parametrize(
+    ("args", "method", "path"),
+    [
+        (["routine", "pause", ROUTINE_ID], "POST", f"/routines/{ROUTINE_ID}/pause"),
+        (["routine", "resume", AGENT], "POST", f"/routines/{AGENT}/resume"),
+        (["routine", "delete", ROUTINE_ID], "DELETE", f"/routines/{ROUTINE_ID}"),
+        (["routine", "show", ROUTINE_ID], "GET", f"/routines/{ROUTINE_ID}"),
+    ],
+)
+def test_routine_commands_call_their_routes_and_print_json(
+    fake_api: FakeApi, args: list[str], method: str, path: str
+) -> None:
+    fake_api.on(method, path, 200, ROUTINE)
+    result = invoke(*args, "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == ROUTINE
+    assert fake_api.last.method == method
+
+
+def test_routine_list_sends_the_agent_and_prints_lines(fake_api: FakeApi) -> None:
+    fake_api.on("GET", "/routines", 200, {"object": "list", "data": [ROUTINE], "nextToken": None})
+    result = invoke("routine", "list", "--agent", AGENT)
+    assert result.exit_code == 0
+    assert fake_api.last.url.params["agentId"] == AGENT
+    assert ROUTINE_ID in result.stdout and "active" in result.stdout
+
+
+def test_routine_error_exits_1_with_code(fake_api: FakeApi) -> None:
+    fake_api.on(
+        "POST",
+        f"/routines/{ROUTINE_ID}/pause",
+        403,
+        {"error": {"code": "forbidden", "message": "Only a person can pause."}},
+    )
+    result = invoke("routine", "pause", ROUTINE_ID)
+    assert result.exit_code == 1 and "forbidden" in result.output
+
+
+def test_review_run_dry_run_sends_the_flag_and_renders_the_plan(fake_api: FakeApi) -> None:
+    fake_api.on("POST", "/reviews", 200, REPORT)
+    result = invoke("review", "run", "--agent", AGENT, "--dry-run")
+    assert result.exit_code == 0, result.output
+    assert fake_api.last_json() == {"agentId": AGENT, "dryRun": True}
+    assert "a1 merge" in result.stdout and "dry run" in result.stdout
+    result = invoke("review", "run", "--agent", AGENT, "--json")
+    assert fake_api.last_json() == {"agentId": AGENT, "dryRun": False}
+    assert json.loads(result.stdout) == REPORT
+
+
+def test_review_list_prints_summaries(fake_api: FakeApi) -> None:
+    summary = {
+        "id": REPORT["id"],
+        "object": "review_summary",
+        "agentId": AGENT,
+        "date": "2026-11-29",
+        "trigger": "schedule",
+        "reviewer": "rules-v1",
+        "startedAt": "2026-11-30T04:00:00.000Z",
+        "finishedAt": "2026-11-30T04:00:01.000Z",
+        "planned": 3,
+        "applied": 2,
+        "skipped": 1,
+        "reportKey": "reviews/x.json",
+    }
+    fake_api.on("GET", "/reviews", 200, {"object": "list", "data": [summary], "nextToken": None})
+    result = invoke("review", "list", "--agent", AGENT)
+    assert result.exit_code == 0, result.output
+    assert "applied 2, skipped 1" in result.stdout
+    assert fake_api.last.url.params["agentId"] == AGENT
