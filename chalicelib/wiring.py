@@ -17,14 +17,15 @@ from botocore.config import Config
 from chalicelib.ids import Clock, IdFactory, SystemClock
 from chalicelib.services.access import AdminService, AuthService
 from chalicelib.services.day_log import DayLogService
+from chalicelib.services.embedding import Embedder, MiniLMEmbedder
 from chalicelib.services.kv import KvService
 from chalicelib.services.memories import MemoryService
 from chalicelib.services.recall import RecallService
+from chalicelib.services.relevance import CandidateScorer, RelevanceScorer
 from chalicelib.services.review import ReviewService
 from chalicelib.services.reviewer import Reviewer, RuleReviewer
 from chalicelib.services.routines import RoutineService
 from chalicelib.services.rules import SecretFinder
-from chalicelib.services.scoring import LexicalScorer, Scorer
 from chalicelib.services.secrets import SecretDetector
 from chalicelib.services.tokens import Cl100kTokenCounter, TokenCounter
 from chalicelib.settings import Settings
@@ -93,7 +94,8 @@ def build_services(
     settings: Settings,
     *,
     clock: Clock | None = None,
-    scorer: Scorer | None = None,
+    scorer: CandidateScorer | None = None,
+    embedder: Embedder | None = None,
     tokens: TokenCounter | None = None,
     secrets: SecretFinder | None = None,
     client: Any = None,
@@ -106,7 +108,8 @@ def build_services(
     Args:
         settings: where the table lives.
         clock: defaults to the system clock (UTC).
-        scorer: recall relevance; defaults to ``LexicalScorer``.
+        scorer: recall relevance; defaults to ``RelevanceScorer`` on ``embedder``.
+        embedder: fact embeddings at save time; defaults to the process's MiniLM.
         tokens: token counter; defaults to cl100k.
         secrets: secret detector; defaults to ``SecretDetector``.
         client: a boto3 DynamoDB client; built from settings when omitted.
@@ -121,6 +124,7 @@ def build_services(
     memories = DynamoDBMemoryRepository(table)
     directory = DynamoDBDirectoryRepository(table)
     detector = secrets or SecretDetector()
+    embedder = embedder or default_embedder()
     routines = RoutineService(DynamoDBRoutineRepository(table), directory, clock)
     return Services(
         settings=settings,
@@ -128,14 +132,20 @@ def build_services(
         auth=AuthService(directory),
         admin=AdminService(directory, clock, ids),
         memories=MemoryService(
-            memories, directory, detector, clock, ids, after_save=routines.ensure_routine
+            memories,
+            directory,
+            detector,
+            clock,
+            ids,
+            embedder=embedder,
+            after_save=routines.ensure_routine,
         ),
         day_log=DayLogService(memories, detector, clock, ids),
         recall=RecallService(
             memories,
             DynamoDBRecallRepository(table),
             directory,
-            scorer or LexicalScorer(),
+            scorer or RelevanceScorer(embedder),
             tokens or Cl100kTokenCounter(),
             clock,
             ids,
@@ -162,6 +172,12 @@ def build_services(
             SqsReviewQueue(lambda: sqs or sqs_client(settings), settings.review_queue_name),
         ),
     )
+
+
+@functools.cache
+def default_embedder() -> MiniLMEmbedder:
+    """The process's one embedder: its weights load lazily, once, and are read-only."""
+    return MiniLMEmbedder()
 
 
 _installed: dict[str, Services] = {}

@@ -35,8 +35,8 @@ RESERVED_ARCHIVE_REASONS = frozenset({SUPERSEDED, VETOED})
 class Memory(WireModel):
     """A fact or a day row, as stored and (through ``to_wire``) as returned.
 
-    ``workspace_id`` and ``version`` (optimistic-concurrency counter) are stored
-    but never sent to clients. Times are aware UTC datetimes.
+    ``workspace_id``, ``version`` (optimistic-concurrency counter) and
+    ``embedding`` are stored but never sent to clients. Times are aware UTC datetimes.
     """
 
     id: str
@@ -60,6 +60,8 @@ class Memory(WireModel):
     created_at: Timestamp
     updated_at: Timestamp
     version: int = Field(default=1, exclude=True)
+    embedding: bytes | None = Field(default=None, exclude=True, repr=False)
+    """The text's embedding for recall (``Embedder.embed``), computed at save time."""
 
     def is_expired(self, now: datetime) -> bool:
         """True once ``expires_at`` has passed (SPEC §3: computed at read time)."""

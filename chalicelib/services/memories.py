@@ -44,6 +44,7 @@ from chalicelib.models.memory import (
 )
 from chalicelib.models.principal import Principal
 from chalicelib.models.requests import ArchiveRequest, EditRequest, ListQuery, SaveFactRequest
+from chalicelib.services.embedding import Embedder
 from chalicelib.services.rules import (
     ARCHIVE_REASON_MAX_CHARS,
     DAY_LOG_MAX_CHARS,
@@ -117,6 +118,8 @@ class MemoryService:
         secrets: the secret detector run on every text.
         clock: the current time.
         ids: the id factory.
+        embedder: computes each fact's recall embedding at save and edit time
+            (``None``: facts are embedded at recall instead).
         after_save: called with ``(workspace_id, agent_id)`` after every fact is
             saved (wiring passes ``RoutineService.ensure_routine``, SPEC §9); a
             failure there is logged, never turned into a failed save.
@@ -129,6 +132,7 @@ class MemoryService:
         secrets: SecretFinder,
         clock: Clock,
         ids: IdFactory,
+        embedder: Embedder | None = None,
         after_save: Callable[[str, str], object] | None = None,
     ) -> None:
         self._memories = memories
@@ -136,7 +140,12 @@ class MemoryService:
         self._secrets = secrets
         self._clock = clock
         self._ids = ids
+        self._embedder = embedder
         self._after_save = after_save
+
+    def _embed(self, text: str) -> bytes | None:
+        """The fact's recall embedding, computed once at save time (issue 3)."""
+        return None if self._embedder is None else self._embedder.embed([text])[0]
 
     def save(self, principal: Principal, request: SaveFactRequest, run: RunContext) -> Memory:
         """Save a fact, optionally superseding one of the same agent's live facts.
@@ -167,6 +176,7 @@ class MemoryService:
             agent_id=agent_id,
             kind=MemoryKind.FACT,
             text=request.text,
+            embedding=self._embed(request.text),
             expires_at=expires_at,
             supersedes=request.supersedes,
             run_id=run.run_id,
@@ -280,6 +290,8 @@ class MemoryService:
             if request.text is not None:
                 self._check_edited_text(before, request.text)
                 changes["text"] = request.text
+                if before.kind is MemoryKind.FACT:
+                    changes["embedding"] = self._embed(request.text)
             if request.expires_at is not None:
                 changes["expires_at"] = parse_expiry(request.expires_at, now)
             after = before.model_copy(update=changes)

@@ -26,8 +26,8 @@ from chalicelib.models.principal import Principal
 from chalicelib.models.recall import RecalledMemory, RecallLogEntry, RecallStartRequest
 from chalicelib.models.requests import RecallRequest
 from chalicelib.services.memories import RunContext
+from chalicelib.services.relevance import Candidate, CandidateScorer
 from chalicelib.services.rules import RECALL_QUERY_MAX_CHARS, resolve_agent
-from chalicelib.services.scoring import Scorer
 from chalicelib.services.tokens import TokenCounter
 from chalicelib.storage.protocols import (
     DirectoryRepository,
@@ -98,7 +98,7 @@ class RecallService:
         memories: MemoryRepository,
         recalls: RecallRepository,
         directory: DirectoryRepository,
-        scorer: Scorer,
+        scorer: CandidateScorer,
         tokens: TokenCounter,
         clock: Clock,
         ids: IdFactory,
@@ -189,7 +189,7 @@ class RecallService:
     ) -> RecallResult:
         now = self._clock.now()
         facts = [fact for fact in self._memories.live_facts(agent_id) if not fact.is_expired(now)]
-        ranked, fallback = self._rank(query, facts)
+        ranked, fallback = self._rank(query, facts, now)
         picked = self._within_budget(ranked)
         entry = RecallLogEntry(
             id=self._ids.new("rcl"),
@@ -217,12 +217,15 @@ class RecallService:
         block = self._render(agent_id, picked, now)
         return RecallResult(query, fallback, picked, block, recall_id=entry.id)
 
-    def _rank(self, query: str, facts: list[Memory]) -> tuple[list[ScoredMemory], str | None]:
+    def _rank(
+        self, query: str, facts: list[Memory], now: datetime
+    ) -> tuple[list[ScoredMemory], str | None]:
         newest = [ScoredMemory(fact, None) for fact in facts]  # live_facts is newest first
         if not facts or not query.strip():
             return [], None
         try:
-            scores = self._score_within_budget(query, [fact.text for fact in facts])
+            candidates = [Candidate(fact.text, fact.created_at, fact.embedding) for fact in facts]
+            scores = self._score_within_budget(query, candidates, now)
         except FutureTimeout:
             logger.warning(
                 "recall scorer exceeded %.3fs; newest facts instead", self._budget_seconds
@@ -244,7 +247,9 @@ class RecallService:
         kept.sort(key=lambda item: item.score or 0.0, reverse=True)
         return kept, None
 
-    def _score_within_budget(self, query: str, texts: list[str]) -> list[float]:
+    def _score_within_budget(
+        self, query: str, candidates: list[Candidate], now: datetime
+    ) -> list[float]:
         """Run the scorer on a worker thread and stop waiting after the budget.
 
         Raises:
@@ -253,7 +258,8 @@ class RecallService:
         """
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-scorer")
         try:
-            return pool.submit(self._scorer.score, query, texts).result(self._budget_seconds)
+            future = pool.submit(self._scorer.score, query, candidates, now)
+            return future.result(self._budget_seconds)
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
 

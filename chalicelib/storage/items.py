@@ -49,6 +49,7 @@ MUTABLE_MEMORY_ATTRIBUTES = (
     "editedByPersonId",
     "updatedAt",
     "version",
+    "embedding",
     "gsiAgentStatus",
     "gsiWorkspaceStatus",
 )
@@ -80,6 +81,8 @@ def memory_to_item(memory: Memory) -> dict[str, Any]:
         item["lines"] = memory.text.split("\n")
     else:
         item["text"] = memory.text
+    if memory.embedding is not None:
+        item["embedding"] = memory.embedding
     wire = memory.model_dump(by_alias=True)
     for name in _MEMORY_OPTIONAL_TEXT:
         if wire[name] is not None:
@@ -114,6 +117,7 @@ def memory_from_item(item: dict[str, Any]) -> Memory:
         created_at=from_rfc3339(item["createdAt"]),
         updated_at=from_rfc3339(item["updatedAt"]),
         version=_int(item.get("version", 1)),
+        embedding=_bytes_or_none(item.get("embedding")),
     )
 
 
@@ -223,6 +227,13 @@ def principal_from_token_item(item: dict[str, Any]) -> Principal:
         id=item["principalId"],
         workspace_id=item["workspaceId"],
     )
+
+
+def _bytes_or_none(value: Any) -> bytes | None:
+    """DynamoDB binary attributes come back as ``boto3.dynamodb.types.Binary``."""
+    if value is None:
+        return None
+    return bytes(getattr(value, "value", value))
 
 
 def _int(value: Decimal | int | str) -> int:

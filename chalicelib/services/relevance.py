@@ -1,0 +1,298 @@
+"""Calibrated recall relevance (SPEC §8): a learned combination of a few signals.
+
+``RelevanceScorer`` scores every candidate fact against the recall query with a
+logistic regression over features that carry from one agent's store to another:
+
+- ``cos``: cosine of the query and fact sentence embeddings (all-MiniLM-L6-v2,
+  ``chalicelib.services.embedding``; the fact's is stored at save time);
+- ``lex``: BM25-weighted coverage of the query's stemmed terms by the fact (the
+  ``LexicalScorer`` terms, counted over all candidates at once), in [0, 1];
+- ``cos_gap`` / ``lex_gap``: each minus its best value among the candidates, and
+  ``cos_z``: the cosine's z-score among them (how much this fact stands out);
+- ``session_best`` / ``session_gap``: the best hybrid score (0.8 cos + 0.2 lex) among
+  the facts saved in the same sitting (created within 30 minutes of each other, chained),
+  and that minus the best overall: facts saved together share context;
+- ``log_rank``: log of the fact's rank by the hybrid score; ``cos_best``: the best
+  cosine among the candidates (a weak best match lowers every score).
+
+The coefficients live in ``chalicelib/data/recall-relevance.json``, written by
+``scripts/build_recall_model.py`` from the recall benchmark (development half). The
+regression gives ``p``, a calibrated probability that the fact holds evidence for the
+query; the score is ``p`` with its odds divided by those of ``probability_at_cut``
+(the JSON; about 0.006, the cut that keeps a median of <= 20 facts per question on
+held-out conversations): ``score = sigmoid(logit(p) - logit(probability_at_cut))``. So
+score >= 0.5 exactly when ``p >= probability_at_cut`` (SPEC §8 keeps >= 0.5), the
+order is the order of ``p``, and ``p`` can be recovered from the score.
+"""
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from chalicelib.services.embedding import (
+    DATA_DIR,
+    DIMENSIONS,
+    Embedder,
+    FloatArray,
+    decode,
+    is_ours,
+)
+from chalicelib.services.scoring import LexicalScorer
+
+WEIGHTS_FILE = DATA_DIR / "recall-relevance.json"
+
+FEATURES = (
+    "cos",
+    "lex",
+    "cos_gap",
+    "lex_gap",
+    "cos_z",
+    "session_best",
+    "session_gap",
+    "log_rank",
+    "cos_best",
+)
+
+_SESSION_GAP_SECONDS = 30 * 60
+_K1 = 1.2
+_B = 0.75
+_COVERAGE_TERMS = 6
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One live fact offered to recall.
+
+    Attributes:
+        text: The fact text.
+        created_at: When the fact was saved (timezone-aware or naive UTC; only the
+            differences between candidates matter).
+        embedding: The stored embedding (``Embedder.embed``), or ``None`` (or bytes of
+            another format) to have the scorer embed ``text`` now.
+    """
+
+    text: str
+    created_at: datetime
+    embedding: bytes | None = None
+
+
+class CandidateScorer(Protocol):
+    """Relevance of candidate facts to a recall query, each in [0, 1] (SPEC §8)."""
+
+    def score(self, query: str, candidates: Sequence[Candidate], now: datetime) -> list[float]:
+        """One score per candidate, same order; >= 0.5 means "worth recalling"."""
+        ...
+
+
+@dataclass(frozen=True)
+class Coefficients:
+    """The fitted logistic regression: ``score = sigmoid(intercept + weights . features)``."""
+
+    intercept: float
+    weights: tuple[float, ...]
+    positive_weight: float
+
+    @classmethod
+    def load(cls, path: Path = WEIGHTS_FILE) -> "Coefficients":
+        """Read the coefficients JSON written by ``scripts/build_recall_model.py``.
+
+        Raises:
+            ValueError: when the file's feature list is not ``FEATURES``.
+        """
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if tuple(data["features"]) != FEATURES:
+            raise ValueError(f"{path} was fitted for other features: {data['features']}")
+        return cls(
+            intercept=float(data["intercept"]),
+            weights=tuple(float(value) for value in data["weights"]),
+            positive_weight=float(data["positive_weight"]),
+        )
+
+
+class RelevanceScorer:
+    """The default calibrated ``CandidateScorer`` (see the module doc).
+
+    Embeds the query once per call, and any candidate whose stored embedding is
+    missing or of another format. Reusable and thread-safe as long as the embedder is
+    (``MiniLMEmbedder`` is); ``LexicalScorer`` is used only for its term rules.
+    """
+
+    def __init__(self, embedder: Embedder, coefficients: Coefficients | None = None) -> None:
+        """Build the scorer.
+
+        Args:
+            embedder: Makes the query's (and missing facts') vectors; must be the one
+                that made the stored embeddings.
+            coefficients: The fitted model; default: ``Coefficients.load()``.
+        """
+        self._embedder = embedder
+        model = coefficients or Coefficients.load()
+        self._intercept = model.intercept
+        self._weights = np.asarray(model.weights, dtype=np.float64)
+
+    def score(self, query: str, candidates: Sequence[Candidate], now: datetime) -> list[float]:
+        """Relevance of each candidate to ``query``, in [0, 1]; >= 0.5 means keep it.
+
+        Args:
+            query: The task text or conversation message.
+            candidates: The live facts (any number).
+            now: The time of the recall (reserved for recency; unused by this model).
+
+        Returns:
+            One score per candidate in ``candidates`` order; ``[]`` for no candidates;
+            all zeros for a blank query.
+        """
+        del now
+        if not candidates:
+            return []
+        if not query.strip():
+            return [0.0] * len(candidates)
+        matrix = self.features(query, candidates)
+        logits = self._intercept + matrix @ self._weights
+        scores = 1.0 / (1.0 + np.exp(-np.clip(logits, -30.0, 30.0)))
+        return [float(value) for value in scores]
+
+    def features(self, query: str, candidates: Sequence[Candidate]) -> npt.NDArray[np.float64]:
+        """The ``FEATURES`` matrix, shape ``(len(candidates), len(FEATURES))``."""
+        vectors = self._vectors(candidates)
+        query_vector = self._embedder.embed_matrix([query])[0]
+        texts = [candidate.text for candidate in candidates]
+        times = np.array([_seconds(candidate.created_at) for candidate in candidates])
+        return features(query, texts, vectors, query_vector, times)
+
+    def _vectors(self, candidates: Sequence[Candidate]) -> FloatArray:
+        """Unit vectors of the candidates: stored ones decoded, the others embedded now."""
+        stored = [index for index, item in enumerate(candidates) if is_ours(item.embedding)]
+        if len(stored) == len(candidates):
+            return decode([item.embedding for item in candidates if item.embedding is not None])
+        vectors = np.zeros((len(candidates), DIMENSIONS), dtype=np.float32)
+        if stored:
+            embeddings = [candidates[index].embedding for index in stored]
+            vectors[stored] = decode([item for item in embeddings if item is not None])
+        missing = [index for index, item in enumerate(candidates) if not is_ours(item.embedding)]
+        vectors[missing] = self._embedder.embed_matrix([candidates[i].text for i in missing])
+        return vectors
+
+
+def _seconds(moment: datetime) -> float:
+    """POSIX-style seconds of ``moment`` (naive datetimes read as UTC)."""
+    if moment.tzinfo is None:
+        return (moment - datetime(1970, 1, 1)).total_seconds()
+    return moment.timestamp()
+
+
+def features(
+    query: str,
+    texts: Sequence[str],
+    vectors: FloatArray,
+    query_vector: FloatArray,
+    times: npt.NDArray[np.float64],
+) -> npt.NDArray[np.float64]:
+    """Compute the ``FEATURES`` matrix for one query over its candidates.
+
+    Args:
+        query: The recall query.
+        texts: The candidate fact texts.
+        vectors: Their unit embeddings, shape ``(n, d)``.
+        query_vector: The query's unit embedding, shape ``(d,)``.
+        times: Their creation times in seconds, shape ``(n,)``.
+
+    Returns:
+        Shape ``(n, len(FEATURES))``, float64, columns in ``FEATURES`` order.
+    """
+    count = len(texts)
+    cos = (vectors @ query_vector).astype(np.float64)
+    lex = lexical_coverage(query, texts)
+    spread = float(cos.std())
+    cos_z = (cos - cos.mean()) / spread if spread > 1e-6 else np.zeros(count)
+    hybrid = 0.8 * cos + 0.2 * lex
+    session_best = _session_best(hybrid, times)
+    rank = np.empty(count)
+    rank[np.argsort(-hybrid, kind="stable")] = np.arange(1, count + 1)
+    columns = (
+        cos,
+        lex,
+        cos - cos.max(),
+        lex - lex.max(),
+        cos_z,
+        session_best,
+        session_best - hybrid.max(),
+        np.log(rank),
+        np.full(count, cos.max()),
+    )
+    return np.column_stack(columns)
+
+
+def _session_best(
+    values: npt.NDArray[np.float64], times: npt.NDArray[np.float64]
+) -> npt.NDArray[np.float64]:
+    """Best of ``values`` within each sitting (times chained by gaps <= 30 minutes)."""
+    order = np.argsort(times, kind="stable")
+    ordered_times = times[order]
+    starts = np.flatnonzero(np.concatenate(([True], np.diff(ordered_times) > _SESSION_GAP_SECONDS)))
+    best = np.maximum.reduceat(values[order], starts)
+    group = np.cumsum(np.isin(np.arange(len(order)), starts)) - 1
+    result = np.empty_like(values)
+    result[order] = best[group]
+    return result
+
+
+_TERMS = LexicalScorer()
+
+
+def lexical_coverage(query: str, texts: Sequence[str]) -> npt.NDArray[np.float64]:
+    """BM25-weighted coverage of the query's terms by each text, in [0, 1].
+
+    The same quantity as ``LexicalScorer``'s raw coverage (stemmed terms without stop
+    words, BM25 IDF over ``texts``, saturated term frequency, divided by the sum of the
+    query's 6 largest IDFs), computed with one regular-expression pass over all texts
+    so that 10,000 candidates take milliseconds. Lengths are measured in characters.
+    """
+    count = len(texts)
+    terms = sorted(set(_TERMS.terms(query)))
+    if not terms or not count:
+        return np.zeros(count)
+    joined = "\n".join(texts).lower()
+    lengths = np.fromiter((len(text) + 1 for text in texts), dtype=np.int64, count=count)
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    prefixes = {term[:-1] if len(term) > 3 else term for term in terms}
+    words = "|".join(re.escape(prefix) for prefix in sorted(prefixes) if prefix.isascii())
+    inner = "|".join(re.escape(prefix) for prefix in sorted(prefixes) if not prefix.isascii())
+    alternatives = ([r"\b(?:" + words + r")\w*"] if words else []) + (
+        [r"\w*(?:" + inner + r")\w*"] if inner else []
+    )
+    pattern = re.compile("|".join(alternatives))
+    index_of = {term: position for position, term in enumerate(terms)}
+    stems: dict[str, tuple[int, ...]] = {}
+    positions: list[int] = []
+    term_ids: list[int] = []
+    for match in pattern.finditer(joined):
+        word = match.group()
+        found = stems.get(word)
+        if found is None:
+            found = tuple(index_of[term] for term in _TERMS.terms(word) if term in index_of)
+            stems[word] = found
+        for term_id in found:
+            positions.append(match.start())
+            term_ids.append(term_id)
+    if not positions:
+        return np.zeros(count)
+    documents = np.searchsorted(starts, np.asarray(positions), side="right") - 1
+    tf = np.zeros((count, len(terms)))
+    np.add.at(tf, (documents, np.asarray(term_ids)), 1.0)
+    df = (tf > 0).sum(axis=0)
+    idf = np.log(1.0 + (count - df + 0.5) / (df + 0.5))
+    full = float(np.sort(idf)[::-1][:_COVERAGE_TERMS].sum())
+    norm = _K1 * (1.0 - _B + _B * lengths / lengths.mean())
+    saturated = tf * (_K1 + 1.0) / (tf + norm[:, None])
+    match_value = 0.9 * np.minimum(1.0, saturated) + 0.1 * saturated / (_K1 + 1.0)
+    coverage = (match_value * idf).sum(axis=1) / full
+    result: npt.NDArray[np.float64] = np.minimum(1.0, coverage)
+    return result

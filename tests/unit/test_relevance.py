@@ -1,0 +1,116 @@
+"""Behaviour of the calibrated recall scorer and the numpy MiniLM embedder (SPEC §8)."""
+
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+
+from chalicelib.services.embedding import (
+    EMBEDDING_BYTES,
+    MiniLMEmbedder,
+    WordPieceTokenizer,
+    decode,
+    encode,
+    is_ours,
+)
+from chalicelib.services.relevance import Candidate, Coefficients, RelevanceScorer
+
+NOW = datetime(2025, 6, 1, tzinfo=UTC)
+FACTS = [
+    "Caroline adopted a guinea pig named Oscar last spring.",
+    "Melanie goes camping in the mountains with her kids every summer.",
+    "The deploy pipeline for the billing service runs on Fridays.",
+    "John plays basketball for his college team and trains daily.",
+]
+
+
+@pytest.fixture(scope="module")
+def embedder() -> MiniLMEmbedder:
+    return MiniLMEmbedder()
+
+
+@pytest.fixture(scope="module")
+def scorer(embedder: MiniLMEmbedder) -> RelevanceScorer:
+    return RelevanceScorer(embedder)
+
+
+def candidates(embedder: MiniLMEmbedder, texts: list[str], stored: bool = True) -> list[Candidate]:
+    embeddings = embedder.embed(texts) if stored else [None] * len(texts)
+    return [
+        Candidate(text, NOW - timedelta(days=index), embedding)
+        for index, (text, embedding) in enumerate(zip(texts, embeddings, strict=True))
+    ]
+
+
+def test_scores_are_in_range_and_ordered(embedder: MiniLMEmbedder, scorer: RelevanceScorer) -> None:
+    scores = scorer.score("What pet does Caroline have?", candidates(embedder, FACTS), NOW)
+    assert len(scores) == len(FACTS)
+    assert all(0.0 <= value <= 1.0 for value in scores)
+    assert max(range(len(FACTS)), key=scores.__getitem__) == 0
+    camping = scorer.score("Where does Melanie go camping?", candidates(embedder, FACTS), NOW)
+    assert max(range(len(FACTS)), key=camping.__getitem__) == 1
+
+
+def test_empty_cases(embedder: MiniLMEmbedder, scorer: RelevanceScorer) -> None:
+    assert scorer.score("anything", [], NOW) == []
+    assert scorer.score("   ", candidates(embedder, FACTS), NOW) == [0.0] * len(FACTS)
+    single = scorer.score("billing deploys", candidates(embedder, FACTS[2:3]), NOW)
+    assert len(single) == 1 and 0.0 <= single[0] <= 1.0
+
+
+def test_missing_or_foreign_embeddings_match_stored(
+    embedder: MiniLMEmbedder, scorer: RelevanceScorer
+) -> None:
+    query = "When does the billing deploy run?"
+    stored = scorer.score(query, candidates(embedder, FACTS), NOW)
+    missing = scorer.score(query, candidates(embedder, FACTS, stored=False), NOW)
+    mixed_items = candidates(embedder, FACTS)
+    mixed_items[1] = Candidate(mixed_items[1].text, mixed_items[1].created_at, b"\x09old")
+    mixed_items[3] = Candidate(mixed_items[3].text, mixed_items[3].created_at, None)
+    mixed = scorer.score(query, mixed_items, NOW)
+    assert np.allclose(stored, missing, atol=0.02)
+    assert np.allclose(stored, mixed, atol=0.02)
+
+
+def test_deterministic(embedder: MiniLMEmbedder, scorer: RelevanceScorer) -> None:
+    items = candidates(embedder, FACTS)
+    first = scorer.score("basketball training", items, NOW)
+    assert scorer.score("basketball training", items, NOW) == first
+    assert RelevanceScorer(embedder).score("basketball training", items, NOW) == first
+
+
+def test_calibration_shift_is_monotone(embedder: MiniLMEmbedder) -> None:
+    base = Coefficients.load()
+    raised = Coefficients(base.intercept + 1.0, base.weights, base.positive_weight)
+    items = candidates(embedder, FACTS)
+    low = RelevanceScorer(embedder, base).score("guinea pig", items, NOW)
+    high = RelevanceScorer(embedder, raised).score("guinea pig", items, NOW)
+    assert all(b > a for a, b in zip(low, high, strict=True))
+
+
+def test_stored_embedding_is_compact_and_round_trips(embedder: MiniLMEmbedder) -> None:
+    vectors = embedder.embed_matrix(FACTS)
+    assert vectors.shape == (len(FACTS), 384)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
+    packed = encode(vectors)
+    assert all(len(item) == EMBEDDING_BYTES and is_ours(item) for item in packed)
+    assert not is_ours(None) and not is_ours(b"\x02" + packed[0][1:])
+    assert (decode(packed) * vectors).sum(axis=1).min() > 0.999
+    assert embedder.embed(FACTS) == packed
+    assert embedder.embed([]) == []
+
+
+def test_embedding_is_semantic(embedder: MiniLMEmbedder) -> None:
+    a, b, c = embedder.embed_matrix(
+        ["The cat sat on the mat.", "A kitten rested on the rug.", "Quarterly revenue grew."]
+    )
+    assert float(a @ b) > float(a @ c) + 0.2
+
+
+def test_wordpiece_matches_bert_rules() -> None:
+    vocabulary = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "un", "##aff", "##able", "cafe", "!", "日"]
+    tokenizer = WordPieceTokenizer(vocabulary)
+    assert tokenizer.encode("Unaffable CAFÉ!") == [2, 4, 5, 6, 7, 8, 3]
+    assert tokenizer.encode("日x") == [2, 9, 1, 3]
+    assert tokenizer.encode("") == [2, 3]
+    assert len(tokenizer.encode("un " * 1000, max_tokens=10)) == 10
