@@ -33,6 +33,8 @@ from chalicelib.models.memory import Memory, MemoryKind
 from chalicelib.models.principal import Principal, PrincipalKind
 from chalicelib.models.requests import ListQuery, RecallRequest
 from chalicelib.services.memories import RunContext
+from chalicelib.services.relevance import Candidate, RelevanceScorer
+from chalicelib.services.scoring import LexicalScorer
 from chalicelib.settings import Settings
 from chalicelib.storage.dynamodb import to_attributes
 from chalicelib.storage.items import memory_to_item
@@ -48,13 +50,16 @@ def texts(count: int) -> list[str]:
     return [f"{source[n % len(source)]} (#{n})" for n in range(count)]
 
 
-def load(client: Any, table: str, agent: Principal, count: int) -> None:
-    """Write ``count`` live facts for the agent with BatchWriteItem."""
+def load(client: Any, table: str, agent: Principal, count: int, embedder: Any) -> None:
+    """Write ``count`` live facts (embedded as a save would) with BatchWriteItem."""
     ids = IdFactory(SystemClock())
     now = datetime.now(UTC)
     items = []
-    for text in texts(count):
+    corpus = texts(count)
+    embeddings = embedded(corpus, embedder)
+    for text, embedding in zip(corpus, embeddings, strict=True):
         fact = Memory(
+            embedding=embedding,
             id=ids.new("mem"),
             workspace_id=agent.workspace_id,
             agent_id=agent.id,
@@ -67,6 +72,15 @@ def load(client: Any, table: str, agent: Principal, count: int) -> None:
         items.append({"PutRequest": {"Item": to_attributes(memory_to_item(fact))}})
     for start in range(0, len(items), 25):
         client.batch_write_item(RequestItems={table: items[start : start + 25]})
+
+
+def embedded(corpus: list[str], embedder: Any) -> list[bytes]:
+    """Embeddings of the texts, in batches (what each save computes one at a time)."""
+    return [
+        vector
+        for start in range(0, len(corpus), 64)
+        for vector in embedder.embed(corpus[start : start + 64])
+    ]
 
 
 def timed(repeat: int, call: Any) -> float:
@@ -126,7 +140,7 @@ def main() -> None:
         workspace = services.admin.create_workspace("speed")
         issued = services.admin.create_agent(workspace.id, "speed")
         agent = Principal(kind=PrincipalKind.AGENT, id=issued.id, workspace_id=workspace.id)
-        load(client, table, agent, size)
+        load(client, table, agent, size, wiring.default_embedder())
         ask = RecallRequest(query=question)
         recall_seconds = timed(
             args.repeat, lambda a=agent, s=services, q=ask: s.recall.recall(a, q, RunContext())
@@ -143,9 +157,15 @@ def main() -> None:
     server.stop()
 
     corpus = texts(10_000)
-    scorer = wiring.LexicalScorer()
-    ours = timed(args.repeat, lambda: scorer.score(question, corpus))
-    cold = timed(args.repeat, lambda: wiring.LexicalScorer().score(question, corpus))
+    now = datetime.now(UTC)
+    candidates = [
+        Candidate(text, now, embedding)
+        for text, embedding in zip(corpus, embedded(corpus, wiring.default_embedder()), strict=True)
+    ]
+    scorer = RelevanceScorer(wiring.default_embedder())
+    ours = timed(args.repeat, lambda: scorer.score(question, candidates, now))
+    lexical = LexicalScorer()
+    cold = timed(args.repeat, lambda: lexical.score(question, corpus))
     tokenized_query = question.lower().split()
 
     def rank_bm25() -> None:
@@ -153,9 +173,9 @@ def main() -> None:
 
     theirs = timed(args.repeat, rank_bm25)
     print(
-        f"scoring 10,000 facts: ours {1000 * ours:.1f} ms (new instance {1000 * cold:.1f} ms), "
-        f"rank-bm25 {1000 * theirs:.1f} ms, speed-up {theirs / ours:.1f}x "
-        f"({theirs / cold:.1f}x cold)"
+        f"scoring 10,000 facts (stored embeddings): default scorer {1000 * ours:.1f} ms, "
+        f"lexical scorer {1000 * cold:.1f} ms, rank-bm25 {1000 * theirs:.1f} ms; "
+        f"rank-bm25 / default = {theirs / ours:.1f}x, rank-bm25 / lexical = {theirs / cold:.1f}x"
     )
 
 

@@ -91,6 +91,19 @@ def _banner(api_url: str, endpoint: str, demo: dict[str, str], replayed: int) ->
     )
 
 
+def _read_chunked(stream: Any) -> bytes:
+    """Read an HTTP/1.1 chunked body to its end."""
+    parts = []
+    while True:
+        size = int(stream.readline().split(b";")[0].strip() or b"0", 16)
+        if size == 0:
+            while stream.readline().strip():  # trailers
+                pass
+            return b"".join(parts)
+        parts.append(stream.read(size))
+        stream.readline()
+
+
 def _lock_data_dir(data_dir: Path) -> Any:
     """Hold an exclusive lock on the data folder for the server's life.
 
@@ -128,6 +141,30 @@ def _local_api_server(app: Any, port: int, host: str = HOST) -> Any:
             # the connection's address. Never a header: those are caller-controlled.
             self.local_gateway.event_converter.LOCAL_SOURCE_IP = self.client_address[0]
             super()._generic_handle()
+
+        def _parse_payload(self) -> tuple[dict[str, str], bytes | None]:
+            # API Gateway buffers chunked bodies before the Lambda sees them; so do we.
+            if "chunked" not in self.headers.get("transfer-encoding", "").lower():
+                return super()._parse_payload()  # type: ignore[no-any-return]
+            return dict(self.headers), _read_chunked(self.rfile)
+
+        def send_error(
+            self, code: int, message: str | None = None, explain: str | None = None
+        ) -> None:
+            # http.server's own errors (unknown method, oversized header) as our envelope.
+            error = (
+                {"code": "method_not_allowed", "message": "This method is not supported."}
+                if code == 501
+                else {"code": "invalid_request", "message": message or "Bad request."}
+            )
+            body = json.dumps({"error": error}).encode()
+            self.send_response(405 if code == 501 else code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Connection", "close")
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(body)
 
         # The base class binds its own _generic_handle to every method; rebind ours.
         do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = do_PATCH = do_OPTIONS = _generic_handle  # noqa: N815

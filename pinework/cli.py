@@ -371,7 +371,10 @@ def memory_recall(
 
 @memory_app.command("start")
 def memory_recall_start(
-    session: Annotated[str, typer.Option("--session", help="The conversation's id.")],
+    session: Annotated[
+        str,
+        typer.Option("--session", envvar="PINEWORK_SESSION", help="The conversation's id."),
+    ],
     resumed: Annotated[bool, typer.Option("--resumed", help="This run resumes it.")] = False,
     task: Annotated[str | None, typer.Option("--task", help="The task text.")] = None,
     message: Annotated[str | None, typer.Option("--message", help="The message.")] = None,

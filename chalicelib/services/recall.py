@@ -142,23 +142,37 @@ class RecallService:
 
         Raises:
             Forbidden: a person called it (persons use on-demand recall).
-            InvalidRequest: no session id; a query over 4,000 characters.
+            InvalidRequest: no session id; no task, message or task key; a query over
+                4,000 characters.
         """
         if not principal.is_agent:
             raise Forbidden("Run-start recall is for agents; persons use /memories/recall.")
         session_id = request.session_id or run.session_id
         if not session_id:
             raise InvalidRequest("Send sessionId (or X-Pinework-Session) for run-start recall.")
-        query = request.task or request.message or run.task_key or ""
-        _check_query(query)
+        sent = request.task or request.message or run.task_key or ""
         if request.slash_command is not None and request.slash_command.strip():
-            return RecallResult(query, None, [], None, skipped=SKIP_SLASH_COMMAND)
+            return RecallResult(sent, None, [], None, skipped=SKIP_SLASH_COMMAND)
         now = self._clock.now()
         cutoff = now - SESSION_WINDOW
         if request.resumed:
             last = self._recalls.session_recalled_at(principal.id, session_id)
             if last is not None and last >= cutoff:
-                return RecallResult(query, None, [], None, skipped=SKIP_RESUMED_SESSION)
+                return RecallResult(sent, None, [], None, skipped=SKIP_RESUMED_SESSION)
+        query = next(
+            (
+                text
+                for text in (request.task, request.message, run.task_key)
+                if text and text.strip()
+            ),
+            None,
+        )
+        if query is None:
+            raise InvalidRequest(
+                "Send task or message (or X-Pinework-Task): run-start recall scores facts "
+                "against it."
+            )
+        _check_query(query)
         claim = SessionClaim(principal.id, session_id, request.resumed, cutoff)
         run = RunContext(run_id=run.run_id, task_key=run.task_key, session_id=session_id)
         try:

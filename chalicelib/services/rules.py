@@ -5,6 +5,7 @@ secrets (SPEC §6) and who may touch which memory (SPEC §7 "who").
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Protocol, TypeVar
@@ -68,7 +69,7 @@ def check_text(
         MemoryTextTooLong: more than ``limit`` characters (SPEC §5).
         SecretInMemory: it looks like a credential (SPEC §6).
     """
-    if not text.strip():
+    if not _visible(text):
         raise InvalidRequest(f"The {what} is empty: send some text.")
     if _CONTROL.search(text):
         raise InvalidRequest(f"The {what} holds control characters; send plain text.")
@@ -78,6 +79,12 @@ def check_text(
             + (advice or "Shorten it, or split it into two facts.")
         )
     check_no_secret(text, what=what, secrets=secrets)
+
+
+def _visible(text: str) -> bool:
+    """True when the text has a character that is neither white space nor an
+    invisible format character (zero-width space, joiners, BOM)."""
+    return any(not ch.isspace() and unicodedata.category(ch) != "Cf" for ch in text)
 
 
 def check_no_secret(text: str, *, what: str, secrets: SecretFinder) -> None:

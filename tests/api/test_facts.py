@@ -61,7 +61,7 @@ def test_fact_limit_counts_code_points(api: Api, world: World) -> None:
     )
 
 
-@pytest.mark.parametrize("text", ["", "   ", "\n\t"])
+@pytest.mark.parametrize("text", ["", "   ", "\n\t", "\u200b", "\ufeff\u2060 "])
 def test_blank_text_is_invalid(api: Api, world: World, text: str) -> None:
     assert error_code(api.call("POST", "/memories", world.agent, {"text": text})) == (
         400,

@@ -253,6 +253,16 @@ def test_on_demand_recall_leaves_the_session_state_alone(api: Api, world: World)
     assert resumed["skipped"] is False
 
 
+def test_run_start_needs_something_to_score_against(api: Api, world: World) -> None:
+    for body in ({"sessionId": "s"}, {"sessionId": "s", "task": "  ", "message": ""}):
+        status, result = api.call("POST", "/memories/recall/start", world.agent, body)
+        assert (status, result["error"]["code"]) == (400, "invalid_request")
+    # Nothing was recorded: the session can still have its run-start recall.
+    assert start(api, world, sessionId="s", resumed=True, task="deploy")["skipped"] is False
+    blank_task = start(api, world, sessionId="t", task="   ", message="deploy staging")
+    assert blank_task["query"] == "deploy staging"
+
+
 def test_run_start_needs_an_agent_and_a_session(api: Api, world: World) -> None:
     status, body = api.call(
         "POST", "/memories/recall/start", world.person, {"sessionId": "s", "resumed": False}
@@ -268,7 +278,7 @@ def test_run_start_needs_an_agent_and_a_session(api: Api, world: World) -> None:
         "POST",
         "/memories/recall/start",
         world.agent,
-        {"resumed": False},
+        {"resumed": False, "task": "deploy"},
         headers={"X-Pinework-Session": "from-header"},
     )
     assert status == 200 and body["skipped"] is False

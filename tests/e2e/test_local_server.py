@@ -114,6 +114,14 @@ def test_cli_against_local_server_and_data_survives_restart(server: LocalServer)
     agent = demo["agentToken"]
     unknown = httpx.get(f"http://127.0.0.1:{server.api_port}/api/v1/nothing", timeout=10)
     assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "not_found"
+    traced = httpx.request("TRACE", f"http://127.0.0.1:{server.api_port}/api/v1/memories")
+    assert traced.status_code == 405 and traced.json()["error"]["code"] == "method_not_allowed"
+    chunked = httpx.post(
+        f"http://127.0.0.1:{server.api_port}/api/v1/memories",
+        headers={"Authorization": f"Bearer {agent}", "Content-Type": "application/json"},
+        content=iter([b'{"text": "sent in ', b'chunks"}']),  # an iterator is sent chunked
+    )
+    assert chunked.status_code == 201 and chunked.json()["text"] == "sent in chunks"
 
     saved = cli(server, agent, "memory", "save", "Deploys need the VPN", "--json", task="PIN-9")
     assert saved.returncode == 0, saved.stderr
@@ -125,7 +133,7 @@ def test_cli_against_local_server_and_data_survives_restart(server: LocalServer)
 
     recalled = cli(server, agent, "memory", "recall", "--query", "VPN deploys", "--json")
     assert recalled.returncode == 0, recalled.stderr
-    assert [m["memory"]["id"] for m in json.loads(recalled.stdout)["memories"]] == [fact["id"]]
+    assert json.loads(recalled.stdout)["memories"][0]["memory"]["id"] == fact["id"]
 
     started = cli(
         server, agent, "memory", "start", "--session", "s1", "--task", "VPN deploys", task="PIN-9"
