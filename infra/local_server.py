@@ -81,6 +81,11 @@ def _banner(api_url: str, endpoint: str, demo: dict[str, str], replayed: int) ->
             "",
             "Use the CLI as the demo agent:",
             f"  export PINEWORK_API_URL={api_url}",
+            *(
+                []
+                if endpoint.endswith(":8001")
+                else [f"  export PINEWORK_DYNAMODB_ENDPOINT={endpoint}   # for pinework admin"]
+            ),
             f"  export PINEWORK_TOKEN={demo['agentToken']}",
             "As the demo person instead:",
             f"  export PINEWORK_TOKEN={demo['personToken']}",
