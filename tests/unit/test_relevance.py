@@ -114,3 +114,21 @@ def test_wordpiece_matches_bert_rules() -> None:
     assert tokenizer.encode("日x") == [2, 9, 1, 3]
     assert tokenizer.encode("") == [2, 3]
     assert len(tokenizer.encode("un " * 1000, max_tokens=10)) == 10
+
+
+def test_a_burst_of_more_than_thirty_facts_is_not_a_sitting() -> None:
+    import numpy as np
+
+    from chalicelib.services.relevance import FEATURES, features
+
+    rng = np.random.default_rng(7)
+    count = 40
+    vectors = rng.normal(size=(count, 8))
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    query = vectors[0]
+    texts = [f"fact {n}" for n in range(count)]
+    column = FEATURES.index("session_best")
+    together = features("fact", texts, vectors, query, np.zeros(count))[:, column]
+    small = features("fact", texts[:10], vectors[:10], query, np.zeros(10))[:, column]
+    assert len(set(np.round(small, 9))) == 1  # a real sitting: everyone gets the best
+    assert len(set(np.round(together, 9))) > 1  # a bulk load: each keeps its own
