@@ -120,7 +120,8 @@ def memory_block(memory: Memory) -> str:
 
 
 def audit_row(record: AuditRecord) -> str:
-    """One history line: when, action, actor and reason.
+    """One history line: when, action, actor, reason, and a ``create``'s evidence
+    (on an indented line below, line breaks shown as ``⏎``).
 
     Args:
         record: the audit record.
@@ -130,7 +131,11 @@ def audit_row(record: AuditRecord) -> str:
     """
     actor = f"{record.actor_type}:{record.actor_id}" if record.actor_id else record.actor_type
     line = f"{_value(record.at)}  {record.action:<10}  {actor}"
-    return f"{line}  reason={record.reason}" if record.reason else line
+    if record.reason:
+        line = f"{line}  reason={record.reason}"
+    if record.evidence:
+        line = f"{line}\n    evidence: {record.evidence.replace(chr(10), ' ⏎ ')}"
+    return line
 
 
 def _value(value: object) -> str:

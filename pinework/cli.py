@@ -215,12 +215,21 @@ def memory_save(
         str | None, typer.Option("--supersedes", help="The mem_… this fact replaces.")
     ] = None,
     agent: AgentOption = None,
+    evidence: Annotated[
+        str | None,
+        typer.Option(
+            "--evidence",
+            help="The tool-output excerpt that supports the fact (at most 2,000 characters).",
+        ),
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Save a fact."""
     _run(
         as_json,
-        lambda c: c.save_fact(fact, expires_at=expires, supersedes=supersedes, agent_id=agent),
+        lambda c: c.save_fact(
+            fact, expires_at=expires, supersedes=supersedes, agent_id=agent, evidence=evidence
+        ),
         _say("saved"),
     )
 

@@ -167,6 +167,7 @@ class Client:
         expires_at: str | dt.datetime | dt.date | None = None,
         supersedes: str | None = None,
         agent_id: str | None = None,
+        evidence: str | None = None,
     ) -> Memory:
         """Save a fact (``POST /memories``).
 
@@ -177,6 +178,9 @@ class Client:
             supersedes: the ``mem_…`` this fact replaces; it gets archived with
                 reason ``superseded``.
             agent_id: the owner; required when a person saves.
+            evidence: the tool-output excerpt that supports the fact (at most
+                2,000 characters, no secrets); stored with it, shown in its
+                history, and used by the daily review's conflict step (SPEC §9).
 
         Returns:
             The new memory.
@@ -195,6 +199,8 @@ class Client:
             body["supersedes"] = supersedes
         if agent_id is not None:
             body["agentId"] = agent_id
+        if evidence is not None:
+            body["evidence"] = evidence
         return self._session.call("POST", "/memories", Memory, json=body)
 
     def append_day_line(self, line: str) -> Memory:

@@ -157,6 +157,7 @@ class AuditRecord(WireModel):
         reason: the reason given, if any.
         before: the memory before the change; ``None`` on creation.
         after: the memory after the change.
+        evidence: on a fact's ``create``, the excerpt the save carried to support it.
     """
 
     id: str
@@ -169,6 +170,7 @@ class AuditRecord(WireModel):
     reason: str | None = None
     before: Memory | None = None
     after: Memory | None = None
+    evidence: str | None = None
 
 
 class AuditPage(WireModel):

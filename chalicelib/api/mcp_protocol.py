@@ -231,7 +231,8 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "memory_save",
         "Save a durable fact (at most 500 characters, no secrets) to your agent memory; "
-        "optionally supersede one of your facts. Returns the memory.",
+        "optionally supersede one of your facts, and give the tool-output `evidence` "
+        "(at most 2,000 characters) that supports it. Returns the memory.",
         SaveFactRequest,
         _memory_save,
         _hints(read_only=False, destructive=False, idempotent=False),

@@ -35,8 +35,10 @@ RESERVED_ARCHIVE_REASONS = frozenset({SUPERSEDED, VETOED})
 class Memory(WireModel):
     """A fact or a day row, as stored and (through ``to_wire``) as returned.
 
-    ``workspace_id``, ``version`` (optimistic-concurrency counter) and
-    ``embedding`` are stored but never sent to clients. Times are aware UTC datetimes.
+    ``workspace_id``, ``version`` (optimistic-concurrency counter),
+    ``embedding`` and ``evidence`` are stored but never sent in the memory
+    object (``evidence`` is shown in the ``create`` audit record instead;
+    docs/DECISIONS.md). Times are aware UTC datetimes.
     """
 
     id: str
@@ -62,6 +64,9 @@ class Memory(WireModel):
     version: int = Field(default=1, exclude=True)
     embedding: bytes | None = Field(default=None, exclude=True, repr=False)
     """The text's embedding for recall (``Embedder.embed``), computed at save time."""
+    evidence: str | None = Field(default=None, exclude=True, repr=False)
+    """The tool-output excerpt the saver gave to support the fact (<= 2,000
+    characters, SPEC §9 step 5); read by the review's conflict step."""
 
     def is_expired(self, now: datetime) -> bool:
         """True once ``expires_at`` has passed (SPEC §3: computed at read time)."""
@@ -86,7 +91,8 @@ class AuditRecord(WireModel):
     """One entry of a memory's history: who did what, when, before and after (SPEC §4).
 
     ``before`` / ``after`` are the memory's wire form (without ``expired``) or
-    ``None`` (no ``before`` on create).
+    ``None`` (no ``before`` on create). ``evidence`` is set on a fact's
+    ``create`` record when the save carried one (SPEC §9 step 5).
     """
 
     id: str
@@ -99,9 +105,11 @@ class AuditRecord(WireModel):
     reason: str | None = None
     before: dict[str, Any] | None = None
     after: dict[str, Any] | None = None
+    evidence: str | None = None
 
     def to_wire(self) -> dict[str, Any]:
-        """Return the JSON object (``object: "audit"``)."""
+        """Return the JSON object (``object: "audit"``; ``evidence`` is ``null``
+        except on a ``create`` that carried some)."""
         body = self.model_dump(mode="json", by_alias=True)
         return {"id": body.pop("id"), "object": "audit", **body}
 

@@ -16,12 +16,18 @@ from chalicelib.models.common import RequestModel
 
 
 class SaveFactRequest(RequestModel):
-    """``POST /memories``: ``text``, ``expiresAt?``, ``supersedes?``, ``agentId?``."""
+    """``POST /memories``: ``text``, ``expiresAt?``, ``supersedes?``, ``agentId?``,
+    ``evidence?``.
+
+    ``evidence`` is the tool-output excerpt that supports the fact (issue 4,
+    SPEC §9 step 5): at most 2,000 characters, secret-checked by the service.
+    """
 
     text: str
     expires_at: str | None = None
     supersedes: str | None = None
     agent_id: str | None = None
+    evidence: str | None = None
 
 
 class DayLineRequest(RequestModel):

@@ -51,6 +51,7 @@ from chalicelib.services.rules import (
     DEFAULT_FACT_LIFETIME,
     FACT_MAX_CHARS,
     SecretFinder,
+    check_evidence,
     check_memory_id,
     check_no_secret,
     check_text,
@@ -94,6 +95,9 @@ def audit_record(
     Args:
         principal: the actor; ``None`` means the system (e.g. the daily review).
         action: ``create``, ``edit``, ``archive``, ``veto``, ``unarchive`` or ``supersede``.
+
+    A ``create`` record carries the fact's ``evidence`` (SPEC §9 step 5), so the
+    history shows what the saver said supports it.
     """
     return AuditRecord(
         id=ids.new("aud"),
@@ -106,6 +110,7 @@ def audit_record(
         reason=reason,
         before=None if before is None else snapshot(before),
         after=snapshot(after),
+        evidence=after.evidence if action == "create" else None,
     )
 
 
@@ -155,8 +160,10 @@ class MemoryService:
 
         Raises:
             MemoryNotOwn, MemoryAgentRequired, InvalidRequest: see ``resolve_agent``.
-            MemoryTextTooLong: over 500 characters. SecretInMemory: looks like a secret.
-            InvalidRequest: empty text, bad or past ``expiresAt``.
+            MemoryTextTooLong: over 500 characters. SecretInMemory: the text or
+                ``evidence`` looks like a secret.
+            InvalidRequest: empty text, bad or past ``expiresAt``; ``evidence``
+                blank or over 2,000 characters (see ``check_evidence``).
             MemoryNotFound: ``supersedes`` names no memory of the workspace.
             MemoryAgentMismatch: ``supersedes`` names another agent's memory.
             MemoryDayAppendOnly: ``supersedes`` names a day row.
@@ -164,6 +171,8 @@ class MemoryService:
         """
         agent_id = resolve_agent(self._directory, principal, request.agent_id)
         check_text(request.text, limit=FACT_MAX_CHARS, what="fact", secrets=self._secrets)
+        if request.evidence is not None:
+            check_evidence(request.evidence, secrets=self._secrets)
         now = self._clock.now()
         expires_at = (
             parse_expiry(request.expires_at, now)
@@ -185,6 +194,7 @@ class MemoryService:
             edited_by_person_id=None if principal.is_agent else principal.id,
             created_at=now,
             updated_at=now,
+            evidence=request.evidence,
         )
         created = audit_record(self._ids, self._clock, principal, "create", None, fact)
         if request.supersedes is None:

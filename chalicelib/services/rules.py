@@ -29,6 +29,7 @@ FACT_MAX_CHARS = 500
 DAY_LINE_MAX_CHARS = 300
 DAY_LOG_MAX_CHARS = 8000
 ARCHIVE_REASON_MAX_CHARS = 500
+EVIDENCE_MAX_CHARS = 2000
 RECALL_QUERY_MAX_CHARS = 4000
 DEFAULT_FACT_LIFETIME = timedelta(days=90)
 HEADER_MAX_CHARS = 128
@@ -85,6 +86,27 @@ def _visible(text: str) -> bool:
     """True when the text has a character that is neither white space nor an
     invisible format character (zero-width space, joiners, BOM)."""
     return any(not ch.isspace() and unicodedata.category(ch) != "Cf" for ch in text)
+
+
+def check_evidence(evidence: str, *, secrets: SecretFinder) -> None:
+    """Check a save's ``evidence`` (issue 4, SPEC §9 step 5): the tool-output
+    excerpt that supports a fact. Line breaks and tabs are allowed (it is tool
+    output); other control characters are not.
+
+    Raises:
+        InvalidRequest: blank, control characters, or over 2,000 characters.
+        SecretInMemory: it looks like a credential (the same detector as texts).
+    """
+    if not _visible(evidence):
+        raise InvalidRequest("evidence is empty: send the supporting excerpt, or leave it out.")
+    if _CONTROL.search(evidence):
+        raise InvalidRequest("evidence holds control characters; send plain text.")
+    if len(evidence) > EVIDENCE_MAX_CHARS:
+        raise InvalidRequest(
+            f"evidence has {len(evidence)} characters; the limit is {EVIDENCE_MAX_CHARS}. "
+            "Keep the lines that support the fact."
+        )
+    check_no_secret(evidence, what="evidence", secrets=secrets)
 
 
 def check_no_secret(text: str, *, what: str, secrets: SecretFinder) -> None:

@@ -83,6 +83,8 @@ def memory_to_item(memory: Memory) -> dict[str, Any]:
         item["text"] = memory.text
     if memory.embedding is not None:
         item["embedding"] = memory.embedding
+    if memory.evidence is not None:
+        item["evidence"] = memory.evidence
     wire = memory.model_dump(by_alias=True)
     for name in _MEMORY_OPTIONAL_TEXT:
         if wire[name] is not None:
@@ -118,6 +120,7 @@ def memory_from_item(item: dict[str, Any]) -> Memory:
         updated_at=from_rfc3339(item["updatedAt"]),
         version=_int(item.get("version", 1)),
         embedding=_bytes_or_none(item.get("embedding")),
+        evidence=item.get("evidence"),
     )
 
 
@@ -141,6 +144,8 @@ def audit_to_item(record: AuditRecord) -> dict[str, Any]:
         item["before"] = json.dumps(record.before, ensure_ascii=False, separators=(",", ":"))
     if record.after is not None:
         item["after"] = json.dumps(record.after, ensure_ascii=False, separators=(",", ":"))
+    if record.evidence is not None:
+        item["evidence"] = record.evidence
     return item
 
 
@@ -157,6 +162,7 @@ def audit_from_item(item: dict[str, Any]) -> AuditRecord:
         reason=item.get("reason"),
         before=json.loads(item["before"]) if "before" in item else None,
         after=json.loads(item["after"]) if "after" in item else None,
+        evidence=item.get("evidence"),
     )
 
 

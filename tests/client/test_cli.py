@@ -150,6 +150,7 @@ def test_save_sends_options_and_prints_the_new_memory(runner: CliRunner, fake_ap
         runner,
         *["memory", "save", "The deploy bucket is in eu-west-1."],
         *["--expires", "2026-04-01", "--supersedes", "mem_old", "--agent", "agt_1"],
+        *["--evidence", "$ aws s3api get-bucket-location\n eu-west-1"],
     )
 
     assert result.exit_code == 0, result.output
@@ -158,6 +159,7 @@ def test_save_sends_options_and_prints_the_new_memory(runner: CliRunner, fake_ap
         "expiresAt": "2026-04-01",
         "supersedes": "mem_old",
         "agentId": "agt_1",
+        "evidence": "$ aws s3api get-bucket-location\n eu-west-1",
     }
     assert result.stdout.startswith(f"saved {MEMORY_ID}")
 

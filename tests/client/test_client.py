@@ -33,6 +33,7 @@ def test_save_fact_sends_bearer_run_task_and_camel_case_body(
         expires_at="2026-04-01",
         supersedes="mem_old",
         agent_id="agt_1",
+        evidence="LocationConstraint: eu-west-1",
     )
 
     request = fake_api.last
@@ -46,6 +47,7 @@ def test_save_fact_sends_bearer_run_task_and_camel_case_body(
         "expiresAt": "2026-04-01",
         "supersedes": "mem_old",
         "agentId": "agt_1",
+        "evidence": "LocationConstraint: eu-west-1",
     }
     assert isinstance(memory, Memory)
     assert memory.supersedes == "mem_old"

@@ -72,3 +72,38 @@ def test_opposite_facts_are_not_merged_but_resolved() -> None:
     ]
     (action,) = RuleReviewer().propose(ReviewContext("agt_1", "2026-11-30", NOW, facts)).actions
     assert action.action == "resolve_conflict" and action.keep_id == facts[0].id
+
+
+def test_conflict_keeps_the_fact_its_saved_evidence_supports() -> None:
+    facts = [
+        fact(2, "Feature flags are not enabled in prod", run_id="run_2", saved_by_agent_id="agt_1"),
+        fact(
+            1,
+            "Feature flags are enabled in prod",
+            evidence="$ flagctl status --env prod\nfeature flags: enabled",
+        ),
+    ]
+    (action,) = RuleReviewer().propose(ReviewContext("agt_1", "2026-11-30", NOW, facts)).actions
+    assert action.action == "resolve_conflict"
+    assert (action.keep_id, action.memory_ids) == (facts[1].id, [facts[0].id])
+    assert "evidence" in action.reason
+    assert any("flagctl" in line for line in action.evidence)
+
+
+def test_evidence_saying_the_opposite_supports_the_other_fact() -> None:
+    facts = [
+        fact(2, "The cache is warmed at boot", evidence="cache warmed at boot: no (skipped)"),
+        fact(1, "The cache is not warmed at boot"),
+    ]
+    (action,) = RuleReviewer().propose(ReviewContext("agt_1", "2026-11-30", NOW, facts)).actions
+    assert action.keep_id == facts[1].id
+
+
+def test_unrelated_evidence_falls_back_to_run_provenance() -> None:
+    facts = [
+        fact(2, "Feature flags are enabled in prod", evidence="build passed in 42 seconds"),
+        fact(1, "Feature flags are not enabled in prod", run_id="run_1", saved_by_agent_id="agt_1"),
+    ]
+    (action,) = RuleReviewer().propose(ReviewContext("agt_1", "2026-11-30", NOW, facts)).actions
+    assert action.keep_id == facts[1].id
+    assert "run run_1" in action.reason
