@@ -13,7 +13,12 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from chalicelib.api.http import validate
+from chalicelib.api.http import (
+    check_encodable,
+    reject_constant,
+    reject_duplicate_keys,
+    validate,
+)
 from chalicelib.errors import InvalidRequest
 from chalicelib.services.kv_json import JsonNumber
 
@@ -32,14 +37,14 @@ def load_exact(raw_body: bytes | None) -> Any:
         parsed = json.loads(
             text,
             parse_float=JsonNumber,
-            parse_constant=_reject_constant,
-            object_pairs_hook=_object_without_duplicates,
+            parse_constant=reject_constant,
+            object_pairs_hook=reject_duplicate_keys,
         )
     except RecursionError as error:
         raise InvalidRequest("The body is nested too deeply.") from error
     except (UnicodeDecodeError, ValueError) as error:
         raise InvalidRequest(f"The body is not valid JSON: {error}.") from error
-    _check_encodable(parsed)
+    check_encodable(parsed)
     return parsed
 
 
@@ -54,33 +59,3 @@ def parse_exact_body(raw_body: bytes | None, model: type[ModelT]) -> ModelT:
     if not isinstance(parsed, dict):
         raise InvalidRequest("The body must be a JSON object.")
     return validate(parsed, model)
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def _object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise ValueError(f"the key {key!r} appears twice")
-        result[key] = value
-    return result
-
-
-def _check_encodable(value: Any) -> None:
-    """Reject lone surrogates anywhere (valid JSON text, not encodable UTF-8); no recursion."""
-    pending = [value]
-    while pending:
-        item = pending.pop()
-        if isinstance(item, str):
-            try:
-                item.encode("utf-8")
-            except UnicodeEncodeError as error:
-                raise InvalidRequest("The body holds an invalid Unicode character.") from error
-        elif isinstance(item, dict):
-            pending.extend(item.keys())
-            pending.extend(item.values())
-        elif isinstance(item, list):
-            pending.extend(item)

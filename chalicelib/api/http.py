@@ -103,7 +103,7 @@ def parse_json_body(raw_body: bytes | None) -> dict[str, Any]:
     try:
         text = raw_body.decode("utf-8")
         parsed = json.loads(
-            text, parse_constant=_reject_constant, object_pairs_hook=_reject_duplicate_keys
+            text, parse_constant=reject_constant, object_pairs_hook=reject_duplicate_keys
         )
     except RecursionError as error:
         raise InvalidRequest("The body is nested too deeply.") from error
@@ -111,7 +111,7 @@ def parse_json_body(raw_body: bytes | None) -> dict[str, Any]:
         raise InvalidRequest(f"The body is not valid JSON: {error}.") from error
     if not isinstance(parsed, dict):
         raise InvalidRequest("The body must be a JSON object.")
-    _check_encodable(parsed)
+    check_encodable(parsed)
     return parsed
 
 
@@ -147,8 +147,8 @@ def describe(error: ValidationError) -> str:
     return "Invalid request: " + "; ".join(problems) + "."
 
 
-def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """Build a JSON object, refusing a key given twice (which value was meant?)."""
+def reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook``: build a JSON object, refusing a key given twice."""
     result: dict[str, Any] = {}
     for key, value in pairs:
         if key in result:
@@ -157,21 +157,29 @@ def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
-def _reject_constant(name: str) -> Any:
+def reject_constant(name: str) -> Any:
+    """``parse_constant``: NaN and Infinity are not JSON."""
     raise ValueError(f"{name} is not JSON")
 
 
-def _check_encodable(value: Any) -> None:
-    """Reject lone surrogates anywhere: valid JSON text, but not encodable UTF-8."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as error:
-            raise InvalidRequest("The body holds an invalid Unicode character.") from error
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            _check_encodable(key)
-            _check_encodable(item)
-    elif isinstance(value, list):
-        for item in value:
-            _check_encodable(item)
+def check_encodable(value: Any) -> None:
+    """Reject lone surrogates anywhere (valid JSON text, but not encodable UTF-8).
+
+    Iterative, so any nesting depth the parser accepted is checked without recursion.
+
+    Raises:
+        InvalidRequest: a string (or key) holds a lone surrogate.
+    """
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as error:
+                raise InvalidRequest("The body holds an invalid Unicode character.") from error
+        elif isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)

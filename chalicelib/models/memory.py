@@ -77,6 +77,20 @@ class Memory(WireModel):
         """True when a newer memory replaced this one; it never comes back (SPEC §4)."""
         return self.superseded_by is not None or self.archive_reason == SUPERSEDED
 
+    def superseded(self, by: str, now: datetime) -> Memory:
+        """This memory archived as replaced by ``by`` (SPEC §4: reason ``superseded``),
+        one version on; the caller writes it conditionally on this version."""
+        return self.model_copy(
+            update={
+                "status": MemoryStatus.ARCHIVED,
+                "archive_reason": SUPERSEDED,
+                "archived_at": now,
+                "superseded_by": by,
+                "updated_at": now,
+                "version": self.version + 1,
+            }
+        )
+
     def to_wire(self, now: datetime) -> dict[str, Any]:
         """Return the JSON object of SPEC §3 (camelCase, ``object: "memory"``).
 

@@ -34,7 +34,6 @@ from chalicelib.errors import (
 from chalicelib.ids import ULID_PATTERN, Clock, IdFactory
 from chalicelib.models.memory import (
     RESERVED_ARCHIVE_REASONS,
-    SUPERSEDED,
     VETOED,
     AuditRecord,
     Memory,
@@ -205,16 +204,7 @@ class MemoryService:
 
         def attempt() -> Memory:
             old = self._superseded_candidate(principal, old_id, agent_id)
-            old_after = old.model_copy(
-                update={
-                    "status": MemoryStatus.ARCHIVED,
-                    "archive_reason": SUPERSEDED,
-                    "archived_at": now,
-                    "superseded_by": fact.id,
-                    "updated_at": now,
-                    "version": old.version + 1,
-                }
-            )
+            old_after = old.superseded(fact.id, now)
             archived = audit_record(
                 self._ids, self._clock, principal, "supersede", old, old_after, f"by {fact.id}"
             )

@@ -23,7 +23,7 @@ from datetime import UTC, datetime, timedelta
 
 from chalicelib.errors import Forbidden, NotFound, PineworkError
 from chalicelib.ids import Clock, IdFactory
-from chalicelib.models.memory import SUPERSEDED, AuditRecord, Memory, MemoryKind, MemoryStatus
+from chalicelib.models.memory import AuditRecord, Memory, MemoryKind, MemoryStatus
 from chalicelib.models.principal import Principal
 from chalicelib.models.review import (
     ActionOutcome,
@@ -382,16 +382,7 @@ class ReviewService:
 
     def _supersede(self, review_id: str, old: Memory, keeper: Memory, action: ReviewAction) -> None:
         now = self._clock.now()
-        after = old.model_copy(
-            update={
-                "status": MemoryStatus.ARCHIVED,
-                "archive_reason": SUPERSEDED,
-                "archived_at": now,
-                "superseded_by": keeper.id,
-                "updated_at": now,
-                "version": old.version + 1,
-            }
-        )
+        after = old.superseded(keeper.id, now)
         audit = self._audit(
             review_id, "supersede", old, after, f"{action.action} by {keeper.id}: {action.reason}"
         )
@@ -430,16 +421,7 @@ class ReviewService:
         ]
         replaced = None
         if old is not None:
-            old_after = old.model_copy(
-                update={
-                    "status": MemoryStatus.ARCHIVED,
-                    "archive_reason": SUPERSEDED,
-                    "archived_at": now,
-                    "superseded_by": fact.id,
-                    "updated_at": now,
-                    "version": old.version + 1,
-                }
-            )
+            old_after = old.superseded(fact.id, now)
             audits.append(self._audit(review_id, "supersede", old, old_after, f"by {fact.id}"))
             replaced = (old, old_after)
         digest = hashlib.sha256(normalize(text).encode("utf-8")).hexdigest()
