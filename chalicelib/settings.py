@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -17,6 +18,9 @@ DEFAULT_LOCAL_DYNAMODB_ENDPOINT = "http://127.0.0.1:8001"
 REVIEW_QUEUE_NAME = "pinework-reviews"
 """The SQS queue of the nightly review fan-out (SPEC §9). ``app.py`` names it in
 ``@app.on_sqs_message`` (a deploy-time constant); ``infra/template.py`` creates it."""
+DEFAULT_BEDROCK_MODEL_ID = "global.anthropic.claude-haiku-4-5-20251001-v1:0"
+"""Claude Haiku 4.5 through its global cross-region inference profile, which every
+commercial region offers (Claude 4 models are not invocable by their bare ids)."""
 
 
 class Settings(BaseModel):
@@ -34,6 +38,10 @@ class Settings(BaseModel):
             back to the newest facts (``PINEWORK_RECALL_TIME_BUDGET_MS``, SPEC §8).
         review_queue_name: the review fan-out queue (``PINEWORK_REVIEW_QUEUE_NAME``).
         sqs_endpoint: endpoint override for SQS (``PINEWORK_SQS_ENDPOINT``).
+        reviewer: the review's judgement (``PINEWORK_REVIEWER``, SPEC §9):
+            ``rules`` (default, no network) or ``bedrock`` (``BedrockReviewer``).
+        bedrock_model_id: the Bedrock model or inference profile of the
+            ``bedrock`` reviewer (``PINEWORK_BEDROCK_MODEL_ID``); called in ``region``.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -46,6 +54,8 @@ class Settings(BaseModel):
     recall_time_budget_ms: int = Field(default=2000, ge=1)
     review_queue_name: str = REVIEW_QUEUE_NAME
     sqs_endpoint: str | None = None
+    reviewer: Literal["rules", "bedrock"] = "rules"
+    bedrock_model_id: str = Field(default=DEFAULT_BEDROCK_MODEL_ID, min_length=1)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -70,6 +80,8 @@ class Settings(BaseModel):
             ("recall_time_budget_ms", "PINEWORK_RECALL_TIME_BUDGET_MS"),
             ("review_queue_name", "PINEWORK_REVIEW_QUEUE_NAME"),
             ("sqs_endpoint", "PINEWORK_SQS_ENDPOINT"),
+            ("reviewer", "PINEWORK_REVIEWER"),
+            ("bedrock_model_id", "PINEWORK_BEDROCK_MODEL_ID"),
         ):
             if env.get(name):
                 values[field] = env[name]

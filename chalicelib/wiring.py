@@ -16,6 +16,7 @@ from botocore.config import Config
 
 from chalicelib.ids import Clock, IdFactory, SystemClock
 from chalicelib.services.access import AdminService, AuthService
+from chalicelib.services.bedrock_reviewer import BedrockReviewer
 from chalicelib.services.day_log import DayLogService
 from chalicelib.services.embedding import Embedder, MiniLMEmbedder
 from chalicelib.services.kv import KvService
@@ -90,6 +91,40 @@ def sqs_client(settings: Settings) -> Any:
     )
 
 
+def bedrock_runtime_client(settings: Settings) -> Any:
+    """A Bedrock Runtime client for the settings' region (the ``bedrock`` reviewer).
+
+    Connect 5 s, read 25 s, and one retry (standard mode) for throttling and
+    transient errors: with the reviewer's 20 s budget an agent takes under a
+    minute, so a batch of 10 fits the review worker's 600 s (.chalice/config.json).
+    """
+    return boto3.client(
+        "bedrock-runtime",
+        region_name=settings.region,
+        config=Config(
+            connect_timeout=5, read_timeout=25, retries={"mode": "standard", "max_attempts": 2}
+        ),
+    )
+
+
+def build_reviewer(settings: Settings, bedrock: Any = None) -> Reviewer:
+    """The reviewer ``settings.reviewer`` names (SPEC §9; ``PINEWORK_REVIEWER``).
+
+    Args:
+        settings: ``reviewer`` (``rules`` or ``bedrock``), ``bedrock_model_id``, ``region``.
+        bedrock: a boto3 ``bedrock-runtime`` client; built on first use when omitted.
+
+    Returns:
+        ``RuleReviewer`` for ``rules``; ``BedrockReviewer`` (falling back to the
+        rules when Bedrock fails) for ``bedrock``.
+    """
+    if settings.reviewer == "bedrock":
+        return BedrockReviewer(
+            lambda: bedrock or bedrock_runtime_client(settings), settings.bedrock_model_id
+        )
+    return RuleReviewer()
+
+
 def build_services(
     settings: Settings,
     *,
@@ -102,6 +137,7 @@ def build_services(
     s3: Any = None,
     reviewer: Reviewer | None = None,
     sqs: Any = None,
+    bedrock: Any = None,
 ) -> Services:
     """Build every service from settings; each part can be injected (STYLE.md rule 7).
 
@@ -115,8 +151,11 @@ def build_services(
         client: a boto3 DynamoDB client; built from settings when omitted.
         s3: a boto3 S3 client for large key-value values; built from settings on
             first use when omitted (also for review reports).
-        reviewer: the review's judgement; defaults to ``RuleReviewer`` (SPEC §9).
+        reviewer: the review's judgement; defaults to ``build_reviewer(settings)``:
+            ``RuleReviewer``, or ``BedrockReviewer`` with ``PINEWORK_REVIEWER=bedrock``.
         sqs: a boto3 SQS client for the review fan-out; built on first use when omitted.
+        bedrock: a boto3 ``bedrock-runtime`` client for the ``bedrock`` reviewer;
+            built on first use when omitted.
     """
     clock = clock or SystemClock()
     ids = IdFactory(clock)
@@ -166,7 +205,7 @@ def build_services(
             routines,
             directory,
             detector,
-            reviewer or RuleReviewer(),
+            reviewer or build_reviewer(settings, bedrock),
             clock,
             ids,
             SqsReviewQueue(lambda: sqs or sqs_client(settings), settings.review_queue_name),

@@ -81,8 +81,11 @@ def review_queue_resources() -> dict[str, Any]:
             "Type": "AWS::SQS::Queue",
             "Properties": {
                 "QueueName": REVIEW_QUEUE_NAME,
-                # Six times the worker's 30 s timeout, as AWS advises for Lambda sources.
-                "VisibilityTimeout": 180,
+                # Six times the worker's 600 s timeout (.chalice/config.json; the
+                # Bedrock reviewer may take ~20 s per agent, 10 agents a batch), as AWS
+                # advises for Lambda sources; also longer than the review's 15-minute
+                # claim lease, so a retry takes over the claim of a crashed review.
+                "VisibilityTimeout": 3600,
                 "SqsManagedSseEnabled": True,
                 "RedrivePolicy": {
                     "deadLetterTargetArn": {"Fn::GetAtt": ["ReviewDeadLetterQueue", "Arn"]},

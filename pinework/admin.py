@@ -19,6 +19,7 @@ from chalicelib.settings import DEFAULT_LOCAL_DYNAMODB_ENDPOINT, Settings
 __all__ = [
     "AWS_ENDPOINT_SENTINEL",
     "AdminOperations",
+    "ConfiguredWorkspace",
     "CreatedWorkspace",
     "IssuedCredential",
     "admin_settings",
@@ -43,6 +44,20 @@ class CreatedWorkspace(Protocol):
     @property
     def name(self) -> str:
         """The workspace's name."""
+        ...
+
+
+class ConfiguredWorkspace(Protocol):
+    """What the CLI reads of a workspace whose settings changed."""
+
+    @property
+    def id(self) -> str:
+        """The ``wsp_…`` id."""
+        ...
+
+    @property
+    def review_approval(self) -> str:
+        """``none`` or ``required`` (see ``set_review_approval``)."""
         ...
 
 
@@ -104,6 +119,23 @@ class AdminOperations(Protocol):
 
         Raises:
             chalicelib.errors.PineworkError: e.g. an unknown workspace.
+        """
+        ...
+
+    def set_review_approval(self, workspace_id: str, value: str, /) -> ConfiguredWorkspace:
+        """Set a workspace's ``reviewApproval``.
+
+        Args:
+            workspace_id: the ``wsp_…`` id.
+            value: ``required`` (each review action waits for a person to
+                approve or reject it) or ``none`` (reviews apply their plans).
+
+        Returns:
+            The workspace with its new setting.
+
+        Raises:
+            chalicelib.errors.PineworkError: ``invalid_request`` (another value,
+                or an unknown workspace).
         """
         ...
 

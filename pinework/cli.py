@@ -59,7 +59,10 @@ kv_app = typer.Typer(
     rich_markup_mode=None,
 )
 admin_app = typer.Typer(
-    help="Operator commands: create workspaces, agents, persons and their tokens.",
+    help=(
+        "Operator commands: create workspaces, agents, persons and their tokens; "
+        "set a workspace's review approval."
+    ),
     no_args_is_help=True,
     rich_markup_mode=None,
 )
@@ -69,7 +72,10 @@ routine_app = typer.Typer(
     rich_markup_mode=None,
 )
 review_app = typer.Typer(
-    help="Daily reviews: run one now (or dry-run it), list the reports.",
+    help=(
+        "Daily reviews: run one now (or dry-run it), list the reports, approve or reject "
+        "pending actions."
+    ),
     no_args_is_help=True,
     rich_markup_mode=None,
 )
@@ -595,19 +601,32 @@ def routine_create(
 
 
 def _render_report(report: ReviewReport) -> None:
-    """The plan, one action per line, then what was applied and skipped."""
+    """The plan, one action per line (with its decision in approval mode), then
+    what was applied and skipped."""
     mode = "dry run" if report.dry_run else report.trigger
-    typer.echo(f"review {report.id} of {report.agent_id} for {report.date} ({mode})")
+    approval = ", approval required" if report.approval == "required" else ""
+    typer.echo(f"review {report.id} of {report.agent_id} for {report.date} ({mode}{approval})")
+    states = {decision.action_id: decision for decision in report.decisions}
     for action in report.plan.actions:
         ids = ", ".join(action.memory_ids) or "-"
         keep = f" -> {action.keep_id}" if action.keep_id else ""
-        typer.echo(f"  {action.id} {action.action:<16} {ids}{keep}: {action.reason}")
+        decision = states.get(action.id)
+        state = ""
+        if decision is not None:
+            by = f" by {decision.decided_by}" if decision.decided_by else ""
+            state = f"  [{decision.state}{by}]"
+        typer.echo(f"  {action.id} {action.action:<16} {ids}{keep}: {action.reason}{state}")
     if not report.plan.actions:
         typer.echo("  nothing to do")
     for note in report.plan.notes:
         typer.echo(f"  note: {note}")
     if not report.dry_run:
-        typer.echo(f"applied {len(report.applied)}, skipped {len(report.skipped)}")
+        counts = f"applied {len(report.applied)}, skipped {len(report.skipped)}"
+        if report.decisions:
+            pending = sum(d.state in ("pending", "applying") for d in report.decisions)
+            rejected = sum(d.state == "rejected" for d in report.decisions)
+            counts += f", rejected {rejected}, pending {pending}"
+        typer.echo(counts)
         for outcome in report.skipped:
             typer.echo(f"  skipped {outcome.action_id}: {outcome.detail}")
 
@@ -656,6 +675,32 @@ def review_show(
 ) -> None:
     """Show one review report: plan, applied, skipped."""
     _run(as_json, lambda c: c.get_review(review_id), _render_report)
+
+
+ReviewArgument = Annotated[str, typer.Argument(help="The review's id, rvw_…", metavar="REVIEW_ID")]
+ActionArgument = Annotated[
+    str, typer.Argument(help="The action's number (1, 2, …) or id (a1, a2, …).", metavar="N")
+]
+
+
+@review_app.command("approve")
+def review_approve(
+    review_id: ReviewArgument, action: ActionArgument, as_json: JsonFlag = False
+) -> None:
+    """Approve a pending action of an approval-mode review: it is applied now (persons only).
+
+    When the memories changed since the plan was made, the action is recorded
+    as skipped with the reason.
+    """
+    _run(as_json, lambda c: c.approve_review_action(review_id, action), _render_report)
+
+
+@review_app.command("reject")
+def review_reject(
+    review_id: ReviewArgument, action: ActionArgument, as_json: JsonFlag = False
+) -> None:
+    """Reject a pending action of an approval-mode review: it is never applied (persons only)."""
+    _run(as_json, lambda c: c.reject_review_action(review_id, action), _render_report)
 
 
 # pinework admin …
@@ -734,3 +779,26 @@ def admin_create_person(
         typer.echo(f"created person {result['id']} ({email}) in {workspace}")
         typer.echo(f"token: {result['token']}")
         typer.echo(_TOKEN_NOTE, err=True)
+
+
+@admin_app.command("set-review-approval")
+def admin_set_review_approval(
+    workspace: Annotated[str, typer.Option("--workspace", help="The workspace, wsp_….")],
+    value: Annotated[
+        str,
+        typer.Argument(
+            help="required: each review action waits for a person; none: reviews apply at once.",
+            metavar="required|none",
+        ),
+    ],
+    as_json: JsonFlag = False,
+) -> None:
+    """Set whether the workspace's reviews wait for a person to approve each action."""
+
+    def configure(svc: AdminOperations) -> dict[str, str]:
+        configured = svc.set_review_approval(workspace, value)
+        return {"id": configured.id, "reviewApproval": configured.review_approval}
+
+    result = _admin(as_json, configure)
+    if not as_json:
+        typer.echo(f"workspace {result['id']}: reviewApproval {result['reviewApproval']}")

@@ -596,6 +596,47 @@ class Client:
         path = memory_path(review_id).replace("/memories/", "/reviews/", 1)
         return self._session.call("GET", path, ReviewReport)
 
+    def approve_review_action(self, review_id: str, action: int | str) -> ReviewReport:
+        """Approve one pending action of an approval-mode review; it is applied now
+        (``POST /reviews/{id}/actions/{n}/approve``; persons).
+
+        Args:
+            review_id: the review, ``rvw_…``.
+            action: the action's number (``2``) or id (``"a2"``).
+
+        Returns:
+            The report with every action's decision; the approved one is
+            ``applied``, or ``skipped`` with the reason when its memories changed.
+
+        Raises:
+            PineworkAPIError: ``forbidden`` (an agent), ``not_found``,
+                ``invalid_request``, ``conflict`` (decided already, or the review
+                applied its plan itself).
+            ValueError: an id cannot be a path segment.
+        """
+        return self._session.call(
+            "POST", _review_action_path(review_id, action, "approve"), ReviewReport, json={}
+        )
+
+    def reject_review_action(self, review_id: str, action: int | str) -> ReviewReport:
+        """Reject one pending action of an approval-mode review; it is never applied
+        (``POST /reviews/{id}/actions/{n}/reject``; persons).
+
+        Args:
+            review_id: the review, ``rvw_…``.
+            action: the action's number (``2``) or id (``"a2"``).
+
+        Returns:
+            The report with every action's decision.
+
+        Raises:
+            PineworkAPIError: as for :meth:`approve_review_action`.
+            ValueError: an id cannot be a path segment.
+        """
+        return self._session.call(
+            "POST", _review_action_path(review_id, action, "reject"), ReviewReport, json={}
+        )
+
     # Key-value meta-tools (SPEC §10)
 
     def kv_remember(self, key: str, value: Any) -> KvRememberResult:
@@ -655,3 +696,14 @@ def _routine_path(routine_id: str, action: str | None = None) -> str:
     """
     path = memory_path(routine_id, action).replace("/memories/", "/routines/", 1)
     return path
+
+
+def _review_action_path(review_id: str, action: int | str, decision: str) -> str:
+    """``/reviews/{id}/actions/{n}/{decision}`` with both ids escaped as path segments.
+
+    Raises:
+        ValueError: an id is empty or a dot segment.
+    """
+    action_segment = memory_path(str(action)).removeprefix("/memories/")
+    path = memory_path(review_id, f"actions/{action_segment}/{decision}")
+    return path.replace("/memories/", "/reviews/", 1)

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from pydantic.alias_generators import to_camel
 
 __all__ = [
+    "ActionDecision",
     "AuditPage",
     "AuditRecord",
     "KvForgetResult",
@@ -377,8 +378,30 @@ class ActionOutcome(WireModel):
     created_id: str | None = None
 
 
+class ActionDecision(WireModel):
+    """Where one action of an approval-mode review stands.
+
+    ``state`` is ``pending``, ``applying`` (approved, being applied),
+    ``applied``, ``skipped`` (approved, but the memories changed; ``detail``
+    says why) or ``rejected``; ``decided_by`` is the person (``usr_…``).
+    """
+
+    action_id: str
+    state: str
+    decided_by: str | None = None
+    decided_at: dt.datetime | None = None
+    detail: str | None = None
+    created_id: str | None = None
+
+
 class ReviewReport(WireModel):
-    """A review (``POST /reviews``, ``GET /reviews/{id}``): plan, applied, skipped."""
+    """A review (``POST /reviews``, ``GET /reviews/{id}``): plan, applied, skipped.
+
+    ``approval`` is the workspace's ``reviewApproval`` when it ran; with
+    ``required``, ``decisions`` holds each action's state and ``status`` is
+    ``pending`` until every action is decided (``planned`` for a dry run,
+    ``done`` otherwise).
+    """
 
     id: str
     object_type: str = Field(default="review", alias="object")
@@ -393,10 +416,14 @@ class ReviewReport(WireModel):
     applied: list[ActionOutcome] = []
     skipped: list[ActionOutcome] = []
     report_key: str | None = None
+    status: str = "done"
+    approval: str = "none"
+    decisions: list[ActionDecision] = []
 
 
 class ReviewSummary(WireModel):
-    """One line of ``GET /reviews``: counts, and where the full report is."""
+    """One line of ``GET /reviews``: counts, and where the full report is
+    (``pending`` and ``rejected`` count an approval-mode review's decisions)."""
 
     id: str
     agent_id: str
@@ -409,6 +436,10 @@ class ReviewSummary(WireModel):
     applied: int
     skipped: int
     report_key: str
+    status: str = "done"
+    approval: str = "none"
+    pending: int = 0
+    rejected: int = 0
 
 
 class ReviewPage(WireModel):

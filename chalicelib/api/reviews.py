@@ -1,5 +1,6 @@
 """Review routes (SPEC §7 ``/reviews``, §9), under ``/api/v1``: run an agent's
-review now (or dry-run it), list an agent's reports, read one report."""
+review now (or dry-run it), list an agent's reports, read one report, and
+approve or reject one action of an approval-mode review (issue 4 item 6)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from chalicelib.api.http import (
     reject_other_methods,
     validate,
 )
+from chalicelib.models.requests import EmptyRequest
 from chalicelib.models.review import ReviewListQuery, RunReviewRequest
 from chalicelib.services.memories import decode_next_token, encode_next_token
 
@@ -65,4 +67,36 @@ def get_review(review_id: str) -> Response:
     return json_response(call.services.reviews.get(call.principal, review_id).to_wire())
 
 
-reject_other_methods(reviews_api, {"/reviews": ["GET", "POST"], "/reviews/{review_id}": ["GET"]})
+@reviews_api.route(
+    "/reviews/{review_id}/actions/{action_ref}/approve", methods=["POST"], content_types=ANY_CONTENT
+)
+@endpoint
+def approve_review_action(review_id: str, action_ref: str) -> Response:
+    """A person approves one pending action (``2`` or ``a2``): it is applied now."""
+    call = call_context(_request())
+    parse_body(_request().raw_body, EmptyRequest)
+    report = call.services.reviews.approve(call.principal, review_id, action_ref)
+    return json_response(report.to_wire())
+
+
+@reviews_api.route(
+    "/reviews/{review_id}/actions/{action_ref}/reject", methods=["POST"], content_types=ANY_CONTENT
+)
+@endpoint
+def reject_review_action(review_id: str, action_ref: str) -> Response:
+    """A person rejects one pending action (``2`` or ``a2``): it is never applied."""
+    call = call_context(_request())
+    parse_body(_request().raw_body, EmptyRequest)
+    report = call.services.reviews.reject(call.principal, review_id, action_ref)
+    return json_response(report.to_wire())
+
+
+reject_other_methods(
+    reviews_api,
+    {
+        "/reviews": ["GET", "POST"],
+        "/reviews/{review_id}": ["GET"],
+        "/reviews/{review_id}/actions/{action_ref}/approve": ["POST"],
+        "/reviews/{review_id}/actions/{action_ref}/reject": ["POST"],
+    },
+)

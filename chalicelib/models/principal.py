@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Literal
 
 from chalicelib.models.common import Timestamp, WireModel
+
+ReviewApproval = Literal["none", "required"]
+"""A workspace's ``reviewApproval`` setting (issue 4 item 6): ``none`` (default)
+applies each review's plan at once; ``required`` makes every action wait for a
+person of the workspace to approve or reject it."""
+REVIEW_APPROVAL_VALUES: tuple[ReviewApproval, ...] = ("none", "required")
 
 
 class PrincipalKind(StrEnum):
@@ -28,11 +35,15 @@ class Principal(WireModel):
 
 
 class Workspace(WireModel):
-    """A tenant (``wsp_…``); nothing crosses workspaces."""
+    """A tenant (``wsp_…``); nothing crosses workspaces.
+
+    ``review_approval`` is its review setting (see ``ReviewApproval``).
+    """
 
     id: str
     name: str
     created_at: Timestamp
+    review_approval: ReviewApproval = "none"
 
 
 class Agent(WireModel):

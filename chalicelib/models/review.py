@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 from chalicelib.models.common import RequestModel, Timestamp, WireModel
+from chalicelib.models.principal import ReviewApproval
 from chalicelib.models.requests import MAX_LIST_LIMIT, Limit
 
 ActionKind = Literal["merge", "renew", "replace", "archive", "lift", "resolve_conflict"]
@@ -28,6 +29,24 @@ ActionKind = Literal["merge", "renew", "replace", "archive", "lift", "resolve_co
 """
 
 Trigger = Literal["schedule", "manual"]
+
+DecisionState = Literal["pending", "applying", "applied", "skipped", "rejected"]
+"""Where one action of an approval-mode review stands (issue 4 item 6):
+
+* ``pending``: waits for a person.
+* ``applying``: a person approved it and it is being applied (transient; a
+  claim older than 15 minutes may be taken over by another approval).
+* ``applied`` / ``skipped``: approved, then applied, or skipped with the reason
+  (the memories changed since the plan was made).
+* ``rejected``: a person rejected it; it is never applied.
+"""
+
+FINAL_STATES: frozenset[str] = frozenset({"applied", "skipped", "rejected"})
+"""Decision states that never change again."""
+
+ReviewStatus = Literal["planned", "pending", "done"]
+"""``planned``: a dry run; ``pending``: some action still waits for a decision;
+``done``: nothing waits (applied at once, or every action decided)."""
 
 
 class ReviewAction(BaseModel):
@@ -86,10 +105,36 @@ class ActionOutcome(BaseModel):
     created_id: str | None = None
 
 
+class ActionDecision(BaseModel):
+    """A person's decision on one action of an approval-mode review (issue 4 item 6).
+
+    Attributes:
+        action_id: the action (``a1``, ``a2``, …).
+        state: see ``DecisionState``.
+        decided_by: the person (``usr_…``) who approved or rejected it.
+        decided_at: when (the approval's time while ``applying``).
+        detail: what applying did, or why it was skipped; ``None`` otherwise.
+        created_id: the fact a lift created.
+    """
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    action_id: str
+    state: DecisionState = "pending"
+    decided_by: str | None = None
+    decided_at: Timestamp | None = None
+    detail: str | None = None
+    created_id: str | None = None
+
+
 class ReviewReport(WireModel):
     """A review as persons read it (``GET /reviews/{id}``); stored as JSON in S3.
 
-    ``workspace_id`` is stored, never sent.
+    ``workspace_id`` is stored, never sent. ``approval`` is the workspace's
+    setting when the review ran; with ``required`` nothing is applied by the
+    run and ``decisions`` holds one entry per action (``pending`` until a
+    person decides), while ``applied`` / ``skipped`` list the approved ones.
+    The wire form adds ``status`` (see ``ReviewStatus``).
     """
 
     id: str
@@ -105,11 +150,62 @@ class ReviewReport(WireModel):
     applied: list[ActionOutcome] = Field(default_factory=list)
     skipped: list[ActionOutcome] = Field(default_factory=list)
     report_key: str | None = None
+    approval: ReviewApproval = "none"
+    decisions: list[ActionDecision] = Field(default_factory=list)
+
+    @property
+    def status(self) -> ReviewStatus:
+        """``planned`` (dry run), ``pending`` (a decision is awaited) or ``done``."""
+        if self.dry_run:
+            return "planned"
+        waiting = any(decision.state not in FINAL_STATES for decision in self.decisions)
+        return "pending" if waiting else "done"
 
     def to_wire(self) -> dict[str, Any]:
-        """Return the JSON object (``object: "review"``)."""
+        """Return the JSON object (``object: "review"``, with ``status``)."""
         body = self.model_dump(mode="json", by_alias=True)
-        return {"id": body.pop("id"), "object": "review", **body}
+        return {"id": body.pop("id"), "object": "review", "status": self.status, **body}
+
+    def with_decisions(self, stored: list[ActionDecision]) -> ReviewReport:
+        """This report with the stored decisions merged in (approval mode).
+
+        Every planned action gets one entry in ``decisions`` (``pending`` when
+        nothing is stored for it), in plan order; ``applied`` and ``skipped``
+        become the outcomes of the approved actions.
+
+        Args:
+            stored: the decisions read from storage, in any order.
+
+        Returns:
+            A new report; this one is unchanged.
+        """
+        by_action = {decision.action_id: decision for decision in stored}
+        decisions = [
+            by_action.get(action.id, ActionDecision(action_id=action.id))
+            for action in self.plan.actions
+        ]
+        actions = {action.id: action for action in self.plan.actions}
+
+        def outcomes(state: str) -> list[ActionOutcome]:
+            return [
+                ActionOutcome(
+                    action_id=decision.action_id,
+                    action=actions[decision.action_id].action,
+                    detail=decision.detail or "",
+                    memory_ids=actions[decision.action_id].memory_ids,
+                    created_id=decision.created_id,
+                )
+                for decision in decisions
+                if decision.state == state
+            ]
+
+        return self.model_copy(
+            update={
+                "decisions": decisions,
+                "applied": outcomes("applied"),
+                "skipped": outcomes("skipped"),
+            }
+        )
 
     def summary(self) -> ReviewSummary:
         """The short form kept in DynamoDB for listing."""
@@ -126,11 +222,19 @@ class ReviewReport(WireModel):
             applied=len(self.applied),
             skipped=len(self.skipped),
             report_key=self.report_key or "",
+            approval=self.approval,
+            pending=sum(decision.state not in FINAL_STATES for decision in self.decisions),
+            rejected=sum(decision.state == "rejected" for decision in self.decisions),
         )
 
 
 class ReviewSummary(WireModel):
-    """One line of ``GET /reviews``: counts and where the full report is."""
+    """One line of ``GET /reviews``: counts and where the full report is.
+
+    In approval mode ``applied``, ``skipped``, ``rejected`` and ``pending``
+    follow the decisions (each decision moves one count, in the same
+    transaction). The wire form adds ``status`` (``pending`` or ``done``).
+    """
 
     id: str
     workspace_id: str = Field(exclude=True)
@@ -144,11 +248,15 @@ class ReviewSummary(WireModel):
     applied: int
     skipped: int
     report_key: str
+    approval: ReviewApproval = "none"
+    pending: int = 0
+    rejected: int = 0
 
     def to_wire(self) -> dict[str, Any]:
-        """Return the JSON object (``object: "review_summary"``)."""
+        """Return the JSON object (``object: "review_summary"``, with ``status``)."""
         body = self.model_dump(mode="json", by_alias=True)
-        return {"id": body.pop("id"), "object": "review_summary", **body}
+        status = "pending" if self.pending else "done"
+        return {"id": body.pop("id"), "object": "review_summary", "status": status, **body}
 
 
 class RunReviewRequest(RequestModel):

@@ -10,7 +10,14 @@ import secrets
 
 from chalicelib.errors import InvalidRequest, Unauthorized
 from chalicelib.ids import WORKSPACE_ID, Clock, IdFactory
-from chalicelib.models.principal import Agent, IssuedCredential, Person, Principal, Workspace
+from chalicelib.models.principal import (
+    REVIEW_APPROVAL_VALUES,
+    Agent,
+    IssuedCredential,
+    Person,
+    Principal,
+    Workspace,
+)
 from chalicelib.storage.protocols import DirectoryRepository
 
 TOKEN_PREFIX = "pwk_"
@@ -51,7 +58,8 @@ class AuthService:
 
 
 class AdminService:
-    """Operator commands: create workspaces, agents and persons with tokens.
+    """Operator commands: create workspaces, agents and persons with tokens; set a
+    workspace's review approval.
 
     Args:
         directory: where workspaces, agents, persons and token hashes live.
@@ -112,6 +120,35 @@ class AdminService:
         token = new_token()
         self._directory.create_person(person, hash_token(token))
         return IssuedCredential(id=person.id, token=token)
+
+    def set_review_approval(self, workspace_id: str, value: str) -> Workspace:
+        """Set a workspace's ``reviewApproval`` (issue 4 item 6).
+
+        ``required``: every later review stores its plan with each action
+        pending until a person approves or rejects it; ``none`` (the default):
+        reviews apply their plans at once. Reviews already stored keep the mode
+        they ran with.
+
+        Args:
+            workspace_id: the ``wsp_…`` id.
+            value: ``none`` or ``required`` (any case, surrounding spaces ignored).
+
+        Returns:
+            The workspace with the new setting.
+
+        Raises:
+            InvalidRequest: another value, or no such workspace.
+        """
+        wanted = value.strip().lower()
+        approval = next((known for known in REVIEW_APPROVAL_VALUES if known == wanted), None)
+        if approval is None:
+            choices = " or ".join(REVIEW_APPROVAL_VALUES)
+            raise InvalidRequest(f"reviewApproval must be {choices}, not {value!r}.")
+        self._check_workspace(workspace_id)
+        workspace = self._directory.set_review_approval(workspace_id, approval)
+        if workspace is None:
+            raise InvalidRequest(f"No workspace {workspace_id!r}. Create it first.")
+        return workspace
 
     def workspace_exists(self, workspace_id: str) -> bool:
         """True when ``workspace_id`` names a stored workspace."""

@@ -8,6 +8,11 @@ expects and is skipped, with the reason, when anything changed. Audit records
 name the review (``actorType: system``, ``actorId: rvw_…``). The report (plan,
 applied, skipped) goes to S3 as JSON and is summarised in DynamoDB.
 
+Approval mode (issue 4 item 6): in a workspace whose ``reviewApproval`` is
+``required`` a run applies nothing; it stores the plan with every action
+``pending``, and persons approve or reject each action
+(``chalicelib.services.review_decisions``).
+
 Idempotent: a scheduled review claims ``agent + date`` conditionally, so a
 retried message does nothing twice; and every action re-checks the state it
 expects (a merged fact is archived, a renewed one no longer expired, a lifted
@@ -16,43 +21,35 @@ text is claimed), so any rerun, manual ones included, changes nothing twice.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 from datetime import UTC, datetime, timedelta
 
-from chalicelib.errors import Forbidden, NotFound, PineworkError
+from chalicelib.errors import Forbidden, NotFound
 from chalicelib.ids import Clock, IdFactory
-from chalicelib.models.memory import AuditRecord, Memory, MemoryKind, MemoryStatus
-from chalicelib.models.principal import Principal
+from chalicelib.models.memory import Memory, MemoryKind
+from chalicelib.models.principal import Principal, ReviewApproval
 from chalicelib.models.review import (
+    ActionDecision,
     ActionOutcome,
-    ReviewAction,
     ReviewPlan,
     ReviewReport,
     ReviewSummary,
     RunReviewRequest,
     Trigger,
 )
-from chalicelib.services.memories import audit_record
-from chalicelib.services.reviewer import ReviewContext, Reviewer, durable_text, normalize
+from chalicelib.services.review_apply import ActionApplier, ActionScope, ActionSkipped, outcome_of
+from chalicelib.services.review_decisions import ReviewDecisions
+from chalicelib.services.reviewer import ReviewContext, Reviewer
 from chalicelib.services.routines import RoutineService
-from chalicelib.services.rules import (
-    DEFAULT_FACT_LIFETIME,
-    FACT_MAX_CHARS,
-    SecretFinder,
-    check_text,
-    resolve_agent,
-)
+from chalicelib.services.rules import SecretFinder, resolve_agent
 from chalicelib.storage.protocols import (
     DirectoryRepository,
-    LiftClaimed,
     MemoryRepository,
     ReportStore,
     ReviewDateTaken,
     ReviewQueue,
     ReviewRepository,
-    WriteConflict,
 )
 
 logger = logging.getLogger(__name__)
@@ -60,10 +57,6 @@ logger = logging.getLogger(__name__)
 CLAIM_LEASE = timedelta(minutes=15)
 """A scheduled review still "running" after this long is taken over by a retry."""
 _PAGE = 500
-
-
-class _Skip(Exception):
-    """An action is not applied; the message says why (it goes into the report)."""
 
 
 def review_date_for(moment: datetime) -> str:
@@ -77,14 +70,14 @@ def report_key(workspace_id: str, agent_id: str, day: str, review_id: str) -> st
 
 
 class ReviewService:
-    """Runs, lists and reads reviews.
+    """Runs, lists and reads reviews; persons decide the actions of approval-mode ones.
 
     Args:
         memories: memory storage (reads, and the API's state-change writes).
         reviews: the review's own writes (system supersede, lift, claims, summaries).
         reports: where full reports are stored (S3).
         routines: to skip agents whose routine is not active.
-        directory: to check a named agent.
+        directory: to check a named agent and read the workspace's ``reviewApproval``.
         secrets: the secret detector (a lifted line is checked like a save).
         reviewer: the judgement (``RuleReviewer`` by default).
         clock: the current time.
@@ -111,16 +104,19 @@ class ReviewService:
         self._reports = reports
         self._routines = routines
         self._directory = directory
-        self._secrets = secrets
         self._reviewer = reviewer
         self._clock = clock
         self._ids = ids
+        self._applier = ActionApplier(memories, reviews, secrets, clock, ids)
+        self._decisions = ReviewDecisions(reviews, reports, self._applier, clock, ids)
 
     def run_now(self, principal: Principal, request: RunReviewRequest) -> ReviewReport:
         """A person runs an agent's review now (``POST /reviews``), for yesterday (UTC).
 
         With ``dryRun`` the plan is returned and nothing is written (no memory
-        change, no report). Otherwise the report is stored and returned.
+        change, no report). Otherwise the report is stored and returned; in a
+        workspace with ``reviewApproval: required`` nothing is applied and every
+        action is ``pending`` (issue 4 item 6).
 
         Raises:
             Forbidden: an agent called, or the agent is not in the workspace.
@@ -144,6 +140,7 @@ class ReviewService:
                 started_at=started,
                 finished_at=self._clock.now(),
                 plan=plan,
+                approval=self._approval(principal.workspace_id),
             )
         return self._run(principal.workspace_id, agent_id, day, "manual")
 
@@ -177,6 +174,10 @@ class ReviewService:
 
     def run_scheduled(self, workspace_id: str, agent_id: str, day: str) -> ReviewReport | None:
         """The nightly review of one agent (the SQS worker): once per agent and date.
+
+        In approval mode the one run of the date stores its plan as pending; a
+        rerun of the date (a retried message) finds the date claimed and stores
+        no second plan.
 
         Returns:
             The report, or None when the routine is not active or the date was
@@ -231,7 +232,8 @@ class ReviewService:
         return self._reviews.list_summaries(agent, limit, after_id)
 
     def get(self, principal: Principal, review_id: str) -> ReviewReport:
-        """One full report (from S3) of the caller's workspace.
+        """One full report (from S3) of the caller's workspace, with each action's
+        decision merged in for an approval-mode review.
 
         Raises:
             NotFound: no such review in the workspace (or the agent's own, for an agent).
@@ -241,12 +243,23 @@ class ReviewService:
             raise NotFound(f"No review {review_id!r} in your workspace.")
         if principal.is_agent and summary.agent_id != principal.id:
             raise NotFound(f"No review {review_id!r} of yours.")
-        body = self._reports.get(summary.report_key)
-        if body is None:
-            raise NotFound(f"The report of {review_id} is missing from storage.")
-        return ReviewReport.model_validate(
-            {**json.loads(body), "workspaceId": summary.workspace_id}
-        )
+        return self._decisions.read_report(summary)
+
+    def approve(self, principal: Principal, review_id: str, action_ref: str) -> ReviewReport:
+        """A person approves one pending action: it is applied now, version-checked.
+
+        See ``ReviewDecisions.approve`` (errors ``forbidden``, ``not_found``,
+        ``invalid_request``, ``conflict``; issue 4 item 6).
+        """
+        return self._decisions.approve(principal, review_id, action_ref)
+
+    def reject(self, principal: Principal, review_id: str, action_ref: str) -> ReviewReport:
+        """A person rejects one pending action: it is never applied.
+
+        See ``ReviewDecisions.reject`` (errors ``forbidden``, ``not_found``,
+        ``invalid_request``, ``conflict``; issue 4 item 6).
+        """
+        return self._decisions.reject(principal, review_id, action_ref)
 
     def _run(
         self,
@@ -259,14 +272,20 @@ class ReviewService:
     ) -> ReviewReport:
         review_id = review_id or self._ids.new("rvw")
         started = self._clock.now()
+        approval = self._approval(workspace_id)
         plan = self.plan(workspace_id, agent_id, day)
         applied: list[ActionOutcome] = []
         skipped: list[ActionOutcome] = []
+        decisions: list[ActionDecision] = []
+        scope = ActionScope(workspace_id, agent_id, review_id)
         for action in plan.actions:
+            if approval == "required":
+                decisions.append(ActionDecision(action_id=action.id))
+                continue
             try:
-                applied.append(self._apply(workspace_id, agent_id, review_id, action))
-            except _Skip as skip:
-                skipped.append(_outcome(action, str(skip)))
+                applied.append(self._applier.apply(scope, action))
+            except ActionSkipped as skip:
+                skipped.append(outcome_of(action, str(skip)))
         key = report_key(workspace_id, agent_id, day, review_id)
         report = ReviewReport(
             id=review_id,
@@ -282,19 +301,27 @@ class ReviewService:
             applied=applied,
             skipped=skipped,
             report_key=key,
+            approval=approval,
+            decisions=decisions,
         )
         body = json.dumps(report.to_wire(), ensure_ascii=False, separators=(",", ":"))
         self._reports.put(key, body.encode("utf-8"))
         self._reviews.save_summary(report.summary())
         logger.info(
-            "review %s of %s for %s: %d applied, %d skipped",
+            "review %s of %s for %s: %d applied, %d skipped, %d pending",
             review_id,
             agent_id,
             day,
             len(applied),
             len(skipped),
+            len(decisions),
         )
         return report
+
+    def _approval(self, workspace_id: str) -> ReviewApproval:
+        """The workspace's ``reviewApproval`` (``none`` when the workspace is unknown)."""
+        workspace = self._directory.get_workspace(workspace_id)
+        return "none" if workspace is None else workspace.review_approval
 
     def _all_facts(self, workspace_id: str, agent_id: str) -> list[Memory]:
         facts: list[Memory] = []
@@ -317,136 +344,3 @@ class ReviewService:
         row_id = self._memories.live_day_row_id(agent_id, day)
         row = None if row_id is None else self._memories.get(row_id)
         return [] if row is None else row.text.split("\n")
-
-    def _apply(
-        self, workspace_id: str, agent_id: str, review_id: str, action: ReviewAction
-    ) -> ActionOutcome:
-        """Apply one action, or raise ``_Skip`` with the reason."""
-        if action.action == "lift":
-            return self._lift(workspace_id, agent_id, review_id, action)
-        current = {
-            memory_id: self._expected(agent_id, memory_id, action)
-            for memory_id in [*action.memory_ids, *filter(None, [action.keep_id])]
-        }
-        if not action.memory_ids:
-            raise _Skip("the action names no memory")
-        if action.action in ("merge", "replace", "resolve_conflict"):
-            if action.keep_id is None or action.keep_id in action.memory_ids:
-                raise _Skip("the action names no distinct fact to keep")
-            keeper = current[action.keep_id]
-            done: list[str] = []
-            for memory_id in action.memory_ids:
-                try:
-                    self._supersede(review_id, current[memory_id], keeper, action)
-                except WriteConflict as conflict:
-                    raise _Skip(
-                        f"{memory_id} or {keeper.id} changed while the review ran"
-                        + (f" (already applied: {', '.join(done)})" if done else "")
-                    ) from conflict
-                done.append(memory_id)
-            return _outcome(action, f"superseded by {keeper.id}")
-        (before,) = (current[memory_id] for memory_id in action.memory_ids)
-        if action.action == "renew":
-            if action.expires_at is None or action.expires_at <= self._clock.now():
-                raise _Skip("a renewal needs a future expiresAt")
-            changes: dict[str, object] = {"expires_at": action.expires_at}
-            verb = "renew"
-        else:
-            changes = {
-                "status": MemoryStatus.ARCHIVED,
-                "archive_reason": action.reason[:500],
-                "archived_at": self._clock.now(),
-            }
-            verb = "archive"
-        after = before.model_copy(
-            update={**changes, "updated_at": self._clock.now(), "version": before.version + 1}
-        )
-        audit = self._audit(review_id, verb, before, after, action.reason)
-        try:
-            self._memories.transition(before, after, audit)
-        except WriteConflict as conflict:
-            raise _Skip(f"{before.id} changed while the review ran") from conflict
-        return _outcome(action, "renewed" if verb == "renew" else "archived")
-
-    def _expected(self, agent_id: str, memory_id: str, action: ReviewAction) -> Memory:
-        """The memory as the action expects it: the agent's own live fact, same version."""
-        memory = self._memories.get(memory_id) if memory_id.startswith("mem_") else None
-        if memory is None or memory.agent_id != agent_id or memory.kind is not MemoryKind.FACT:
-            raise _Skip(f"{memory_id} is not one of the agent's facts")
-        if memory.status is not MemoryStatus.ACTIVE:
-            raise _Skip(f"{memory_id} is no longer live ({memory.archive_reason})")
-        expected = action.expected_versions.get(memory_id)
-        if expected is not None and expected != memory.version:
-            raise _Skip(f"{memory_id} changed since the plan was made")
-        return memory
-
-    def _supersede(self, review_id: str, old: Memory, keeper: Memory, action: ReviewAction) -> None:
-        now = self._clock.now()
-        after = old.superseded(keeper.id, now)
-        audit = self._audit(
-            review_id, "supersede", old, after, f"{action.action} by {keeper.id}: {action.reason}"
-        )
-        self._reviews.supersede_by_existing(old, after, keeper, audit)
-
-    def _lift(
-        self, workspace_id: str, agent_id: str, review_id: str, action: ReviewAction
-    ) -> ActionOutcome:
-        text = action.text or ""
-        try:
-            check_text(text, limit=FACT_MAX_CHARS, what="lifted fact", secrets=self._secrets)
-        except PineworkError as refused:
-            raise _Skip(f"not lifted: {refused.message}") from refused
-        old = None
-        if action.supersedes is not None:
-            old = self._expected(agent_id, action.supersedes, action)
-        now = self._clock.now()
-        task = next(
-            (found[1] for line in action.evidence if (found := durable_text(line)) is not None),
-            None,
-        )
-        fact = Memory(
-            id=self._ids.new("mem"),
-            workspace_id=workspace_id,
-            agent_id=agent_id,
-            kind=MemoryKind.FACT,
-            text=text,
-            expires_at=now + DEFAULT_FACT_LIFETIME,
-            supersedes=None if old is None else old.id,
-            task_key=task,
-            created_at=now,
-            updated_at=now,
-        )
-        audits: list[AuditRecord] = [
-            self._audit(review_id, "create", None, fact, f"lifted: {action.reason}")
-        ]
-        replaced = None
-        if old is not None:
-            old_after = old.superseded(fact.id, now)
-            audits.append(self._audit(review_id, "supersede", old, old_after, f"by {fact.id}"))
-            replaced = (old, old_after)
-        digest = hashlib.sha256(normalize(text).encode("utf-8")).hexdigest()
-        try:
-            self._reviews.create_lifted(fact, audits, digest, replaced)
-        except LiftClaimed as claimed:
-            raise _Skip("this text was lifted before (a retry, or a person vetoed it)") from claimed
-        except WriteConflict as conflict:
-            raise _Skip(f"{action.supersedes} changed while the review ran") from conflict
-        outcome = _outcome(action, f"lifted as {fact.id}")
-        return outcome.model_copy(update={"created_id": fact.id})
-
-    def _audit(
-        self,
-        review_id: str,
-        action: str,
-        before: Memory | None,
-        after: Memory,
-        reason: str,
-    ) -> AuditRecord:
-        record = audit_record(self._ids, self._clock, None, action, before, after, reason)
-        return record.model_copy(update={"actor_id": review_id})
-
-
-def _outcome(action: ReviewAction, detail: str) -> ActionOutcome:
-    return ActionOutcome(
-        action_id=action.id, action=action.action, detail=detail, memory_ids=action.memory_ids
-    )

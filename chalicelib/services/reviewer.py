@@ -194,6 +194,28 @@ def durable_text(line: str) -> tuple[str, str | None] | None:
     return _strip_marker(after_time, None) or _strip_marker(match.group(3), match.group(2))
 
 
+def day_line_body(line: str) -> str:
+    """The line an agent wrote, without the stored ``HH:MM [TASK] `` prefix (SPEC §2)."""
+    match = _DAY_LINE.match(line)
+    return line if match is None else match.group(3)
+
+
+def twin_of(text: str, facts: Iterable[Memory]) -> Memory | None:
+    """The first fact, live or archived, that says ``text`` again (same normalized
+    text, or content words overlapping by Jaccard >= 0.8); such a text is never
+    lifted, above all when a person vetoed the twin (SPEC §9 step 3)."""
+    normalized, words = normalize(text), content_words(text)
+    return next(
+        (
+            fact
+            for fact in facts
+            if normalize(fact.text) == normalized
+            or jaccard(content_words(fact.text), words) >= DUPLICATE_SIMILARITY
+        ),
+        None,
+    )
+
+
 def _strip_marker(body: str, task: str | None) -> tuple[str, str | None] | None:
     for marker in DURABLE_MARKERS:
         if body.lower().startswith(marker):
@@ -446,15 +468,7 @@ class RuleReviewer:
             normalized, words = normalize(text), content_words(text)
             if normalized in lifted_texts:
                 continue
-            twin = next(
-                (
-                    f
-                    for f in known
-                    if normalize(f.text) == normalized
-                    or jaccard(content_words(f.text), words) >= DUPLICATE_SIMILARITY
-                ),
-                None,
-            )
+            twin = twin_of(text, known)
             if twin is not None:
                 why = "a person vetoed" if twin.archive_reason == VETOED else "already a fact"
                 notes.append(f"not lifted ({why}: {twin.id}): {line}")

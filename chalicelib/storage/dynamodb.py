@@ -17,7 +17,14 @@ from botocore.exceptions import ClientError
 
 from chalicelib.ids import to_rfc3339
 from chalicelib.models.memory import AuditRecord, Memory, MemoryKind, MemoryStatus
-from chalicelib.models.principal import Agent, Person, Principal, PrincipalKind, Workspace
+from chalicelib.models.principal import (
+    Agent,
+    Person,
+    Principal,
+    PrincipalKind,
+    ReviewApproval,
+    Workspace,
+)
 from chalicelib.storage import items as convert
 from chalicelib.storage.keys import (
     AUDIT_PREFIX,
@@ -459,6 +466,25 @@ class DynamoDBDirectoryRepository:
         """Return the workspace or None."""
         found = self._table.get(workspace_key(workspace_id))
         return None if found is None else convert.workspace_from_item(found)
+
+    def set_review_approval(self, workspace_id: str, value: ReviewApproval) -> Workspace | None:
+        """Set the workspace's ``reviewApproval`` (conditional update); None when it is missing."""
+        try:
+            response = self._table.client.update_item(
+                TableName=self._table.name,
+                Key=to_attributes(workspace_key(workspace_id)),
+                UpdateExpression="SET #approval = :value",
+                # Only an existing workspace: an update must never create a bare item.
+                ConditionExpression="attribute_exists(pk)",
+                ExpressionAttributeNames={"#approval": "reviewApproval"},
+                ExpressionAttributeValues=to_attributes({":value": value}),
+                ReturnValues="ALL_NEW",
+            )
+        except ClientError as error:
+            if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                return None
+            raise
+        return convert.workspace_from_item(from_attributes(response["Attributes"]))
 
     def create_agent(self, agent: Agent, token_hash: str) -> None:
         """Write an agent and its token hash atomically."""

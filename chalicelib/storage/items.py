@@ -174,12 +174,18 @@ def workspace_to_item(workspace: Workspace) -> dict[str, Any]:
         "id": workspace.id,
         "name": workspace.name,
         "createdAt": to_rfc3339(workspace.created_at),
+        "reviewApproval": workspace.review_approval,
     }
 
 
 def workspace_from_item(item: dict[str, Any]) -> Workspace:
-    """Rebuild a workspace from its stored item."""
-    return Workspace(id=item["id"], name=item["name"], created_at=from_rfc3339(item["createdAt"]))
+    """Rebuild a workspace from its stored item (``reviewApproval`` absent: ``none``)."""
+    return Workspace(
+        id=item["id"],
+        name=item["name"],
+        created_at=from_rfc3339(item["createdAt"]),
+        review_approval=item.get("reviewApproval", "none"),
+    )
 
 
 def agent_to_item(agent: Agent) -> dict[str, Any]:

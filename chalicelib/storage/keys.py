@@ -15,6 +15,8 @@
 | routine | ``ROUTINE#<agt_id>`` | ``ROUTINE`` |
 | review of one date (claim) | ``REVIEWDATE#<agt_id>#<YYYY-MM-DD>`` | ``REVIEWDATE`` |
 | review summary | ``REVIEWS#<agt_id>`` | ``<rvw_id>`` |
+| review summary (lookup by id) | ``REVIEW#<rvw_id>`` | ``REVIEW`` |
+| decision on a review action | ``REVIEW#<rvw_id>`` | ``ACTION#<action id>`` |
 | lift claim | ``LIFT#<agt_id>#<sha256 of normalized text>`` | ``LIFT`` |
 
 A key-value scope is ``account#<wsp_id>``, ``byok#<sha256 hex>`` or
@@ -155,6 +157,24 @@ def review_partition(agent_id: str) -> str:
 def review_key(agent_id: str, review_id: str) -> dict[str, str]:
     """Primary key of one review summary (the full report is in S3)."""
     return {"pk": review_partition(agent_id), "sk": review_id}
+
+
+def review_lookup_key(review_id: str) -> dict[str, str]:
+    """Primary key of the copy of a review summary found by id."""
+    return {"pk": review_lookup_partition(review_id), "sk": "REVIEW"}
+
+
+def review_lookup_partition(review_id: str) -> str:
+    """Partition of a review's lookup item and of its action decisions."""
+    return f"REVIEW#{review_id}"
+
+
+DECISION_PREFIX = "ACTION#"
+
+
+def review_decision_key(review_id: str, action_id: str) -> dict[str, str]:
+    """Primary key of a person's decision on one action of an approval-mode review."""
+    return {"pk": review_lookup_partition(review_id), "sk": f"{DECISION_PREFIX}{action_id}"}
 
 
 def lift_claim_key(agent_id: str, text_digest: str) -> dict[str, str]:

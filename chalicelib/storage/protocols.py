@@ -14,9 +14,9 @@ from enum import Enum
 from typing import Protocol
 
 from chalicelib.models.memory import AuditRecord, Memory
-from chalicelib.models.principal import Agent, Person, Principal, Workspace
+from chalicelib.models.principal import Agent, Person, Principal, ReviewApproval, Workspace
 from chalicelib.models.recall import RecallLogEntry
-from chalicelib.models.review import ReviewSummary
+from chalicelib.models.review import ActionDecision, ReviewSummary
 from chalicelib.models.routine import Routine
 
 
@@ -196,6 +196,10 @@ class DirectoryRepository(Protocol):
         """Return the workspace or None."""
         ...
 
+    def set_review_approval(self, workspace_id: str, value: ReviewApproval) -> Workspace | None:
+        """Set a stored workspace's ``reviewApproval``; None when there is no such workspace."""
+        ...
+
     def create_agent(self, agent: Agent, token_hash: str) -> None:
         """Write a new agent and its token hash in one transaction."""
         ...
@@ -283,6 +287,18 @@ class ReviewDateTaken(Exception):
     """Another review of this agent and date is running or finished."""
 
 
+class DecisionTaken(Exception):
+    """The action was decided already, or another approval is applying it.
+
+    Attributes:
+        existing: the stored decision when it could be read, else None.
+    """
+
+    def __init__(self, message: str, existing: ActionDecision | None = None) -> None:
+        super().__init__(message)
+        self.existing = existing
+
+
 class ReviewRepository(Protocol):
     """The review's own writes (SPEC §9): system changes that need more conditions
     than the API's, the per-date claim, and report summaries."""
@@ -340,6 +356,43 @@ class ReviewRepository(Protocol):
         self, agent_id: str, limit: int, after_id: str | None
     ) -> tuple[list[ReviewSummary], str | None]:
         """An agent's review summaries newest first, and the id to continue after."""
+        ...
+
+    def claim_approval(
+        self, review_id: str, decision: ActionDecision, claim_id: str, stale_before: datetime
+    ) -> None:
+        """Store ``decision`` (state ``applying``) unless the action has a decision,
+        or an ``applying`` one made after ``stale_before``.
+
+        Raises:
+            DecisionTaken: the condition failed.
+        """
+        ...
+
+    def record_outcome(
+        self, summary: ReviewSummary, decision: ActionDecision, claim_id: str
+    ) -> None:
+        """Replace the claim ``claim_id`` with the final ``decision`` and move the
+        summary's counts, in one transaction.
+
+        Raises:
+            DecisionTaken: the claim is no longer ours (taken over).
+            WriteConflict: the summary has no pending action left.
+        """
+        ...
+
+    def record_rejection(self, summary: ReviewSummary, decision: ActionDecision) -> None:
+        """Store a ``rejected`` decision for an undecided action and move the
+        summary's counts, in one transaction.
+
+        Raises:
+            DecisionTaken: the action has a decision (or is being applied).
+            WriteConflict: the summary has no pending action left.
+        """
+        ...
+
+    def list_decisions(self, review_id: str) -> list[ActionDecision]:
+        """Every stored decision of a review (strongly consistent), in any order."""
         ...
 
 

@@ -1,5 +1,6 @@
 """DynamoDB and S3 adapters of the review's storage (SPEC §9): system supersedes,
 lifted facts with their once-only claim, the per-date claim, report summaries,
+persons' decisions on the actions of approval-mode reviews (issue 4 item 6),
 and the JSON reports in S3."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from botocore.exceptions import ClientError
 
 from chalicelib.ids import from_rfc3339, to_rfc3339
 from chalicelib.models.memory import AuditRecord, Memory, MemoryStatus
-from chalicelib.models.review import ReviewSummary
+from chalicelib.models.review import ActionDecision, ReviewSummary
 from chalicelib.storage import items as convert
 from chalicelib.storage.dynamodb import (
     DynamoDBTable,
@@ -22,16 +23,28 @@ from chalicelib.storage.dynamodb import (
     to_attributes,
 )
 from chalicelib.storage.keys import (
+    DECISION_PREFIX,
     lift_claim_key,
     memory_key,
     review_date_key,
+    review_decision_key,
     review_key,
+    review_lookup_key,
+    review_lookup_partition,
     review_partition,
 )
-from chalicelib.storage.protocols import LiftClaimed, ReviewDateTaken, WriteConflict
+from chalicelib.storage.protocols import (
+    DecisionTaken,
+    LiftClaimed,
+    ReviewDateTaken,
+    WriteConflict,
+)
 
 _RUNNING = "running"
 _DONE = "done"
+_APPLYING = "applying"
+_COUNTER_BY_STATE = {"applied": "applied", "skipped": "skipped", "rejected": "rejected"}
+"""The summary count a final decision adds one to."""
 
 
 def _keeper_check(keeper: Memory) -> dict[str, Any]:
@@ -64,6 +77,9 @@ def summary_to_item(summary: ReviewSummary) -> dict[str, Any]:
         "applied": summary.applied,
         "skipped": summary.skipped,
         "reportKey": summary.report_key,
+        "approval": summary.approval,
+        "pending": summary.pending,
+        "rejected": summary.rejected,
     }
 
 
@@ -82,7 +98,60 @@ def summary_from_item(item: dict[str, Any]) -> ReviewSummary:
         applied=int(item["applied"]),
         skipped=int(item["skipped"]),
         report_key=item["reportKey"],
+        approval=item.get("approval", "none"),
+        pending=int(item.get("pending", 0)),
+        rejected=int(item.get("rejected", 0)),
     )
+
+
+def decision_to_item(review_id: str, decision: ActionDecision) -> dict[str, Any]:
+    """Return the stored item of a decision on one review action, key included."""
+    item: dict[str, Any] = {
+        **review_decision_key(review_id, decision.action_id),
+        "entity": "review_decision",
+        "reviewId": review_id,
+        "actionId": decision.action_id,
+        "state": decision.state,
+    }
+    optional = {
+        "decidedBy": decision.decided_by,
+        "decidedAt": None if decision.decided_at is None else to_rfc3339(decision.decided_at),
+        "detail": decision.detail,
+        "createdId": decision.created_id,
+    }
+    item.update({name: value for name, value in optional.items() if value is not None})
+    return item
+
+
+def decision_from_item(item: dict[str, Any]) -> ActionDecision:
+    """Rebuild a decision from its stored item (the claim id stays in storage)."""
+    decided_at = item.get("decidedAt")
+    return ActionDecision(
+        action_id=item["actionId"],
+        state=item["state"],
+        decided_by=item.get("decidedBy"),
+        decided_at=None if decided_at is None else from_rfc3339(decided_at),
+        detail=item.get("detail"),
+        created_id=item.get("createdId"),
+    )
+
+
+def _count_decision(key: dict[str, str], state: str) -> dict[str, Any]:
+    """An Update moving one summary item's counts: one pending less, one ``state`` more."""
+    return {
+        "Update": {
+            "Key": to_attributes(key),
+            "UpdateExpression": "ADD #pending :minus, #counter :one",
+            # The summary exists and still counts an undecided action: a decision
+            # is counted once, and the counts never go below zero.
+            "ConditionExpression": "attribute_exists(pk) AND #pending > :zero",
+            "ExpressionAttributeNames": {
+                "#pending": "pending",
+                "#counter": _COUNTER_BY_STATE[state],
+            },
+            "ExpressionAttributeValues": to_attributes({":minus": -1, ":one": 1, ":zero": 0}),
+        }
+    }
 
 
 class DynamoDBReviewRepository:
@@ -205,13 +274,13 @@ class DynamoDBReviewRepository:
         self._table.transact(
             [
                 _put_new({**review_key(summary.agent_id, summary.id), **item}),
-                _put_new({"pk": f"REVIEW#{summary.id}", "sk": "REVIEW", **item}),
+                _put_new({**review_lookup_key(summary.id), **item}),
             ]
         )
 
     def get_summary(self, review_id: str) -> ReviewSummary | None:
         """The summary by review id (strongly consistent)."""
-        found = self._table.get({"pk": f"REVIEW#{review_id}", "sk": "REVIEW"})
+        found = self._table.get(review_lookup_key(review_id))
         return None if found is None else summary_from_item(found)
 
     def list_summaries(
@@ -232,6 +301,111 @@ class DynamoDBReviewRepository:
             if len(found) > limit:
                 return found[:limit], found[limit - 1].id
         return found, None
+
+    def claim_approval(
+        self, review_id: str, decision: ActionDecision, claim_id: str, stale_before: datetime
+    ) -> None:
+        """Conditional put of the ``applying`` decision, tagged with ``claim_id``.
+
+        Raises:
+            DecisionTaken: the action has a decision, or a fresh ``applying`` one.
+        """
+        try:
+            self._table.client.put_item(
+                TableName=self._table.name,
+                Item=to_attributes({**decision_to_item(review_id, decision), "claimId": claim_id}),
+                # One decision per action: of two approvals (or an approval and a
+                # rejection) exactly one wins. An approval that crashed while
+                # applying (still "applying" after the lease) may be taken over.
+                ConditionExpression=(
+                    "attribute_not_exists(pk) OR (#state = :applying AND #decided < :stale)"
+                ),
+                ExpressionAttributeNames={"#state": "state", "#decided": "decidedAt"},
+                ExpressionAttributeValues=to_attributes(
+                    {":applying": _APPLYING, ":stale": to_rfc3339(stale_before)}
+                ),
+            )
+        except ClientError as error:
+            if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                raise self._taken(review_id, decision.action_id) from error
+            raise
+
+    def record_outcome(
+        self, summary: ReviewSummary, decision: ActionDecision, claim_id: str
+    ) -> None:
+        """One transaction: the claimed decision made final, both summary items counted.
+
+        Raises:
+            DecisionTaken: the claim is no longer ``claim_id``'s.
+            WriteConflict: a summary item has no pending action left.
+        """
+        item = decision_to_item(summary.id, decision)
+        names = {"#state": "state", "#claim": "claimId"}
+        values: dict[str, Any] = {":applying": _APPLYING, ":claim": claim_id}
+        sets = []
+        for position, attribute in enumerate(("state", "decidedBy", "decidedAt", "detail")):
+            if attribute in item:
+                names[f"#f{position}"] = attribute
+                values[f":f{position}"] = item[attribute]
+                sets.append(f"#f{position} = :f{position}")
+        if "createdId" in item:
+            names["#created"] = "createdId"
+            values[":created"] = item["createdId"]
+            sets.append("#created = :created")
+        finish = {
+            "Update": {
+                "Key": to_attributes(review_decision_key(summary.id, decision.action_id)),
+                "UpdateExpression": "SET " + ", ".join(sets) + " REMOVE #claim",
+                # Only the approval holding the claim settles it (not one whose
+                # stale claim another approval took over).
+                "ConditionExpression": "#state = :applying AND #claim = :claim",
+                "ExpressionAttributeNames": names,
+                "ExpressionAttributeValues": to_attributes(values),
+            }
+        }
+        self._settle(summary, decision, finish)
+
+    def record_rejection(self, summary: ReviewSummary, decision: ActionDecision) -> None:
+        """One transaction: the ``rejected`` decision put new, both summary items counted.
+
+        Raises:
+            DecisionTaken: the action has a decision (or one being applied).
+            WriteConflict: a summary item has no pending action left.
+        """
+        # attribute_not_exists: a decided or applying action is never rejected.
+        self._settle(summary, decision, _put_new(decision_to_item(summary.id, decision)))
+
+    def list_decisions(self, review_id: str) -> list[ActionDecision]:
+        """Query the review's partition for its ``ACTION#`` items (strongly consistent)."""
+        items = self._table.query(
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+            ExpressionAttributeValues=to_attributes(
+                {":pk": review_lookup_partition(review_id), ":prefix": DECISION_PREFIX}
+            ),
+            ConsistentRead=True,
+        )
+        return [decision_from_item(item) for item in items]
+
+    def _settle(
+        self, summary: ReviewSummary, decision: ActionDecision, write: dict[str, Any]
+    ) -> None:
+        try:
+            self._table.transact(
+                [
+                    write,
+                    _count_decision(review_key(summary.agent_id, summary.id), decision.state),
+                    _count_decision(review_lookup_key(summary.id), decision.state),
+                ]
+            )
+        except TransactionCancelled as cancelled:
+            if cancelled.reasons and cancelled.reasons[0] == "ConditionalCheckFailed":
+                raise self._taken(summary.id, decision.action_id) from cancelled
+            raise WriteConflict(summary.id) from cancelled
+
+    def _taken(self, review_id: str, action_id: str) -> DecisionTaken:
+        found = self._table.get(review_decision_key(review_id, action_id))
+        existing = None if found is None else decision_from_item(found)
+        return DecisionTaken(f"{review_id} {action_id}", existing)
 
 
 class S3ReportStore:

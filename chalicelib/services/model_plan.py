@@ -1,0 +1,399 @@
+"""A model's review plan (SPEC §9, issue 4 item 5b): the tool schema a model
+answers with, the strict parsing of its answer, and the check of every proposed
+action against the agent's own live memories before ``ReviewService`` sees it.
+
+A model is told the facts, but nothing it says is trusted: the ids it names must
+be the agent's own live facts, each memory takes part in at most one action, the
+versions an action expects come from the facts the review read (never from the
+model), a renewal's new expiry is computed here (old expiry + 90 days, as the
+rule reviewer does), and a lifted text must be copied from a real line of the
+reviewed day's log and must not repeat an existing fact (above all a vetoed one).
+
+Parsing is two-level: an answer that is not ``{"actions": [...], "notes": [...]}``
+is rejected whole (``MalformedPlan``); inside a good envelope each action is
+validated on its own, and one with an unknown kind, a missing or an extra field,
+or a wrong type is dropped with the reason while the others stand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic.alias_generators import to_camel
+
+from chalicelib.ids import to_rfc3339
+from chalicelib.models.memory import VETOED, Memory, MemoryKind, MemoryStatus
+from chalicelib.models.review import ReviewAction
+from chalicelib.services.reviewer import (
+    DURABLE_MARKERS,
+    RECENT_RECALL,
+    RENEWAL,
+    STALE_AGE,
+    ReviewContext,
+    content_words,
+    day_line_body,
+    normalize,
+    twin_of,
+)
+from chalicelib.services.rules import FACT_MAX_CHARS
+
+REASON_MAX_CHARS = 300
+"""Longest reason a model may give for one action (an archive reason is <= 500)."""
+MAX_ACTIONS = 200
+"""Most actions one answer may hold; a longer list rejects the answer."""
+MAX_NOTES = 10
+"""Most notes of one answer kept for the report (each cut to ``NOTE_MAX_CHARS``)."""
+NOTE_MAX_CHARS = 300
+_MAX_IDS = 20
+
+
+class MalformedPlan(ValueError):
+    """The model's answer is not a plan at all; the message says why."""
+
+
+class ActionDropped(Exception):
+    """One proposed action fails a check; the message says why (for the report)."""
+
+
+class _Proposed(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=False, extra="forbid", strict=True
+    )
+
+
+_Reason = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=REASON_MAX_CHARS,
+        description="Why, in one sentence a person understands.",
+    ),
+]
+_Id = Annotated[str, Field(min_length=1, max_length=40, description="A fact id (mem_…).")]
+
+
+class MergeProposal(_Proposed):
+    """Step 1: live facts that say the same thing; ``memoryIds`` are superseded by
+    ``keepId`` (keep the most recalled, then the newest)."""
+
+    action: Literal["merge"]
+    keep_id: _Id
+    memory_ids: list[_Id] = Field(min_length=1, max_length=_MAX_IDS)
+    reason: _Reason
+
+
+class RenewProposal(_Proposed):
+    """Step 2: an expired fact that is still useful gets 90 more days."""
+
+    action: Literal["renew"]
+    memory_id: _Id
+    reason: _Reason
+
+
+class ReplaceProposal(_Proposed):
+    """Step 2: an expired fact is superseded by the newer, unexpired ``keepId``."""
+
+    action: Literal["replace"]
+    memory_id: _Id
+    keep_id: _Id
+    reason: _Reason
+
+
+class ArchiveProposal(_Proposed):
+    """Steps 2 and 4: an expired fact no longer useful, or a stale one (older than
+    30 days and not recalled in 30 days) that is wrong or covered, is archived."""
+
+    action: Literal["archive"]
+    memory_id: _Id
+    reason: _Reason
+
+
+class LiftProposal(_Proposed):
+    """Step 3: a durable fact in the reviewed day's log becomes a fact; ``text`` is
+    copied from one line (without its time, task or marker); ``supersedes`` names
+    the live fact it updates, if any."""
+
+    action: Literal["lift"]
+    text: str = Field(min_length=1, max_length=FACT_MAX_CHARS)
+    supersedes: _Id | None = None
+    reason: _Reason
+
+
+class ConflictProposal(_Proposed):
+    """Step 5: two live facts contradict; ``keepId`` (the one its source run's
+    evidence supports) stays, ``memoryId`` is superseded by it."""
+
+    action: Literal["resolve_conflict"]
+    keep_id: _Id
+    memory_id: _Id
+    reason: _Reason
+
+
+ProposedAction = Annotated[
+    MergeProposal
+    | RenewProposal
+    | ReplaceProposal
+    | ArchiveProposal
+    | LiftProposal
+    | ConflictProposal,
+    Field(discriminator="action"),
+]
+_ACTION: TypeAdapter[ProposedAction] = TypeAdapter(ProposedAction)
+
+
+class ModelPlan(_Proposed):
+    """What the review tool takes: the actions, and notes for the report."""
+
+    actions: list[ProposedAction] = Field(max_length=MAX_ACTIONS)
+    notes: list[str] = Field(default_factory=list, max_length=MAX_NOTES)
+
+
+class _Envelope(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    actions: list[dict[str, Any]] = Field(max_length=MAX_ACTIONS)
+    notes: list[str] = Field(default_factory=list, max_length=MAX_NOTES)
+
+
+def tool_input_schema() -> dict[str, Any]:
+    """The JSON Schema of ``ModelPlan`` for a tool's ``inputSchema.json``, with every
+    ``$ref`` inlined (no ``$defs``), since not every Bedrock model resolves them."""
+    schema = ModelPlan.model_json_schema(by_alias=True)
+    definitions = schema.pop("$defs", {})
+    inlined = _inline(schema, definitions)
+    assert isinstance(inlined, dict)
+    return inlined
+
+
+def _inline(node: Any, definitions: dict[str, Any]) -> Any:
+    if isinstance(node, dict):
+        if "$ref" in node:
+            return _inline(definitions[node["$ref"].rsplit("/", 1)[-1]], definitions)
+        # "discriminator" is OpenAPI, not JSON Schema, and names the $defs dropped here.
+        return {k: _inline(v, definitions) for k, v in node.items() if k != "discriminator"}
+    if isinstance(node, list):
+        return [_inline(item, definitions) for item in node]
+    return node
+
+
+def parse_answer(answer: object) -> tuple[list[ProposedAction], list[str], list[str]]:
+    """Validate a tool call's input strictly.
+
+    Args:
+        answer: the ``toolUse.input`` document.
+
+    Returns:
+        ``(actions, notes, dropped)``: the well-formed actions in order, the
+        model's notes (at most 10, each cut to 300 characters), and one line per
+        malformed action saying why it was dropped.
+
+    Raises:
+        MalformedPlan: the answer is not ``{"actions": [...], "notes": [...]}``
+            (or holds more than 200 actions); nothing of it is used.
+    """
+    try:
+        envelope = _Envelope.model_validate(answer)
+    except ValidationError as error:
+        raise MalformedPlan(f"the answer is not a plan: {_summary(error)}") from error
+    actions: list[ProposedAction] = []
+    dropped: list[str] = []
+    for number, raw in enumerate(envelope.actions, start=1):
+        try:
+            actions.append(_ACTION.validate_python(raw))
+        except ValidationError as error:
+            dropped.append(
+                f"dropped model action {number} ({str(raw.get('action', '?'))[:40]}): "
+                f"malformed: {_summary(error)}"
+            )
+    notes = [note[:NOTE_MAX_CHARS] for note in envelope.notes]
+    return actions, notes, dropped
+
+
+def _summary(error: ValidationError) -> str:
+    problems = [
+        f"{'.'.join(str(part) for part in problem['loc']) or 'answer'}: {problem['msg']}"
+        for problem in error.errors(include_url=False, include_input=False)[:3]
+    ]
+    more = error.error_count() - len(problems)
+    return "; ".join(problems) + (f" (and {more} more)" if more > 0 else "")
+
+
+class PlanChecker:
+    """Turns a model's proposals into ``ReviewAction``s, or drops them, against the
+    facts the review read (``ReviewContext``). One checker per review: it
+    remembers which memories and lifted texts earlier actions took.
+
+    Args:
+        context: what the review read of the agent.
+    """
+
+    def __init__(self, context: ReviewContext) -> None:
+        self._context = context
+        self._by_id = {fact.id: fact for fact in context.facts}
+        self._used: set[str] = set()
+        self._lifted: set[str] = set()
+
+    def check(self, proposed: ProposedAction) -> ReviewAction:
+        """The action to apply, with its versions and evidence from the context.
+
+        Raises:
+            ActionDropped: an id is unknown, not the agent's, not a live fact, or
+                already used; the action's own rule fails (renew/replace need an
+                expired fact, archive an expired or stale one, a lift a real day
+                line and a text that is no fact yet); the message says which.
+        """
+        if isinstance(proposed, LiftProposal):
+            action = self._lift(proposed)
+        elif isinstance(proposed, MergeProposal | ReplaceProposal | ConflictProposal):
+            action = self._supersede(proposed)
+        else:
+            action = self._change_one(proposed)
+        self._used.update(action.expected_versions)
+        return action
+
+    def _live(self, memory_id: str) -> Memory:
+        fact = self._by_id.get(memory_id)
+        if fact is None or fact.agent_id != self._context.agent_id:
+            raise ActionDropped(f"{memory_id} is not one of the agent's facts")
+        if fact.kind is not MemoryKind.FACT:
+            raise ActionDropped(f"{memory_id} is not a fact")
+        if fact.status is not MemoryStatus.ACTIVE:
+            raise ActionDropped(f"{memory_id} is not live (archived: {fact.archive_reason})")
+        if memory_id in self._used:
+            raise ActionDropped(f"{memory_id} is already part of another action")
+        return fact
+
+    def _distinct(self, ids: Sequence[str]) -> list[Memory]:
+        if len(set(ids)) != len(ids):
+            raise ActionDropped("the action names the same memory twice")
+        return [self._live(memory_id) for memory_id in ids]
+
+    def _supersede(
+        self, proposed: MergeProposal | ReplaceProposal | ConflictProposal
+    ) -> ReviewAction:
+        others = (
+            proposed.memory_ids if isinstance(proposed, MergeProposal) else [proposed.memory_id]
+        )
+        keep, *dropped = self._distinct([proposed.keep_id, *others])
+        now = self._context.now
+        if isinstance(proposed, ReplaceProposal):
+            if not dropped[0].is_expired(now):
+                raise ActionDropped(
+                    f"{dropped[0].id} is not expired; only expired facts are replaced"
+                )
+            if keep.is_expired(now):
+                raise ActionDropped(f"{keep.id} is expired itself and cannot replace another")
+        return ReviewAction(
+            id="",
+            action=proposed.action,
+            memory_ids=[fact.id for fact in dropped],
+            keep_id=keep.id,
+            reason=proposed.reason,
+            evidence=[_described(fact) for fact in (keep, *dropped)],
+            expected_versions=_versions([keep, *dropped]),
+        )
+
+    def _change_one(self, proposed: RenewProposal | ArchiveProposal) -> ReviewAction:
+        (fact,) = self._distinct([proposed.memory_id])
+        now = self._context.now
+        expired = fact.is_expired(now)
+        if isinstance(proposed, RenewProposal):
+            if not expired:
+                raise ActionDropped(f"{fact.id} is not expired; only expired facts are renewed")
+            renewed = fact.expires_at + RENEWAL
+            return ReviewAction(
+                id="",
+                action="renew",
+                memory_ids=[fact.id],
+                expires_at=renewed if renewed > now else now + RENEWAL,
+                reason=proposed.reason,
+                evidence=[_described(fact)],
+                expected_versions=_versions([fact]),
+            )
+        if not expired and not _stale(fact, now):
+            raise ActionDropped(
+                f"{fact.id} is neither expired nor stale (older than 30 days and "
+                "not recalled in 30 days); it is not archived"
+            )
+        return ReviewAction(
+            id="",
+            action="archive",
+            memory_ids=[fact.id],
+            reason=f"{'expired' if expired else 'stale'}: {proposed.reason}",
+            evidence=[_described(fact)],
+            expected_versions=_versions([fact]),
+        )
+
+    def _lift(self, proposed: LiftProposal) -> ReviewAction:
+        text = _without_marker(proposed.text.strip())
+        normalized = normalize(text)
+        if not content_words(text):
+            raise ActionDropped("the lifted text says nothing")
+        line = next(
+            (
+                line
+                for line in self._context.day_lines
+                if f" {normalized} " in f" {normalize(day_line_body(line))} "
+            ),
+            None,
+        )
+        if line is None:
+            raise ActionDropped(
+                f"the lifted text is not in the day log of {self._context.date}: {text[:80]}"
+            )
+        if normalized in self._lifted:
+            raise ActionDropped("the same text is lifted by another action")
+        twin = twin_of(text, self._context.facts)
+        if twin is not None:
+            why = "a person vetoed" if twin.archive_reason == VETOED else "already a fact"
+            raise ActionDropped(f"not lifted ({why}: {twin.id}): {line}")
+        updated = None if proposed.supersedes is None else self._live(proposed.supersedes)
+        self._lifted.add(normalized)
+        return ReviewAction(
+            id="",
+            action="lift",
+            memory_ids=[] if updated is None else [updated.id],
+            text=text,
+            supersedes=None if updated is None else updated.id,
+            reason=proposed.reason,
+            evidence=[line] + ([] if updated is None else [_described(updated)]),
+            expected_versions={} if updated is None else _versions([updated]),
+        )
+
+
+def describe(proposed: ProposedAction) -> str:
+    """A short label of a proposal for the report: its kind and the ids it names."""
+    ids = [
+        getattr(proposed, name)
+        for name in ("keep_id", "memory_id", "supersedes")
+        if getattr(proposed, name, None)
+    ]
+    ids += getattr(proposed, "memory_ids", [])
+    return f"{proposed.action} {' '.join(ids)}".strip()
+
+
+def _without_marker(text: str) -> str:
+    for marker in DURABLE_MARKERS:
+        if text.lower().startswith(marker):
+            return text[len(marker) :].strip()
+    return text
+
+
+def _stale(fact: Memory, now: datetime) -> bool:
+    recalled = fact.last_recalled_at is not None and fact.last_recalled_at >= now - RECENT_RECALL
+    return fact.created_at <= now - STALE_AGE and not recalled
+
+
+def _described(fact: Memory) -> str:
+    last = "never" if fact.last_recalled_at is None else to_rfc3339(fact.last_recalled_at)
+    return (
+        f"{fact.id} (recalled {fact.recall_count}x, last {last}; "
+        f"expires {to_rfc3339(fact.expires_at)}): {fact.text}"
+    )
+
+
+def _versions(facts: Sequence[Memory]) -> dict[str, int]:
+    return {fact.id: fact.version for fact in facts}

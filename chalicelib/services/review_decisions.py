@@ -1,0 +1,241 @@
+"""Persons' decisions on the actions of approval-mode reviews (issue 4 item 6).
+
+In a workspace whose ``reviewApproval`` is ``required``, a review stores its
+plan with every action ``pending`` and applies nothing. A person of the
+workspace then approves or rejects each action:
+
+* **approve** claims the action with one conditional put (state ``applying``),
+  so of two concurrent approvals exactly one applies it; the action is applied
+  through ``ActionApplier`` (the same version-checked writes as a review that
+  applies its own plan, audit records naming the review and the approver); then
+  one transaction makes the decision ``applied`` or ``skipped`` (with the reason)
+  and moves the summary's counts.
+* **reject** puts the ``rejected`` decision and moves the counts in one
+  transaction, only if the action is undecided.
+
+Decisions live in DynamoDB (``REVIEW#<rvw>`` / ``ACTION#<id>``) and are merged
+into the S3 report when it is read; once every action is decided the merged
+report is written back to S3 (final decisions never change, so any copy written
+then is the same).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from datetime import timedelta
+
+from chalicelib.errors import Conflict, Forbidden, InvalidRequest, NotFound
+from chalicelib.ids import Clock, IdFactory, to_rfc3339
+from chalicelib.models.principal import Principal
+from chalicelib.models.review import ActionDecision, ReviewAction, ReviewReport, ReviewSummary
+from chalicelib.services.review_apply import ActionApplier, ActionScope, ActionSkipped
+from chalicelib.storage.protocols import (
+    DecisionTaken,
+    ReportStore,
+    ReviewRepository,
+    WriteConflict,
+)
+
+logger = logging.getLogger(__name__)
+
+APPROVAL_LEASE = timedelta(minutes=15)
+"""An approval still ``applying`` after this long (it crashed) may be taken over."""
+
+_ACTION_REF = re.compile(r"a?([1-9][0-9]{0,5})")
+"""An action as a path segment: its number (``2``) or its id (``a2``)."""
+
+
+def action_number(action_ref: str) -> int:
+    """The 1-based number of an action named ``2`` or ``a2``.
+
+    Raises:
+        InvalidRequest: anything else (``0``, ``-1``, ``b2``, ``two``).
+    """
+    found = _ACTION_REF.fullmatch(action_ref)
+    if found is None:
+        raise InvalidRequest(
+            f"{action_ref!r} is not an action: use its number (1, 2, …) or its id (a1, a2, …)."
+        )
+    return int(found.group(1))
+
+
+class ReviewDecisions:
+    """Reads approval-mode reports with their decisions; approves and rejects actions.
+
+    Args:
+        reviews: summaries and decisions (DynamoDB).
+        reports: the JSON reports (S3).
+        applier: applies one action, version-checked.
+        clock: the current time.
+        ids: the id factory (claim ids).
+    """
+
+    def __init__(
+        self,
+        reviews: ReviewRepository,
+        reports: ReportStore,
+        applier: ActionApplier,
+        clock: Clock,
+        ids: IdFactory,
+    ) -> None:
+        self._reviews = reviews
+        self._reports = reports
+        self._applier = applier
+        self._clock = clock
+        self._ids = ids
+
+    def read_report(self, summary: ReviewSummary) -> ReviewReport:
+        """The full report of a summary, with stored decisions merged in (approval mode).
+
+        Raises:
+            NotFound: the report is missing from S3.
+        """
+        report = self._stored_report(summary)
+        if report.approval != "required":
+            return report
+        return report.with_decisions(self._reviews.list_decisions(summary.id))
+
+    def approve(self, principal: Principal, review_id: str, action_ref: str) -> ReviewReport:
+        """A person approves one pending action; it is applied now.
+
+        The expected versions of the plan are checked again: when a memory
+        changed since the plan was made, the action is recorded ``skipped`` with
+        the reason (the call still succeeds).
+
+        Args:
+            principal: the caller (a person of the review's workspace).
+            review_id: the review (``rvw_…``).
+            action_ref: the action's number (``2``) or id (``a2``).
+
+        Returns:
+            The report with every action's decision.
+
+        Raises:
+            Forbidden: an agent called.
+            NotFound: no such review in the workspace, or no such action in its plan.
+            InvalidRequest: ``action_ref`` is not a number or an action id.
+            Conflict: the review did not wait for approval, the action was
+                decided already, or another approval is applying it.
+        """
+        summary, report, action = self._undecided(principal, review_id, action_ref)
+        claim_id = self._ids.new("dcl")
+        now = self._clock.now()
+        claim = ActionDecision(
+            action_id=action.id, state="applying", decided_by=principal.id, decided_at=now
+        )
+        try:
+            self._reviews.claim_approval(summary.id, claim, claim_id, now - APPROVAL_LEASE)
+        except DecisionTaken as taken:
+            raise _already_decided(summary.id, action.id, taken) from taken
+        scope = ActionScope(summary.workspace_id, summary.agent_id, summary.id, principal.id)
+        try:
+            outcome = self._applier.apply(scope, action)
+            final = claim.model_copy(
+                update={
+                    "state": "applied",
+                    "detail": outcome.detail,
+                    "created_id": outcome.created_id,
+                }
+            )
+        except ActionSkipped as skip:
+            final = claim.model_copy(update={"state": "skipped", "detail": str(skip)})
+        try:
+            self._reviews.record_outcome(summary, final, claim_id)
+        except (DecisionTaken, WriteConflict) as lost:
+            raise Conflict(
+                f"Action {action.id} of {summary.id} took longer than "
+                f"{APPROVAL_LEASE.seconds // 60} minutes and another approval took it over."
+            ) from lost
+        logger.info(
+            "review %s action %s %s by %s", summary.id, action.id, final.state, principal.id
+        )
+        return self._after_decision(summary, report)
+
+    def reject(self, principal: Principal, review_id: str, action_ref: str) -> ReviewReport:
+        """A person rejects one pending action; it is never applied.
+
+        Args:
+            principal: the caller (a person of the review's workspace).
+            review_id: the review (``rvw_…``).
+            action_ref: the action's number (``2``) or id (``a2``).
+
+        Returns:
+            The report with every action's decision.
+
+        Raises:
+            Forbidden, NotFound, InvalidRequest, Conflict: as for ``approve``.
+        """
+        summary, report, action = self._undecided(principal, review_id, action_ref)
+        decision = ActionDecision(
+            action_id=action.id,
+            state="rejected",
+            decided_by=principal.id,
+            decided_at=self._clock.now(),
+        )
+        try:
+            self._reviews.record_rejection(summary, decision)
+        except DecisionTaken as taken:
+            raise _already_decided(summary.id, action.id, taken) from taken
+        except WriteConflict as conflict:
+            raise Conflict(f"{summary.id} has no undecided action left.") from conflict
+        logger.info("review %s action %s rejected by %s", summary.id, action.id, principal.id)
+        return self._after_decision(summary, report)
+
+    def _undecided(
+        self, principal: Principal, review_id: str, action_ref: str
+    ) -> tuple[ReviewSummary, ReviewReport, ReviewAction]:
+        """The review and the action a person may decide (not yet checked: undecided)."""
+        if principal.is_agent:
+            raise Forbidden("Only a person of the workspace can approve or reject review actions.")
+        summary = self._reviews.get_summary(review_id) if review_id.startswith("rvw_") else None
+        if summary is None or summary.workspace_id != principal.workspace_id:
+            raise NotFound(f"No review {review_id!r} in your workspace.")
+        number = action_number(action_ref)
+        report = self._stored_report(summary)
+        if number > len(report.plan.actions):
+            raise NotFound(
+                f"{summary.id} has no action a{number}: "
+                f"its plan has {len(report.plan.actions)} action(s)."
+            )
+        if summary.approval != "required":
+            raise Conflict(
+                f"{summary.id} applied its plan when it ran (reviewApproval was none): "
+                "nothing waits for a decision."
+            )
+        return summary, report, report.plan.actions[number - 1]
+
+    def _stored_report(self, summary: ReviewSummary) -> ReviewReport:
+        body = self._reports.get(summary.report_key)
+        if body is None:
+            raise NotFound(f"The report of {summary.id} is missing from storage.")
+        return ReviewReport.model_validate(
+            {**json.loads(body), "workspaceId": summary.workspace_id}
+        )
+
+    def _after_decision(self, summary: ReviewSummary, report: ReviewReport) -> ReviewReport:
+        merged = report.with_decisions(self._reviews.list_decisions(summary.id))
+        if merged.status == "done":
+            body = json.dumps(merged.to_wire(), ensure_ascii=False, separators=(",", ":"))
+            try:
+                self._reports.put(summary.report_key, body.encode("utf-8"))
+            except Exception:  # the decisions are stored; GET merges them without this copy
+                logger.exception("could not rewrite the report of %s", summary.id)
+        return merged
+
+
+def _already_decided(review_id: str, action_id: str, taken: DecisionTaken) -> Conflict:
+    existing = taken.existing
+    if existing is None or existing.decided_at is None:
+        return Conflict(f"Action {action_id} of {review_id} was decided already.")
+    when = to_rfc3339(existing.decided_at)
+    if existing.state == "applying":
+        return Conflict(
+            f"Action {action_id} of {review_id} is being applied "
+            f"(approved by {existing.decided_by} at {when}); read the review again."
+        )
+    return Conflict(
+        f"Action {action_id} of {review_id} was already {existing.state} "
+        f"(decided by {existing.decided_by} at {when})."
+    )

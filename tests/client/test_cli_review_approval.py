@@ -1,0 +1,109 @@
+"""``pinework admin set-review-approval`` and ``pinework review approve|reject``
+against the real app (issue 4 item 6): the CLI's HTTP goes through
+``chalice.test.Client`` on moto, the admin command through the wired service."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from chalice.test import Client as ChaliceClient
+from typer.testing import CliRunner
+
+import pinework.admin
+from chalicelib import wiring
+from chalicelib.models.principal import Principal, PrincipalKind
+from chalicelib.models.requests import SaveFactRequest
+from chalicelib.services.memories import RunContext
+from pinework import Client, cli
+from tests.conftest import World
+
+
+@pytest.fixture
+def app_transport(wired: wiring.Services) -> Iterator[httpx.MockTransport]:
+    """An httpx transport that hands every request to the Chalice app in-process."""
+    from app import app
+
+    with ChaliceClient(app) as chalice:
+
+        def handle(request: httpx.Request) -> httpx.Response:
+            answer = chalice.http.request(
+                request.method,
+                request.url.raw_path.decode("ascii"),
+                headers=dict(request.headers),
+                body=request.content,
+            )
+            return httpx.Response(answer.status_code, content=answer.body, headers=answer.headers)
+
+        yield httpx.MockTransport(handle)
+
+
+@pytest.fixture
+def cli_env(
+    app_transport: httpx.MockTransport,
+    wired: wiring.Services,
+    world: World,
+    monkeypatch: pytest.MonkeyPatch,
+) -> dict[str, str]:
+    """The CLI talks to the app as the world's person; admin uses the wired service."""
+    monkeypatch.setattr(cli, "make_client", lambda: Client.from_env(transport=app_transport))
+    monkeypatch.setattr(pinework.admin, "open_admin_service", lambda: wired.admin)
+    return {"PINEWORK_API_URL": "http://pinework.test", "PINEWORK_TOKEN": world.person.token}
+
+
+def invoke(env: dict[str, str], *args: str) -> Any:
+    return CliRunner().invoke(cli.app, list(args), env=env)
+
+
+def duplicates(wired: wiring.Services, world: World) -> None:
+    agent = Principal(kind=PrincipalKind.AGENT, id=world.agent.id, workspace_id=world.workspace_id)
+    for text in ("Deploys need the VPN on", "deploys need the VPN on!", "Use pnpm", "use pnpm"):
+        wired.memories.save(agent, SaveFactRequest(text=text), RunContext())
+
+
+def test_admin_sets_the_review_approval(cli_env: dict[str, str], world: World) -> None:
+    result = invoke(
+        cli_env, "admin", "set-review-approval", "--workspace", world.workspace_id, "required"
+    )
+    assert result.exit_code == 0, result.output
+    assert f"workspace {world.workspace_id}: reviewApproval required" in result.stdout
+    result = invoke(
+        cli_env,
+        "admin",
+        "set-review-approval",
+        "--workspace",
+        world.workspace_id,
+        "none",
+        "--json",
+    )
+    assert json.loads(result.stdout) == {"id": world.workspace_id, "reviewApproval": "none"}
+    bad = invoke(
+        cli_env, "admin", "set-review-approval", "--workspace", world.workspace_id, "maybe"
+    )
+    assert bad.exit_code == 1 and "invalid_request" in bad.output
+
+
+def test_review_approve_and_reject_through_the_cli(
+    cli_env: dict[str, str], wired: wiring.Services, world: World
+) -> None:
+    duplicates(wired, world)
+    invoke(cli_env, "admin", "set-review-approval", "--workspace", world.workspace_id, "required")
+    ran = invoke(cli_env, "review", "run", "--agent", world.agent.id, "--json")
+    assert ran.exit_code == 0, ran.output
+    report = json.loads(ran.stdout)
+    assert report["status"] == "pending" and len(report["decisions"]) == 2
+    shown = invoke(cli_env, "review", "show", report["id"])
+    assert "approval required" in shown.stdout and "[pending]" in shown.stdout
+    approved = invoke(cli_env, "review", "approve", report["id"], "1", "--json")
+    assert approved.exit_code == 0, approved.output
+    assert [d["state"] for d in json.loads(approved.stdout)["decisions"]] == ["applied", "pending"]
+    rejected = invoke(cli_env, "review", "reject", report["id"], "a2")
+    assert rejected.exit_code == 0, rejected.output
+    assert f"[rejected by {world.person.id}]" in rejected.stdout
+    assert "applied 1, skipped 0, rejected 1, pending 0" in rejected.stdout
+    again = invoke(cli_env, "review", "approve", report["id"], "1", "--json")
+    assert again.exit_code == 1
+    assert json.loads(again.stdout)["error"]["code"] == "conflict"
