@@ -93,11 +93,32 @@ def decode(embeddings: Sequence[bytes]) -> FloatArray:
     if not embeddings:
         return np.zeros((0, DIMENSIONS), dtype=np.float32)
     raw = np.frombuffer(b"".join(embeddings), dtype=np.int8).reshape(-1, EMBEDDING_BYTES)
-    vectors = raw[:, 1:].astype(np.float32)
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return _unit_rows(raw)
+
+
+def _unit_rows(raw: npt.NDArray[np.int8]) -> FloatArray:
+    """Unit float32 rows of stored embeddings' bytes (tag column dropped; zero rows stay)."""
+    vectors: FloatArray = raw[:, 1:].astype(np.float32)
+    norms = np.sqrt(np.einsum("ij,ij->i", vectors, vectors))
     norms[norms == 0] = 1.0
-    result: FloatArray = vectors / norms
-    return result
+    vectors *= (1.0 / norms)[:, None]
+    return vectors
+
+
+def decode_if_all_ours(embeddings: Sequence[bytes | None]) -> FloatArray | None:
+    """``decode(embeddings)`` when every one satisfies ``is_ours``, else ``None``.
+
+    The check runs in bulk (lengths, then the format tags of the joined bytes), so
+    a recall over 10,000 stored embeddings spends no Python loop on it.
+    """
+    present = [item for item in embeddings if item is not None]
+    if len(present) != len(embeddings) or set(map(len, present)) - {EMBEDDING_BYTES}:
+        return None
+    joined = b"".join(present)
+    raw = np.frombuffer(joined, dtype=np.int8).reshape(-1, EMBEDDING_BYTES)
+    if len(raw) and not bool((raw[:, 0] == EMBEDDING_FORMAT).all()):
+        return None
+    return _unit_rows(raw)
 
 
 class WordPieceTokenizer:

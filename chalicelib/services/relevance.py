@@ -42,6 +42,7 @@ from chalicelib.services.embedding import (
     Embedder,
     FloatArray,
     decode,
+    decode_if_all_ours,
     is_ours,
 )
 from chalicelib.services.scoring import LexicalScorer
@@ -170,22 +171,24 @@ class RelevanceScorer:
 
     def _vectors(self, candidates: Sequence[Candidate]) -> FloatArray:
         """Unit vectors of the candidates: stored ones decoded, the others embedded now."""
-        stored = [index for index, item in enumerate(candidates) if is_ours(item.embedding)]
-        if len(stored) == len(candidates):
-            return decode([item.embedding for item in candidates if item.embedding is not None])
+        embeddings = [candidate.embedding for candidate in candidates]
+        every = decode_if_all_ours(embeddings)
+        if every is not None:
+            return every
+        stored = [index for index, item in enumerate(embeddings) if is_ours(item)]
         vectors = np.zeros((len(candidates), DIMENSIONS), dtype=np.float32)
         if stored:
-            embeddings = [candidates[index].embedding for index in stored]
-            vectors[stored] = decode([item for item in embeddings if item is not None])
-        missing = [index for index, item in enumerate(candidates) if not is_ours(item.embedding)]
-        vectors[missing] = self._embedder.embed_matrix([candidates[i].text for i in missing])
+            vectors[stored] = decode([item for item in embeddings if is_ours(item) and item])
+        missing = [index for index, item in enumerate(embeddings) if not is_ours(item)]
+        if missing:
+            vectors[missing] = self._embedder.embed_matrix([candidates[i].text for i in missing])
         return vectors
 
 
 def _seconds(moment: datetime) -> float:
     """POSIX-style seconds of ``moment`` (naive datetimes read as UTC)."""
     if moment.tzinfo is None:
-        return (moment - datetime(1970, 1, 1)).total_seconds()
+        return (moment - _EPOCH).total_seconds()
     return moment.timestamp()
 
 
@@ -253,6 +256,36 @@ def _session_best(
 
 
 _TERMS = LexicalScorer()
+_EPOCH = datetime(1970, 1, 1)
+_WORD_PART = re.compile(r"[^\W_]+")
+
+
+def _candidate_words(joined: str, prefixes: set[str]) -> list[tuple[int, str]]:
+    """``(offset, word)`` of every word of ``joined`` that starts with one of ``prefixes``.
+
+    ASCII prefixes are found with ``str.find`` (a C-speed scan per prefix, then a
+    word-boundary check), which is several times faster than one regular expression
+    with an alternation over a long text. Words are split at underscores as
+    ``LexicalScorer.terms`` splits them (``run_id`` is ``run`` and ``id``). Other
+    prefixes may sit inside a word (Han and kana are matched character by character),
+    so any word containing one counts. A word is reported once even when several
+    prefixes start it. Sorted by offset.
+    """
+    found: dict[int, str] = {}
+    for prefix in prefixes:
+        if prefix.isascii():
+            at = joined.find(prefix)
+            while at != -1:
+                if not (at and joined[at - 1].isalnum()):
+                    match = _WORD_PART.match(joined, at)
+                    if match is not None:
+                        found[at] = match.group()
+                at = joined.find(prefix, at + 1)
+        else:
+            inner = re.compile(r"\w*" + re.escape(prefix) + r"\w*")
+            for match in inner.finditer(joined):
+                found.setdefault(match.start(), match.group())
+    return sorted(found.items())
 
 
 def lexical_coverage(query: str, texts: Sequence[str]) -> npt.NDArray[np.float64]:
@@ -260,35 +293,27 @@ def lexical_coverage(query: str, texts: Sequence[str]) -> npt.NDArray[np.float64
 
     The same quantity as ``LexicalScorer``'s raw coverage (stemmed terms without stop
     words, BM25 IDF over ``texts``, saturated term frequency, divided by the sum of the
-    query's 6 largest IDFs), computed with one regular-expression pass over all texts
-    so that 10,000 candidates take milliseconds. Lengths are measured in characters.
+    query's 6 largest IDFs), computed over all texts at once (``_candidate_words``)
+    so that 10,000 candidates take a few milliseconds. Lengths are measured in characters.
     """
     count = len(texts)
     terms = sorted(set(_TERMS.terms(query)))
     if not terms or not count:
         return np.zeros(count)
     joined = "\n".join(texts).lower()
-    lengths = np.fromiter((len(text) + 1 for text in texts), dtype=np.int64, count=count)
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=count) + 1
     starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-    prefixes = {term[:-1] if len(term) > 3 else term for term in terms}
-    words = "|".join(re.escape(prefix) for prefix in sorted(prefixes) if prefix.isascii())
-    inner = "|".join(re.escape(prefix) for prefix in sorted(prefixes) if not prefix.isascii())
-    alternatives = ([r"\b(?:" + words + r")\w*"] if words else []) + (
-        [r"\w*(?:" + inner + r")\w*"] if inner else []
-    )
-    pattern = re.compile("|".join(alternatives))
     index_of = {term: position for position, term in enumerate(terms)}
     stems: dict[str, tuple[int, ...]] = {}
     positions: list[int] = []
     term_ids: list[int] = []
-    for match in pattern.finditer(joined):
-        word = match.group()
+    for start, word in _candidate_words(joined, {t[:-1] if len(t) > 3 else t for t in terms}):
         found = stems.get(word)
         if found is None:
             found = tuple(index_of[term] for term in _TERMS.terms(word) if term in index_of)
             stems[word] = found
         for term_id in found:
-            positions.append(match.start())
+            positions.append(start)
             term_ids.append(term_id)
     if not positions:
         return np.zeros(count)

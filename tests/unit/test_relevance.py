@@ -132,3 +132,58 @@ def test_a_burst_of_more_than_thirty_facts_is_not_a_sitting() -> None:
     small = features("fact", texts[:10], vectors[:10], query, np.zeros(10))[:, column]
     assert len(set(np.round(small, 9))) == 1  # a real sitting: everyone gets the best
     assert len(set(np.round(together, 9))) > 1  # a bulk load: each keeps its own
+
+
+def _reference_coverage(query: str, texts: list[str]) -> np.ndarray:
+    """Coverage computed text by text from ``LexicalScorer.terms`` (slow and obvious).
+
+    Equal to the fast version for words that start with their term's stem (all but
+    irregular forms such as "ran" -> "run", which the fast version does not find).
+    """
+    from chalicelib.services.relevance import _B, _COVERAGE_TERMS, _K1, _TERMS
+
+    terms = sorted(set(_TERMS.terms(query)))
+    tf = np.array([[_TERMS.terms(text).count(term) for term in terms] for text in texts], float)
+    lengths = np.array([len(text) + 1 for text in texts], float)
+    df = (tf > 0).sum(axis=0)
+    idf = np.log(1.0 + (len(texts) - df + 0.5) / (df + 0.5))
+    full = np.sort(idf)[::-1][:_COVERAGE_TERMS].sum()
+    norm = _K1 * (1.0 - _B + _B * lengths / lengths.mean())
+    saturated = tf * (_K1 + 1.0) / (tf + norm[:, None])
+    value = 0.9 * np.minimum(1.0, saturated) + 0.1 * saturated / (_K1 + 1.0)
+    return np.asarray(np.minimum(1.0, (value * idf).sum(axis=1) / full))
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "When did Caroline adopt the guinea pig?",
+        "camping mountains kids",
+        "Carolines' deploys on friday",
+        "東京 の 会議",
+        "naïve café",
+        "run_id of PIN-9",
+    ],
+)
+def test_lexical_coverage_matches_the_term_by_term_definition(query: str) -> None:
+    from chalicelib.services.relevance import lexical_coverage
+
+    texts = [
+        *FACTS,
+        "Caroline's deploy (PIN-9) runs; caroline deploys again.",
+        "東京の会議は月曜日です",
+        "A naïve café in town; the run_id is 7.",
+        "xcaroline and subcamping are other words",
+        "",
+    ]
+    assert np.allclose(lexical_coverage(query, texts), _reference_coverage(query, texts))
+
+
+def test_bulk_decode_only_when_every_embedding_is_ours(embedder: MiniLMEmbedder) -> None:
+    from chalicelib.services.embedding import decode_if_all_ours
+
+    stored = embedder.embed(FACTS)
+    assert np.allclose(decode_if_all_ours(stored), decode(stored))
+    assert decode_if_all_ours([*stored[:2], None]) is None
+    assert decode_if_all_ours([*stored[:2], b"\x02" + stored[0][1:]]) is None
+    assert decode_if_all_ours([*stored[:2], stored[0][:-1]]) is None
