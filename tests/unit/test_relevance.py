@@ -6,12 +6,15 @@ import numpy as np
 import pytest
 
 from chalicelib.services.embedding import (
-    EMBEDDING_BYTES,
+    MAX_STORED_TOKENS,
+    SENTENCE_BYTES,
+    TOKEN_BYTES,
     MiniLMEmbedder,
     WordPieceTokenizer,
     decode,
     encode,
     is_ours,
+    token_signs,
 )
 from chalicelib.services.relevance import Candidate, Coefficients, RelevanceScorer
 
@@ -81,7 +84,13 @@ def test_deterministic(embedder: MiniLMEmbedder, scorer: RelevanceScorer) -> Non
 
 def test_calibration_shift_is_monotone(embedder: MiniLMEmbedder) -> None:
     base = Coefficients.load()
-    raised = Coefficients(base.intercept + 1.0, base.weights, base.positive_weight)
+    raised = Coefficients(
+        base.first_intercept,
+        base.first_weights,
+        base.intercept + 1.0,
+        base.weights,
+        base.positive_weight,
+    )
     items = candidates(embedder, FACTS)
     low = RelevanceScorer(embedder, base).score("guinea pig", items, NOW)
     high = RelevanceScorer(embedder, raised).score("guinea pig", items, NOW)
@@ -92,12 +101,43 @@ def test_stored_embedding_is_compact_and_round_trips(embedder: MiniLMEmbedder) -
     vectors = embedder.embed_matrix(FACTS)
     assert vectors.shape == (len(FACTS), 384)
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
-    packed = encode(vectors)
-    assert all(len(item) == EMBEDDING_BYTES and is_ours(item) for item in packed)
-    assert not is_ours(None) and not is_ours(b"\x02" + packed[0][1:])
+    packed = embedder.embed(FACTS)
+    pieces = [len(embedder.embed_query(text)[1]) for text in FACTS]
+    assert [len(item) for item in packed] == [SENTENCE_BYTES + 1 + TOKEN_BYTES * n for n in pieces]
+    assert all(is_ours(item) for item in packed) and 8 <= pieces[0] <= 20
+    assert not is_ours(None) and not is_ours(b"\x03" + packed[0][1:])
+    assert not is_ours(packed[0][:-1]) and not is_ours(packed[0] + b"\x00")
     assert (decode(packed) * vectors).sum(axis=1).min() > 0.999
-    assert embedder.embed(FACTS) == packed
     assert embedder.embed([]) == []
+    # Format 1 (the sentence part alone, written by earlier versions) is still ours.
+    legacy = b"\x01" + packed[0][1:SENTENCE_BYTES]
+    assert is_ours(legacy) and token_signs(legacy) is None
+    assert np.allclose(decode([legacy]), decode(packed[:1]))
+
+
+def test_stored_word_pieces_keep_the_signs_of_the_last_layer(embedder: MiniLMEmbedder) -> None:
+    vector, states = embedder.embed_query(FACTS[0])
+    signs = token_signs(embedder.embed([FACTS[0]])[0])
+    assert signs is not None and signs.shape == states.shape
+    assert np.array_equal(signs > 0, states >= 0)
+    assert np.allclose(np.linalg.norm(signs, axis=1), 1.0)
+    assert np.allclose(vector, embedder.embed_matrix(FACTS[:1])[0])
+    long = encode(np.ones((1, 384), np.float32), [np.ones((100, 384), np.float32)])[0]
+    assert len(long) == SENTENCE_BYTES + 1 + TOKEN_BYTES * MAX_STORED_TOKENS
+    assert embedder.embed_query("")[1].shape == (0, 384)
+
+
+def test_token_match_rewards_the_query_words_a_fact_contains(embedder: MiniLMEmbedder) -> None:
+    from chalicelib.services.relevance import token_match
+
+    _, states = embedder.embed_query("guinea pig named Oscar")
+    stored = embedder.embed(FACTS)
+    everyone = token_match(states, stored, np.arange(len(FACTS)))
+    assert int(np.argmax(everyone)) == 0
+    only_two = token_match(states, stored, np.array([1, 2]))
+    assert only_two[0] == only_two[3] == min(only_two[1], only_two[2])  # the floor
+    legacy = [b"\x01" + item[1:SENTENCE_BYTES] for item in stored]
+    assert np.array_equal(token_match(states, legacy, np.arange(4)), np.zeros(4))
 
 
 def test_embedding_is_semantic(embedder: MiniLMEmbedder) -> None:
@@ -116,22 +156,17 @@ def test_wordpiece_matches_bert_rules() -> None:
     assert len(tokenizer.encode("un " * 1000, max_tokens=10)) == 10
 
 
-def test_a_burst_of_more_than_thirty_facts_is_not_a_sitting() -> None:
-    import numpy as np
+def test_nearby_facts_share_their_best_match_in_time_order() -> None:
+    from chalicelib.services.relevance import nearby_best
 
-    from chalicelib.services.relevance import FEATURES, features
-
-    rng = np.random.default_rng(7)
-    count = 40
-    vectors = rng.normal(size=(count, 8))
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    query = vectors[0]
-    texts = [f"fact {n}" for n in range(count)]
-    column = FEATURES.index("session_best")
-    together = features("fact", texts, vectors, query, np.zeros(count))[:, column]
-    small = features("fact", texts[:10], vectors[:10], query, np.zeros(10))[:, column]
-    assert len(set(np.round(small, 9))) == 1  # a real sitting: everyone gets the best
-    assert len(set(np.round(together, 9))) > 1  # a bulk load: each keeps its own
+    values = np.array([0.9, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6])
+    burst = np.arange(7.0)  # saved one second apart: a window of 3 facts each side
+    assert nearby_best(values, burst).tolist() == [0.9, 0.9, 0.9, 0.9, 0.6, 0.6, 0.6]
+    apart = np.arange(7.0) * 3600  # an hour apart: nothing is nearby
+    assert nearby_best(values, apart).tolist() == values.tolist()
+    newest_first = burst[::-1].copy()  # the list order does not matter, time order does
+    assert nearby_best(values, newest_first).tolist() == [0.9, 0.9, 0.9, 0.9, 0.6, 0.6, 0.6]
+    assert nearby_best(values[:1], burst[:1]).tolist() == [0.9]
 
 
 def _reference_coverage(query: str, texts: list[str]) -> np.ndarray:
@@ -185,5 +220,6 @@ def test_bulk_decode_only_when_every_embedding_is_ours(embedder: MiniLMEmbedder)
     stored = embedder.embed(FACTS)
     assert np.allclose(decode_if_all_ours(stored), decode(stored))
     assert decode_if_all_ours([*stored[:2], None]) is None
-    assert decode_if_all_ours([*stored[:2], b"\x02" + stored[0][1:]]) is None
+    assert decode_if_all_ours([*stored[:2], b"\x03" + stored[0][1:]]) is None
+    assert decode_if_all_ours([*stored[:2], b"\x01" + stored[0][1:385]]) is None  # format 1
     assert decode_if_all_ours([*stored[:2], stored[0][:-1]]) is None
