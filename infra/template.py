@@ -17,7 +17,10 @@ PROD_TABLE = "pinework-prod"
 PROD_BUCKET = "pinework-prod"
 """``PINEWORK_BUCKET_NAME`` of the prod stage (``.chalice/config.json``)."""
 NOT_FOUND_BODY = {
-    "error": {"code": "not_found", "message": "No such route. The API lives under /api/v1."}
+    "error": {
+        "code": "not_found",
+        "message": "No such route: every route is under /api/v1 (see the README route table).",
+    }
 }
 """What a request to an unknown path gets, deployed and locally."""
 

@@ -176,10 +176,23 @@ def memory_path(memory_id: str, action: str | None = None) -> str:
     Raises:
         ValueError: the id is empty or a dot segment (it would address another route).
     """
-    if memory_id in ("", ".", ".."):
-        raise ValueError(f"not a memory id: {memory_id!r}")
-    path = f"/memories/{quote(memory_id, safe='')}"
+    path = f"/memories/{path_segment(memory_id, 'a memory id')}"
     return f"{path}/{action}" if action else path
+
+
+def path_segment(value: str, what: str) -> str:
+    """``value`` escaped as one URL path segment.
+
+    Args:
+        value: an id or number as given by the caller.
+        what: what it names, for the error (``a memory id``, ``an action``).
+
+    Raises:
+        ValueError: ``value`` is empty or a dot segment (it would address another route).
+    """
+    if value in ("", ".", ".."):
+        raise ValueError(f"not {what}: {value!r}")
+    return quote(value, safe="")
 
 
 def format_expiry(value: str | dt.datetime | dt.date) -> str:

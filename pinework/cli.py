@@ -656,9 +656,14 @@ def review_list(
 
     def render(page: ReviewPage) -> None:
         for item in page.data:
+            decisions = (
+                f", pending {item.pending}, rejected {item.rejected}"
+                if item.approval == "required"
+                else ""
+            )
             typer.echo(
-                f"{item.id}  {item.date}  {item.trigger:<8} planned {item.planned}, "
-                f"applied {item.applied}, skipped {item.skipped}"
+                f"{item.id}  {item.date}  {item.trigger:<8} {item.status:<7} planned "
+                f"{item.planned}, applied {item.applied}, skipped {item.skipped}{decisions}"
             )
         if not page.data:
             typer.echo("no reviews")

@@ -29,6 +29,7 @@ from pinework._wire import (
     ApiSession,
     format_expiry,
     memory_path,
+    path_segment,
 )
 from pinework.errors import PineworkAPIError
 from pinework.models import (
@@ -704,6 +705,5 @@ def _review_action_path(review_id: str, action: int | str, decision: str) -> str
     Raises:
         ValueError: an id is empty or a dot segment.
     """
-    action_segment = memory_path(str(action)).removeprefix("/memories/")
-    path = memory_path(review_id, f"actions/{action_segment}/{decision}")
-    return path.replace("/memories/", "/reviews/", 1)
+    review = path_segment(review_id, "a review id")
+    return f"/reviews/{review}/actions/{path_segment(str(action), 'an action')}/{decision}"

@@ -7,6 +7,7 @@ Wire form is camelCase. A plan is made by a ``Reviewer`` and applied by
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -78,6 +79,16 @@ class ReviewAction(BaseModel):
     reason: str
     evidence: list[str] = Field(default_factory=list)
     expected_versions: dict[str, int] = Field(default_factory=dict)
+
+    def signature(self) -> str:
+        """What the action does, independent of plan, wording and versions: a SHA-256
+        hex of the kind, the memories (sorted), the keeper, the lifted text (spaces
+        and case folded) and what it supersedes. A person's rejection is remembered
+        by it, so the same change is not proposed again (SPEC §9, approval mode)."""
+        text = " ".join((self.text or "").casefold().split())
+        parts = [self.action, ",".join(sorted(self.memory_ids)), self.keep_id or "", text]
+        parts.append(self.supersedes or "")
+        return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
 
 
 class ReviewPlan(BaseModel):

@@ -173,7 +173,11 @@ class BedrockReviewer:
             fallback = self._fallback.propose(context)
             note = f"Bedrock ({self.model_id}) could not review: {failure}; "
             note += f"this plan is the {self._fallback.name} reviewer's"
-            return Proposal(fallback.actions, [note, *fallback.notes])
+            return Proposal(
+                fallback.actions,
+                [note, *fallback.notes],
+                judged_by=f"{self._fallback.name} (fallback from {self.name})",
+            )
 
     def _propose(self, context: ReviewContext) -> Proposal:
         # With no live fact but a day log, one call still looks for lifts.

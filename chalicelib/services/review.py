@@ -207,17 +207,25 @@ class ReviewService:
             day_lines=self._day_lines(agent_id, day),
         )
         proposal = self._reviewer.propose(context)
+        rejected = self._reviews.rejections(agent_id)
+        kept = [action for action in proposal.actions if action.signature() not in rejected]
+        notes = list(proposal.notes) + [
+            f"not proposed again: {action.action} {', '.join(action.memory_ids) or action.text}"
+            f" (rejected: {rejected[action.signature()]})"
+            for action in proposal.actions
+            if action.signature() in rejected
+        ]
         actions = [
             action.model_copy(update={"id": f"a{number}"})
-            for number, action in enumerate(proposal.actions, start=1)
+            for number, action in enumerate(kept, start=1)
         ]
         return ReviewPlan(
             agent_id=agent_id,
             date=day,
-            reviewer=self._reviewer.name,
+            reviewer=proposal.judged_by or self._reviewer.name,
             generated_at=context.now,
             actions=actions,
-            notes=proposal.notes,
+            notes=notes,
         )
 
     def list_reviews(

@@ -25,6 +25,7 @@ import json
 import logging
 import re
 from datetime import timedelta
+from urllib.parse import unquote
 
 from chalicelib.errors import Conflict, Forbidden, InvalidRequest, NotFound
 from chalicelib.ids import Clock, IdFactory, to_rfc3339
@@ -43,22 +44,27 @@ logger = logging.getLogger(__name__)
 APPROVAL_LEASE = timedelta(minutes=15)
 """An approval still ``applying`` after this long (it crashed) may be taken over."""
 
-_ACTION_REF = re.compile(r"a?([1-9][0-9]{0,5})")
+_ACTION_REF = re.compile(r"a?([1-9][0-9]*)")
 """An action as a path segment: its number (``2``) or its id (``a2``)."""
 
 
 def action_number(action_ref: str) -> int:
-    """The 1-based number of an action named ``2`` or ``a2``.
+    """The 1-based number of an action named ``2`` or ``a2`` (percent-escapes decoded).
+
+    A number past the plan's end is the caller's ``not_found``, however long.
 
     Raises:
-        InvalidRequest: anything else (``0``, ``-1``, ``b2``, ``two``).
+        InvalidRequest: anything else (``0``, ``-1``, ``b2``, ``two``, `` 2``).
     """
-    found = _ACTION_REF.fullmatch(action_ref)
+    decoded = unquote(action_ref)
+    found = _ACTION_REF.fullmatch(decoded)
     if found is None:
+        shown = decoded if len(decoded) <= 40 else decoded[:40] + "…"
         raise InvalidRequest(
-            f"{action_ref!r} is not an action: use its number (1, 2, …) or its id (a1, a2, …)."
+            f"{shown!r} is not an action: use its number (1, 2, …) or its id (a1, a2, …)."
         )
-    return int(found.group(1))
+    digits = found.group(1)
+    return int(digits) if len(digits) <= 9 else 10**9
 
 
 class ReviewDecisions:
@@ -175,7 +181,7 @@ class ReviewDecisions:
             decided_at=self._clock.now(),
         )
         try:
-            self._reviews.record_rejection(summary, decision)
+            self._reviews.record_rejection(summary, decision, action.signature())
         except DecisionTaken as taken:
             raise _already_decided(summary.id, action.id, taken) from taken
         except WriteConflict as conflict:

@@ -131,10 +131,15 @@ class ReviewContext:
 
 @dataclass(frozen=True)
 class Proposal:
-    """A reviewer's answer: the actions (ids assigned later) and notes for the report."""
+    """A reviewer's answer: the actions (ids assigned later) and notes for the report.
+
+    ``judged_by`` names who made the plan when it is not the reviewer itself (the
+    Bedrock reviewer's fallback to the rules); the report's ``reviewer`` shows it.
+    """
 
     actions: list[ReviewAction]
     notes: list[str]
+    judged_by: str | None = None
 
 
 class Reviewer(Protocol):

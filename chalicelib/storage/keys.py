@@ -177,6 +177,16 @@ def review_decision_key(review_id: str, action_id: str) -> dict[str, str]:
     return {"pk": review_lookup_partition(review_id), "sk": f"{DECISION_PREFIX}{action_id}"}
 
 
+def rejection_partition(agent_id: str) -> str:
+    """Partition of the actions a person rejected for an agent (one item each)."""
+    return f"REJECTED#{agent_id}"
+
+
+def rejection_key(agent_id: str, signature: str) -> dict[str, str]:
+    """Primary key of one rejected action (``ReviewAction.signature``) of an agent."""
+    return {"pk": rejection_partition(agent_id), "sk": signature}
+
+
 def lift_claim_key(agent_id: str, text_digest: str) -> dict[str, str]:
     """Primary key of the claim that a normalized text was lifted once for an agent."""
     return {"pk": f"LIFT#{agent_id}#{text_digest}", "sk": "LIFT"}

@@ -381,9 +381,12 @@ class ReviewRepository(Protocol):
         """
         ...
 
-    def record_rejection(self, summary: ReviewSummary, decision: ActionDecision) -> None:
-        """Store a ``rejected`` decision for an undecided action and move the
-        summary's counts, in one transaction.
+    def record_rejection(
+        self, summary: ReviewSummary, decision: ActionDecision, signature: str
+    ) -> None:
+        """Store a ``rejected`` decision for an undecided action, move the summary's
+        counts and remember the rejection under the agent (by ``signature``), in one
+        transaction.
 
         Raises:
             DecisionTaken: the action has a decision (or is being applied).
@@ -393,6 +396,11 @@ class ReviewRepository(Protocol):
 
     def list_decisions(self, review_id: str) -> list[ActionDecision]:
         """Every stored decision of a review (strongly consistent), in any order."""
+        ...
+
+    def rejections(self, agent_id: str) -> dict[str, str]:
+        """Every action a person rejected for the agent: ``ReviewAction.signature`` ->
+        a short description of the rejection (review, action, person, date)."""
         ...
 
 

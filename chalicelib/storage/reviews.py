@@ -26,6 +26,8 @@ from chalicelib.storage.keys import (
     DECISION_PREFIX,
     lift_claim_key,
     memory_key,
+    rejection_key,
+    rejection_partition,
     review_date_key,
     review_decision_key,
     review_key,
@@ -365,15 +367,43 @@ class DynamoDBReviewRepository:
         }
         self._settle(summary, decision, finish)
 
-    def record_rejection(self, summary: ReviewSummary, decision: ActionDecision) -> None:
-        """One transaction: the ``rejected`` decision put new, both summary items counted.
+    def record_rejection(
+        self, summary: ReviewSummary, decision: ActionDecision, signature: str
+    ) -> None:
+        """One transaction: the ``rejected`` decision put new, both summary items counted,
+        and the rejection remembered under the agent (``rejection_key``).
 
         Raises:
             DecisionTaken: the action has a decision (or one being applied).
             WriteConflict: a summary item has no pending action left.
         """
+        remembered = {
+            **rejection_key(summary.agent_id, signature),
+            "entity": "review_rejection",
+            "reviewId": summary.id,
+            "actionId": decision.action_id,
+        }
+        if decision.decided_by is not None:
+            remembered["decidedBy"] = decision.decided_by
+        if decision.decided_at is not None:
+            remembered["decidedAt"] = to_rfc3339(decision.decided_at)
+        memo = {"Put": {"Item": to_attributes(remembered)}}  # the same change: overwritten
         # attribute_not_exists: a decided or applying action is never rejected.
-        self._settle(summary, decision, _put_new(decision_to_item(summary.id, decision)))
+        self._settle(summary, decision, _put_new(decision_to_item(summary.id, decision)), memo)
+
+    def rejections(self, agent_id: str) -> dict[str, str]:
+        """Every action rejected for ``agent_id``: signature -> "rvw_… a2 by usr_… on date"."""
+        items = self._table.query(
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues=to_attributes({":pk": rejection_partition(agent_id)}),
+        )
+        return {
+            str(item["sk"]): (
+                f"{item['reviewId']} {item['actionId']} by {item.get('decidedBy', '?')} "
+                f"on {str(item.get('decidedAt', ''))[:10]}"
+            )
+            for item in items
+        }
 
     def list_decisions(self, review_id: str) -> list[ActionDecision]:
         """Query the review's partition for its ``ACTION#`` items (strongly consistent)."""
@@ -387,7 +417,11 @@ class DynamoDBReviewRepository:
         return [decision_from_item(item) for item in items]
 
     def _settle(
-        self, summary: ReviewSummary, decision: ActionDecision, write: dict[str, Any]
+        self,
+        summary: ReviewSummary,
+        decision: ActionDecision,
+        write: dict[str, Any],
+        *more: dict[str, Any],
     ) -> None:
         try:
             self._table.transact(
@@ -395,6 +429,7 @@ class DynamoDBReviewRepository:
                     write,
                     _count_decision(review_key(summary.agent_id, summary.id), decision.state),
                     _count_decision(review_lookup_key(summary.id), decision.state),
+                    *more,
                 ]
             )
         except TransactionCancelled as cancelled:

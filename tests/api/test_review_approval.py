@@ -307,3 +307,43 @@ def test_scheduled_review_in_approval_mode_stores_one_pending_plan(
         "a1": "pending",
         "a2": "applied",
     }
+
+
+@pytest.mark.usefixtures("approval")
+def test_a_rejected_action_is_not_proposed_again(
+    api: Api, world: World, wired: wiring.Services
+) -> None:
+    two_duplicate_pairs(api, world)
+    report = review(api, world)
+    first, second = report["plan"]["actions"]
+    decide(api, world, report["id"], "a2", "reject")
+    again = review(api, world)
+    assert [a["memoryIds"] for a in again["plan"]["actions"]] == [first["memoryIds"]]
+    (note,) = [n for n in again["plan"]["notes"] if n.startswith("not proposed again")]
+    assert second["memoryIds"][0] in note and f"{report['id']} a2 by {world.person.id}" in note
+    # The person's decision outlives the setting: without approval it is still not applied.
+    wired.admin.set_review_approval(world.workspace_id, "none")
+    applied = review(api, world)
+    assert [o["actionId"] for o in applied["applied"]] == ["a1"]
+    for kept in [*second["memoryIds"], second["keepId"]]:
+        assert by_id(api, world)[kept]["status"] == "active"
+
+
+@pytest.mark.usefixtures("approval")
+@pytest.mark.parametrize(
+    ("ref", "status", "shown"),
+    [
+        ("%202", 400, "' 2' is not an action"),
+        ("%2e%2e", 400, "'..' is not an action"),
+        ("9" * 400, 404, "has no action a1000000000"),
+        ("999", 404, "has no action a999"),
+    ],
+)
+def test_action_references_are_decoded_and_out_of_range_is_not_found(
+    api: Api, world: World, ref: str, status: int, shown: str
+) -> None:
+    two_duplicate_pairs(api, world)
+    report = review(api, world)
+    got, body = api.call("POST", f"/reviews/{report['id']}/actions/{ref}/approve", world.person, {})
+    assert got == status and shown in body["error"]["message"], body
+    assert len(body["error"]["message"]) < 200

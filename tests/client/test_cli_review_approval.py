@@ -107,3 +107,7 @@ def test_review_approve_and_reject_through_the_cli(
     again = invoke(cli_env, "review", "approve", report["id"], "1", "--json")
     assert again.exit_code == 1
     assert json.loads(again.stdout)["error"]["code"] == "conflict"
+    listed = invoke(cli_env, "review", "list", "--agent", world.agent.id)
+    assert "done    planned 2, applied 1, skipped 0, pending 0, rejected 1" in listed.stdout
+    blank = invoke(cli_env, "review", "approve", report["id"], "")
+    assert blank.exit_code == 1 and "not an action: ''" in blank.output

@@ -167,3 +167,4 @@ def test_throttled_bedrock_falls_back_to_the_rules_and_says_so(team: Team) -> No
         f"Bedrock ({MODEL}) could not review: ThrottlingException: Rate exceeded; "
         "this plan is the rules-v1 reviewer's"
     )
+    assert report.reviewer == report.plan.reviewer == f"rules-v1 (fallback from bedrock:{MODEL})"
