@@ -15,7 +15,7 @@ from typing import Any
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
-from chalicelib.ids import to_rfc3339
+from chalicelib.ids import from_rfc3339, to_rfc3339
 from chalicelib.models.memory import AuditRecord, Memory, MemoryKind, MemoryStatus
 from chalicelib.models.principal import (
     Agent,
@@ -37,6 +37,8 @@ from chalicelib.storage.keys import (
     agent_key,
     day_pointer_key,
     memory_key,
+    recall_counter_key,
+    recall_counter_page,
     token_key,
     workspace_key,
 )
@@ -53,6 +55,7 @@ _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
 
 _QUERY_PAGE = 200
+_BATCH_GET_KEYS = 100
 """Items read per Query call while filling a filtered page (PITFALLS: Limit before filter)."""
 
 
@@ -93,6 +96,23 @@ class DynamoDBTable:
         )
         found = response.get("Item")
         return None if found is None else from_attributes(found)
+
+    def batch_get(self, keys: Sequence[dict[str, str]]) -> list[dict[str, Any]]:
+        """Strongly consistent BatchGetItem of ``keys`` (100 per request, unprocessed
+        keys asked again); the items found, in any order."""
+        found: list[dict[str, Any]] = []
+        for start in range(0, len(keys), _BATCH_GET_KEYS):
+            pending: dict[str, Any] = {
+                self.name: {
+                    "Keys": [to_attributes(key) for key in keys[start : start + _BATCH_GET_KEYS]],
+                    "ConsistentRead": True,
+                }
+            }
+            while pending:
+                response = self.client.batch_get_item(RequestItems=pending)
+                found.extend(from_attributes(item) for item in response["Responses"][self.name])
+                pending = response.get("UnprocessedKeys") or {}
+        return found
 
     def transact(self, operations: list[dict[str, Any]]) -> None:
         """Run TransactWriteItems; raise ``TransactionCancelled`` with per-item reasons.
@@ -209,9 +229,28 @@ class DynamoDBMemoryRepository:
         self._table = table
 
     def get(self, memory_id: str) -> Memory | None:
-        """Return the memory (strongly consistent read) or None."""
+        """Return the memory (strongly consistent read) or None, recall counts included."""
         found = self._table.get(memory_key(memory_id))
-        return None if found is None else convert.memory_from_item(found)
+        if found is None:
+            return None
+        memory = convert.memory_from_item(found)
+        page = self._table.get(recall_counter_key(memory.agent_id, recall_counter_page(memory.id)))
+        return with_recall_counts(memory, page)
+
+    def _with_recall_counts(self, memories: list[Memory]) -> list[Memory]:
+        """``memories`` with their counter pages' counts (one BatchGetItem per 100 pages)."""
+        wanted = {(m.agent_id, recall_counter_page(m.id)) for m in memories}
+        pages = {
+            (str(item["pk"]), str(item["sk"])): item
+            for item in self._table.batch_get(
+                [recall_counter_key(agent, page) for agent, page in sorted(wanted)]
+            )
+        }
+        result = []
+        for memory in memories:
+            key = recall_counter_key(memory.agent_id, recall_counter_page(memory.id))
+            result.append(with_recall_counts(memory, pages.get((key["pk"], key["sk"]))))
+        return result
 
     def create(
         self, memory: Memory, audit: AuditRecord, *, claim_day_pointer: bool = False
@@ -391,8 +430,8 @@ class DynamoDBMemoryRepository:
             if len(found) > limit:
                 break
         if len(found) > limit:
-            return MemoryPage(found[:limit], found[limit - 1].id)
-        return MemoryPage(found, None)
+            return MemoryPage(self._with_recall_counts(found[:limit]), found[limit - 1].id)
+        return MemoryPage(self._with_recall_counts(found), None)
 
     def live_facts(self, agent_id: str) -> list[Memory]:
         """Every active fact of the agent, newest first, from the status index."""
@@ -412,7 +451,7 @@ class DynamoDBMemoryRepository:
             ),
             ScanIndexForward=False,
         )
-        return [convert.memory_from_item(item) for item in items]
+        return self._with_recall_counts([convert.memory_from_item(item) for item in items])
 
     def history(self, memory_id: str) -> list[AuditRecord]:
         """The memory's audit records, oldest first (they share its partition)."""
@@ -426,21 +465,50 @@ class DynamoDBMemoryRepository:
         return [convert.audit_from_item(item) for item in items]
 
 
-def count_recall_update(memory_id: str, now: datetime) -> dict[str, Any]:
-    """The transaction action that counts one recall on a memory (SPEC §8).
+def count_recall_update(
+    agent_id: str, page: int, memory_ids: Sequence[str], now: datetime
+) -> dict[str, Any]:
+    """The transaction action that counts one recall on the memories of one counter page
+    (SPEC §8: ``recallCount + 1``, ``lastRecalledAt = now``; ``keys.RECALL_COUNTER_PAGES``).
 
-    Counters are not a state change: no version bump, no audit record.
+    Counters are not a state change: no version bump, no audit record. ``ADD`` creates
+    the page (and each memory's counter) on first use.
     """
+    names = {"#entity": "entity"}
+    adds, sets = [], ["#entity = :entity"]
+    for position, memory_id in enumerate(memory_ids):
+        names[f"#n{position}"] = f"{RECALL_COUNT_PREFIX}{memory_id}"
+        names[f"#t{position}"] = f"{RECALLED_AT_PREFIX}{memory_id}"
+        adds.append(f"#n{position} :one")
+        sets.append(f"#t{position} = :now")
+    values = {":one": 1, ":now": to_rfc3339(now), ":entity": "recall_counters"}
     return {
         "Update": {
-            "Key": to_attributes(memory_key(memory_id)),
-            "UpdateExpression": "ADD #count :one SET #last = :now",
-            # Never create a stub item for a memory that does not exist.
-            "ConditionExpression": "attribute_exists(pk)",
-            "ExpressionAttributeNames": {"#count": "recallCount", "#last": "lastRecalledAt"},
-            "ExpressionAttributeValues": to_attributes({":one": 1, ":now": to_rfc3339(now)}),
+            "Key": to_attributes(recall_counter_key(agent_id, page)),
+            "UpdateExpression": f"ADD {', '.join(adds)} SET {', '.join(sets)}",
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": to_attributes(values),
         }
     }
+
+
+RECALL_COUNT_PREFIX = "n_"
+RECALLED_AT_PREFIX = "t_"
+
+
+def with_recall_counts(memory: Memory, page: dict[str, Any] | None) -> Memory:
+    """``memory`` with the counts of its counter page added (SPEC §8).
+
+    A memory item may carry counts of its own (written before the counter pages
+    existed); the two add up, and the later ``lastRecalledAt`` wins.
+    """
+    if page is None or f"{RECALL_COUNT_PREFIX}{memory.id}" not in page:
+        return memory
+    count = memory.recall_count + int(page[f"{RECALL_COUNT_PREFIX}{memory.id}"])
+    last = from_rfc3339(str(page[f"{RECALLED_AT_PREFIX}{memory.id}"]))
+    if memory.last_recalled_at is not None:
+        last = max(last, memory.last_recalled_at)
+    return memory.model_copy(update={"recall_count": count, "last_recalled_at": last})
 
 
 def _failed(cancelled: TransactionCancelled, position: int) -> bool:

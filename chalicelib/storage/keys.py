@@ -7,6 +7,7 @@
 | live day row pointer | ``DAYLOG#<agt_id>#<YYYY-MM-DD>`` | ``DAYLOG`` |
 | token | ``TOKEN#<sha256 hex>`` | ``TOKEN`` |
 | recall log entry | ``RECALLS#<agt_id>`` | ``<rcl_id>`` |
+| recall counters of a page of memories | ``RECALLCOUNT#<agt_id>`` | ``PAGE#<000-189>`` |
 | run-start session | ``SESSION#<agt_id>#<session id>`` | ``SESSION`` |
 | workspace | ``WORKSPACE#<wsp_id>`` | ``WORKSPACE`` |
 | agent | ``AGENT#<agt_id>`` | ``AGENT`` |
@@ -18,6 +19,7 @@
 | review summary (lookup by id) | ``REVIEW#<rvw_id>`` | ``REVIEW`` |
 | decision on a review action | ``REVIEW#<rvw_id>`` | ``ACTION#<action id>`` |
 | lift claim | ``LIFT#<agt_id>#<sha256 of normalized text>`` | ``LIFT`` |
+| a rejected review action | ``REJECTED#<agt_id>`` | ``<sha256 signature>`` |
 
 A key-value scope is ``account#<wsp_id>``, ``byok#<sha256 hex>`` or
 ``anon#<sha256 hex>`` (SPEC §10). Anonymous entries carry ``expiresAtEpoch``,
@@ -28,6 +30,8 @@ status, by workspace, by workspace and status.
 """
 
 from __future__ import annotations
+
+import hashlib
 
 MEMORY_SK = "MEMORY"
 SORT_ATTRIBUTE = "lsk"
@@ -71,6 +75,24 @@ def recall_log_partition(agent_id: str) -> str:
 def recall_log_key(agent_id: str, recall_id: str) -> dict[str, str]:
     """Primary key of one recall log entry."""
     return {"pk": recall_log_partition(agent_id), "sk": recall_id}
+
+
+RECALL_COUNTER_PAGES = 190
+"""How many items hold an agent's recall counters (SPEC §8, issue 3). A recall updates
+one item per page it touches, so with the log entry and the session claim it writes
+at most 192 items: two TransactWriteItems (100 items each) however many memories it
+returns. A page holds ``n_<mem_id>`` (count) and ``t_<mem_id>`` (last recalled at)."""
+
+
+def recall_counter_page(memory_id: str) -> int:
+    """The page (0-189) of a memory's recall counters: a stable hash of its id."""
+    digest = hashlib.sha256(memory_id.encode("utf-8")).digest()
+    return int.from_bytes(digest[:4], "big") % RECALL_COUNTER_PAGES
+
+
+def recall_counter_key(agent_id: str, page: int) -> dict[str, str]:
+    """Primary key of one page of an agent's recall counters."""
+    return {"pk": f"RECALLCOUNT#{agent_id}", "sk": f"PAGE#{page:03d}"}
 
 
 def session_key(agent_id: str, session_id: str) -> dict[str, str]:

@@ -1,6 +1,6 @@
 """DynamoDB adapter of ``RecallRepository``: recall counters, the recall log and
-run-start session state, written together in one transaction (issue 3: a recall
-makes one write request for up to 98 memories)."""
+run-start session state, written together (issue 3: a recall makes at most two
+write requests however many memories it returns; see ``keys.RECALL_COUNTER_PAGES``)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,12 @@ from chalicelib.storage.dynamodb import (
     count_recall_update,
     to_attributes,
 )
-from chalicelib.storage.keys import recall_log_key, recall_log_partition, session_key
+from chalicelib.storage.keys import (
+    recall_counter_page,
+    recall_log_key,
+    recall_log_partition,
+    session_key,
+)
 from chalicelib.storage.protocols import SessionAlreadyRecalled, SessionClaim
 
 _TRANSACTION_ITEMS = 100
@@ -115,8 +120,9 @@ class DynamoDBRecallRepository:
     ) -> None:
         """Count the recall on each memory, log it, and record the session, atomically.
 
-        One TransactWriteItems for the log entry, the session and up to 98 memories;
-        one more per further 100 memories.
+        The counters are grouped by counter page (``keys.RECALL_COUNTER_PAGES``, 190):
+        one TransactWriteItems holds the log entry, the session and up to 98 pages, a
+        second one the rest, so at most two write requests for any number of memories.
 
         Raises:
             SessionAlreadyRecalled: the resumed session had a run-start recall
@@ -133,15 +139,17 @@ class DynamoDBRecallRepository:
         ]
         if session is not None:
             head.append(_session_put(session, now))
-        ids = list(memory_ids)
+        pages: dict[int, list[str]] = {}
+        for memory_id in dict.fromkeys(memory_ids):
+            pages.setdefault(recall_counter_page(memory_id), []).append(memory_id)
+        counters = [
+            count_recall_update(entry.agent_id, page, ids, now)
+            for page, ids in sorted(pages.items())
+        ]
         room = _TRANSACTION_ITEMS - len(head)
-        self._transact(
-            head + [count_recall_update(memory_id, now) for memory_id in ids[:room]],
-            session_position=1 if session is not None else None,
-        )
-        for start in range(room, len(ids), _TRANSACTION_ITEMS):
-            chunk = ids[start : start + _TRANSACTION_ITEMS]
-            self._transact([count_recall_update(memory_id, now) for memory_id in chunk])
+        self._transact(head + counters[:room], session_position=1 if session is not None else None)
+        for start in range(room, len(counters), _TRANSACTION_ITEMS):
+            self._transact(counters[start : start + _TRANSACTION_ITEMS])
 
     def _transact(
         self, operations: list[dict[str, Any]], session_position: int | None = None

@@ -315,7 +315,7 @@ def test_a_recall_makes_at_most_two_write_requests(
     from chalicelib.models.requests import SaveFactRequest
     from chalicelib.services.memories import RunContext
 
-    for number in range(150):
+    for number in range(320):
         clock.set(START + timedelta(milliseconds=number))
         built.memories.save(agent, SaveFactRequest(text=f"deploy {number}"), RunContext())
     calls: list[str] = []
@@ -333,8 +333,36 @@ def test_a_recall_makes_at_most_two_write_requests(
         for c in calls
         if c in {"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem"}
     ]
-    assert len(result["memories"]) == 150
+    assert len(result["memories"]) == 300  # the SPEC §8 cap, every one counted
     assert len(writes) <= 2, calls
+    returned = {item["memory"]["id"] for item in result["memories"]}
+    listed = api.call("GET", "/memories?limit=100", world.agent)[1]["data"]
+    assert {m["recallCount"] for m in listed if m["id"] in returned} == {1}
+    assert {m["recallCount"] for m in listed if m["id"] not in returned} <= {0}
+    clock.set(START + timedelta(hours=1))
+    api.call("POST", "/memories/recall", world.agent, {"query": "deploy"})
+    again = api.call("GET", f"/memories/{next(iter(returned))}", world.agent)[1]
+    assert again["recallCount"] == 2
+    assert again["lastRecalledAt"] == "2026-11-30T13:00:00.000Z"
+
+
+def test_counts_written_on_memory_items_by_earlier_versions_still_count(
+    api: Api, world: World, dynamodb: Any
+) -> None:
+    from chalicelib.storage.keys import memory_key
+
+    fact = save(api, world, "The staging deploy needs the VPN")
+    dynamodb.update_item(
+        TableName=TABLE,
+        Key={k: {"S": v} for k, v in memory_key(fact).items()},
+        UpdateExpression="SET recallCount = :n, lastRecalledAt = :t",
+        ExpressionAttributeValues={":n": {"N": "5"}, ":t": {"S": "2020-01-01T00:00:00.000Z"}},
+    )
+    assert api.call("GET", f"/memories/{fact}", world.agent)[1]["recallCount"] == 5
+    recalled = api.call("POST", "/memories/recall", world.agent, {"query": "staging deploy VPN"})
+    assert [item["memory"]["id"] for item in recalled[1]["memories"]] == [fact]
+    shown = api.call("GET", f"/memories/{fact}", world.agent)[1]
+    assert shown["recallCount"] == 6 and shown["lastRecalledAt"] > "2020-01-01T00:00:00.000Z"
 
 
 def test_facts_are_embedded_at_save_and_edit_and_old_ones_lazily(
