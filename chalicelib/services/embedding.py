@@ -414,7 +414,10 @@ class MiniLMEmbedder:
                         if name.endswith(".q"):
                             base = name[: -len(".q")]
                             scale = archive[base + ".scale"].astype(np.float32)
-                            weights[base] = array.astype(np.float32) * scale[:, None]
+                            matrix = array.astype(np.float32) * scale[:, None]
+                            # Stored (out, in); kept as a contiguous (in, out) copy:
+                            # ``x @ W`` on it is 2-3x faster than on the ``W.T`` view.
+                            weights[base] = np.ascontiguousarray(matrix.T)
                         else:
                             weights[name] = array.astype(np.float32)
                     self._token_table = archive["token.q"]
@@ -442,7 +445,7 @@ class MiniLMEmbedder:
         blocked = (1.0 - mask)[:, None, None, :] * np.float32(-1e9)
         for layer in range(_LAYERS):
             p = f"layer{layer}."
-            qkv = hidden @ w[p + "qkv"].T + w[p + "qkv.bias"]
+            qkv = hidden @ w[p + "qkv"] + w[p + "qkv.bias"]
             qkv = qkv.reshape(size, length, 3, _HEADS, head).transpose(2, 0, 3, 1, 4)
             query, key, value = qkv[0], qkv[1], qkv[2]
             attention = query @ key.transpose(0, 1, 3, 2) * np.float32(1.0 / math.sqrt(head))
@@ -450,11 +453,11 @@ class MiniLMEmbedder:
             attention = np.exp(attention - attention.max(axis=-1, keepdims=True))
             attention /= attention.sum(axis=-1, keepdims=True)
             context = (attention @ value).transpose(0, 2, 1, 3).reshape(size, length, DIMENSIONS)
-            output = context @ w[p + "attention.out"].T + w[p + "attention.out.bias"]
+            output = context @ w[p + "attention.out"] + w[p + "attention.out.bias"]
             hidden = _layer_norm(hidden + output, w[p + "norm1.weight"], w[p + "norm1.bias"])
-            inner = hidden @ w[p + "ffn.in"].T + w[p + "ffn.in.bias"]
+            inner = hidden @ w[p + "ffn.in"] + w[p + "ffn.in.bias"]
             inner = _gelu(inner)
-            output = inner @ w[p + "ffn.out"].T + w[p + "ffn.out.bias"]
+            output = inner @ w[p + "ffn.out"] + w[p + "ffn.out.bias"]
             hidden = _layer_norm(hidden + output, w[p + "norm2.weight"], w[p + "norm2.bias"])
         pooled = (hidden * mask[..., None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
