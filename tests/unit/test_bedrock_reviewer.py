@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import boto3
@@ -14,7 +14,7 @@ import pytest
 from botocore.stub import ANY, Stubber
 from pydantic import ValidationError
 
-from chalicelib.models.memory import Memory, MemoryKind, MemoryStatus
+from chalicelib.models.memory import Memory, MemoryStatus
 from chalicelib.services.bedrock_reviewer import (
     TOOL_NAME,
     BedrockReviewer,
@@ -25,26 +25,10 @@ from chalicelib.services.model_plan import tool_input_schema
 from chalicelib.services.reviewer import ReviewContext, RuleReviewer
 from chalicelib.settings import DEFAULT_BEDROCK_MODEL_ID, Settings
 from chalicelib.wiring import build_reviewer
+from tests.unit.test_reviewer import NOW, fact
 
-NOW = datetime(2026, 12, 1, 4, 0, tzinfo=UTC)
 MODEL = "anthropic.claude-test-v1:0"
 DAY = "2026-11-30"
-
-
-def fact(number: int, text: str, **changes: object) -> Memory:
-    created = NOW - timedelta(days=5) + timedelta(minutes=number)
-    values: dict[str, object] = {
-        "id": f"mem_01KAAAAAAAAAAAAAAAAAAAAA{number:02d}",
-        "workspace_id": "wsp_1",
-        "agent_id": "agt_1",
-        "kind": MemoryKind.FACT,
-        "text": text,
-        "expires_at": NOW + timedelta(days=80),
-        "created_at": created,
-        "updated_at": created,
-        **changes,
-    }
-    return Memory.model_validate(values)
 
 
 def context(*facts: Memory, lines: tuple[str, ...] = ()) -> ReviewContext:
