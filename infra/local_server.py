@@ -176,7 +176,7 @@ def _local_api_server(app: Any, port: int, host: str = HOST) -> Any:
 
         def _send_error_response(self, error: Any) -> None:
             if isinstance(error, ForbiddenError):
-                body = json.dumps(NOT_FOUND_BODY).encode()
+                body = json.dumps(NOT_FOUND_BODY, separators=(",", ":")).encode()
                 self._send_http_response(404, {"Content-Type": "application/json"}, body)
                 return
             super()._send_error_response(error)

@@ -19,7 +19,7 @@ PROD_BUCKET = "pinework-prod"
 NOT_FOUND_BODY = {
     "error": {
         "code": "not_found",
-        "message": "No such route: every route is under /api/v1 (see the README route table).",
+        "message": "No such route (see the route table in the README).",
     }
 }
 """What a request to an unknown path gets, deployed and locally."""

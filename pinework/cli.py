@@ -250,7 +250,8 @@ def memory_day(
     def render(memory: Memory) -> None:
         lines = len(memory.text.splitlines())
         noun = "line" if lines == 1 else "lines"
-        typer.echo(f"appended to {memory.id} (day log of {memory.date}, {lines} {noun})")
+        verb = "started day log" if lines == 1 else "appended to"
+        typer.echo(f"{verb} {memory.id} (day log of {memory.date}, {lines} {noun})")
 
     _run(as_json, lambda c: c.append_day_line(line), render)
 
@@ -442,6 +443,8 @@ def memory_recall_log(
                 for m in entry.memories
             )
             typer.echo(f"{entry.at:%Y-%m-%dT%H:%M:%SZ}  {entry.kind:<9} {where}  {picked or '-'}")
+            if entry.query:
+                typer.echo(f"    query: {entry.query}")
         if not page.data:
             typer.echo("no recalls")
         if page.next_token:
@@ -729,7 +732,13 @@ def _admin(as_json: bool, operation: Callable[[AdminOperations], dict[str, str]]
     except PineworkError as exc:
         _fail(exc.code, exc.message, as_json)
     except Exception as exc:  # boto3/endpoint failures: one line, not a traceback
-        _fail("admin_failed", f"{type(exc).__name__}: {exc}", as_json)
+        hint = ""
+        if type(exc).__name__ == "EndpointConnectionError":
+            hint = (
+                " (is `make serve` running? If it was started on another port, set "
+                "PINEWORK_DYNAMODB_PORT, or the PINEWORK_DYNAMODB_ENDPOINT line its banner prints)"
+            )
+        _fail("admin_failed", f"{type(exc).__name__}: {exc}{hint}", as_json)
     if as_json:
         typer.echo(_render.to_json(result))
     return result

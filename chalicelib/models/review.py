@@ -80,15 +80,41 @@ class ReviewAction(BaseModel):
     evidence: list[str] = Field(default_factory=list)
     expected_versions: dict[str, int] = Field(default_factory=dict)
 
-    def signature(self) -> str:
-        """What the action does, independent of plan, wording and versions: a SHA-256
-        hex of the kind, the memories (sorted), the keeper, the lifted text (spaces
-        and case folded) and what it supersedes. A person's rejection is remembered
-        by it, so the same change is not proposed again (SPEC §9, approval mode)."""
+    def signatures(self) -> dict[str | None, str]:
+        """What the action does, independent of plan, wording and versions, as SHA-256
+        hex signatures; a person's rejection is remembered by them, so the same change
+        is not proposed again (SPEC §9, approval mode).
+
+        Returns:
+            For an action that folds memories into a keeper (``merge``, ``replace``,
+            ``resolve_conflict``): one ``fold_signature`` per folded memory and the
+            keeper, keyed by that memory's id, so a rejected merge of A into K also
+            holds when a new duplicate joins the group or becomes its keeper. For any
+            other action: one signature (kind, memories, lifted text, superseded
+            fact; text with spaces and case folded) keyed by ``None``.
+        """
+        if self.keep_id is not None and self.action in FOLDING_ACTIONS:
+            return {
+                memory_id: fold_signature(memory_id, self.keep_id) for memory_id in self.memory_ids
+            }
         text = " ".join((self.text or "").casefold().split())
-        parts = [self.action, ",".join(sorted(self.memory_ids)), self.keep_id or "", text]
-        parts.append(self.supersedes or "")
-        return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
+        memories = ",".join(sorted(self.memory_ids))
+        return {None: _digest(self.action, memories, text, self.supersedes or "")}
+
+
+FOLDING_ACTIONS = frozenset({"merge", "replace", "resolve_conflict"})
+"""Actions that fold memories into a keeper (supersede or archive them for it)."""
+
+
+def fold_signature(first: str, second: str) -> str:
+    """The signature of "fold these two memories together" (either way round)."""
+    low, high = sorted((first, second))
+    return _digest("fold", low, high)
+
+
+def _digest(*parts: str) -> str:
+    """SHA-256 hex of ``parts`` joined by a unit separator."""
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
 
 
 class ReviewPlan(BaseModel):

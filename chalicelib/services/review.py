@@ -30,13 +30,16 @@ from chalicelib.ids import Clock, IdFactory
 from chalicelib.models.memory import Memory, MemoryKind
 from chalicelib.models.principal import Principal, ReviewApproval
 from chalicelib.models.review import (
+    FOLDING_ACTIONS,
     ActionDecision,
     ActionOutcome,
+    ReviewAction,
     ReviewPlan,
     ReviewReport,
     ReviewSummary,
     RunReviewRequest,
     Trigger,
+    fold_signature,
 )
 from chalicelib.services.review_apply import ActionApplier, ActionScope, ActionSkipped, outcome_of
 from chalicelib.services.review_decisions import ReviewDecisions
@@ -57,6 +60,68 @@ logger = logging.getLogger(__name__)
 CLAIM_LEASE = timedelta(minutes=15)
 """A scheduled review still "running" after this long is taken over by a retry."""
 _PAGE = 500
+
+
+def without_rejected(
+    actions: list[ReviewAction], rejected: dict[str, str]
+) -> tuple[list[ReviewAction], list[str]]:
+    """Drop from ``actions`` what a person rejected before (``ReviewAction.signatures``).
+
+    A folding action (merge, replace, resolve_conflict) loses each memory that a
+    person refused to fold together with the keeper or with a memory it still folds
+    (so two memories whose merge was rejected never end up in one fold, whoever
+    keeps), and is dropped when none is left; any other action is dropped whole.
+    Each drop is explained in a note.
+
+    Args:
+        actions: the reviewer's proposal.
+        rejected: signature -> description of the rejection (``ReviewRepository``).
+
+    Returns:
+        ``(kept actions, notes)``.
+    """
+    kept: list[ReviewAction] = []
+    notes: list[str] = []
+    for action in actions:
+        if action.keep_id is None or action.action not in FOLDING_ACTIONS:
+            (signature,) = action.signatures().values()
+            if signature in rejected:
+                what = ", ".join(action.memory_ids) or action.text
+                notes.append(
+                    f"not proposed again: {action.action} {what} (rejected: {rejected[signature]})"
+                )
+            else:
+                kept.append(action)
+            continue
+        folded: list[str] = []
+        for memory_id in action.memory_ids:
+            refusal = next(
+                (
+                    (other, rejected[fold_signature(memory_id, other)])
+                    for other in [action.keep_id, *folded]
+                    if fold_signature(memory_id, other) in rejected
+                ),
+                None,
+            )
+            if refusal is None:
+                folded.append(memory_id)
+            else:
+                notes.append(
+                    f"not proposed again: {action.action} {memory_id} with {refusal[0]} "
+                    f"(rejected: {refusal[1]})"
+                )
+        if folded == action.memory_ids:
+            kept.append(action)
+        elif folded:
+            versions = {
+                memory_id: version
+                for memory_id, version in action.expected_versions.items()
+                if memory_id in folded or memory_id == action.keep_id
+            }
+            kept.append(
+                action.model_copy(update={"memory_ids": folded, "expected_versions": versions})
+            )
+    return kept, notes
 
 
 def review_date_for(moment: datetime) -> str:
@@ -207,14 +272,8 @@ class ReviewService:
             day_lines=self._day_lines(agent_id, day),
         )
         proposal = self._reviewer.propose(context)
-        rejected = self._reviews.rejections(agent_id)
-        kept = [action for action in proposal.actions if action.signature() not in rejected]
-        notes = list(proposal.notes) + [
-            f"not proposed again: {action.action} {', '.join(action.memory_ids) or action.text}"
-            f" (rejected: {rejected[action.signature()]})"
-            for action in proposal.actions
-            if action.signature() in rejected
-        ]
+        kept, notes = without_rejected(proposal.actions, self._reviews.rejections(agent_id))
+        notes = [*proposal.notes, *notes]
         actions = [
             action.model_copy(update={"id": f"a{number}"})
             for number, action in enumerate(kept, start=1)

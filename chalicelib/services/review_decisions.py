@@ -181,7 +181,8 @@ class ReviewDecisions:
             decided_at=self._clock.now(),
         )
         try:
-            self._reviews.record_rejection(summary, decision, action.signature())
+            signatures = list(action.signatures().values())
+            self._reviews.record_rejection(summary, decision, signatures)
         except DecisionTaken as taken:
             raise _already_decided(summary.id, action.id, taken) from taken
         except WriteConflict as conflict:

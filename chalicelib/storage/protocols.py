@@ -382,11 +382,11 @@ class ReviewRepository(Protocol):
         ...
 
     def record_rejection(
-        self, summary: ReviewSummary, decision: ActionDecision, signature: str
+        self, summary: ReviewSummary, decision: ActionDecision, signatures: Sequence[str]
     ) -> None:
         """Store a ``rejected`` decision for an undecided action, move the summary's
-        counts and remember the rejection under the agent (by ``signature``), in one
-        transaction.
+        counts and remember the rejection under the agent (one item per signature,
+        ``ReviewAction.signatures``), in one transaction.
 
         Raises:
             DecisionTaken: the action has a decision (or is being applied).

@@ -46,6 +46,8 @@ _RUNNING = "running"
 _DONE = "done"
 _APPLYING = "applying"
 _COUNTER_BY_STATE = {"applied": "applied", "skipped": "skipped", "rejected": "rejected"}
+_MAX_REJECTION_ITEMS = 97
+"""Signatures remembered per rejection: a transaction holds 100 items, 3 are taken."""
 """The summary count a final decision adds one to."""
 
 
@@ -368,7 +370,7 @@ class DynamoDBReviewRepository:
         self._settle(summary, decision, finish)
 
     def record_rejection(
-        self, summary: ReviewSummary, decision: ActionDecision, signature: str
+        self, summary: ReviewSummary, decision: ActionDecision, signatures: Sequence[str]
     ) -> None:
         """One transaction: the ``rejected`` decision put new, both summary items counted,
         and the rejection remembered under the agent (``rejection_key``).
@@ -377,8 +379,7 @@ class DynamoDBReviewRepository:
             DecisionTaken: the action has a decision (or one being applied).
             WriteConflict: a summary item has no pending action left.
         """
-        remembered = {
-            **rejection_key(summary.agent_id, signature),
+        remembered: dict[str, Any] = {
             "entity": "review_rejection",
             "reviewId": summary.id,
             "actionId": decision.action_id,
@@ -387,9 +388,14 @@ class DynamoDBReviewRepository:
             remembered["decidedBy"] = decision.decided_by
         if decision.decided_at is not None:
             remembered["decidedAt"] = to_rfc3339(decision.decided_at)
-        memo = {"Put": {"Item": to_attributes(remembered)}}  # the same change: overwritten
+        # One item per signature (the same change again: overwritten); a transaction
+        # holds 100 items, 3 go to the decision and the counts.
+        memos = [
+            {"Put": {"Item": to_attributes({**rejection_key(summary.agent_id, key), **remembered})}}
+            for key in list(dict.fromkeys(signatures))[:_MAX_REJECTION_ITEMS]
+        ]
         # attribute_not_exists: a decided or applying action is never rejected.
-        self._settle(summary, decision, _put_new(decision_to_item(summary.id, decision)), memo)
+        self._settle(summary, decision, _put_new(decision_to_item(summary.id, decision)), *memos)
 
     def rejections(self, agent_id: str) -> dict[str, str]:
         """Every action rejected for ``agent_id``: signature -> "rvw_… a2 by usr_… on date"."""

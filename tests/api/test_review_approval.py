@@ -330,6 +330,29 @@ def test_a_rejected_action_is_not_proposed_again(
 
 
 @pytest.mark.usefixtures("approval")
+def test_a_rejected_merge_holds_when_a_new_duplicate_joins_the_group(
+    api: Api, world: World
+) -> None:
+    save(api, world, "Use pnpm, not npm")
+    save(api, world, "use pnpm, not npm")
+    report = review(api, world)
+    (merge,) = report["plan"]["actions"]
+    (loser,) = merge["memoryIds"]
+    decide(api, world, report["id"], "1", "reject")
+    newcomer = save(api, world, "USE pnpm, not npm!")["id"]
+    again = review(api, world)
+    (action,) = again["plan"]["actions"]
+    # The newcomer keeps (newest); the two whose merge was rejected are not folded
+    # together into it: only one of them is.
+    assert action["keepId"] == newcomer and len(action["memoryIds"]) == 1
+    assert sorted([*action["memoryIds"], *action["expectedVersions"]]) == sorted(
+        [action["memoryIds"][0], action["memoryIds"][0], newcomer]
+    )
+    (note,) = [n for n in again["plan"]["notes"] if n.startswith("not proposed again")]
+    assert loser in note and merge["keepId"] in note and f"{report['id']} a1" in note
+
+
+@pytest.mark.usefixtures("approval")
 @pytest.mark.parametrize(
     ("ref", "status", "shown"),
     [

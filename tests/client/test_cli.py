@@ -355,3 +355,33 @@ def test_bad_api_url_is_reported_not_raised(runner: CliRunner, fake_api: FakeApi
     assert result.exit_code == 1
     assert "error: invalid_request: the API URL must start with http" in result.stderr
     assert fake_api.requests == []
+
+
+def test_day_says_started_for_the_first_line_and_appended_after(
+    runner: CliRunner, fake_api: FakeApi
+) -> None:
+    fake_api.on("POST", "/memories/day", 201, memory_json(kind="day", text="09:00 did x"))
+    first = invoke(runner, "memory", "day", "did x")
+    assert first.exit_code == 0 and first.stdout.startswith("started day log mem_")
+    fake_api.on("POST", "/memories/day", 200, memory_json(kind="day", text="09:00 a\n10:00 b"))
+    second = invoke(runner, "memory", "day", "b")
+    assert second.stdout.startswith("appended to mem_") and "2 lines" in second.stdout
+
+
+def test_recall_log_prints_the_query(runner: CliRunner, fake_api: FakeApi) -> None:
+    entry = {
+        "object": "recall_log",
+        "id": "rcl_1",
+        "agentId": "agt_1",
+        "kind": "on_demand",
+        "taskKey": "PIN-9",
+        "query": "how do I deploy",
+        "at": "2026-01-02T08:00:00Z",
+        "memories": [{"memoryId": MEMORY_ID, "score": 0.9}],
+    }
+    fake_api.on("GET", "/recalls", 200, {"object": "list", "data": [entry], "nextToken": None})
+    result = invoke(runner, "memory", "recalls", "--agent", "agt_1")
+    assert result.exit_code == 0, result.output
+    line, query = result.stdout.splitlines()
+    assert "task=PIN-9" in line and f"{MEMORY_ID} (0.90)" in line
+    assert query == "    query: how do I deploy"
