@@ -40,6 +40,9 @@ class Settings(BaseModel):
         sqs_endpoint: endpoint override for SQS (``PINEWORK_SQS_ENDPOINT``).
         reviewer: the review's judgement (``PINEWORK_REVIEWER``, SPEC §9):
             ``rules`` (default, no network) or ``bedrock`` (``BedrockReviewer``).
+        mcp_allowed_origins: comma-separated browser origins (``https://app.example``)
+            that may call ``/mcp`` besides loopback and the API's own host
+            (``PINEWORK_MCP_ALLOWED_ORIGINS``; MCP's DNS-rebinding guard).
         bedrock_model_id: the Bedrock model or inference profile of the
             ``bedrock`` reviewer (``PINEWORK_BEDROCK_MODEL_ID``); called in ``region``.
     """
@@ -56,6 +59,7 @@ class Settings(BaseModel):
     sqs_endpoint: str | None = None
     reviewer: Literal["rules", "bedrock"] = "rules"
     bedrock_model_id: str = Field(default=DEFAULT_BEDROCK_MODEL_ID, min_length=1)
+    mcp_allowed_origins: str = ""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -82,6 +86,7 @@ class Settings(BaseModel):
             ("sqs_endpoint", "PINEWORK_SQS_ENDPOINT"),
             ("reviewer", "PINEWORK_REVIEWER"),
             ("bedrock_model_id", "PINEWORK_BEDROCK_MODEL_ID"),
+            ("mcp_allowed_origins", "PINEWORK_MCP_ALLOWED_ORIGINS"),
         ):
             if env.get(name):
                 values[field] = env[name]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import urlsplit
 
 from chalice.app import Blueprint, Response
 
@@ -50,6 +51,15 @@ def mcp_post() -> Response:
         if refused is not None:
             return _render(refused.status, refused.body)
     wired = services()
+    origin = headers.get("origin")
+    if origin is not None and not origin_allowed(
+        origin, headers.get("host"), wired.settings.mcp_allowed_origins
+    ):
+        message = (
+            f"Origin {origin[:100]!r} may not call /mcp (DNS-rebinding guard): allow it "
+            "with PINEWORK_MCP_ALLOWED_ORIGINS."
+        )
+        return _render(403, _refusal("forbidden", message))
     try:
         principal = optional_principal(request, wired)
         run = _run_context(headers, principal)
@@ -68,6 +78,26 @@ def mcp_post() -> Response:
     )
     reply = mcp_protocol.handle_post(request.raw_body, caller)
     return _render(reply.status, reply.body)
+
+
+_LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def origin_allowed(origin: str, host: str | None, allowed: str) -> bool:
+    """Whether a browser ``Origin`` may call ``/mcp`` (MCP transport: servers validate
+    ``Origin`` against DNS rebinding).
+
+    Allowed: a loopback origin, the API's own host (``Host``), or one of ``allowed``
+    (comma-separated ``scheme://host[:port]``, ``PINEWORK_MCP_ALLOWED_ORIGINS``).
+    Requests without ``Origin`` (SDK clients, curl) are not browser requests and pass.
+    """
+    parts = urlsplit(origin.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return False
+    if parts.hostname in _LOOPBACK or (host is not None and parts.netloc == host.strip()):
+        return True
+    listed = {item.strip().rstrip("/") for item in allowed.split(",") if item.strip()}
+    return f"{parts.scheme}://{parts.netloc}" in listed
 
 
 def _run_context(headers: Any, principal: Principal | None) -> RunContext:

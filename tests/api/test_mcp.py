@@ -293,3 +293,34 @@ def test_a_malformed_run_header_is_400(mcp: Mcp, world: World) -> None:
     ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
     status, _, answer = mcp.post(ping, actor=world.agent, headers={"X-Pinework-Run": "x" * 200})
     assert status == 400 and answer["error"]["data"] == {"code": "invalid_request"}
+
+
+@pytest.mark.parametrize(
+    ("origin", "host", "allowed", "ok"),
+    [
+        ("http://localhost:3000", None, "", True),
+        ("http://127.0.0.1:8000", None, "", True),
+        ("http://[::1]:8000", None, "", True),
+        ("https://api.example.com", "api.example.com", "", True),
+        ("https://app.example", "api.example.com", "https://app.example, https://b.example", True),
+        ("https://evil.example", "api.example.com", "https://app.example", False),
+        ("http://localhost.evil.example", None, "", False),
+        ("null", None, "", False),
+        ("file://", None, "", False),
+    ],
+)
+def test_origin_rule(origin: str, host: str | None, allowed: str, ok: bool) -> None:
+    from chalicelib.api.mcp import origin_allowed
+
+    assert origin_allowed(origin, host, allowed) is ok
+
+
+def test_a_foreign_browser_origin_is_refused_before_anything_runs(mcp: Mcp) -> None:
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    status, _, body = mcp.post(ping, headers={"Origin": "https://evil.example"})
+    assert status == 403 and body["error"]["data"]["code"] == "forbidden"
+    assert "PINEWORK_MCP_ALLOWED_ORIGINS" in body["error"]["message"]
+    status, _, body = mcp.post(ping, headers={"Origin": "http://localhost:5173"})
+    assert status == 200 and body["result"] == {}
+    status, _, body = mcp.post(ping)  # no Origin: not a browser
+    assert status == 200
