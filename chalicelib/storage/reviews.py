@@ -227,32 +227,44 @@ class DynamoDBReviewRepository:
         Raises:
             ReviewDateTaken: a review of the date finished, or runs and is not stale.
         """
+        claim = {
+            **review_date_key(agent_id, date),
+            "entity": "review_date",
+            "reviewId": review_id,
+            "state": _RUNNING,
+            "startedAt": to_rfc3339(now),
+        }
+        # One review per agent and date; a crashed one (running, stale) may be
+        # taken over by the retry.
+        if not self._put_claim(claim, "startedAt", stale_before):
+            raise ReviewDateTaken(f"{agent_id} {date}")
+
+    def _put_claim(self, item: dict[str, Any], started: str, stale_before: datetime) -> bool:
+        """Put ``item`` (a claim in ``item["state"]``) unless its key holds a live one.
+
+        The put succeeds when nothing is stored, or when what is stored is in the same
+        state and its ``started`` time is before ``stale_before`` (a crashed holder).
+
+        Returns:
+            False when another claim or a final state holds the key.
+        """
         try:
             self._table.client.put_item(
                 TableName=self._table.name,
-                Item=to_attributes(
-                    {
-                        **review_date_key(agent_id, date),
-                        "entity": "review_date",
-                        "reviewId": review_id,
-                        "state": _RUNNING,
-                        "startedAt": to_rfc3339(now),
-                    }
-                ),
-                # One review per agent and date; a crashed one (running, stale) may be
-                # taken over by the retry.
+                Item=to_attributes(item),
                 ConditionExpression=(
-                    "attribute_not_exists(pk) OR (#state = :running AND #started < :stale)"
+                    "attribute_not_exists(pk) OR (#state = :state AND #started < :stale)"
                 ),
-                ExpressionAttributeNames={"#state": "state", "#started": "startedAt"},
+                ExpressionAttributeNames={"#state": "state", "#started": started},
                 ExpressionAttributeValues=to_attributes(
-                    {":running": _RUNNING, ":stale": to_rfc3339(stale_before)}
+                    {":state": item["state"], ":stale": to_rfc3339(stale_before)}
                 ),
             )
         except ClientError as error:
             if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
-                raise ReviewDateTaken(f"{agent_id} {date}") from error
+                return False
             raise
+        return True
 
     def finish_date(self, agent_id: str, date: str, review_id: str, now: datetime) -> None:
         """Mark the date's claim done (only the claiming review may)."""
@@ -314,25 +326,12 @@ class DynamoDBReviewRepository:
         Raises:
             DecisionTaken: the action has a decision, or a fresh ``applying`` one.
         """
-        try:
-            self._table.client.put_item(
-                TableName=self._table.name,
-                Item=to_attributes({**decision_to_item(review_id, decision), "claimId": claim_id}),
-                # One decision per action: of two approvals (or an approval and a
-                # rejection) exactly one wins. An approval that crashed while
-                # applying (still "applying" after the lease) may be taken over.
-                ConditionExpression=(
-                    "attribute_not_exists(pk) OR (#state = :applying AND #decided < :stale)"
-                ),
-                ExpressionAttributeNames={"#state": "state", "#decided": "decidedAt"},
-                ExpressionAttributeValues=to_attributes(
-                    {":applying": _APPLYING, ":stale": to_rfc3339(stale_before)}
-                ),
-            )
-        except ClientError as error:
-            if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
-                raise self._taken(review_id, decision.action_id) from error
-            raise
+        claim = {**decision_to_item(review_id, decision), "claimId": claim_id}
+        # One decision per action: of two approvals (or an approval and a rejection)
+        # exactly one wins. An approval that crashed while applying (still "applying"
+        # after the lease) may be taken over.
+        if not self._put_claim(claim, "decidedAt", stale_before):
+            raise self._taken(review_id, decision.action_id)
 
     def record_outcome(
         self, summary: ReviewSummary, decision: ActionDecision, claim_id: str
