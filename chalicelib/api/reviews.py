@@ -5,6 +5,7 @@ approve or reject one action of an approval-mode review (issue 4 item 6)."""
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import unquote
 
 from chalice.app import Blueprint, Response
 
@@ -73,10 +74,7 @@ def get_review(review_id: str) -> Response:
 @endpoint
 def approve_review_action(review_id: str, action_ref: str) -> Response:
     """A person approves one pending action (``2`` or ``a2``): it is applied now."""
-    call = call_context(_request())
-    parse_body(_request().raw_body, EmptyRequest)
-    report = call.services.reviews.approve(call.principal, review_id, action_ref)
-    return json_response(report.to_wire())
+    return _decide(review_id, action_ref, "approve")
 
 
 @reviews_api.route(
@@ -85,9 +83,16 @@ def approve_review_action(review_id: str, action_ref: str) -> Response:
 @endpoint
 def reject_review_action(review_id: str, action_ref: str) -> Response:
     """A person rejects one pending action (``2`` or ``a2``): it is never applied."""
+    return _decide(review_id, action_ref, "reject")
+
+
+def _decide(review_id: str, action_ref: str, verb: str) -> Response:
+    """Approve or reject; the action segment arrives percent-encoded, decoded here."""
     call = call_context(_request())
     parse_body(_request().raw_body, EmptyRequest)
-    report = call.services.reviews.reject(call.principal, review_id, action_ref)
+    reviews = call.services.reviews
+    decide = reviews.approve if verb == "approve" else reviews.reject
+    report = decide(call.principal, review_id, unquote(action_ref))
     return json_response(report.to_wire())
 
 

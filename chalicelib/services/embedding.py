@@ -112,22 +112,34 @@ def is_ours(embedding: bytes | None) -> bool:
     )
 
 
-def token_signs(embedding: bytes) -> FloatArray | None:
-    """The stored word-piece signs of an embedding of ours as unit rows.
+def word_piece_count(embedding: bytes) -> int:
+    """How many word pieces an embedding of ours stores (0 for format 1)."""
+    return embedding[SENTENCE_BYTES] if embedding[0] == EMBEDDING_FORMAT else 0
+
+
+def stacked_token_signs(embeddings: Sequence[bytes]) -> FloatArray:
+    """The stored word-piece signs of ``embeddings`` (all of ours), stacked in order:
+    one unpack for all of them.
 
     Returns:
-        Shape ``(k, DIMENSIONS)``, float32, entries ``+-1 / sqrt(DIMENSIONS)`` (a dot
-        product with a unit query state is its cosine with the sign vector); ``None``
-        for a format-1 embedding (no word pieces stored).
+        Shape ``(sum of word_piece_count, DIMENSIONS)``, float32, entries ``+-1``
+        (divide by ``sqrt(DIMENSIONS)`` for unit rows); format-1 embeddings add no rows.
     """
+    bits = b"".join(item[SENTENCE_BYTES + 1 :] for item in embeddings if word_piece_count(item))
+    packed = np.frombuffer(bits, dtype=np.uint8).reshape(-1, TOKEN_BYTES)
+    signs = np.unpackbits(packed, axis=1).astype(np.float32)
+    result: FloatArray = signs * np.float32(2.0) - np.float32(1.0)
+    return result
+
+
+def token_signs(embedding: bytes) -> FloatArray | None:
+    """The stored word-piece signs of one embedding as unit rows (``+-1 / sqrt(384)``:
+    a dot product with a unit query state is its cosine with the sign vector);
+    ``None`` for format 1 (none stored)."""
     if embedding[0] != EMBEDDING_FORMAT:
         return None
-    count = embedding[SENTENCE_BYTES]
-    bits = np.frombuffer(embedding, dtype=np.uint8, offset=SENTENCE_BYTES + 1)
-    signs = np.unpackbits(bits.reshape(count, TOKEN_BYTES), axis=1).astype(np.float32)
-    result: FloatArray = (signs * np.float32(2.0) - np.float32(1.0)) * np.float32(
-        1.0 / math.sqrt(DIMENSIONS)
-    )
+    scale = np.float32(1.0 / math.sqrt(DIMENSIONS))
+    result: FloatArray = stacked_token_signs([embedding]) * scale
     return result
 
 

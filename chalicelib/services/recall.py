@@ -202,9 +202,19 @@ class RecallService:
         session: SessionClaim | None,
     ) -> RecallResult:
         now = self._clock.now()
-        facts = [fact for fact in self._memories.live_facts(agent_id) if not fact.is_expired(now)]
+        # Counters are read only for the memories returned (after the cut), before
+        # this recall counts them: scoring needs none of them.
+        facts = [
+            fact
+            for fact in self._memories.live_facts(agent_id, recall_counts=False)
+            if not fact.is_expired(now)
+        ]
         ranked, fallback = self._rank(query, facts, now)
         picked = self._within_budget(ranked)
+        counted = self._memories.with_recall_counts([item.memory for item in picked])
+        picked = [
+            ScoredMemory(memory, item.score) for memory, item in zip(counted, picked, strict=True)
+        ]
         entry = RecallLogEntry(
             id=self._ids.new("rcl"),
             workspace_id=principal.workspace_id,

@@ -55,14 +55,13 @@ import numpy.typing as npt
 from chalicelib.services.embedding import (
     DATA_DIR,
     DIMENSIONS,
-    EMBEDDING_FORMAT,
-    SENTENCE_BYTES,
-    TOKEN_BYTES,
     Embedder,
     FloatArray,
     decode,
     decode_if_all_ours,
     is_ours,
+    stacked_token_signs,
+    word_piece_count,
 )
 from chalicelib.services.scoring import LexicalScorer
 
@@ -239,18 +238,13 @@ def token_match(
         other candidate gets the smallest of those values (all zeros when there is none).
     """
     result = np.full(len(embeddings), np.nan)
-    with_pieces = [
-        int(index)
-        for index in chosen
-        if embeddings[index][0] == EMBEDDING_FORMAT and embeddings[index][SENTENCE_BYTES]
-    ]
+    with_pieces = [int(index) for index in chosen if word_piece_count(embeddings[index])]
     if len(query_states) and with_pieces:
         # One unpack and one product for all chosen facts, then a maximum per fact.
-        bits = b"".join(embeddings[index][SENTENCE_BYTES + 1 :] for index in with_pieces)
-        signs = np.unpackbits(np.frombuffer(bits, dtype=np.uint8).reshape(-1, TOKEN_BYTES), axis=1)
-        pieces = signs.astype(np.float32) * np.float32(2.0) - np.float32(1.0)
-        similarity = pieces @ (query_states.T * np.float32(1.0 / math.sqrt(DIMENSIONS)))
-        counts = [embeddings[index][SENTENCE_BYTES] for index in with_pieces]
+        chosen_embeddings = [embeddings[index] for index in with_pieces]
+        unit_query = query_states.T * np.float32(1.0 / math.sqrt(DIMENSIONS))
+        similarity = stacked_token_signs(chosen_embeddings) @ unit_query
+        counts = [word_piece_count(item) for item in chosen_embeddings]
         starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
         best = np.maximum.reduceat(similarity, starts, axis=0)
         result[with_pieces] = best.mean(axis=1)

@@ -25,7 +25,6 @@ import json
 import logging
 import re
 from datetime import timedelta
-from urllib.parse import unquote
 
 from chalicelib.errors import Conflict, Forbidden, InvalidRequest, NotFound
 from chalicelib.ids import Clock, IdFactory, to_rfc3339
@@ -49,17 +48,16 @@ _ACTION_REF = re.compile(r"a?([1-9][0-9]*)")
 
 
 def action_number(action_ref: str) -> int:
-    """The 1-based number of an action named ``2`` or ``a2`` (percent-escapes decoded).
+    """The 1-based number of an action named ``2`` or ``a2``.
 
     A number past the plan's end is the caller's ``not_found``, however long.
 
     Raises:
         InvalidRequest: anything else (``0``, ``-1``, ``b2``, ``two``, `` 2``).
     """
-    decoded = unquote(action_ref)
-    found = _ACTION_REF.fullmatch(decoded)
+    found = _ACTION_REF.fullmatch(action_ref)
     if found is None:
-        shown = decoded if len(decoded) <= 40 else decoded[:40] + "…"
+        shown = action_ref if len(action_ref) <= 40 else action_ref[:40] + "…"
         raise InvalidRequest(
             f"{shown!r} is not an action: use its number (1, 2, …) or its id (a1, a2, …)."
         )

@@ -15,7 +15,7 @@ from typing import Any
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
-from chalicelib.ids import from_rfc3339, to_rfc3339
+from chalicelib.ids import to_rfc3339
 from chalicelib.models.memory import AuditRecord, Memory, MemoryKind, MemoryStatus
 from chalicelib.models.principal import (
     Agent,
@@ -235,9 +235,9 @@ class DynamoDBMemoryRepository:
             return None
         memory = convert.memory_from_item(found)
         page = self._table.get(recall_counter_key(memory.agent_id, recall_counter_page(memory.id)))
-        return with_recall_counts(memory, page)
+        return convert.add_recall_counts(memory, page)
 
-    def _with_recall_counts(self, memories: list[Memory]) -> list[Memory]:
+    def with_recall_counts(self, memories: list[Memory]) -> list[Memory]:
         """``memories`` with their counter pages' counts (one BatchGetItem per 100 pages)."""
         wanted = {(m.agent_id, recall_counter_page(m.id)) for m in memories}
         pages = {
@@ -249,7 +249,7 @@ class DynamoDBMemoryRepository:
         result = []
         for memory in memories:
             key = recall_counter_key(memory.agent_id, recall_counter_page(memory.id))
-            result.append(with_recall_counts(memory, pages.get((key["pk"], key["sk"]))))
+            result.append(convert.add_recall_counts(memory, pages.get((key["pk"], key["sk"]))))
         return result
 
     def create(
@@ -430,11 +430,12 @@ class DynamoDBMemoryRepository:
             if len(found) > limit:
                 break
         if len(found) > limit:
-            return MemoryPage(self._with_recall_counts(found[:limit]), found[limit - 1].id)
-        return MemoryPage(self._with_recall_counts(found), None)
+            return MemoryPage(self.with_recall_counts(found[:limit]), found[limit - 1].id)
+        return MemoryPage(self.with_recall_counts(found), None)
 
-    def live_facts(self, agent_id: str) -> list[Memory]:
-        """Every active fact of the agent, newest first, from the status index."""
+    def live_facts(self, agent_id: str, *, recall_counts: bool = True) -> list[Memory]:
+        """Every active fact of the agent, newest first, from the status index; with
+        ``recall_counts=False`` the counters are left out (what the item holds)."""
         items = self._table.query(
             IndexName=BY_AGENT_STATUS,
             KeyConditionExpression="#partition = :partition",
@@ -451,7 +452,8 @@ class DynamoDBMemoryRepository:
             ),
             ScanIndexForward=False,
         )
-        return self._with_recall_counts([convert.memory_from_item(item) for item in items])
+        facts = [convert.memory_from_item(item) for item in items]
+        return self.with_recall_counts(facts) if recall_counts else facts
 
     def history(self, memory_id: str) -> list[AuditRecord]:
         """The memory's audit records, oldest first (they share its partition)."""
@@ -477,8 +479,8 @@ def count_recall_update(
     names = {"#entity": "entity"}
     adds, sets = [], ["#entity = :entity"]
     for position, memory_id in enumerate(memory_ids):
-        names[f"#n{position}"] = f"{RECALL_COUNT_PREFIX}{memory_id}"
-        names[f"#t{position}"] = f"{RECALLED_AT_PREFIX}{memory_id}"
+        names[f"#n{position}"] = f"{convert.RECALL_COUNT_PREFIX}{memory_id}"
+        names[f"#t{position}"] = f"{convert.RECALLED_AT_PREFIX}{memory_id}"
         adds.append(f"#n{position} :one")
         sets.append(f"#t{position} = :now")
     values = {":one": 1, ":now": to_rfc3339(now), ":entity": "recall_counters"}
@@ -490,25 +492,6 @@ def count_recall_update(
             "ExpressionAttributeValues": to_attributes(values),
         }
     }
-
-
-RECALL_COUNT_PREFIX = "n_"
-RECALLED_AT_PREFIX = "t_"
-
-
-def with_recall_counts(memory: Memory, page: dict[str, Any] | None) -> Memory:
-    """``memory`` with the counts of its counter page added (SPEC §8).
-
-    A memory item may carry counts of its own (written before the counter pages
-    existed); the two add up, and the later ``lastRecalledAt`` wins.
-    """
-    if page is None or f"{RECALL_COUNT_PREFIX}{memory.id}" not in page:
-        return memory
-    count = memory.recall_count + int(page[f"{RECALL_COUNT_PREFIX}{memory.id}"])
-    last = from_rfc3339(str(page[f"{RECALLED_AT_PREFIX}{memory.id}"]))
-    if memory.last_recalled_at is not None:
-        last = max(last, memory.last_recalled_at)
-    return memory.model_copy(update={"recall_count": count, "last_recalled_at": last})
 
 
 def _failed(cancelled: TransactionCancelled, position: int) -> bool:

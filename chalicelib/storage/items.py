@@ -254,3 +254,22 @@ def _int(value: Decimal | int | str) -> int:
 
 def _time_or_none(value: str | None) -> Any:
     return None if value is None else from_rfc3339(value)
+
+
+RECALL_COUNT_PREFIX = "n_"
+RECALLED_AT_PREFIX = "t_"
+
+
+def add_recall_counts(memory: Memory, page: dict[str, Any] | None) -> Memory:
+    """``memory`` with the counts of its counter page added (SPEC §8).
+
+    A memory item may carry counts of its own (written before the counter pages
+    existed); the two add up, and the later ``lastRecalledAt`` wins.
+    """
+    if page is None or f"{RECALL_COUNT_PREFIX}{memory.id}" not in page:
+        return memory
+    count = memory.recall_count + int(page[f"{RECALL_COUNT_PREFIX}{memory.id}"])
+    last = from_rfc3339(str(page[f"{RECALLED_AT_PREFIX}{memory.id}"]))
+    if memory.last_recalled_at is not None:
+        last = max(last, memory.last_recalled_at)
+    return memory.model_copy(update={"recall_count": count, "last_recalled_at": last})

@@ -147,8 +147,13 @@ class MemoryRepository(Protocol):
         """List memories newest first, exactly ``limit`` when that many match."""
         ...
 
-    def live_facts(self, agent_id: str) -> list[Memory]:
-        """Every active fact of an agent (expired ones included), newest first."""
+    def live_facts(self, agent_id: str, *, recall_counts: bool = True) -> list[Memory]:
+        """Every active fact of an agent (expired ones included), newest first; with
+        ``recall_counts=False`` without reading the recall counters (SPEC §8)."""
+        ...
+
+    def with_recall_counts(self, memories: list[Memory]) -> list[Memory]:
+        """``memories`` with their current ``recallCount`` / ``lastRecalledAt``."""
         ...
 
     def history(self, memory_id: str) -> list[AuditRecord]:

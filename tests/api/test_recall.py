@@ -149,18 +149,25 @@ def test_scorer_failure_or_timeout_falls_back_to_newest(
     assert all(m["score"] is None for m in result["memories"])
 
 
-def test_budgets_cap_count_and_tokens_whole_memories_best_first(
-    api: Api, world: World, rewire: Any, dynamodb: Any, clock: FixedClock
-) -> None:
-    built = rewire(scorer=KeywordScorer())
-    agent = built.auth.authenticate(f"Bearer {world.agent.token}")
+def save_deploy_facts(rewire: Any, world: World, clock: FixedClock, count: int) -> Any:
+    """Save ``deploy 0`` … ``deploy {count-1}`` a millisecond apart through a service
+    rewired with ``KeywordScorer`` (every one matches ``deploy``); return the services."""
     from chalicelib.models.requests import SaveFactRequest
     from chalicelib.services.memories import RunContext
 
-    # 320 small matching facts (about 20 real tokens a line): the 300 cap applies.
-    for number in range(320):
+    built = rewire(scorer=KeywordScorer())
+    agent = built.auth.authenticate(f"Bearer {world.agent.token}")
+    for number in range(count):
         clock.set(START + timedelta(milliseconds=number))
         built.memories.save(agent, SaveFactRequest(text=f"deploy {number}"), RunContext())
+    return built
+
+
+def test_budgets_cap_count_and_tokens_whole_memories_best_first(
+    api: Api, world: World, rewire: Any, dynamodb: Any, clock: FixedClock
+) -> None:
+    # 320 small matching facts (about 20 real tokens a line): the 300 cap applies.
+    save_deploy_facts(rewire, world, clock, 320)
     result = recall(api, world, "deploy")
     assert len(result["memories"]) == 300
     assert result["memories"][0]["memory"]["text"] == "deploy 319"  # newest among equals
@@ -310,14 +317,7 @@ def test_recall_log_shows_what_went_where(api: Api, world: World) -> None:
 def test_a_recall_makes_at_most_two_write_requests(
     api: Api, world: World, rewire: Any, dynamodb: Any, clock: FixedClock
 ) -> None:
-    built = rewire(scorer=KeywordScorer())
-    agent = built.auth.authenticate(f"Bearer {world.agent.token}")
-    from chalicelib.models.requests import SaveFactRequest
-    from chalicelib.services.memories import RunContext
-
-    for number in range(320):
-        clock.set(START + timedelta(milliseconds=number))
-        built.memories.save(agent, SaveFactRequest(text=f"deploy {number}"), RunContext())
+    save_deploy_facts(rewire, world, clock, 320)
     calls: list[str] = []
 
     def count(event_name: str, **_: Any) -> None:
