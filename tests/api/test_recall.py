@@ -340,7 +340,11 @@ def test_a_recall_makes_at_most_two_write_requests(
     assert {m["recallCount"] for m in listed if m["id"] in returned} == {1}
     assert {m["recallCount"] for m in listed if m["id"] not in returned} <= {0}
     clock.set(START + timedelta(hours=1))
-    api.call("POST", "/memories/recall", world.agent, {"query": "deploy"})
+    second = api.call("POST", "/memories/recall", world.agent, {"query": "deploy"})[1]
+    # The answer shows the counts including this recall: read before it counted them.
+    shown = {item["memory"]["id"]: item["memory"]["recallCount"] for item in second["memories"]}
+    assert {count for memory_id, count in shown.items() if memory_id in returned} == {2}
+    assert {count for memory_id, count in shown.items() if memory_id not in returned} <= {1}
     again = api.call("GET", f"/memories/{next(iter(returned))}", world.agent)[1]
     assert again["recallCount"] == 2
     assert again["lastRecalledAt"] == "2026-11-30T13:00:00.000Z"
