@@ -60,6 +60,7 @@ def recall() -> Response:
 def recall_at_run_start() -> Response:
     """Run-start recall: the block, or ``skipped`` with the reason."""
     call = call_context(_request())
+    call.services.recall.check_may_start(call.principal)
     body = parse_body(_request().raw_body, RecallStartRequest)
     result = call.services.recall.start(call.principal, body, call.run)
     return json_response(recall_body(result, call.services.clock.now(), "recall_start"))

@@ -13,14 +13,16 @@ from chalicelib.models.common import RequestModel, Timestamp, WireModel
 class RecallStartRequest(RequestModel):
     """``POST /memories/recall/start``: run-start recall (SPEC §7–8).
 
-    ``sessionId`` may come from the ``X-Pinework-Session`` header instead.
+    ``resumed`` is required (SPEC §7 lists it without ``?``). ``sessionId`` may come
+    from the ``X-Pinework-Session`` header instead (same rules: printable ASCII, at
+    most 128 characters; checked by ``RecallService.start``).
     ``task`` (else ``message``, else the ``X-Pinework-Task`` header) is what facts
     are scored against. A ``slashCommand`` or a resumed session that already had a
     run-start recall in the last 24 hours gets no block.
     """
 
-    session_id: str | None = Field(default=None, min_length=1, max_length=128)
-    resumed: bool = False
+    session_id: str | None = None
+    resumed: bool
     task: str | None = None
     message: str | None = None
     slash_command: str | None = None

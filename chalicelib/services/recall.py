@@ -27,7 +27,7 @@ from chalicelib.models.recall import RecalledMemory, RecallLogEntry, RecallStart
 from chalicelib.models.requests import RecallRequest
 from chalicelib.services.memories import RunContext
 from chalicelib.services.relevance import Candidate, CandidateScorer
-from chalicelib.services.rules import RECALL_QUERY_MAX_CHARS, resolve_agent
+from chalicelib.services.rules import RECALL_QUERY_MAX_CHARS, check_header, resolve_agent
 from chalicelib.services.tokens import TokenCounter
 from chalicelib.storage.protocols import (
     DirectoryRepository,
@@ -127,9 +127,21 @@ class RecallService:
         agent_id = resolve_agent(self._directory, principal, request.agent_id)
         query = request.query if request.query is not None else run.task_key
         if query is None or not query.strip():
-            raise InvalidRequest("Send a query, or X-Pinework-Task to recall for the task.")
+            if principal.is_agent:
+                raise InvalidRequest("Send a query, or X-Pinework-Task to recall for the task.")
+            raise InvalidRequest("Send a query: a person has no current task to recall for.")
         _check_query(query)
         return self._recall(principal, agent_id, query, run, kind="on_demand", session=None)
+
+    @staticmethod
+    def check_may_start(principal: Principal) -> None:
+        """Refuse run-start recall to persons before their body is read (SPEC §7: agent).
+
+        Raises:
+            Forbidden: the principal is a person.
+        """
+        if not principal.is_agent:
+            raise Forbidden("Run-start recall is for agents; persons use /memories/recall.")
 
     def start(
         self, principal: Principal, request: RecallStartRequest, run: RunContext
@@ -140,16 +152,33 @@ class RecallService:
         slash command or a resumed session recalled in the last 24 hours is
         skipped (no block, nothing counted, ``skipped`` says why).
 
+        The session is ``sessionId`` or the ``X-Pinework-Session`` header (both must be
+        printable ASCII of at most 128 characters, and name the same session when both
+        are sent); ``task``, ``message`` and ``slashCommand`` are each at most 4,000
+        characters, whichever of them is scored (SPEC §5 query limit).
+
         Raises:
             Forbidden: a person called it (persons use on-demand recall).
-            InvalidRequest: no session id; no task, message or task key; a query over
-                4,000 characters.
+            InvalidRequest: no session id, a malformed one, or body and header naming
+                different sessions; no task, message or task key; a text over 4,000
+                characters.
         """
-        if not principal.is_agent:
-            raise Forbidden("Run-start recall is for agents; persons use /memories/recall.")
-        session_id = request.session_id or run.session_id
+        self.check_may_start(principal)
+        body_session = check_header(request.session_id, "sessionId")
+        if body_session is not None and run.session_id not in (None, body_session):
+            raise InvalidRequest(
+                f"sessionId {body_session!r} and X-Pinework-Session {run.session_id!r} name "
+                "different sessions; send one, or the same in both."
+            )
+        session_id = body_session or run.session_id
         if not session_id:
             raise InvalidRequest("Send sessionId (or X-Pinework-Session) for run-start recall.")
+        for name, text in (
+            ("task", request.task),
+            ("message", request.message),
+            ("slashCommand", request.slash_command),
+        ):
+            _check_query(text or "", name)
         sent = request.task or request.message or run.task_key or ""
         if request.slash_command is not None and request.slash_command.strip():
             return RecallResult(sent, None, [], None, skipped=SKIP_SLASH_COMMAND)
@@ -331,8 +360,9 @@ class RecallService:
         return kept
 
 
-def _check_query(query: str) -> None:
+def _check_query(query: str, name: str = "query") -> None:
+    """Refuse a recall text over ``RECALL_QUERY_MAX_CHARS`` (``InvalidRequest``)."""
     if len(query) > RECALL_QUERY_MAX_CHARS:
         raise InvalidRequest(
-            f"The query has {len(query)} characters; the limit is {RECALL_QUERY_MAX_CHARS}."
+            f"The {name} has {len(query)} characters; the limit is {RECALL_QUERY_MAX_CHARS}."
         )

@@ -261,12 +261,17 @@ def test_on_demand_recall_leaves_the_session_state_alone(api: Api, world: World)
 
 
 def test_run_start_needs_something_to_score_against(api: Api, world: World) -> None:
-    for body in ({"sessionId": "s"}, {"sessionId": "s", "task": "  ", "message": ""}):
+    for body in (
+        {"sessionId": "s", "resumed": True},
+        {"sessionId": "s", "resumed": True, "task": "  ", "message": ""},
+    ):
         status, result = api.call("POST", "/memories/recall/start", world.agent, body)
         assert (status, result["error"]["code"]) == (400, "invalid_request")
     # Nothing was recorded: the session can still have its run-start recall.
     assert start(api, world, sessionId="s", resumed=True, task="deploy")["skipped"] is False
-    blank_task = start(api, world, sessionId="t", task="   ", message="deploy staging")
+    blank_task = start(
+        api, world, sessionId="t", resumed=False, task="   ", message="deploy staging"
+    )
     assert blank_task["query"] == "deploy staging"
 
 
@@ -289,6 +294,47 @@ def test_run_start_needs_an_agent_and_a_session(api: Api, world: World) -> None:
         headers={"X-Pinework-Session": "from-header"},
     )
     assert status == 200 and body["skipped"] is False
+
+
+def test_run_start_checks_every_field_before_anything_happens(api: Api, world: World) -> None:
+    save(api, world, "The staging deploy needs the VPN")
+    long_text = "x" * 4001
+    refused = [
+        ({"sessionId": "s", "task": "deploy"}, {}),  # resumed is required (SPEC §7)
+        ({"sessionId": "s", "resumed": None, "task": "deploy"}, {}),
+        ({"sessionId": "s\u0000", "resumed": False, "task": "deploy"}, {}),
+        ({"sessionId": "s\u00e9", "resumed": False, "task": "deploy"}, {}),
+        ({"sessionId": "s" * 129, "resumed": False, "task": "deploy"}, {}),
+        ({"sessionId": "a", "resumed": False, "task": "deploy"}, {"X-Pinework-Session": "b"}),
+        ({"sessionId": "s", "resumed": False, "task": "deploy", "message": long_text}, {}),
+        ({"sessionId": "s", "resumed": False, "slashCommand": long_text}, {}),
+    ]
+    for body, headers in refused:
+        status, result = api.call(
+            "POST", "/memories/recall/start", world.agent, body, headers=headers
+        )
+        assert (status, result["error"]["code"]) == (400, "invalid_request"), body
+    # Nothing was counted or logged, and the same session in both places is fine.
+    status, log = api.call("GET", "/recalls", world.agent)
+    assert status == 200 and log["data"] == []
+    status, body = api.call(
+        "POST",
+        "/memories/recall/start",
+        world.agent,
+        {"sessionId": "a", "resumed": False, "task": "staging deploy"},
+        headers={"X-Pinework-Session": "a"},
+    )
+    assert status == 200 and len(body["memories"]) == 1
+
+
+def test_a_person_is_refused_run_start_before_the_body_is_read(api: Api, world: World) -> None:
+    status, body = api.call(
+        "POST", "/memories/recall/start", world.person, {"agentId": world.agent.id}
+    )
+    assert (status, body["error"]["code"]) == (403, "forbidden")
+    status, body = api.call("POST", "/memories/recall", world.person, {"agentId": world.agent.id})
+    assert (status, body["error"]["code"]) == (400, "invalid_request")
+    assert "X-Pinework-Task" not in body["error"]["message"]
 
 
 def test_recall_log_shows_what_went_where(api: Api, world: World) -> None:
