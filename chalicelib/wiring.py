@@ -19,6 +19,7 @@ from chalicelib.services.access import AdminService, AuthService
 from chalicelib.services.bedrock_reviewer import BedrockReviewer
 from chalicelib.services.day_log import DayLogService
 from chalicelib.services.embedding import Embedder, MiniLMEmbedder
+from chalicelib.services.embedding_backfill import EmbeddingBackfill
 from chalicelib.services.kv import KvService
 from chalicelib.services.memories import MemoryService
 from chalicelib.services.recall import RecallService
@@ -169,7 +170,7 @@ def build_services(
         settings=settings,
         clock=clock,
         auth=AuthService(directory),
-        admin=AdminService(directory, clock, ids),
+        admin=AdminService(directory, clock, ids, EmbeddingBackfill(memories, embedder)),
         memories=MemoryService(
             memories,
             directory,
@@ -209,6 +210,7 @@ def build_services(
             clock,
             ids,
             SqsReviewQueue(lambda: sqs or sqs_client(settings), settings.review_queue_name),
+            embedder,
         ),
     )
 
@@ -246,4 +248,5 @@ def build_admin_service(settings: Settings) -> AdminService:
     """The operator commands' service for a given table (``pinework admin …``)."""
     clock = SystemClock()
     table = DynamoDBTable(dynamodb_client(settings), settings.table_name)
-    return AdminService(DynamoDBDirectoryRepository(table), clock, IdFactory(clock))
+    backfill = EmbeddingBackfill(DynamoDBMemoryRepository(table), default_embedder())
+    return AdminService(DynamoDBDirectoryRepository(table), clock, IdFactory(clock), backfill)

@@ -19,6 +19,7 @@ from chalicelib.settings import DEFAULT_LOCAL_DYNAMODB_ENDPOINT, Settings
 __all__ = [
     "AWS_ENDPOINT_SENTINEL",
     "AdminOperations",
+    "BackfillCounts",
     "ConfiguredWorkspace",
     "CreatedWorkspace",
     "IssuedCredential",
@@ -75,6 +76,14 @@ class IssuedCredential(Protocol):
         ...
 
 
+class BackfillCounts(Protocol):
+    """What the CLI reads of an embedding backfill."""
+
+    def to_wire(self) -> dict[str, int]:
+        """``scanned``, ``current``, ``embedded`` and ``changed`` (see the service)."""
+        ...
+
+
 class AdminOperations(Protocol):
     """The part of the service's ``AdminService`` the CLI uses (checked structurally)."""
 
@@ -119,6 +128,23 @@ class AdminOperations(Protocol):
 
         Raises:
             chalicelib.errors.PineworkError: e.g. an unknown workspace.
+        """
+        ...
+
+    def backfill_embeddings(self, workspace_id: str, agent_id: str | None, /) -> BackfillCounts:
+        """Embed the workspace's (or one agent's) live facts whose recall embedding is
+        missing or of an older format; safe to rerun.
+
+        Args:
+            workspace_id: the ``wsp_…`` id.
+            agent_id: only this agent; ``None`` for every agent of the workspace.
+
+        Returns:
+            The counts.
+
+        Raises:
+            chalicelib.errors.PineworkError: ``invalid_request`` (unknown workspace,
+                or an agent outside it).
         """
         ...
 

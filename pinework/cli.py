@@ -714,7 +714,7 @@ def review_reject(
 # pinework admin …
 
 
-def _admin(as_json: bool, operation: Callable[[AdminOperations], dict[str, str]]) -> dict[str, str]:
+def _admin(as_json: bool, operation: Callable[[AdminOperations], dict[str, Any]]) -> dict[str, Any]:
     """Run an admin operation; print its result as JSON with ``--json``."""
     from chalicelib.errors import PineworkError  # no dependencies beyond the standard library
 
@@ -793,6 +793,24 @@ def admin_create_person(
         typer.echo(f"created person {result['id']} ({email}) in {workspace}")
         typer.echo(f"token: {result['token']}")
         typer.echo(_TOKEN_NOTE, err=True)
+
+
+@admin_app.command("backfill-embeddings")
+def admin_backfill_embeddings(
+    workspace: Annotated[str, typer.Option("--workspace", help="The workspace, wsp_….")],
+    agent: Annotated[
+        str | None, typer.Option("--agent", help="Only this agent, agt_… (default: all).")
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Embed live facts saved without a recall embedding, or with an older format."""
+    result = _admin(as_json, lambda svc: svc.backfill_embeddings(workspace, agent).to_wire())
+    if not as_json:
+        typer.echo(
+            f"scanned {result['scanned']} live facts: {result['current']} already current, "
+            f"{result['embedded']} embedded, {result['changed']} changed meanwhile "
+            "(their edit stored a fresh embedding)"
+        )
 
 
 @admin_app.command("set-review-approval")

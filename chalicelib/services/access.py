@@ -18,6 +18,7 @@ from chalicelib.models.principal import (
     Principal,
     Workspace,
 )
+from chalicelib.services.embedding_backfill import BackfillReport, EmbeddingBackfill
 from chalicelib.storage.protocols import DirectoryRepository
 
 TOKEN_PREFIX = "pwk_"
@@ -59,18 +60,27 @@ class AuthService:
 
 class AdminService:
     """Operator commands: create workspaces, agents and persons with tokens; set a
-    workspace's review approval.
+    workspace's review approval; backfill recall embeddings.
 
     Args:
         directory: where workspaces, agents, persons and token hashes live.
         clock: the current time.
         ids: the id factory.
+        embeddings: the embedding backfill (``None``: ``backfill_embeddings`` is
+            unavailable, as in the API's services, which never run it).
     """
 
-    def __init__(self, directory: DirectoryRepository, clock: Clock, ids: IdFactory) -> None:
+    def __init__(
+        self,
+        directory: DirectoryRepository,
+        clock: Clock,
+        ids: IdFactory,
+        embeddings: EmbeddingBackfill | None = None,
+    ) -> None:
         self._directory = directory
         self._clock = clock
         self._ids = ids
+        self._embeddings = embeddings
 
     def create_workspace(self, name: str) -> Workspace:
         """Create a workspace.
@@ -149,6 +159,30 @@ class AdminService:
         if workspace is None:
             raise InvalidRequest(f"No workspace {workspace_id!r}. Create it first.")
         return workspace
+
+    def backfill_embeddings(self, workspace_id: str, agent_id: str | None) -> BackfillReport:
+        """Embed the live facts of a workspace (or one of its agents) whose stored
+        recall embedding is missing or of an older format (issue 3 item 3).
+
+        Args:
+            workspace_id: the ``wsp_…`` id.
+            agent_id: only this agent (``agt_…``, of that workspace); ``None``: all.
+
+        Returns:
+            The counts (scanned, current, embedded, changed meanwhile).
+
+        Raises:
+            InvalidRequest: no such workspace, or the agent is not in it.
+            RuntimeError: this service was built without a backfill.
+        """
+        self._check_workspace(workspace_id)
+        if agent_id is not None:
+            agent = self._directory.get_agent(agent_id)
+            if agent is None or agent.workspace_id != workspace_id:
+                raise InvalidRequest(f"No agent {agent_id!r} in workspace {workspace_id}.")
+        if self._embeddings is None:
+            raise RuntimeError("built without an embedding backfill (use build_admin_service)")
+        return self._embeddings.run(workspace_id, agent_id)
 
     def workspace_exists(self, workspace_id: str) -> bool:
         """True when ``workspace_id`` names a stored workspace."""

@@ -112,6 +112,16 @@ def is_ours(embedding: bytes | None) -> bool:
     )
 
 
+def is_current(embedding: bytes | None) -> bool:
+    """Whether ``embedding`` is what ``encode`` writes now (format 2, with word pieces).
+
+    Missing, foreign and format-1 embeddings are not: recall embeds the first two
+    on the fly and gives format 1 no token match, and ``pinework admin
+    backfill-embeddings`` (``EmbeddingBackfill``) rewrites all three.
+    """
+    return embedding is not None and embedding[0] == EMBEDDING_FORMAT and is_ours(embedding)
+
+
 def word_piece_count(embedding: bytes) -> int:
     """How many word pieces an embedding of ours stores (0 for format 1)."""
     return embedding[SENTENCE_BYTES] if embedding[0] == EMBEDDING_FORMAT else 0

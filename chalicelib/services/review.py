@@ -41,6 +41,7 @@ from chalicelib.models.review import (
     Trigger,
     fold_signature,
 )
+from chalicelib.services.embedding import Embedder
 from chalicelib.services.review_apply import ActionApplier, ActionScope, ActionSkipped, outcome_of
 from chalicelib.services.review_decisions import ReviewDecisions
 from chalicelib.services.reviewer import ReviewContext, Reviewer
@@ -148,6 +149,8 @@ class ReviewService:
         clock: the current time.
         ids: the id factory.
         queue: the fan-out queue (SQS).
+        embedder: embeds a lifted fact when it is created, as a save does (issue 3
+            item 3); ``None``: lifted facts are embedded at recall instead.
     """
 
     def __init__(
@@ -162,6 +165,7 @@ class ReviewService:
         clock: Clock,
         ids: IdFactory,
         queue: ReviewQueue,
+        embedder: Embedder | None = None,
     ) -> None:
         self._queue = queue
         self._memories = memories
@@ -172,7 +176,7 @@ class ReviewService:
         self._reviewer = reviewer
         self._clock = clock
         self._ids = ids
-        self._applier = ActionApplier(memories, reviews, secrets, clock, ids)
+        self._applier = ActionApplier(memories, reviews, secrets, clock, ids, embedder)
         self._decisions = ReviewDecisions(reviews, reports, self._applier, clock, ids)
 
     def run_now(self, principal: Principal, request: RunReviewRequest) -> ReviewReport:

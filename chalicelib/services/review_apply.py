@@ -18,6 +18,7 @@ from chalicelib.errors import PineworkError
 from chalicelib.ids import Clock, IdFactory
 from chalicelib.models.memory import AuditRecord, Memory, MemoryKind, MemoryStatus
 from chalicelib.models.review import ActionOutcome, ReviewAction
+from chalicelib.services.embedding import Embedder
 from chalicelib.services.memories import audit_record
 from chalicelib.services.reviewer import durable_text, normalize
 from chalicelib.services.rules import (
@@ -65,6 +66,7 @@ class ActionApplier:
         secrets: the secret detector (a lifted line is checked like a save).
         clock: the current time.
         ids: the id factory (new facts, audit records).
+        embedder: embeds a lifted fact when it is created (as a save does).
     """
 
     def __init__(
@@ -74,12 +76,14 @@ class ActionApplier:
         secrets: SecretFinder,
         clock: Clock,
         ids: IdFactory,
+        embedder: Embedder | None = None,
     ) -> None:
         self._memories = memories
         self._reviews = reviews
         self._secrets = secrets
         self._clock = clock
         self._ids = ids
+        self._embedder = embedder
 
     def apply(self, scope: ActionScope, action: ReviewAction) -> ActionOutcome:
         """Apply one action, or raise ``ActionSkipped`` with the reason.
@@ -190,6 +194,9 @@ class ActionApplier:
             task_key=task,
             created_at=now,
             updated_at=now,
+            # Embedded once here, as a save would (issue 3 item 3): recall never
+            # re-embeds the store.
+            embedding=None if self._embedder is None else self._embedder.embed([text])[0],
         )
         audits: list[AuditRecord] = [
             self._audit(scope, "create", None, fact, f"lifted: {action.reason}")

@@ -319,6 +319,30 @@ class DynamoDBMemoryRepository:
                 raise DayPointerTaken(after.date) from cancelled
             raise WriteConflict(before.id) from cancelled
 
+    def set_embedding(self, memory: Memory, embedding: bytes) -> bool:
+        """Store a recomputed embedding if the memory is still at ``memory.version``
+        (one conditional ``UpdateItem``; the version is not bumped: derived data).
+
+        Returns:
+            ``False`` when the condition failed (the memory changed since it was read).
+        """
+        try:
+            self._table.client.update_item(
+                TableName=self._table.name,
+                Key=to_attributes(memory_key(memory.id)),
+                UpdateExpression="SET #embedding = :embedding",
+                ConditionExpression="#version = :version",
+                ExpressionAttributeNames={"#embedding": "embedding", "#version": "version"},
+                ExpressionAttributeValues=to_attributes(
+                    {":embedding": embedding, ":version": memory.version}
+                ),
+            )
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+            return False
+        return True
+
     def live_day_row_id(self, agent_id: str, date: str) -> str | None:
         """Return the id the date's day pointer names, if any."""
         found = self._table.get(day_pointer_key(agent_id, date))

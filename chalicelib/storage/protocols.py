@@ -84,6 +84,14 @@ class MemoryRepository(Protocol):
         """
         ...
 
+    def set_embedding(self, memory: Memory, embedding: bytes) -> bool:
+        """Store a recomputed recall embedding on a fact still at ``memory.version``.
+
+        Derived data: no version bump, no audit record. ``False`` (nothing written)
+        when the memory changed since it was read (its own edit wrote a fresh one).
+        """
+        ...
+
     def supersede(
         self, new: Memory, old_before: Memory, old_after: Memory, audits: Sequence[AuditRecord]
     ) -> None:

@@ -12,8 +12,9 @@ import pytest
 
 from chalicelib import wiring
 from chalicelib.ids import FixedClock
+from chalicelib.services.embedding import is_current
 from tests.api.test_facts import error_code, save
-from tests.conftest import BUCKET, Api, World
+from tests.conftest import BUCKET, TABLE, Api, World
 
 
 @pytest.fixture
@@ -133,7 +134,7 @@ def test_expired_facts_are_renewed_replaced_or_archived(
 
 
 def test_durable_day_lines_are_lifted_once_and_a_veto_is_final(
-    api: Api, world: World, clock: FixedClock
+    api: Api, world: World, clock: FixedClock, dynamodb: Any
 ) -> None:
     for line in (
         "!fact The staging database is db-stg-2",
@@ -149,6 +150,10 @@ def test_durable_day_lines_are_lifted_once_and_a_veto_is_final(
     assert "The staging database is db-stg-2" in texts and "CI runs on arm64" in texts
     assert not any("ran the tests" in text for text in texts if "\n" not in text)
     fact = next(m for m in every_memory(api, world) if m["text"] == "CI runs on arm64")
+    # Embedded when lifted, as a save would be: recall does not re-embed it.
+    key = {"pk": {"S": f"MEMORY#{fact['id']}"}, "sk": {"S": "MEMORY"}}
+    item = dynamodb.get_item(TableName=TABLE, Key=key)["Item"]
+    assert is_current(bytes(item["embedding"]["B"]))
     assert api.call("POST", f"/memories/{fact['id']}/veto", world.person, {})[0] == 200
     again = review(api, world)
     assert [a for a in again["plan"]["actions"] if a["action"] == "lift"] == []
