@@ -222,10 +222,40 @@ def _serve_ipv6_too(app: Any, port: int) -> Any:
     return server
 
 
+def _port(variable: str, default: int) -> int:
+    """The port a variable names (``default`` when unset); exits with a message when
+    it is not a number from 1 to 65535."""
+    value = os.environ.get(variable, "").strip()
+    if not value:
+        return default
+    if not value.isdigit() or not 1 <= int(value) <= 65535:
+        sys.exit(f"{variable} must be a port number from 1 to 65535, not {value!r}.")
+    return int(value)
+
+
+def _require_free(port: int, variable: str) -> None:
+    """Exit with a message naming ``variable`` when ``port`` is taken on ``HOST``."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        # As the servers themselves bind: a port left in TIME_WAIT by a stopped
+        # server is free, one with a listener is not.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((HOST, port))
+        except OSError as error:
+            sys.exit(
+                f"Cannot use {HOST}:{port} ({error.strerror}); stop what uses it or set "
+                f"{variable} to a free port."
+            )
+
+
 def main() -> None:
     """Start everything and serve until interrupted."""
-    api_port = int(os.environ.get("PINEWORK_PORT", "8000"))
-    dynamodb_port = int(os.environ.get("PINEWORK_DYNAMODB_PORT", "8001"))
+    api_port = _port("PINEWORK_PORT", 8000)
+    dynamodb_port = _port("PINEWORK_DYNAMODB_PORT", 8001)
+    # Both ports are checked before the data folder is touched (no demo tokens are
+    # written for a server that cannot start).
+    _require_free(api_port, "PINEWORK_PORT")
+    _require_free(dynamodb_port, "PINEWORK_DYNAMODB_PORT")
     data_dir = Path(os.environ.get("PINEWORK_DATA_DIR", REPO / ".pinework-local"))
     data_dir.mkdir(parents=True, exist_ok=True)
     lock = _lock_data_dir(data_dir)

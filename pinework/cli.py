@@ -161,14 +161,25 @@ def _fail(code: str, message: str, as_json: bool) -> NoReturn:
 
 
 def _run(
-    as_json: bool, operation: Callable[[Client], ModelT], render: Callable[[ModelT], None]
+    as_json: bool,
+    operation: Callable[[Client], ModelT],
+    render: Callable[[ModelT], None],
+    *,
+    no_query_hint: str | None = None,
 ) -> ModelT:
-    """Call the API and print the result: its raw JSON with ``--json``, else ``render``."""
+    """Call the API and print the result: its raw JSON with ``--json``, else ``render``.
+
+    ``no_query_hint`` names this command's options for the API's "nothing to recall
+    for" error, whose message speaks of the ``X-Pinework-Task`` header.
+    """
     try:
         with make_client() as client:
             result = operation(client)
     except PineworkAPIError as exc:
-        _fail(exc.code, exc.message, as_json)
+        message = exc.message
+        if no_query_hint and exc.code == "invalid_request" and "X-Pinework-Task" in message:
+            message = f"{message} With the CLI: {no_query_hint}."
+        _fail(exc.code, message, as_json)
     except ValueError as exc:  # a bad argument or PINEWORK_API_URL, found before sending
         _fail("invalid_request", str(exc), as_json)
     if as_json:
@@ -382,7 +393,12 @@ def memory_recall(
         if not result.memories:
             typer.echo("no memories recalled")
 
-    _run(as_json, lambda c: c.recall(query=query, agent_id=agent), render)
+    _run(
+        as_json,
+        lambda c: c.recall(query=query, agent_id=agent),
+        render,
+        no_query_hint="give --query, or set PINEWORK_TASK (agents)",
+    )
 
 
 @memory_app.command("start")
@@ -413,6 +429,7 @@ def memory_recall_start(
             session, resumed=resumed, task=task, message=message, slash_command=slash
         ),
         render,
+        no_query_hint="give --task or --message, or set PINEWORK_TASK",
     )
 
 

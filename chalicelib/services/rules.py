@@ -161,7 +161,9 @@ def check_header(value: str | None, name: str) -> str | None:
         return None
     value = value.strip()
     if len(value) > HEADER_MAX_CHARS or not _HEADER_VALUE.match(value):
-        raise InvalidRequest(f"{name} must be printable ASCII of at most {HEADER_MAX_CHARS}.")
+        raise InvalidRequest(
+            f"{name} must be printable ASCII of at most {HEADER_MAX_CHARS} characters."
+        )
     return value
 
 

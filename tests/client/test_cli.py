@@ -385,3 +385,23 @@ def test_recall_log_prints_the_query(runner: CliRunner, fake_api: FakeApi) -> No
     line, query = result.stdout.splitlines()
     assert "task=PIN-9" in line and f"{MEMORY_ID} (0.90)" in line
     assert query == "    query: how do I deploy"
+
+
+def test_nothing_to_recall_for_names_the_cli_options(runner: CliRunner, fake_api: FakeApi) -> None:
+    refusal = {
+        "error": {
+            "code": "invalid_request",
+            "message": "Send a query, or X-Pinework-Task to recall for the task.",
+        }
+    }
+    fake_api.on("POST", "/memories/recall", 400, refusal)
+    result = invoke(runner, "memory", "recall")
+    assert result.exit_code == 1
+    assert "With the CLI: give --query, or set PINEWORK_TASK" in result.stderr
+    fake_api.on("POST", "/memories/recall/start", 400, refusal)
+    result = invoke(runner, "memory", "start", "--session", "s")
+    assert "With the CLI: give --task or --message, or set PINEWORK_TASK" in result.stderr
+    other = {"error": {"code": "invalid_request", "message": "The query has 4001 characters"}}
+    fake_api.on("POST", "/memories/recall", 400, other)
+    result = invoke(runner, "memory", "recall", "--query", "x" * 4001)
+    assert "With the CLI" not in result.stderr

@@ -198,3 +198,29 @@ def test_a_second_server_on_the_same_data_folder_refuses_to_start(server: LocalS
     )
     assert result.returncode != 0
     assert "Another local server is using" in result.stderr
+
+
+def test_a_bad_or_taken_port_stops_the_server_before_it_writes_anything(tmp_path: Path) -> None:
+    blocked = LocalServer(tmp_path / "data")
+
+    def run(**env: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "infra.local_server"],
+            cwd=REPO,
+            env={**blocked.env, **env},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+
+    result = run(PINEWORK_PORT="abc")
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert "PINEWORK_PORT must be a port number from 1 to 65535, not 'abc'" in result.stderr
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", blocked.dynamodb_port))
+        holder.listen()
+        result = run()
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert "set PINEWORK_DYNAMODB_PORT to a free port" in result.stderr
+    assert not blocked.data_dir.exists()  # no demo tokens for a server that never ran
