@@ -15,7 +15,9 @@ figures that predict an unseen store), once with the facts stamped with the
 dataset's dates and once saved in one burst (one second apart, in order, as a client
 loading a store through the API would) and the **shipped model** through
 ``RelevanceScorer.score`` with stored embeddings (in-sample: it was fitted on this
-data; for the record only). Then the scoring time for 10,000 candidates with stored
+data; for the record only). Then every question of categories 1-4 asked of another
+conversation's store (people the store never heard of: it should keep nothing),
+the scoring time for 10,000 candidates with stored
 embeddings, and the query / save-time embedding cost.
 
 Usage::
@@ -37,7 +39,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
 from chalicelib.services.embedding import MiniLMEmbedder  # noqa: E402
-from chalicelib.services.relevance import Candidate, RelevanceScorer  # noqa: E402
+from chalicelib.services.relevance import Candidate, RelevanceScorer, names_unknown  # noqa: E402
 from scripts.build_recall_model import (  # noqa: E402
     ADVERSARIAL,
     DEFAULT_DATA,
@@ -89,6 +91,32 @@ def table(title: str, pairs: list[QuestionPairs], scores: list[np.ndarray], cut:
             f" {statistics.median(kept):8.1f} {percentile(kept, 0.9):5.0f}"
             f" {statistics.mean(none):9.3f}"
         )
+
+
+def unknown_people(
+    pairs: list[QuestionPairs],
+    stores: dict[str, list[Candidate]],
+    scorer: RelevanceScorer,
+    now: datetime,
+) -> None:
+    """Ask every question of categories 1-4 of the next conversation's store (whose
+    people never appear in the question): what should keep nothing."""
+    conversations = sorted(stores)
+    kept, with_unknown_names = [], []
+    for item in pairs:
+        if item.category == ADVERSARIAL:
+            continue
+        other = conversations[(conversations.index(item.conversation) + 1) % len(conversations)]
+        scores = scorer.score(item.question, stores[other], now)
+        kept.append(sum(score >= CUT_OFF for score in scores))
+        with_unknown_names.append(names_unknown(item.question, [c.text for c in stores[other]]))
+    print(
+        f"\nquestions asked of another conversation's store (people it never heard of), "
+        f"shipped model: {len(kept)} questions, keep nothing "
+        f"{statistics.mean(k == 0 for k in kept):.3f}, kept median {statistics.median(kept):.1f} "
+        f"p90 {percentile(kept, 0.9):.0f}; the question's names unknown to the store "
+        f"{statistics.mean(with_unknown_names):.3f}"
+    )
 
 
 def speed(data: Path, embedder: MiniLMEmbedder, scorer: RelevanceScorer) -> None:
@@ -164,6 +192,7 @@ def main() -> int:
     for item in pairs:
         shipped.append(np.array(scorer.score(item.question, stores[item.conversation], now)))
     table("shipped model via RelevanceScorer.score (in-sample)", pairs, shipped, CUT_OFF)
+    unknown_people(pairs, stores, scorer, now)
     speed(data, embedder, scorer)
     return 0
 

@@ -43,6 +43,12 @@ WEIGHTS_FILE = relevance.WEIGHTS_FILE
 ADVERSARIAL = 5
 L2 = 1.0  # ridge penalty of the logistic regression (on the summed log-loss)
 MAX_MEDIAN_KEPT = 20
+# The cut on p for a query whose names the store does not know (relevance.names_unknown).
+# Chosen on the development half (leave-one-conversation-out): the largest of 0.05, 0.1,
+# 0.15, 0.2, 0.3 that costs no question its evidence, with a margin below 0.2 (the
+# three such questions' best p are 0.22 to 0.58); questions asked of another
+# conversation's store then keep nothing for 59% of them (bench/recall_quality.py).
+PROBABILITY_IF_NAMES_UNKNOWN = 0.15
 
 DEFAULT_DATA = REPO_ROOT / ".." / "shared" / "recall-eval" / "dev"
 POSITIONS = 256
@@ -352,6 +358,7 @@ def train(data: Path) -> None:
         },
         "positive_weight": (1.0 - cut) / cut,
         "probability_at_cut": cut,
+        "probability_if_names_unknown": PROBABILITY_IF_NAMES_UNKNOWN,
         "l2": L2,
         "trained_on": "recall-eval dev half (LoCoMo-derived, CC BY-NC 4.0), 5 conversations",
     }

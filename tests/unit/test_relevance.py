@@ -16,7 +16,7 @@ from chalicelib.services.embedding import (
     is_ours,
     token_signs,
 )
-from chalicelib.services.relevance import Candidate, Coefficients, RelevanceScorer
+from chalicelib.services.relevance import Candidate, Coefficients, RelevanceScorer, names_unknown
 
 NOW = datetime(2025, 6, 1, tzinfo=UTC)
 FACTS = [
@@ -90,6 +90,8 @@ def test_calibration_shift_is_monotone(embedder: MiniLMEmbedder) -> None:
         base.intercept + 1.0,
         base.weights,
         base.positive_weight,
+        base.probability_at_cut,
+        base.probability_if_names_unknown,
     )
     items = candidates(embedder, FACTS)
     low = RelevanceScorer(embedder, base).score("guinea pig", items, NOW)
@@ -223,3 +225,52 @@ def test_bulk_decode_only_when_every_embedding_is_ours(embedder: MiniLMEmbedder)
     assert decode_if_all_ours([*stored[:2], b"\x03" + stored[0][1:]]) is None
     assert decode_if_all_ours([*stored[:2], b"\x01" + stored[0][1:385]]) is None  # format 1
     assert decode_if_all_ours([*stored[:2], stored[0][:-1]]) is None
+
+
+@pytest.mark.parametrize(
+    ("query", "texts", "unknown"),
+    [
+        ("What is the capital of France?", FACTS, True),
+        ("What pet does Caroline have?", FACTS, False),
+        ("Where does caroline live?", FACTS, False),  # no capital: no name
+        ("What did Caroline's guinea pig eat?", ["caroline's pig eats hay"], False),
+        ("How did Mel feel?", ["Melanie is happy"], True),  # a nickname is another name
+        ("Is Caroline friends with Gina?", FACTS, False),  # one known name is enough
+        ("Deploy the billing service. Then I rest", FACTS, False),  # stop words: no names
+        ("Where is Oscar?", [], True),
+    ],
+)
+def test_names_unknown(query: str, texts: list[str], unknown: bool) -> None:
+    assert names_unknown(query, texts) is unknown
+
+
+def test_a_question_about_what_the_store_never_heard_of_keeps_only_strong_matches(
+    embedder: MiniLMEmbedder,
+) -> None:
+    base = Coefficients.load()
+    ungated = Coefficients(
+        base.first_intercept,
+        base.first_weights,
+        base.intercept,
+        base.weights,
+        base.positive_weight,
+        base.probability_at_cut,
+        base.probability_at_cut,  # no extra cut for unknown names
+    )
+    items = candidates(embedder, FACTS)
+    for query in ("What is the capital of France?", "Who won the Champions League?"):
+        plain = RelevanceScorer(embedder, ungated).score(query, items, NOW)
+        gated = RelevanceScorer(embedder, base).score(query, items, NOW)
+        assert max(plain) >= 0.5  # a small store's best facts look good by their gaps...
+        assert max(gated) < 0.5  # ...but the store never heard of France: nothing kept
+        # Same order: only the cut moved.
+        assert sorted(range(4), key=gated.__getitem__) == sorted(range(4), key=plain.__getitem__)
+    # A strong match is still kept, and known names are not affected.
+    strong = RelevanceScorer(embedder, base).score(
+        "Where does Gina go camping with her kids every summer?", items, NOW
+    )
+    assert strong[1] >= 0.5 and sum(value >= 0.5 for value in strong) == 1
+    known = "What pet does Caroline have?"
+    assert RelevanceScorer(embedder, base).score(known, items, NOW) == RelevanceScorer(
+        embedder, ungated
+    ).score(known, items, NOW)
