@@ -55,7 +55,7 @@ keeps nothing for 59% of them instead of 0%, and a median of 0 facts instead of 
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -306,7 +306,7 @@ def names_unknown(query: str, texts: Sequence[str]) -> bool:
     joined = "\n".join(texts).lower()
     prefixes = {term[:-1] if len(term) > 3 else term for term in names}
     return not any(
-        names.intersection(_TERMS.terms(word)) for _, word in _candidate_words(joined, prefixes)
+        names.intersection(_TERMS.terms(word)) for _, word in _prefixed_words(joined, prefixes)
     )
 
 
@@ -406,6 +406,14 @@ def _candidate_words(joined: str, prefixes: set[str]) -> list[tuple[int, str]]:
     prefixes start it. Sorted by offset.
     """
     found: dict[int, str] = {}
+    for at, word in _prefixed_words(joined, prefixes):
+        found.setdefault(at, word)
+    return sorted(found.items())
+
+
+def _prefixed_words(joined: str, prefixes: set[str]) -> Iterator[tuple[int, str]]:
+    """``_candidate_words`` lazily, prefix by prefix, repeats included (so a caller
+    looking for one match stops at the first)."""
     for prefix in prefixes:
         if prefix.isascii():
             at = joined.find(prefix)
@@ -413,13 +421,12 @@ def _candidate_words(joined: str, prefixes: set[str]) -> list[tuple[int, str]]:
                 if not (at and joined[at - 1].isalnum()):
                     match = _WORD_PART.match(joined, at)
                     if match is not None:
-                        found[at] = match.group()
+                        yield at, match.group()
                 at = joined.find(prefix, at + 1)
         else:
             inner = re.compile(r"\w*" + re.escape(prefix) + r"\w*")
             for match in inner.finditer(joined):
-                found.setdefault(match.start(), match.group())
-    return sorted(found.items())
+                yield match.start(), match.group()
 
 
 def lexical_coverage(query: str, texts: Sequence[str]) -> npt.NDArray[np.float64]:
