@@ -43,11 +43,11 @@ WEIGHTS_FILE = relevance.WEIGHTS_FILE
 ADVERSARIAL = 5
 L2 = 1.0  # ridge penalty of the logistic regression (on the summed log-loss)
 MAX_MEDIAN_KEPT = 20
-# The cut on p for a query whose names the store does not know (relevance.names_unknown).
-# Chosen on the development half (leave-one-conversation-out): the largest of 0.05, 0.1,
-# 0.15, 0.2, 0.3 that costs no question its evidence, with a margin below 0.2 (the
-# three such questions' best p are 0.22 to 0.58); questions asked of another
-# conversation's store then keep nothing for 59% of them (bench/recall_quality.py).
+# The cut on p for a query unrelated to the store (relevance.unrelated: its names
+# unknown, and no other term or loose similarity). Chosen on the development half
+# (leave-one-conversation-out): the largest of 0.05, 0.1, 0.15, 0.2, 0.3 that costs no
+# question its evidence when applied to unknown names alone, with a margin below 0.2
+# (the three such dev questions' best p are 0.22 to 0.58). See docs/DECISIONS.md.
 PROBABILITY_IF_NAMES_UNKNOWN = 0.15
 
 DEFAULT_DATA = REPO_ROOT / ".." / "shared" / "recall-eval" / "dev"

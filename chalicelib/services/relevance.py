@@ -39,17 +39,23 @@ held-out conversations): ``score = sigmoid(logit(p) - logit(probability_at_cut))
 score >= 0.5 exactly when ``p >= probability_at_cut`` (SPEC §8 keeps >= 0.5), the
 order is the order of ``p``, and ``p`` can be recovered from the score.
 
-Unknown names. A question that names someone or something (a capitalized word after
-its first word, e.g. "France", "Caroline") none of whose names occurs in any fact of
-the store is about what this store does not know. For such a query the cut rises from
+Unrelated questions. The features are mostly relative (gaps, z-score, rank), so the
+best facts of any store look relevant to any question; in a store of a few facts, "What
+is the capital of France?" kept unrelated facts. A query is taken as unrelated to the
+store when (1) it names someone or something (a capitalized word after its first
+character, e.g. "France", "Gina") and no fact mentions any of those names
+(``names_unknown``), and (2) either no fact contains any of its other terms (best
+``lex`` < ``UNRELATED_LEXICAL``, 0.05) or no fact is even loosely similar (best cosine
+< ``UNRELATED_COSINE``, 0.25). For such a query the cut rises from
 ``probability_at_cut`` to ``probability_if_names_unknown`` (the JSON; 0.15):
-``score = sigmoid(logit(p) - logit(0.15))``, same order, only the strongest matches
-are kept, usually none. On the development half (leave-one-conversation-out) it costs
-no question its evidence (Hit@kept 0.955 either way: the three questions whose only
-name is unknown, "Mel" for Melanie, have a best ``p`` of 0.22 to 0.58), while every
-question asked of another conversation's store (people the store never heard of)
-keeps nothing for 59% of them instead of 0%, and a median of 0 facts instead of 14
-(``bench/recall_quality.py`` prints the figure for the shipped model).
+``score = sigmoid(logit(p) - logit(0.15))``, same order, only strong matches kept,
+usually none. Condition (2) is there because a single unfamiliar capitalized word
+("MacBook", "Monday", "Billing API") must not hide a fact the rest of the query
+clearly matches; with (1) alone, "How do I deploy from my MacBook to staging?" lost
+its staging fact. On the development half (leave-one-conversation-out) the rule costs
+no question its evidence (Hit@kept 0.955 either way); every question asked of another
+conversation's store (people the store never heard of) keeps nothing for 11% of them
+instead of 0% (``bench/recall_quality.py`` prints the figure for the shipped model).
 """
 
 import json
@@ -92,6 +98,10 @@ FEATURES = (
 )
 RERANK_FEATURES = (*FEATURES, "tokens", "tokens_gap")
 RERANK_CANDIDATES = 200
+UNRELATED_LEXICAL = 0.05
+UNRELATED_COSINE = 0.25
+_LEX = FEATURES.index("lex")
+_COS_BEST = FEATURES.index("cos_best")
 
 NEARBY_FACTS = 3
 _NEARBY_SECONDS = 30 * 60
@@ -136,8 +146,8 @@ class Coefficients:
             ``sigmoid(intercept + weights . features) >= 0.5`` is the calibrated cut.
         positive_weight: odds ratio of that shift (for the record).
         probability_at_cut: the calibrated cut on ``p`` (score 0.5).
-        probability_if_names_unknown: the cut on ``p`` for a query whose names the
-            store does not know (``names_unknown``).
+        probability_if_names_unknown: the cut on ``p`` for a query unrelated to the
+            store (``unrelated``: its names unknown, and nothing else matching).
     """
 
     first_intercept: float
@@ -193,7 +203,7 @@ class RelevanceScorer:
         self._first_weights = np.asarray(model.first_weights, dtype=np.float64)
         self._intercept = model.intercept
         self._weights = np.asarray(model.weights, dtype=np.float64)
-        # Added to the logits when the query's names are unknown: the cut moves from
+        # Added to the logits of a query unrelated to the store: the cut moves from
         # probability_at_cut to probability_if_names_unknown (see the module doc).
         self._unknown_names_shift = _logit(model.probability_at_cut) - _logit(
             model.probability_if_names_unknown
@@ -218,7 +228,7 @@ class RelevanceScorer:
             return [0.0] * len(candidates)
         matrix = self.features(query, candidates)
         logits = self._intercept + matrix @ self._weights
-        if names_unknown(query, [candidate.text for candidate in candidates]):
+        if unrelated(query, [candidate.text for candidate in candidates], matrix):
             logits = logits + self._unknown_names_shift
         scores = 1.0 / (1.0 + np.exp(-np.clip(logits, -30.0, 30.0)))
         return [float(value) for value in scores]
@@ -282,6 +292,26 @@ def token_match(
 def _logit(probability: float) -> float:
     """``log(p / (1 - p))``."""
     return math.log(probability / (1.0 - probability))
+
+
+def unrelated(query: str, texts: Sequence[str], matrix: npt.NDArray[np.float64]) -> bool:
+    """Whether the query is unrelated to the store (see the module doc): its names are
+    unknown to every text, and no text shares another of its terms or is loosely
+    similar to it.
+
+    Args:
+        query: The recall query.
+        texts: The store's fact texts.
+        matrix: Their features (``FEATURES`` columns first, as ``features`` gives).
+
+    Returns:
+        ``True`` when the raised cut applies.
+    """
+    if not len(texts):
+        return False
+    weak_words = float(matrix[:, _LEX].max()) < UNRELATED_LEXICAL
+    weak_meaning = float(matrix[0, _COS_BEST]) < UNRELATED_COSINE
+    return (weak_words or weak_meaning) and names_unknown(query, texts)
 
 
 def names_unknown(query: str, texts: Sequence[str]) -> bool:

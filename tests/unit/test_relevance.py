@@ -274,3 +274,41 @@ def test_a_question_about_what_the_store_never_heard_of_keeps_only_strong_matche
     assert RelevanceScorer(embedder, base).score(known, items, NOW) == RelevanceScorer(
         embedder, ungated
     ).score(known, items, NOW)
+
+
+DEPLOY_FACTS = [
+    "The staging deploy needs the VPN on",
+    "Prod deploys need two approvals",
+    "No deploys on Friday: code freeze for the weekend",
+    "Gina owns the Kubernetes cluster on AWS",
+    "Terraform manages the VPCs",
+    "CI runs on GitHub Actions",
+    "Roll back a bad deploy with helm rollback",
+]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "How do I deploy from my MacBook to staging?",
+        "Fix Billing API deploy to staging",
+        "Can we deploy to staging over Zoom on Thanksgiving?",
+        "What is Bob's role in the staging deploy?",
+    ],
+)
+def test_one_unfamiliar_capitalized_word_does_not_hide_a_clear_match(
+    embedder: MiniLMEmbedder, scorer: RelevanceScorer, query: str
+) -> None:
+    scores = scorer.score(query, candidates(embedder, DEPLOY_FACTS), NOW)
+    assert names_unknown(query, DEPLOY_FACTS)  # the rule's first half holds...
+    assert scores[0] >= 0.5  # ...but the staging fact is still kept
+    assert max(range(len(scores)), key=scores.__getitem__) == 0
+
+
+@pytest.mark.parametrize(
+    "query", ["What is the capital of France?", "When did Bob go to Paris?", "Who is Mel's boss?"]
+)
+def test_a_question_unrelated_to_the_store_keeps_nothing(
+    embedder: MiniLMEmbedder, scorer: RelevanceScorer, query: str
+) -> None:
+    assert max(scorer.score(query, candidates(embedder, DEPLOY_FACTS), NOW)) < 0.5
