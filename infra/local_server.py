@@ -254,6 +254,11 @@ def main() -> None:
     dynamodb_port = _port("PINEWORK_DYNAMODB_PORT", 8001)
     # Both ports are checked before the data folder is touched (no demo tokens are
     # written for a server that cannot start).
+    if api_port == dynamodb_port:
+        sys.exit(
+            f"PINEWORK_PORT and PINEWORK_DYNAMODB_PORT are both {api_port}; the API and the "
+            "embedded DynamoDB need two different ports."
+        )
     _require_free(api_port, "PINEWORK_PORT")
     _require_free(dynamodb_port, "PINEWORK_DYNAMODB_PORT")
     data_dir = Path(os.environ.get("PINEWORK_DATA_DIR", REPO / ".pinework-local"))

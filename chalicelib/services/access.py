@@ -191,7 +191,9 @@ class AdminService:
         )
 
     def _check_workspace(self, workspace_id: str) -> None:
-        if not WORKSPACE_ID.match(workspace_id) or not self._directory.get_workspace(workspace_id):
+        if not WORKSPACE_ID.match(workspace_id):
+            raise InvalidRequest(f"{workspace_id!r} is not a workspace id (wsp_…).")
+        if not self._directory.get_workspace(workspace_id):
             raise InvalidRequest(f"No workspace {workspace_id!r}. Create it first.")
 
 

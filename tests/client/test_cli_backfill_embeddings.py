@@ -103,8 +103,10 @@ def test_a_fact_edited_after_it_was_read_keeps_its_own_embedding(
 def test_backfill_refuses_unknown_workspaces_and_foreign_agents(
     wired: wiring.Services, world: World
 ) -> None:
-    with pytest.raises(InvalidRequest):
+    with pytest.raises(InvalidRequest, match="Create it first"):
         wired.admin.backfill_embeddings("wsp_01M8P570G06PPAN665ZFVS7TJ0", None)
+    with pytest.raises(InvalidRequest, match="is not a workspace id"):
+        wired.admin.backfill_embeddings(world.agent.id, None)
     with pytest.raises(InvalidRequest):
         wired.admin.backfill_embeddings(world.workspace_id, world.outsider_agent.id)
     with pytest.raises(InvalidRequest):

@@ -223,4 +223,6 @@ def test_a_bad_or_taken_port_stops_the_server_before_it_writes_anything(tmp_path
         result = run()
     assert result.returncode != 0 and "Traceback" not in result.stderr
     assert "set PINEWORK_DYNAMODB_PORT to a free port" in result.stderr
+    result = run(PINEWORK_PORT=str(blocked.dynamodb_port))
+    assert result.returncode != 0 and "need two different ports" in result.stderr
     assert not blocked.data_dir.exists()  # no demo tokens for a server that never ran
