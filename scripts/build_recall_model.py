@@ -48,7 +48,7 @@ MAX_MEDIAN_KEPT = 20
 # (leave-one-conversation-out): the largest of 0.05, 0.1, 0.15, 0.2, 0.3 that costs no
 # question its evidence when applied to unknown names alone, with a margin below 0.2
 # (the three such dev questions' best p are 0.22 to 0.58). See docs/DECISIONS.md.
-PROBABILITY_IF_NAMES_UNKNOWN = 0.15
+PROBABILITY_IF_UNRELATED = 0.15
 
 DEFAULT_DATA = REPO_ROOT / ".." / "shared" / "recall-eval" / "dev"
 POSITIONS = 256
@@ -358,7 +358,7 @@ def train(data: Path) -> None:
         },
         "positive_weight": (1.0 - cut) / cut,
         "probability_at_cut": cut,
-        "probability_if_names_unknown": PROBABILITY_IF_NAMES_UNKNOWN,
+        "probability_if_unrelated": PROBABILITY_IF_UNRELATED,
         "l2": L2,
         "trained_on": "recall-eval dev half (LoCoMo-derived, CC BY-NC 4.0), 5 conversations",
     }

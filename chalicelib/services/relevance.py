@@ -47,7 +47,7 @@ character, e.g. "France", "Gina") and no fact mentions any of those names
 (``names_unknown``), and (2) either no fact contains any of its other terms (best
 ``lex`` < ``UNRELATED_LEXICAL``, 0.05) or no fact is even loosely similar (best cosine
 < ``UNRELATED_COSINE``, 0.25). For such a query the cut rises from
-``probability_at_cut`` to ``probability_if_names_unknown`` (the JSON; 0.15):
+``probability_at_cut`` to ``probability_if_unrelated`` (the JSON; 0.15):
 ``score = sigmoid(logit(p) - logit(0.15))``, same order, only strong matches kept,
 usually none. Condition (2) is there because a single unfamiliar capitalized word
 ("MacBook", "Monday", "Billing API") must not hide a fact the rest of the query
@@ -146,7 +146,7 @@ class Coefficients:
             ``sigmoid(intercept + weights . features) >= 0.5`` is the calibrated cut.
         positive_weight: odds ratio of that shift (for the record).
         probability_at_cut: the calibrated cut on ``p`` (score 0.5).
-        probability_if_names_unknown: the cut on ``p`` for a query unrelated to the
+        probability_if_unrelated: the cut on ``p`` for a query unrelated to the
             store (``unrelated``: its names unknown, and nothing else matching).
     """
 
@@ -156,7 +156,7 @@ class Coefficients:
     weights: tuple[float, ...]
     positive_weight: float
     probability_at_cut: float
-    probability_if_names_unknown: float
+    probability_if_unrelated: float
 
     @classmethod
     def load(cls, path: Path = WEIGHTS_FILE) -> "Coefficients":
@@ -177,7 +177,7 @@ class Coefficients:
             weights=tuple(float(value) for value in rerank["weights"]),
             positive_weight=float(data["positive_weight"]),
             probability_at_cut=float(data["probability_at_cut"]),
-            probability_if_names_unknown=float(data["probability_if_names_unknown"]),
+            probability_if_unrelated=float(data["probability_if_unrelated"]),
         )
 
 
@@ -204,9 +204,9 @@ class RelevanceScorer:
         self._intercept = model.intercept
         self._weights = np.asarray(model.weights, dtype=np.float64)
         # Added to the logits of a query unrelated to the store: the cut moves from
-        # probability_at_cut to probability_if_names_unknown (see the module doc).
-        self._unknown_names_shift = _logit(model.probability_at_cut) - _logit(
-            model.probability_if_names_unknown
+        # probability_at_cut to probability_if_unrelated (see the module doc).
+        self._unrelated_shift = _logit(model.probability_at_cut) - _logit(
+            model.probability_if_unrelated
         )
 
     def score(self, query: str, candidates: Sequence[Candidate], now: datetime) -> list[float]:
@@ -229,7 +229,7 @@ class RelevanceScorer:
         matrix = self.features(query, candidates)
         logits = self._intercept + matrix @ self._weights
         if unrelated(query, [candidate.text for candidate in candidates], matrix):
-            logits = logits + self._unknown_names_shift
+            logits = logits + self._unrelated_shift
         scores = 1.0 / (1.0 + np.exp(-np.clip(logits, -30.0, 30.0)))
         return [float(value) for value in scores]
 

@@ -91,7 +91,7 @@ def test_calibration_shift_is_monotone(embedder: MiniLMEmbedder) -> None:
         base.weights,
         base.positive_weight,
         base.probability_at_cut,
-        base.probability_if_names_unknown,
+        base.probability_if_unrelated,
     )
     items = candidates(embedder, FACTS)
     low = RelevanceScorer(embedder, base).score("guinea pig", items, NOW)
