@@ -66,8 +66,7 @@ class AdminService:
         directory: where workspaces, agents, persons and token hashes live.
         clock: the current time.
         ids: the id factory.
-        embeddings: the embedding backfill (``None``: ``backfill_embeddings`` is
-            unavailable, as in the API's services, which never run it).
+        embeddings: the embedding backfill (``backfill_embeddings``).
     """
 
     def __init__(
@@ -75,7 +74,7 @@ class AdminService:
         directory: DirectoryRepository,
         clock: Clock,
         ids: IdFactory,
-        embeddings: EmbeddingBackfill | None = None,
+        embeddings: EmbeddingBackfill,
     ) -> None:
         self._directory = directory
         self._clock = clock
@@ -173,15 +172,12 @@ class AdminService:
 
         Raises:
             InvalidRequest: no such workspace, or the agent is not in it.
-            RuntimeError: this service was built without a backfill.
         """
         self._check_workspace(workspace_id)
         if agent_id is not None:
             agent = self._directory.get_agent(agent_id)
             if agent is None or agent.workspace_id != workspace_id:
                 raise InvalidRequest(f"No agent {agent_id!r} in workspace {workspace_id}.")
-        if self._embeddings is None:
-            raise RuntimeError("built without an embedding backfill (use build_admin_service)")
         return self._embeddings.run(workspace_id, agent_id)
 
     def workspace_exists(self, workspace_id: str) -> bool:

@@ -201,7 +201,6 @@ class RecallService:
                 "Send task or message (or X-Pinework-Task): run-start recall scores facts "
                 "against it."
             )
-        _check_query(query)
         claim = SessionClaim(principal.id, session_id, request.resumed, cutoff)
         run = RunContext(run_id=run.run_id, task_key=run.task_key, session_id=session_id)
         try:
