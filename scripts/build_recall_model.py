@@ -136,7 +136,7 @@ class QuestionPairs:
     category: int
     timing: str  # "dates" (the dataset's) or "burst" (saved one second apart, in order)
     features: np.ndarray  # (facts, len(FEATURES)): the first stage
-    tokens: np.ndarray  # (facts,): the token match of every fact (masked per model)
+    pieces: np.ndarray  # (facts, query pieces): each fact's best cosine per query piece
     evidence: np.ndarray  # (facts,) bool: the fact holds evidence
 
     def rerank(self, first_weights: np.ndarray) -> np.ndarray:
@@ -144,9 +144,8 @@ class QuestionPairs:
         the token match kept for the best ``RERANK_CANDIDATES`` facts only."""
         order = np.argsort(-(self.features @ first_weights), kind="stable")
         chosen = order[: relevance.RERANK_CANDIDATES]
-        tokens = np.full(len(self.tokens), self.tokens[chosen].min())
-        tokens[chosen] = self.tokens[chosen]
-        return np.column_stack([self.features, tokens, tokens - tokens.max()])
+        tokens = relevance.token_columns(self.pieces[chosen], chosen, len(self.pieces))
+        return np.column_stack([self.features, tokens])
 
 
 def read_jsonl(path: Path) -> list[dict[str, object]]:
@@ -192,7 +191,8 @@ def benchmark_pairs(
         texts, vectors, times, ids, stored = stores[str(record["conv"])]
         evidence = record["evidence_ids"]
         assert isinstance(evidence, list)
-        tokens = relevance.token_match(query_states, stored, np.arange(len(stored)))
+        rows, pieces = relevance.piece_matches(query_states, stored, np.arange(len(stored)))
+        assert len(rows) == len(stored)  # every fact is embedded in format 2 here
         for timing in timings:
             pairs.append(
                 QuestionPairs(
@@ -203,7 +203,7 @@ def benchmark_pairs(
                     features=relevance.features(
                         str(record["question"]), texts, vectors, query_vector, times[timing]
                     ),
-                    tokens=tokens,
+                    pieces=pieces,
                     evidence=np.isin(ids, [str(item) for item in evidence]),
                 )
             )

@@ -19,16 +19,20 @@ logistic regression over features that carry from one agent's store to another:
   cosine among the candidates (a weak best match lowers every score).
 
 Two stages. The regression over those features (``first``) ranks every candidate; the
-best ``RERANK_CANDIDATES`` (200) of them then get two more (``RERANK_FEATURES``):
+best ``RERANK_CANDIDATES`` (200) of them then get four more (``RERANK_FEATURES``):
 ``tokens``, late interaction ("MaxSim", as in ColBERT) between the query's word pieces
 and the fact's (the mean over the query's pieces of the best cosine with any of the
-fact's, whose last-layer states are stored as sign bits, ``embedding.token_signs``), and
-``tokens_gap``, that minus its best. The second regression (``rerank``) gives the
-probability of every candidate; those outside the 200, or with no word pieces stored
-(format-1 embeddings), get the smallest ``tokens`` value of the 200, exactly as in
-training. On the benchmark's development half (leave-one-conversation-out) the second
-stage lifts MRR from 0.637 to 0.670 and Hit@kept from 0.945 to 0.954 at the same
-median kept (``scripts/build_recall_model.py`` prints the figures).
+fact's, whose last-layer states are stored as sign bits, ``embedding.token_signs``);
+``tokens_z``, the mean over the query's pieces of the fact's z-score for that piece's
+best cosine among the 200 (so a piece every fact matches, such as "what" or a name
+every fact carries, counts for little, and a fact that alone matches a rare word
+stands out); and ``tokens_gap`` / ``tokens_z_gap``, each minus its best. The second
+regression (``rerank``) gives the probability of every candidate; those outside the
+200, or with no word pieces stored (format-1 embeddings), get the smallest value of
+each column among the 200, exactly as in training. On the benchmark's development half
+(leave-one-conversation-out) the second stage lifts MRR from 0.637 to 0.675 and
+Hit@kept from 0.945 to 0.960 at the same median kept (``tokens`` alone: 0.667 and
+0.954; ``scripts/build_recall_model.py`` prints the figures).
 
 The coefficients live in ``chalicelib/data/recall-relevance.json``, written by
 ``scripts/build_recall_model.py`` from the recall benchmark (development half). The
@@ -96,7 +100,7 @@ FEATURES = (
     "log_rank",
     "cos_best",
 )
-RERANK_FEATURES = (*FEATURES, "tokens", "tokens_gap")
+RERANK_FEATURES = (*FEATURES, "tokens", "tokens_gap", "tokens_z", "tokens_z_gap")
 RERANK_CANDIDATES = 200
 UNRELATED_LEXICAL = 0.05
 UNRELATED_COSINE = 0.25
@@ -234,7 +238,7 @@ class RelevanceScorer:
         return [float(value) for value in scores]
 
     def features(self, query: str, candidates: Sequence[Candidate]) -> npt.NDArray[np.float64]:
-        """The ``RERANK_FEATURES`` matrix, shape ``(len(candidates), 11)`` (both stages)."""
+        """The ``RERANK_FEATURES`` matrix, shape ``(len(candidates), 13)`` (both stages)."""
         stored = [candidate.embedding for candidate in candidates]
         vectors = decode_if_all_ours(stored)
         if vectors is None:
@@ -248,7 +252,7 @@ class RelevanceScorer:
         first = features(query, texts, vectors, query_vector, times)
         order = np.argsort(-(first @ self._first_weights), kind="stable")
         tokens = token_match(query_states, embeddings, order[:RERANK_CANDIDATES])
-        return np.column_stack([first, tokens, tokens - tokens.max()])
+        return np.column_stack([first, tokens])
 
     def _complete(self, candidates: Sequence[Candidate]) -> list[bytes]:
         """The candidates' stored embeddings; missing or foreign ones embedded now."""
@@ -261,7 +265,7 @@ class RelevanceScorer:
 def token_match(
     query_states: FloatArray, embeddings: Sequence[bytes], chosen: npt.NDArray[np.intp]
 ) -> npt.NDArray[np.float64]:
-    """The ``tokens`` feature: MaxSim of the query's word pieces with each chosen fact's.
+    """The token columns of ``RERANK_FEATURES`` for every candidate.
 
     Args:
         query_states: The query's unit word-piece states, shape ``(m, DIMENSIONS)``.
@@ -269,24 +273,73 @@ def token_match(
         chosen: Indexes of the candidates to match (the first stage's best).
 
     Returns:
-        Shape ``(len(embeddings),)``: for a chosen fact with stored word pieces, the mean
-        over the query's pieces of the best cosine with the fact's sign vectors; every
-        other candidate gets the smallest of those values (all zeros when there is none).
+        Shape ``(len(embeddings), 4)``: ``tokens``, ``tokens_gap``, ``tokens_z`` and
+        ``tokens_z_gap`` (``token_columns`` of ``piece_matches``).
     """
-    result = np.full(len(embeddings), np.nan)
-    with_pieces = [int(index) for index in chosen if word_piece_count(embeddings[index])]
-    if len(query_states) and with_pieces:
-        # One unpack and one product for all chosen facts, then a maximum per fact.
-        chosen_embeddings = [embeddings[index] for index in with_pieces]
-        unit_query = query_states.T * np.float32(1.0 / math.sqrt(DIMENSIONS))
-        similarity = stacked_token_signs(chosen_embeddings) @ unit_query
-        counts = [word_piece_count(item) for item in chosen_embeddings]
-        starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-        best = np.maximum.reduceat(similarity, starts, axis=0)
-        result[with_pieces] = best.mean(axis=1)
-    matched = result[~np.isnan(result)]
-    floor = float(matched.min()) if len(matched) else 0.0
-    return np.where(np.isnan(result), floor, result)
+    rows, best = piece_matches(query_states, embeddings, chosen)
+    return token_columns(best, rows, len(embeddings))
+
+
+def piece_matches(
+    query_states: FloatArray, embeddings: Sequence[bytes], chosen: npt.NDArray[np.intp]
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]:
+    """Each chosen fact's best cosine for each of the query's word pieces (MaxSim's max).
+
+    Args:
+        query_states: The query's unit word-piece states, shape ``(m, DIMENSIONS)``.
+        embeddings: Every candidate's stored embedding (``is_ours``).
+        chosen: Indexes of the candidates to match.
+
+    Returns:
+        ``(rows, best)``: the chosen indexes that have stored word pieces (format 2),
+        in ``chosen`` order, and shape ``(len(rows), m)``: for each of them and each
+        query piece, the best cosine of that piece with any of the fact's sign vectors.
+        Both empty when the query has no word pieces or no chosen fact has any.
+    """
+    rows = [int(index) for index in chosen if word_piece_count(embeddings[index])]
+    if not len(query_states) or not rows:
+        return np.zeros(0, dtype=np.intp), np.zeros((0, len(query_states)))
+    # One unpack and one product for all chosen facts, then a maximum per fact.
+    chosen_embeddings = [embeddings[index] for index in rows]
+    unit_query = query_states.T * np.float32(1.0 / math.sqrt(DIMENSIONS))
+    similarity = stacked_token_signs(chosen_embeddings) @ unit_query
+    counts = [word_piece_count(item) for item in chosen_embeddings]
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    best = np.maximum.reduceat(similarity, starts, axis=0).astype(np.float64)
+    return np.asarray(rows, dtype=np.intp), best
+
+
+def token_columns(
+    best: npt.NDArray[np.float64], rows: npt.NDArray[np.intp], count: int
+) -> npt.NDArray[np.float64]:
+    """The four token features from ``piece_matches``' matrix (see the module doc).
+
+    ``tokens`` is MaxSim: the mean over the query's pieces of each row of ``best``.
+    ``tokens_z`` is the mean over the query's pieces of the fact's z-score for that
+    piece among the matched facts (how much the fact stands out on each query word,
+    so a piece every fact matches, like "what", counts for little). Each ``_gap`` is
+    the value minus its best. Candidates outside ``rows`` get the smallest matched
+    value of each column (all zeros when nothing was matched), as in training.
+
+    Args:
+        best: Shape ``(len(rows), m)``.
+        rows: The candidate index of each row of ``best``.
+        count: How many candidates there are.
+
+    Returns:
+        Shape ``(count, 4)``: ``tokens``, ``tokens_gap``, ``tokens_z``, ``tokens_z_gap``.
+    """
+    columns = []
+    if len(rows):
+        spread = best.std(axis=0) + 1e-6
+        values = (best.mean(axis=1), ((best - best.mean(axis=0)) / spread).mean(axis=1))
+    else:
+        values = (np.zeros(0), np.zeros(0))
+    for matched in values:
+        column = np.full(count, float(matched.min()) if len(matched) else 0.0)
+        column[rows] = matched
+        columns.extend((column, column - column.max()))
+    return np.column_stack(columns)
 
 
 def _logit(probability: float) -> float:

@@ -135,11 +135,34 @@ def test_token_match_rewards_the_query_words_a_fact_contains(embedder: MiniLMEmb
     _, states = embedder.embed_query("guinea pig named Oscar")
     stored = embedder.embed(FACTS)
     everyone = token_match(states, stored, np.arange(len(FACTS)))
-    assert int(np.argmax(everyone)) == 0
+    assert everyone.shape == (len(FACTS), 4)
+    assert int(np.argmax(everyone[:, 0])) == int(np.argmax(everyone[:, 2])) == 0
+    assert everyone[0, 1] == everyone[0, 3] == 0.0  # the best fact's gaps
     only_two = token_match(states, stored, np.array([1, 2]))
-    assert only_two[0] == only_two[3] == min(only_two[1], only_two[2])  # the floor
+    for column in (0, 2):
+        values = only_two[:, column]
+        assert values[0] == values[3] == min(values[1], values[2])  # the floor
     legacy = [b"\x01" + item[1:SENTENCE_BYTES] for item in stored]
-    assert np.array_equal(token_match(states, legacy, np.arange(4)), np.zeros(4))
+    assert np.array_equal(token_match(states, legacy, np.arange(4)), np.zeros((4, 4)))
+
+
+def test_token_z_discounts_a_query_piece_that_every_fact_matches() -> None:
+    from chalicelib.services.relevance import token_columns
+
+    # Piece 0 ("what") matches the three matched facts equally, so it adds nothing to
+    # tokens_z; piece 1 only the last fact matches well.
+    best = np.array([[0.9, 0.1], [0.9, 0.2], [0.9, 0.9]])
+    columns = token_columns(best, np.array([0, 2, 3]), 4)
+    assert np.allclose(columns[[0, 2, 3], 0], best.mean(axis=1))
+    z = columns[:, 2]
+    rare = best[:, 1]
+    assert np.allclose(z[[0, 2, 3]], (rare - rare.mean()) / (rare.std() + 1e-6) / 2)
+    assert int(np.argmax(z)) == 3 and z[3] > 0 > z[2] > z[0]
+    assert z[1] == min(z[0], z[2], z[3])  # not matched: the floor
+    assert np.allclose(columns[:, 3], z - z.max())
+    assert np.array_equal(
+        token_columns(np.zeros((0, 2)), np.zeros(0, np.intp), 3), np.zeros((3, 4))
+    )
 
 
 def test_embedding_is_semantic(embedder: MiniLMEmbedder) -> None:
