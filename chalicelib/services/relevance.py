@@ -329,7 +329,7 @@ def token_columns(
     Returns:
         Shape ``(count, 4)``: ``tokens``, ``tokens_gap``, ``tokens_z``, ``tokens_z_gap``.
     """
-    columns = []
+    columns: list[npt.NDArray[np.float64]] = []
     if len(rows):
         spread = best.std(axis=0) + 1e-6
         values = (best.mean(axis=1), ((best - best.mean(axis=0)) / spread).mean(axis=1))
