@@ -1,5 +1,6 @@
 """Behaviour of the calibrated recall scorer and the numpy MiniLM embedder (SPEC §8)."""
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -267,19 +268,16 @@ def test_names_unknown(query: str, texts: list[str], unknown: bool) -> None:
     assert names_unknown(query, texts) is unknown
 
 
+def without_unrelated_cut(base: Coefficients) -> Coefficients:
+    """``base`` with the unrelated-question cut equal to the normal one (no rule)."""
+    return dataclasses.replace(base, probability_if_unrelated=base.probability_at_cut)
+
+
 def test_a_question_about_what_the_store_never_heard_of_keeps_only_strong_matches(
     embedder: MiniLMEmbedder,
 ) -> None:
     base = Coefficients.load()
-    ungated = Coefficients(
-        base.first_intercept,
-        base.first_weights,
-        base.intercept,
-        base.weights,
-        base.positive_weight,
-        base.probability_at_cut,
-        base.probability_at_cut,  # no extra cut for unknown names
-    )
+    ungated = without_unrelated_cut(base)
     items = candidates(embedder, FACTS)
     for query in ("What is the capital of France?", "Who won the Champions League?"):
         plain = RelevanceScorer(embedder, ungated).score(query, items, NOW)
@@ -335,3 +333,33 @@ def test_a_question_unrelated_to_the_store_keeps_nothing(
     embedder: MiniLMEmbedder, scorer: RelevanceScorer, query: str
 ) -> None:
     assert max(scorer.score(query, candidates(embedder, DEPLOY_FACTS), NOW)) < 0.5
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "what's a good recipe for lasagna",
+        "what is the capital of france?",
+        "how many moons does jupiter have",
+    ],
+)
+def test_a_lowercase_question_sharing_nothing_with_the_store_keeps_nothing(
+    embedder: MiniLMEmbedder, scorer: RelevanceScorer, query: str
+) -> None:
+    items = candidates(embedder, DEPLOY_FACTS)
+    assert not names_unknown(query, DEPLOY_FACTS)  # no capitalized word: the names rule is off
+    assert max(scorer.score(query, items, NOW)) < 0.5
+    ungated = RelevanceScorer(embedder, without_unrelated_cut(Coefficients.load()))
+    assert max(ungated.score(query, items, NOW)) >= 0.5  # what the second case prevents
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [("whos in charge of the kubernetes clustr", 3), ("how do i rol back a bad deplooy", 6)],
+)
+def test_a_typo_does_not_make_a_question_unrelated(
+    embedder: MiniLMEmbedder, scorer: RelevanceScorer, query: str, expected: int
+) -> None:
+    scores = scorer.score(query, candidates(embedder, DEPLOY_FACTS), NOW)
+    assert max(range(len(scores)), key=scores.__getitem__) == expected
+    assert scores[expected] >= 0.5
