@@ -56,6 +56,7 @@ def save_fact() -> Response:
 def append_day_line() -> Response:
     """Append a line to today's day log (agents only) -> 201 new row or 200."""
     call = call_context(_request())
+    call.services.day_log.check_may_append(call.principal)
     body = parse_body(_request().raw_body, DayLineRequest)
     result = call.services.day_log.append_day_line(call.principal, body.line, call.run)
     return _memory_response((result.memory, call.services), 201 if result.created else 200)
@@ -91,6 +92,7 @@ def get_memory(memory_id: str) -> Response:
 def edit_memory(memory_id: str) -> Response:
     """A person edits text and/or expiry."""
     call = call_context(_request())
+    call.services.memories.check_may_edit(call.principal)
     body = parse_body(_request().raw_body, EditRequest)
     memory = call.services.memories.edit(call.principal, memory_id, body)
     return _memory_response((memory, call.services))
@@ -111,6 +113,7 @@ def archive_memory(memory_id: str) -> Response:
 def veto_memory(memory_id: str) -> Response:
     """A person vetoes: archived with reason ``vetoed``."""
     call = call_context(_request())
+    call.services.memories.check_may_veto(call.principal)
     body = parse_body(_request().raw_body, VetoRequest)
     memory = call.services.memories.veto(call.principal, memory_id, body.reason)
     return _memory_response((memory, call.services))

@@ -34,6 +34,7 @@ def _request() -> Any:
 def run_review() -> Response:
     """A person runs an agent's review now; ``dryRun`` returns the plan and changes nothing."""
     call = call_context(_request())
+    call.services.reviews.check_may_run(call.principal)
     body = parse_body(_request().raw_body, RunReviewRequest)
     report = call.services.reviews.run_now(call.principal, body)
     return json_response(report.to_wire())
@@ -89,8 +90,9 @@ def reject_review_action(review_id: str, action_ref: str) -> Response:
 def _decide(review_id: str, action_ref: str, verb: str) -> Response:
     """Approve or reject; the action segment arrives percent-encoded, decoded here."""
     call = call_context(_request())
-    parse_body(_request().raw_body, EmptyRequest)
     reviews = call.services.reviews
+    reviews.check_may_decide(call.principal)
+    parse_body(_request().raw_body, EmptyRequest)
     decide = reviews.approve if verb == "approve" else reviews.reject
     report = decide(call.principal, review_id, unquote(action_ref))
     return json_response(report.to_wire())

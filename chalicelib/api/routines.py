@@ -47,6 +47,7 @@ def list_routines() -> Response:
 def create_routine() -> Response:
     """A person creates an agent's routine (again) -> 201, or 200 when it exists."""
     call = call_context(_request())
+    call.services.routines.check_may_create(call.principal)
     body = parse_body(_request().raw_body, CreateRoutineRequest)
     routine, created = call.services.routines.create(call.principal, body.agent_id)
     return json_response(routine.to_wire(), 201 if created else 200)
@@ -65,6 +66,7 @@ def get_routine(routine_id: str) -> Response:
 def delete_routine(routine_id: str) -> Response:
     """A person deletes a routine; the answer shows it with ``status: deleted``."""
     call = call_context(_request())
+    call.services.routines.check_may_change(call.principal)
     parse_body(_request().raw_body, EmptyRequest)
     return json_response(call.services.routines.delete(call.principal, routine_id).to_wire())
 
@@ -74,6 +76,7 @@ def delete_routine(routine_id: str) -> Response:
 def pause_routine(routine_id: str) -> Response:
     """A person pauses a routine (idempotent)."""
     call = call_context(_request())
+    call.services.routines.check_may_change(call.principal)
     parse_body(_request().raw_body, EmptyRequest)
     return json_response(call.services.routines.pause(call.principal, routine_id).to_wire())
 
@@ -83,6 +86,7 @@ def pause_routine(routine_id: str) -> Response:
 def resume_routine(routine_id: str) -> Response:
     """A person resumes a routine (idempotent)."""
     call = call_context(_request())
+    call.services.routines.check_may_change(call.principal)
     parse_body(_request().raw_body, EmptyRequest)
     return json_response(call.services.routines.resume(call.principal, routine_id).to_wire())
 

@@ -66,6 +66,16 @@ class DayLogService:
         self._clock = clock
         self._ids = ids
 
+    @staticmethod
+    def check_may_append(principal: Principal) -> None:
+        """Refuse the day route to persons, before their body is read (SPEC §7: agent only).
+
+        Raises:
+            MemoryDayAgentOnly: the principal is a person.
+        """
+        if not principal.is_agent:
+            raise MemoryDayAgentOnly("Only an agent keeps a day log; persons save facts.")
+
     def append_day_line(self, principal: Principal, line: str, run: RunContext) -> DayAppend:
         """Append one line to the caller's day log for today (UTC).
 
@@ -79,8 +89,7 @@ class DayLogService:
             SecretInMemory: the line looks like a secret.
             MemoryDayFull: the stored day text would exceed 8,000 characters.
         """
-        if not principal.is_agent:
-            raise MemoryDayAgentOnly("Only an agent keeps a day log; persons save facts.")
+        self.check_may_append(principal)
         if line.splitlines() not in ([line], []):
             raise InvalidRequest("A day line is one line: remove the line breaks.")
         check_text(

@@ -258,6 +258,26 @@ class MemoryService:
         load_visible(self._memories, principal, memory_id)
         return self._memories.history(memory_id)
 
+    @staticmethod
+    def check_may_edit(principal: Principal) -> None:
+        """Refuse edits to agents, before their body is read (SPEC §7: person).
+
+        Raises:
+            Forbidden: the principal is an agent.
+        """
+        if principal.is_agent:
+            raise Forbidden("Only a person can edit a memory. Archive it and save a new one.")
+
+    @staticmethod
+    def check_may_veto(principal: Principal) -> None:
+        """Refuse vetoes to agents, before their body is read (SPEC §7: person).
+
+        Raises:
+            Forbidden: the principal is an agent.
+        """
+        if principal.is_agent:
+            raise Forbidden("Only a person can veto a memory. Archive it with a reason.")
+
     def edit(self, principal: Principal, memory_id: str, request: EditRequest) -> Memory:
         """A person edits ``text`` and/or ``expiresAt``; sets ``editedByPersonId``.
 
@@ -270,8 +290,7 @@ class MemoryService:
             MemoryNotFound: no such memory in the workspace.
             MemorySuperseded: a newer memory replaced this one.
         """
-        if principal.is_agent:
-            raise Forbidden("Only a person can edit a memory. Archive it and save a new one.")
+        self.check_may_edit(principal)
         if request.text is None and request.expires_at is None:
             raise InvalidRequest("Send text and/or expiresAt to edit.")
 
@@ -349,8 +368,7 @@ class MemoryService:
             MemoryAlreadyArchived: it is vetoed already.
             MemorySuperseded: a newer memory replaced it.
         """
-        if principal.is_agent:
-            raise Forbidden("Only a person can veto a memory. Archive it with a reason.")
+        self.check_may_veto(principal)
         if note is not None and len(note) > ARCHIVE_REASON_MAX_CHARS:
             raise InvalidRequest(f"The note is over {ARCHIVE_REASON_MAX_CHARS} characters.")
         if note is not None:

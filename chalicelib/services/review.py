@@ -179,6 +179,25 @@ class ReviewService:
         self._applier = ActionApplier(memories, reviews, secrets, clock, ids, embedder)
         self._decisions = ReviewDecisions(reviews, reports, self._applier, clock, ids)
 
+    @staticmethod
+    def check_may_run(principal: Principal) -> None:
+        """Refuse a manual review to agents, before their body is read (SPEC §7: person).
+
+        Raises:
+            Forbidden: the principal is an agent.
+        """
+        if principal.is_agent:
+            raise Forbidden("Only a person can run a review; it runs nightly on its own.")
+
+    @staticmethod
+    def check_may_decide(principal: Principal) -> None:
+        """Refuse approve/reject to agents, before their body is read (SPEC §7: person).
+
+        Raises:
+            Forbidden: the principal is an agent.
+        """
+        ReviewDecisions.check_may_decide(principal)
+
     def run_now(self, principal: Principal, request: RunReviewRequest) -> ReviewReport:
         """A person runs an agent's review now (``POST /reviews``), for yesterday (UTC).
 
@@ -191,8 +210,7 @@ class ReviewService:
             Forbidden: an agent called, or the agent is not in the workspace.
             MemoryAgentRequired: no ``agentId``.
         """
-        if principal.is_agent:
-            raise Forbidden("Only a person can run a review; it runs nightly on its own.")
+        self.check_may_run(principal)
         agent_id = resolve_agent(self._directory, principal, request.agent_id)
         day = review_date_for(self._clock.now())
         if request.dry_run:

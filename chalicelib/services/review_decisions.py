@@ -101,6 +101,16 @@ class ReviewDecisions:
             return report
         return report.with_decisions(self._reviews.list_decisions(summary.id))
 
+    @staticmethod
+    def check_may_decide(principal: Principal) -> None:
+        """Only persons approve or reject review actions (SPEC §7: person).
+
+        Raises:
+            Forbidden: the principal is an agent.
+        """
+        if principal.is_agent:
+            raise Forbidden("Only a person of the workspace can approve or reject review actions.")
+
     def approve(self, principal: Principal, review_id: str, action_ref: str) -> ReviewReport:
         """A person approves one pending action; it is applied now.
 
@@ -192,8 +202,7 @@ class ReviewDecisions:
         self, principal: Principal, review_id: str, action_ref: str
     ) -> tuple[ReviewSummary, ReviewReport, ReviewAction]:
         """The review and the action a person may decide (not yet checked: undecided)."""
-        if principal.is_agent:
-            raise Forbidden("Only a person of the workspace can approve or reject review actions.")
+        self.check_may_decide(principal)
         summary = self._reviews.get_summary(review_id) if review_id.startswith("rvw_") else None
         if summary is None or summary.workspace_id != principal.workspace_id:
             raise NotFound(f"No review {review_id!r} in your workspace.")

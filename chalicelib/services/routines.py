@@ -127,6 +127,27 @@ class RoutineService:
         """
         return self._set_status(principal, reference, RoutineStatus.DELETED)
 
+    @staticmethod
+    def check_may_create(principal: Principal) -> None:
+        """Refuse routine creation to agents, before their body is read (SPEC §7: person).
+
+        Raises:
+            Forbidden: the principal is an agent.
+        """
+        if principal.is_agent:
+            raise Forbidden("Only a person can create a routine; an agent's first save does.")
+
+    @staticmethod
+    def check_may_change(principal: Principal) -> None:
+        """Refuse pause, resume and delete to agents, before their body is read
+        (SPEC §7: person; the owner agent only reads).
+
+        Raises:
+            Forbidden: the principal is an agent.
+        """
+        if principal.is_agent:
+            raise Forbidden("Only a person can pause, resume or delete a routine.")
+
     def create(self, principal: Principal, agent_id: str | None) -> tuple[Routine, bool]:
         """A person creates an agent's routine, e.g. again after deleting it.
 
@@ -137,8 +158,7 @@ class RoutineService:
             Forbidden: an agent tried; the agent is not in the workspace.
             MemoryAgentRequired: no ``agentId``.
         """
-        if principal.is_agent:
-            raise Forbidden("Only a person can create a routine; an agent's first save does.")
+        self.check_may_create(principal)
         if agent_id is None:
             raise MemoryAgentRequired("Name the agent: pass agentId (or --agent agt_…).")
         agent = self._readable_agent(principal, agent_id)
@@ -167,8 +187,7 @@ class RoutineService:
         return routine is not None and routine.status is RoutineStatus.ACTIVE
 
     def _set_status(self, principal: Principal, reference: str, status: RoutineStatus) -> Routine:
-        if principal.is_agent:
-            raise Forbidden("Only a person can pause, resume or delete a routine.")
+        self.check_may_change(principal)
 
         def attempt() -> Routine:
             before = self.get(principal, reference)
