@@ -71,9 +71,17 @@ DEFAULT_LIST_LIMIT = 100
 
 
 def _digits_only(value: object) -> object:
-    """Accept ``limit`` only as plain decimal digits ("10", not "1_0", "+3" or " 5")."""
-    if isinstance(value, str) and not re.fullmatch(r"[0-9]{1,18}", value):
-        raise ValueError("limit must be a whole number such as 100")
+    """Accept ``limit`` only as plain decimal digits ("10", not "1_0", "+3" or " 5").
+
+    Any number of digits is a number: one too large to convert is over the cap
+    anyway, so it becomes ``MAX_LIST_LIMIT`` (SPEC §5 clamps, it does not refuse).
+    """
+    if isinstance(value, str):
+        if not re.fullmatch(r"[0-9]+", value):
+            raise ValueError("limit must be a whole number such as 100")
+        significant = value.lstrip("0")
+        if len(significant) > len(str(MAX_LIST_LIMIT)):
+            return MAX_LIST_LIMIT
     return value
 
 

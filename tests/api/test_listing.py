@@ -85,6 +85,17 @@ def test_limit_is_clamped_to_500(api: Api, world: World, clock: FixedClock) -> N
     assert status == 200 and body["data"] == []
 
 
+def test_any_large_limit_is_clamped_and_leading_zeros_are_read(api: Api, world: World) -> None:
+    for text in ("one", "two", "three"):
+        assert api.call("POST", "/memories", world.agent, {"text": f"fact {text}"})[0] == 201
+    for limit in ("99999999999999999999", "9" * 5000, "0000000500", "501"):
+        status, body = api.call("GET", f"/memories?limit={limit}", world.agent)
+        assert status == 200 and len(body["data"]) == 3 and body["nextToken"] is None
+    status, body = api.call("GET", "/memories?limit=0000002", world.agent)
+    assert status == 200 and len(body["data"]) == 2 and body["nextToken"] is not None
+    assert api.call("GET", "/memories?limit=000", world.agent)[0] == 400
+
+
 @pytest.mark.parametrize(
     "query",
     [
