@@ -368,7 +368,13 @@ def _call_tool(params: dict[str, Any], caller: McpCaller) -> mcp.CallToolResult:
     try:
         call = mcp.CallToolRequestParams.model_validate(params)
     except ValidationError as error:
-        raise JsonRpcError(mcp.INVALID_PARAMS, "tools/call needs a tool name.") from error
+        fields = {str(detail["loc"][0]) for detail in error.errors() if detail["loc"]}
+        problem = (
+            "tools/call arguments must be an object."
+            if fields == {"arguments"}
+            else "tools/call needs a tool name (a string)."
+        )
+        raise JsonRpcError(mcp.INVALID_PARAMS, problem) from error
     tool = _TOOLS_BY_NAME.get(call.name)
     if tool is None:
         raise JsonRpcError(mcp.INVALID_PARAMS, f"Unknown tool: {call.name}.")

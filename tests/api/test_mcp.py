@@ -229,6 +229,16 @@ def test_an_unknown_tool_or_bad_params_are_json_rpc_errors(mcp: Mcp) -> None:
     )
     assert mcp.request("tools/call", {})["error"]["code"] == mcp_types.INVALID_PARAMS
     assert mcp.request("tools/call", [1])["error"]["code"] == mcp_types.INVALID_PARAMS
+    no_name = mcp.request("tools/call", {"name": 7})["error"]
+    assert (no_name["code"], no_name["message"]) == (
+        mcp_types.INVALID_PARAMS,
+        "tools/call needs a tool name (a string).",
+    )
+    bad_arguments = mcp.request("tools/call", {"name": "recall", "arguments": [1]})["error"]
+    assert (bad_arguments["code"], bad_arguments["message"]) == (
+        mcp_types.INVALID_PARAMS,
+        "tools/call arguments must be an object.",
+    )
 
 
 @pytest.mark.parametrize(
