@@ -183,6 +183,7 @@ def admin_settings(environ: Mapping[str, str] | None = None) -> Settings:
 
     Raises:
         pydantic.ValidationError: a variable holds a value of the wrong type.
+        ValueError: ``PINEWORK_DYNAMODB_PORT`` is set but is not a port number.
     """
     env = dict(os.environ if environ is None else environ)
     endpoint = env.get(_ENDPOINT_VARIABLE, "").strip()
@@ -190,8 +191,13 @@ def admin_settings(environ: Mapping[str, str] | None = None) -> Settings:
         env.pop(_ENDPOINT_VARIABLE)
     elif not endpoint:
         port = env.get("PINEWORK_DYNAMODB_PORT", "").strip()
+        if port and not (port.isdigit() and 1 <= int(port) <= 65535):
+            # As ``make serve`` refuses it: never fall back to another port silently.
+            raise ValueError(
+                f"PINEWORK_DYNAMODB_PORT must be a port number from 1 to 65535, not {port!r}."
+            )
         env[_ENDPOINT_VARIABLE] = (
-            f"http://127.0.0.1:{port}" if port.isdigit() else DEFAULT_LOCAL_DYNAMODB_ENDPOINT
+            f"http://127.0.0.1:{port}" if port else DEFAULT_LOCAL_DYNAMODB_ENDPOINT
         )
     return Settings.from_env(env)
 

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import pytest
+
 from chalicelib.settings import DEFAULT_LOCAL_DYNAMODB_ENDPOINT
 from pinework.admin import admin_settings, use_dummy_credentials_if_local
 
 
 def test_admin_targets_the_local_dynamodb_when_no_endpoint_is_set() -> None:
     assert admin_settings({}).dynamodb_endpoint == DEFAULT_LOCAL_DYNAMODB_ENDPOINT
+
+
+@pytest.mark.parametrize("port", ["abc", "0", "65536", "-1", "80a"])
+def test_a_bad_local_dynamodb_port_is_refused_not_replaced(port: str) -> None:
+    with pytest.raises(ValueError, match="PINEWORK_DYNAMODB_PORT must be a port number"):
+        admin_settings({"PINEWORK_DYNAMODB_PORT": port})
+    good = admin_settings({"PINEWORK_DYNAMODB_PORT": " 8732 "})
+    assert good.dynamodb_endpoint == "http://127.0.0.1:8732"
 
 
 def test_admin_endpoint_aws_means_real_aws() -> None:
