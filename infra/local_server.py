@@ -142,10 +142,30 @@ def _local_api_server(app: Any, port: int, host: str = HOST) -> Any:
 
     class EnvelopeRequestHandler(ChaliceRequestHandler):  # type: ignore[misc]
         def _generic_handle(self) -> None:
+            length = self.headers.get("content-length")
+            if length is not None and not length.strip().isdigit():
+                # chalice local would raise on int(); answer as API Gateway does.
+                self.close_connection = True
+                self.send_error(400, "Content-Length must be a number of bytes.")
+                return
             # chalice local writes 127.0.0.1 whatever the peer; API Gateway writes
             # the connection's address. Never a header: those are caller-controlled.
             self.local_gateway.event_converter.LOCAL_SOURCE_IP = self.client_address[0]
             super()._generic_handle()
+
+        def _send_http_response_with_body(
+            self, code: int, headers: dict[str, Any], body: str | bytes
+        ) -> None:
+            if self.command != "HEAD":
+                super()._send_http_response_with_body(code, headers, body)
+                return
+            # A HEAD answer has GET's headers and no body (RFC 9110 §9.3.2); a body
+            # here would be read as the start of the next response on the connection.
+            size = len(body if isinstance(body, bytes) else body.encode("utf-8"))
+            self.send_response(code)
+            self.send_header("Content-Length", str(size))
+            self.send_header("Content-Type", headers.pop("Content-Type", "application/json"))
+            self._send_headers(headers)
 
         def _parse_payload(self) -> tuple[dict[str, str], bytes | None]:
             # API Gateway buffers chunked bodies before the Lambda sees them; so do we.

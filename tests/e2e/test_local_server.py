@@ -122,6 +122,7 @@ def test_cli_against_local_server_and_data_survives_restart(server: LocalServer)
         content=iter([b'{"text": "sent in ', b'chunks"}']),  # an iterator is sent chunked
     )
     assert chunked.status_code == 201 and chunked.json()["text"] == "sent in chunks"
+    assert_raw_http_edges(server.api_port, agent)
 
     saved = cli(server, agent, "memory", "save", "Deploys need the VPN", "--json", task="PIN-9")
     assert saved.returncode == 0, saved.stderr
@@ -226,3 +227,29 @@ def test_a_bad_or_taken_port_stops_the_server_before_it_writes_anything(tmp_path
     result = run(PINEWORK_PORT=str(blocked.dynamodb_port))
     assert result.returncode != 0 and "need two different ports" in result.stderr
     assert not blocked.data_dir.exists()  # no demo tokens for a server that never ran
+
+
+def _exchange(port: int, request: bytes) -> bytes:
+    """Send raw bytes on one connection and read until the server closes it."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
+        connection.sendall(request)
+        received = b""
+        while chunk := connection.recv(65536):
+            received += chunk
+        return received
+
+
+def assert_raw_http_edges(port: int, token: str) -> None:
+    """HEAD answers carry no body, so a kept-alive connection stays in step; a
+    Content-Length that is not a number is a 400 envelope, not a dropped connection."""
+    auth = f"Authorization: Bearer {token}\r\n".encode()
+    head = b"HEAD /api/v1/memories HTTP/1.1\r\nHost: x\r\n" + auth + b"\r\n"
+    get = b"GET /api/v1/memories HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" + auth + b"\r\n"
+    answer = _exchange(port, head + get)
+    first, _, rest = answer.partition(b"\r\n\r\n")
+    assert first.startswith(b"HTTP/1.1 405")  # GET-only routes: HEAD is not allowed
+    assert rest.startswith(b"HTTP/1.1 200"), rest[:80]  # no stray body in between
+    bad_length = b"POST /api/v1/memories HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n"
+    answer = _exchange(port, bad_length + auth + b"\r\n{}")
+    assert answer.startswith(b"HTTP/1.1 400")
+    assert json.loads(answer.partition(b"\r\n\r\n")[2])["error"]["code"] == "invalid_request"
