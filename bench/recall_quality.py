@@ -17,6 +17,8 @@ loading a store through the API would) and the **shipped model** through
 ``RelevanceScorer.score`` with stored embeddings (in-sample: it was fitted on this
 data; for the record only). Then every question of categories 1-4 asked of another
 conversation's store (people the store never heard of: it should keep nothing),
+tasks of three questions joined (each question's evidence, with and without the
+clause-by-clause pass),
 the scoring time for 10,000 candidates with stored
 embeddings, and the query / save-time embedding cost.
 
@@ -26,6 +28,7 @@ Usage::
 """
 
 import argparse
+import random
 import statistics
 import sys
 import time
@@ -119,6 +122,45 @@ def unknown_people(
     )
 
 
+def tasks_of_three(
+    pairs: list[QuestionPairs],
+    stores: dict[str, list[Candidate]],
+    embedder: MiniLMEmbedder,
+    now: datetime,
+) -> None:
+    """Join three questions of one conversation (categories 1-4, a fixed shuffle) into
+    one task text, as a run-start task that asks for several things; score it with
+    and without the clause-by-clause pass, and measure each question's evidence."""
+    by_conversation: dict[str, list[QuestionPairs]] = defaultdict(list)
+    for item in pairs:
+        if item.category != ADVERSARIAL:
+            by_conversation[item.conversation].append(item)
+    tasks = []
+    shuffler = random.Random(7)
+    for conversation in sorted(by_conversation):
+        questions = by_conversation[conversation]
+        shuffler.shuffle(questions)
+        tasks.extend(questions[start : start + 3] for start in range(0, len(questions) - 2, 3))
+    for label, by_clause in (("by clause (shipped)", True), ("whole task only", False)):
+        scorer = RelevanceScorer(embedder, by_clause=by_clause)
+        ranks, hits, kept = [], [], []
+        for task in tasks:
+            text = " ".join(item.question for item in task)
+            scores = np.array(scorer.score(text, stores[task[0].conversation], now))
+            order = np.lexsort((-np.arange(len(scores)), -scores))
+            kept.append(int((scores >= CUT_OFF).sum()))
+            for item in task:
+                ranks.append(1.0 / (int(np.argmax(item.evidence[order])) + 1))
+                hits.append(float((item.evidence & (scores >= CUT_OFF)).any()))
+        if by_clause:
+            print(f"\ntasks of three questions of one conversation ({len(tasks)} tasks):")
+        print(
+            f"  {label:<20} per-question MRR {statistics.mean(ranks):.3f}, Hit@kept "
+            f"{statistics.mean(hits):.3f}; kept per task median {statistics.median(kept):.1f} "
+            f"p90 {percentile(kept, 0.9):.0f}"
+        )
+
+
 def speed(data: Path, embedder: MiniLMEmbedder, scorer: RelevanceScorer) -> None:
     """Time one recall over 10,000 candidates with stored embeddings."""
     texts = [str(record["text"]) for record in read_jsonl(data / "memories.jsonl")]
@@ -193,6 +235,7 @@ def main() -> int:
         shipped.append(np.array(scorer.score(item.question, stores[item.conversation], now)))
     table("shipped model via RelevanceScorer.score (in-sample)", pairs, shipped, CUT_OFF)
     unknown_people(pairs, stores, scorer, now)
+    tasks_of_three(pairs, stores, embedder, now)
     speed(data, embedder, scorer)
     return 0
 

@@ -17,7 +17,14 @@ from chalicelib.services.embedding import (
     is_ours,
     token_signs,
 )
-from chalicelib.services.relevance import Candidate, Coefficients, RelevanceScorer, names_unknown
+from chalicelib.services.relevance import (
+    MAX_CLAUSES,
+    Candidate,
+    Coefficients,
+    RelevanceScorer,
+    clauses,
+    names_unknown,
+)
 
 NOW = datetime(2025, 6, 1, tzinfo=UTC)
 FACTS = [
@@ -363,3 +370,64 @@ def test_a_typo_does_not_make_a_question_unrelated(
     scores = scorer.score(query, candidates(embedder, DEPLOY_FACTS), NOW)
     assert max(range(len(scores)), key=scores.__getitem__) == expected
     assert scores[expected] >= 0.5
+
+
+CODING_FACTS = [
+    "Deploy to staging with `make deploy ENV=staging`; it takes about 6 minutes.",
+    "Priya Raman owns the billing service and must review any change to invoices.",
+    "The frontend team lead is Dana Okafor; ask her before changing the design system.",
+    "The user prefers small pull requests under 300 lines and wants a summary of changes "
+    "at the top of each PR.",
+    "Incident 2026-06-02: the Redis cache ran out of memory because TTLs were missing on "
+    "rate-limit keys.",
+    "We are on Django 4.2 LTS and Celery 5.3; do not upgrade Django to 5.x until Q1 2027.",
+    "Run the test suite with `make test`; integration tests need Docker running.",
+    "Feature flags are managed in LaunchDarkly; the flag for the new checkout is 'checkout-v2'.",
+    "Secrets are stored in AWS Secrets Manager, never in .env files committed to git.",
+    "The API rate limit is 100 requests per minute per API key.",
+    "The payment provider is Stripe; webhooks are verified in payments/webhooks.py.",
+    "Image uploads go to the S3 bucket shop-media-prod in eu-west-1.",
+]
+SMALL_PR = 3  # the user's preference for small pull requests
+STRIPE, FLAG = 10, 7
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("Upgrade Django to 5.0 and fix the deprecation warnings", []),  # "5.0" is no break
+        ("deploy", []),
+        ("Deploy staging. Thanks!", []),  # "Thanks" alone has one term: one clause left
+        (
+            "PIN-311: the checkout times out. Check the Stripe webhook; add a test, ship",
+            ["PIN-311", "the checkout times out", "Check the Stripe webhook", "add a test"],
+        ),
+    ],
+)
+def test_clauses(query: str, expected: list[str]) -> None:
+    assert clauses(query) == expected
+
+
+def test_at_most_eight_clauses_are_scored() -> None:
+    parts = [f"clause number {n}" for n in range(12)]
+    assert clauses(", ".join(parts)) == parts[:MAX_CLAUSES] and MAX_CLAUSES == 8
+
+
+def test_a_task_of_several_clauses_finds_each_topic(embedder: MiniLMEmbedder) -> None:
+    task = (
+        "The checkout page times out when customers pay by card. Investigate how the Stripe "
+        "webhook is handled, and keep the change behind the new checkout feature flag. "
+        "Open a small PR."
+    )
+    items = candidates(embedder, CODING_FACTS)
+    whole = RelevanceScorer(embedder, by_clause=False).score(task, items, NOW)
+    by_clause = RelevanceScorer(embedder).score(task, items, NOW)
+    assert whole[SMALL_PR] < 0.5 <= by_clause[SMALL_PR]  # the "small PR" clause finds it
+    best_three = sorted(range(len(items)), key=by_clause.__getitem__, reverse=True)[:3]
+    assert set(best_three) == {STRIPE, FLAG, SMALL_PR}
+    assert all(b >= w for b, w in zip(by_clause, whole, strict=True))  # only ever raised
+    assert sum(v >= 0.5 for v in by_clause) <= sum(v >= 0.5 for v in whole) + 2
+    one_clause = "Investigate how the Stripe webhook is handled"
+    assert RelevanceScorer(embedder).score(one_clause, items, NOW) == RelevanceScorer(
+        embedder, by_clause=False
+    ).score(one_clause, items, NOW)
