@@ -41,6 +41,7 @@ package: $(STAMP)  ## CloudFormation/SAM template + zip for STAGE, validated by 
 	rm -rf build/package && mkdir -p build
 	$(PY) -m infra.template > build/resources.json
 	AWS_DEFAULT_REGION=$${AWS_DEFAULT_REGION:-us-east-1} $(VENV)/bin/chalice package --stage $(STAGE) --merge-template build/resources.json build/package
+	$(PY) -m infra.check_package build/package/deployment.zip requirements.txt
 	$(VENV)/bin/cfn-lint build/package/sam.json
 
 clean:

@@ -49,8 +49,8 @@ recall_quality.py``; 220 tasks, shipped model): per-question MRR 0.273 -> 0.392 
 Hit@kept 0.785 -> 0.894, with a median kept of 45 -> 47 facts per task (on 120 of
 them, shifts of 0 / 1 / 2 / 3.4 gave Hit@kept 0.953 / 0.919 / 0.903 / 0.867 at a
 median kept of 76 / 57 / 48.5 / 47). Single questions are rarely affected (5 in 300
-have two clauses; the benchmark's figures above are unchanged). Each clause costs one more scoring pass (the store is decoded
-once): at most 9 passes in all.
+have two clauses; the benchmark's figures above are unchanged). Each clause costs
+one more scoring pass (the store is decoded once): at most 9 passes in all.
 
 The coefficients live in ``chalicelib/data/recall-relevance.json``, written by
 ``scripts/build_recall_model.py`` from the recall benchmark (development half). The
