@@ -18,6 +18,7 @@ from chalicelib.api.http import (
     reject_other_methods,
     validate,
 )
+from chalicelib.errors import MemoryDayAgentOnly
 from chalicelib.models.requests import (
     ArchiveRequest,
     DayLineRequest,
@@ -27,7 +28,9 @@ from chalicelib.models.requests import (
     SaveFactRequest,
     VetoRequest,
 )
-from chalicelib.services.memories import encode_next_token
+from chalicelib.services.day_log import DAY_LOG_IS_FOR_AGENTS
+from chalicelib.services.memories import EDIT_IS_FOR_PERSONS, VETO_IS_FOR_PERSONS, encode_next_token
+from chalicelib.services.rules import refuse_agents, refuse_persons
 
 memories_api = Blueprint(__name__)
 
@@ -56,7 +59,7 @@ def save_fact() -> Response:
 def append_day_line() -> Response:
     """Append a line to today's day log (agents only) -> 201 new row or 200."""
     call = call_context(_request())
-    call.services.day_log.check_may_append(call.principal)
+    refuse_persons(call.principal, MemoryDayAgentOnly, DAY_LOG_IS_FOR_AGENTS)
     body = parse_body(_request().raw_body, DayLineRequest)
     result = call.services.day_log.append_day_line(call.principal, body.line, call.run)
     return _memory_response((result.memory, call.services), 201 if result.created else 200)
@@ -92,7 +95,7 @@ def get_memory(memory_id: str) -> Response:
 def edit_memory(memory_id: str) -> Response:
     """A person edits text and/or expiry."""
     call = call_context(_request())
-    call.services.memories.check_may_edit(call.principal)
+    refuse_agents(call.principal, EDIT_IS_FOR_PERSONS)
     body = parse_body(_request().raw_body, EditRequest)
     memory = call.services.memories.edit(call.principal, memory_id, body)
     return _memory_response((memory, call.services))
@@ -113,7 +116,7 @@ def archive_memory(memory_id: str) -> Response:
 def veto_memory(memory_id: str) -> Response:
     """A person vetoes: archived with reason ``vetoed``."""
     call = call_context(_request())
-    call.services.memories.check_may_veto(call.principal)
+    refuse_agents(call.principal, VETO_IS_FOR_PERSONS)
     body = parse_body(_request().raw_body, VetoRequest)
     memory = call.services.memories.veto(call.principal, memory_id, body.reason)
     return _memory_response((memory, call.services))

@@ -17,10 +17,12 @@ from chalicelib.api.http import (
     reject_other_methods,
     validate,
 )
+from chalicelib.errors import Forbidden
 from chalicelib.models.recall import RecallStartRequest
 from chalicelib.models.requests import RecallLogQuery, RecallRequest
 from chalicelib.services.memories import decode_next_token, encode_next_token
-from chalicelib.services.recall import RecallResult
+from chalicelib.services.recall import RUN_START_IS_FOR_AGENTS, RecallResult
+from chalicelib.services.rules import refuse_persons
 
 recalls_api = Blueprint(__name__)
 
@@ -60,7 +62,7 @@ def recall() -> Response:
 def recall_at_run_start() -> Response:
     """Run-start recall: the block, or ``skipped`` with the reason."""
     call = call_context(_request())
-    call.services.recall.check_may_start(call.principal)
+    refuse_persons(call.principal, Forbidden, RUN_START_IS_FOR_AGENTS)
     body = parse_body(_request().raw_body, RecallStartRequest)
     result = call.services.recall.start(call.principal, body, call.run)
     return json_response(recall_body(result, call.services.clock.now(), "recall_start"))

@@ -21,6 +21,9 @@ from chalicelib.api.http import (
 from chalicelib.models.requests import EmptyRequest
 from chalicelib.models.review import ReviewListQuery, RunReviewRequest
 from chalicelib.services.memories import decode_next_token, encode_next_token
+from chalicelib.services.review import REVIEW_RUN_IS_FOR_PERSONS
+from chalicelib.services.review_decisions import DECISIONS_ARE_FOR_PERSONS
+from chalicelib.services.rules import refuse_agents
 
 reviews_api = Blueprint(__name__)
 
@@ -34,7 +37,7 @@ def _request() -> Any:
 def run_review() -> Response:
     """A person runs an agent's review now; ``dryRun`` returns the plan and changes nothing."""
     call = call_context(_request())
-    call.services.reviews.check_may_run(call.principal)
+    refuse_agents(call.principal, REVIEW_RUN_IS_FOR_PERSONS)
     body = parse_body(_request().raw_body, RunReviewRequest)
     report = call.services.reviews.run_now(call.principal, body)
     return json_response(report.to_wire())
@@ -90,9 +93,9 @@ def reject_review_action(review_id: str, action_ref: str) -> Response:
 def _decide(review_id: str, action_ref: str, verb: str) -> Response:
     """Approve or reject; the action segment arrives percent-encoded, decoded here."""
     call = call_context(_request())
-    reviews = call.services.reviews
-    reviews.check_may_decide(call.principal)
+    refuse_agents(call.principal, DECISIONS_ARE_FOR_PERSONS)
     parse_body(_request().raw_body, EmptyRequest)
+    reviews = call.services.reviews
     decide = reviews.approve if verb == "approve" else reviews.reject
     report = decide(call.principal, review_id, unquote(action_ref))
     return json_response(report.to_wire())

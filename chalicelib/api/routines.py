@@ -22,6 +22,11 @@ from chalicelib.api.http import (
 )
 from chalicelib.models.requests import EmptyRequest
 from chalicelib.models.routine import CreateRoutineRequest, RoutineQuery
+from chalicelib.services.routines import (
+    ROUTINE_CHANGES_ARE_FOR_PERSONS,
+    ROUTINE_CREATION_IS_FOR_PERSONS,
+)
+from chalicelib.services.rules import refuse_agents
 
 routines_api = Blueprint(__name__)
 
@@ -47,7 +52,7 @@ def list_routines() -> Response:
 def create_routine() -> Response:
     """A person creates an agent's routine (again) -> 201, or 200 when it exists."""
     call = call_context(_request())
-    call.services.routines.check_may_create(call.principal)
+    refuse_agents(call.principal, ROUTINE_CREATION_IS_FOR_PERSONS)
     body = parse_body(_request().raw_body, CreateRoutineRequest)
     routine, created = call.services.routines.create(call.principal, body.agent_id)
     return json_response(routine.to_wire(), 201 if created else 200)
@@ -66,7 +71,7 @@ def get_routine(routine_id: str) -> Response:
 def delete_routine(routine_id: str) -> Response:
     """A person deletes a routine; the answer shows it with ``status: deleted``."""
     call = call_context(_request())
-    call.services.routines.check_may_change(call.principal)
+    refuse_agents(call.principal, ROUTINE_CHANGES_ARE_FOR_PERSONS)
     parse_body(_request().raw_body, EmptyRequest)
     return json_response(call.services.routines.delete(call.principal, routine_id).to_wire())
 
@@ -76,7 +81,7 @@ def delete_routine(routine_id: str) -> Response:
 def pause_routine(routine_id: str) -> Response:
     """A person pauses a routine (idempotent)."""
     call = call_context(_request())
-    call.services.routines.check_may_change(call.principal)
+    refuse_agents(call.principal, ROUTINE_CHANGES_ARE_FOR_PERSONS)
     parse_body(_request().raw_body, EmptyRequest)
     return json_response(call.services.routines.pause(call.principal, routine_id).to_wire())
 
@@ -86,7 +91,7 @@ def pause_routine(routine_id: str) -> Response:
 def resume_routine(routine_id: str) -> Response:
     """A person resumes a routine (idempotent)."""
     call = call_context(_request())
-    call.services.routines.check_may_change(call.principal)
+    refuse_agents(call.principal, ROUTINE_CHANGES_ARE_FOR_PERSONS)
     parse_body(_request().raw_body, EmptyRequest)
     return json_response(call.services.routines.resume(call.principal, routine_id).to_wire())
 

@@ -25,6 +25,7 @@ from chalicelib.services.rules import (
     WRITE_ATTEMPTS,
     SecretFinder,
     check_text,
+    refuse_persons,
 )
 from chalicelib.storage.protocols import (
     DayLogFull,
@@ -32,6 +33,8 @@ from chalicelib.storage.protocols import (
     DayRowNotLive,
     MemoryRepository,
 )
+
+DAY_LOG_IS_FOR_AGENTS = "Only an agent keeps a day log; persons save facts."
 
 
 @dataclass(frozen=True)
@@ -66,16 +69,6 @@ class DayLogService:
         self._clock = clock
         self._ids = ids
 
-    @staticmethod
-    def check_may_append(principal: Principal) -> None:
-        """Refuse the day route to persons, before their body is read (SPEC §7: agent only).
-
-        Raises:
-            MemoryDayAgentOnly: the principal is a person.
-        """
-        if not principal.is_agent:
-            raise MemoryDayAgentOnly("Only an agent keeps a day log; persons save facts.")
-
     def append_day_line(self, principal: Principal, line: str, run: RunContext) -> DayAppend:
         """Append one line to the caller's day log for today (UTC).
 
@@ -89,7 +82,7 @@ class DayLogService:
             SecretInMemory: the line looks like a secret.
             MemoryDayFull: the stored day text would exceed 8,000 characters.
         """
-        self.check_may_append(principal)
+        refuse_persons(principal, MemoryDayAgentOnly, DAY_LOG_IS_FOR_AGENTS)
         if line.splitlines() not in ([line], []):
             raise InvalidRequest("A day line is one line: remove the line breaks.")
         check_text(

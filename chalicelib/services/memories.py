@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 from chalicelib.errors import (
-    Forbidden,
     InvalidRequest,
     MemoryAgentMismatch,
     MemoryAlreadyArchived,
@@ -56,6 +55,7 @@ from chalicelib.services.rules import (
     check_text,
     load_visible,
     parse_expiry,
+    refuse_agents,
     resolve_agent,
     with_retries,
 )
@@ -68,6 +68,10 @@ from chalicelib.storage.protocols import (
 )
 
 logger = logging.getLogger(__name__)
+
+
+EDIT_IS_FOR_PERSONS = "Only a person can edit a memory. Archive it and save a new one."
+VETO_IS_FOR_PERSONS = "Only a person can veto a memory. Archive it with a reason."
 
 
 @dataclass(frozen=True)
@@ -258,26 +262,6 @@ class MemoryService:
         load_visible(self._memories, principal, memory_id)
         return self._memories.history(memory_id)
 
-    @staticmethod
-    def check_may_edit(principal: Principal) -> None:
-        """Refuse edits to agents, before their body is read (SPEC §7: person).
-
-        Raises:
-            Forbidden: the principal is an agent.
-        """
-        if principal.is_agent:
-            raise Forbidden("Only a person can edit a memory. Archive it and save a new one.")
-
-    @staticmethod
-    def check_may_veto(principal: Principal) -> None:
-        """Refuse vetoes to agents, before their body is read (SPEC §7: person).
-
-        Raises:
-            Forbidden: the principal is an agent.
-        """
-        if principal.is_agent:
-            raise Forbidden("Only a person can veto a memory. Archive it with a reason.")
-
     def edit(self, principal: Principal, memory_id: str, request: EditRequest) -> Memory:
         """A person edits ``text`` and/or ``expiresAt``; sets ``editedByPersonId``.
 
@@ -290,7 +274,7 @@ class MemoryService:
             MemoryNotFound: no such memory in the workspace.
             MemorySuperseded: a newer memory replaced this one.
         """
-        self.check_may_edit(principal)
+        refuse_agents(principal, EDIT_IS_FOR_PERSONS)
         if request.text is None and request.expires_at is None:
             raise InvalidRequest("Send text and/or expiresAt to edit.")
 
@@ -368,7 +352,7 @@ class MemoryService:
             MemoryAlreadyArchived: it is vetoed already.
             MemorySuperseded: a newer memory replaced it.
         """
-        self.check_may_veto(principal)
+        refuse_agents(principal, VETO_IS_FOR_PERSONS)
         if note is not None and len(note) > ARCHIVE_REASON_MAX_CHARS:
             raise InvalidRequest(f"The note is over {ARCHIVE_REASON_MAX_CHARS} characters.")
         if note is not None:

@@ -27,7 +27,12 @@ from chalicelib.models.recall import RecalledMemory, RecallLogEntry, RecallStart
 from chalicelib.models.requests import RecallRequest
 from chalicelib.services.memories import RunContext
 from chalicelib.services.relevance import Candidate, CandidateScorer
-from chalicelib.services.rules import RECALL_QUERY_MAX_CHARS, check_header, resolve_agent
+from chalicelib.services.rules import (
+    RECALL_QUERY_MAX_CHARS,
+    check_header,
+    refuse_persons,
+    resolve_agent,
+)
 from chalicelib.services.tokens import TokenCounter
 from chalicelib.storage.protocols import (
     DirectoryRepository,
@@ -50,6 +55,9 @@ BLOCK_FOOTER = "--- END MEMORY ---"
 FALLBACK_NEWEST = "newest"
 SKIP_SLASH_COMMAND = "slash_command"
 SKIP_RESUMED_SESSION = "resumed_session_recalled"
+
+
+RUN_START_IS_FOR_AGENTS = "Run-start recall is for agents; persons use /memories/recall."
 
 
 @dataclass(frozen=True)
@@ -133,16 +141,6 @@ class RecallService:
         _check_query(query)
         return self._recall(principal, agent_id, query, run, kind="on_demand", session=None)
 
-    @staticmethod
-    def check_may_start(principal: Principal) -> None:
-        """Refuse run-start recall to persons before their body is read (SPEC §7: agent).
-
-        Raises:
-            Forbidden: the principal is a person.
-        """
-        if not principal.is_agent:
-            raise Forbidden("Run-start recall is for agents; persons use /memories/recall.")
-
     def start(
         self, principal: Principal, request: RecallStartRequest, run: RunContext
     ) -> RecallResult:
@@ -163,7 +161,7 @@ class RecallService:
                 different sessions; no task, message or task key; a text over 4,000
                 characters.
         """
-        self.check_may_start(principal)
+        refuse_persons(principal, Forbidden, RUN_START_IS_FOR_AGENTS)
         body_session = check_header(request.session_id, "sessionId")
         if body_session is not None and run.session_id not in (None, body_session):
             raise InvalidRequest(

@@ -25,7 +25,7 @@ import json
 import logging
 from datetime import UTC, datetime, timedelta
 
-from chalicelib.errors import Forbidden, NotFound
+from chalicelib.errors import NotFound
 from chalicelib.ids import Clock, IdFactory
 from chalicelib.models.memory import Memory, MemoryKind
 from chalicelib.models.principal import Principal, ReviewApproval
@@ -46,7 +46,7 @@ from chalicelib.services.review_apply import ActionApplier, ActionScope, ActionS
 from chalicelib.services.review_decisions import ReviewDecisions
 from chalicelib.services.reviewer import ReviewContext, Reviewer
 from chalicelib.services.routines import RoutineService
-from chalicelib.services.rules import SecretFinder, resolve_agent
+from chalicelib.services.rules import SecretFinder, refuse_agents, resolve_agent
 from chalicelib.storage.protocols import (
     DirectoryRepository,
     MemoryRepository,
@@ -135,6 +135,9 @@ def report_key(workspace_id: str, agent_id: str, day: str, review_id: str) -> st
     return f"reviews/{workspace_id}/{agent_id}/{day}/{review_id}.json"
 
 
+REVIEW_RUN_IS_FOR_PERSONS = "Only a person can run a review; it runs nightly on its own."
+
+
 class ReviewService:
     """Runs, lists and reads reviews; persons decide the actions of approval-mode ones.
 
@@ -179,25 +182,6 @@ class ReviewService:
         self._applier = ActionApplier(memories, reviews, secrets, clock, ids, embedder)
         self._decisions = ReviewDecisions(reviews, reports, self._applier, clock, ids)
 
-    @staticmethod
-    def check_may_run(principal: Principal) -> None:
-        """Refuse a manual review to agents, before their body is read (SPEC §7: person).
-
-        Raises:
-            Forbidden: the principal is an agent.
-        """
-        if principal.is_agent:
-            raise Forbidden("Only a person can run a review; it runs nightly on its own.")
-
-    @staticmethod
-    def check_may_decide(principal: Principal) -> None:
-        """Refuse approve/reject to agents, before their body is read (SPEC §7: person).
-
-        Raises:
-            Forbidden: the principal is an agent.
-        """
-        ReviewDecisions.check_may_decide(principal)
-
     def run_now(self, principal: Principal, request: RunReviewRequest) -> ReviewReport:
         """A person runs an agent's review now (``POST /reviews``), for yesterday (UTC).
 
@@ -210,7 +194,7 @@ class ReviewService:
             Forbidden: an agent called, or the agent is not in the workspace.
             MemoryAgentRequired: no ``agentId``.
         """
-        self.check_may_run(principal)
+        refuse_agents(principal, REVIEW_RUN_IS_FOR_PERSONS)
         agent_id = resolve_agent(self._directory, principal, request.agent_id)
         day = review_date_for(self._clock.now())
         if request.dry_run:

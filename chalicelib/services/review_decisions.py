@@ -26,11 +26,12 @@ import logging
 import re
 from datetime import timedelta
 
-from chalicelib.errors import Conflict, Forbidden, InvalidRequest, NotFound
+from chalicelib.errors import Conflict, InvalidRequest, NotFound
 from chalicelib.ids import Clock, IdFactory, to_rfc3339
 from chalicelib.models.principal import Principal
 from chalicelib.models.review import ActionDecision, ReviewAction, ReviewReport, ReviewSummary
 from chalicelib.services.review_apply import ActionApplier, ActionScope, ActionSkipped
+from chalicelib.services.rules import refuse_agents
 from chalicelib.storage.protocols import (
     DecisionTaken,
     ReportStore,
@@ -63,6 +64,9 @@ def action_number(action_ref: str) -> int:
         )
     digits = found.group(1)
     return int(digits) if len(digits) <= 9 else 10**9
+
+
+DECISIONS_ARE_FOR_PERSONS = "Only a person of the workspace can approve or reject review actions."
 
 
 class ReviewDecisions:
@@ -100,16 +104,6 @@ class ReviewDecisions:
         if report.approval != "required":
             return report
         return report.with_decisions(self._reviews.list_decisions(summary.id))
-
-    @staticmethod
-    def check_may_decide(principal: Principal) -> None:
-        """Only persons approve or reject review actions (SPEC §7: person).
-
-        Raises:
-            Forbidden: the principal is an agent.
-        """
-        if principal.is_agent:
-            raise Forbidden("Only a person of the workspace can approve or reject review actions.")
 
     def approve(self, principal: Principal, review_id: str, action_ref: str) -> ReviewReport:
         """A person approves one pending action; it is applied now.
@@ -202,7 +196,7 @@ class ReviewDecisions:
         self, principal: Principal, review_id: str, action_ref: str
     ) -> tuple[ReviewSummary, ReviewReport, ReviewAction]:
         """The review and the action a person may decide (not yet checked: undecided)."""
-        self.check_may_decide(principal)
+        refuse_agents(principal, DECISIONS_ARE_FOR_PERSONS)
         summary = self._reviews.get_summary(review_id) if review_id.startswith("rvw_") else None
         if summary is None or summary.workspace_id != principal.workspace_id:
             raise NotFound(f"No review {review_id!r} in your workspace.")

@@ -16,7 +16,7 @@ from chalicelib.errors import Forbidden, InvalidRequest, MemoryAgentRequired, No
 from chalicelib.ids import AGENT_ID, ULID_PATTERN, Clock
 from chalicelib.models.principal import Principal
 from chalicelib.models.routine import Routine, RoutineStatus, agent_id_for, routine_id_for
-from chalicelib.services.rules import with_retries
+from chalicelib.services.rules import refuse_agents, with_retries
 from chalicelib.storage.protocols import (
     DirectoryRepository,
     RoutineExists,
@@ -26,6 +26,9 @@ from chalicelib.storage.protocols import (
 logger = logging.getLogger(__name__)
 
 ROUTINE_ID = re.compile(rf"^rtn_{ULID_PATTERN}$")
+
+ROUTINE_CREATION_IS_FOR_PERSONS = "Only a person can create a routine; an agent's first save does."
+ROUTINE_CHANGES_ARE_FOR_PERSONS = "Only a person can pause, resume or delete a routine."
 
 
 class RoutineService:
@@ -127,27 +130,6 @@ class RoutineService:
         """
         return self._set_status(principal, reference, RoutineStatus.DELETED)
 
-    @staticmethod
-    def check_may_create(principal: Principal) -> None:
-        """Refuse routine creation to agents, before their body is read (SPEC §7: person).
-
-        Raises:
-            Forbidden: the principal is an agent.
-        """
-        if principal.is_agent:
-            raise Forbidden("Only a person can create a routine; an agent's first save does.")
-
-    @staticmethod
-    def check_may_change(principal: Principal) -> None:
-        """Refuse pause, resume and delete to agents, before their body is read
-        (SPEC §7: person; the owner agent only reads).
-
-        Raises:
-            Forbidden: the principal is an agent.
-        """
-        if principal.is_agent:
-            raise Forbidden("Only a person can pause, resume or delete a routine.")
-
     def create(self, principal: Principal, agent_id: str | None) -> tuple[Routine, bool]:
         """A person creates an agent's routine, e.g. again after deleting it.
 
@@ -158,7 +140,7 @@ class RoutineService:
             Forbidden: an agent tried; the agent is not in the workspace.
             MemoryAgentRequired: no ``agentId``.
         """
-        self.check_may_create(principal)
+        refuse_agents(principal, ROUTINE_CREATION_IS_FOR_PERSONS)
         if agent_id is None:
             raise MemoryAgentRequired("Name the agent: pass agentId (or --agent agt_…).")
         agent = self._readable_agent(principal, agent_id)
@@ -187,7 +169,7 @@ class RoutineService:
         return routine is not None and routine.status is RoutineStatus.ACTIVE
 
     def _set_status(self, principal: Principal, reference: str, status: RoutineStatus) -> Routine:
-        self.check_may_change(principal)
+        refuse_agents(principal, ROUTINE_CHANGES_ARE_FOR_PERSONS)
 
         def attempt() -> Routine:
             before = self.get(principal, reference)

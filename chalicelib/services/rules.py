@@ -18,6 +18,7 @@ from chalicelib.errors import (
     MemoryNotFound,
     MemoryNotOwn,
     MemoryTextTooLong,
+    PineworkError,
     SecretInMemory,
 )
 from chalicelib.ids import AGENT_ID, MEMORY_ID
@@ -165,6 +166,27 @@ def check_header(value: str | None, name: str) -> str | None:
             f"{name} must be printable ASCII of at most {HEADER_MAX_CHARS} characters."
         )
     return value
+
+
+def refuse_agents(principal: Principal, message: str) -> None:
+    """Refuse an agent what SPEC §7's "who" gives persons only (routes call it before
+    reading the body, so the answer does not depend on what the body holds).
+
+    Raises:
+        Forbidden: the principal is an agent; ``message`` says what to do instead.
+    """
+    if principal.is_agent:
+        raise Forbidden(message)
+
+
+def refuse_persons(principal: Principal, error: type[PineworkError], message: str) -> None:
+    """Refuse a person what SPEC §7's "who" gives agents only (see ``refuse_agents``).
+
+    Raises:
+        PineworkError: ``error(message)`` when the principal is a person.
+    """
+    if not principal.is_agent:
+        raise error(message)
 
 
 def check_memory_id(memory_id: str) -> None:
