@@ -40,7 +40,9 @@ check: static test  ## what CI checks
 package: $(STAMP)  ## CloudFormation/SAM template + zip for STAGE, validated by cfn-lint
 	rm -rf build/package && mkdir -p build
 	$(PY) -m infra.template > build/resources.json
-	AWS_DEFAULT_REGION=$${AWS_DEFAULT_REGION:-us-east-1} $(VENV)/bin/chalice package --stage $(STAGE) --merge-template build/resources.json build/package
+	AWS_DEFAULT_REGION=$${AWS_DEFAULT_REGION:-us-east-1} $(VENV)/bin/chalice package --stage $(STAGE) --merge-template build/resources.json build/package > build/chalice-package.log 2>&1 || { cat build/chalice-package.log; exit 1; }
+	@cat build/chalice-package.log
+	@! grep -q "Could not install dependencies" build/chalice-package.log || { echo "chalice found no Lambda wheel for a dependency (see above): the zip would not work"; exit 1; }
 	$(PY) -m infra.check_package build/package/deployment.zip requirements.txt
 	$(VENV)/bin/cfn-lint build/package/sam.json
 

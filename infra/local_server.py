@@ -96,6 +96,13 @@ def _banner(api_url: str, endpoint: str, demo: dict[str, str], replayed: int) ->
     )
 
 
+def _byte_count(value: str) -> bool:
+    """Whether a Content-Length value is a plain ASCII number that ``int`` and the
+    socket read can take (at most 18 digits)."""
+    value = value.strip()
+    return value.isascii() and value.isdigit() and len(value) <= 18
+
+
 def _read_chunked(stream: Any) -> bytes:
     """Read an HTTP/1.1 chunked body to its end."""
     parts = []
@@ -142,11 +149,12 @@ def _local_api_server(app: Any, port: int, host: str = HOST) -> Any:
 
     class EnvelopeRequestHandler(ChaliceRequestHandler):  # type: ignore[misc]
         def _generic_handle(self) -> None:
-            length = self.headers.get("content-length")
-            if length is not None and not length.strip().isdigit():
-                # chalice local would raise on int(); answer as API Gateway does.
+            lengths = self.headers.get_all("content-length") or []
+            if lengths and (len(set(lengths)) > 1 or not _byte_count(lengths[0])):
+                # chalice local would raise on int() (or read the wrong body); answer
+                # as API Gateway does.
                 self.close_connection = True
-                self.send_error(400, "Content-Length must be a number of bytes.")
+                self.send_error(400, "Content-Length must be one number of bytes.")
                 return
             # chalice local writes 127.0.0.1 whatever the peer; API Gateway writes
             # the connection's address. Never a header: those are caller-controlled.
@@ -159,8 +167,9 @@ def _local_api_server(app: Any, port: int, host: str = HOST) -> Any:
             if self.command != "HEAD":
                 super()._send_http_response_with_body(code, headers, body)
                 return
-            # A HEAD answer has GET's headers and no body (RFC 9110 §9.3.2); a body
-            # here would be read as the start of the next response on the connection.
+            # An answer to HEAD (our routes refuse it with 405, as the deployed API
+            # does) has no body (RFC 9110 §9.3.2); a body here would be read as the
+            # start of the next response on a kept-alive connection.
             size = len(body if isinstance(body, bytes) else body.encode("utf-8"))
             self.send_response(code)
             self.send_header("Content-Length", str(size))

@@ -738,7 +738,9 @@ def _admin(as_json: bool, operation: Callable[[AdminOperations], dict[str, Any]]
     try:
         from pinework.admin import open_admin_service
 
-        result = operation(open_admin_service())
+        service = open_admin_service()
+    except ValueError as exc:  # a bad setting (pydantic's errors are ValueErrors too)
+        _fail("invalid_setting", str(exc), as_json)
     except ImportError as exc:
         _fail(
             "admin_unavailable",
@@ -746,6 +748,8 @@ def _admin(as_json: bool, operation: Callable[[AdminOperations], dict[str, Any]]
             "install them with: pip install 'pinework[admin]'",
             as_json,
         )
+    try:
+        result = operation(service)
     except PineworkError as exc:
         _fail(exc.code, exc.message, as_json)
     except Exception as exc:  # boto3/endpoint failures: one line, not a traceback

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from chalicelib.settings import DEFAULT_LOCAL_DYNAMODB_ENDPOINT
@@ -49,3 +51,18 @@ def test_dummy_credentials_only_for_a_local_endpoint_without_credentials() -> No
     own = {"AWS_ACCESS_KEY_ID": "AKIA_MINE", "AWS_SECRET_ACCESS_KEY": "mine"}
     assert use_dummy_credentials_if_local(admin_settings(own), own) is False
     assert own["AWS_ACCESS_KEY_ID"] == "AKIA_MINE"
+
+
+def test_the_admin_cli_names_a_bad_setting_instead_of_using_another_port() -> None:
+    from typer.testing import CliRunner
+
+    from pinework import cli
+
+    runner = CliRunner()
+    args = ["admin", "create-workspace", "--name", "x", "--json"]
+    result = runner.invoke(cli.app, args, env={"PINEWORK_DYNAMODB_PORT": "abc"})
+    assert result.exit_code == 1
+    assert json.loads(result.stdout)["error"] == {
+        "code": "invalid_setting",
+        "message": "PINEWORK_DYNAMODB_PORT must be a port number from 1 to 65535, not 'abc'.",
+    }

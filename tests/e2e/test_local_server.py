@@ -249,7 +249,14 @@ def assert_raw_http_edges(port: int, token: str) -> None:
     first, _, rest = answer.partition(b"\r\n\r\n")
     assert first.startswith(b"HTTP/1.1 405")  # GET-only routes: HEAD is not allowed
     assert rest.startswith(b"HTTP/1.1 200"), rest[:80]  # no stray body in between
-    bad_length = b"POST /api/v1/memories HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n"
-    answer = _exchange(port, bad_length + auth + b"\r\n{}")
-    assert answer.startswith(b"HTTP/1.1 400")
-    assert json.loads(answer.partition(b"\r\n\r\n")[2])["error"]["code"] == "invalid_request"
+    for length in (
+        b"abc",
+        b"99999999999999999999999",
+        "\u00b2".encode("latin-1"),
+        b"2\r\nContent-Length: 5",
+    ):
+        bad_length = b"POST /api/v1/memories HTTP/1.1\r\nHost: x\r\nContent-Length: " + length
+        answer = _exchange(port, bad_length + b"\r\n" + auth + b"\r\n{}")
+        assert answer.startswith(b"HTTP/1.1 400"), (length, answer[:60])
+        body = json.loads(answer.partition(b"\r\n\r\n")[2])
+        assert body["error"]["code"] == "invalid_request"
