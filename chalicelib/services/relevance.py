@@ -71,11 +71,14 @@ store (``unrelated``) in two cases:
    either no fact contains any of its other terms (best ``lex`` <
    ``UNRELATED_LEXICAL``, 0.05) or no fact is even loosely similar (best cosine <
    ``UNRELATED_COSINE``, 0.25);
-2. whatever its case, no fact contains any of its terms and no fact is similar at
-   all (best cosine < ``UNRELATED_COSINE_ALONE``, 0.15): "how do i bake sourdough
-   bread at home" or "what is the capital of france?" asked of a coding agent's
-   store (best cosines 0.13-0.14), where a typo'd "whos the ownr of the athentication
-   servise" still reaches 0.18 with its fact.
+2. whatever its case, no fact contains any of its terms, no fact is similar at
+   all (best cosine < ``UNRELATED_COSINE_ALONE``, 0.15), and no misspelt query
+   word is a slip from a word of the store (``near_miss``): "how do i bake
+   sourdough bread at home" or "what is the capital of france?" asked of a coding
+   agent's store (best cosines 0.13-0.14). A typo'd "whos the ownr of the
+   athentication servise" reached only 0.11 with its fact in one store, so the
+   cosine alone cannot tell it from an unrelated question; its "athentication" is
+   one edit from the store's "authentication".
 
 For such a query the cut rises from ``probability_at_cut`` to
 ``probability_if_unrelated`` (the JSON; 0.15): ``score = sigmoid(logit(p) -
@@ -90,6 +93,7 @@ conversation's store (people the store never heard of) keeps nothing for 11% of 
 instead of 0% (``bench/recall_quality.py`` prints the figure for the shipped model).
 """
 
+import functools
 import json
 import math
 import re
@@ -105,6 +109,7 @@ import numpy.typing as npt
 from chalicelib.services.embedding import (
     DATA_DIR,
     DIMENSIONS,
+    VOCAB_FILE,
     Embedder,
     FloatArray,
     decode,
@@ -113,7 +118,7 @@ from chalicelib.services.embedding import (
     stacked_token_signs,
     word_piece_count,
 )
-from chalicelib.services.scoring import LexicalScorer
+from chalicelib.services.scoring import STOP_WORDS, LexicalScorer
 
 WEIGHTS_FILE = DATA_DIR / "recall-relevance.json"
 
@@ -455,9 +460,70 @@ def unrelated(query: str, texts: Sequence[str], matrix: npt.NDArray[np.float64])
         return False
     best_cosine = float(matrix[0, _COS_BEST])
     weak_words = float(matrix[:, _LEX].max()) < UNRELATED_LEXICAL
-    if weak_words and best_cosine < UNRELATED_COSINE_ALONE:
+    if weak_words and best_cosine < UNRELATED_COSINE_ALONE and not near_miss(query, texts):
         return True
     return (weak_words or best_cosine < UNRELATED_COSINE) and names_unknown(query, texts)
+
+
+def near_miss(query: str, texts: Sequence[str]) -> bool:
+    """Whether a misspelt query word is a slip away from a word of the texts.
+
+    A query word counts when it has five or more letters, is not a stop word and is
+    not a whole word of MiniLM's WordPiece vocabulary (typos such as "athentication"
+    or "dedline" are not; the vocabulary lacks some real words, such as "bake", so
+    four-letter words are left out: "bake" must not "nearly match" "make"). It
+    nearly matches a text word of four or more letters at an optimal-string-alignment
+    distance (insert, delete, substitute, swap two neighbours) of 1, or 2 for words
+    of eight letters or more, sharing its first or its last letter.
+
+    Args:
+        query: The recall query.
+        texts: The store's fact texts.
+
+    Returns:
+        ``True`` when some misspelt query word nearly matches a text word.
+    """
+    vocabulary = _known_words()
+    typos = {
+        word
+        for word in _WORD_PART.findall(query.lower())
+        if len(word) >= 5 and word.isalpha() and word not in vocabulary and word not in STOP_WORDS
+    }
+    if not typos:
+        return False
+    words = {word for word in _WORD_PART.findall("\n".join(texts).lower()) if len(word) >= 4}
+    for typo in typos:
+        limit = 1 if len(typo) < 8 else 2
+        for word in words:
+            if abs(len(word) - len(typo)) > limit or (word[0] != typo[0] and word[-1] != typo[-1]):
+                continue
+            if _edits_within(typo, word, limit):
+                return True
+    return False
+
+
+@functools.cache
+def _known_words() -> frozenset[str]:
+    """The whole words of MiniLM's WordPiece vocabulary (no ``##`` pieces), read once."""
+    lines = VOCAB_FILE.read_text(encoding="utf-8").split("\n")
+    return frozenset(line for line in lines if line.isalpha())
+
+
+def _edits_within(first: str, second: str, limit: int) -> bool:
+    """Whether the optimal-string-alignment distance of two words is at most ``limit``."""
+    previous_previous: list[int] = []
+    previous = list(range(len(second) + 1))
+    for i, left in enumerate(first, 1):
+        current = [i] + [0] * len(second)
+        for j, right in enumerate(second, 1):
+            cost = left != right
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+            if i > 1 and j > 1 and left == second[j - 2] and first[i - 2] == right:
+                current[j] = min(current[j], previous_previous[j - 2] + 1)
+        if min(current) > limit:
+            return False
+        previous_previous, previous = previous, current
+    return previous[-1] <= limit
 
 
 def names_unknown(query: str, texts: Sequence[str]) -> bool:

@@ -15,7 +15,7 @@ from typing import Protocol
 # Function words and question scaffolding ("what kind of", "describe") that carry no
 # topic. Checked against the lower-cased surface word, before stemming.
 # fmt: off
-_STOP_WORDS = frozenset((
+STOP_WORDS = frozenset((
     "a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any",
     "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both",
     "but", "by", "can", "could", "d", "describe", "did", "do", "does", "doing", "done", "down",
@@ -272,7 +272,7 @@ class LexicalScorer:
         for word in missing:
             if word.isascii() and "_" not in word:
                 # The common case, kept inline: this loop runs once per new word.
-                if word in _STOP_WORDS:
+                if word in STOP_WORDS:
                     terms_of[word] = ()
                     continue
                 term = stem(word)
@@ -289,7 +289,7 @@ class LexicalScorer:
         """The terms of one ``\\w+`` run holding "_" or non-ASCII letters."""
         if self._parts is None:
             self._parts = re.compile(_PART_PATTERN)
-        return tuple(stem(part) for part in self._parts.findall(word) if part not in _STOP_WORDS)
+        return tuple(stem(part) for part in self._parts.findall(word) if part not in STOP_WORDS)
 
     def _matching_words(
         self, words_by_document: list[list[str]], query_terms: set[str]

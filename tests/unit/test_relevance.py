@@ -431,3 +431,37 @@ def test_a_task_of_several_clauses_finds_each_topic(embedder: MiniLMEmbedder) ->
     assert RelevanceScorer(embedder).score(one_clause, items, NOW) == RelevanceScorer(
         embedder, by_clause=False
     ).score(one_clause, items, NOW)
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "limit", "within"),
+    [
+        ("servise", "service", 1, True),  # one substitution
+        ("tsets", "tests", 1, True),  # two neighbours swapped count once
+        ("ownr", "owner", 1, True),  # one insertion
+        ("dedline", "deadline", 1, True),
+        ("athentication", "authentication", 2, True),
+        ("bake", "cake", 0, False),
+        ("sourdough", "service", 2, False),
+        ("abcdef", "badcfe", 2, False),  # three swaps
+    ],
+)
+def test_edit_distance_bound(first: str, second: str, limit: int, within: bool) -> None:
+    from chalicelib.services.relevance import _edits_within
+
+    assert _edits_within(first, second, limit) is within
+
+
+def test_a_misspelt_question_is_not_taken_as_unrelated() -> None:
+    from chalicelib.services.relevance import FEATURES, near_miss, unrelated
+
+    texts = ["The authentication service is owned by Marco's identity team.", "make deploy"]
+    typo = "whos the ownr of the athentication servise"
+    assert near_miss(typo, texts)
+    assert not near_miss("how do i bake sourdough bread at home", texts)  # "bake" vs "make"
+    assert not near_miss("what is the capital of france?", texts)
+    # No shared term and no similarity: only the near miss keeps the normal cut.
+    matrix = np.zeros((len(texts), len(FEATURES)))
+    matrix[:, FEATURES.index("cos_best")] = 0.1
+    assert not unrelated(typo, texts, matrix)
+    assert unrelated("how do i bake sourdough bread at home", texts, matrix)
