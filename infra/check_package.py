@@ -1,11 +1,13 @@
 """Check a ``chalice package`` zip before it ships: every requirement is inside.
 
 ``chalice package`` only warns ("Could not install dependencies") when it finds no
-wheel for the Lambda's platform (manylinux2014, the runtime's Python) and still
-writes the zip; the function then fails at import. numpy 2.3 and later publish no
-manylinux2014 wheels, so ``requirements.txt`` pins the newest that does (2.2.6).
-This check makes ``make package`` fail instead, and prints the unzipped size
-(Lambda's limit is 250 MB with all layers).
+wheel for the Lambda's platform (the runtime's Python, built for the runtime's glibc
+or older: 2.26 for python3.11) and still writes the zip; the function then fails at
+import. numpy 2.3 and later publish only manylinux_2_28 wheels, so
+``requirements.txt`` pins the newest that fits (2.2.6). This check (and the
+Makefile's look for that warning, which also covers indirect dependencies) makes
+``make package`` fail instead, and prints the unzipped size (Lambda's limit is
+250 MB with all layers).
 
 Usage: ``python -m infra.check_package build/package/deployment.zip requirements.txt``
 """
