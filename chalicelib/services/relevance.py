@@ -640,13 +640,15 @@ _NAME = re.compile(r"(?<!^)\b[A-Z][\w'-]*")
 def _candidate_words(joined: str, prefixes: set[str]) -> list[tuple[int, str]]:
     """``(offset, word)`` of every word of ``joined`` that starts with one of ``prefixes``.
 
-    ASCII prefixes are found with ``str.find`` (a C-speed scan per prefix, then a
-    word-boundary check), which is several times faster than one regular expression
-    with an alternation over a long text. Words are split at underscores as
-    ``LexicalScorer.terms`` splits them (``run_id`` is ``run`` and ``id``). Other
-    prefixes may sit inside a word (Han and kana are matched character by character),
-    so any word containing one counts. A word is reported once even when several
-    prefixes start it. Sorted by offset.
+    Each ASCII prefix is found with its own pattern, the prefix then ``[^\\W_]*`` (the
+    regular expression engine scans for a literal prefix at C speed), and a match
+    whose preceding character is a letter or digit (the prefix sits inside a word) is
+    dropped: about 1.6x faster than a ``str.find`` loop, and many times faster than
+    one pattern with a look-behind or an alternation over a long text. Words are
+    split at underscores as ``LexicalScorer.terms`` splits them (``run_id`` is ``run``
+    and ``id``). Other prefixes may sit inside a word (Han and kana are matched
+    character by character), so any word containing one counts. A word is reported
+    once even when several prefixes start it. Sorted by offset.
     """
     found: dict[int, str] = {}
     for at, word in _prefixed_words(joined, prefixes):
@@ -656,20 +658,32 @@ def _candidate_words(joined: str, prefixes: set[str]) -> list[tuple[int, str]]:
 
 def _prefixed_words(joined: str, prefixes: set[str]) -> Iterator[tuple[int, str]]:
     """``_candidate_words`` lazily, prefix by prefix, repeats included (so a caller
-    looking for one match stops at the first)."""
+    looking for one match stops at the first).
+
+    A match that starts inside a word runs to that word's end, so no word start is
+    skipped by the scan resuming after it.
+    """
     for prefix in prefixes:
         if prefix.isascii():
-            at = joined.find(prefix)
-            while at != -1:
+            for match in _word_from(prefix).finditer(joined):
+                at = match.start()
                 if not (at and joined[at - 1].isalnum()):
-                    match = _WORD_PART.match(joined, at)
-                    if match is not None:
-                        yield at, match.group()
-                at = joined.find(prefix, at + 1)
+                    yield at, match.group()
         else:
-            inner = re.compile(r"\w*" + re.escape(prefix) + r"\w*")
-            for match in inner.finditer(joined):
+            for match in _word_around(prefix).finditer(joined):
                 yield match.start(), match.group()
+
+
+@functools.lru_cache(maxsize=4096)
+def _word_from(prefix: str) -> re.Pattern[str]:
+    """The pattern of a word part (``[^\\W_]+``) that starts with ``prefix``."""
+    return re.compile(re.escape(prefix) + r"[^\W_]*")
+
+
+@functools.lru_cache(maxsize=1024)
+def _word_around(prefix: str) -> re.Pattern[str]:
+    """The pattern of a ``\\w+`` word that contains ``prefix`` anywhere."""
+    return re.compile(r"\w*" + re.escape(prefix) + r"\w*")
 
 
 def lexical_coverage(query: str, texts: Sequence[str]) -> npt.NDArray[np.float64]:

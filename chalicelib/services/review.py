@@ -42,7 +42,13 @@ from chalicelib.models.review import (
     fold_signature,
 )
 from chalicelib.services.embedding import Embedder
-from chalicelib.services.review_apply import ActionApplier, ActionScope, ActionSkipped, outcome_of
+from chalicelib.services.review_apply import (
+    ActionApplier,
+    ActionScope,
+    ActionSkipped,
+    all_facts,
+    outcome_of,
+)
 from chalicelib.services.review_decisions import ReviewDecisions
 from chalicelib.services.reviewer import ReviewContext, Reviewer
 from chalicelib.services.routines import RoutineService
@@ -274,7 +280,7 @@ class ReviewService:
             agent_id=agent_id,
             date=day,
             now=self._clock.now(),
-            facts=self._all_facts(workspace_id, agent_id),
+            facts=all_facts(self._memories, workspace_id, agent_id),
             day_lines=self._day_lines(agent_id, day),
         )
         proposal = self._reviewer.propose(context)
@@ -395,23 +401,6 @@ class ReviewService:
         """The workspace's ``reviewApproval`` (``none`` when the workspace is unknown)."""
         workspace = self._directory.get_workspace(workspace_id)
         return "none" if workspace is None else workspace.review_approval
-
-    def _all_facts(self, workspace_id: str, agent_id: str) -> list[Memory]:
-        facts: list[Memory] = []
-        after: str | None = None
-        while True:
-            page = self._memories.list_memories(
-                workspace_id=workspace_id,
-                agent_id=agent_id,
-                status=None,
-                kind=MemoryKind.FACT.value,
-                limit=_PAGE,
-                after_id=after,
-            )
-            facts.extend(page.memories)
-            if page.continue_after is None:
-                return facts
-            after = page.continue_after
 
     def _day_lines(self, agent_id: str, day: str) -> list[str]:
         row_id = self._memories.live_day_row_id(agent_id, day)

@@ -16,11 +16,11 @@ from dataclasses import dataclass
 
 from chalicelib.errors import PineworkError
 from chalicelib.ids import Clock, IdFactory
-from chalicelib.models.memory import AuditRecord, Memory, MemoryKind, MemoryStatus
+from chalicelib.models.memory import VETOED, AuditRecord, Memory, MemoryKind, MemoryStatus
 from chalicelib.models.review import ActionOutcome, ReviewAction
 from chalicelib.services.embedding import Embedder
 from chalicelib.services.memories import audit_record
-from chalicelib.services.reviewer import durable_text, normalize
+from chalicelib.services.reviewer import durable_text, normalize, twin_of
 from chalicelib.services.rules import (
     DEFAULT_FACT_LIFETIME,
     FACT_MAX_CHARS,
@@ -33,6 +33,32 @@ from chalicelib.storage.protocols import (
     ReviewRepository,
     WriteConflict,
 )
+
+
+FACT_PAGE = 500
+
+
+def all_facts(memories: MemoryRepository, workspace_id: str, agent_id: str) -> list[Memory]:
+    """Every fact of the agent, live and archived, newest first (pages of ``FACT_PAGE``).
+
+    What a review plans against (``ReviewContext.facts``), and what an approved lift
+    is checked against again (SPEC §9 step 3).
+    """
+    facts: list[Memory] = []
+    after: str | None = None
+    while True:
+        page = memories.list_memories(
+            workspace_id=workspace_id,
+            agent_id=agent_id,
+            status=None,
+            kind=MemoryKind.FACT.value,
+            limit=FACT_PAGE,
+            after_id=after,
+        )
+        facts.extend(page.memories)
+        if page.continue_after is None:
+            return facts
+        after = page.continue_after
 
 
 class ActionSkipped(Exception):
@@ -175,6 +201,14 @@ class ActionApplier:
             check_text(text, limit=FACT_MAX_CHARS, what="lifted fact", secrets=self._secrets)
         except PineworkError as refused:
             raise ActionSkipped(f"not lifted: {refused.message}") from refused
+        if scope.approved_by is not None:
+            # Approved later than planned: the twin check the plan made (SPEC §9 step
+            # 3) is made again, so a fact saved, or saved and vetoed, since then is
+            # neither duplicated nor brought back.
+            twin = twin_of(text, all_facts(self._memories, scope.workspace_id, scope.agent_id))
+            if twin is not None:
+                why = "a person vetoed" if twin.archive_reason == VETOED else "already a fact"
+                raise ActionSkipped(f"not lifted ({why}: {twin.id})")
         old = None
         if action.supersedes is not None:
             old = self._expected(scope.agent_id, action.supersedes, action)

@@ -189,6 +189,32 @@ def test_an_approved_lift_creates_the_fact(api: Api, world: World, clock: FixedC
 
 
 @pytest.mark.usefixtures("approval")
+@pytest.mark.parametrize("vetoed", [False, True])
+def test_an_approved_lift_is_checked_again_for_a_twin_saved_since_the_plan(
+    api: Api, world: World, clock: FixedClock, vetoed: bool
+) -> None:
+    """SPEC §9 step 3 holds at approval too: a fact saved after the plan (and, worse,
+    vetoed) is neither duplicated nor brought back by approving the lift."""
+    line = {"line": "!fact The cache TTL is 300 seconds"}
+    assert api.call("POST", "/memories/day", world.agent, line)[0] in (200, 201)
+    clock.set(clock.now() + timedelta(days=1))
+    report = review(api, world)
+    assert [a["action"] for a in report["plan"]["actions"]] == ["lift"]
+    twin = save(api, world, "The cache TTL is 300 seconds")["id"]
+    if vetoed:
+        status, body = api.call(
+            "POST", f"/memories/{twin}/veto", world.person, {"reason": "it is 60"}
+        )
+        assert status == 200, body
+    before = every_memory(api, world)
+    decided = decide(api, world, report["id"], "a1", "approve")
+    why = "a person vetoed" if vetoed else "already a fact"
+    assert states(decided) == {"a1": "skipped"}
+    assert decided["skipped"][0]["detail"] == f"not lifted ({why}: {twin})"
+    assert every_memory(api, world) == before
+
+
+@pytest.mark.usefixtures("approval")
 def test_only_persons_of_the_workspace_decide(api: Api, world: World) -> None:
     two_duplicate_pairs(api, world)
     before = every_memory(api, world)

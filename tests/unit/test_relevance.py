@@ -242,6 +242,7 @@ def test_lexical_coverage_matches_the_term_by_term_definition(query: str) -> Non
         "東京の会議は月曜日です",
         "A naïve café in town; the run_id is 7.",
         "xcaroline and subcamping are other words",
+        "subcamping,camping; xcaroline/caroline_x",
         "",
     ]
     assert np.allclose(lexical_coverage(query, texts), _reference_coverage(query, texts))
