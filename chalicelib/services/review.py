@@ -27,7 +27,6 @@ from datetime import UTC, datetime, timedelta
 
 from chalicelib.errors import NotFound
 from chalicelib.ids import Clock, IdFactory
-from chalicelib.models.memory import Memory, MemoryKind
 from chalicelib.models.principal import Principal, ReviewApproval
 from chalicelib.models.review import (
     FOLDING_ACTIONS,

@@ -34,7 +34,6 @@ from chalicelib.storage.protocols import (
     WriteConflict,
 )
 
-
 FACT_PAGE = 500
 
 
