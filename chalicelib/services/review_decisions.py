@@ -58,12 +58,17 @@ def action_number(action_ref: str) -> int:
     """
     found = _ACTION_REF.fullmatch(action_ref)
     if found is None:
-        shown = action_ref if len(action_ref) <= 40 else action_ref[:40] + "…"
         raise InvalidRequest(
-            f"{shown!r} is not an action: use its number (1, 2, …) or its id (a1, a2, …)."
+            f"{_shown(action_ref)!r} is not an action: use its number (1, 2, …) or its id "
+            "(a1, a2, …)."
         )
     digits = found.group(1)
     return int(digits) if len(digits) <= 9 else 10**9
+
+
+def _shown(action_ref: str) -> str:
+    """``action_ref`` as an error message quotes it: the first 40 characters."""
+    return action_ref if len(action_ref) <= 40 else action_ref[:40] + "…"
 
 
 DECISIONS_ARE_FOR_PERSONS = "Only a person of the workspace can approve or reject review actions."
@@ -204,7 +209,7 @@ class ReviewDecisions:
         report = self._stored_report(summary)
         if number > len(report.plan.actions):
             raise NotFound(
-                f"{summary.id} has no action a{number}: "
+                f"{summary.id} has no action {_shown(action_ref)!r}: "
                 f"its plan has {len(report.plan.actions)} action(s)."
             )
         if summary.approval != "required":
