@@ -93,6 +93,12 @@ AgentOption = Annotated[
     str | None,
     typer.Option("--agent", help="The agent, agt_… (a person names one; list: all if omitted)."),
 ]
+LimitOption = Annotated[
+    int | None, typer.Option("--limit", min=1, help="Page size (default 100, at most 500).")
+]
+NextTokenOption = Annotated[
+    str | None, typer.Option("--next-token", help="Continue after a previous page.")
+]
 ExpiresOption = Annotated[
     str | None,
     typer.Option("--expires", help="Expiry: RFC 3339 UTC time, or a date (end of that UTC day)."),
@@ -275,12 +281,8 @@ def memory_list(
     include_archived: Annotated[
         bool, typer.Option("--all", help="Include archived memories.")
     ] = False,
-    limit: Annotated[
-        int | None, typer.Option("--limit", min=1, help="Page size (default 100, at most 500).")
-    ] = None,
-    next_token: Annotated[
-        str | None, typer.Option("--next-token", help="Continue from a previous page.")
-    ] = None,
+    limit: LimitOption = None,
+    next_token: NextTokenOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """List memories, newest first, one per line."""
@@ -290,8 +292,7 @@ def memory_list(
             typer.echo(_render.memory_row(memory))
         if not page.data:
             typer.echo("no memories")
-        if page.next_token:
-            typer.echo(f"more: --next-token {page.next_token}")
+        _more(page.next_token)
 
     _run(
         as_json,
@@ -436,10 +437,8 @@ def memory_recall_start(
 @memory_app.command("recalls")
 def memory_recall_log(
     agent: AgentOption = None,
-    limit: Annotated[int | None, typer.Option("--limit", help="Page size (max 500).")] = None,
-    next_token: Annotated[
-        str | None, typer.Option("--next-token", help="Continue after a previous page.")
-    ] = None,
+    limit: LimitOption = None,
+    next_token: NextTokenOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Show the recall log: which memories went to which session, run and task."""
@@ -464,8 +463,7 @@ def memory_recall_log(
                 typer.echo(f"    query: {entry.query}")
         if not page.data:
             typer.echo("no recalls")
-        if page.next_token:
-            typer.echo(f"next page: --next-token {page.next_token}")
+        _more(page.next_token)
 
     _run(
         as_json,
@@ -548,6 +546,12 @@ RoutineId = Annotated[
 ]
 
 
+def _more(next_token: str | None) -> None:
+    """Tell how to read the next page of a list, if there is one."""
+    if next_token:
+        typer.echo(f"more: --next-token {next_token}")
+
+
 def _routine_line(routine: Routine) -> str:
     """One line per routine: id, agent, status, schedule."""
     return (
@@ -556,16 +560,26 @@ def _routine_line(routine: Routine) -> str:
 
 
 @routine_app.command("list")
-def routine_list(agent: AgentOption = None, as_json: JsonFlag = False) -> None:
-    """List routines (an agent: its own; a person: one agent's or all)."""
+def routine_list(
+    agent: AgentOption = None,
+    limit: LimitOption = None,
+    next_token: NextTokenOption = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """List routines by agent id (an agent: its own; a person: one agent's or all)."""
 
     def render(page: RoutinePage) -> None:
         for routine in page.data:
             typer.echo(_routine_line(routine))
         if not page.data:
             typer.echo("no routines")
+        _more(page.next_token)
 
-    _run(as_json, lambda c: c.list_routines(agent_id=agent), render)
+    _run(
+        as_json,
+        lambda c: c.list_routines(agent_id=agent, limit=limit, next_token=next_token),
+        render,
+    )
 
 
 @routine_app.command("show")
@@ -666,10 +680,8 @@ def review_run(
 @review_app.command("list")
 def review_list(
     agent: AgentOption = None,
-    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Page size.")] = None,
-    next_token: Annotated[
-        str | None, typer.Option("--next-token", help="Continue after a previous page.")
-    ] = None,
+    limit: LimitOption = None,
+    next_token: NextTokenOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """List an agent's review reports, newest first."""
@@ -687,8 +699,7 @@ def review_list(
             )
         if not page.data:
             typer.echo("no reviews")
-        if page.next_token:
-            typer.echo(f"more: --next-token {page.next_token}")
+        _more(page.next_token)
 
     _run(as_json, lambda c: c.list_reviews(agent, limit=limit, next_token=next_token), render)
 

@@ -246,19 +246,14 @@ class Client:
         Raises:
             PineworkAPIError: e.g. ``invalid_request``, ``memory_not_own``.
         """
-        params: dict[str, str] = {}
-        if agent_id is not None:
-            params["agentId"] = agent_id
-        if kind is not None:
-            params["kind"] = kind
-        if status is not None:
-            params["status"] = status
-        if include_archived:
-            params["all"] = "true"
-        if limit is not None:
-            params["limit"] = str(limit)
-        if next_token is not None:
-            params["nextToken"] = next_token
+        params = _page_params(
+            agent_id,
+            limit,
+            next_token,
+            kind=kind,
+            status=status,
+            all="true" if include_archived else None,
+        )
         return self._session.call("GET", "/memories", MemoryPage, params=params)
 
     def iter_memories(
@@ -485,25 +480,30 @@ class Client:
         Raises:
             PineworkAPIError: e.g. ``memory_agent_required``, ``memory_not_own``.
         """
-        params: dict[str, str] = {}
-        if agent_id is not None:
-            params["agentId"] = agent_id
-        if limit is not None:
-            params["limit"] = str(limit)
-        if next_token is not None:
-            params["nextToken"] = next_token
+        params = _page_params(agent_id, limit, next_token)
         return self._session.call("GET", "/recalls", RecallLogPage, params=params)
 
     # Routines (SPEC §7 /routines, §9)
 
-    def list_routines(self, *, agent_id: str | None = None) -> RoutinePage:
+    def list_routines(
+        self,
+        *,
+        agent_id: str | None = None,
+        limit: int | None = None,
+        next_token: str | None = None,
+    ) -> RoutinePage:
         """List routines (``GET /routines``): an agent its own; a person one agent's
-        (``agent_id``) or every routine of the workspace.
+        (``agent_id``) or the workspace's, by agent id, a page at a time.
+
+        Args:
+            agent_id: one agent's routine only.
+            limit: page size (100 by default, 500 at most).
+            next_token: the ``nextToken`` of the previous page.
 
         Raises:
             PineworkAPIError: e.g. ``forbidden``, ``invalid_request``.
         """
-        params = {"agentId": agent_id} if agent_id is not None else {}
+        params = _page_params(agent_id, limit, next_token)
         return self._session.call("GET", "/routines", RoutinePage, params=params)
 
     def get_routine(self, routine_id: str) -> Routine:
@@ -578,13 +578,7 @@ class Client:
         Raises:
             PineworkAPIError: ``memory_agent_required``, ``forbidden``.
         """
-        params: dict[str, str] = {}
-        if agent_id is not None:
-            params["agentId"] = agent_id
-        if limit is not None:
-            params["limit"] = str(limit)
-        if next_token is not None:
-            params["nextToken"] = next_token
+        params = _page_params(agent_id, limit, next_token)
         return self._session.call("GET", "/reviews", ReviewPage, params=params)
 
     def get_review(self, review_id: str) -> ReviewReport:
@@ -687,6 +681,19 @@ class Client:
             PineworkAPIError: e.g. ``invalid_request``, ``rate_limited``.
         """
         return self._session.call("POST", "/kv/forget", KvForgetResult, json={"key": key})
+
+
+def _page_params(
+    agent_id: str | None, limit: int | None, next_token: str | None, **more: str | None
+) -> dict[str, str]:
+    """A paged list's query string (SPEC §5): ``agentId``, ``limit``, ``nextToken`` and
+    ``more``, each only when given."""
+    given = {"agentId": agent_id, "limit": None if limit is None else str(limit), **more}
+    return {
+        name: value
+        for name, value in {**given, "nextToken": next_token}.items()
+        if value is not None
+    }
 
 
 def _routine_path(routine_id: str, action: str | None = None) -> str:

@@ -22,6 +22,7 @@ from chalicelib.api.http import (
 )
 from chalicelib.models.requests import EmptyRequest
 from chalicelib.models.routine import CreateRoutineRequest, RoutineQuery
+from chalicelib.services.memories import decode_next_token, encode_next_token
 from chalicelib.services.routines import (
     ROUTINE_CHANGES_ARE_FOR_PERSONS,
     ROUTINE_CREATION_IS_FOR_PERSONS,
@@ -41,9 +42,18 @@ def list_routines() -> Response:
     """List routines: an agent its own; a person one agent's (``agentId``) or all."""
     call = call_context(_request(), takes_query=True)
     query = validate(dict(query_params(_request())), RoutineQuery)
-    routines = call.services.routines.list(call.principal, query.agent_id)
+    routines, continue_after = call.services.routines.list(
+        call.principal,
+        query.agent_id,
+        query.limit,
+        decode_next_token(query.next_token, prefix="agt"),
+    )
     return json_response(
-        {"object": "list", "data": [routine.to_wire() for routine in routines], "nextToken": None}
+        {
+            "object": "list",
+            "data": [routine.to_wire() for routine in routines],
+            "nextToken": encode_next_token(continue_after),
+        }
     )
 
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
+from pydantic import Field
 
 from chalicelib.models.common import RequestModel, Timestamp, WireModel
+from chalicelib.models.requests import PageQuery
 
 ROUTINE_NAME = "Memory dreaming"
 ROUTINE_SCHEDULE = "cron(0 4 * * ? *)"
@@ -70,12 +70,9 @@ class Routine(WireModel):
         }
 
 
-class RoutineQuery(BaseModel):
-    """``GET /routines`` query string: ``agentId`` (a person's choice; all if omitted)."""
-
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=False, extra="forbid")
-
-    agent_id: str | None = None
+class RoutineQuery(PageQuery):
+    """``GET /routines`` query string: ``agentId`` (a person's choice; all if omitted),
+    ``limit`` and ``nextToken`` (SPEC §5 lists; pages run by agent id)."""
 
 
 class CreateRoutineRequest(RequestModel):

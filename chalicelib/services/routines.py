@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from chalicelib.errors import Forbidden, InvalidRequest, MemoryAgentRequired, NotFound
 from chalicelib.ids import AGENT_ID, ULID_PATTERN, Clock
 from chalicelib.models.principal import Principal
+from chalicelib.models.requests import DEFAULT_LIST_LIMIT
 from chalicelib.models.routine import Routine, RoutineStatus, agent_id_for, routine_id_for
 from chalicelib.services.rules import refuse_agents, with_retries
 from chalicelib.storage.protocols import (
@@ -73,9 +74,19 @@ class RoutineService:
         logger.info("created routine %s for %s", routine.id, agent_id)
         return True
 
-    def list(self, principal: Principal, agent_id: str | None) -> list[Routine]:
+    def list(
+        self,
+        principal: Principal,
+        agent_id: str | None,
+        limit: int = DEFAULT_LIST_LIMIT,
+        after_agent_id: str | None = None,
+    ) -> tuple[list[Routine], str | None]:
         """The routines a caller may read: an agent its own; a person one agent's
-        (``agentId``) or every live routine of the workspace.
+        (``agentId``) or the workspace's live routines, a page at a time by agent id
+        (SPEC §5: ``limit``, continuing after ``after_agent_id``).
+
+        Returns:
+            The page, and the agent id to continue after (None at the end).
 
         Raises:
             Forbidden: an agent named another agent; a person named an agent
@@ -84,8 +95,10 @@ class RoutineService:
         if principal.is_agent or agent_id is not None:
             agent = self._readable_agent(principal, agent_id or principal.id)
             routine = self._routines.get(agent)
-            return [routine] if routine is not None and _live(routine) else []
-        return self._routines.list_workspace(principal.workspace_id)
+            if routine is None or not _live(routine) or agent == after_agent_id:
+                return [], None
+            return [routine], None
+        return self._routines.list_workspace(principal.workspace_id, limit, after_agent_id)
 
     def get(self, principal: Principal, reference: str) -> Routine:
         """One live routine by ``rtn_…`` or ``agt_…`` id (a person, or the owner agent).

@@ -283,8 +283,11 @@ class RoutineRepository(Protocol):
         """
         ...
 
-    def list_workspace(self, workspace_id: str) -> list[Routine]:
-        """Every live (active or paused) routine of a workspace, by agent id."""
+    def list_workspace(
+        self, workspace_id: str, limit: int, after_agent_id: str | None = None
+    ) -> tuple[list[Routine], str | None]:
+        """A page of the live (active or paused) routines of a workspace, by agent id,
+        after ``after_agent_id``; and the agent id to continue after (None at the end)."""
         ...
 
     def iter_active(self) -> Iterator[Routine]:

@@ -4,6 +4,7 @@ listed through the sparse ``byRoutineStatus`` index (SPEC §9)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import islice
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -130,23 +131,38 @@ class DynamoDBRoutineRepository:
                 raise WriteConflict(before.id) from error
             raise
 
-    def list_workspace(self, workspace_id: str) -> list[Routine]:
-        """Live routines of a workspace: one index query per live status, by agent id."""
+    def list_workspace(
+        self, workspace_id: str, limit: int, after_agent_id: str | None = None
+    ) -> tuple[list[Routine], str | None]:
+        """Live routines of a workspace by agent id, a page at a time (SPEC §5 lists).
+
+        One index query per live status, each from the agent after ``after_agent_id``
+        and reading at most ``limit + 2`` items (the key range is inclusive).
+
+        Returns:
+            At most ``limit`` routines, and the agent id to continue after (None at
+            the end).
+        """
+        low = f"{workspace_id}#{after_agent_id or ''}"
         found: list[Routine] = []
         for status in (RoutineStatus.ACTIVE, RoutineStatus.PAUSED):
             items = self._table.query(
                 IndexName=BY_ROUTINE_STATUS,
-                KeyConditionExpression="#partition = :status AND begins_with(#sort, :prefix)",
+                KeyConditionExpression="#partition = :status AND #sort BETWEEN :low AND :high",
                 ExpressionAttributeNames={
                     "#partition": ROUTINE_INDEX_PARTITION,
                     "#sort": ROUTINE_INDEX_SORT,
                 },
                 ExpressionAttributeValues=to_attributes(
-                    {":status": status.value, ":prefix": f"{workspace_id}#"}
+                    {":status": status.value, ":low": low, ":high": f"{workspace_id}#\U0010ffff"}
                 ),
+                Limit=limit + 2,
             )
-            found.extend(routine_from_item(item) for item in items)
-        return sorted(found, key=lambda routine: routine.agent_id)
+            routines = (routine_from_item(item) for item in islice(items, limit + 2))
+            found.extend(r for r in routines if r.agent_id != after_agent_id)
+        found.sort(key=lambda routine: routine.agent_id)
+        page = found[:limit]
+        return page, (page[-1].agent_id if len(found) > limit else None)
 
     def iter_active(self) -> Iterator[Routine]:
         """Every active routine, all workspaces, following ``LastEvaluatedKey``."""

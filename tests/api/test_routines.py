@@ -151,3 +151,38 @@ def test_bad_routine_requests_are_refused_without_changes(api: Api, world: World
     assert error_code(api.call("GET", "/routines", None)) == (401, "unauthorized")
     (routine,) = routines_of(api, world, world.agent.id)
     assert routine["status"] == "active"
+
+
+def test_routines_page_by_agent_id_with_limit_and_next_token(
+    api: Api, world: World, wired: wiring.Services
+) -> None:
+    """SPEC §5 lists: ``limit`` and ``nextToken`` page through active and paused
+    routines together, in agent id order, each exactly once."""
+    agents = [wired.admin.create_agent(world.workspace_id, f"bot{n}").id for n in range(5)]
+    for agent_id in agents:
+        assert wired.routines.ensure_routine(world.workspace_id, agent_id) is True
+    for agent_id in agents[1::2]:
+        status, _ = api.call("POST", f"/routines/{agent_id}/pause", world.person, {})
+        assert status == 200
+    seen: list[str] = []
+    sizes: list[int] = []
+    token = None
+    while True:
+        query = "/routines?limit=2" + (f"&nextToken={token}" if token else "")
+        status, body = api.call("GET", query, world.person)
+        assert status == 200, body
+        sizes.append(len(body["data"]))
+        seen.extend(r["agentId"] for r in body["data"])
+        token = body["nextToken"]
+        if token is None:
+            break
+    assert seen == sorted(agents) and sizes == [2, 2, 1]
+    status, body = api.call("GET", "/routines", world.person)
+    assert [r["agentId"] for r in body["data"]] == sorted(agents) and body["nextToken"] is None
+    status, body = api.call("GET", "/routines?limit=99999", world.person)
+    assert status == 200 and len(body["data"]) == 5
+    for bad in ("limit=0", "limit=x", "nextToken=nope", f"nextToken={agents[0]}"):
+        assert error_code(api.call("GET", f"/routines?{bad}", world.person)) == (
+            400,
+            "invalid_request",
+        )

@@ -100,6 +100,14 @@ def test_routine_list_sends_the_agent_and_prints_lines(fake_api: FakeApi) -> Non
     assert ROUTINE_ID in result.stdout and "active" in result.stdout
 
 
+def test_routine_list_pages_with_limit_and_next_token(fake_api: FakeApi) -> None:
+    fake_api.on("GET", "/routines", 200, {"object": "list", "data": [ROUTINE], "nextToken": "tk1"})
+    result = invoke("routine", "list", "--limit", "1", "--next-token", "tk0")
+    assert result.exit_code == 0, result.output
+    assert dict(fake_api.last.url.params) == {"limit": "1", "nextToken": "tk0"}
+    assert result.stdout.splitlines()[-1] == "more: --next-token tk1"
+
+
 def test_routine_error_exits_1_with_code(fake_api: FakeApi) -> None:
     fake_api.on(
         "POST",
