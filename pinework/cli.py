@@ -91,7 +91,11 @@ JsonFlag = Annotated[
 MemoryId = Annotated[str, typer.Argument(help="The memory's id, mem_…", metavar="MEMORY_ID")]
 AgentOption = Annotated[
     str | None,
-    typer.Option("--agent", help="The agent, agt_… (a person names one; list: all if omitted)."),
+    typer.Option("--agent", help="The agent, agt_… (a person must name one; an agent: itself)."),
+]
+AgentFilterOption = Annotated[
+    str | None,
+    typer.Option("--agent", help="Only this agent's, agt_… (a person: all if omitted)."),
 ]
 LimitOption = Annotated[
     int | None, typer.Option("--limit", min=1, help="Page size (default 100, at most 500).")
@@ -277,7 +281,7 @@ def memory_day(
 def memory_list(
     kind: Annotated[str | None, typer.Option("--kind", help="fact or day.")] = None,
     status: Annotated[str | None, typer.Option("--status", help="active or archived.")] = None,
-    agent: AgentOption = None,
+    agent: AgentFilterOption = None,
     include_archived: Annotated[
         bool, typer.Option("--all", help="Include archived memories.")
     ] = False,
@@ -384,8 +388,7 @@ def memory_recall(
     """Recall the memories relevant to a query, best first, with their scores."""
 
     def render(result: RecallResult) -> None:
-        if result.fallback:
-            typer.echo(f"fallback: {result.fallback} (scoring was unavailable)")
+        _fallback_note(result, err=False)
         if block:
             typer.echo(result.block)
             return
@@ -400,6 +403,12 @@ def memory_recall(
         render,
         no_query_hint="give --query, or set PINEWORK_TASK (agents)",
     )
+
+
+def _fallback_note(result: RecallResult, *, err: bool) -> None:
+    """Say that a recall fell back to the newest facts (SPEC §8), if it did."""
+    if result.fallback:
+        typer.echo(f"fallback: {result.fallback} (scoring was unavailable)", err=err)
 
 
 @memory_app.command("start")
@@ -422,6 +431,8 @@ def memory_recall_start(
         if result.skipped:
             typer.echo(f"skipped: {result.reason}")
             return
+        # On stderr: stdout is the block alone, ready to go into the agent's context.
+        _fallback_note(result, err=True)
         typer.echo(result.block or "")
 
     _run(
@@ -561,7 +572,7 @@ def _routine_line(routine: Routine) -> str:
 
 @routine_app.command("list")
 def routine_list(
-    agent: AgentOption = None,
+    agent: AgentFilterOption = None,
     limit: LimitOption = None,
     next_token: NextTokenOption = None,
     as_json: JsonFlag = False,

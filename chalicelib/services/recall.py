@@ -29,7 +29,8 @@ from chalicelib.services.memories import RunContext
 from chalicelib.services.relevance import Candidate, CandidateScorer
 from chalicelib.services.rules import (
     RECALL_QUERY_MAX_CHARS,
-    check_header,
+    check_body_session,
+    has_content,
     refuse_persons,
     resolve_agent,
 )
@@ -134,7 +135,7 @@ class RecallService:
         """
         agent_id = resolve_agent(self._directory, principal, request.agent_id)
         query = request.query if request.query is not None else run.task_key
-        if query is None or not query.strip():
+        if query is None or not has_content(query):
             if principal.is_agent:
                 raise InvalidRequest("Send a query, or X-Pinework-Task to recall for the task.")
             raise InvalidRequest("Send a query: a person has no current task to recall for.")
@@ -162,7 +163,7 @@ class RecallService:
                 characters.
         """
         refuse_persons(principal, Forbidden, RUN_START_IS_FOR_AGENTS)
-        body_session = check_header(request.session_id, "sessionId")
+        body_session = check_body_session(request.session_id)
         if body_session is not None and run.session_id not in (None, body_session):
             raise InvalidRequest(
                 f"sessionId {body_session!r} and X-Pinework-Session {run.session_id!r} name "
@@ -178,7 +179,7 @@ class RecallService:
         ):
             _check_query(text or "", name)
         sent = request.task or request.message or run.task_key or ""
-        if request.slash_command is not None and request.slash_command.strip():
+        if has_content(request.slash_command):
             return RecallResult(sent, None, [], None, skipped=SKIP_SLASH_COMMAND)
         now = self._clock.now()
         cutoff = now - SESSION_WINDOW
@@ -187,11 +188,7 @@ class RecallService:
             if last is not None and last >= cutoff:
                 return RecallResult(sent, None, [], None, skipped=SKIP_RESUMED_SESSION)
         query = next(
-            (
-                text
-                for text in (request.task, request.message, run.task_key)
-                if text and text.strip()
-            ),
+            (text for text in (request.task, request.message, run.task_key) if has_content(text)),
             None,
         )
         if query is None:
@@ -271,7 +268,7 @@ class RecallService:
         self, query: str, facts: list[Memory], now: datetime
     ) -> tuple[list[ScoredMemory], str | None]:
         newest = [ScoredMemory(fact, None) for fact in facts]  # live_facts is newest first
-        if not facts or not query.strip():
+        if not facts or not has_content(query):
             return [], None
         try:
             candidates = [Candidate(fact.text, fact.created_at, fact.embedding) for fact in facts]

@@ -152,6 +152,43 @@ def parse_expiry(value: str, now: datetime) -> datetime:
     return moment
 
 
+def has_content(text: str | None) -> bool:
+    """Whether ``text`` holds anything to read: a character that is neither white
+    space nor an invisible one (Unicode categories Cc, Cf, Cs, Cn: controls, format
+    marks such as U+200B or U+202E, lone surrogates, unassigned code points).
+
+    A recall query, task, message or slash command without content counts as blank
+    (SPEC §8; DECISIONS "Run-start recall"): ``"\u0000\u0001"`` is not scored, and a
+    ``slashCommand`` of ``"\u200b"`` is no command.
+    """
+    return text is not None and any(
+        not char.isspace() and unicodedata.category(char) not in _INVISIBLE for char in text
+    )
+
+
+_INVISIBLE = frozenset({"Cc", "Cf", "Cs", "Cn"})
+
+
+def check_body_session(value: str | None) -> str | None:
+    """Validate a body's ``sessionId`` by the header's rules (``check_header``), except
+    that nothing is trimmed: a value with white space (or anything else) around it is
+    refused rather than read as another session.
+
+    Returns:
+        The session id, or None when absent or empty.
+
+    Raises:
+        InvalidRequest: not printable ASCII, over 128 characters, or surrounded by
+            white space.
+    """
+    if value and value != value.strip():
+        raise InvalidRequest(
+            f"sessionId must be printable ASCII of at most {HEADER_MAX_CHARS} characters, "
+            "with no white space around it."
+        )
+    return check_header(value, "sessionId")
+
+
 def check_header(value: str | None, name: str) -> str | None:
     """Validate an ``X-Pinework-*`` header: printable ASCII, at most 128 characters.
 

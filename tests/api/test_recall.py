@@ -275,6 +275,22 @@ def test_run_start_needs_something_to_score_against(api: Api, world: World) -> N
     assert blank_task["query"] == "deploy staging"
 
 
+def test_invisible_text_is_blank_for_queries_and_slash_commands(api: Api, world: World) -> None:
+    """Text of only controls, format marks and spaces has no content (``has_content``):
+    an on-demand query of it is refused like a blank one, and such a ``slashCommand``
+    is no command (the recall runs)."""
+    save(api, world, "The staging deploy needs the VPN")
+    for query in ("\u0000\u0001", "\u202e" * 4000, " \u200b\u2060 "):
+        status, body = api.call("POST", "/memories/recall", world.agent, {"query": query})
+        assert (status, body["error"]["code"]) == (400, "invalid_request"), query
+    not_a_command = start(
+        api, world, sessionId="z", resumed=False, task="staging deploy", slashCommand="\u200b"
+    )
+    assert not_a_command["skipped"] is False and len(not_a_command["memories"]) == 1
+    status, log = api.call("GET", "/recalls", world.agent)
+    assert [entry["kind"] for entry in log["data"]] == ["start"]
+
+
 def test_run_start_needs_an_agent_and_a_session(api: Api, world: World) -> None:
     status, body = api.call(
         "POST", "/memories/recall/start", world.person, {"sessionId": "s", "resumed": False}
@@ -308,6 +324,14 @@ def test_run_start_checks_every_field_before_anything_happens(api: Api, world: W
         ({"sessionId": "a", "resumed": False, "task": "deploy"}, {"X-Pinework-Session": "b"}),
         ({"sessionId": "s", "resumed": False, "task": "deploy", "message": long_text}, {}),
         ({"sessionId": "s", "resumed": False, "slashCommand": long_text}, {}),
+        # Not trimmed into another session (fresh-user finding: these became "x").
+        ({"sessionId": "\u00a0x\u3000", "resumed": False, "task": "deploy"}, {}),
+        ({"sessionId": "\tx\n", "resumed": False, "task": "deploy"}, {}),
+        ({"sessionId": " " * 10 + "z" * 128, "resumed": False, "task": "deploy"}, {}),
+        ({"sessionId": "   ", "resumed": False, "task": "deploy"}, {}),
+        # A task with nothing to read is blank (fresh-user finding: it was scored).
+        ({"sessionId": "s", "resumed": False, "task": "\u0000\u0001"}, {}),
+        ({"sessionId": "s", "resumed": False, "message": "\u202e" * 40}, {}),
     ]
     for body, headers in refused:
         status, result = api.call(

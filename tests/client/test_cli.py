@@ -262,6 +262,18 @@ def test_recall_prints_fallback_and_scores(runner: CliRunner, fake_api: FakeApi)
     assert scored.startswith(f"0.87  {MEMORY_ID}")
 
 
+def test_run_start_says_it_fell_back_on_stderr_only(runner: CliRunner, fake_api: FakeApi) -> None:
+    started = {**RECALL, "object": "recall_start", "skipped": False, "reason": None}
+    fake_api.on("POST", "/memories/recall/start", 200, started)
+    result = invoke(runner, "memory", "start", "--session", "s", "--task", "deploy")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == RECALL["block"] + "\n"
+    assert result.stderr.startswith("fallback: newest (scoring was unavailable)")
+    fake_api.on("POST", "/memories/recall/start", 200, {**started, "fallback": None})
+    result = invoke(runner, "memory", "start", "--session", "s", "--task", "deploy")
+    assert result.stderr == "" and result.stdout == RECALL["block"] + "\n"
+
+
 def test_recall_block_flag_prints_the_block(runner: CliRunner, fake_api: FakeApi) -> None:
     fake_api.on("POST", "/memories/recall", 200, {**RECALL, "fallback": None})
 
