@@ -71,15 +71,19 @@ DEFAULT_LIST_LIMIT = 100
 
 
 def _digits_only(value: object) -> object:
-    """Accept ``limit`` only as plain decimal digits ("10", not "1_0", "+3" or " 5").
+    """Accept ``limit`` only as plain decimal digits from 1 ("10", not "0", "-1", "1_0",
+    "+3" or " 5"); every refusal gets the same message.
 
     Any number of digits is a number: one too large to convert is over the cap
     anyway, so it becomes ``MAX_LIST_LIMIT`` (SPEC §5 clamps, it does not refuse).
     """
     if isinstance(value, str):
-        if not re.fullmatch(r"[0-9]+", value):
-            raise ValueError("limit must be a whole number such as 100")
         significant = value.lstrip("0")
+        if not re.fullmatch(r"[0-9]+", value) or not significant:
+            raise ValueError(
+                f"limit must be a whole number from 1 (over {MAX_LIST_LIMIT} is read as "
+                f"{MAX_LIST_LIMIT}), such as 100"
+            )
         if len(significant) > len(str(MAX_LIST_LIMIT)):
             return MAX_LIST_LIMIT
     return value

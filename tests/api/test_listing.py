@@ -116,3 +116,15 @@ def test_any_large_limit_is_clamped_and_leading_zeros_are_read(api: Api, world: 
 def test_bad_list_queries_are_invalid(api: Api, world: World, query: str) -> None:
     status, body = api.call("GET", "/memories" + query, world.agent)
     assert (status, body["error"]["code"]) == (400, "invalid_request")
+
+
+def test_every_bad_limit_gets_one_message(api: Api, world: World) -> None:
+    """``0``, ``-1`` and ``ten`` are refused alike (fresh-user finding: ``-1`` was "not a
+    whole number" and ``0`` a pydantic bound message)."""
+    messages = set()
+    for limit in ("0", "-1", "ten", "000"):
+        status, body = api.call("GET", f"/memories?limit={limit}", world.agent)
+        assert status == 400
+        messages.add(body["error"]["message"])
+    (message,) = messages
+    assert "limit must be a whole number from 1" in message
