@@ -24,4 +24,4 @@ def test_concurrent_first_saves_create_exactly_one_routine(
         lambda n: wired.memories.save(agent, SaveFactRequest(text=f"fact {n}"), RunContext()),
     )
     assert not [result for result in saved if isinstance(result, Exception)]
-    assert [r.agent_id for r in wired.routines.list(agent, None)] == [agent.id]
+    assert [r.agent_id for r in wired.routines.list(agent, None)[0]] == [agent.id]
