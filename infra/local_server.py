@@ -17,10 +17,18 @@ Environment: ``PINEWORK_PORT`` (API, default 8000), ``PINEWORK_DYNAMODB_PORT``
 
 from __future__ import annotations
 
+import os
+
+# One BLAS thread, as on Lambda (.chalice/config.json): set before numpy loads.
+# Scoring's matrix products are small, and OpenBLAS's extra threads spin while they
+# wait; on a busy machine a nine-clause task over 15 facts then took a median of
+# 469 ms and up to 2.3 s (the recall budget is 2 s), against 292 / 330 ms with one
+# thread (docs/DECISIONS.md "One BLAS thread").
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 import fcntl
 import json
 import logging
-import os
 import signal
 import socket
 import sys
