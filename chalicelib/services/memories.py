@@ -265,6 +265,9 @@ class MemoryService:
     def edit(self, principal: Principal, memory_id: str, request: EditRequest) -> Memory:
         """A person edits ``text`` and/or ``expiresAt``; sets ``editedByPersonId``.
 
+        An edit that changes nothing (the same text, the same expiry) writes nothing:
+        the memory comes back as it is, with no new version or history record.
+
         Raises:
             Forbidden: an agent tried to edit (agents archive and save instead).
             InvalidRequest: nothing to change, empty text, bad ``expiresAt``.
@@ -285,19 +288,28 @@ class MemoryService:
                     f"{memory_id} was replaced by {before.superseded_by}. Edit the newer memory."
                 )
             now = self._clock.now()
-            changes: dict[str, object] = {
-                "edited_by_person_id": principal.id,
-                "updated_at": now,
-                "version": before.version + 1,
-            }
+            changes: dict[str, object] = {}
             if request.text is not None:
                 self._check_edited_text(before, request.text)
-                changes["text"] = request.text
-                if before.kind is MemoryKind.FACT:
-                    changes["embedding"] = self._embed(request.text)
+                if request.text != before.text:
+                    changes["text"] = request.text
+                    if before.kind is MemoryKind.FACT:
+                        changes["embedding"] = self._embed(request.text)
             if request.expires_at is not None:
-                changes["expires_at"] = parse_expiry(request.expires_at, now)
-            after = before.model_copy(update=changes)
+                expires_at = parse_expiry(request.expires_at, now)
+                if expires_at != before.expires_at:
+                    changes["expires_at"] = expires_at
+            if not changes:
+                # Nothing would change: no write, no new version, no history record.
+                return before
+            after = before.model_copy(
+                update={
+                    **changes,
+                    "edited_by_person_id": principal.id,
+                    "updated_at": now,
+                    "version": before.version + 1,
+                }
+            )
             audit = audit_record(self._ids, self._clock, principal, "edit", before, after)
             self._memories.transition(before, after, audit)
             return after

@@ -268,6 +268,27 @@ def test_person_edits_and_agent_cannot(api: Api, world: World) -> None:
     assert body["expiresAt"] == "2027-01-01T23:59:59.999Z"
 
 
+def test_an_edit_that_changes_nothing_writes_nothing(api: Api, world: World) -> None:
+    """The same text and the same expiry: 200 with the memory as it was, no new
+    version, no history record (fresh-user finding: it wrote an "edit" record)."""
+    saved = save(api, world, "Deploys need the VPN", expiresAt="2027-01-01")
+    path = f"/memories/{saved['id']}"
+    for body in (
+        {"text": "Deploys need the VPN"},
+        {"expiresAt": "2027-01-01"},
+        {"text": "Deploys need the VPN", "expiresAt": "2027-01-01T23:59:59.999Z"},
+    ):
+        status, answer = api.call("PATCH", path, world.person, body)
+        assert status == 200 and answer == api.call("GET", path, world.person)[1], body
+        assert answer["updatedAt"] == saved["updatedAt"] and answer["editedByPersonId"] is None
+    status, history = api.call("GET", path + "/history", world.person)
+    assert [record["action"] for record in history["data"]] == ["create"]
+    status, answer = api.call("PATCH", path, world.person, {"text": "Deploys need the VPN!"})
+    assert status == 200 and answer["editedByPersonId"] == world.person.id
+    status, history = api.call("GET", path + "/history", world.person)
+    assert [record["action"] for record in history["data"]] == ["create", "edit"]
+
+
 def test_history_records_every_change_with_before_and_after(api: Api, world: World) -> None:
     saved = save(api, world, "v1")
     path = f"/memories/{saved['id']}"
