@@ -408,7 +408,9 @@ def memory_recall(
 def _fallback_note(result: RecallResult, *, err: bool) -> None:
     """Say that a recall fell back to the newest facts (SPEC §8), if it did."""
     if result.fallback:
-        typer.echo(f"fallback: {result.fallback} (scoring was unavailable)", err=err)
+        typer.echo(
+            f"fallback: {result.fallback} (scoring failed or ran past its time budget)", err=err
+        )
 
 
 @memory_app.command("start")
@@ -661,6 +663,9 @@ def _render_report(report: ReviewReport) -> None:
             by = f" by {decision.decided_by}" if decision.decided_by else ""
             state = f"  [{decision.state}{by}]"
         typer.echo(f"  {action.id} {action.action:<16} {ids}{keep}: {action.reason}{state}")
+        if action.text is not None:
+            # What a lift would save: a person deciding needs to read it.
+            typer.echo(f"      text: {action.text}")
     if not report.plan.actions:
         typer.echo("  nothing to do")
     for note in report.plan.notes:

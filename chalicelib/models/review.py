@@ -10,12 +10,12 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from chalicelib.models.common import RequestModel, Timestamp, WireModel
 from chalicelib.models.principal import ReviewApproval
-from chalicelib.models.requests import MAX_LIST_LIMIT, Limit
+from chalicelib.models.requests import PageQuery
 
 ActionKind = Literal["merge", "renew", "replace", "archive", "lift", "resolve_conflict"]
 """What an action does (SPEC §9 steps 1-5):
@@ -303,16 +303,6 @@ class RunReviewRequest(RequestModel):
     dry_run: bool = False
 
 
-class ReviewListQuery(BaseModel):
-    """``GET /reviews`` query string: ``agentId`` (persons), ``limit``, ``nextToken``."""
-
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=False, extra="forbid")
-
-    agent_id: str | None = None
-    limit: Limit = 20
-    next_token: str | None = None
-
-    @field_validator("limit", mode="after")
-    @classmethod
-    def _clamp(cls, value: int) -> int:
-        return min(value, MAX_LIST_LIMIT)
+class ReviewListQuery(PageQuery):
+    """``GET /reviews`` query string: ``agentId`` (persons), ``limit`` (SPEC §5: 100 by
+    default, at most 500), ``nextToken``."""

@@ -126,7 +126,8 @@ class RecallService:
         """On-demand recall: counts as a recall; leaves run-start session state alone.
 
         Args:
-            request: ``query`` (default: the run's task key) and a person's ``agentId``.
+            request: ``query`` (default, and instead of a blank one: the run's task key)
+                and a person's ``agentId``.
             run: the run's headers.
 
         Raises:
@@ -134,7 +135,11 @@ class RecallService:
             InvalidRequest: no query and no task; query over 4,000 characters.
         """
         agent_id = resolve_agent(self._directory, principal, request.agent_id)
-        query = request.query if request.query is not None else run.task_key
+        if request.query is not None:
+            _check_query(request.query)
+        # A blank query is no query: the run's task is recalled for instead, as
+        # run-start recall does with a blank task.
+        query = request.query if has_content(request.query) else run.task_key
         if query is None or not has_content(query):
             if principal.is_agent:
                 raise InvalidRequest("Send a query, or X-Pinework-Task to recall for the task.")

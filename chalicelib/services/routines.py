@@ -12,7 +12,7 @@ import logging
 import re
 from collections.abc import Iterator
 
-from chalicelib.errors import Forbidden, InvalidRequest, MemoryAgentRequired, NotFound
+from chalicelib.errors import Forbidden, MemoryAgentRequired, NotFound
 from chalicelib.ids import AGENT_ID, ULID_PATTERN, Clock
 from chalicelib.models.principal import Principal
 from chalicelib.models.requests import DEFAULT_LIST_LIMIT
@@ -93,9 +93,9 @@ class RoutineService:
                 outside the workspace.
         """
         if principal.is_agent or agent_id is not None:
-            agent = self._readable_agent(principal, agent_id or principal.id)
+            agent = self._readable_agent(principal, principal.id if agent_id is None else agent_id)
             routine = self._routines.get(agent)
-            if routine is None or not _live(routine) or agent == after_agent_id:
+            if routine is None or not _live(routine) or agent <= (after_agent_id or ""):
                 return [], None
             return [routine], None
         return self._routines.list_workspace(principal.workspace_id, limit, after_agent_id)
@@ -206,9 +206,9 @@ class RoutineService:
             if agent_id != principal.id:
                 raise Forbidden("An agent reads only its own routine.")
             return agent_id
-        if not AGENT_ID.match(agent_id):
-            raise InvalidRequest(f"agentId {agent_id!r} is not an agent id (agt_…).")
-        agent = self._directory.get_agent(agent_id)
+        # A malformed id answers like an unknown one, as on every other route that
+        # takes agentId (rules.resolve_agent).
+        agent = self._directory.get_agent(agent_id) if AGENT_ID.match(agent_id) else None
         if agent is None or agent.workspace_id != principal.workspace_id:
             if by_path:
                 # Like memory ids: another workspace's routine is simply not found.

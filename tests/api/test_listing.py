@@ -128,3 +128,14 @@ def test_every_bad_limit_gets_one_message(api: Api, world: World) -> None:
         messages.add(body["error"]["message"])
     (message,) = messages
     assert "limit must be a whole number from 1" in message
+
+
+def test_every_list_query_defaults_to_100_and_clamps_to_500() -> None:
+    """SPEC §5 holds for each list's query model (reviews defaulted to 20 before)."""
+    from chalicelib.models.requests import ListQuery, RecallLogQuery
+    from chalicelib.models.review import ReviewListQuery
+    from chalicelib.models.routine import RoutineQuery
+
+    for model in (ListQuery, RecallLogQuery, ReviewListQuery, RoutineQuery):
+        assert model.model_validate({}).limit == 100, model
+        assert model.model_validate({"limit": "9999"}).limit == 500, model

@@ -283,12 +283,21 @@ def test_invisible_text_is_blank_for_queries_and_slash_commands(api: Api, world:
     for query in ("\u0000\u0001", "\u202e" * 4000, " \u200b\u2060 "):
         status, body = api.call("POST", "/memories/recall", world.agent, {"query": query})
         assert (status, body["error"]["code"]) == (400, "invalid_request"), query
+    # With the run's task header, a blank query is no query: the task is recalled for.
+    status, body = api.call(
+        "POST",
+        "/memories/recall",
+        world.agent,
+        {"query": "\u200b"},
+        headers={"X-Pinework-Task": "staging deploy"},
+    )
+    assert status == 200 and body["query"] == "staging deploy" and len(body["memories"]) == 1
     not_a_command = start(
         api, world, sessionId="z", resumed=False, task="staging deploy", slashCommand="\u200b"
     )
     assert not_a_command["skipped"] is False and len(not_a_command["memories"]) == 1
     status, log = api.call("GET", "/recalls", world.agent)
-    assert [entry["kind"] for entry in log["data"]] == ["start"]
+    assert [entry["kind"] for entry in log["data"]] == ["start", "on_demand"]
 
 
 def test_run_start_needs_an_agent_and_a_session(api: Api, world: World) -> None:

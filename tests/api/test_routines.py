@@ -6,6 +6,7 @@ from datetime import timedelta
 
 from chalicelib import wiring
 from chalicelib.ids import FixedClock
+from chalicelib.services.memories import encode_next_token
 from tests.api.test_facts import error_code, save
 from tests.conftest import Api, World
 
@@ -131,10 +132,12 @@ def test_deleted_routine_is_not_recreated_by_saves_until_a_person_creates_it(
 def test_bad_routine_requests_are_refused_without_changes(api: Api, world: World) -> None:
     save(api, world)
     assert error_code(api.call("GET", "/routines/rtn_nope", world.person)) == (404, "not_found")
-    assert error_code(api.call("GET", "/routines?agentId=bad", world.person)) == (
-        400,
-        "invalid_request",
-    )
+    # A malformed or empty agentId answers like an unknown one, as on every list.
+    for bad in ("bad", "", "usr_x"):
+        status, body = api.call("GET", f"/routines?agentId={bad}", world.person)
+        assert (status, body["error"]["code"]) == (403, "forbidden")
+        assert f"agentId {bad!r} is not an agent of your workspace" in body["error"]["message"]
+    assert error_code(api.call("GET", "/routines?agentId=", world.agent)) == (403, "forbidden")
     assert error_code(api.call("GET", "/routines?color=red", world.person))[0] == 400
     assert error_code(
         api.call("POST", f"/routines/{world.agent.id}/pause", world.person, raw=b"{nope")
@@ -181,6 +184,12 @@ def test_routines_page_by_agent_id_with_limit_and_next_token(
     assert [r["agentId"] for r in body["data"]] == sorted(agents) and body["nextToken"] is None
     status, body = api.call("GET", "/routines?limit=99999", world.person)
     assert status == 200 and len(body["data"]) == 5
+    # A token past the one agent named gives an empty page, not that agent again.
+    after_last = encode_next_token(sorted(agents)[-1])
+    status, body = api.call(
+        "GET", f"/routines?agentId={agents[0]}&nextToken={after_last}", world.person
+    )
+    assert status == 200 and body["data"] == [] and body["nextToken"] is None
     for bad in ("limit=0", "limit=x", "nextToken=nope", f"nextToken={agents[0]}"):
         assert error_code(api.call("GET", f"/routines?{bad}", world.person)) == (
             400,

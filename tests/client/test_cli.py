@@ -268,7 +268,7 @@ def test_run_start_says_it_fell_back_on_stderr_only(runner: CliRunner, fake_api:
     result = invoke(runner, "memory", "start", "--session", "s", "--task", "deploy")
     assert result.exit_code == 0, result.output
     assert result.stdout == RECALL["block"] + "\n"
-    assert result.stderr.startswith("fallback: newest (scoring was unavailable)")
+    assert result.stderr.startswith("fallback: newest (scoring failed or ran past its time budget)")
     fake_api.on("POST", "/memories/recall/start", 200, {**started, "fallback": None})
     result = invoke(runner, "memory", "start", "--session", "s", "--task", "deploy")
     assert result.stderr == "" and result.stdout == RECALL["block"] + "\n"

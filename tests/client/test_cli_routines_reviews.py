@@ -130,6 +130,25 @@ def test_review_run_dry_run_sends_the_flag_and_renders_the_plan(fake_api: FakeAp
     assert json.loads(result.stdout) == REPORT
 
 
+def test_review_show_prints_the_text_a_lift_would_save(fake_api: FakeApi) -> None:
+    lift = {
+        **REPORT["plan"]["actions"][0],
+        "action": "lift",
+        "memoryIds": [],
+        "keepId": None,
+        "text": "CI runs on arm64",
+        "reason": "marked durable in the day log of 2026-11-29",
+        "expectedVersions": {},
+    }
+    report = {**REPORT, "plan": {**REPORT["plan"], "actions": [lift]}}
+    fake_api.on("GET", f"/reviews/{REPORT['id']}", 200, report)
+    result = invoke("review", "show", REPORT["id"])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    at = next(n for n, line in enumerate(lines) if line.startswith("  a1 lift"))
+    assert lines[at + 1] == "      text: CI runs on arm64"
+
+
 def test_review_list_prints_summaries(fake_api: FakeApi) -> None:
     summary = {
         "id": REPORT["id"],
