@@ -158,8 +158,8 @@ def has_content(text: str | None) -> bool:
     marks such as U+200B or U+202E, lone surrogates, unassigned code points).
 
     A recall query, task, message or slash command without content counts as blank
-    (SPEC §8; DECISIONS "Run-start recall"): ``"\u0000\u0001"`` is not scored, and a
-    ``slashCommand`` of ``"\u200b"`` is no command.
+    (SPEC §8; DECISIONS "Run-start recall"): ``"\\u0000\\u0001"`` is not scored, and a
+    ``slashCommand`` of ``"\\u200b"`` is no command.
     """
     return text is not None and any(
         not char.isspace() and unicodedata.category(char) not in _INVISIBLE for char in text
