@@ -388,7 +388,7 @@ def memory_recall(
     """Recall the memories relevant to a query, best first, with their scores."""
 
     def render(result: RecallResult) -> None:
-        _fallback_note(result, err=False)
+        _fallback_note(result)
         if block:
             typer.echo(result.block)
             return
@@ -405,11 +405,12 @@ def memory_recall(
     )
 
 
-def _fallback_note(result: RecallResult, *, err: bool) -> None:
-    """Say that a recall fell back to the newest facts (SPEC §8), if it did."""
+def _fallback_note(result: RecallResult) -> None:
+    """Say on stderr that a recall fell back to the newest facts (SPEC §8), if it did:
+    stdout stays what the command prints (the block, or the scored lines)."""
     if result.fallback:
         typer.echo(
-            f"fallback: {result.fallback} (scoring failed or ran past its time budget)", err=err
+            f"fallback: {result.fallback} (scoring failed or ran past its time budget)", err=True
         )
 
 
@@ -433,8 +434,7 @@ def memory_recall_start(
         if result.skipped:
             typer.echo(f"skipped: {result.reason}")
             return
-        # On stderr: stdout is the block alone, ready to go into the agent's context.
-        _fallback_note(result, err=True)
+        _fallback_note(result)
         typer.echo(result.block or "")
 
     _run(

@@ -30,7 +30,7 @@ from chalicelib.errors import (
     MemorySuperseded,
     MemoryVetoHumanOnly,
 )
-from chalicelib.ids import ULID_PATTERN, Clock, IdFactory
+from chalicelib.ids import ULID_PATTERN, Clock, IdFactory, to_rfc3339
 from chalicelib.models.memory import (
     RESERVED_ARCHIVE_REASONS,
     VETOED,
@@ -297,7 +297,8 @@ class MemoryService:
                         changes["embedding"] = self._embed(request.text)
             if request.expires_at is not None:
                 expires_at = parse_expiry(request.expires_at, now)
-                if expires_at != before.expires_at:
+                # Compared as stored (milliseconds): ".9991Z" is the stored ".999Z".
+                if to_rfc3339(expires_at) != to_rfc3339(before.expires_at):
                     changes["expires_at"] = expires_at
             if not changes:
                 # Nothing would change: no write, no new version, no history record.

@@ -12,7 +12,7 @@ import logging
 import re
 from collections.abc import Iterator
 
-from chalicelib.errors import Forbidden, MemoryAgentRequired, NotFound
+from chalicelib.errors import Forbidden, MemoryAgentRequired, MemoryNotOwn, NotFound
 from chalicelib.ids import AGENT_ID, ULID_PATTERN, Clock
 from chalicelib.models.principal import Principal
 from chalicelib.models.requests import DEFAULT_LIST_LIMIT
@@ -203,9 +203,12 @@ class RoutineService:
 
     def _readable_agent(self, principal: Principal, agent_id: str, by_path: bool = False) -> str:
         if principal.is_agent:
-            if agent_id != principal.id:
+            if agent_id == principal.id:
+                return agent_id
+            if by_path:
                 raise Forbidden("An agent reads only its own routine.")
-            return agent_id
+            # As on every list that takes agentId (rules.resolve_agent).
+            raise MemoryNotOwn("An agent reads only its own routine; leave agentId out.")
         # A malformed id answers like an unknown one, as on every other route that
         # takes agentId (rules.resolve_agent).
         agent = self._directory.get_agent(agent_id) if AGENT_ID.match(agent_id) else None

@@ -155,18 +155,24 @@ def parse_expiry(value: str, now: datetime) -> datetime:
 def has_content(text: str | None) -> bool:
     """Whether ``text`` holds anything to read: a character that is neither white
     space nor an invisible one (Unicode categories Cc, Cf, Cs, Cn: controls, format
-    marks such as U+200B or U+202E, lone surrogates, unassigned code points).
+    marks such as U+200B or U+202E, lone surrogates, unassigned code points; Mn, Me:
+    marks with no letter to sit on, such as U+034F or a variation selector; and the
+    Hangul fillers U+115F, U+1160, U+3164, U+FFA0).
 
     A recall query, task, message or slash command without content counts as blank
     (SPEC §8; DECISIONS "Run-start recall"): ``"\\u0000\\u0001"`` is not scored, and a
     ``slashCommand`` of ``"\\u200b"`` is no command.
     """
     return text is not None and any(
-        not char.isspace() and unicodedata.category(char) not in _INVISIBLE for char in text
+        not char.isspace() and char not in _FILLERS and unicodedata.category(char) not in _INVISIBLE
+        for char in text
     )
 
 
-_INVISIBLE = frozenset({"Cc", "Cf", "Cs", "Cn"})
+_INVISIBLE = frozenset({"Cc", "Cf", "Cs", "Cn", "Mn", "Me"})
+# Letters that draw nothing (Unicode default-ignorable code points outside the
+# categories above): the Hangul fillers and the half-width one.
+_FILLERS = frozenset("\u115f\u1160\u3164\uffa0")
 
 
 def check_body_session(value: str | None) -> str | None:
@@ -175,16 +181,16 @@ def check_body_session(value: str | None) -> str | None:
     refused rather than read as another session.
 
     Returns:
-        The session id, or None when absent or empty.
+        The session id, or None when absent.
 
     Raises:
-        InvalidRequest: not printable ASCII, over 128 characters, or surrounded by
-            white space.
+        InvalidRequest: empty, not printable ASCII, over 128 characters, or
+            surrounded by white space.
     """
-    if value and value != value.strip():
+    if value is not None and (not value or value != value.strip()):
         raise InvalidRequest(
-            f"sessionId must be printable ASCII of at most {HEADER_MAX_CHARS} characters, "
-            "with no white space around it."
+            f"sessionId must be 1 to {HEADER_MAX_CHARS} printable ASCII characters, with "
+            "no white space around them."
         )
     return check_header(value, "sessionId")
 

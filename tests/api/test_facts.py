@@ -277,6 +277,8 @@ def test_an_edit_that_changes_nothing_writes_nothing(api: Api, world: World) -> 
         {"text": "Deploys need the VPN"},
         {"expiresAt": "2027-01-01"},
         {"text": "Deploys need the VPN", "expiresAt": "2027-01-01T23:59:59.999Z"},
+        {"expiresAt": "2027-01-01T23:59:59.9999Z"},  # the same once stored (milliseconds)
+        {"expiresAt": "2027-01-02T00:59:59.999+01:00"},
     ):
         status, answer = api.call("PATCH", path, world.person, body)
         assert status == 200 and answer == api.call("GET", path, world.person)[1], body

@@ -280,7 +280,7 @@ def test_invisible_text_is_blank_for_queries_and_slash_commands(api: Api, world:
     an on-demand query of it is refused like a blank one, and such a ``slashCommand``
     is no command (the recall runs)."""
     save(api, world, "The staging deploy needs the VPN")
-    for query in ("\u0000\u0001", "\u202e" * 4000, " \u200b\u2060 "):
+    for query in ("\u0000\u0001", "\u202e" * 4000, " \u200b\u2060 ", "\u3164\u115f\u034f"):
         status, body = api.call("POST", "/memories/recall", world.agent, {"query": query})
         assert (status, body["error"]["code"]) == (400, "invalid_request"), query
     # With the run's task header, a blank query is no query: the task is recalled for.
@@ -338,6 +338,7 @@ def test_run_start_checks_every_field_before_anything_happens(api: Api, world: W
         ({"sessionId": "\tx\n", "resumed": False, "task": "deploy"}, {}),
         ({"sessionId": " " * 10 + "z" * 128, "resumed": False, "task": "deploy"}, {}),
         ({"sessionId": "   ", "resumed": False, "task": "deploy"}, {}),
+        ({"sessionId": "", "resumed": False, "task": "deploy"}, {"X-Pinework-Session": "h"}),
         # A task with nothing to read is blank (fresh-user finding: it was scored).
         ({"sessionId": "s", "resumed": False, "task": "\u0000\u0001"}, {}),
         ({"sessionId": "s", "resumed": False, "message": "\u202e" * 40}, {}),

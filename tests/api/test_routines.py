@@ -85,7 +85,7 @@ def test_owner_agent_reads_but_cannot_change_its_routine(api: Api, world: World)
         api.call("GET", f"/routines?agentId={world.other_agent.id}", world.agent)
     ) == (
         403,
-        "forbidden",
+        "memory_not_own",
     )
     assert (
         error_code(api.call("GET", f"/routines/{world.other_agent.id}", world.other_agent))[0]
@@ -137,7 +137,14 @@ def test_bad_routine_requests_are_refused_without_changes(api: Api, world: World
         status, body = api.call("GET", f"/routines?agentId={bad}", world.person)
         assert (status, body["error"]["code"]) == (403, "forbidden")
         assert f"agentId {bad!r} is not an agent of your workspace" in body["error"]["message"]
-    assert error_code(api.call("GET", "/routines?agentId=", world.agent)) == (403, "forbidden")
+    # An agent naming another agent gets what every list answers it (memory_not_own).
+    for named in ("", world.other_agent.id, "agt_x"):
+        assert error_code(api.call("GET", f"/routines?agentId={named}", world.agent)) == (
+            403,
+            "memory_not_own",
+        )
+        status, body = api.call("GET", f"/memories?agentId={named}", world.agent)
+        assert (status, body["error"]["code"]) == (403, "memory_not_own")
     assert error_code(api.call("GET", "/routines?color=red", world.person))[0] == 400
     assert error_code(
         api.call("POST", f"/routines/{world.agent.id}/pause", world.person, raw=b"{nope")

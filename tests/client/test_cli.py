@@ -257,8 +257,8 @@ def test_recall_prints_fallback_and_scores(runner: CliRunner, fake_api: FakeApi)
 
     assert result.exit_code == 0, result.output
     assert fake_api.last_json() == {"query": "deploy", "agentId": "agt_1"}
-    fallback, scored = result.stdout.splitlines()
-    assert fallback.startswith("fallback: newest")
+    (scored,) = result.stdout.splitlines()  # the note goes to stderr only
+    assert result.stderr.startswith("fallback: newest")
     assert scored.startswith(f"0.87  {MEMORY_ID}")
 
 
