@@ -362,16 +362,22 @@ def memory_unarchive(memory_id: MemoryId, as_json: JsonFlag = False) -> None:
 
 
 @memory_app.command("history")
-def memory_history(memory_id: MemoryId, as_json: JsonFlag = False) -> None:
-    """Show a memory's audit records: who changed what, when."""
+def memory_history(
+    memory_id: MemoryId,
+    limit: LimitOption = None,
+    next_token: NextTokenOption = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Show a memory's audit records, oldest first: who changed what, when."""
 
     def render(page: AuditPage) -> None:
         for record in page.data:
             typer.echo(_render.audit_row(record))
         if not page.data:
             typer.echo("no history")
+        _more(page.next_token)
 
-    _run(as_json, lambda c: c.history(memory_id), render)
+    _run(as_json, lambda c: c.history(memory_id, limit=limit, next_token=next_token), render)
 
 
 @memory_app.command("recall")

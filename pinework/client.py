@@ -396,20 +396,27 @@ class Client:
         """
         return self._session.call("POST", memory_path(memory_id, "unarchive"), Memory, json={})
 
-    def history(self, memory_id: str) -> AuditPage:
-        """Read a memory's audit records (``GET /memories/{id}/history``).
+    def history(
+        self, memory_id: str, *, limit: int | None = None, next_token: str | None = None
+    ) -> AuditPage:
+        """Read a memory's audit records, oldest first (``GET /memories/{id}/history``).
 
         Args:
             memory_id: the ``mem_…`` id.
+            limit: page size (100 by default, 500 at most).
+            next_token: the ``nextToken`` of the previous page.
 
         Returns:
-            The audit records.
+            A page of the audit records.
 
         Raises:
             PineworkAPIError: ``memory_not_found``, ``memory_not_own``.
             ValueError: ``memory_id`` cannot be a path segment.
         """
-        return self._session.call("GET", memory_path(memory_id, "history"), AuditPage)
+        params = _page_params(None, limit, next_token)
+        return self._session.call(
+            "GET", memory_path(memory_id, "history"), AuditPage, params=params
+        )
 
     def recall(self, *, query: str | None = None, agent_id: str | None = None) -> RecallResult:
         """Recall the memories relevant to a query (``POST /memories/recall``; SPEC §8).

@@ -25,11 +25,17 @@ from chalicelib.models.requests import (
     EditRequest,
     EmptyRequest,
     ListQuery,
+    Paging,
     SaveFactRequest,
     VetoRequest,
 )
 from chalicelib.services.day_log import DAY_LOG_IS_FOR_AGENTS
-from chalicelib.services.memories import EDIT_IS_FOR_PERSONS, VETO_IS_FOR_PERSONS, encode_next_token
+from chalicelib.services.memories import (
+    EDIT_IS_FOR_PERSONS,
+    VETO_IS_FOR_PERSONS,
+    decode_next_token,
+    encode_next_token,
+)
 from chalicelib.services.rules import refuse_agents, refuse_persons
 
 memories_api = Blueprint(__name__)
@@ -135,11 +141,21 @@ def unarchive_memory(memory_id: str) -> Response:
 @memories_api.route("/memories/{memory_id}/history", methods=["GET"], content_types=ANY_CONTENT)
 @endpoint
 def memory_history(memory_id: str) -> Response:
-    """The audit records of one memory, oldest first."""
-    call = call_context(_request())
-    records = call.services.memories.history(call.principal, memory_id)
+    """The audit records of one memory, oldest first, paged (``limit``, ``nextToken``)."""
+    call = call_context(_request(), takes_query=True)
+    query = validate(dict(query_params(_request())), Paging)
+    records, continue_after = call.services.memories.history(
+        call.principal,
+        memory_id,
+        query.limit,
+        decode_next_token(query.next_token, prefix="aud"),
+    )
     return json_response(
-        {"object": "list", "data": [record.to_wire() for record in records], "nextToken": None}
+        {
+            "object": "list",
+            "data": [record.to_wire() for record in records],
+            "nextToken": encode_next_token(continue_after),
+        }
     )
 
 

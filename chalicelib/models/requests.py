@@ -92,15 +92,16 @@ def _digits_only(value: object) -> object:
 Limit = Annotated[int, BeforeValidator(_digits_only), Field(ge=1)]
 
 
-class PageQuery(BaseModel):
-    """A paged list's query string (SPEC §5, §7): values arrive as strings.
+class Paging(BaseModel):
+    """A paged list's ``limit`` and ``nextToken`` (SPEC §5, §7): values arrive as strings.
 
     ``limit`` over 500 is clamped to 500; below 1 or not plain digits is invalid.
+    Alone, it is the query string of a list that takes nothing else (a memory's
+    history).
     """
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=False, extra="forbid")
 
-    agent_id: str | None = None
     limit: Limit = DEFAULT_LIST_LIMIT
     next_token: str | None = None
 
@@ -108,6 +109,13 @@ class PageQuery(BaseModel):
     @classmethod
     def _clamp(cls, value: int) -> int:
         return min(value, MAX_LIST_LIMIT)
+
+
+class PageQuery(Paging):
+    """A paged list's query string with the agent it is about (``agentId``, a person's
+    choice)."""
+
+    agent_id: str | None = None
 
 
 class ListQuery(PageQuery):

@@ -41,7 +41,13 @@ from chalicelib.models.memory import (
     snapshot,
 )
 from chalicelib.models.principal import Principal
-from chalicelib.models.requests import ArchiveRequest, EditRequest, ListQuery, SaveFactRequest
+from chalicelib.models.requests import (
+    DEFAULT_LIST_LIMIT,
+    ArchiveRequest,
+    EditRequest,
+    ListQuery,
+    SaveFactRequest,
+)
 from chalicelib.services.embedding import Embedder
 from chalicelib.services.rules import (
     ARCHIVE_REASON_MAX_CHARS,
@@ -253,14 +259,24 @@ class MemoryService:
         """
         return load_visible(self._memories, principal, memory_id)
 
-    def history(self, principal: Principal, memory_id: str) -> list[AuditRecord]:
-        """Return the audit records of a memory the caller may see, oldest first.
+    def history(
+        self,
+        principal: Principal,
+        memory_id: str,
+        limit: int = DEFAULT_LIST_LIMIT,
+        after_audit_id: str | None = None,
+    ) -> tuple[list[AuditRecord], str | None]:
+        """A page of the audit records of a memory the caller may see, oldest first
+        (SPEC §5 lists: ``limit``, continuing after ``after_audit_id``).
+
+        Returns:
+            The page, and the audit id to continue after (None at the end).
 
         Raises:
             MemoryNotFound, MemoryNotOwn: see ``load_visible``.
         """
         load_visible(self._memories, principal, memory_id)
-        return self._memories.history(memory_id)
+        return self._memories.history(memory_id, limit, after_audit_id)
 
     def edit(self, principal: Principal, memory_id: str, request: EditRequest) -> Memory:
         """A person edits ``text`` and/or ``expiresAt``; sets ``editedByPersonId``.

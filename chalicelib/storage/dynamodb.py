@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from datetime import datetime
+from itertools import islice
 from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
@@ -479,16 +480,29 @@ class DynamoDBMemoryRepository:
         facts = [convert.memory_from_item(item) for item in items]
         return self.with_recall_counts(facts) if recall_counts else facts
 
-    def history(self, memory_id: str) -> list[AuditRecord]:
-        """The memory's audit records, oldest first (they share its partition)."""
+    def history(
+        self, memory_id: str, limit: int, after_audit_id: str | None = None
+    ) -> tuple[list[AuditRecord], str | None]:
+        """A page of the memory's audit records, oldest first (they share its partition):
+        at most ``limit`` after ``after_audit_id``, read with one key range (at most
+        ``limit + 2`` items; the range is inclusive), and the audit id to continue
+        after (None at the end)."""
         items = self._table.query(
-            KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+            KeyConditionExpression="pk = :pk AND sk BETWEEN :low AND :high",
             ExpressionAttributeValues=to_attributes(
-                {":pk": memory_key(memory_id)["pk"], ":prefix": AUDIT_PREFIX}
+                {
+                    ":pk": memory_key(memory_id)["pk"],
+                    ":low": AUDIT_PREFIX + (after_audit_id or ""),
+                    ":high": AUDIT_PREFIX + "\U0010ffff",
+                }
             ),
             ConsistentRead=True,
+            Limit=limit + 2,
         )
-        return [convert.audit_from_item(item) for item in items]
+        records = (convert.audit_from_item(item) for item in islice(items, limit + 2))
+        found = [record for record in records if record.id != after_audit_id]
+        page = found[:limit]
+        return page, (page[-1].id if len(found) > limit else None)
 
 
 def count_recall_update(

@@ -164,8 +164,11 @@ class MemoryRepository(Protocol):
         """``memories`` with their current ``recallCount`` / ``lastRecalledAt``."""
         ...
 
-    def history(self, memory_id: str) -> list[AuditRecord]:
-        """The audit records of a memory, oldest first."""
+    def history(
+        self, memory_id: str, limit: int, after_audit_id: str | None = None
+    ) -> tuple[list[AuditRecord], str | None]:
+        """A page of a memory's audit records, oldest first, after ``after_audit_id``;
+        and the audit id to continue after (None at the end)."""
         ...
 
 

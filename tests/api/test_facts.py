@@ -377,8 +377,8 @@ def test_reads_accept_any_content_type_and_reject_stray_query_strings(
     for path in ("/memories", f"/memories/{saved['id']}", f"/memories/{saved['id']}/history"):
         status, _ = api.call("GET", path, world.agent, headers={"Content-Type": "text/plain"})
         assert status == 200, path
-    response = api.call("GET", f"/memories/{saved['id']}/history?limit=1", world.agent)
-    assert error_code(response) == (400, "invalid_request")
+    for stray in (f"/memories/{saved['id']}?limit=1", f"/memories/{saved['id']}/history?color=1"):
+        assert error_code(api.call("GET", stray, world.agent)) == (400, "invalid_request")
 
 
 def test_head_is_405_with_allow(api: Api, world: World) -> None:
@@ -437,3 +437,30 @@ def test_a_persons_run_headers_are_ignored(api: Api, world: World) -> None:
         headers={"X-Pinework-Task": "PIN-1", "X-Pinework-Run": "run_1"},
     )
     assert status == 201 and (body["taskKey"], body["runId"]) == (None, None)
+
+
+def test_history_pages_oldest_first_with_limit_and_next_token(api: Api, world: World) -> None:
+    """SPEC §5 lists: a memory's history takes ``limit`` and ``nextToken`` (a day row
+    edited many times would otherwise outgrow one answer)."""
+    saved = save(api, world, "v0")
+    path = f"/memories/{saved['id']}"
+    for n in range(1, 5):
+        assert api.call("PATCH", path, world.person, {"text": f"v{n}"})[0] == 200
+    seen: list[str] = []
+    sizes: list[int] = []
+    token = None
+    while True:
+        query = "?limit=2" + (f"&nextToken={token}" if token else "")
+        status, body = api.call("GET", path + "/history" + query, world.person)
+        assert status == 200, body
+        sizes.append(len(body["data"]))
+        seen.extend(record["after"]["text"] for record in body["data"])
+        token = body["nextToken"]
+        if token is None:
+            break
+    assert seen == ["v0", "v1", "v2", "v3", "v4"] and sizes == [2, 2, 1]
+    status, body = api.call("GET", path + "/history", world.person)
+    assert len(body["data"]) == 5 and body["nextToken"] is None
+    for bad in ("limit=0", "agentId=x", "nextToken=nope", f"nextToken={saved['id']}"):
+        status, body = api.call("GET", f"{path}/history?{bad}", world.person)
+        assert (status, body["error"]["code"]) == (400, "invalid_request"), bad

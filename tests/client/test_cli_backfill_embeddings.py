@@ -76,7 +76,7 @@ def test_backfill_embeds_exactly_the_stale_facts_once(
     again = wired.admin.backfill_embeddings(world.workspace_id, None).to_wire()
     assert again == {"scanned": 4, "current": 4, "embedded": 0, "changed": 0}
     # The backfill is derived data: no history record, no version change.
-    history = wired.memories.history(agent, ids[0])
+    history, _ = wired.memories.history(agent, ids[0])
     assert [record.action for record in history] == ["create"]
 
 

@@ -73,7 +73,7 @@ def test_concurrent_approvals_apply_the_action_exactly_once(wired: wiring.Servic
     (decision,) = final.decisions
     assert decision.state in ("applied", "rejected") and final.status == "done"
     (loser,) = report.plan.actions[0].memory_ids
-    history = wired.memories.history(person, loser)
+    history, _ = wired.memories.history(person, loser)
     supersedes = [record for record in history if record.action == "supersede"]
     assert len(supersedes) == (1 if decision.state == "applied" else 0)
     (summary,), _ = wired.reviews.list_reviews(person, agent.id, 10, None)
