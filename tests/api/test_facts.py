@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
 from chalicelib.ids import FixedClock
-from tests.conftest import START, Api, World
+from tests.conftest import START, Actor, Api, World
 
 
 def save(
@@ -16,6 +17,19 @@ def save(
     status, body = api.call("POST", "/memories", world.agent, {"text": text, **extra})
     assert status == 201, body
     return body
+
+
+def pages(api: Api, actor: Actor, path: str) -> list[list[dict[str, Any]]]:
+    """Every page of a list, following ``nextToken`` (``path`` holds the query string)."""
+    found: list[list[dict[str, Any]]] = []
+    token = None
+    while True:
+        status, body = api.call("GET", path + (f"&nextToken={token}" if token else ""), actor)
+        assert status == 200, body
+        found.append(list(body["data"]))
+        token = body["nextToken"]
+        if token is None:
+            return found
 
 
 def error_code(response: tuple[int, object]) -> tuple[int, str]:
@@ -446,19 +460,11 @@ def test_history_pages_oldest_first_with_limit_and_next_token(api: Api, world: W
     path = f"/memories/{saved['id']}"
     for n in range(1, 5):
         assert api.call("PATCH", path, world.person, {"text": f"v{n}"})[0] == 200
-    seen: list[str] = []
-    sizes: list[int] = []
-    token = None
-    while True:
-        query = "?limit=2" + (f"&nextToken={token}" if token else "")
-        status, body = api.call("GET", path + "/history" + query, world.person)
-        assert status == 200, body
-        sizes.append(len(body["data"]))
-        seen.extend(record["after"]["text"] for record in body["data"])
-        token = body["nextToken"]
-        if token is None:
-            break
-    assert seen == ["v0", "v1", "v2", "v3", "v4"] and sizes == [2, 2, 1]
+    found = pages(api, world.person, path + "/history?limit=2")
+    assert [len(page) for page in found] == [2, 2, 1]
+    assert [record["after"]["text"] for page in found for record in page] == [
+        f"v{n}" for n in range(5)
+    ]
     status, body = api.call("GET", path + "/history", world.person)
     assert len(body["data"]) == 5 and body["nextToken"] is None
     for bad in ("limit=0", "agentId=x", "nextToken=nope", f"nextToken={saved['id']}"):

@@ -7,7 +7,7 @@ from datetime import timedelta
 from chalicelib import wiring
 from chalicelib.ids import FixedClock
 from chalicelib.services.memories import encode_next_token
-from tests.api.test_facts import error_code, save
+from tests.api.test_facts import error_code, pages, save
 from tests.conftest import Api, World
 
 
@@ -174,19 +174,9 @@ def test_routines_page_by_agent_id_with_limit_and_next_token(
     for agent_id in agents[1::2]:
         status, _ = api.call("POST", f"/routines/{agent_id}/pause", world.person, {})
         assert status == 200
-    seen: list[str] = []
-    sizes: list[int] = []
-    token = None
-    while True:
-        query = "/routines?limit=2" + (f"&nextToken={token}" if token else "")
-        status, body = api.call("GET", query, world.person)
-        assert status == 200, body
-        sizes.append(len(body["data"]))
-        seen.extend(r["agentId"] for r in body["data"])
-        token = body["nextToken"]
-        if token is None:
-            break
-    assert seen == sorted(agents) and sizes == [2, 2, 1]
+    found = pages(api, world.person, "/routines?limit=2")
+    assert [len(page) for page in found] == [2, 2, 1]
+    assert [r["agentId"] for page in found for r in page] == sorted(agents)
     status, body = api.call("GET", "/routines", world.person)
     assert [r["agentId"] for r in body["data"]] == sorted(agents) and body["nextToken"] is None
     status, body = api.call("GET", "/routines?limit=99999", world.person)
