@@ -144,7 +144,6 @@ class RecallService:
             if principal.is_agent:
                 raise InvalidRequest("Send a query, or X-Pinework-Task to recall for the task.")
             raise InvalidRequest("Send a query: a person has no current task to recall for.")
-        _check_query(query)
         return self._recall(principal, agent_id, query, run, kind="on_demand", session=None)
 
     def start(

@@ -8,10 +8,10 @@ always aliased.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 from itertools import islice
-from typing import Any
+from typing import Any, TypeVar
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
@@ -58,6 +58,30 @@ _deserializer = TypeDeserializer()
 _QUERY_PAGE = 200
 _BATCH_GET_KEYS = 100
 """Items read per Query call while filling a filtered page (PITFALLS: Limit before filter)."""
+
+
+Row = TypeVar("Row")
+
+
+def key_range_after(prefix: str, after: str | None) -> dict[str, str]:
+    """``:low`` and ``:high`` of a ``BETWEEN`` over the sort keys starting with
+    ``prefix``, from ``prefix + after`` on: one page of a list (SPEC §5).
+
+    The range includes the key of ``after`` itself, so a page of ``limit`` reads
+    ``limit + 2`` rows (``after``, the page, one more to know the list goes on) and
+    hands them to ``page_after``.
+    """
+    return {":low": prefix + (after or ""), ":high": prefix + "\U0010ffff"}
+
+
+def page_after(
+    rows: Iterable[Row], limit: int, after: str | None, key: Callable[[Row], str]
+) -> tuple[list[Row], str | None]:
+    """The first ``limit`` of ``rows`` (in ``key`` order) other than ``after``, and the
+    key of the last one to continue after (None when none was left over)."""
+    found = [row for row in rows if key(row) != after]
+    page = found[:limit]
+    return page, (key(page[-1]) if len(found) > limit else None)
 
 
 def to_attributes(item: dict[str, Any]) -> dict[str, Any]:
@@ -484,25 +508,21 @@ class DynamoDBMemoryRepository:
         self, memory_id: str, limit: int, after_audit_id: str | None = None
     ) -> tuple[list[AuditRecord], str | None]:
         """A page of the memory's audit records, oldest first (they share its partition):
-        at most ``limit`` after ``after_audit_id``, read with one key range (at most
-        ``limit + 2`` items; the range is inclusive), and the audit id to continue
-        after (None at the end)."""
+        at most ``limit`` after ``after_audit_id``, read with one key range
+        (``key_range_after``), and the audit id to continue after (None at the end)."""
         items = self._table.query(
             KeyConditionExpression="pk = :pk AND sk BETWEEN :low AND :high",
             ExpressionAttributeValues=to_attributes(
                 {
                     ":pk": memory_key(memory_id)["pk"],
-                    ":low": AUDIT_PREFIX + (after_audit_id or ""),
-                    ":high": AUDIT_PREFIX + "\U0010ffff",
+                    **key_range_after(AUDIT_PREFIX, after_audit_id),
                 }
             ),
             ConsistentRead=True,
             Limit=limit + 2,
         )
         records = (convert.audit_from_item(item) for item in islice(items, limit + 2))
-        found = [record for record in records if record.id != after_audit_id]
-        page = found[:limit]
-        return page, (page[-1].id if len(found) > limit else None)
+        return page_after(records, limit, after_audit_id, key=lambda record: record.id)
 
 
 def count_recall_update(

@@ -11,7 +11,12 @@ from botocore.exceptions import ClientError
 
 from chalicelib.ids import from_rfc3339, to_rfc3339
 from chalicelib.models.routine import Routine, RoutineStatus
-from chalicelib.storage.dynamodb import DynamoDBTable, to_attributes
+from chalicelib.storage.dynamodb import (
+    DynamoDBTable,
+    key_range_after,
+    page_after,
+    to_attributes,
+)
 from chalicelib.storage.keys import (
     BY_ROUTINE_STATUS,
     ROUTINE_INDEX_PARTITION,
@@ -136,14 +141,13 @@ class DynamoDBRoutineRepository:
     ) -> tuple[list[Routine], str | None]:
         """Live routines of a workspace by agent id, a page at a time (SPEC §5 lists).
 
-        One index query per live status, each from the agent after ``after_agent_id``
-        and reading at most ``limit + 2`` items (the key range is inclusive).
+        One index query per live status, each over the key range after
+        ``after_agent_id`` (``key_range_after``), merged in agent id order.
 
         Returns:
             At most ``limit`` routines, and the agent id to continue after (None at
             the end).
         """
-        low = f"{workspace_id}#{after_agent_id or ''}"
         found: list[Routine] = []
         for status in (RoutineStatus.ACTIVE, RoutineStatus.PAUSED):
             items = self._table.query(
@@ -154,15 +158,13 @@ class DynamoDBRoutineRepository:
                     "#sort": ROUTINE_INDEX_SORT,
                 },
                 ExpressionAttributeValues=to_attributes(
-                    {":status": status.value, ":low": low, ":high": f"{workspace_id}#\U0010ffff"}
+                    {":status": status.value, **key_range_after(f"{workspace_id}#", after_agent_id)}
                 ),
                 Limit=limit + 2,
             )
-            routines = (routine_from_item(item) for item in islice(items, limit + 2))
-            found.extend(r for r in routines if r.agent_id != after_agent_id)
+            found.extend(routine_from_item(item) for item in islice(items, limit + 2))
         found.sort(key=lambda routine: routine.agent_id)
-        page = found[:limit]
-        return page, (page[-1].agent_id if len(found) > limit else None)
+        return page_after(found, limit, after_agent_id, key=lambda routine: routine.agent_id)
 
     def iter_active(self) -> Iterator[Routine]:
         """Every active routine, all workspaces, following ``LastEvaluatedKey``."""
