@@ -34,8 +34,8 @@ os.environ.setdefault("AWS_ACCESS_KEY_ID", "bench")
 os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "bench")
 os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
 
-from chalicelib.services.kv import KvScope  # noqa: E402
-from chalicelib.services.kv_json import stringify  # noqa: E402
+from chalicelib.services.kv.json_text import stringify  # noqa: E402
+from chalicelib.services.kv.service import KvScope  # noqa: E402
 from chalicelib.settings import Settings  # noqa: E402
 from chalicelib.storage.dynamodb import to_attributes  # noqa: E402
 from chalicelib.storage.keys import kv_key  # noqa: E402

@@ -41,8 +41,8 @@ import numpy as np
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
-from chalicelib.services.embedding import MiniLMEmbedder  # noqa: E402
-from chalicelib.services.relevance import Candidate, RelevanceScorer, names_unknown  # noqa: E402
+from chalicelib.services.recall.embedding import MiniLMEmbedder  # noqa: E402
+from chalicelib.services.recall.relevance import Candidate, RelevanceScorer, names_unknown  # noqa: E402
 from scripts.build_recall_model import (  # noqa: E402
     ADVERSARIAL,
     DEFAULT_DATA,

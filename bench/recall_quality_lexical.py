@@ -38,10 +38,10 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
-from chalicelib.services.scoring import Scorer  # noqa: E402
+from chalicelib.services.recall.lexical import Scorer  # noqa: E402
 
 DEFAULT_DATA = REPO_ROOT / ".." / "shared" / "recall-eval" / "dev"
-DEFAULT_SCORER = "chalicelib.services.scoring:LexicalScorer"
+DEFAULT_SCORER = "chalicelib.services.recall.lexical:LexicalScorer"
 CUT_OFF = 0.5
 ADVERSARIAL = 5
 SPEED_DOCUMENTS = 10_000

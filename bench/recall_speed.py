@@ -32,9 +32,9 @@ from chalicelib.ids import IdFactory, SystemClock
 from chalicelib.models.memory import Memory, MemoryKind
 from chalicelib.models.principal import Principal, PrincipalKind
 from chalicelib.models.requests import ListQuery, RecallRequest
-from chalicelib.services.memories import RunContext
-from chalicelib.services.relevance import Candidate, RelevanceScorer
-from chalicelib.services.scoring import LexicalScorer
+from chalicelib.services.recall.lexical import LexicalScorer
+from chalicelib.services.recall.relevance import Candidate, RelevanceScorer
+from chalicelib.services.run_context import RunContext
 from chalicelib.settings import Settings
 from chalicelib.storage.dynamodb import to_attributes
 from chalicelib.storage.items import memory_to_item
@@ -106,7 +106,7 @@ def list_all(services: wiring.Services, agent: Principal) -> int:
         seen += len(page.memories)
         if page.continue_after is None:
             return seen
-        from chalicelib.services.memories import encode_next_token
+        from chalicelib.services.paging import encode_next_token
 
         token = encode_next_token(page.continue_after)
 

@@ -40,8 +40,8 @@ from chalicelib.ids import FixedClock, IdFactory
 from chalicelib.models.memory import Memory, MemoryKind
 from chalicelib.models.principal import Principal, PrincipalKind
 from chalicelib.models.review import ReviewReport, RunReviewRequest
-from chalicelib.services.memories import RunContext
-from chalicelib.services.reviewer import Proposal, ReviewContext, RuleReviewer
+from chalicelib.services.review.rule_reviewer import Proposal, ReviewContext, RuleReviewer
+from chalicelib.services.run_context import RunContext
 from chalicelib.settings import Settings
 from chalicelib.storage.dynamodb import to_attributes
 from chalicelib.storage.items import memory_to_item

@@ -15,21 +15,22 @@ import boto3
 from botocore.config import Config
 
 from chalicelib.ids import Clock, IdFactory, SystemClock
-from chalicelib.services.access import AdminService, AuthService
-from chalicelib.services.bedrock_reviewer import BedrockReviewer
-from chalicelib.services.day_log import DayLogService
-from chalicelib.services.embedding import Embedder, MiniLMEmbedder
-from chalicelib.services.embedding_backfill import EmbeddingBackfill
-from chalicelib.services.kv import KvService
-from chalicelib.services.memories import MemoryService
-from chalicelib.services.recall import RecallService
-from chalicelib.services.relevance import CandidateScorer, RelevanceScorer
-from chalicelib.services.review import ReviewService
-from chalicelib.services.reviewer import Reviewer, RuleReviewer
-from chalicelib.services.routines import RoutineService
-from chalicelib.services.rules import SecretFinder
+from chalicelib.services.access.admin import AdminService
+from chalicelib.services.access.auth import AuthService
+from chalicelib.services.kv.service import KvService
+from chalicelib.services.memory.day_log import DayLogService
+from chalicelib.services.memory.service import MemoryService
+from chalicelib.services.recall.backfill import EmbeddingBackfill
+from chalicelib.services.recall.embedding import Embedder, MiniLMEmbedder
+from chalicelib.services.recall.relevance import CandidateScorer, RelevanceScorer
+from chalicelib.services.recall.service import RecallService
+from chalicelib.services.recall.tokens import Cl100kTokenCounter, TokenCounter
+from chalicelib.services.review.bedrock_reviewer import BedrockReviewer
+from chalicelib.services.review.routines import RoutineService
+from chalicelib.services.review.rule_reviewer import Reviewer, RuleReviewer
+from chalicelib.services.review.service import ReviewService
 from chalicelib.services.secrets import SecretDetector
-from chalicelib.services.tokens import Cl100kTokenCounter, TokenCounter
+from chalicelib.services.text import SecretFinder
 from chalicelib.settings import Settings
 from chalicelib.storage.dynamodb import (
     DynamoDBDirectoryRepository,

@@ -21,10 +21,7 @@ from typing import Any
 
 from moto.dynamodb import models
 from moto.dynamodb.comparisons import get_filter_expression
-from moto.dynamodb.exceptions import (
-    MultipleTransactionsException,
-    TransactionCanceledException,
-)
+from moto.dynamodb.exceptions import MultipleTransactionsException, TransactionCanceledException
 
 _original = models.DynamoDBBackend.transact_write_items
 _installed = threading.Lock()

@@ -6,11 +6,11 @@ Two steps, both offline:
    (``model.safetensors`` and ``vocab.txt``; no torch needed) and write
    ``minilm-l6-int8.npz`` (every weight matrix as int8 with one float32 scale per
    output row, position embeddings cut to 256 rows as float16, biases and layer norms
-   float32) and ``minilm-l6-vocab.txt`` for ``chalicelib.services.embedding``.
+   float32) and ``minilm-l6-vocab.txt`` for ``chalicelib.services.recall.embedding``.
 2. ``train``: on the recall benchmark's development half (read from
    ``../shared/recall-eval/dev``, never copied), compute the relevance features of
    every (question, fact) pair of a conversation, fit the two logistic regressions of
-   ``chalicelib.services.relevance`` (the first stage over ``FEATURES``; the second over
+   ``chalicelib.services.recall.relevance`` (the first stage over ``FEATURES``; the second over
    ``RERANK_FEATURES``, whose token match is kept only for the first stage's best
    ``RERANK_CANDIDATES`` facts, as at recall) leaving one conversation out at a time
    (printing those figures: they are the ones that predict unseen stores), then fit
@@ -37,7 +37,7 @@ import numpy as np
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
-from chalicelib.services import embedding, relevance  # noqa: E402
+from chalicelib.services.recall.service import embedding, relevance  # noqa: E402
 
 WEIGHTS_FILE = relevance.WEIGHTS_FILE
 ADVERSARIAL = 5

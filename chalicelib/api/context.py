@@ -7,8 +7,7 @@ from typing import Any
 
 from chalicelib.errors import InvalidRequest
 from chalicelib.models.principal import Principal
-from chalicelib.services.memories import RunContext
-from chalicelib.services.rules import check_header
+from chalicelib.services.run_context import RunContext, check_header
 from chalicelib.wiring import Services, services
 
 

@@ -13,14 +13,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from chalicelib.api.http import (
-    check_encodable,
-    reject_constant,
-    reject_duplicate_keys,
-    validate,
-)
+from chalicelib.api.http import check_encodable, reject_constant, reject_duplicate_keys, validate
 from chalicelib.errors import InvalidRequest
-from chalicelib.services.kv_json import JsonNumber
+from chalicelib.services.kv.json_text import JsonNumber
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 

@@ -17,7 +17,7 @@ from chalicelib.api.http import endpoint, json_response, reject_other_methods
 from chalicelib.errors import InvalidRequest
 from chalicelib.models.kv import ForgetRequest, KvRecallRequest, RememberRequest
 from chalicelib.models.principal import Principal
-from chalicelib.services.kv import KvScope
+from chalicelib.services.kv.service import KvScope
 from chalicelib.wiring import Services, services
 
 kv_api = Blueprint(__name__)

@@ -20,8 +20,7 @@ from chalicelib.api.http import endpoint, reject_other_methods
 from chalicelib.api.kv import optional_principal, source_ip
 from chalicelib.errors import InvalidRequest, Unauthorized
 from chalicelib.models.principal import Principal
-from chalicelib.services.memories import RunContext
-from chalicelib.services.rules import check_header
+from chalicelib.services.run_context import RunContext, check_header
 from chalicelib.wiring import services
 
 mcp_api = Blueprint(__name__)

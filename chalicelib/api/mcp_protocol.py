@@ -46,8 +46,9 @@ from chalicelib.models.requests import (
     RecallRequest,
     SaveFactRequest,
 )
-from chalicelib.services.kv import KvScope
-from chalicelib.services.memories import RunContext, encode_next_token
+from chalicelib.services.kv.service import KvScope
+from chalicelib.services.paging import encode_next_token
+from chalicelib.services.run_context import RunContext
 from chalicelib.wiring import Services
 
 logger = logging.getLogger(__name__)

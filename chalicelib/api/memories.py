@@ -29,14 +29,10 @@ from chalicelib.models.requests import (
     SaveFactRequest,
     VetoRequest,
 )
-from chalicelib.services.day_log import DAY_LOG_IS_FOR_AGENTS
-from chalicelib.services.memories import (
-    EDIT_IS_FOR_PERSONS,
-    VETO_IS_FOR_PERSONS,
-    decode_next_token,
-    encode_next_token,
-)
-from chalicelib.services.rules import refuse_agents, refuse_persons
+from chalicelib.services.access.who import refuse_agents, refuse_persons
+from chalicelib.services.memory.day_log import DAY_LOG_IS_FOR_AGENTS
+from chalicelib.services.memory.service import EDIT_IS_FOR_PERSONS, VETO_IS_FOR_PERSONS
+from chalicelib.services.paging import decode_next_token, encode_next_token
 
 memories_api = Blueprint(__name__)
 

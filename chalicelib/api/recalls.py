@@ -20,9 +20,9 @@ from chalicelib.api.http import (
 from chalicelib.errors import Forbidden
 from chalicelib.models.recall import RecallStartRequest
 from chalicelib.models.requests import RecallLogQuery, RecallRequest
-from chalicelib.services.memories import decode_next_token, encode_next_token
-from chalicelib.services.recall import RUN_START_IS_FOR_AGENTS, RecallResult
-from chalicelib.services.rules import refuse_persons
+from chalicelib.services.access.who import refuse_persons
+from chalicelib.services.paging import decode_next_token, encode_next_token
+from chalicelib.services.recall.service import RUN_START_IS_FOR_AGENTS, RecallResult
 
 recalls_api = Blueprint(__name__)
 

@@ -20,10 +20,10 @@ from chalicelib.api.http import (
 )
 from chalicelib.models.requests import EmptyRequest
 from chalicelib.models.review import ReviewListQuery, RunReviewRequest
-from chalicelib.services.memories import decode_next_token, encode_next_token
-from chalicelib.services.review import REVIEW_RUN_IS_FOR_PERSONS
-from chalicelib.services.review_decisions import DECISIONS_ARE_FOR_PERSONS
-from chalicelib.services.rules import refuse_agents
+from chalicelib.services.access.who import refuse_agents
+from chalicelib.services.paging import decode_next_token, encode_next_token
+from chalicelib.services.review.decisions import DECISIONS_ARE_FOR_PERSONS
+from chalicelib.services.review.service import REVIEW_RUN_IS_FOR_PERSONS
 
 reviews_api = Blueprint(__name__)
 

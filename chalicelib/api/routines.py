@@ -22,12 +22,12 @@ from chalicelib.api.http import (
 )
 from chalicelib.models.requests import EmptyRequest
 from chalicelib.models.routine import CreateRoutineRequest, RoutineQuery
-from chalicelib.services.memories import decode_next_token, encode_next_token
-from chalicelib.services.routines import (
+from chalicelib.services.access.who import refuse_agents
+from chalicelib.services.paging import decode_next_token, encode_next_token
+from chalicelib.services.review.routines import (
     ROUTINE_CHANGES_ARE_FOR_PERSONS,
     ROUTINE_CREATION_IS_FOR_PERSONS,
 )
-from chalicelib.services.rules import refuse_agents
 
 routines_api = Blueprint(__name__)
 

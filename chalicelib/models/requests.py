@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
+from chalicelib.limits import DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT
 from chalicelib.models.common import RequestModel
 
 
@@ -64,10 +65,6 @@ class RecallRequest(RequestModel):
 
     query: str | None = None
     agent_id: str | None = None
-
-
-MAX_LIST_LIMIT = 500
-DEFAULT_LIST_LIMIT = 100
 
 
 def _digits_only(value: object) -> object:

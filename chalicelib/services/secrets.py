@@ -156,7 +156,7 @@ _NOT_TOKEN_AFTER = r"(?![A-Za-z0-9_\-])"
 _PRIVATE_KEY_EXTRA = re.compile(
     r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY[ A-Z]{0,20}-----|PuTTY-User-Key-File-\d"
 )
-# Our own API tokens: "pwk_" + secrets.token_urlsafe(32) (chalicelib/services/access.py).
+# Our own API tokens: "pwk_" + secrets.token_urlsafe(32) (chalicelib/services/access/admin.py).
 _PINEWORK_TOKEN = re.compile(_NOT_TOKEN_BEFORE + r"pwk_[A-Za-z0-9_\-]{32,}")
 _GITHUB_PAT = re.compile(r"github_pat_[A-Za-z0-9_]{22,}")
 _ANTHROPIC = re.compile(_NOT_TOKEN_BEFORE + r"sk-ant-[a-z]+\d*-[A-Za-z0-9_\-]{32,}")

@@ -35,12 +35,7 @@ from chalicelib.storage.keys import (
     review_lookup_partition,
     review_partition,
 )
-from chalicelib.storage.protocols import (
-    DecisionTaken,
-    LiftClaimed,
-    ReviewDateTaken,
-    WriteConflict,
-)
+from chalicelib.storage.protocols import DecisionTaken, LiftClaimed, ReviewDateTaken, WriteConflict
 
 _RUNNING = "running"
 _DONE = "done"

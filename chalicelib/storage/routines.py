@@ -11,12 +11,7 @@ from botocore.exceptions import ClientError
 
 from chalicelib.ids import from_rfc3339, to_rfc3339
 from chalicelib.models.routine import Routine, RoutineStatus
-from chalicelib.storage.dynamodb import (
-    DynamoDBTable,
-    key_range_after,
-    page_after,
-    to_attributes,
-)
+from chalicelib.storage.dynamodb import DynamoDBTable, key_range_after, page_after, to_attributes
 from chalicelib.storage.keys import (
     BY_ROUTINE_STATUS,
     ROUTINE_INDEX_PARTITION,

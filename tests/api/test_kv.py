@@ -13,7 +13,7 @@ from chalice.test import Client
 
 from chalicelib import wiring
 from chalicelib.ids import FixedClock
-from chalicelib.services.kv import VALUE_MAX_BYTES
+from chalicelib.limits import VALUE_MAX_BYTES
 from chalicelib.storage.kv import INLINE_MAX_BYTES
 from tests.conftest import BUCKET, START, TABLE, Actor, World
 

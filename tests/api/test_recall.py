@@ -12,7 +12,7 @@ import pytest
 
 from chalicelib import wiring
 from chalicelib.ids import FixedClock
-from chalicelib.services.relevance import Candidate
+from chalicelib.services.recall.relevance import Candidate
 from chalicelib.settings import Settings
 from tests.conftest import START, TABLE, Api, World
 
@@ -153,7 +153,7 @@ def save_deploy_facts(rewire: Any, world: World, clock: FixedClock, count: int) 
     """Save ``deploy 0`` … ``deploy {count-1}`` a millisecond apart through a service
     rewired with ``KeywordScorer`` (every one matches ``deploy``); return the services."""
     from chalicelib.models.requests import SaveFactRequest
-    from chalicelib.services.memories import RunContext
+    from chalicelib.services.run_context import RunContext
 
     built = rewire(scorer=KeywordScorer())
     agent = built.auth.authenticate(f"Bearer {world.agent.token}")
@@ -452,7 +452,7 @@ def test_counts_written_on_memory_items_by_earlier_versions_still_count(
 def test_facts_are_embedded_at_save_and_edit_and_old_ones_lazily(
     api: Api, world: World, wired: wiring.Services, dynamodb: Any
 ) -> None:
-    from chalicelib.services.embedding import SENTENCE_BYTES, TOKEN_BYTES
+    from chalicelib.services.recall.embedding import SENTENCE_BYTES, TOKEN_BYTES
     from chalicelib.storage.keys import memory_key
 
     def stored_embedding(memory_id: str) -> bytes | None:

@@ -12,7 +12,7 @@ import pytest
 
 from chalicelib import wiring
 from chalicelib.ids import FixedClock
-from chalicelib.services.embedding import is_current
+from chalicelib.services.recall.embedding import is_current
 from tests.api.test_facts import error_code, save
 from tests.conftest import BUCKET, TABLE, Api, World
 

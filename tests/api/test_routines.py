@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from chalicelib import wiring
 from chalicelib.ids import FixedClock
-from chalicelib.services.memories import encode_next_token
+from chalicelib.services.paging import encode_next_token
 from tests.api.test_facts import error_code, pages, save
 from tests.conftest import Api, World
 

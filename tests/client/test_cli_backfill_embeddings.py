@@ -15,8 +15,8 @@ from chalicelib import wiring
 from chalicelib.errors import InvalidRequest
 from chalicelib.models.principal import Principal, PrincipalKind
 from chalicelib.models.requests import EditRequest, SaveFactRequest
-from chalicelib.services.embedding import SENTENCE_BYTES, is_current
-from chalicelib.services.memories import RunContext
+from chalicelib.services.recall.embedding import SENTENCE_BYTES, is_current
+from chalicelib.services.run_context import RunContext
 from chalicelib.storage.dynamodb import DynamoDBMemoryRepository, DynamoDBTable
 from pinework import cli
 from tests.conftest import TABLE, World

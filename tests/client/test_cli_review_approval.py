@@ -17,7 +17,7 @@ import pinework.admin
 from chalicelib import wiring
 from chalicelib.models.principal import Principal, PrincipalKind
 from chalicelib.models.requests import SaveFactRequest
-from chalicelib.services.memories import RunContext
+from chalicelib.services.run_context import RunContext
 from pinework import Client, cli
 from tests.conftest import World
 

@@ -17,7 +17,7 @@ from chalicelib.errors import MemoryDayExists, MemoryDayFull, MemorySupersedeArc
 from chalicelib.ids import IdFactory
 from chalicelib.models.principal import Principal, PrincipalKind
 from chalicelib.models.requests import ArchiveRequest, ListQuery, SaveFactRequest
-from chalicelib.services.memories import RunContext
+from chalicelib.services.run_context import RunContext
 from chalicelib.settings import Settings
 from infra.local_dynamodb import EmbeddedAWS
 from infra.tables import create_table

@@ -14,7 +14,7 @@ from chalicelib.ids import IdFactory
 from chalicelib.models.principal import Principal, PrincipalKind
 from chalicelib.models.requests import ListQuery, SaveFactRequest
 from chalicelib.models.review import ReviewReport, RunReviewRequest
-from chalicelib.services.memories import RunContext
+from chalicelib.services.run_context import RunContext
 from chalicelib.settings import Settings
 from infra.tables import create_table
 from tests.concurrency.test_races import embedded_client, endpoint, run_together

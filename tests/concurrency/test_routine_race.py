@@ -5,7 +5,7 @@ from __future__ import annotations
 from chalicelib import wiring
 from chalicelib.models.principal import Principal
 from chalicelib.models.requests import SaveFactRequest
-from chalicelib.services.memories import RunContext
+from chalicelib.services.run_context import RunContext
 from tests.concurrency.test_races import agent, endpoint, run_together, wired
 
 __all__ = ["agent", "endpoint", "wired"]

@@ -21,8 +21,8 @@ from chalicelib.models.memory import Memory, MemoryStatus
 from chalicelib.models.principal import Principal, PrincipalKind
 from chalicelib.models.requests import SaveFactRequest
 from chalicelib.models.review import RunReviewRequest
-from chalicelib.services.bedrock_reviewer import TOOL_NAME
-from chalicelib.services.memories import RunContext
+from chalicelib.services.review.bedrock_reviewer import TOOL_NAME
+from chalicelib.services.run_context import RunContext
 from chalicelib.settings import Settings
 from tests.conftest import BUCKET, TABLE
 

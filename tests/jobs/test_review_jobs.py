@@ -15,7 +15,7 @@ from chalicelib import wiring
 from chalicelib.ids import FixedClock
 from chalicelib.models.principal import Principal, PrincipalKind
 from chalicelib.models.requests import SaveFactRequest
-from chalicelib.services.memories import RunContext
+from chalicelib.services.run_context import RunContext
 from chalicelib.settings import REVIEW_QUEUE_NAME, Settings
 from chalicelib.storage.dynamodb import DynamoDBTable
 from chalicelib.storage.routines import DynamoDBRoutineRepository

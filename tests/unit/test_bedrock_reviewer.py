@@ -15,14 +15,14 @@ from botocore.stub import ANY, Stubber
 from pydantic import ValidationError
 
 from chalicelib.models.memory import Memory, MemoryStatus
-from chalicelib.services.bedrock_reviewer import (
+from chalicelib.services.review.bedrock_reviewer import (
     TOOL_NAME,
     BedrockReviewer,
     converse_request,
     fact_batches,
 )
-from chalicelib.services.model_plan import tool_input_schema
-from chalicelib.services.reviewer import ReviewContext, RuleReviewer
+from chalicelib.services.review.model_plan import tool_input_schema
+from chalicelib.services.review.rule_reviewer import ReviewContext, RuleReviewer
 from chalicelib.settings import DEFAULT_BEDROCK_MODEL_ID, Settings
 from chalicelib.wiring import build_reviewer
 from tests.unit.test_reviewer import NOW, fact

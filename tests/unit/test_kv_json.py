@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from chalicelib.errors import InvalidRequest
-from chalicelib.services.kv_json import JsonNumber, javascript_number, stringify
+from chalicelib.services.kv.json_text import JsonNumber, javascript_number, stringify
 
 
 def stored(body_text: str) -> str:

@@ -5,7 +5,12 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from chalicelib.models.memory import Memory, MemoryKind, MemoryStatus
-from chalicelib.services.reviewer import ReviewContext, RuleReviewer, durable_text, normalize
+from chalicelib.services.review.rule_reviewer import (
+    ReviewContext,
+    RuleReviewer,
+    durable_text,
+    normalize,
+)
 
 NOW = datetime(2026, 12, 1, 4, 0, tzinfo=UTC)
 

@@ -1,11 +1,11 @@
-"""Tests for chalicelib.services.scoring: the lexical recall scorer (SPEC §8)."""
+"""Tests for chalicelib.services.recall.lexical: the lexical recall scorer (SPEC §8)."""
 
 import random
 import time
 
 import pytest
 
-from chalicelib.services.scoring import LexicalScorer, Scorer, stem
+from chalicelib.services.recall.lexical import LexicalScorer, Scorer, stem
 
 CUT_OFF = 0.5
 

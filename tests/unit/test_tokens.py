@@ -1,4 +1,4 @@
-"""Tests for chalicelib.services.tokens: real cl100k counts, offline (SPEC §5)."""
+"""Tests for chalicelib.services.recall.tokens: real cl100k counts, offline (SPEC §5)."""
 
 import random
 from collections.abc import Callable
@@ -7,7 +7,7 @@ from typing import Any
 import bpe_openai
 import pytest
 
-from chalicelib.services.tokens import Cl100kTokenCounter, TokenCounter
+from chalicelib.services.recall.tokens import Cl100kTokenCounter, TokenCounter
 
 
 @pytest.fixture(scope="module")

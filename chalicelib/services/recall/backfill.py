@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from chalicelib.models.memory import MemoryKind, MemoryStatus
-from chalicelib.services.embedding import Embedder, is_current
+from chalicelib.services.recall.embedding import Embedder, is_current
 from chalicelib.storage.protocols import MemoryRepository
 
 PAGE_SIZE = 100

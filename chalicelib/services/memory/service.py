@@ -8,13 +8,9 @@ on a lost race; the audit record is written in the same transaction.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import logging
-import re
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Literal
 
 from chalicelib.errors import (
@@ -30,7 +26,14 @@ from chalicelib.errors import (
     MemorySuperseded,
     MemoryVetoHumanOnly,
 )
-from chalicelib.ids import ULID_PATTERN, Clock, IdFactory, to_rfc3339
+from chalicelib.ids import Clock, IdFactory, to_rfc3339
+from chalicelib.limits import (
+    ARCHIVE_REASON_MAX_CHARS,
+    DAY_LOG_MAX_CHARS,
+    DEFAULT_FACT_LIFETIME,
+    DEFAULT_LIST_LIMIT,
+    FACT_MAX_CHARS,
+)
 from chalicelib.models.memory import (
     RESERVED_ARCHIVE_REASONS,
     VETOED,
@@ -38,33 +41,22 @@ from chalicelib.models.memory import (
     Memory,
     MemoryKind,
     MemoryStatus,
-    snapshot,
 )
 from chalicelib.models.principal import Principal
-from chalicelib.models.requests import (
-    DEFAULT_LIST_LIMIT,
-    ArchiveRequest,
-    EditRequest,
-    ListQuery,
-    SaveFactRequest,
-)
-from chalicelib.services.embedding import Embedder
-from chalicelib.services.rules import (
-    ARCHIVE_REASON_MAX_CHARS,
-    DAY_LOG_MAX_CHARS,
-    DEFAULT_FACT_LIFETIME,
-    FACT_MAX_CHARS,
-    SecretFinder,
-    check_evidence,
+from chalicelib.models.requests import ArchiveRequest, EditRequest, ListQuery, SaveFactRequest
+from chalicelib.services.access.who import (
     check_memory_id,
-    check_no_secret,
-    check_text,
     load_visible,
-    parse_expiry,
     refuse_agents,
     resolve_agent,
-    with_retries,
 )
+from chalicelib.services.memory.audit import audit_record
+from chalicelib.services.memory.expiry import parse_expiry
+from chalicelib.services.paging import decode_next_token
+from chalicelib.services.recall.embedding import Embedder
+from chalicelib.services.retries import with_retries
+from chalicelib.services.run_context import RunContext
+from chalicelib.services.text import SecretFinder, check_evidence, check_no_secret, check_text
 from chalicelib.storage.protocols import (
     DayPointerChange,
     DayPointerTaken,
@@ -78,49 +70,6 @@ logger = logging.getLogger(__name__)
 
 EDIT_IS_FOR_PERSONS = "Only a person can edit a memory. Archive it and save a new one."
 VETO_IS_FOR_PERSONS = "Only a person can veto a memory. Archive it with a reason."
-
-
-@dataclass(frozen=True)
-class RunContext:
-    """What an agent's headers say about the run (``X-Pinework-Run`` / ``-Task`` /
-    ``-Session``)."""
-
-    run_id: str | None = None
-    task_key: str | None = None
-    session_id: str | None = None
-
-
-def audit_record(
-    ids: IdFactory,
-    clock: Clock,
-    principal: Principal | None,
-    action: str,
-    before: Memory | None,
-    after: Memory,
-    reason: str | None = None,
-) -> AuditRecord:
-    """Build the audit record of one change (who, when, what, before/after; SPEC §4).
-
-    Args:
-        principal: the actor; ``None`` means the system (e.g. the daily review).
-        action: ``create``, ``edit``, ``archive``, ``veto``, ``unarchive`` or ``supersede``.
-
-    A ``create`` record carries the fact's ``evidence`` (SPEC §9 step 5), so the
-    history shows what the saver said supports it.
-    """
-    return AuditRecord(
-        id=ids.new("aud"),
-        memory_id=after.id,
-        workspace_id=after.workspace_id,
-        action=action,
-        actor_type="system" if principal is None else principal.kind.value,
-        actor_id=None if principal is None else principal.id,
-        at=clock.now(),
-        reason=reason,
-        before=None if before is None else snapshot(before),
-        after=snapshot(after),
-        evidence=after.evidence if action == "create" else None,
-    )
 
 
 class MemoryService:
@@ -503,27 +452,3 @@ class MemoryService:
             limit=query.limit,
             after_id=decode_next_token(query.next_token),
         )
-
-
-def encode_next_token(memory_id: str | None) -> str | None:
-    """Make the opaque ``nextToken`` that continues a list after ``memory_id``."""
-    if memory_id is None:
-        return None
-    return base64.urlsafe_b64encode(memory_id.encode()).decode().rstrip("=")
-
-
-def decode_next_token(token: str | None, prefix: str = "mem") -> str | None:
-    """Read a ``nextToken`` that must continue after a ``<prefix>_`` id.
-
-    Raises:
-        InvalidRequest: the token was not made by ``encode_next_token``.
-    """
-    if token is None:
-        return None
-    try:
-        memory_id = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
-    except (binascii.Error, UnicodeDecodeError, ValueError) as error:
-        raise InvalidRequest("nextToken is not valid; pass the one a list returned.") from error
-    if not re.fullmatch(rf"{prefix}_{ULID_PATTERN}", memory_id):
-        raise InvalidRequest("nextToken is not valid; pass the one a list returned.")
-    return memory_id

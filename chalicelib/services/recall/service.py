@@ -21,20 +21,23 @@ from datetime import UTC, datetime, timedelta
 
 from chalicelib.errors import Forbidden, InvalidRequest
 from chalicelib.ids import Clock, IdFactory
+from chalicelib.limits import (
+    MAX_DAY_LOG_TOKENS,
+    MAX_MEMORIES,
+    MAX_MEMORY_TOKENS,
+    RECALL_QUERY_MAX_CHARS,
+    SCORE_CUTOFF,
+    SESSION_WINDOW,
+)
 from chalicelib.models.memory import Memory, MemoryStatus
 from chalicelib.models.principal import Principal
 from chalicelib.models.recall import RecalledMemory, RecallLogEntry, RecallStartRequest
 from chalicelib.models.requests import RecallRequest
-from chalicelib.services.memories import RunContext
-from chalicelib.services.relevance import Candidate, CandidateScorer
-from chalicelib.services.rules import (
-    RECALL_QUERY_MAX_CHARS,
-    check_body_session,
-    has_content,
-    refuse_persons,
-    resolve_agent,
-)
-from chalicelib.services.tokens import TokenCounter
+from chalicelib.services.access.who import refuse_persons, resolve_agent
+from chalicelib.services.recall.relevance import Candidate, CandidateScorer
+from chalicelib.services.recall.tokens import TokenCounter
+from chalicelib.services.run_context import RunContext, check_body_session
+from chalicelib.services.text import has_content
 from chalicelib.storage.protocols import (
     DirectoryRepository,
     MemoryRepository,
@@ -45,11 +48,6 @@ from chalicelib.storage.protocols import (
 
 logger = logging.getLogger(__name__)
 
-SCORE_CUTOFF = 0.5
-MAX_MEMORIES = 300
-MAX_MEMORY_TOKENS = 12_000
-MAX_DAY_LOG_TOKENS = 2_000
-SESSION_WINDOW = timedelta(hours=24)
 BLOCK_HEADER = "--- MEMORY ---"
 DAY_LOG_HEADER = "--- DAY LOG (today and yesterday, UTC, newest first) ---"
 BLOCK_FOOTER = "--- END MEMORY ---"

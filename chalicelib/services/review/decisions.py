@@ -30,14 +30,9 @@ from chalicelib.errors import Conflict, InvalidRequest, NotFound
 from chalicelib.ids import Clock, IdFactory, to_rfc3339
 from chalicelib.models.principal import Principal
 from chalicelib.models.review import ActionDecision, ReviewAction, ReviewReport, ReviewSummary
-from chalicelib.services.review_apply import ActionApplier, ActionScope, ActionSkipped
-from chalicelib.services.rules import refuse_agents
-from chalicelib.storage.protocols import (
-    DecisionTaken,
-    ReportStore,
-    ReviewRepository,
-    WriteConflict,
-)
+from chalicelib.services.access.who import refuse_agents
+from chalicelib.services.review.apply import ActionApplier, ActionScope, ActionSkipped
+from chalicelib.storage.protocols import DecisionTaken, ReportStore, ReviewRepository, WriteConflict
 
 logger = logging.getLogger(__name__)
 

@@ -16,17 +16,13 @@ from dataclasses import dataclass
 
 from chalicelib.errors import PineworkError
 from chalicelib.ids import Clock, IdFactory
+from chalicelib.limits import DEFAULT_FACT_LIFETIME, FACT_MAX_CHARS
 from chalicelib.models.memory import VETOED, AuditRecord, Memory, MemoryKind, MemoryStatus
 from chalicelib.models.review import ActionOutcome, ReviewAction
-from chalicelib.services.embedding import Embedder
-from chalicelib.services.memories import audit_record
-from chalicelib.services.reviewer import durable_text, normalize, twin_of
-from chalicelib.services.rules import (
-    DEFAULT_FACT_LIFETIME,
-    FACT_MAX_CHARS,
-    SecretFinder,
-    check_text,
-)
+from chalicelib.services.memory.audit import audit_record
+from chalicelib.services.recall.embedding import Embedder
+from chalicelib.services.review.rule_reviewer import durable_text, normalize, twin_of
+from chalicelib.services.text import SecretFinder, check_text
 from chalicelib.storage.protocols import (
     LiftClaimed,
     MemoryRepository,

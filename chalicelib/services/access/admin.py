@@ -5,57 +5,20 @@ Tokens are random and shown once; only their SHA-256 hex digest is stored.
 
 from __future__ import annotations
 
-import hashlib
-import secrets
-
-from chalicelib.errors import InvalidRequest, Unauthorized
+from chalicelib.errors import InvalidRequest
 from chalicelib.ids import WORKSPACE_ID, Clock, IdFactory
 from chalicelib.models.principal import (
     REVIEW_APPROVAL_VALUES,
     Agent,
     IssuedCredential,
     Person,
-    Principal,
     Workspace,
 )
-from chalicelib.services.embedding_backfill import BackfillReport, EmbeddingBackfill
+from chalicelib.services.access.auth import hash_token, new_token
+from chalicelib.services.recall.backfill import BackfillReport, EmbeddingBackfill
 from chalicelib.storage.protocols import DirectoryRepository
 
-TOKEN_PREFIX = "pwk_"
 _NAME_MAX_CHARS = 200
-
-
-def hash_token(token: str) -> str:
-    """Return the SHA-256 hex digest under which a bearer token is stored."""
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()
-
-
-class AuthService:
-    """Resolves bearer tokens to principals.
-
-    Args:
-        directory: where token hashes live.
-    """
-
-    def __init__(self, directory: DirectoryRepository) -> None:
-        self._directory = directory
-
-    def authenticate(self, authorization: str | None) -> Principal:
-        """Resolve an ``Authorization`` header value to its principal.
-
-        Raises:
-            Unauthorized: the header is missing, not ``Bearer <token>``, or unknown.
-        """
-        if not authorization:
-            raise Unauthorized("Send Authorization: Bearer <token> (PINEWORK_TOKEN).")
-        scheme, _, token = authorization.strip().partition(" ")
-        token = token.strip()
-        if scheme.lower() != "bearer" or not token:
-            raise Unauthorized("Send Authorization: Bearer <token> (PINEWORK_TOKEN).")
-        principal = self._directory.principal_for_token(hash_token(token))
-        if principal is None:
-            raise Unauthorized("The bearer token is unknown or revoked. Ask an admin for one.")
-        return principal
 
 
 class AdminService:
@@ -191,11 +154,6 @@ class AdminService:
             raise InvalidRequest(f"{workspace_id!r} is not a workspace id (wsp_…).")
         if not self._directory.get_workspace(workspace_id):
             raise InvalidRequest(f"No workspace {workspace_id!r}. Create it first.")
-
-
-def new_token() -> str:
-    """Return a new random bearer token (``pwk_`` + 43 URL-safe characters)."""
-    return TOKEN_PREFIX + secrets.token_urlsafe(32)
 
 
 def _check_name(value: str, what: str) -> str:

@@ -36,7 +36,7 @@ from typing import Any, Protocol
 from chalicelib.ids import to_rfc3339
 from chalicelib.models.memory import Memory
 from chalicelib.models.review import ReviewAction
-from chalicelib.services.model_plan import (
+from chalicelib.services.review.model_plan import (
     ActionDropped,
     MalformedPlan,
     PlanChecker,
@@ -45,7 +45,7 @@ from chalicelib.services.model_plan import (
     parse_answer,
     tool_input_schema,
 )
-from chalicelib.services.reviewer import (
+from chalicelib.services.review.rule_reviewer import (
     RECENT_RECALL,
     STALE_AGE,
     Proposal,

@@ -25,9 +25,10 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic.alias_generators import to_camel
 
 from chalicelib.ids import to_rfc3339
+from chalicelib.limits import FACT_MAX_CHARS
 from chalicelib.models.memory import VETOED, Memory, MemoryKind, MemoryStatus
 from chalicelib.models.review import ReviewAction
-from chalicelib.services.reviewer import (
+from chalicelib.services.review.rule_reviewer import (
     DURABLE_MARKERS,
     RECENT_RECALL,
     RENEWAL,
@@ -38,7 +39,6 @@ from chalicelib.services.reviewer import (
     normalize,
     twin_of,
 )
-from chalicelib.services.rules import FACT_MAX_CHARS
 
 REASON_MAX_CHARS = 300
 """Longest reason a model may give for one action (an archive reason is <= 500)."""

@@ -14,15 +14,12 @@ from collections.abc import Iterator
 
 from chalicelib.errors import Forbidden, MemoryAgentRequired, MemoryNotOwn, NotFound
 from chalicelib.ids import AGENT_ID, ULID_PATTERN, Clock
+from chalicelib.limits import DEFAULT_LIST_LIMIT
 from chalicelib.models.principal import Principal
-from chalicelib.models.requests import DEFAULT_LIST_LIMIT
 from chalicelib.models.routine import Routine, RoutineStatus, agent_id_for, routine_id_for
-from chalicelib.services.rules import refuse_agents, with_retries
-from chalicelib.storage.protocols import (
-    DirectoryRepository,
-    RoutineExists,
-    RoutineRepository,
-)
+from chalicelib.services.access.who import refuse_agents
+from chalicelib.services.retries import with_retries
+from chalicelib.storage.protocols import DirectoryRepository, RoutineExists, RoutineRepository
 
 logger = logging.getLogger(__name__)
 

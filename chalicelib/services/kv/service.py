@@ -21,27 +21,22 @@ import json
 import math
 import re
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any, Literal
 
 from chalicelib.errors import InvalidRequest, PayloadTooLarge, SecretInMemory, Unauthorized
 from chalicelib.ids import Clock
+from chalicelib.limits import (
+    ANONYMOUS_LIFETIME,
+    API_KEY_MAX_CHARS,
+    KEY_MAX_BYTES,
+    LIST_MAX_BYTES,
+    VALUE_MAX_BYTES,
+)
 from chalicelib.models.principal import Principal
-from chalicelib.services.kv_json import stringify
-from chalicelib.services.rules import SecretFinder
+from chalicelib.services.kv.json_text import stringify
+from chalicelib.services.text import SecretFinder
 from chalicelib.storage.protocols import KvRepository
 
-KEY_MAX_BYTES = 512
-"""Keys are 1 to 512 bytes of UTF-8 (SPEC §10)."""
-VALUE_MAX_BYTES = 5_767_168
-"""5.5 MiB: the largest value, measured as it travels in a recall answer (UTF-8,
-JSON-escaped). A Lambda answer stops at 6 MB (API Gateway at 10 MB), and the
-answer's envelope needs the rest."""
-LIST_MAX_BYTES = 5_242_880
-"""5 MiB of keys (as JSON) at most in one ``recall {}`` answer; past it the list is cut."""
-ANONYMOUS_LIFETIME = timedelta(hours=24)
-"""Anonymous entries expire this long after their last write (SPEC §10)."""
-API_KEY_MAX_CHARS = 4096
 _DATA_RUN = re.compile(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/=_\-]{1025,}")
 """A token over 1 KiB: an image, a dump, a hash list: data, not a credential. Blanked
 before the secret check, which would otherwise call any long random blob a secret.

@@ -15,18 +15,14 @@ from datetime import UTC, datetime, time
 
 from chalicelib.errors import Conflict, InvalidRequest, MemoryDayAgentOnly, MemoryDayFull
 from chalicelib.ids import Clock, IdFactory
+from chalicelib.limits import DAY_LINE_MAX_CHARS, DAY_LOG_MAX_CHARS, DEFAULT_FACT_LIFETIME
 from chalicelib.models.memory import Memory, MemoryKind
 from chalicelib.models.principal import Principal
-from chalicelib.services.memories import RunContext, audit_record
-from chalicelib.services.rules import (
-    DAY_LINE_MAX_CHARS,
-    DAY_LOG_MAX_CHARS,
-    DEFAULT_FACT_LIFETIME,
-    WRITE_ATTEMPTS,
-    SecretFinder,
-    check_text,
-    refuse_persons,
-)
+from chalicelib.services.access.who import refuse_persons
+from chalicelib.services.memory.audit import audit_record
+from chalicelib.services.retries import WRITE_ATTEMPTS
+from chalicelib.services.run_context import RunContext
+from chalicelib.services.text import SecretFinder, check_text
 from chalicelib.storage.protocols import (
     DayLogFull,
     DayPointerTaken,

@@ -11,7 +11,7 @@ applied, skipped) goes to S3 as JSON and is summarised in DynamoDB.
 Approval mode (issue 4 item 6): in a workspace whose ``reviewApproval`` is
 ``required`` a run applies nothing; it stores the plan with every action
 ``pending``, and persons approve or reject each action
-(``chalicelib.services.review_decisions``).
+(``chalicelib.services.review.decisions``).
 
 Idempotent: a scheduled review claims ``agent + date`` conditionally, so a
 retried message does nothing twice; and every action re-checks the state it
@@ -40,18 +40,19 @@ from chalicelib.models.review import (
     Trigger,
     fold_signature,
 )
-from chalicelib.services.embedding import Embedder
-from chalicelib.services.review_apply import (
+from chalicelib.services.access.who import refuse_agents, resolve_agent
+from chalicelib.services.recall.embedding import Embedder
+from chalicelib.services.review.apply import (
     ActionApplier,
     ActionScope,
     ActionSkipped,
     all_facts,
     outcome_of,
 )
-from chalicelib.services.review_decisions import ReviewDecisions
-from chalicelib.services.reviewer import ReviewContext, Reviewer
-from chalicelib.services.routines import RoutineService
-from chalicelib.services.rules import SecretFinder, refuse_agents, resolve_agent
+from chalicelib.services.review.decisions import ReviewDecisions
+from chalicelib.services.review.routines import RoutineService
+from chalicelib.services.review.rule_reviewer import ReviewContext, Reviewer
+from chalicelib.services.text import SecretFinder
 from chalicelib.storage.protocols import (
     DirectoryRepository,
     MemoryRepository,

@@ -34,7 +34,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-DATA_DIR = Path(__file__).resolve().parents[1] / "data"
+DATA_DIR = Path(__file__).resolve().parents[2] / "data"
 MODEL_FILE = DATA_DIR / "minilm-l6-int8.npz"
 VOCAB_FILE = DATA_DIR / "minilm-l6-vocab.txt"
 

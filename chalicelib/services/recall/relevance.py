@@ -4,7 +4,7 @@
 logistic regression over features that carry from one agent's store to another:
 
 - ``cos``: cosine of the query and fact sentence embeddings (all-MiniLM-L6-v2,
-  ``chalicelib.services.embedding``; the fact's is stored at save time);
+  ``chalicelib.services.recall.embedding``; the fact's is stored at save time);
 - ``lex``: BM25-weighted coverage of the query's stemmed terms by the fact (the
   ``LexicalScorer`` terms, counted over all candidates at once), in [0, 1];
 - ``cos_gap`` / ``lex_gap``: each minus its best value among the candidates, and
@@ -107,7 +107,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from chalicelib.services.embedding import (
+from chalicelib.services.recall.embedding import (
     DATA_DIR,
     DIMENSIONS,
     VOCAB_FILE,
@@ -119,7 +119,7 @@ from chalicelib.services.embedding import (
     stacked_token_signs,
     word_piece_count,
 )
-from chalicelib.services.scoring import STOP_WORDS, LexicalScorer
+from chalicelib.services.recall.lexical import STOP_WORDS, LexicalScorer
 
 WEIGHTS_FILE = DATA_DIR / "recall-relevance.json"
 

@@ -1,0 +1,61 @@
+"""Every limit of the service, in one place (SPEC §5, §8, §10; ours in docs/DECISIONS.md).
+
+Characters are Unicode code points (Python ``len``) of the text as received; bytes
+are UTF-8. Services and request models import their limits from here, so a limit
+is changed once.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+# Memories (SPEC §5).
+FACT_MAX_CHARS = 500
+"""A fact's text; over it: 400 ``memory_text_too_long``."""
+DAY_LINE_MAX_CHARS = 300
+"""A day line as sent, before the ``HH:MM [TASK]`` prefix; over it: ``memory_text_too_long``."""
+DAY_LOG_MAX_CHARS = 8000
+"""One agent's day log for one UTC date, as stored (prefixes and newlines included);
+a line that would pass it is 409 ``memory_day_full`` and is not written."""
+ARCHIVE_REASON_MAX_CHARS = 500
+"""An archive reason (required) and a veto's note."""
+EVIDENCE_MAX_CHARS = 2000
+"""The tool-output excerpt a save may carry (SPEC §9 step 5)."""
+DEFAULT_FACT_LIFETIME = timedelta(days=90)
+"""A fact saved without ``expiresAt`` expires this long after its save."""
+HEADER_MAX_CHARS = 128
+"""``X-Pinework-Run``, ``-Task``, ``-Session`` and a body's ``sessionId`` (printable ASCII)."""
+
+# Lists (SPEC §5).
+DEFAULT_LIST_LIMIT = 100
+"""Items in a list page when ``limit`` is not given."""
+MAX_LIST_LIMIT = 500
+"""The largest list page; a larger ``limit`` is lowered to it, not refused."""
+
+# Recall (SPEC §5, §8).
+RECALL_QUERY_MAX_CHARS = 4000
+"""A recall ``query``, and a run-start ``task``, ``message`` or ``slashCommand``."""
+SCORE_CUTOFF = 0.5
+"""Recall keeps facts scoring at least this, best first."""
+MAX_MEMORIES = 300
+"""At most this many memories in one recall."""
+MAX_MEMORY_TOKENS = 12_000
+"""At most this many cl100k tokens of memory lines in one recall (whole memories)."""
+MAX_DAY_LOG_TOKENS = 2_000
+"""The day-log part of a recall block, on top of the memories (oldest lines cut first)."""
+SESSION_WINDOW = timedelta(hours=24)
+"""A resumed session that had a run-start recall this recently gets no block."""
+
+# Key-value meta-tools (SPEC §10).
+KEY_MAX_BYTES = 512
+"""Keys are 1 to 512 bytes of UTF-8."""
+VALUE_MAX_BYTES = 5_767_168
+"""5.5 MiB: the largest value, measured as it travels in a recall answer (UTF-8,
+JSON-escaped). A Lambda answer stops at 6 MB (API Gateway at 10 MB), and the
+answer's envelope needs the rest; larger is 413 ``payload_too_large``."""
+LIST_MAX_BYTES = 5_242_880
+"""5 MiB of keys (as JSON) at most in one ``recall {}`` answer; past it the list is cut."""
+ANONYMOUS_LIFETIME = timedelta(hours=24)
+"""Anonymous entries expire this long after their last write."""
+API_KEY_MAX_CHARS = 4096
+"""The longest ``X-Api-Key`` accepted."""
