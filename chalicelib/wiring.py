@@ -32,12 +32,10 @@ from chalicelib.services.review.service import ReviewService
 from chalicelib.services.secrets import SecretDetector
 from chalicelib.services.text import SecretFinder
 from chalicelib.settings import Settings
-from chalicelib.storage.dynamodb import (
-    DynamoDBDirectoryRepository,
-    DynamoDBMemoryRepository,
-    DynamoDBTable,
-)
+from chalicelib.storage.directory import DynamoDBDirectoryRepository
+from chalicelib.storage.dynamodb import DynamoDBTable
 from chalicelib.storage.kv import DynamoDBKvRepository, S3ObjectStore
+from chalicelib.storage.memories import DynamoDBMemoryRepository
 from chalicelib.storage.queue import SqsReviewQueue
 from chalicelib.storage.recalls import DynamoDBRecallRepository
 from chalicelib.storage.reviews import DynamoDBReviewRepository, S3ReportStore

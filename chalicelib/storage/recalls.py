@@ -11,18 +11,14 @@ from typing import Any
 
 from chalicelib.ids import from_rfc3339, to_rfc3339
 from chalicelib.models.recall import RecallLogEntry
-from chalicelib.storage.dynamodb import (
-    DynamoDBTable,
-    TransactionCancelled,
-    count_recall_update,
-    to_attributes,
-)
+from chalicelib.storage.dynamodb import DynamoDBTable, TransactionCancelled, to_attributes
 from chalicelib.storage.keys import (
     recall_counter_page,
     recall_log_key,
     recall_log_partition,
     session_key,
 )
+from chalicelib.storage.memories import count_recall_update
 from chalicelib.storage.protocols import SessionAlreadyRecalled, SessionClaim
 
 _TRANSACTION_ITEMS = 100

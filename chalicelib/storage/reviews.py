@@ -18,8 +18,7 @@ from chalicelib.storage import items as convert
 from chalicelib.storage.dynamodb import (
     DynamoDBTable,
     TransactionCancelled,
-    _memory_update,
-    _put_new,
+    put_new,
     to_attributes,
 )
 from chalicelib.storage.keys import (
@@ -35,6 +34,7 @@ from chalicelib.storage.keys import (
     review_lookup_partition,
     review_partition,
 )
+from chalicelib.storage.memories import memory_update
 from chalicelib.storage.protocols import DecisionTaken, LiftClaimed, ReviewDateTaken, WriteConflict
 
 _RUNNING = "running"
@@ -175,9 +175,9 @@ class DynamoDBReviewRepository:
         try:
             self._table.transact(
                 [
-                    _memory_update(old_before, old_after),
+                    memory_update(old_before, old_after),
                     _keeper_check(keeper),
-                    _put_new(convert.audit_to_item(audit)),
+                    put_new(convert.audit_to_item(audit)),
                 ]
             )
         except TransactionCancelled as cancelled:
@@ -198,14 +198,14 @@ class DynamoDBReviewRepository:
         """
         claim = {**lift_claim_key(fact.agent_id, text_digest), "memoryId": fact.id}
         operations = [
-            _put_new(convert.memory_to_item(fact)),
+            put_new(convert.memory_to_item(fact)),
             # attribute_not_exists: a text is lifted once per agent, ever (a retried
             # review never lifts twice; a vetoed lift never comes back).
-            _put_new(claim),
-            *(_put_new(convert.audit_to_item(audit)) for audit in audits),
+            put_new(claim),
+            *(put_new(convert.audit_to_item(audit)) for audit in audits),
         ]
         if replaced is not None:
-            operations.append(_memory_update(*replaced))
+            operations.append(memory_update(*replaced))
         try:
             self._table.transact(operations)
         except TransactionCancelled as cancelled:
@@ -284,8 +284,8 @@ class DynamoDBReviewRepository:
         item = summary_to_item(summary)
         self._table.transact(
             [
-                _put_new({**review_key(summary.agent_id, summary.id), **item}),
-                _put_new({**review_lookup_key(summary.id), **item}),
+                put_new({**review_key(summary.agent_id, summary.id), **item}),
+                put_new({**review_lookup_key(summary.id), **item}),
             ]
         )
 
@@ -389,7 +389,7 @@ class DynamoDBReviewRepository:
             for key in list(dict.fromkeys(signatures))[:_MAX_REJECTION_ITEMS]
         ]
         # attribute_not_exists: a decided or applying action is never rejected.
-        self._settle(summary, decision, _put_new(decision_to_item(summary.id, decision)), *memos)
+        self._settle(summary, decision, put_new(decision_to_item(summary.id, decision)), *memos)
 
     def rejections(self, agent_id: str) -> dict[str, str]:
         """Every action rejected for ``agent_id``: signature -> "rvw_… a2 by usr_… on date"."""

@@ -17,7 +17,8 @@ from chalicelib.models.principal import Principal, PrincipalKind
 from chalicelib.models.requests import EditRequest, SaveFactRequest
 from chalicelib.services.recall.embedding import SENTENCE_BYTES, is_current
 from chalicelib.services.run_context import RunContext
-from chalicelib.storage.dynamodb import DynamoDBMemoryRepository, DynamoDBTable
+from chalicelib.storage.dynamodb import DynamoDBTable
+from chalicelib.storage.memories import DynamoDBMemoryRepository
 from pinework import cli
 from tests.conftest import TABLE, World
 

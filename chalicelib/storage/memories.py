@@ -1,0 +1,412 @@
+"""The DynamoDB adapter of ``MemoryRepository``: memories, their audit records, the
+day-row pointers and the recall counters (SPEC §3–5, §8) on the single table (keys
+in ``keys.py``). Every state change is a conditional write or a transaction; each
+condition says why it exists."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from itertools import islice
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from chalicelib.ids import to_rfc3339
+from chalicelib.models.memory import AuditRecord, Memory, MemoryKind, MemoryStatus
+from chalicelib.storage import items as convert
+from chalicelib.storage.dynamodb import (
+    QUERY_PAGE,
+    DynamoDBTable,
+    TransactionCancelled,
+    from_attributes,
+    key_range_after,
+    page_after,
+    put_new,
+    to_attributes,
+)
+from chalicelib.storage.keys import (
+    AUDIT_PREFIX,
+    BY_AGENT,
+    BY_AGENT_STATUS,
+    BY_WORKSPACE,
+    BY_WORKSPACE_STATUS,
+    MEMORY_INDEXES,
+    SORT_ATTRIBUTE,
+    day_pointer_key,
+    memory_key,
+    recall_counter_key,
+    recall_counter_page,
+)
+from chalicelib.storage.protocols import (
+    DayLogFull,
+    DayPointerChange,
+    DayPointerTaken,
+    DayRowNotLive,
+    MemoryPage,
+    WriteConflict,
+)
+
+
+def memory_update(before: Memory, after: Memory) -> dict[str, Any]:
+    """An Update that writes ``after``'s mutable attributes if ``before`` is still current."""
+    item = convert.memory_to_item(after)
+    names: dict[str, str] = {"#version": "version"}
+    values: dict[str, Any] = {":expected": before.version}
+    sets: list[str] = []
+    removes: list[str] = []
+    for position, attribute in enumerate(convert.MUTABLE_MEMORY_ATTRIBUTES):
+        alias = f"#a{position}"
+        names[alias] = attribute
+        if attribute in item:
+            sets.append(f"{alias} = :v{position}")
+            values[f":v{position}"] = item[attribute]
+        else:
+            removes.append(alias)
+    expression = "SET " + ", ".join(sets)
+    if removes:
+        expression += " REMOVE " + ", ".join(removes)
+    return {
+        "Update": {
+            "Key": to_attributes(memory_key(after.id)),
+            "UpdateExpression": expression,
+            # Optimistic concurrency: nothing changed the memory since it was read,
+            # so the rules the service checked still hold.
+            "ConditionExpression": "#version = :expected",
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": to_attributes(values),
+        }
+    }
+
+
+def _claim_day_pointer(memory: Memory) -> dict[str, Any]:
+    assert memory.date is not None
+    item = {**day_pointer_key(memory.agent_id, memory.date), "memoryId": memory.id}
+    # attribute_not_exists: exactly one live day row per agent and UTC date (SPEC §4).
+    return put_new(item)
+
+
+def _release_day_pointer(memory: Memory) -> dict[str, Any]:
+    assert memory.date is not None
+    return {
+        "Delete": {
+            "Key": to_attributes(day_pointer_key(memory.agent_id, memory.date)),
+            # Only the row that holds the pointer may release it.
+            "ConditionExpression": "memoryId = :id",
+            "ExpressionAttributeValues": to_attributes({":id": memory.id}),
+        }
+    }
+
+
+class DynamoDBMemoryRepository:
+    """``MemoryRepository`` on the single table (see ``keys.py`` for the layout).
+
+    Args:
+        table: the wrapped table.
+    """
+
+    def __init__(self, table: DynamoDBTable) -> None:
+        self._table = table
+
+    def get(self, memory_id: str) -> Memory | None:
+        """Return the memory (strongly consistent read) or None, recall counts included."""
+        found = self._table.get(memory_key(memory_id))
+        if found is None:
+            return None
+        memory = convert.memory_from_item(found)
+        page = self._table.get(recall_counter_key(memory.agent_id, recall_counter_page(memory.id)))
+        return convert.add_recall_counts(memory, page)
+
+    def with_recall_counts(self, memories: list[Memory]) -> list[Memory]:
+        """``memories`` with their counter pages' counts (one BatchGetItem per 100 pages)."""
+        wanted = {(m.agent_id, recall_counter_page(m.id)) for m in memories}
+        pages = {
+            (str(item["pk"]), str(item["sk"])): item
+            for item in self._table.batch_get(
+                [recall_counter_key(agent, page) for agent, page in sorted(wanted)]
+            )
+        }
+        result = []
+        for memory in memories:
+            key = recall_counter_key(memory.agent_id, recall_counter_page(memory.id))
+            result.append(convert.add_recall_counts(memory, pages.get((key["pk"], key["sk"]))))
+        return result
+
+    def create(
+        self, memory: Memory, audit: AuditRecord, *, claim_day_pointer: bool = False
+    ) -> None:
+        """Write a new memory with its audit record (and day pointer) atomically.
+
+        Raises:
+            DayPointerTaken: the date already has a live day row.
+        """
+        operations = [
+            put_new(convert.memory_to_item(memory)),
+            put_new(convert.audit_to_item(audit)),
+        ]
+        if claim_day_pointer:
+            operations.append(_claim_day_pointer(memory))
+        try:
+            self._table.transact(operations)
+        except TransactionCancelled as cancelled:
+            if claim_day_pointer and _failed(cancelled, 2):
+                raise DayPointerTaken(memory.date) from cancelled
+            raise WriteConflict(memory.id) from cancelled
+
+    def supersede(
+        self, new: Memory, old_before: Memory, old_after: Memory, audits: Sequence[AuditRecord]
+    ) -> None:
+        """Write ``new`` and archive the old memory in one transaction (SPEC §4).
+
+        Raises:
+            WriteConflict: the old memory changed since it was read.
+        """
+        operations = [
+            put_new(convert.memory_to_item(new)),
+            memory_update(old_before, old_after),
+            *(put_new(convert.audit_to_item(audit)) for audit in audits),
+        ]
+        try:
+            self._table.transact(operations)
+        except TransactionCancelled as cancelled:
+            raise WriteConflict(old_before.id) from cancelled
+
+    def transition(
+        self,
+        before: Memory,
+        after: Memory,
+        audit: AuditRecord,
+        *,
+        day_pointer: DayPointerChange = DayPointerChange.NONE,
+    ) -> None:
+        """Write a state change and its audit record atomically.
+
+        Raises:
+            WriteConflict: the memory changed since it was read.
+            DayPointerTaken: another live day row holds the date.
+        """
+        operations = [memory_update(before, after), put_new(convert.audit_to_item(audit))]
+        if day_pointer is DayPointerChange.CLAIM:
+            operations.append(_claim_day_pointer(after))
+        elif day_pointer is DayPointerChange.RELEASE:
+            operations.append(_release_day_pointer(before))
+        try:
+            self._table.transact(operations)
+        except TransactionCancelled as cancelled:
+            # Only the pointer failed: the row is as read, but its date is taken.
+            pointer_only = _failed(cancelled, 2) and not _failed(cancelled, 0)
+            if day_pointer is DayPointerChange.CLAIM and pointer_only:
+                raise DayPointerTaken(after.date) from cancelled
+            raise WriteConflict(before.id) from cancelled
+
+    def set_embedding(self, memory: Memory, embedding: bytes) -> bool:
+        """Store a recomputed embedding if the memory is still at ``memory.version``
+        (one conditional ``UpdateItem``; the version is not bumped: derived data).
+
+        Returns:
+            ``False`` when the condition failed (the memory changed since it was read).
+        """
+        try:
+            self._table.client.update_item(
+                TableName=self._table.name,
+                Key=to_attributes(memory_key(memory.id)),
+                UpdateExpression="SET #embedding = :embedding",
+                ConditionExpression="#version = :version",
+                ExpressionAttributeNames={"#embedding": "embedding", "#version": "version"},
+                ExpressionAttributeValues=to_attributes(
+                    {":embedding": embedding, ":version": memory.version}
+                ),
+            )
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+            return False
+        return True
+
+    def live_day_row_id(self, agent_id: str, date: str) -> str | None:
+        """Return the id the date's day pointer names, if any."""
+        found = self._table.get(day_pointer_key(agent_id, date))
+        return None if found is None else str(found["memoryId"])
+
+    def append_to_day_row(
+        self, memory_id: str, line: str, *, max_chars_before: int, now: datetime
+    ) -> Memory:
+        """Append a line to a live day row in one conditional update (SPEC §5: 8,000 cap).
+
+        The stored text grows by the line plus one newline.
+
+        Raises:
+            DayRowNotLive: the row is no longer active.
+            DayLogFull: the stored text has no room for the line.
+        """
+        try:
+            response = self._table.client.update_item(
+                TableName=self._table.name,
+                Key=to_attributes(memory_key(memory_id)),
+                UpdateExpression=(
+                    "SET #lines = list_append(#lines, :line), #chars = #chars + :added, "
+                    "#version = #version + :one, #updated = :now"
+                ),
+                # DynamoDB conditions cannot add, so the client computes the largest
+                # stored length that leaves room; status guards an archived row.
+                ConditionExpression="#status = :active AND #chars <= :max_before",
+                ExpressionAttributeNames={
+                    "#lines": "lines",
+                    "#chars": "charCount",
+                    "#version": "version",
+                    "#updated": "updatedAt",
+                    "#status": "status",
+                },
+                ExpressionAttributeValues=to_attributes(
+                    {
+                        ":line": [line],
+                        ":added": len(line) + 1,
+                        ":one": 1,
+                        ":now": to_rfc3339(now),
+                        ":active": MemoryStatus.ACTIVE.value,
+                        ":max_before": max_chars_before,
+                    }
+                ),
+                ReturnValues="ALL_NEW",
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+            old = error.response.get("Item")
+            if old is None or from_attributes(old).get("status") != MemoryStatus.ACTIVE.value:
+                raise DayRowNotLive(memory_id) from error
+            raise DayLogFull(memory_id) from error
+        return convert.memory_from_item(from_attributes(response["Attributes"]))
+
+    def list_memories(
+        self,
+        *,
+        workspace_id: str,
+        agent_id: str | None,
+        status: str | None,
+        kind: str | None,
+        limit: int,
+        after_id: str | None,
+    ) -> MemoryPage:
+        """List newest first from the index that needs no filter but ``kind``.
+
+        Keeps reading past short filtered pages (PITFALLS: Limit before filter),
+        so a page holds exactly ``limit`` memories when that many exist.
+        """
+        if agent_id is not None:
+            index, partition = (
+                (BY_AGENT_STATUS, f"{agent_id}#{status}") if status else (BY_AGENT, agent_id)
+            )
+        else:
+            index, partition = (
+                (BY_WORKSPACE_STATUS, f"{workspace_id}#{status}")
+                if status
+                else (BY_WORKSPACE, workspace_id)
+            )
+        partition_attribute = MEMORY_INDEXES[index]
+        request: dict[str, Any] = {
+            "IndexName": index,
+            "KeyConditionExpression": "#partition = :partition",
+            "ExpressionAttributeNames": {"#partition": partition_attribute},
+            "ExpressionAttributeValues": {":partition": partition},
+            "ScanIndexForward": False,
+            "Limit": QUERY_PAGE,
+        }
+        conditions = []
+        if kind is not None:
+            conditions.append("#kind = :kind")
+            request["ExpressionAttributeNames"]["#kind"] = "kind"
+            request["ExpressionAttributeValues"][":kind"] = kind
+        # Defence in depth: an agent id never lists another workspace's rows.
+        conditions.append("#workspace = :workspace")
+        request["ExpressionAttributeNames"]["#workspace"] = "workspaceId"
+        request["ExpressionAttributeValues"][":workspace"] = workspace_id
+        request["FilterExpression"] = " AND ".join(conditions)
+        request["ExpressionAttributeValues"] = to_attributes(request["ExpressionAttributeValues"])
+        if after_id is not None:
+            request["ExclusiveStartKey"] = to_attributes(
+                {**memory_key(after_id), partition_attribute: partition, SORT_ATTRIBUTE: after_id}
+            )
+        found: list[Memory] = []
+        for item in self._table.query(**request):
+            found.append(convert.memory_from_item(item))
+            if len(found) > limit:
+                break
+        if len(found) > limit:
+            return MemoryPage(self.with_recall_counts(found[:limit]), found[limit - 1].id)
+        return MemoryPage(self.with_recall_counts(found), None)
+
+    def live_facts(self, agent_id: str, *, recall_counts: bool = True) -> list[Memory]:
+        """Every active fact of the agent, newest first, from the status index; with
+        ``recall_counts=False`` the counters are left out (what the item holds)."""
+        items = self._table.query(
+            IndexName=BY_AGENT_STATUS,
+            KeyConditionExpression="#partition = :partition",
+            FilterExpression="#kind = :fact",
+            ExpressionAttributeNames={
+                "#partition": MEMORY_INDEXES[BY_AGENT_STATUS],
+                "#kind": "kind",
+            },
+            ExpressionAttributeValues=to_attributes(
+                {
+                    ":partition": f"{agent_id}#{MemoryStatus.ACTIVE.value}",
+                    ":fact": MemoryKind.FACT.value,
+                }
+            ),
+            ScanIndexForward=False,
+        )
+        facts = [convert.memory_from_item(item) for item in items]
+        return self.with_recall_counts(facts) if recall_counts else facts
+
+    def history(
+        self, memory_id: str, limit: int, after_audit_id: str | None = None
+    ) -> tuple[list[AuditRecord], str | None]:
+        """A page of the memory's audit records, oldest first (they share its partition):
+        at most ``limit`` after ``after_audit_id``, read with one key range
+        (``key_range_after``), and the audit id to continue after (None at the end)."""
+        items = self._table.query(
+            KeyConditionExpression="pk = :pk AND sk BETWEEN :low AND :high",
+            ExpressionAttributeValues=to_attributes(
+                {
+                    ":pk": memory_key(memory_id)["pk"],
+                    **key_range_after(AUDIT_PREFIX, after_audit_id),
+                }
+            ),
+            ConsistentRead=True,
+            Limit=limit + 2,
+        )
+        records = (convert.audit_from_item(item) for item in islice(items, limit + 2))
+        return page_after(records, limit, after_audit_id, key=lambda record: record.id)
+
+
+def count_recall_update(
+    agent_id: str, page: int, memory_ids: Sequence[str], now: datetime
+) -> dict[str, Any]:
+    """The transaction action that counts one recall on the memories of one counter page
+    (SPEC §8: ``recallCount + 1``, ``lastRecalledAt = now``; ``keys.RECALL_COUNTER_PAGES``).
+
+    Counters are not a state change: no version bump, no audit record. ``ADD`` creates
+    the page (and each memory's counter) on first use.
+    """
+    names = {"#entity": "entity"}
+    adds, sets = [], ["#entity = :entity"]
+    for position, memory_id in enumerate(memory_ids):
+        names[f"#n{position}"] = f"{convert.RECALL_COUNT_PREFIX}{memory_id}"
+        names[f"#t{position}"] = f"{convert.RECALLED_AT_PREFIX}{memory_id}"
+        adds.append(f"#n{position} :one")
+        sets.append(f"#t{position} = :now")
+    values = {":one": 1, ":now": to_rfc3339(now), ":entity": "recall_counters"}
+    return {
+        "Update": {
+            "Key": to_attributes(recall_counter_key(agent_id, page)),
+            "UpdateExpression": f"ADD {', '.join(adds)} SET {', '.join(sets)}",
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": to_attributes(values),
+        }
+    }
+
+
+def _failed(cancelled: TransactionCancelled, position: int) -> bool:
+    reasons = cancelled.reasons
+    return position < len(reasons) and reasons[position] == "ConditionalCheckFailed"
