@@ -59,3 +59,18 @@ ANONYMOUS_LIFETIME = timedelta(hours=24)
 """Anonymous entries expire this long after their last write."""
 API_KEY_MAX_CHARS = 4096
 """The longest ``X-Api-Key`` accepted."""
+
+# The dashboard (SPEC §13; ours, docs/DECISIONS.md "Dashboard").
+SESSION_IDLE_LIFETIME = timedelta(hours=12)
+"""A dashboard session ends this long after the person's last request."""
+SESSION_MAX_LIFETIME = timedelta(days=7)
+"""A dashboard session ends this long after sign-in, however active."""
+SESSION_REFRESH_INTERVAL = timedelta(minutes=15)
+"""The idle expiry is pushed back at most this often (one write, not one per request)."""
+SIGN_IN_LINK_LIFETIME = timedelta(minutes=10)
+"""A one-time sign-in link works once, within this long of being made."""
+SEARCH_SCAN_MAX = 2000
+"""Memories one dashboard search request reads at most (DynamoDB has no text search:
+the newest are read page by page; the person may continue with the next ones)."""
+DASHBOARD_PAGE_SIZE = 50
+"""Memories on one page of an agent's memory list."""

@@ -17,11 +17,17 @@ from botocore.config import Config
 from chalicelib.ids import Clock, IdFactory, SystemClock
 from chalicelib.services.access.admin import AdminService
 from chalicelib.services.access.auth import AuthService
+from chalicelib.services.access.sessions import DashboardSessions
+from chalicelib.services.access.workspace import WorkspaceService
 from chalicelib.services.kv.service import KvService
+from chalicelib.services.memory.browse import MemoryBrowser
 from chalicelib.services.memory.day_log import DayLogService
 from chalicelib.services.memory.service import MemoryService
+from chalicelib.services.overview.agents import AgentOverview
+from chalicelib.services.overview.pictures import AgentPicturesService
 from chalicelib.services.recall.backfill import EmbeddingBackfill
 from chalicelib.services.recall.embedding import Embedder, MiniLMEmbedder
+from chalicelib.services.recall.preview import RecallPreviewService
 from chalicelib.services.recall.relevance import CandidateScorer, RelevanceScorer
 from chalicelib.services.recall.service import RecallService
 from chalicelib.services.recall.tokens import Cl100kTokenCounter, TokenCounter
@@ -36,10 +42,26 @@ from chalicelib.storage.directory import DynamoDBDirectoryRepository
 from chalicelib.storage.dynamodb import DynamoDBTable
 from chalicelib.storage.kv import DynamoDBKvRepository, S3ObjectStore
 from chalicelib.storage.memories import DynamoDBMemoryRepository
+from chalicelib.storage.memory_index import DynamoDBMemoryIndexRepository
 from chalicelib.storage.queue import SqsReviewQueue
 from chalicelib.storage.recalls import DynamoDBRecallRepository
 from chalicelib.storage.reviews import DynamoDBReviewRepository, S3ReportStore
 from chalicelib.storage.routines import DynamoDBRoutineRepository
+from chalicelib.storage.upgrade import TableUpgrade
+from chalicelib.storage.web_sessions import DynamoDBWebSessionRepository
+
+
+@dataclass(frozen=True)
+class Dashboard:
+    """The services only the persons' dashboard uses (SPEC §13, issue 13); its pages
+    also call every service of ``Services`` as the signed-in person."""
+
+    sessions: DashboardSessions
+    workspace: WorkspaceService
+    overview: AgentOverview
+    pictures: AgentPicturesService
+    browser: MemoryBrowser
+    recall_preview: RecallPreviewService
 
 
 @dataclass(frozen=True)
@@ -56,6 +78,7 @@ class Services:
     kv: KvService
     routines: RoutineService
     reviews: ReviewService
+    dashboard: Dashboard
 
 
 def dynamodb_client(settings: Settings) -> Any:
@@ -164,32 +187,40 @@ def build_services(
     directory = DynamoDBDirectoryRepository(table)
     detector = secrets or SecretDetector()
     embedder = embedder or default_embedder()
-    routines = RoutineService(DynamoDBRoutineRepository(table), directory, clock)
+    routine_store = DynamoDBRoutineRepository(table)
+    routines = RoutineService(routine_store, directory, clock)
+    recall_store = DynamoDBRecallRepository(table)
+    review_store = DynamoDBReviewRepository(table)
+    memory_service = MemoryService(
+        memories,
+        directory,
+        detector,
+        clock,
+        ids,
+        embedder=embedder,
+        after_save=routines.ensure_routine,
+    )
+    recall = RecallService(
+        memories,
+        recall_store,
+        directory,
+        scorer or RelevanceScorer(embedder),
+        tokens or Cl100kTokenCounter(),
+        clock,
+        ids,
+        settings.recall_time_budget_ms,
+    )
+    index = DynamoDBMemoryIndexRepository(table)
     return Services(
         settings=settings,
         clock=clock,
         auth=AuthService(directory),
-        admin=AdminService(directory, clock, ids, EmbeddingBackfill(memories, embedder)),
-        memories=MemoryService(
-            memories,
-            directory,
-            detector,
-            clock,
-            ids,
-            embedder=embedder,
-            after_save=routines.ensure_routine,
+        admin=AdminService(
+            directory, clock, ids, EmbeddingBackfill(memories, embedder), TableUpgrade(table)
         ),
+        memories=memory_service,
         day_log=DayLogService(memories, detector, clock, ids),
-        recall=RecallService(
-            memories,
-            DynamoDBRecallRepository(table),
-            directory,
-            scorer or RelevanceScorer(embedder),
-            tokens or Cl100kTokenCounter(),
-            clock,
-            ids,
-            settings.recall_time_budget_ms,
-        ),
+        recall=recall,
         kv=KvService(
             DynamoDBKvRepository(
                 table, S3ObjectStore(lambda: s3 or s3_client(settings), settings.bucket_name)
@@ -200,7 +231,7 @@ def build_services(
         routines=routines,
         reviews=ReviewService(
             memories,
-            DynamoDBReviewRepository(table),
+            review_store,
             S3ReportStore(lambda: s3 or s3_client(settings), settings.bucket_name),
             routines,
             directory,
@@ -210,6 +241,14 @@ def build_services(
             ids,
             SqsReviewQueue(lambda: sqs or sqs_client(settings), settings.review_queue_name),
             embedder,
+        ),
+        dashboard=Dashboard(
+            sessions=DashboardSessions(DynamoDBWebSessionRepository(table), directory, clock),
+            workspace=WorkspaceService(directory),
+            overview=AgentOverview(index, recall_store, review_store, routine_store, clock),
+            pictures=AgentPicturesService(directory, index, recall_store, clock),
+            browser=MemoryBrowser(memory_service, clock),
+            recall_preview=RecallPreviewService(recall, memories, directory, clock),
         ),
     )
 
@@ -248,4 +287,6 @@ def build_admin_service(settings: Settings) -> AdminService:
     clock = SystemClock()
     table = DynamoDBTable(dynamodb_client(settings), settings.table_name)
     backfill = EmbeddingBackfill(DynamoDBMemoryRepository(table), default_embedder())
-    return AdminService(DynamoDBDirectoryRepository(table), clock, IdFactory(clock), backfill)
+    return AdminService(
+        DynamoDBDirectoryRepository(table), clock, IdFactory(clock), backfill, TableUpgrade(table)
+    )

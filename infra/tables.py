@@ -10,6 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from chalicelib.storage.keys import (
+    AGENT_KIND_INDEX_PARTITION,
+    AGENT_KIND_PROJECTION,
+    BY_AGENT_KIND,
     BY_ROUTINE_STATUS,
     KV_TTL_ATTRIBUTE,
     MEMORY_INDEXES,
@@ -43,6 +46,21 @@ def table_definition(table_name: str) -> dict[str, Any]:
                 "Projection": {"ProjectionType": "ALL"},
             }
         )
+    # Counts and pictures of the dashboard (issue 13): a few small attributes only.
+    attributes.append({"AttributeName": AGENT_KIND_INDEX_PARTITION, "AttributeType": "S"})
+    indexes.append(
+        {
+            "IndexName": BY_AGENT_KIND,
+            "KeySchema": [
+                {"AttributeName": AGENT_KIND_INDEX_PARTITION, "KeyType": "HASH"},
+                {"AttributeName": SORT_ATTRIBUTE, "KeyType": "RANGE"},
+            ],
+            "Projection": {
+                "ProjectionType": "INCLUDE",
+                "NonKeyAttributes": list(AGENT_KIND_PROJECTION),
+            },
+        }
+    )
     # Sparse: only live routines carry these attributes (the nightly fan-out, SPEC §9).
     attributes += [
         {"AttributeName": ROUTINE_INDEX_PARTITION, "AttributeType": "S"},

@@ -16,8 +16,11 @@ from chalicelib.models.principal import (
 from chalicelib.storage import items as convert
 from chalicelib.storage.dynamodb import DynamoDBTable, from_attributes, put_new, to_attributes
 from chalicelib.storage.keys import (
+    WORKSPACE_AGENT_PREFIX,
     agent_key,
+    person_key,
     token_key,
+    workspace_agent_key,
     workspace_key,
 )
 
@@ -69,8 +72,41 @@ class DynamoDBDirectoryRepository:
             [
                 put_new(convert.agent_to_item(agent)),
                 put_new({**token_key(token_hash), **convert.principal_to_token_item(principal)}),
+                put_new(workspace_agent_item(agent)),
             ]
         )
+
+    def list_agents(self, workspace_id: str) -> list[Agent]:
+        """Every agent of a workspace, by agent id (one Query of the workspace's
+        partition; the listing items carry the agent's name)."""
+        items = self._table.query(
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+            ExpressionAttributeValues=to_attributes(
+                {":pk": workspace_key(workspace_id)["pk"], ":prefix": WORKSPACE_AGENT_PREFIX}
+            ),
+        )
+        return [convert.agent_from_item(item) for item in items]
+
+    def add_workspace_listing(self, agent: Agent) -> bool:
+        """List an agent created before listings existed under its workspace
+        (conditional put; the table upgrade). Returns False when it was listed."""
+        try:
+            self._table.client.put_item(
+                TableName=self._table.name,
+                Item=to_attributes(workspace_agent_item(agent)),
+                # Listed once: a second run of the upgrade changes nothing.
+                ConditionExpression="attribute_not_exists(pk)",
+            )
+        except ClientError as error:
+            if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
+
+    def get_person(self, person_id: str) -> Person | None:
+        """Return the person or None."""
+        found = self._table.get(person_key(person_id))
+        return None if found is None else convert.person_from_item(found)
 
     def create_person(self, person: Person, token_hash: str) -> None:
         """Write a person and its token hash atomically."""
@@ -93,3 +129,13 @@ class DynamoDBDirectoryRepository:
         """Return the principal of a token hash, or None."""
         found = self._table.get(token_key(token_hash))
         return None if found is None else convert.principal_from_token_item(found)
+
+
+def workspace_agent_item(agent: Agent) -> dict[str, object]:
+    """The item listing ``agent`` in its workspace's partition (``keys.workspace_agent_key``):
+    the agent's own attributes, so the listing needs no second read."""
+    return {
+        **convert.agent_to_item(agent),
+        **workspace_agent_key(agent.workspace_id, agent.id),
+        "entity": "workspace_agent",
+    }

@@ -18,6 +18,7 @@ from chalicelib.models.principal import Agent, Person, Principal, PrincipalKind,
 from chalicelib.storage.keys import (
     SORT_ATTRIBUTE,
     agent_key,
+    agent_kind_index_value,
     audit_key,
     memory_index_values,
     memory_key,
@@ -52,6 +53,7 @@ MUTABLE_MEMORY_ATTRIBUTES = (
     "embedding",
     "gsiAgentStatus",
     "gsiWorkspaceStatus",
+    "gsiAgentKind",
 )
 """What a state change may rewrite; recall counters and identity never change there."""
 
@@ -61,6 +63,7 @@ def memory_to_item(memory: Memory) -> dict[str, Any]:
     item: dict[str, Any] = {
         **memory_key(memory.id),
         **memory_index_values(memory.workspace_id, memory.agent_id, memory.status.value),
+        **agent_kind_index_value(memory.agent_id, memory.kind.value, memory.status.value),
         SORT_ATTRIBUTE: memory.id,
         "entity": "memory",
         "id": memory.id,
@@ -220,6 +223,16 @@ def person_to_item(person: Person) -> dict[str, Any]:
         "email": person.email,
         "createdAt": to_rfc3339(person.created_at),
     }
+
+
+def person_from_item(item: dict[str, Any]) -> Person:
+    """Rebuild a person from its stored item."""
+    return Person(
+        id=item["id"],
+        workspace_id=item["workspaceId"],
+        email=item["email"],
+        created_at=from_rfc3339(item["createdAt"]),
+    )
 
 
 def principal_to_token_item(principal: Principal) -> dict[str, str]:

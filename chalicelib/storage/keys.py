@@ -20,13 +20,19 @@
 | decision on a review action | ``REVIEW#<rvw_id>`` | ``ACTION#<action id>`` |
 | lift claim | ``LIFT#<agt_id>#<sha256 of normalized text>`` | ``LIFT`` |
 | a rejected review action | ``REJECTED#<agt_id>`` | ``<sha256 signature>`` |
+| an agent of a workspace (listing) | ``WORKSPACE#<wsp_id>`` | ``AGENT#<agt_id>`` |
+| a dashboard session | ``WEBSESSION#<sha256 hex of the cookie>`` | ``WEBSESSION`` |
+| a one-time dashboard sign-in code | ``SIGNIN#<sha256 hex of the code>`` | ``SIGNIN`` |
+| a table upgrade done (marker) | ``UPGRADE#<name>`` | ``UPGRADE`` |
 
 A key-value scope is ``account#<wsp_id>``, ``byok#<sha256 hex>`` or
 ``anon#<sha256 hex>`` (SPEC §10). Anonymous entries carry ``expiresAtEpoch``,
 the table's DynamoDB TTL attribute (epoch seconds); nothing else does.
 
 List indexes (GSIs, sort key ``lsk`` = memory id): by agent, by agent and
-status, by workspace, by workspace and status.
+status, by workspace, by workspace and status; and ``byAgentKind`` (agent, kind
+and status; a few small attributes projected) for the dashboard's counts and
+pictures.
 """
 
 from __future__ import annotations
@@ -120,6 +126,27 @@ def person_key(person_id: str) -> dict[str, str]:
     return {"pk": f"PERSON#{person_id}", "sk": "PERSON"}
 
 
+BY_AGENT_KIND = "byAgentKind"
+"""GSI over memories: partition ``gsiAgentKind`` = ``<agt_id>#<kind>#<status>``, sort
+``lsk``; projects only ``AGENT_KIND_PROJECTION``, so counting or charting an agent's
+memories reads a few dozen bytes per memory instead of the whole item (issue 13)."""
+AGENT_KIND_INDEX_PARTITION = "gsiAgentKind"
+AGENT_KIND_PROJECTION = (
+    "createdAt",
+    "archivedAt",
+    "archiveReason",
+    "expiresAt",
+    "charCount",
+    "date",
+)
+"""The attributes ``byAgentKind`` carries besides its keys."""
+
+
+def agent_kind_index_value(agent_id: str, kind: str, status: str) -> dict[str, str]:
+    """The ``byAgentKind`` partition value a memory item carries for its state."""
+    return {AGENT_KIND_INDEX_PARTITION: f"{agent_id}#{kind}#{status}"}
+
+
 def memory_index_values(workspace_id: str, agent_id: str, status: str) -> dict[str, str]:
     """The list-index partition values a memory item carries for its state."""
     return {
@@ -207,6 +234,30 @@ def rejection_partition(agent_id: str) -> str:
 def rejection_key(agent_id: str, signature: str) -> dict[str, str]:
     """Primary key of one rejected action (``ReviewAction.signature``) of an agent."""
     return {"pk": rejection_partition(agent_id), "sk": signature}
+
+
+def workspace_agent_key(workspace_id: str, agent_id: str) -> dict[str, str]:
+    """Primary key of the item that lists an agent under its workspace (the dashboard's
+    agents overview: one Query of the workspace's partition, ``AGENT#`` prefix)."""
+    return {"pk": workspace_key(workspace_id)["pk"], "sk": f"{WORKSPACE_AGENT_PREFIX}{agent_id}"}
+
+
+WORKSPACE_AGENT_PREFIX = "AGENT#"
+
+
+def web_session_key(secret_hash: str) -> dict[str, str]:
+    """Primary key of a dashboard session (the SHA-256 hex of its cookie value)."""
+    return {"pk": f"WEBSESSION#{secret_hash}", "sk": "WEBSESSION"}
+
+
+def sign_in_code_key(code_hash: str) -> dict[str, str]:
+    """Primary key of a one-time dashboard sign-in code (the SHA-256 hex of the code)."""
+    return {"pk": f"SIGNIN#{code_hash}", "sk": "SIGNIN"}
+
+
+def upgrade_marker_key(name: str) -> dict[str, str]:
+    """Primary key of the marker saying the table upgrade ``name`` ran to its end."""
+    return {"pk": f"UPGRADE#{name}", "sk": "UPGRADE"}
 
 
 def lift_claim_key(agent_id: str, text_digest: str) -> dict[str, str]:

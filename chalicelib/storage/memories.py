@@ -38,6 +38,7 @@ from chalicelib.storage.keys import (
     recall_counter_key,
     recall_counter_page,
 )
+from chalicelib.storage.memory_index import list_by_kind
 from chalicelib.storage.protocols import (
     DayLogFull,
     DayPointerChange,
@@ -294,6 +295,8 @@ class DynamoDBMemoryRepository:
         Keeps reading past short filtered pages (PITFALLS: Limit before filter),
         so a page holds exactly ``limit`` memories when that many exist.
         """
+        if agent_id is not None and kind is not None:
+            return self._list_by_kind(workspace_id, agent_id, status, kind, limit, after_id)
         if agent_id is not None:
             index, partition = (
                 (BY_AGENT_STATUS, f"{agent_id}#{status}") if status else (BY_AGENT, agent_id)
@@ -336,6 +339,21 @@ class DynamoDBMemoryRepository:
         if len(found) > limit:
             return MemoryPage(self.with_recall_counts(found[:limit]), found[limit - 1].id)
         return MemoryPage(self.with_recall_counts(found), None)
+
+    def _list_by_kind(
+        self,
+        workspace_id: str,
+        agent_id: str,
+        status: str | None,
+        kind: str,
+        limit: int,
+        after_id: str | None,
+    ) -> MemoryPage:
+        """One agent's memories of one kind (``memory_index.list_by_kind``)."""
+        page, continue_after = list_by_kind(
+            self._table, workspace_id, agent_id, status, kind, limit, after_id
+        )
+        return MemoryPage(self.with_recall_counts(page), continue_after)
 
     def live_facts(self, agent_id: str, *, recall_counts: bool = True) -> list[Memory]:
         """Every active fact of the agent, newest first, from the status index; with

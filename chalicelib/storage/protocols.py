@@ -200,6 +200,10 @@ class RecallRepository(Protocol):
         """An agent's recall log entries newest first, and the id to continue after."""
         ...
 
+    def recall_times(self, agent_id: str, since: datetime) -> list[datetime]:
+        """When each of the agent's recalls since ``since`` was made, oldest first."""
+        ...
+
 
 class DirectoryRepository(Protocol):
     """Stores workspaces, agents, persons and token hashes (SPEC §2, §7 auth)."""
@@ -226,6 +230,14 @@ class DirectoryRepository(Protocol):
 
     def get_agent(self, agent_id: str) -> Agent | None:
         """Return the agent or None."""
+        ...
+
+    def list_agents(self, workspace_id: str) -> list[Agent]:
+        """Every agent of a workspace, by agent id."""
+        ...
+
+    def get_person(self, person_id: str) -> Person | None:
+        """Return the person or None."""
         ...
 
     def principal_for_token(self, token_hash: str) -> Principal | None:

@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from ulid import ULID
+
 from chalicelib.ids import from_rfc3339, to_rfc3339
 from chalicelib.models.recall import RecallLogEntry
 from chalicelib.storage.dynamodb import DynamoDBTable, TransactionCancelled, to_attributes
@@ -185,3 +187,22 @@ class DynamoDBRecallRepository:
         if len(entries) > limit:
             return entries[:limit], entries[limit - 1].id
         return entries, None
+
+    def recall_times(self, agent_id: str, since: datetime) -> list[datetime]:
+        """When each of the agent's recalls since ``since`` was made, oldest first
+        (one key range of the log: ids are ULIDs, so ``rcl_`` + the time part of
+        ``since`` bounds it; only ``at`` is read)."""
+        items = self._table.query(
+            KeyConditionExpression="pk = :pk AND sk >= :low",
+            ExpressionAttributeValues=to_attributes(
+                {":pk": recall_log_partition(agent_id), ":low": f"rcl_{ulid_floor(since)}"}
+            ),
+            ProjectionExpression="#at",
+            ExpressionAttributeNames={"#at": "at"},
+        )
+        return [from_rfc3339(item["at"]) for item in items]
+
+
+def ulid_floor(moment: datetime) -> str:
+    """The smallest ULID of ``moment``'s millisecond (its time part, then zeros)."""
+    return str(ULID.from_datetime(moment))[:10] + "0" * 16

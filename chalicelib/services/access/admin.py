@@ -8,14 +8,15 @@ from __future__ import annotations
 from chalicelib.errors import InvalidRequest
 from chalicelib.ids import WORKSPACE_ID, Clock, IdFactory
 from chalicelib.models.principal import (
-    REVIEW_APPROVAL_VALUES,
     Agent,
     IssuedCredential,
     Person,
     Workspace,
 )
 from chalicelib.services.access.auth import hash_token, new_token
+from chalicelib.services.access.workspace import parse_review_approval
 from chalicelib.services.recall.backfill import BackfillReport, EmbeddingBackfill
+from chalicelib.storage.dashboard_protocols import TableUpgrader, UpgradeReport
 from chalicelib.storage.protocols import DirectoryRepository
 
 _NAME_MAX_CHARS = 200
@@ -30,6 +31,7 @@ class AdminService:
         clock: the current time.
         ids: the id factory.
         embeddings: the embedding backfill (``backfill_embeddings``).
+        upgrade: the table upgrade of ``upgrade_table`` (None: not available).
     """
 
     def __init__(
@@ -38,11 +40,13 @@ class AdminService:
         clock: Clock,
         ids: IdFactory,
         embeddings: EmbeddingBackfill,
+        upgrade: TableUpgrader | None = None,
     ) -> None:
         self._directory = directory
         self._clock = clock
         self._ids = ids
         self._embeddings = embeddings
+        self._upgrade = upgrade
 
     def create_workspace(self, name: str) -> Workspace:
         """Create a workspace.
@@ -111,11 +115,7 @@ class AdminService:
         Raises:
             InvalidRequest: another value, or no such workspace.
         """
-        wanted = value.strip().lower()
-        approval = next((known for known in REVIEW_APPROVAL_VALUES if known == wanted), None)
-        if approval is None:
-            choices = " or ".join(REVIEW_APPROVAL_VALUES)
-            raise InvalidRequest(f"reviewApproval must be {choices}, not {value!r}.")
+        approval = parse_review_approval(value)
         self._check_workspace(workspace_id)
         workspace = self._directory.set_review_approval(workspace_id, approval)
         if workspace is None:
@@ -142,6 +142,18 @@ class AdminService:
             if agent is None or agent.workspace_id != workspace_id:
                 raise InvalidRequest(f"No agent {agent_id!r} in workspace {workspace_id}.")
         return self._embeddings.run(workspace_id, agent_id)
+
+    def upgrade_table(self) -> UpgradeReport:
+        """Upgrade a table written before the dashboard, once (issue 13): list every
+        agent under its workspace and give every memory its ``byAgentKind`` index
+        value. Scans the whole table; safe to rerun and to run while the service runs.
+
+        Raises:
+            InvalidRequest: this service was built without the upgrade.
+        """
+        if self._upgrade is None:
+            raise InvalidRequest("The table upgrade is not available here.")
+        return self._upgrade.run(self._clock.now())
 
     def workspace_exists(self, workspace_id: str) -> bool:
         """True when ``workspace_id`` names a stored workspace."""

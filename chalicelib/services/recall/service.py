@@ -235,7 +235,7 @@ class RecallService:
             if not fact.is_expired(now)
         ]
         ranked, fallback = self._rank(query, facts, now)
-        picked = self._within_budget(ranked)
+        picked = self.within_budget(ranked)
         counted = self._memories.with_recall_counts([item.memory for item in picked])
         picked = [
             ScoredMemory(memory, item.score) for memory, item in zip(counted, picked, strict=True)
@@ -263,12 +263,27 @@ class RecallService:
             )
             for item in picked
         ]
-        block = self._render(agent_id, picked, now)
+        block = self.render_block(agent_id, picked, now)
         return RecallResult(query, fallback, picked, block, recall_id=entry.id)
 
     def _rank(
         self, query: str, facts: list[Memory], now: datetime
     ) -> tuple[list[ScoredMemory], str | None]:
+        scored, fallback = self.score_all(query, facts, now)
+        if fallback is not None:
+            return scored, fallback
+        return [item for item in scored if (item.score or 0.0) >= SCORE_CUTOFF], None
+
+    def score_all(
+        self, query: str, facts: list[Memory], now: datetime
+    ) -> tuple[list[ScoredMemory], str | None]:
+        """Score every fact against ``query``, best first (ties: newer first), or, when
+        the scorer fails or runs past its budget, the facts newest first unscored with
+        ``fallback: "newest"`` (SPEC §8). Nothing is counted or logged.
+
+        Args:
+            facts: live, unexpired facts, newest first (``live_facts`` order).
+        """
         newest = [ScoredMemory(fact, None) for fact in facts]  # live_facts is newest first
         if not facts or not has_content(query):
             return [], None
@@ -286,15 +301,14 @@ class RecallService:
         if len(scores) != len(facts):
             logger.error("recall scorer returned %d scores for %d facts", len(scores), len(facts))
             return newest, FALLBACK_NEWEST
-        kept = [
+        scored = [
             ScoredMemory(fact, round(float(score), 4))
             for fact, score in zip(facts, scores, strict=True)
-            if score >= SCORE_CUTOFF
         ]
         # Best first; among equal scores the newer fact (larger ULID) first.
-        kept.sort(key=lambda item: item.memory.id, reverse=True)
-        kept.sort(key=lambda item: item.score or 0.0, reverse=True)
-        return kept, None
+        scored.sort(key=lambda item: item.memory.id, reverse=True)
+        scored.sort(key=lambda item: item.score or 0.0, reverse=True)
+        return scored, None
 
     def _score_within_budget(
         self, query: str, candidates: list[Candidate], now: datetime
@@ -312,7 +326,7 @@ class RecallService:
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
 
-    def _within_budget(self, ranked: Sequence[ScoredMemory]) -> list[ScoredMemory]:
+    def within_budget(self, ranked: Sequence[ScoredMemory]) -> list[ScoredMemory]:
         """Whole memories, best first, at most 300 and 12,000 tokens; a memory too big
         for what is left is skipped and smaller ones after it still considered."""
         picked: list[ScoredMemory] = []
@@ -327,7 +341,9 @@ class RecallService:
             used += cost
         return picked
 
-    def _render(self, agent_id: str, picked: Sequence[ScoredMemory], now: datetime) -> str:
+    def render_block(self, agent_id: str, picked: Sequence[ScoredMemory], now: datetime) -> str:
+        """The ``--- MEMORY ---`` block of ``picked`` and the agent's day log of today and
+        yesterday (SPEC §8)."""
         lines = [BLOCK_HEADER, *(memory_line(item.memory) for item in picked)]
         day_lines = self._day_log_lines(agent_id, now)
         if day_lines:

@@ -1,0 +1,85 @@
+"""A person's own workspace (SPEC §2, §13): its agents, and its review approval
+setting (issue 4 item 6), as the dashboard shows and changes them."""
+
+from __future__ import annotations
+
+from chalicelib.errors import InvalidRequest, NotFound
+from chalicelib.models.principal import (
+    REVIEW_APPROVAL_VALUES,
+    Agent,
+    Principal,
+    ReviewApproval,
+    Workspace,
+)
+from chalicelib.services.access.who import refuse_agents
+from chalicelib.storage.protocols import DirectoryRepository
+
+APPROVAL_IS_FOR_PERSONS = "Only a person can change how reviews are approved."
+
+
+def parse_review_approval(value: str) -> ReviewApproval:
+    """Read a ``reviewApproval`` value: ``none`` or ``required`` (any case, spaces
+    around ignored).
+
+    Raises:
+        InvalidRequest: another value.
+    """
+    wanted = value.strip().lower()
+    approval = next((known for known in REVIEW_APPROVAL_VALUES if known == wanted), None)
+    if approval is None:
+        choices = " or ".join(REVIEW_APPROVAL_VALUES)
+        raise InvalidRequest(f"reviewApproval must be {choices}, not {value!r}.")
+    return approval
+
+
+class WorkspaceService:
+    """What a principal may read and set of its own workspace.
+
+    Args:
+        directory: workspaces and agents.
+    """
+
+    def __init__(self, directory: DirectoryRepository) -> None:
+        self._directory = directory
+
+    def workspace(self, principal: Principal) -> Workspace:
+        """The caller's workspace.
+
+        Raises:
+            NotFound: it no longer exists.
+        """
+        workspace = self._directory.get_workspace(principal.workspace_id)
+        if workspace is None:
+            raise NotFound("Your workspace no longer exists.")
+        return workspace
+
+    def agents(self, principal: Principal, name: str | None = None) -> list[Agent]:
+        """The workspace's agents by id; with ``name``, those whose name or id contains
+        it (case-insensitive).
+
+        Raises:
+            Forbidden: an agent asked (agents see only themselves).
+        """
+        refuse_agents(principal, "Only a person can list a workspace's agents.")
+        agents = self._directory.list_agents(principal.workspace_id)
+        wanted = (name or "").strip().casefold()
+        if not wanted:
+            return agents
+        return [a for a in agents if wanted in a.name.casefold() or wanted in a.id.casefold()]
+
+    def set_review_approval(self, principal: Principal, value: str) -> Workspace:
+        """A person sets their workspace's ``reviewApproval`` (``required``: each review
+        action waits for a person; ``none``: reviews apply their plans). Reviews already
+        stored keep the mode they ran with.
+
+        Raises:
+            Forbidden: an agent tried.
+            InvalidRequest: a value other than ``none`` or ``required``.
+            NotFound: the workspace no longer exists.
+        """
+        refuse_agents(principal, APPROVAL_IS_FOR_PERSONS)
+        approval = parse_review_approval(value)
+        workspace = self._directory.set_review_approval(principal.workspace_id, approval)
+        if workspace is None:
+            raise NotFound("Your workspace no longer exists.")
+        return workspace

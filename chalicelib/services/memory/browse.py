@@ -1,0 +1,154 @@
+"""Browsing an agent's memories in the dashboard (SPEC §13, issue 13): the list
+API's filters (kind, status) plus two it has not, ``expired`` and a text search.
+
+DynamoDB has no text search. Without those two filters a page is one list call
+(``MemoryService.list``, the same rules as ``GET /memories``). With either, the
+agent's memories are read newest first, 500 at a time through the same call,
+and filtered here; one request reads at most ``SEARCH_SCAN_MAX`` (2,000) memories
+and says where it stopped, so the person continues with the next ones (the
+figures are in docs/DECISIONS.md "Dashboard").
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+from typing import Literal
+
+from chalicelib.ids import Clock
+from chalicelib.limits import MAX_LIST_LIMIT, SEARCH_SCAN_MAX
+from chalicelib.models.memory import Memory
+from chalicelib.models.principal import Principal
+from chalicelib.models.requests import ListQuery
+from chalicelib.services.memory.service import MemoryService
+from chalicelib.services.paging import encode_next_token
+
+
+@dataclass(frozen=True)
+class BrowseFilters:
+    """What a person narrows an agent's memories to.
+
+    Attributes:
+        kind: ``fact``, ``day`` or None (both).
+        status: ``active``, ``archived`` or None (both).
+        expired: True (past ``expiresAt`` only), False (not past), None (either).
+        text: words that must all appear (any case, NFKC) in the memory's text, id,
+            task key or archive reason.
+    """
+
+    kind: Literal["fact", "day"] | None = None
+    status: Literal["active", "archived"] | None = None
+    expired: bool | None = None
+    text: str = ""
+
+    @property
+    def scans(self) -> bool:
+        """True when the page must be filtered here (a bounded scan)."""
+        return self.expired is not None or bool(self.text.strip())
+
+
+@dataclass(frozen=True)
+class BrowsePage:
+    """One page of memories, newest first.
+
+    Attributes:
+        memories: the page.
+        continue_after: the memory id to continue after (None: nothing further).
+        scanned: memories read to make the page.
+        stopped_early: a scan reached ``SEARCH_SCAN_MAX`` before filling the page;
+            older memories were not searched yet (``continue_after`` resumes).
+    """
+
+    memories: list[Memory]
+    continue_after: str | None
+    scanned: int
+    stopped_early: bool = False
+
+
+def normalize(text: str) -> str:
+    """Text as the search compares it: NFKC, case-folded."""
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def matches(memory: Memory, words: list[str]) -> bool:
+    """True when every (normalized) word appears in the memory's searchable fields."""
+    haystack = normalize(
+        " ".join(
+            part
+            for part in (memory.text, memory.id, memory.task_key, memory.archive_reason)
+            if part
+        )
+    )
+    return all(word in haystack for word in words)
+
+
+class MemoryBrowser:
+    """Pages through one agent's memories with the dashboard's filters.
+
+    Args:
+        memories: the memory service (its ``list`` applies who-may-see-what).
+        clock: the current time (``expired`` is computed at read time, SPEC §3).
+    """
+
+    def __init__(self, memories: MemoryService, clock: Clock) -> None:
+        self._memories = memories
+        self._clock = clock
+
+    def page(
+        self,
+        principal: Principal,
+        agent_id: str,
+        filters: BrowseFilters,
+        *,
+        limit: int,
+        after_id: str | None = None,
+    ) -> BrowsePage:
+        """One page of the agent's memories, newest first.
+
+        Args:
+            limit: memories on the page (1 to 500).
+            after_id: continue after this memory id.
+
+        Raises:
+            MemoryNotOwn, MemoryAgentRequired, Forbidden: see ``resolve_agent``.
+            InvalidRequest: a bad cursor.
+        """
+        if not filters.scans:
+            page = self._memories.list(principal, self._query(agent_id, filters, limit, after_id))
+            return BrowsePage(page.memories, page.continue_after, len(page.memories))
+        words = normalize(filters.text).split()
+        now = self._clock.now()
+        found: list[Memory] = []
+        scanned = 0
+        cursor = after_id
+        while scanned < SEARCH_SCAN_MAX:
+            batch = min(MAX_LIST_LIMIT, SEARCH_SCAN_MAX - scanned)
+            page = self._memories.list(principal, self._query(agent_id, filters, batch, cursor))
+            for memory in page.memories:
+                scanned += 1
+                cursor = memory.id
+                if (filters.expired is None or memory.is_expired(now) == filters.expired) and (
+                    matches(memory, words)
+                ):
+                    found.append(memory)
+                    if len(found) == limit:
+                        # More may match further on: the next page starts here.
+                        return BrowsePage(found, memory.id, scanned)
+            if page.continue_after is None:
+                return BrowsePage(found, None, scanned)
+        return BrowsePage(found, cursor, scanned, stopped_early=True)
+
+    @staticmethod
+    def _query(
+        agent_id: str, filters: BrowseFilters, limit: int, after_id: str | None
+    ) -> ListQuery:
+        return ListQuery.model_validate(
+            {
+                "agentId": agent_id,
+                "kind": filters.kind,
+                "status": filters.status,
+                "all": "true",
+                "limit": str(limit),
+                "nextToken": encode_next_token(after_id),
+            }
+        )
