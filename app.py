@@ -4,6 +4,7 @@ from typing import Any
 
 from chalice.app import Chalice, CloudWatchEvent, Cron, SQSEvent
 
+from chalicelib.api.dashboard import dashboard_web
 from chalicelib.api.kv import kv_api
 from chalicelib.api.mcp import mcp_api
 from chalicelib.api.memories import memories_api
@@ -21,6 +22,7 @@ app.register_blueprint(routines_api, url_prefix="/api/v1")
 app.register_blueprint(reviews_api, url_prefix="/api/v1")
 app.register_blueprint(kv_api, url_prefix="/api/v1")
 app.register_blueprint(mcp_api, url_prefix="/api/v1")
+app.register_blueprint(dashboard_web)  # the persons' dashboard: /, /agents/…, /sign-in (SPEC §13)
 
 
 @app.schedule(Cron(0, 4, "*", "*", "?", "*"), name="review_fanout")

@@ -3,7 +3,7 @@ setting (issue 4 item 6), as the dashboard shows and changes them."""
 
 from __future__ import annotations
 
-from chalicelib.errors import InvalidRequest, NotFound
+from chalicelib.errors import Forbidden, InvalidRequest, NotFound
 from chalicelib.models.principal import (
     REVIEW_APPROVAL_VALUES,
     Agent,
@@ -11,7 +11,7 @@ from chalicelib.models.principal import (
     ReviewApproval,
     Workspace,
 )
-from chalicelib.services.access.who import refuse_agents
+from chalicelib.services.access.who import refuse_agents, resolve_agent
 from chalicelib.storage.protocols import DirectoryRepository
 
 APPROVAL_IS_FOR_PERSONS = "Only a person can change how reviews are approved."
@@ -66,6 +66,20 @@ class WorkspaceService:
         if not wanted:
             return agents
         return [a for a in agents if wanted in a.name.casefold() or wanted in a.id.casefold()]
+
+    def agent(self, principal: Principal, agent_id: str) -> Agent:
+        """One agent of the caller's workspace (an agent may read only itself).
+
+        Raises:
+            Forbidden: not an agent of the workspace (unknown and foreign ids answer
+                alike, as on every route that takes ``agentId``).
+            MemoryNotOwn: an agent named another agent.
+        """
+        resolve_agent(self._directory, principal, agent_id)
+        agent = self._directory.get_agent(agent_id)
+        if agent is None:  # pragma: no cover - resolve_agent read it a moment ago
+            raise Forbidden(f"agentId {agent_id!r} is not an agent of your workspace.")
+        return agent
 
     def set_review_approval(self, principal: Principal, value: str) -> Workspace:
         """A person sets their workspace's ``reviewApproval`` (``required``: each review

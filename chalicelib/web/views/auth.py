@@ -1,0 +1,142 @@
+"""Sign-in, one-time links and sign-out pages (SPEC §13, issue 13).
+
+A token is only ever sent in a form body (POST), never in a URL. A one-time link's
+code is consumed by the first request that carries it, and the answer is a
+redirect, so the address left in the browser's history holds a used code.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+from chalicelib.errors import PineworkError
+from chalicelib.limits import SESSION_MAX_LIFETIME
+from chalicelib.services.access.sessions import LINK_UNUSABLE
+from chalicelib.web.context import NOTICES, FormError
+from chalicelib.web.http import (
+    WebRequest,
+    WebResponse,
+    check_same_origin,
+    redirect,
+    safe_next,
+    session_cookie,
+)
+from chalicelib.web.render import render
+from chalicelib.wiring import Services
+
+SESSION_ENDED = "Your session has ended (signed out, or idle for 12 hours). Sign in again."
+_MAX_AGE = int(SESSION_MAX_LIFETIME.total_seconds())
+
+
+def sign_in_form(
+    request: WebRequest,
+    *,
+    error: FormError | None = None,
+    notice: str | None = None,
+    status: int = 200,
+    next_path: str = "/",
+) -> WebResponse:
+    """The sign-in page: paste a person token (or use ``pinework dashboard``)."""
+    body = render(
+        "sign_in.html",
+        base=request.base,
+        person=None,
+        error=error,
+        notice=notice,
+        next_path=safe_next(next_path),
+    )
+    return WebResponse(status=status, body=body)
+
+
+def sign_in_page(request: WebRequest, services: Services) -> WebResponse:
+    """``GET /sign-in``: the form, or straight on when a session is live."""
+    next_path = safe_next(request.param("next"))
+    if services.dashboard.sessions.resume(request.cookie(request.session_cookie_name)):
+        return redirect(request, next_path)
+    notice = NOTICES.get(request.param("done") or "")
+    if request.param("ended"):
+        notice = SESSION_ENDED
+    error = None
+    if request.param("link") == "unusable":
+        error = FormError("unauthorized", LINK_UNUSABLE, "link")
+    return sign_in_form(request, error=error, notice=notice, next_path=next_path)
+
+
+def sign_in_submit(request: WebRequest, services: Services) -> WebResponse:
+    """``POST /sign-in``: a person's token in the form body starts a session."""
+    check_same_origin(request)
+    form = request.form()
+    next_path = safe_next(form.get("next"))
+    try:
+        issued = services.dashboard.sessions.sign_in_with_token(form.get("token", ""))
+    except PineworkError as error:
+        failure = FormError.of(error, "token")
+        return sign_in_form(request, error=failure, status=failure.status, next_path=next_path)
+    response = redirect(request, next_path)
+    response.headers["Set-Cookie"] = session_cookie(request, issued.secret, _MAX_AGE)
+    return response
+
+
+def sign_in_with_link(request: WebRequest, services: Services) -> WebResponse:
+    """``GET /sign-in/link?code=…``: use the one-time code, then redirect (so the
+    address kept in history holds a used code)."""
+    try:
+        issued = services.dashboard.sessions.sign_in_with_link(request.param("code") or "")
+    except PineworkError:
+        return redirect(request, "/sign-in?link=unusable")
+    response = redirect(request, "/")
+    response.headers["Set-Cookie"] = session_cookie(request, issued.secret, _MAX_AGE)
+    return response
+
+
+def sign_out(request: WebRequest, services: Services) -> WebResponse:
+    """``POST /sign-out``: delete the session record and the cookie (CSRF-checked)."""
+    check_same_origin(request)
+    sessions = services.dashboard.sessions
+    secret = request.cookie(request.session_cookie_name)
+    signed_in = sessions.resume(secret)
+    if signed_in is not None:
+        sessions.check_csrf(signed_in.session, request.form().get("csrf"))
+        sessions.sign_out(secret)
+    response = redirect(request, "/sign-in?done=signed-out")
+    response.headers["Set-Cookie"] = session_cookie(request, "", 0)
+    return response
+
+
+def to_sign_in(request: WebRequest, *, ended: bool) -> WebResponse:
+    """Where a request without a live session goes: the sign-in page, coming back to
+    this page (a GET) afterwards; an ended session's cookie is cleared."""
+    back = request.path
+    if request.method == "GET" and request.query:
+        back += "?" + "&".join(
+            f"{quote(name)}={quote(value)}"
+            for name, values in request.query.items()
+            for value in values
+        )
+    target = "/sign-in?next=" + quote(back if request.method == "GET" else "/", safe="")
+    if ended:
+        target += "&ended=1"
+    response = redirect(request, target)
+    if ended:
+        response.headers["Set-Cookie"] = session_cookie(request, "", 0)
+    return response
+
+
+def error_page(request: WebRequest, error: FormError, signed_in: bool) -> WebResponse:
+    """A page (or, for htmx, the page's alert region) showing an error's code and message."""
+    if request.htmx:
+        body = render("_alert.html", error=error)
+        return WebResponse(
+            status=error.status,
+            body=body,
+            headers={"HX-Retarget": "#page-alert", "HX-Reswap": "innerHTML"},
+        )
+    body = render(
+        "error.html",
+        base=request.base,
+        person=None,
+        notice=None,
+        error=error,
+        signed_in=signed_in,
+    )
+    return WebResponse(status=error.status, body=body)
