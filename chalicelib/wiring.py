@@ -24,6 +24,7 @@ from chalicelib.services.memory.browse import MemoryBrowser
 from chalicelib.services.memory.day_log import DayLogService
 from chalicelib.services.memory.service import MemoryService
 from chalicelib.services.overview.agents import AgentOverview
+from chalicelib.services.overview.days import DayLogIndex
 from chalicelib.services.overview.pictures import AgentPicturesService
 from chalicelib.services.recall.backfill import EmbeddingBackfill
 from chalicelib.services.recall.embedding import Embedder, MiniLMEmbedder
@@ -62,6 +63,7 @@ class Dashboard:
     pictures: AgentPicturesService
     browser: MemoryBrowser
     recall_preview: RecallPreviewService
+    day_logs: DayLogIndex
 
 
 @dataclass(frozen=True)
@@ -249,6 +251,7 @@ def build_services(
             pictures=AgentPicturesService(directory, index, recall_store, clock),
             browser=MemoryBrowser(memory_service, clock),
             recall_preview=RecallPreviewService(recall, memories, directory, clock),
+            day_logs=DayLogIndex(directory, index),
         ),
     )
 

@@ -75,11 +75,37 @@ def _ensure_demo(data_dir: Path, settings: Any) -> dict[str, str]:
     return demo
 
 
-def _banner(api_url: str, endpoint: str, demo: dict[str, str], replayed: int) -> str:
+def _upgrade_table(settings: Any) -> None:
+    """List agents and index memories a version before the dashboard stored (once)."""
+    from chalicelib.wiring import build_admin_service
+
+    report = build_admin_service(settings).upgrade_table()
+    if not report.done_before and (report.agents_listed or report.memories_indexed):
+        print(
+            f"Upgraded the stored data for the dashboard: {report.agents_listed} agents listed, "
+            f"{report.memories_indexed} memories indexed.",
+            flush=True,
+        )
+
+
+def _dashboard_link(api_url: str, person_token: str) -> str:
+    """A one-time sign-in link for the demo person (SPEC §13): single use, 10 minutes."""
+    from chalicelib.wiring import services
+
+    wired = services()
+    person = wired.auth.authenticate(f"Bearer {person_token}")
+    return api_url + wired.dashboard.sessions.create_link(person).path
+
+
+def _banner(
+    api_url: str, endpoint: str, demo: dict[str, str], replayed: int, dashboard_link: str
+) -> str:
     return "\n".join(
         [
             "",
             "Pinework Memory — local server",
+            f"  Dashboard:          {api_url}/",
+            f"  sign in (demo person, one-time link, 10 minutes): {dashboard_link}",
             f"  API:                {api_url}/api/v1",
             f"  MCP:                {api_url}/api/v1/mcp (streamable HTTP)",
             f"  embedded DynamoDB:  {endpoint} (replayed {replayed} stored writes)",
@@ -97,6 +123,8 @@ def _banner(api_url: str, endpoint: str, demo: dict[str, str], replayed: int) ->
             f"  export PINEWORK_TOKEN={demo['agentToken']}",
             "As the demo person instead:",
             f"  export PINEWORK_TOKEN={demo['personToken']}",
+            "",
+            "A new dashboard link for a person: PINEWORK_TOKEN=<their token> pinework dashboard",
             "",
             "Press Ctrl+C to stop; data stays in the data folder.",
             "",
@@ -320,6 +348,7 @@ def main() -> None:
 
     from chalicelib.settings import Settings
 
+    _upgrade_table(Settings.from_env())
     demo = _ensure_demo(data_dir, Settings.from_env())
 
     sys.path.insert(0, str(REPO))
@@ -337,7 +366,8 @@ def main() -> None:
     api_url = f"http://{HOST}:{api_port}"
     if ipv6_server is not None:
         print(f"API also on http://[::1]:{api_port}/api/v1 (IPv6)", flush=True)
-    print(_banner(api_url, endpoint, demo, aws.replayed), flush=True)
+    link = _dashboard_link(api_url, demo["personToken"])
+    print(_banner(api_url, endpoint, demo, aws.replayed, link), flush=True)
 
     def stop(signum: int, frame: Any) -> None:
         threading.Thread(target=server.shutdown, daemon=True).start()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, MutableMapping
-from typing import Protocol
+from typing import Any, Protocol
 
 from chalicelib.settings import DEFAULT_LOCAL_DYNAMODB_ENDPOINT, Settings
 
@@ -23,6 +23,7 @@ __all__ = [
     "ConfiguredWorkspace",
     "CreatedWorkspace",
     "IssuedCredential",
+    "UpgradeCounts",
     "admin_settings",
     "open_admin_service",
     "use_dummy_credentials_if_local",
@@ -148,6 +149,15 @@ class AdminOperations(Protocol):
         """
         ...
 
+    def upgrade_table(self) -> UpgradeCounts:
+        """Upgrade a table written before the dashboard, once: list every agent under
+        its workspace and index every memory for the dashboard. Safe to rerun.
+
+        Returns:
+            The counts (``doneBefore`` when a finished run was recorded).
+        """
+        ...
+
     def set_review_approval(self, workspace_id: str, value: str, /) -> ConfiguredWorkspace:
         """Set a workspace's ``reviewApproval``.
 
@@ -163,6 +173,15 @@ class AdminOperations(Protocol):
             chalicelib.errors.PineworkError: ``invalid_request`` (another value,
                 or an unknown workspace).
         """
+        ...
+
+
+class UpgradeCounts(Protocol):
+    """What the CLI reads of a table upgrade."""
+
+    def to_wire(self) -> dict[str, Any]:
+        """``doneBefore``, ``scanned``, ``agentsListed``, ``memoriesIndexed``,
+        ``changedMeanwhile`` (see the service)."""
         ...
 
 

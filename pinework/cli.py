@@ -22,6 +22,7 @@ import typer
 from pinework import _render
 from pinework._wire import ModelT
 from pinework.client import Client
+from pinework.dashboard import dashboard as _dashboard_command
 from pinework.errors import PineworkAPIError
 from pinework.models import (
     AuditPage,
@@ -84,6 +85,7 @@ app.add_typer(kv_app, name="kv")
 app.add_typer(routine_app, name="routine")
 app.add_typer(review_app, name="review")
 app.add_typer(admin_app, name="admin")
+app.command("dashboard")(_dashboard_command)
 
 JsonFlag = Annotated[
     bool, typer.Option("--json", help="Print the JSON response (or error envelope) only.")
@@ -888,3 +890,20 @@ def admin_set_review_approval(
     result = _admin(as_json, configure)
     if not as_json:
         typer.echo(f"workspace {result['id']}: reviewApproval {result['reviewApproval']}")
+
+
+@admin_app.command("upgrade-table")
+def admin_upgrade_table(as_json: JsonFlag = False) -> None:
+    """Once, after upgrading a table written before the dashboard: list every agent
+    under its workspace and index every memory for the dashboard (scans the table;
+    safe to rerun)."""
+    result = _admin(as_json, lambda svc: svc.upgrade_table().to_wire())
+    if not as_json:
+        if result["doneBefore"]:
+            typer.echo("the table was upgraded before; nothing to do")
+        else:
+            typer.echo(
+                f"scanned {result['scanned']} items: {result['agentsListed']} agents listed, "
+                f"{result['memoriesIndexed']} memories indexed, "
+                f"{result['changedMeanwhile']} changed meanwhile (their change indexed them)"
+            )

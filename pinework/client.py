@@ -46,6 +46,7 @@ from pinework.models import (
     ReviewReport,
     Routine,
     RoutinePage,
+    SignInLink,
 )
 
 __all__ = ["API_PREFIX", "DEFAULT_API_URL", "DEFAULT_TIMEOUT", "Client", "PineworkAPIError"]
@@ -640,6 +641,22 @@ class Client:
         )
 
     # Key-value meta-tools (SPEC §10)
+
+    def sign_in_link(self) -> SignInLink:
+        """Make a one-time dashboard sign-in link for the calling person (SPEC §13).
+
+        Returns:
+            The link (its ``path`` is relative to :attr:`root_url`) and its expiry.
+
+        Raises:
+            PineworkAPIError: ``forbidden`` for an agent's token, ``unauthorized``.
+        """
+        return self._session.call("POST", "/sign-in-links", SignInLink)
+
+    @property
+    def root_url(self) -> str:
+        """The server's root URL (the API URL without ``/api/v1``): where the dashboard is."""
+        return self.api_url.removesuffix(API_PREFIX)
 
     def kv_remember(self, key: str, value: Any) -> KvRememberResult:
         """Store ``value`` under ``key`` in the caller's scope (``POST /kv/remember``).

@@ -448,3 +448,16 @@ class ReviewPage(WireModel):
     object_type: str = Field(default="list", alias="object")
     data: list[ReviewSummary]
     next_token: str | None = None
+
+
+class SignInLink(WireModel):
+    """A one-time dashboard sign-in link (``POST /sign-in-links``; SPEC §13).
+
+    Attributes:
+        path: relative to the server's root (``/sign-in/link?code=…``); works once.
+        expires_at: when it stops working (10 minutes after it was made).
+    """
+
+    object_type: str = Field(default="sign_in_link", alias="object")
+    path: str
+    expires_at: dt.datetime

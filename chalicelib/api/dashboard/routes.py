@@ -18,7 +18,17 @@ from chalicelib.api.dashboard.adapter import page, public
 from chalicelib.api.http import ANY_CONTENT, endpoint, json_response, reject_other_methods
 from chalicelib.web.context import WebContext
 from chalicelib.web.http import WebRequest, WebResponse
-from chalicelib.web.views import agents, auth, memories, memory, static
+from chalicelib.web.views import (
+    agents,
+    auth,
+    days,
+    memories,
+    memory,
+    pictures,
+    recall,
+    reviews,
+    static,
+)
 from chalicelib.wiring import Services
 
 dashboard_web = Blueprint(__name__)
@@ -125,6 +135,111 @@ def unarchive_memory(web: WebContext, memory_id: str) -> WebResponse:
     return memory.lifecycle(web, memory_id, "unarchive")
 
 
+@_route("/agents/{agent_id}/days")
+@signed_in
+def agent_day_logs(web: WebContext, agent_id: str) -> WebResponse:
+    """An agent's day logs by date, with their fill."""
+    return days.day_logs(web, agent_id)
+
+
+@_route("/agents/{agent_id}/recall")
+@signed_in
+def agent_recall(web: WebContext, agent_id: str) -> WebResponse:
+    """Recall preview form and the recall log."""
+    return recall.recall_page(web, agent_id)
+
+
+@_route("/agents/{agent_id}/recall", "POST")
+@signed_in
+def agent_recall_preview(web: WebContext, agent_id: str) -> WebResponse:
+    """Preview a recall for a task (counts and logs nothing)."""
+    return recall.preview(web, agent_id)
+
+
+@_route("/agents/{agent_id}/reviews")
+@signed_in
+def agent_reviews(web: WebContext, agent_id: str) -> WebResponse:
+    """The agent's routine and review reports."""
+    return reviews.agent_reviews(web, agent_id)
+
+
+@_route("/agents/{agent_id}/reviews", "POST")
+@signed_in
+def run_agent_review(web: WebContext, agent_id: str) -> WebResponse:
+    """Run (or dry-run) the agent's review now."""
+    return reviews.run_review(web, agent_id)
+
+
+@_route("/agents/{agent_id}/routine/pause", "POST")
+@signed_in
+def pause_routine(web: WebContext, agent_id: str) -> WebResponse:
+    """Pause the agent's routine."""
+    return reviews.routine_change(web, agent_id, "pause")
+
+
+@_route("/agents/{agent_id}/routine/resume", "POST")
+@signed_in
+def resume_routine(web: WebContext, agent_id: str) -> WebResponse:
+    """Resume the agent's routine."""
+    return reviews.routine_change(web, agent_id, "resume")
+
+
+@_route("/agents/{agent_id}/routine/delete", "POST")
+@signed_in
+def delete_routine(web: WebContext, agent_id: str) -> WebResponse:
+    """Delete the agent's routine."""
+    return reviews.routine_change(web, agent_id, "delete")
+
+
+@_route("/agents/{agent_id}/routine/create", "POST")
+@signed_in
+def create_routine(web: WebContext, agent_id: str) -> WebResponse:
+    """Create the agent's routine again."""
+    return reviews.routine_change(web, agent_id, "create")
+
+
+@_route("/agents/{agent_id}/pictures")
+@signed_in
+def agent_pictures(web: WebContext, agent_id: str) -> WebResponse:
+    """Facts over time, recalls per day, day-log fill per date."""
+    return pictures.pictures(web, agent_id)
+
+
+@_route("/reviews/{review_id}")
+@signed_in
+def review_report(web: WebContext, review_id: str) -> WebResponse:
+    """One review's report."""
+    return reviews.review_page(web, review_id)
+
+
+@_route("/reviews/{review_id}/actions/{action_ref}/approve", "POST")
+@signed_in
+def approve_action(web: WebContext, review_id: str, action_ref: str) -> WebResponse:
+    """Approve a pending review action: it is applied now."""
+    return reviews.decide(web, review_id, action_ref, "approve")
+
+
+@_route("/reviews/{review_id}/actions/{action_ref}/reject", "POST")
+@signed_in
+def reject_action(web: WebContext, review_id: str, action_ref: str) -> WebResponse:
+    """Reject a pending review action: it is never applied."""
+    return reviews.decide(web, review_id, action_ref, "reject")
+
+
+@_route("/settings")
+@signed_in
+def settings(web: WebContext) -> WebResponse:
+    """The workspace's settings and this session."""
+    return reviews.settings_page(web)
+
+
+@_route("/settings/review-approval", "POST")
+@signed_in
+def set_review_approval(web: WebContext) -> WebResponse:
+    """Set the workspace's review approval."""
+    return reviews.set_review_approval(web)
+
+
 @dashboard_web.route("/api/v1/sign-in-links", methods=["POST"], content_types=ANY_CONTENT)
 @endpoint
 def create_sign_in_link() -> Response:
@@ -149,6 +264,19 @@ reject_other_methods(
         "/memories/{memory_id}/veto": ["POST"],
         "/memories/{memory_id}/archive": ["POST"],
         "/memories/{memory_id}/unarchive": ["POST"],
+        "/agents/{agent_id}/days": ["GET"],
+        "/agents/{agent_id}/recall": ["GET", "POST"],
+        "/agents/{agent_id}/reviews": ["GET", "POST"],
+        "/agents/{agent_id}/routine/pause": ["POST"],
+        "/agents/{agent_id}/routine/resume": ["POST"],
+        "/agents/{agent_id}/routine/delete": ["POST"],
+        "/agents/{agent_id}/routine/create": ["POST"],
+        "/agents/{agent_id}/pictures": ["GET"],
+        "/reviews/{review_id}": ["GET"],
+        "/reviews/{review_id}/actions/{action_ref}/approve": ["POST"],
+        "/reviews/{review_id}/actions/{action_ref}/reject": ["POST"],
+        "/settings": ["GET"],
+        "/settings/review-approval": ["POST"],
         "/api/v1/sign-in-links": ["POST"],
     },
 )

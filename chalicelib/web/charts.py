@@ -1,0 +1,150 @@
+"""Server-drawn SVG charts for an agent's pictures (SPEC §13, issue 13): no chart
+library and no script, so they work under the dashboard's CSP and print as they
+look. This module computes the geometry; ``_chart.html`` writes the SVG (colours
+come from CSS classes, never inline styles), with a data table beside each chart
+for screen readers and exact figures."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from chalicelib.models.overview import DayPoint
+
+WIDTH = 640
+HEIGHT = 240
+LEFT = 52
+RIGHT = 12
+TOP = 14
+BOTTOM = 30
+
+
+@dataclass(frozen=True)
+class Tick:
+    """An axis label at a position."""
+
+    position: float
+    label: str
+
+
+@dataclass(frozen=True)
+class Line:
+    """One series as an SVG polyline (``points`` is ``"x,y x,y …"``)."""
+
+    name: str
+    css: str
+    points: str
+
+
+@dataclass(frozen=True)
+class Bar:
+    """One bar."""
+
+    x: float
+    y: float
+    width: float
+    height: float
+    label: str
+    value: int
+    css: str = "bar"
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A drawn chart: its size, gridlines, ticks and either lines or bars."""
+
+    width: int = WIDTH
+    height: int = HEIGHT
+    y_ticks: list[Tick] = field(default_factory=list)
+    x_ticks: list[Tick] = field(default_factory=list)
+    lines: list[Line] = field(default_factory=list)
+    bars: list[Bar] = field(default_factory=list)
+    cap_y: float | None = None
+    plot_left: int = LEFT
+    plot_right: int = WIDTH - RIGHT
+    baseline: float = HEIGHT - BOTTOM
+
+
+def nice_top(value: int) -> int:
+    """The smallest "round" number (1, 2, 2.5 or 5 times a power of ten) >= ``value``
+    (at least 1), the top of a y axis."""
+    if value <= 1:
+        return 1
+    magnitude = 1
+    while magnitude * 10 <= value:
+        magnitude *= 10
+    for step in (1, 2, 2.5, 5, 10):
+        top = int(step * magnitude)
+        if top >= value:
+            return top
+    return 10 * magnitude  # pragma: no cover - the loop always returns
+
+
+def _y(value: float, top: int) -> float:
+    return round(HEIGHT - BOTTOM - (value / top) * (HEIGHT - BOTTOM - TOP), 1)
+
+
+def _y_ticks(top: int) -> list[Tick]:
+    return [Tick(_y(top * i / 4, top), f"{round(top * i / 4):,}") for i in range(5)]
+
+
+def _x_ticks(points: list[DayPoint], position: list[float]) -> list[Tick]:
+    if not points:
+        return []
+    every = max(1, len(points) // 6)
+    chosen = list(range(0, len(points), every))
+    if chosen[-1] != len(points) - 1 and len(points) - 1 - chosen[-1] >= every // 2:
+        chosen.append(len(points) - 1)
+    return [Tick(position[i], points[i].date[5:]) for i in chosen]
+
+
+def line_chart(series: list[tuple[str, str, list[DayPoint]]]) -> Chart:
+    """Lines over dates; every series has the same dates (oldest first).
+
+    Args:
+        series: ``(name, css class, points)`` for each line.
+    """
+    dates = series[0][2] if series else []
+    top = nice_top(max((p.value for _, _, points in series for p in points), default=0))
+    span = WIDTH - LEFT - RIGHT
+    step = span / max(1, len(dates) - 1)
+    xs = [round(LEFT + i * step, 1) for i in range(len(dates))]
+    lines = [
+        Line(
+            name, css, " ".join(f"{x},{_y(p.value, top)}" for x, p in zip(xs, points, strict=True))
+        )
+        for name, css, points in series
+    ]
+    return Chart(y_ticks=_y_ticks(top), x_ticks=_x_ticks(dates, xs), lines=lines)
+
+
+def bar_chart(points: list[DayPoint], cap: int | None = None) -> Chart:
+    """Bars over dates (oldest first); with ``cap`` the axis reaches it, a dashed line
+    marks it, and a bar at the cap is drawn as full."""
+    top = nice_top(max([p.value for p in points] + [cap or 0]))
+    span = WIDTH - LEFT - RIGHT
+    slot = span / max(1, len(points))
+    width = max(1.0, round(slot * 0.7, 1))
+    bars = []
+    centers = []
+    for i, point in enumerate(points):
+        x = round(LEFT + i * slot + (slot - width) / 2, 1)
+        y = _y(point.value, top)
+        centers.append(round(x + width / 2, 1))
+        full = cap is not None and point.value >= cap
+        bars.append(
+            Bar(
+                x,
+                y,
+                width,
+                round(HEIGHT - BOTTOM - y, 1),
+                point.date,
+                point.value,
+                "bar-full" if full else "bar",
+            )
+        )
+    return Chart(
+        y_ticks=_y_ticks(top),
+        x_ticks=_x_ticks(points, centers),
+        bars=bars,
+        cap_y=None if cap is None else _y(cap, top),
+    )

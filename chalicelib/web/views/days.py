@@ -1,0 +1,37 @@
+"""An agent's day logs by date (SPEC §13, issue 13): each date's fill against the
+8,000-character cap, and the lines of the date a person opens."""
+
+from __future__ import annotations
+
+import re
+
+from chalicelib.errors import InvalidRequest
+from chalicelib.limits import DAY_LOG_MAX_CHARS
+from chalicelib.web.context import WebContext
+from chalicelib.web.http import WebResponse
+
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def day_logs(web: WebContext, agent_id: str) -> WebResponse:
+    """``GET /agents/{agent_id}/days``: every date with its fill; ``date`` opens one
+    (default: the newest)."""
+    dashboard = web.services.dashboard
+    agent = dashboard.workspace.agent(web.principal, agent_id)
+    rows = dashboard.day_logs.day_rows(web.principal, agent.id)
+    wanted = web.request.param("date")
+    if wanted is not None and not _DATE.match(wanted):
+        raise InvalidRequest("date must be YYYY-MM-DD.")
+    # The live row of the date comes first (``day_rows``); without a date, the newest.
+    chosen = next((row for row in rows if wanted in (None, row.date)), None)
+    opened = web.services.memories.get(web.principal, chosen.id) if chosen else None
+    return web.page(
+        "agent_days.html",
+        nav="agents",
+        agent=agent,
+        tab="days",
+        rows=rows,
+        wanted=wanted,
+        opened=opened,
+        day_cap=DAY_LOG_MAX_CHARS,
+    )

@@ -1,0 +1,201 @@
+"""Reviews and the routine of an agent, one review's report, and the workspace's
+review approval (SPEC §9, §13, issue 13).
+
+Approve and reject call ``ReviewService`` as the signed-in person (the same
+version-checked apply as ``POST /reviews/{id}/actions/{n}/approve``). Each
+action is drawn by ``_review_action.html``, which holds the place for the undo of
+an applied action (``POST /reviews/{id}/actions/{n}/undo``) once the review
+service offers it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from chalicelib.errors import InvalidRequest, PineworkError
+from chalicelib.models.review import ActionDecision, ActionOutcome, ReviewAction, ReviewReport
+from chalicelib.models.review import RunReviewRequest as RunRequest
+from chalicelib.web.context import FormError, WebContext
+from chalicelib.web.http import WebResponse
+
+SUMMARIES_PAGE = 20
+RoutineVerb = Literal["pause", "resume", "delete", "create"]
+DONE = {"pause": "paused", "resume": "resumed", "delete": "deleted", "create": "created"}
+
+
+@dataclass(frozen=True)
+class ActionView:
+    """One planned action with where it stands.
+
+    Attributes:
+        action: the plan's action (reason, evidence, memories).
+        state: ``pending``, ``applying``, ``applied``, ``skipped``, ``rejected``, or
+            ``planned`` (a dry run).
+        detail: what applying did, or why it was skipped.
+        decision: the person's decision (approval mode), if any.
+    """
+
+    action: ReviewAction
+    state: str
+    detail: str | None
+    decision: ActionDecision | None
+
+
+def action_views(report: ReviewReport) -> list[ActionView]:
+    """Each action of the plan with its state, in plan order."""
+    decisions = {decision.action_id: decision for decision in report.decisions}
+    outcomes: dict[str, tuple[str, ActionOutcome]] = {}
+    for state, listed in (("applied", report.applied), ("skipped", report.skipped)):
+        for outcome in listed:
+            outcomes[outcome.action_id] = (state, outcome)
+    views = []
+    for action in report.plan.actions:
+        decision = decisions.get(action.id)
+        if action.id in outcomes:
+            state, outcome = outcomes[action.id]
+            views.append(ActionView(action, state, outcome.detail, decision))
+        elif decision is not None:
+            views.append(ActionView(action, decision.state, decision.detail, decision))
+        else:
+            views.append(ActionView(action, "planned" if report.dry_run else "skipped", None, None))
+    return views
+
+
+def agent_reviews(
+    web: WebContext,
+    agent_id: str,
+    *,
+    plan: ReviewReport | None = None,
+    error: FormError | None = None,
+) -> WebResponse:
+    """``GET /agents/{agent_id}/reviews``: the routine, run-now, and the reports."""
+    services = web.services
+    agent = services.dashboard.workspace.agent(web.principal, agent_id)
+    after = web.request.param("after")
+    if after is not None and not after.startswith("rvw_"):
+        raise InvalidRequest("after must be an rvw_ id from this page.")
+    summaries, more = services.reviews.list_reviews(web.principal, agent.id, SUMMARIES_PAGE, after)
+    routines, _ = services.routines.list(web.principal, agent.id)
+    return web.page(
+        "agent_reviews.html",
+        status=error.status if error else 200,
+        nav="agents",
+        agent=agent,
+        tab="reviews",
+        routine=routines[0] if routines else None,
+        summaries=summaries,
+        more=more,
+        after=after,
+        plan=plan,
+        plan_actions=action_views(plan) if plan else [],
+        error=error,
+        workspace=services.dashboard.workspace.workspace(web.principal),
+    )
+
+
+def routine_change(web: WebContext, agent_id: str, verb: RoutineVerb) -> WebResponse:
+    """``POST /agents/{agent_id}/routine/{verb}``: pause, resume, delete or create the
+    agent's "Memory dreaming" routine (``RoutineService``)."""
+    routines = web.services.routines
+    try:
+        if verb == "create":
+            routines.create(web.principal, agent_id)
+        else:
+            getattr(routines, verb)(web.principal, agent_id)
+    except PineworkError as error:
+        return agent_reviews(web, agent_id, error=FormError.of(error, "routine"))
+    return web.back({}, f"/agents/{agent_id}/reviews", done=DONE[verb])
+
+
+def run_review(web: WebContext, agent_id: str) -> WebResponse:
+    """``POST /agents/{agent_id}/reviews``: run the agent's review now (for yesterday,
+    UTC); ``dry_run=yes`` shows the plan and changes nothing."""
+    dry_run = web.request.form().get("dry_run") == "yes"
+    try:
+        report = web.services.reviews.run_now(
+            web.principal, RunRequest.model_validate({"agentId": agent_id, "dryRun": dry_run})
+        )
+    except PineworkError as error:
+        return agent_reviews(web, agent_id, error=FormError.of(error, "run"))
+    if dry_run:
+        return agent_reviews(web, agent_id, plan=report)
+    return web.back({}, f"/reviews/{report.id}", done="reviewed")
+
+
+def review_page(web: WebContext, review_id: str) -> WebResponse:
+    """``GET /reviews/{review_id}``: the report, each action's reason, evidence and
+    state, with approve / reject for pending ones."""
+    report = web.services.reviews.get(web.principal, review_id)
+    agent = web.services.dashboard.workspace.agent(web.principal, report.agent_id)
+    return web.page(
+        "review.html",
+        nav="agents",
+        report=report,
+        agent=agent,
+        actions=action_views(report),
+    )
+
+
+def decide(
+    web: WebContext, review_id: str, action_ref: str, verb: Literal["approve", "reject"]
+) -> WebResponse:
+    """``POST /reviews/{review_id}/actions/{action_ref}/{approve|reject}``.
+
+    With htmx the answer is the action's card (its new state, or the error next to
+    its buttons); otherwise a redirect back to the report, or the report with the
+    error shown.
+    """
+    reviews = web.services.reviews
+    decide_on = reviews.approve if verb == "approve" else reviews.reject
+    try:
+        report = decide_on(web.principal, review_id, action_ref)
+        error = None
+    except PineworkError as failure:
+        report = reviews.get(web.principal, review_id)
+        error = FormError.of(failure, action_ref)
+    views = {view.action.id: view for view in action_views(report)}
+    wanted = action_ref if action_ref.startswith("a") else f"a{action_ref}"
+    if web.request.htmx and wanted in views:
+        return web.page(
+            "_review_action.html",
+            status=error.status if error else 200,
+            report=report,
+            item=views[wanted],
+            action_error=error,
+            action_notice=None if error else f"{verb.capitalize()}d.",
+        )
+    if error is not None:
+        agent = web.services.dashboard.workspace.agent(web.principal, report.agent_id)
+        return web.page(
+            "review.html",
+            status=error.status,
+            nav="agents",
+            report=report,
+            agent=agent,
+            actions=list(views.values()),
+            error=error,
+        )
+    return web.back({}, f"/reviews/{review_id}", done=f"{verb}d")
+
+
+def settings_page(web: WebContext, *, error: FormError | None = None) -> WebResponse:
+    """``GET /settings``: the workspace, its review approval, the session."""
+    return web.page(
+        "settings.html",
+        status=error.status if error else 200,
+        nav="settings",
+        workspace=web.services.dashboard.workspace.workspace(web.principal),
+        session=web.signed_in.session,
+        error=error,
+    )
+
+
+def set_review_approval(web: WebContext) -> WebResponse:
+    """``POST /settings/review-approval``: ``none`` or ``required`` for the workspace."""
+    value = web.request.form().get("approval", "")
+    try:
+        web.services.dashboard.workspace.set_review_approval(web.principal, value)
+    except PineworkError as error:
+        return settings_page(web, error=FormError.of(error, "approval"))
+    return web.back({}, "/settings", done="approval")
