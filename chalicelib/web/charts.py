@@ -20,10 +20,11 @@ BOTTOM = 30
 
 @dataclass(frozen=True)
 class Tick:
-    """An axis label at a position."""
+    """An axis label at a position (``anchor``: SVG ``text-anchor``)."""
 
     position: float
     label: str
+    anchor: str = "middle"
 
 
 @dataclass(frozen=True)
@@ -65,18 +66,18 @@ class Chart:
 
 
 def nice_top(value: int) -> int:
-    """The smallest "round" number (1, 2, 2.5 or 5 times a power of ten) >= ``value``
-    (at least 1), the top of a y axis."""
-    if value <= 1:
-        return 1
+    """The top of a y axis of four equal steps: 4 times the smallest "round" step (1,
+    2, 2.5 or 5 times a power of ten, a whole number) that reaches ``value``; at
+    least 4, so every tick is a whole number."""
+    needed = max(1, -(-value // 4))
     magnitude = 1
-    while magnitude * 10 <= value:
+    while magnitude * 10 <= needed:
         magnitude *= 10
-    for step in (1, 2, 2.5, 5, 10):
-        top = int(step * magnitude)
-        if top >= value:
-            return top
-    return 10 * magnitude  # pragma: no cover - the loop always returns
+    for factor in (1, 2, 2.5, 5, 10):
+        step = factor * magnitude
+        if step == int(step) and step >= needed:
+            return int(step) * 4
+    return 40 * magnitude  # pragma: no cover - factor 10 always reaches it
 
 
 def _y(value: float, top: int) -> float:
@@ -94,7 +95,11 @@ def _x_ticks(points: list[DayPoint], position: list[float]) -> list[Tick]:
     chosen = list(range(0, len(points), every))
     if chosen[-1] != len(points) - 1 and len(points) - 1 - chosen[-1] >= every // 2:
         chosen.append(len(points) - 1)
-    return [Tick(position[i], points[i].date[5:]) for i in chosen]
+    # The last label ends at its tick, so it never runs past the chart's right edge.
+    return [
+        Tick(position[i], points[i].date[5:], "end" if i == len(points) - 1 else "middle")
+        for i in chosen
+    ]
 
 
 def line_chart(series: list[tuple[str, str, list[DayPoint]]]) -> Chart:

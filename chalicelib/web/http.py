@@ -184,14 +184,17 @@ def session_cookie(request: WebRequest, value: str, max_age: int) -> str:
 def check_same_origin(request: WebRequest) -> None:
     """Refuse a state-changing request another site made the browser send.
 
-    Browsers send ``Origin`` with every POST (and ``Sec-Fetch-Site``); it must be this
-    app's. The CSRF token is checked besides (``DashboardSessions.check_csrf``).
+    Browsers send ``Origin`` with every POST, and ``Sec-Fetch-Site``. Under this
+    dashboard's ``Referrer-Policy: no-referrer`` a form's ``Origin`` is ``null`` (Fetch
+    standard), so then ``Sec-Fetch-Site`` (which no page can set) must say
+    ``same-origin``. The CSRF token is checked besides (``DashboardSessions.check_csrf``).
 
     Raises:
-        Forbidden: another origin, ``null``, or neither header.
+        Forbidden: another origin, or neither a real origin nor ``Sec-Fetch-Site:
+            same-origin``.
     """
     origin = request.headers.get("origin")
-    if origin is not None:
+    if origin is not None and origin != "null":
         if origin.rstrip("/") != request.origin:
             raise Forbidden("This request came from another site; it was refused.")
         return

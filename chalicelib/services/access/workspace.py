@@ -54,14 +54,17 @@ class WorkspaceService:
         return workspace
 
     def agents(self, principal: Principal, name: str | None = None) -> list[Agent]:
-        """The workspace's agents by id; with ``name``, those whose name or id contains
+        """The workspace's agents by name (then id); with ``name``, those whose name or id contains
         it (case-insensitive).
 
         Raises:
             Forbidden: an agent asked (agents see only themselves).
         """
         refuse_agents(principal, "Only a person can list a workspace's agents.")
-        agents = self._directory.list_agents(principal.workspace_id)
+        agents = sorted(
+            self._directory.list_agents(principal.workspace_id),
+            key=lambda agent: (agent.name.casefold(), agent.id),
+        )
         wanted = (name or "").strip().casefold()
         if not wanted:
             return agents
