@@ -26,9 +26,9 @@ HOSTILE = [
     "<img src=x onerror=\"window.__pwned='img'\">",
     "<a href=\"javascript:window.__pwned='link'\">click me</a>",
     "<svg onload=\"window.__pwned='svg'\"><circle r=9></circle></svg>",
-    "<style>body{display:none !important}</style><div style=\"position:fixed;inset:0;background:red\">css</div>",
+    '<style>body{display:none !important}</style><div style="position:fixed;inset:0;background:red">css</div>',
     "\"><script>window.__pwned='attr'</script><x y=\"",
-    "{{7*7}} ${7*7} </textarea></pre><b id=\"injected\">bold</b>",
+    '{{7*7}} ${7*7} </textarea></pre><b id="injected">bold</b>',
     "javascript:window.__pwned='url'",
 ]
 """Payloads an agent might write: scripts, event handlers, javascript: URLs, SVG, CSS,
@@ -107,11 +107,17 @@ def seed(endpoint: str, demo: dict[str, str], *, now: datetime | None = None) ->
             task = f"PIN-{700 + day}"
             _day(wired, builder, f"step {line}: checked the {task} pipeline and left notes", task)
         if day % 2 == 0:
-            wired.recall.recall(builder, RecallRequest.model_validate({"query": "how do I deploy"}),
-                                RunContext(task_key="PIN-812"))
+            wired.recall.recall(
+                builder,
+                RecallRequest.model_validate({"query": "how do I deploy"}),
+                RunContext(task_key="PIN-812"),
+            )
         if day % 3 == 0:
-            wired.memories.save(researcher, _fact(f"Paper {day}: retrieval beats fine-tuning here"),
-                                RunContext(task_key=f"RES-{day}"))
+            wired.memories.save(
+                researcher,
+                _fact(f"Paper {day}: retrieval beats fine-tuning here"),
+                RunContext(task_key=f"RES-{day}"),
+            )
     # A full day log yesterday, with a durable line the review lifts.
     clock.set(today - timedelta(days=1, hours=2))
     _day(wired, builder, "!fact The staging database is db-stg-2", "PIN-815")
@@ -125,20 +131,27 @@ def seed(endpoint: str, demo: dict[str, str], *, now: datetime | None = None) ->
     wired.memories.archive(person, saved[6], ArchiveRequest(reason="we moved to npm workspaces"))
     newer = wired.memories.save(
         builder,
-        _fact("Staging deploys go through the bastion host bastion-3 since the move",
-              supersedes=saved[1]),
+        _fact(
+            "Staging deploys go through the bastion host bastion-3 since the move",
+            supersedes=saved[1],
+        ),
         RunContext(task_key="PIN-820"),
     )
-    wired.memories.edit(person, newer.id, _edit("Staging deploys go through bastion-3 since the November move"))
-    wired.memories.save(builder, _fact("CI runs on GitHub Actions with the ubuntu-24.04 runner"),
-                        RunContext(task_key="PIN-640"))
+    wired.memories.edit(
+        person, newer.id, _edit("Staging deploys go through bastion-3 since the November move")
+    )
+    wired.memories.save(
+        builder,
+        _fact("CI runs on GitHub Actions with the ubuntu-24.04 runner"),
+        RunContext(task_key="PIN-640"),
+    )
     for payload in HOSTILE:
-        wired.memories.save(hostile, _fact(payload, evidence=payload), RunContext(task_key=payload[:60]))
+        wired.memories.save(
+            hostile, _fact(payload, evidence=payload), RunContext(task_key=payload[:60])
+        )
     _day(wired, hostile, HOSTILE[0], None)
     wired.admin.set_review_approval(workspace, "required")
-    report = wired.reviews.run_now(
-        person, RunReviewRequest.model_validate({"agentId": builder.id})
-    )
+    report = wired.reviews.run_now(person, RunReviewRequest.model_validate({"agentId": builder.id}))
     wired.admin.set_review_approval(workspace, "none")
     return Seeded(
         agents={"builder": builder.id, "researcher": researcher.id, "hostile": hostile.id},

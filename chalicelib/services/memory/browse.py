@@ -88,11 +88,15 @@ class MemoryBrowser:
     Args:
         memories: the memory service (its ``list`` applies who-may-see-what).
         clock: the current time (``expired`` is computed at read time, SPEC §3).
+        scan_max: memories one filtered request reads at most (``SEARCH_SCAN_MAX``).
     """
 
-    def __init__(self, memories: MemoryService, clock: Clock) -> None:
+    def __init__(
+        self, memories: MemoryService, clock: Clock, scan_max: int = SEARCH_SCAN_MAX
+    ) -> None:
         self._memories = memories
         self._clock = clock
+        self._scan_max = scan_max
 
     def page(
         self,
@@ -121,8 +125,8 @@ class MemoryBrowser:
         found: list[Memory] = []
         scanned = 0
         cursor = after_id
-        while scanned < SEARCH_SCAN_MAX:
-            batch = min(MAX_LIST_LIMIT, SEARCH_SCAN_MAX - scanned)
+        while scanned < self._scan_max:
+            batch = min(MAX_LIST_LIMIT, self._scan_max - scanned)
             page = self._memories.list(principal, self._query(agent_id, filters, batch, cursor))
             for memory in page.memories:
                 scanned += 1

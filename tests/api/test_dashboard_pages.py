@@ -1,0 +1,364 @@
+"""The dashboard's pages through the app (chalice.test.Client): sign-in, sessions,
+CSRF and origin checks, the workspace boundary, inert agent text, headers
+(SPEC §13, issue 13). The real browser runs in tests/browser."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from chalice.test import Client
+
+from chalicelib.ids import FixedClock
+from chalicelib.wiring import Services
+from tests.conftest import START, Api, World
+
+FORM = "application/x-www-form-urlencoded"
+ORIGIN = "http://localhost"
+
+
+class Page:
+    """One browser-like visitor: keeps the session cookie, sends forms as a browser does."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+        self.cookie: str | None = None
+
+    def get(self, path: str, **headers: str) -> Any:
+        return self.client.http.get(path, headers=self._headers(headers))
+
+    def post(self, path: str, form: dict[str, str], **headers: str) -> Any:
+        sent = {"Content-Type": FORM, "Origin": ORIGIN, **headers}
+        body = "&".join(f"{quote(k)}={quote(v)}" for k, v in form.items())
+        response = self.client.http.post(path, headers=self._headers(sent), body=body)
+        cookie = response.headers.get("Set-Cookie")
+        if cookie:
+            value = cookie.split(";")[0]
+            self.cookie = None if value.endswith("=") else value
+        return response
+
+    def sign_in(self, token: str) -> Any:
+        return self.post("/sign-in", {"token": token, "next": "/"})
+
+    def csrf(self, path: str = "/") -> str:
+        found = re.search(r'name="csrf" value="([^"]+)"', self.get(path).body.decode())
+        assert found is not None
+        return found.group(1)
+
+    def _headers(self, headers: dict[str, str]) -> dict[str, str]:
+        return {**headers, **({"Cookie": self.cookie} if self.cookie else {})}
+
+
+@pytest.fixture
+def browser(wired: Services) -> Iterator[Page]:
+    from app import app
+
+    with Client(app) as client:
+        yield Page(client)
+
+
+def text(response: Any) -> str:
+    return str(response.body.decode("utf-8"))
+
+
+def test_signed_out_pages_go_to_sign_in_and_come_back(browser: Page, world: World) -> None:
+    response = browser.get(f"/agents/{world.agent.id}?kind=day")
+    assert response.status_code == 303
+    assert response.headers["Location"] == "/sign-in?next=" + quote(
+        f"/agents/{world.agent.id}?kind=day", safe=""
+    )
+    page = browser.get("/sign-in?next=" + quote(f"/agents/{world.agent.id}", safe=""))
+    assert page.status_code == 200 and 'name="token"' in text(page)
+    signed = browser.post(
+        "/sign-in", {"token": world.person.token, "next": f"/agents/{world.agent.id}"}
+    )
+    assert signed.status_code == 303 and signed.headers["Location"] == f"/agents/{world.agent.id}"
+    cookie = signed.headers["Set-Cookie"]
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Path=/" in cookie
+    assert browser.get(f"/agents/{world.agent.id}").status_code == 200
+
+
+def test_sign_in_refuses_agents_and_unknown_tokens_on_the_page(browser: Page, world: World) -> None:
+    agent = browser.sign_in(world.agent.token)
+    assert agent.status_code == 403 and "agents cannot sign in" in text(agent)
+    assert "Set-Cookie" not in agent.headers
+    unknown = browser.sign_in("pwk_wrong")
+    assert unknown.status_code == 401 and "<code>unauthorized</code>" in text(unknown)
+    assert world.person.token not in text(browser.get("/sign-in"))
+
+
+def test_sign_in_from_another_site_is_refused(browser: Page, world: World) -> None:
+    response = browser.post("/sign-in", {"token": world.person.token}, Origin="http://evil.example")
+    assert response.status_code == 403 and "Set-Cookie" not in response.headers
+
+
+def test_one_time_link_signs_in_then_is_used(api: Api, browser: Page, world: World) -> None:
+    status, link = api.call("POST", "/sign-in-links", world.person)
+    assert status == 201 and link["object"] == "sign_in_link"
+    first = browser.get(link["path"])
+    assert first.status_code == 303 and first.headers["Location"] == "/"
+    assert "Set-Cookie" in first.headers
+    browser.cookie = first.headers["Set-Cookie"].split(";")[0]
+    assert browser.get("/").status_code == 200
+    other = Page(browser.client)
+    again = other.get(link["path"])
+    assert again.status_code == 303 and again.headers["Location"] == "/sign-in?link=unusable"
+    assert "Set-Cookie" not in again.headers
+    assert "used already or has expired" in text(other.get("/sign-in?link=unusable"))
+    status, body = api.call("POST", "/sign-in-links", world.agent)
+    assert (status, body["error"]["code"]) == (403, "forbidden")
+    status, body = api.call("POST", "/sign-in-links")
+    assert (status, body["error"]["code"]) == (401, "unauthorized")
+
+
+def test_expired_session_goes_back_to_sign_in(
+    browser: Page, world: World, clock: FixedClock
+) -> None:
+    browser.sign_in(world.person.token)
+    clock.set(START + timedelta(hours=12, minutes=1))
+    response = browser.get("/")
+    assert response.status_code == 303 and "ended=1" in response.headers["Location"]
+    assert "Max-Age=0" in response.headers["Set-Cookie"]
+    htmx = browser.get("/", **{"HX-Request": "true"})
+    assert htmx.headers["HX-Redirect"].startswith("/sign-in?next=")
+    assert "session has ended" in text(browser.get("/sign-in?ended=1"))
+
+
+def test_sign_out_needs_the_csrf_token_and_deletes_the_session(browser: Page, world: World) -> None:
+    browser.sign_in(world.person.token)
+    cookie = browser.cookie
+    token = browser.csrf()
+    refused = browser.post("/sign-out", {"csrf": "forged"})
+    assert refused.status_code == 403
+    assert browser.get("/").status_code == 200
+    done = browser.post("/sign-out", {"csrf": token})
+    assert done.status_code == 303 and done.headers["Location"] == "/sign-in?done=signed-out"
+    browser.cookie = cookie  # a copy of the old cookie no longer works
+    assert browser.get("/").status_code == 303
+
+
+def test_changes_without_csrf_or_from_another_origin_are_refused(
+    api: Api, browser: Page, world: World
+) -> None:
+    _, memory = api.call("POST", "/memories", world.agent, {"text": "keep me"})
+    browser.sign_in(world.person.token)
+    token = browser.csrf()
+    path = f"/memories/{memory['id']}/veto"
+    assert browser.post(path, {"note": "x"}).status_code == 403
+    assert browser.post(path, {"note": "x", "csrf": token + "x"}).status_code == 403
+    foreign = browser.post(path, {"csrf": token}, Origin="http://evil.example")
+    assert foreign.status_code == 403
+    no_origin = browser.client.http.post(
+        path, headers={"Content-Type": FORM, "Cookie": browser.cookie or ""}, body=f"csrf={token}"
+    )
+    assert no_origin.status_code == 403
+    assert api.call("GET", f"/memories/{memory['id']}", world.person)[1]["status"] == "active"
+    done = browser.post(
+        path, {"csrf": token, "note": "wrong"}, Origin="null", **{"Sec-Fetch-Site": "same-origin"}
+    )
+    assert done.status_code == 303
+    assert (
+        api.call("GET", f"/memories/{memory['id']}", world.person)[1]["archiveReason"] == "vetoed"
+    )
+
+
+def test_veto_undo_and_errors_next_to_the_row(api: Api, browser: Page, world: World) -> None:
+    _, memory = api.call("POST", "/memories", world.agent, {"text": "The VPN is needed"})
+    browser.sign_in(world.person.token)
+    token = browser.csrf()
+    row = {"csrf": token, "from": "row"}
+    htmx = {"HX-Request": "true"}
+    vetoed = browser.post(f"/memories/{memory['id']}/veto", {**row, "note": "wrong"}, **htmx)
+    assert vetoed.status_code == 200
+    assert f'id="row-{memory["id"]}"' in text(vetoed) and "Vetoed." in text(vetoed)
+    assert f"/memories/{memory['id']}/unarchive" in text(vetoed)  # the Undo button
+    again = browser.post(f"/memories/{memory['id']}/veto", row, **htmx)
+    assert again.status_code == 409 and "<code>memory_already_archived</code>" in text(again)
+    undone = browser.post(f"/memories/{memory['id']}/unarchive", row, **htmx)
+    assert undone.status_code == 200 and "Brought back." in text(undone)
+    blank = browser.post(f"/memories/{memory['id']}/archive", {**row, "reason": " "}, **htmx)
+    assert blank.status_code == 400 and "<code>invalid_request</code>" in text(blank)
+    _, newer = api.call(
+        "POST",
+        "/memories",
+        world.agent,
+        {"text": "The VPN is not needed", "supersedes": memory["id"]},
+    )
+    page = text(browser.get(f"/memories/{memory['id']}"))
+    assert "never comes back" in page and f"/memories/{memory['id']}/unarchive" not in page
+    superseded = browser.post(f"/memories/{memory['id']}/unarchive", {"csrf": token})
+    assert superseded.status_code == 409 and "<code>memory_superseded</code>" in text(superseded)
+    assert newer["supersedes"] == memory["id"]
+
+
+def test_edit_from_the_memory_page(api: Api, browser: Page, world: World) -> None:
+    _, memory = api.call("POST", "/memories", world.agent, {"text": "Deploys go through bastion-2"})
+    browser.sign_in(world.person.token)
+    token = browser.csrf()
+    shown = memory["expiresAt"][:10]
+    form = {
+        "csrf": token,
+        "text": "Deploys go through bastion-3",
+        "expires": shown,
+        "expires_was": shown,
+    }
+    done = browser.post(f"/memories/{memory['id']}/edit", form)
+    assert done.status_code == 303 and done.headers["Location"].endswith("?done=edited")
+    after = api.call("GET", f"/memories/{memory['id']}", world.person)[1]
+    assert after["text"] == "Deploys go through bastion-3"
+    assert after["expiresAt"] == memory["expiresAt"]  # the date shown was not changed
+    assert after["editedByPersonId"] == world.person.id
+    page = text(browser.get(f"/memories/{memory['id']}"))
+    assert "<del>bastion-2</del><ins>bastion-3</ins>" in page
+    too_long = browser.post(f"/memories/{memory['id']}/edit", {**form, "text": "x" * 501})
+    assert too_long.status_code == 400 and "<code>memory_text_too_long</code>" in text(too_long)
+
+
+def test_another_workspace_looks_missing(api: Api, browser: Page, world: World) -> None:
+    _, theirs = api.call("POST", "/memories", world.outsider_agent, {"text": "secret plan"})
+    browser.sign_in(world.person.token)
+    token = browser.csrf()
+    foreign = browser.get(f"/memories/{theirs['id']}")
+    missing = browser.get("/memories/mem_01M8P570G0QJRZ8T2NSWNPVZ62")
+    assert foreign.status_code == missing.status_code == 404
+    assert "secret plan" not in text(foreign)
+    assert text(foreign).replace(theirs["id"], "ID") == text(missing).replace(
+        "mem_01M8P570G0QJRZ8T2NSWNPVZ62", "ID"
+    )
+    agent_page = browser.get(f"/agents/{world.outsider_agent.id}")
+    assert agent_page.status_code == 403 and "spy" not in text(agent_page)
+    veto = browser.post(f"/memories/{theirs['id']}/veto", {"csrf": token})
+    assert veto.status_code == 404
+    assert api.call("GET", f"/memories/{theirs['id']}", world.outsider)[1]["status"] == "active"
+    assert "spy" not in text(browser.get("/"))
+
+
+HOSTILE = "<script>alert(1)</script><img src=x onerror=alert(2)>\"'><svg onload=alert(3)>"
+
+
+def test_agent_text_is_escaped_everywhere(api: Api, browser: Page, world: World) -> None:
+    headers = {"X-Pinework-Task": "<b>PIN-1</b>"}
+    _, memory = api.call(
+        "POST", "/memories", world.agent, {"text": HOSTILE, "evidence": HOSTILE}, headers=headers
+    )
+    api.call("POST", "/memories/day", world.agent, {"line": HOSTILE}, headers=headers)
+    api.call("POST", f"/memories/{memory['id']}/archive", world.agent, {"reason": HOSTILE})
+    api.call("POST", "/memories/recall", world.agent, {"query": HOSTILE})
+    browser.sign_in(world.person.token)
+    for path in [
+        f"/agents/{world.agent.id}?status=all",
+        f"/agents/{world.agent.id}?status=all&q=script",
+        f"/memories/{memory['id']}",
+        f"/agents/{world.agent.id}/days",
+        f"/agents/{world.agent.id}/recall",
+    ]:
+        page = text(browser.get(path))
+        assert "<script>alert" not in page and "<img src=x" not in page, path
+        assert "<svg onload" not in page and "<b>PIN-1</b>" not in page, path
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page, path
+
+
+def test_pages_carry_the_security_headers(browser: Page, world: World) -> None:
+    browser.sign_in(world.person.token)
+    for path in ["/", "/sign-in", f"/agents/{world.agent.id}", "/settings"]:
+        headers = browser.get(path).headers
+        assert "frame-ancestors 'none'" in headers["Content-Security-Policy"], path
+        assert "unsafe-inline" not in headers["Content-Security-Policy"]
+        assert headers["Cache-Control"] == "no-store"
+        assert headers["Referrer-Policy"] == "no-referrer"
+        assert headers["X-Content-Type-Options"] == "nosniff"
+    css = browser.get("/static/dashboard.css")
+    assert css.status_code == 200 and css.headers["Content-Type"].startswith("text/css")
+    assert browser.get("/static/app.py").status_code == 404
+    assert browser.get("/static/..%2Fapp.py").status_code == 404
+
+
+def test_every_page_opens_for_a_person(api: Api, browser: Page, world: World) -> None:
+    _, memory = api.call("POST", "/memories", world.agent, {"text": "A fact"})
+    api.call("POST", "/memories/day", world.agent, {"line": "did things"})
+    browser.sign_in(world.person.token)
+    agent = world.agent.id
+    for path in [
+        "/",
+        "/?q=build",
+        f"/agents/{agent}",
+        f"/agents/{agent}?kind=day&status=all&expired=no",
+        f"/agents/{agent}/days",
+        f"/agents/{agent}/recall",
+        f"/agents/{agent}/reviews",
+        f"/agents/{agent}/pictures?days=7",
+        f"/memories/{memory['id']}",
+        "/settings",
+    ]:
+        response = browser.get(path)
+        assert response.status_code == 200, (path, text(response)[:300])
+    assert browser.get(f"/agents/{agent}?kind=everything").status_code == 400
+    assert browser.get(f"/agents/{agent}/pictures?days=11").status_code == 400
+
+
+def test_review_approval_and_decisions_from_the_pages(
+    api: Api, browser: Page, world: World, clock: FixedClock
+) -> None:
+    api.call("POST", "/memories", world.agent, {"text": "Use pnpm in the web monorepo"})
+    api.call("POST", "/memories", world.agent, {"text": "Use pnpm in the web monorepo."})
+    clock.set(START + timedelta(days=1))
+    browser.sign_in(world.person.token)
+    token = browser.csrf("/settings")
+    saved = browser.post("/settings/review-approval", {"csrf": token, "approval": "required"})
+    assert saved.status_code == 303
+    bad = browser.post("/settings/review-approval", {"csrf": token, "approval": "maybe"})
+    assert bad.status_code == 400 and "<code>invalid_request</code>" in text(bad)
+    ran = browser.post(f"/agents/{world.agent.id}/reviews", {"csrf": token, "dry_run": "no"})
+    assert ran.status_code == 303
+    review_id = ran.headers["Location"].split("/reviews/")[1].split("?")[0]
+    report = text(browser.get(f"/reviews/{review_id}"))
+    assert "merge" in report and "/actions/a1/approve" in report
+    htmx = {"HX-Request": "true"}
+    approved = browser.post(f"/reviews/{review_id}/actions/a1/approve", {"csrf": token}, **htmx)
+    assert approved.status_code == 200 and 'class="badge applied"' in text(approved)
+    twice = browser.post(f"/reviews/{review_id}/actions/a1/reject", {"csrf": token}, **htmx)
+    assert twice.status_code == 409 and "<code>conflict</code>" in text(twice)
+    status, body = api.call("GET", f"/reviews/{review_id}", world.person)
+    assert body["decisions"][0]["state"] == "applied"
+    assert body["decisions"][0]["decidedBy"] == world.person.id
+
+
+def test_routine_pause_resume_delete_create(browser: Page, api: Api, world: World) -> None:
+    api.call("POST", "/memories", world.agent, {"text": "A fact"})
+    browser.sign_in(world.person.token)
+    token = browser.csrf()
+    base = f"/agents/{world.agent.id}/routine"
+    for verb, status in [("pause", "paused"), ("resume", "active"), ("delete", None)]:
+        assert browser.post(f"{base}/{verb}", {"csrf": token}).status_code == 303
+        code, body = api.call("GET", f"/routines/{world.agent.id}", world.person)
+        assert (body.get("status") if code == 200 else None) == status
+    again = browser.post(f"{base}/pause", {"csrf": token})
+    assert again.status_code == 404 and "<code>not_found</code>" in text(again)
+    assert browser.post(f"{base}/create", {"csrf": token}).status_code == 303
+    assert api.call("GET", f"/routines/{world.agent.id}", world.person)[1]["status"] == "active"
+
+
+def test_save_a_fact_for_the_agent(api: Api, browser: Page, world: World) -> None:
+    browser.sign_in(world.person.token)
+    token = browser.csrf()
+    path = f"/agents/{world.agent.id}/facts"
+    done = browser.post(path, {"csrf": token, "text": "Prod needs two approvals"})
+    assert done.status_code == 303 and "/memories/mem_" in done.headers["Location"]
+    _, listed = api.call("GET", f"/memories?agentId={world.agent.id}", world.person)
+    assert listed["data"][0]["editedByPersonId"] == world.person.id
+    secret = browser.post(path, {"csrf": token, "text": "password: hunter2hunter2hunter2"})
+    assert secret.status_code == 400 and "<code>secret_in_memory</code>" in text(secret)
+    assert "hunter2hunter2hunter2" in text(secret)  # kept in the form to fix, escaped
+    missing = browser.post(path, {"csrf": token, "text": "x", "supersedes": "mem_nope"})
+    assert missing.status_code == 404 and "<code>memory_not_found</code>" in text(missing)
+
+
+def test_agents_cannot_use_the_dashboard_with_a_bearer_token(browser: Page, world: World) -> None:
+    response = browser.client.http.get(
+        "/", headers={"Authorization": f"Bearer {world.agent.token}"}
+    )
+    assert response.status_code == 303  # a bearer token is not a session
