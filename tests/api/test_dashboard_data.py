@@ -17,6 +17,9 @@ from chalicelib.services.memory.chain import supersede_chain
 from chalicelib.wiring import Services
 from tests.conftest import START, Api, World
 
+FULL_WIDTH = "\uff24\uff45\uff50\uff4c\uff4f\uff59 in full width"
+""""Deploy" in full-width letters: NFKC makes it the ASCII word."""
+
 
 def principal(wired: Services, token: str) -> Principal:
     return wired.auth.authenticate(f"Bearer {token}")
@@ -162,15 +165,13 @@ def test_browse_filters_search_and_bounded_scan(
 ) -> None:
     for number in range(12):
         save(api, world, f"Deploy note {number}" if number % 3 == 0 else f"Other note {number}")
-    save(
-        api, world, "Ｄｅｐｌｏｙ in full width", expiresAt=(START + timedelta(hours=1)).isoformat()
-    )
+    save(api, world, FULL_WIDTH, expiresAt=(START + timedelta(hours=1)).isoformat())
     clock.set(START + timedelta(hours=2))
     person = principal(wired, world.person.token)
     browser = wired.dashboard.browser
     page = browser.page(person, world.agent.id, BrowseFilters(text="deploy"), limit=3)
     assert [m.text for m in page.memories] == [
-        "Ｄｅｐｌｏｙ in full width",
+        FULL_WIDTH,
         "Deploy note 9",
         "Deploy note 6",
     ]
@@ -180,7 +181,7 @@ def test_browse_filters_search_and_bounded_scan(
     assert [m.text for m in rest.memories] == ["Deploy note 3", "Deploy note 0"]
     assert rest.continue_after is None and not rest.stopped_early
     expired = browser.page(person, world.agent.id, BrowseFilters(expired=True), limit=10)
-    assert [m.text for m in expired.memories] == ["Ｄｅｐｌｏｙ in full width"]
+    assert [m.text for m in expired.memories] == [FULL_WIDTH]
     small = MemoryBrowser(wired.memories, wired.clock, scan_max=4)
     bounded = small.page(person, world.agent.id, BrowseFilters(text="nowhere"), limit=5)
     assert bounded.memories == [] and bounded.stopped_early and bounded.scanned == 4

@@ -322,7 +322,7 @@ def test_review_approval_and_decisions_from_the_pages(
     assert approved.status_code == 200 and 'class="badge applied"' in text(approved)
     twice = browser.post(f"/reviews/{review_id}/actions/a1/reject", {"csrf": token}, **htmx)
     assert twice.status_code == 409 and "<code>conflict</code>" in text(twice)
-    status, body = api.call("GET", f"/reviews/{review_id}", world.person)
+    _, body = api.call("GET", f"/reviews/{review_id}", world.person)
     assert body["decisions"][0]["state"] == "applied"
     assert body["decisions"][0]["decidedBy"] == world.person.id
 

@@ -26,7 +26,8 @@ HOSTILE = [
     "<img src=x onerror=\"window.__pwned='img'\">",
     "<a href=\"javascript:window.__pwned='link'\">click me</a>",
     "<svg onload=\"window.__pwned='svg'\"><circle r=9></circle></svg>",
-    '<style>body{display:none !important}</style><div style="position:fixed;inset:0;background:red">css</div>',
+    "<style>body{display:none !important}</style>"
+    '<div style="position:fixed;inset:0;background:red">css</div>',
     "\"><script>window.__pwned='attr'</script><x y=\"",
     '{{7*7}} ${7*7} </textarea></pre><b id="injected">bold</b>',
     "javascript:window.__pwned='url'",
@@ -51,6 +52,10 @@ BUILDER_FACTS = [
     ("Error budgets are tracked in the SLO dashboard, 99.9% for checkout", "PIN-733"),
     ("The design system package is @acme/ui version 4", "PIN-802"),
 ]
+
+
+OPS_FACTS = 60
+"""Facts of ``ops-bot``: more than one page of the memory list (50)."""
 
 
 @dataclass
@@ -103,9 +108,11 @@ def seed(endpoint: str, demo: dict[str, str], *, now: datetime | None = None) ->
             run = RunContext(run_id=f"run_{day:04d}", task_key=task)
             memory = wired.memories.save(builder, _fact(text), run)
             saved.append(memory.id)
-        for line in range(3 + (day * 7) % 40):
-            task = f"PIN-{700 + day}"
-            _day(wired, builder, f"step {line}: checked the {task} pipeline and left notes", task)
+        task = f"PIN-{700 + day}"
+        for line in range(2):
+            # Two lines a day whose length varies, so the fill varies from day to day.
+            note = f"step {line}: checked the {task} pipeline and left notes. " * (1 + day % 5)
+            _day(wired, builder, note[:300].strip(), task)
         if day % 2 == 0:
             wired.recall.recall(
                 builder,
@@ -145,6 +152,14 @@ def seed(endpoint: str, demo: dict[str, str], *, now: datetime | None = None) ->
         _fact("CI runs on GitHub Actions with the ubuntu-24.04 runner"),
         RunContext(task_key="PIN-640"),
     )
+    ops = _agent(wired, workspace, "ops-bot")
+    for number in range(OPS_FACTS):
+        clock.set(today - timedelta(hours=1, minutes=OPS_FACTS - number))
+        wired.memories.save(
+            ops,
+            _fact(f"Runbook step {number}: restart worker pool {number % 7}"),
+            RunContext(task_key=f"OPS-{number}"),
+        )
     for payload in HOSTILE:
         wired.memories.save(
             hostile, _fact(payload, evidence=payload), RunContext(task_key=payload[:60])
@@ -154,7 +169,12 @@ def seed(endpoint: str, demo: dict[str, str], *, now: datetime | None = None) ->
     report = wired.reviews.run_now(person, RunReviewRequest.model_validate({"agentId": builder.id}))
     wired.admin.set_review_approval(workspace, "none")
     return Seeded(
-        agents={"builder": builder.id, "researcher": researcher.id, "hostile": hostile.id},
+        agents={
+            "builder": builder.id,
+            "researcher": researcher.id,
+            "hostile": hostile.id,
+            "ops-bot": ops.id,
+        },
         person_id=person.id,
         vetoed_id=vetoed.id,
         review_id=report.id,
@@ -184,3 +204,21 @@ def _camel(name: str) -> str:
 
 def _day(wired: Services, agent: Principal, line: str, task: str | None) -> None:
     wired.day_log.append_day_line(agent, line, RunContext(task_key=task))
+
+
+def main() -> None:
+    """``python -m tests.browser.seed <endpoint> <demo.json>``: seed, print what was made
+    as JSON. Run as its own process so numpy starts on one BLAS thread (set by the
+    caller): on a busy machine spinning BLAS threads made each embedding 15x slower."""
+    import json
+    import sys
+    from dataclasses import asdict
+    from pathlib import Path
+
+    endpoint, demo_file = sys.argv[1], Path(sys.argv[2])
+    seeded = seed(endpoint, json.loads(demo_file.read_text(encoding="utf-8")))
+    print(json.dumps(asdict(seeded)))
+
+
+if __name__ == "__main__":
+    main()

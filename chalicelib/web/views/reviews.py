@@ -22,6 +22,7 @@ from chalicelib.web.http import WebResponse
 SUMMARIES_PAGE = 20
 RoutineVerb = Literal["pause", "resume", "delete", "create"]
 DONE = {"pause": "paused", "resume": "resumed", "delete": "deleted", "create": "created"}
+DECIDED = {"approve": ("approved", "Approved."), "reject": ("rejected", "Rejected.")}
 
 
 @dataclass(frozen=True)
@@ -163,7 +164,7 @@ def decide(
             report=report,
             item=views[wanted],
             action_error=error,
-            action_notice=None if error else f"{verb.capitalize()}d.",
+            action_notice=None if error else DECIDED[verb][1],
         )
     if error is not None:
         agent = web.services.dashboard.workspace.agent(web.principal, report.agent_id)
@@ -176,7 +177,7 @@ def decide(
             actions=list(views.values()),
             error=error,
         )
-    return web.back({}, f"/reviews/{review_id}", done=f"{verb}d")
+    return web.back({}, f"/reviews/{review_id}", done=DECIDED[verb][0])
 
 
 def settings_page(web: WebContext, *, error: FormError | None = None) -> WebResponse:

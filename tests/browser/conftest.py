@@ -1,0 +1,228 @@
+"""Real-browser fixtures (SPEC §13, issue 13): Debian's Chromium driven by Playwright
+against the local server (``python -m infra.local_server``) on free ports with its
+own data folder, seeded with ``tests/browser/seed.py``.
+
+Playwright's own browser download is never used (it is not reachable here): the
+browser is ``/usr/bin/chromium`` (``apt-get install -y chromium``). Without it the
+tests skip with a message, except in CI (``CI`` set, as ``.ci/run`` does), where a
+missing browser fails them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+CHROMIUM = Path(os.environ.get("PINEWORK_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SCREENSHOTS = REPO / "build" / "screenshots"
+AXE = Path(__file__).resolve().parent / "vendor" / "axe.min.js"
+CSP_PROBE = """
+window.__csp = [];
+document.addEventListener('securitypolicyviolation', (e) => {
+  window.__csp.push(e.violatedDirective + ' ' + (e.blockedURI || ''));
+});
+"""
+"""Counts the page's CSP violations (an init script: it runs before the page's own)."""
+
+
+def _browser_or_skip() -> None:
+    if CHROMIUM.exists():
+        return
+    message = f"no Chromium at {CHROMIUM} (apt-get install -y chromium)"
+    if os.environ.get("CI"):
+        pytest.fail(f"{message}: CI must run the browser tests.")
+    pytest.skip(message)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@dataclass
+class Server:
+    """The running local server and what the seed made."""
+
+    url: str
+    endpoint: str
+    data_dir: Path
+    demo: dict[str, str]
+    link: str
+    seeded: dict[str, Any] = field(default_factory=dict)
+
+    def agent(self, name: str) -> str:
+        """The id of a seeded agent (``builder`` is the demo agent)."""
+        return str(self.seeded["agents"][name])
+
+    def table(self) -> Any:
+        """A boto3 DynamoDB client on the server's embedded DynamoDB."""
+        return boto3.client(
+            "dynamodb",
+            endpoint_url=self.endpoint,
+            region_name="us-east-1",
+            aws_access_key_id="local",
+            aws_secret_access_key="local",
+        )
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """``python -m infra.local_server`` on free ports with its own data, seeded."""
+    _browser_or_skip()
+    data_dir = tmp_path_factory.mktemp("dashboard-data")
+    api_port, dynamodb_port = _free_port(), _free_port()
+    env = {
+        **os.environ,
+        "PINEWORK_PORT": str(api_port),
+        "PINEWORK_DYNAMODB_PORT": str(dynamodb_port),
+        "PINEWORK_DATA_DIR": str(data_dir),
+        "OPENBLAS_NUM_THREADS": "1",
+        "AWS_ACCESS_KEY_ID": "local",
+        "AWS_SECRET_ACCESS_KEY": "local",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "infra.local_server"],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        banner = _read_banner(process)
+        link = next(line.split(": ", 1)[1].strip() for line in banner if "one-time link" in line)
+        endpoint = f"http://127.0.0.1:{dynamodb_port}"
+        demo = json.loads((data_dir / "demo.json").read_text(encoding="utf-8"))
+        seeded = subprocess.run(
+            [sys.executable, "-m", "tests.browser.seed", endpoint, str(data_dir / "demo.json")],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert seeded.returncode == 0, seeded.stderr
+        yield Server(
+            url=f"http://127.0.0.1:{api_port}",
+            endpoint=endpoint,
+            data_dir=data_dir,
+            demo=demo,
+            link=link,
+            seeded=json.loads(seeded.stdout.strip().splitlines()[-1]),
+        )
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _read_banner(process: subprocess.Popen[str]) -> list[str]:
+    assert process.stdout is not None
+    lines: list[str] = []
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            break
+        lines.append(line)
+        if "Press Ctrl+C" in line:
+            return lines
+    raise AssertionError("the local server did not start:\n" + "".join(lines))
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Iterator[Any]:
+    """Debian's Chromium through Playwright (never Playwright's own download)."""
+    _browser_or_skip()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(chromium: Any) -> Iterator[Any]:
+    """A fresh browser context (no cookies) at 1280x800, counting CSP violations,
+    page errors and dialogs (none may happen)."""
+    context = chromium.new_context(viewport={"width": 1280, "height": 800})
+    context.add_init_script(CSP_PROBE)
+    opened = context.new_page()
+    opened.errors = []
+    opened.dialogs = []
+    opened.on("pageerror", lambda error: opened.errors.append(str(error)))
+
+    def dismiss(dialog: Any) -> None:
+        opened.dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    opened.on("dialog", dismiss)
+    yield opened
+    context.close()
+
+
+def sign_in(page: Any, server: Server, token: str | None = None) -> None:
+    """Sign in through the form with a token (the demo person's by default)."""
+    page.goto(server.url + "/sign-in")
+    page.get_by_label("Your person token").fill(token or server.demo["personToken"])
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(server.url + "/")
+
+
+def screenshot(page: Any, name: str) -> Path:
+    """Save the page as ``build/screenshots/<name>.png`` (a test artifact)."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+def axe_violations(page: Any) -> list[dict[str, Any]]:
+    """axe-core's serious and critical findings on the current page (vendored
+    ``axe.min.js``, evaluated by the test, not served by the app)."""
+    page.evaluate(AXE.read_text(encoding="utf-8"))
+    found = page.evaluate(
+        """async () => {
+          const result = await axe.run(document, {resultTypes: ['violations']});
+          return result.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
+            nodes: v.nodes.slice(0, 5).map(n => n.target.join(' '))}));
+        }"""
+    )
+    return [item for item in found if item["impact"] in ("serious", "critical")]
+
+
+def session_hash(page: Any) -> str:
+    """The stored key of the page's session: SHA-256 of its (HttpOnly) cookie."""
+    cookie = next(c for c in page.context.cookies() if c["name"] == "pinework_session")
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+    return hashlib.sha256(cookie["value"].encode()).hexdigest()
