@@ -1,0 +1,59 @@
+"""The one-time table upgrade for the dashboard (issue 13): agents created before
+workspace listings get one; memories written before the ``byAgentKind`` index get
+its value; a second run reads nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chalicelib.storage.dynamodb import DynamoDBTable, from_attributes
+from chalicelib.storage.keys import AGENT_KIND_INDEX_PARTITION, memory_key, workspace_agent_key
+from chalicelib.wiring import Services
+from tests.conftest import TABLE, Api, World
+
+
+def forget_new_attributes(dynamodb: Any, world: World, memory_id: str) -> None:
+    """Make the table look as an older version left it."""
+    for agent_id in (world.agent.id, world.other_agent.id):
+        key = workspace_agent_key(world.workspace_id, agent_id)
+        dynamodb.delete_item(TableName=TABLE, Key={"pk": {"S": key["pk"]}, "sk": {"S": key["sk"]}})
+    key = memory_key(memory_id)
+    dynamodb.update_item(
+        TableName=TABLE,
+        Key={"pk": {"S": key["pk"]}, "sk": {"S": key["sk"]}},
+        UpdateExpression="REMOVE #index",
+        ExpressionAttributeNames={"#index": AGENT_KIND_INDEX_PARTITION},
+    )
+
+
+def test_upgrade_lists_agents_and_indexes_memories_once(
+    api: Api, wired: Services, world: World, dynamodb: Any
+) -> None:
+    _, memory = api.call("POST", "/memories", world.agent, {"text": "an old fact"})
+    forget_new_attributes(dynamodb, world, memory["id"])
+    person = wired.auth.authenticate(f"Bearer {world.person.token}")
+    assert wired.dashboard.workspace.agents(person) == []
+    report = wired.admin.upgrade_table()
+    assert (report.agents_listed, report.memories_indexed) == (2, 1)
+    assert not report.done_before and report.scanned > 0
+    assert [a.name for a in wired.dashboard.workspace.agents(person)] == ["builder", "reviewer"]
+    item = DynamoDBTable(dynamodb, TABLE).get(memory_key(memory["id"]))
+    assert item is not None and item[AGENT_KIND_INDEX_PARTITION].endswith("#fact#active")
+    assert wired.dashboard.overview.counts(world.agent.id, wired.clock.now()).live_facts == 1
+    again = wired.admin.upgrade_table()
+    assert again.done_before and again.scanned == 0
+    assert again.to_wire()["doneBefore"] is True
+
+
+def test_an_archived_memory_gets_its_status_in_the_index(
+    api: Api, wired: Services, world: World, dynamodb: Any
+) -> None:
+    _, memory = api.call("POST", "/memories", world.agent, {"text": "gone"})
+    api.call("POST", f"/memories/{memory['id']}/archive", world.agent, {"reason": "old"})
+    forget_new_attributes(dynamodb, world, memory["id"])
+    wired.admin.upgrade_table()
+    key = memory_key(memory["id"])
+    found = dynamodb.get_item(TableName=TABLE, Key={"pk": {"S": key["pk"]}, "sk": {"S": key["sk"]}})
+    assert from_attributes(found["Item"])[AGENT_KIND_INDEX_PARTITION] == (
+        f"{world.agent.id}#fact#archived"
+    )
