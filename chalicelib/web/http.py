@@ -11,7 +11,6 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from http.cookies import CookieError, SimpleCookie
 from urllib.parse import parse_qsl, urlsplit
 
 from chalicelib.errors import Forbidden, InvalidRequest
@@ -93,14 +92,14 @@ class WebRequest:
             raise InvalidRequest("The form is not valid UTF-8.") from error
 
     def cookie(self, name: str) -> str | None:
-        """A cookie's value, or None (a malformed Cookie header reads as none)."""
-        jar = SimpleCookie()
-        try:
-            jar.load(self.headers.get("cookie", ""))
-        except CookieError:
-            return None
-        morsel = jar.get(name)
-        return None if morsel is None else morsel.value
+        """A cookie's value, or None. Each ``name=value`` pair is read on its own, so
+        another site's odd cookie on the same host (``localhost`` is shared by every
+        local app) does not hide ours, as it can with ``http.cookies.SimpleCookie``."""
+        for pair in self.headers.get("cookie", "").split(";"):
+            key, sep, value = pair.strip().partition("=")
+            if sep and key == name:
+                return value.strip().strip('"') or None
+        return None
 
     @property
     def htmx(self) -> bool:

@@ -362,3 +362,12 @@ def test_agents_cannot_use_the_dashboard_with_a_bearer_token(browser: Page, worl
         "/", headers={"Authorization": f"Bearer {world.agent.token}"}
     )
     assert response.status_code == 303  # a bearer token is not a session
+
+
+def test_signing_in_again_ends_the_browsers_previous_session(browser: Page, world: World) -> None:
+    browser.sign_in(world.person.token)
+    first = browser.cookie
+    browser.sign_in(world.person.token)  # the browser sends its old cookie along
+    assert browser.cookie != first and browser.get("/").status_code == 200
+    browser.cookie = first
+    assert browser.get("/").status_code == 303

@@ -90,7 +90,7 @@ class Server:
         )
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """``python -m infra.local_server`` on free ports with its own data, seeded."""
     _browser_or_skip()
@@ -159,9 +159,12 @@ def _read_banner(process: subprocess.Popen[str]) -> list[str]:
     raise AssertionError("the local server did not start:\n" + "".join(lines))
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium() -> Iterator[Any]:
-    """Debian's Chromium through Playwright (never Playwright's own download)."""
+    """Debian's Chromium through Playwright (never Playwright's own download).
+
+    Module-scoped: Playwright's sync API keeps an event loop running on the main
+    thread while it is open, and later tests call ``asyncio.run`` (the MCP client)."""
     _browser_or_skip()
     from playwright.sync_api import sync_playwright
 

@@ -87,6 +87,9 @@ def test_cookie_and_repeated_query_parameters() -> None:
     jar = request({"cookie": "x=1; pinework_session=abc"})
     assert jar.cookie("pinework_session") == "abc"
     assert request({"cookie": 'bad"cookie'}).cookie("pinework_session") is None
+    odd = request({"cookie": 'prefs={"a": [1, 2]}; pinework_session=abc; x'})
+    assert odd.cookie("pinework_session") == "abc"
+    assert request({"cookie": "pinework_session="}).cookie("pinework_session") is None
     twice = WebRequest(method="GET", path="/", query={"q": ["a", "b"]})
     with pytest.raises(InvalidRequest):
         twice.param("q")

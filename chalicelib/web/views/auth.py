@@ -72,8 +72,17 @@ def sign_in_submit(request: WebRequest, services: Services) -> WebResponse:
     except PineworkError as error:
         failure = FormError.of(error, "token")
         return sign_in_form(request, error=failure, status=failure.status, next_path=next_path)
-    response = redirect(request, next_path)
-    response.headers["Set-Cookie"] = session_cookie(request, issued.secret, _MAX_AGE)
+    return _signed_in(request, services, issued.secret, next_path)
+
+
+def _signed_in(request: WebRequest, services: Services, secret: str, path: str) -> WebResponse:
+    """Set the new session's cookie and go on; a session the browser still held
+    (another sign-in) is ended rather than left to expire."""
+    old = request.cookie(request.session_cookie_name)
+    if old and old != secret:
+        services.dashboard.sessions.sign_out(old)
+    response = redirect(request, path)
+    response.headers["Set-Cookie"] = session_cookie(request, secret, _MAX_AGE)
     return response
 
 
@@ -84,9 +93,7 @@ def sign_in_with_link(request: WebRequest, services: Services) -> WebResponse:
         issued = services.dashboard.sessions.sign_in_with_link(request.param("code") or "")
     except PineworkError:
         return redirect(request, "/sign-in?link=unusable")
-    response = redirect(request, "/")
-    response.headers["Set-Cookie"] = session_cookie(request, issued.secret, _MAX_AGE)
-    return response
+    return _signed_in(request, services, issued.secret, "/")
 
 
 def sign_out(request: WebRequest, services: Services) -> WebResponse:
