@@ -9,7 +9,7 @@ import pytest
 
 from chalicelib.storage.dynamodb import DynamoDBTable
 from chalicelib.storage.kv import DynamoDBKvRepository, S3ObjectStore
-from tests.conftest import BUCKET, TABLE
+from tests.helpers import BUCKET, TABLE
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from chalicelib.models.review import ActionDecision
 from chalicelib.storage.dynamodb import DynamoDBTable
 from chalicelib.storage.protocols import DecisionTaken, ReviewDateTaken
 from chalicelib.storage.reviews import DynamoDBReviewRepository
-from tests.conftest import START, TABLE
+from tests.helpers import START, TABLE
 
 
 @pytest.fixture
