@@ -28,7 +28,8 @@ import boto3
 from botocore.config import Config
 from chalice.test import Client
 
-from chalicelib.models.memory import Memory, MemoryKind
+from chalicelib.ids import Clock, IdFactory
+from chalicelib.models.memory import AuditRecord, Memory, MemoryKind, snapshot
 
 REPO = Path(__file__).resolve().parents[1]
 """The checkout's root."""
@@ -165,6 +166,61 @@ def fact(number: int, text: str, **changes: object) -> Memory:
         **changes,
     }
     return Memory.model_validate(values)
+
+
+# Stored objects (the storage contract suites).
+
+
+def new_fact(
+    ids: IdFactory, clock: Clock, agent_id: str, text: str, workspace_id: str = "wsp_1"
+) -> Memory:
+    """A live fact saved now, expiring in 90 days."""
+    now = clock.now()
+    return Memory(
+        id=ids.new("mem"),
+        workspace_id=workspace_id,
+        agent_id=agent_id,
+        kind=MemoryKind.FACT,
+        text=text,
+        expires_at=now + timedelta(days=90),
+        created_at=now,
+        updated_at=now,
+    )
+
+
+def new_day_row(
+    ids: IdFactory, clock: Clock, agent_id: str, date: str, text: str, workspace_id: str = "wsp_1"
+) -> Memory:
+    """A live day row of ``date`` holding ``text`` (lines joined by newlines)."""
+    now = clock.now()
+    return Memory(
+        id=ids.new("mem"),
+        workspace_id=workspace_id,
+        agent_id=agent_id,
+        kind=MemoryKind.DAY,
+        date=date,
+        text=text,
+        expires_at=now + timedelta(days=90),
+        created_at=now,
+        updated_at=now,
+    )
+
+
+def audit_of(
+    ids: IdFactory, clock: Clock, action: str, before: Memory | None, after: Memory
+) -> AuditRecord:
+    """The audit record of one change made by a person ``usr_1``."""
+    return AuditRecord(
+        id=ids.new("aud"),
+        memory_id=after.id,
+        workspace_id=after.workspace_id,
+        action=action,
+        actor_type="person",
+        actor_id="usr_1",
+        at=clock.now(),
+        before=None if before is None else snapshot(before),
+        after=snapshot(after),
+    )
 
 
 # The embedded server (concurrency tests).

@@ -5,6 +5,7 @@ module imports another test module or a ``conftest``."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from tests.helpers import REPO
@@ -47,10 +48,27 @@ def test_the_check_sees_an_import_of_a_test_module(tmp_path: Path) -> None:
     module = tmp_path / "test_example.py"
     module.write_text(
         "from tests.api.test_facts import save\nimport tests.conftest\n"
-        "from tests import helpers\nfrom tests.helpers import World\nfrom tests.e2e import conftest\n"
+        "from tests import helpers\nfrom tests.helpers import World\n"
+        "from tests.e2e import conftest\n"
     )
     assert imported_test_modules(module) == [
         "tests.api.test_facts",
         "tests.conftest",
         "tests.e2e.conftest",
     ]
+
+
+def test_every_storage_protocol_has_a_contract_suite() -> None:
+    from typing import Protocol
+
+    from chalicelib.storage import protocols
+
+    names = sorted(
+        name
+        for name, value in vars(protocols).items()
+        if isinstance(value, type) and Protocol in value.__mro__[1:] and value is not Protocol
+    )
+    suites = {path.stem for path in (REPO / "tests" / "contract").glob("test_*.py")}
+    snake = {name: "test_" + re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower() for name in names}
+    assert len(names) == 8
+    assert {name: suite for name, suite in snake.items() if suite not in suites} == {}
