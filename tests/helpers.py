@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -21,6 +22,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -334,3 +336,43 @@ def cli(server: LocalServer, token: str, *args: str, task: str | None = None) ->
     return subprocess.run(
         [executable, *args], env=env, capture_output=True, text=True, timeout=60, check=False
     )
+
+
+# Documents (the reference checker and the rewrite tool's tests).
+
+MD_LINK = re.compile(r"\[(?P<text>[^\]\n]*)\]\((?P<target>[^)\s]*)\)")
+"""A markdown link ``[text](target)``."""
+_ANCHOR_TAG = re.compile(r"<a\s+(?:id|name)=\"(?P<id>[^\"]+)\"")
+HEADING = re.compile(r"^(?P<hashes>#{1,6})\s+(?P<title>.+?)\s*#*\s*$")
+"""A markdown heading line."""
+
+
+def slug(title: str) -> str:
+    """GitHub's anchor for a heading: link text kept, markup and punctuation dropped."""
+    title = MD_LINK.sub(lambda match: match.group("text"), title)
+    title = re.sub(r"<[^>]+>", "", title).strip().lower()
+    title = re.sub(r"[^\w\- ]", "", title)
+    return title.replace(" ", "-")
+
+
+@cache
+def anchors(path: str) -> frozenset[str]:
+    """The anchors of a markdown file of the repository: its headings' slugs (GitHub's
+    ``-1``, ``-2`` for repeats) and its ``<a id>`` / ``<a name>`` tags."""
+    found: set[str] = set()
+    counts: dict[str, int] = {}
+    in_code = False
+    for line in (REPO / path).read_text(encoding="utf-8").splitlines():
+        if line.startswith("```"):
+            in_code = not in_code
+            continue
+        if in_code:
+            continue
+        heading = HEADING.match(line)
+        if heading:
+            base = slug(heading.group("title"))
+            number = counts.get(base, 0)
+            counts[base] = number + 1
+            found.add(base if number == 0 else f"{base}-{number}")
+        found.update(match.group("id") for match in _ANCHOR_TAG.finditer(line))
+    return frozenset(found)
