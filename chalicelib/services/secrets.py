@@ -123,6 +123,8 @@ from detect_secrets.plugins.stripe import StripeDetector
 from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 
+from chalicelib.services.lookalike import ascii_visible_form
+
 __all__ = ["HIGH_ENTROPY_KIND", "SecretDetector"]
 
 HIGH_ENTROPY_KIND = "high-entropy string"
@@ -495,11 +497,18 @@ class SecretDetector:
             ),
         )
 
-    def find_secret(self, text: str) -> str | None:
+    def find_secret(self, text: str, *, shapes_only: bool = False) -> str | None:
         """Return the kind of the first secret found in ``text``, or None.
+
+        The text is read as it shows (``lookalike.ascii_visible_form``): a character
+        whose NFKC form is ASCII counts as that form (full-width ``ＡＫＩＡ…`` is an AWS
+        key id) and invisible characters inside a token do not split it.
 
         Args:
             text: The memory text to check. Any length and any script; it may span lines.
+            shapes_only: report only known credential shapes (every rule but the
+                generic high-entropy one), for identifiers such as run and session
+                ids and key-value keys, whose random ids that rule would call secrets.
 
         Returns:
             A short, human-readable kind such as ``"AWS access key"``, ``"private key"``,
@@ -509,7 +518,7 @@ class SecretDetector:
         """
         if not text:
             return None
-        masked = _PINEWORK_ID.sub(" ", text)
+        masked = _PINEWORK_ID.sub(" ", ascii_visible_form(text))
         lowered = masked.lower()
         for rule in self._rules:
             if rule.hints and not any(hint in lowered for hint in rule.hints):
@@ -522,7 +531,7 @@ class SecretDetector:
             return "password assignment"
         if _has_password_in_words(masked):
             return "password in words"
-        if self._has_high_entropy_token(masked):
+        if not shapes_only and self._has_high_entropy_token(masked):
             return HIGH_ENTROPY_KIND
         return None
 
