@@ -96,11 +96,16 @@ def skeleton(text: str) -> str:
 
 
 def reserved_form(text: str) -> str:
-    """The form in which a reserved word is compared: ``visible_form``, case-folded,
-    trimmed, then its ``skeleton``, case-folded again (a prototype may be upper case:
-    ``0`` -> ``O``). ``" Superseded\\u200b"``, ``"v\\u0435toed"`` and ``"vet0ed"`` have
-    the forms of ``"superseded"`` and ``"vetoed"``."""
-    return skeleton(visible_form(text).casefold().strip()).casefold()
+    """The form in which a reserved word is compared: ``visible_form``, trimmed, its
+    ``skeleton``, then case-folded (``" Superseded\\u200b"``, ``"v\\u0435toed"``,
+    ``"vet0ed"`` and ``"VΕTOED"`` with a Greek capital epsilon have the forms of
+    ``"superseded"`` and ``"vetoed"``).
+
+    The skeleton comes before case folding: folding first turns some look-alikes
+    into letters that look like nothing reserved (Cherokee ``ꮁ``, like ``r``, folds
+    to ``Ꮁ``, like ``Γ``; Greek ``Ε`` folds to ``ε``).
+    """
+    return skeleton(visible_form(text).strip()).casefold()
 
 
 @functools.cache
