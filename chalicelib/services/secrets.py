@@ -15,6 +15,14 @@ called directly through ``analyze_string``. ``detect_secrets.core.scan.scan_line
 used: it goes through process-global settings and filters (one of which may try to verify
 a secret over the network), and costs ~340 us per text.
 
+Text is read as it shows (``lookalike.ascii_visible_form``, issue 14): a character whose
+NFKC form is ASCII is replaced by it and default-ignorable characters are dropped, so
+``ＡＫＩＡ…`` in full-width letters, or a key split by zero-width spaces, is the key it
+looks like. On the recall-eval texts this flags nothing new (``bench/secrets_false_positives.py``
+also counts those texts in full width and with zero-width spaces: 0 each). With
+``shapes_only`` the generic high-entropy rule is skipped: identifiers (run and session
+ids, key-value keys) are often random ids that it would call secrets.
+
 How it was tuned
 ----------------
 With every plugin at its default limits, ``scan_line`` flagged 1283 of the 1283 texts

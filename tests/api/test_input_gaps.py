@@ -13,7 +13,14 @@ from tests.conftest import Actor, Api, World
 
 AWS_PAIR = "AKIAIOSFODNN7EXAMPLE wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 GITHUB_TOKEN = "ghp_" + "A1b2C3d4" * 4 + "wXyZ"
-FULL_WIDTH_AWS_KEY = "".join(chr(ord(c) + 0xFEE0) for c in "AKIAIOSFODNN7EXAMPLE")
+
+
+def full_width(text: str) -> str:
+    """Printable ASCII as its full-width forms (U+FF01..U+FF5E); spaces stay."""
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text)
+
+
+FULL_WIDTH_AWS_KEY = full_width("AKIAIOSFODNN7EXAMPLE")
 OPENAI_STYLE_RUN_ID = "run_4bMhX3Bt7CkPqA9ZsV1oDxYw"  # random, but not a credential
 
 
@@ -177,8 +184,8 @@ def test_a_random_id_is_a_key(api: Api, world: World) -> None:
     [
         FULL_WIDTH_AWS_KEY,
         "key AKIA\u200bIOSFODNN7EXAMPLE",
-        "ｇｈｐ＿" + "Ａ１ｂ２Ｃ３ｄ４" * 4 + "ｗＸｙＺ",
-        "the password is Ｔｒ０ｕｂ４ｄｏｒ＆３",
+        full_width(GITHUB_TOKEN),
+        "the password is " + full_width("Tr0ub4dor&3"),
     ],
 )
 def test_credentials_in_full_width_or_split_by_invisible_characters_are_secrets(
@@ -198,12 +205,13 @@ def test_credentials_in_full_width_or_split_by_invisible_characters_are_secrets(
 
 
 def test_full_width_prose_is_no_secret(api: Api, world: World) -> None:
-    text = "ｔｈｅ ｄｅｐｌｏｙ ｎｅｅｄｓ ＶＰＮ ｏｎ（ＰＩＮ－８１２）"
+    text = full_width("the deploy needs VPN on (PIN-812)")
     assert api.call("POST", "/memories", world.agent, {"text": text})[0] == 201
 
 
 @pytest.mark.parametrize(
-    "reason", ["Superseded\u200b", "v\u0435toed", "ＶＥＴＯＥＤ", "super\u00adseded", "vet0ed"]
+    "reason",
+    ["Superseded\u200b", "v\u0435toed", full_width("VETOED"), "super\u00adseded", "vet0ed"],
 )
 def test_look_alikes_of_reserved_archive_reasons_are_refused(
     api: Api, world: World, reason: str

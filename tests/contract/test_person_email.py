@@ -22,7 +22,12 @@ def items(dynamodb: Any, prefix: str) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize(
     "again",
-    ["ana@example.com", "Ana@Example.COM", "  ana@example.com ", "ａｎａ@ｅｘａｍｐｌｅ.com"],
+    [
+        "ana@example.com",
+        "Ana@Example.COM",
+        "  ana@example.com ",
+        "\uff41\uff4e\uff41@\uff45xample.com",
+    ],
 )
 def test_the_same_email_twice_in_a_workspace_is_refused_and_writes_nothing(
     wired: wiring.Services, dynamodb: Any, again: str

@@ -414,3 +414,44 @@ def test_pathological_input_stays_fast(detector: SecretDetector, text: str) -> N
     start = time.perf_counter()
     detector.find_secret(text)
     assert time.perf_counter() - start < 0.5
+
+
+def full_width(text: str) -> str:
+    """Printable ASCII as its full-width forms (U+FF01..U+FF5E), the rest unchanged."""
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text)
+
+
+@pytest.mark.parametrize(("factory", "kind"), [c[1:] for c in SECRETS], ids=[c[0] for c in SECRETS])
+def test_a_secret_in_full_width_letters_is_the_same_secret(
+    detector: SecretDetector, factory: Factory, kind: str, request: pytest.FixtureRequest
+) -> None:
+    """The detector reads text as it shows (issue 14): NFKC turns full-width letters
+    into the plain key, and zero-width characters inside it do not split it."""
+    text = factory(rng_for(request.node.callspec.id))
+    assert detector.find_secret(full_width(text)) == kind
+    assert detector.find_secret(text.replace("", "\u200b")[1:-1]) == kind
+
+
+@pytest.mark.parametrize("make_text", [c[1] for c in SAFE_TEXTS], ids=[c[0] for c in SAFE_TEXTS])
+def test_safe_text_in_full_width_letters_passes(
+    detector: SecretDetector, make_text: Callable[[], str]
+) -> None:
+    assert detector.find_secret(full_width(make_text())) is None
+
+
+@pytest.mark.parametrize(
+    "identifier",
+    [
+        "run_4bMhX3Bt7CkPqA9ZsV1oDxYw",
+        "thread_Xq2s9LkP0vWmZrT4yBn8Hc1e",
+        "chatcmpl-9pX2kL8mZq4RtYv7Bn3Wc5Ds",
+        "sess_8fKq2LmZ4xR7tV1wY9bN3cH6",
+        "req_011CUdPh7jv5Kx3qBz1M9wNe",
+    ],
+)
+def test_shapes_only_lets_random_ids_pass_and_still_finds_credentials(
+    detector: SecretDetector, identifier: str
+) -> None:
+    assert detector.find_secret(identifier) == HIGH_ENTROPY_KIND
+    assert detector.find_secret(identifier, shapes_only=True) is None
+    assert detector.find_secret("AKIAIOSFODNN7EXAMPLE", shapes_only=True) == "AWS access key"

@@ -53,7 +53,7 @@ def test_random_task_keys_and_lines_parse_back() -> None:
         key = accepted(task)
         if key is None:
             continue
-        line = rng.choice(lines + [task, "".join(rng.choice(pieces) for _ in range(3))])
+        line = rng.choice([*lines, task, "".join(rng.choice(pieces) for _ in range(3))])
         stored = format_day_line(line, NOW, key)
         assert day_line_body(stored) == line, (key, line)
         assert durable_text(stored) == expected_durable(line, key), (key, line)
