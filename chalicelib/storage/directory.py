@@ -93,16 +93,17 @@ class DynamoDBDirectoryRepository:
         try:
             self._table.transact(
                 [
+                    # attribute_not_exists: one person per e-mail address in a workspace.
+                    # First, so its cancellation reason is reasons[0] whatever follows.
+                    put_new(claim),
                     put_new(convert.person_to_item(person)),
                     put_new(
                         {**token_key(token_hash), **convert.principal_to_token_item(principal)}
                     ),
-                    # attribute_not_exists: one person per e-mail address in a workspace.
-                    put_new(claim),
                 ]
             )
         except TransactionCancelled as cancelled:
-            if cancelled.reasons[2:3] == ["ConditionalCheckFailed"]:
+            if cancelled.reasons[:1] == ["ConditionalCheckFailed"]:
                 raise PersonEmailTaken(person.email) from cancelled
             raise
 

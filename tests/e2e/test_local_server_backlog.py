@@ -13,7 +13,6 @@ import time
 from chalice import Chalice
 
 from infra.local_server import LISTEN_BACKLOG, _local_api_server
-from tests.e2e.test_local_server import free_port
 
 CLIENTS = 64
 
@@ -56,6 +55,12 @@ def test_64_simultaneous_connections_are_queued_and_answered() -> None:
         if serving.is_alive():
             server.server.shutdown()  # waits for serve_forever, so only once it runs
         server.server.server_close()
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def _connected_within(clients: list[socket.socket], seconds: float) -> int:
