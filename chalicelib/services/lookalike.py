@@ -6,8 +6,8 @@ Two uses share these rules:
 * ``ascii_visible_form`` is what the secret detector reads: ``ＡＫＩＡ…`` (full-width)
   and ``AKIA\\u200b…`` (a zero-width space inside) read as the plain key they show.
 * ``reserved_form`` compares a word a caller may not use (the archive reasons
-  ``superseded`` and ``vetoed``, SPEC §3) the way a reader would: ``Superseded\\u200b``
-  and ``v\\u0435toed`` (a Cyrillic ``е``) are the reserved words.
+  ``superseded`` and ``vetoed``, docs/reference.md#3-the-memory-object) the way a reader would:
+  ``Superseded\\u200b`` and ``v\\u0435toed`` (a Cyrillic ``е``) are the reserved words.
 
 The confusables data is Unicode's ``confusables.txt`` (UTS #39, version 13.0.0),
 vendored as ``chalicelib/data/confusables.txt`` with its licence beside it; the

@@ -1,4 +1,4 @@
-"""The input gaps a hostile tester found (issue 14 item 6), through the HTTP API:
+"""The input gaps a hostile tester found (docs/issues.md#issue-14-item-6), through the HTTP API:
 credentials in run headers, recall texts and key-value keys, look-alike text,
 task keys that break the day line, blank texts. Every refusal leaves the store
 as it was: each test reads it back afterwards."""
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Actor, Api, World
+from tests.helpers import Actor, Api, World
 
 AWS_PAIR = "AKIAIOSFODNN7EXAMPLE wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 GITHUB_TOKEN = "ghp_" + "A1b2C3d4" * 4 + "wXyZ"

@@ -1,4 +1,4 @@
-"""One person per e-mail address in a workspace (issue 14): ``pinework admin
+"""One person per e-mail address in a workspace (docs/issues.md#issue-14): ``pinework admin
 create-person`` runs ``AdminService.create_person``, which claims the normalised
 address in the person's own transaction (moto DynamoDB)."""
 
@@ -11,7 +11,7 @@ import pytest
 
 from chalicelib import wiring
 from chalicelib.errors import PersonExists
-from tests.conftest import TABLE
+from tests.helpers import TABLE
 
 
 def items(dynamodb: Any, prefix: str) -> list[dict[str, Any]]:

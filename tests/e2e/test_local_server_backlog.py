@@ -1,4 +1,4 @@
-"""The local server's listening socket queues a burst of new connections (issue 14):
+"""The local server's listening socket queues a burst of new connections (docs/issues.md#issue-14):
 with the standard library's backlog of 5, 23-28 of 50 simultaneous connections
 were reset. Here the accept loop is held back while 64 clients connect, so the
 queue alone must hold them; then every one gets its answer."""
@@ -13,6 +13,7 @@ import time
 from chalice import Chalice
 
 from infra.local_server import LISTEN_BACKLOG, _local_api_server
+from tests.helpers import free_port
 
 CLIENTS = 64
 
@@ -55,12 +56,6 @@ def test_64_simultaneous_connections_are_queued_and_answered() -> None:
         if serving.is_alive():
             server.server.shutdown()  # waits for serve_forever, so only once it runs
         server.server.server_close()
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _connected_within(clients: list[socket.socket], seconds: float) -> int:

@@ -1,4 +1,4 @@
-"""Look-alike text (issue 14): the hand-written TR39 skeleton and default-ignorable
+"""Look-alike text (docs/issues.md#issue-14): the hand-written TR39 skeleton and default-ignorable
 set, checked against libraries (house rule: a stand-in gets a parity test) — the
 ``confusables`` package (which ships the same Unicode data file) and ``regex``'s
 ``Default_Ignorable_Code_Point`` property."""

@@ -1,4 +1,4 @@
-"""The secret detector reads text as it shows (issue 14): credentials written in
+"""The secret detector reads text as it shows (docs/issues.md#issue-14): credentials written in
 full-width letters or split by invisible characters are the credentials they look
 like; ordinary text written so stays ordinary; identifiers get the shapes only."""
 

@@ -1,4 +1,4 @@
-"""No accepted task key makes a stored day line parse differently (issue 14): the
+"""No accepted task key makes a stored day line parse differently (docs/issues.md#issue-14): the
 line ``HH:MM [TASK] line`` the day log stores reads back, in the review's parser,
 as that task and that line, and its durable marker (if any) is the line's own."""
 

@@ -1,5 +1,6 @@
 """The texts that say why a memory was archived: an archive's ``reason`` (required)
-and a veto's note (optional) (SPEC §3–5; issue 14 for blank and look-alike reasons)."""
+and a veto's note (optional) (docs/reference.md#3-the-memory-object to docs/reference.md#5-limits;
+docs/issues.md#issue-14 for blank and look-alike reasons)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from chalicelib.services.text import SecretFinder, check_no_secret, has_content
 
 
 def check_archive_reason(reason: str, secrets: SecretFinder) -> None:
-    """Check an archive ``reason`` (SPEC §5: required, at most 500 characters).
+    """Check an archive ``reason`` (docs/reference.md#5-limits: required, at most 500 characters).
 
     Raises:
         InvalidRequest: blank (``has_content``), over 500 characters, or reads as a
@@ -51,7 +52,8 @@ def veto_note(note: str | None, secrets: SecretFinder) -> str | None:
 
 
 def is_reserved_reason(reason: str) -> bool:
-    """Whether an archive reason reads as one the system reserves (SPEC §3:
+    """Whether an archive reason reads as one the system reserves
+    (docs/reference.md#3-the-memory-object:
     ``superseded``, ``vetoed``), compared by ``lookalike.reserved_form``: after NFKC,
     without default-ignorable characters, case-folded, trimmed, as a TR39 confusables
     skeleton (``"Superseded\\u200b"`` and ``"v\\u0435toed"`` are reserved)."""
