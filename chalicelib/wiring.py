@@ -56,6 +56,8 @@ class Services:
     kv: KvService
     routines: RoutineService
     reviews: ReviewService
+    secrets: SecretFinder
+    """The secret detector every service shares (the adapters check run headers with it)."""
 
 
 def dynamodb_client(settings: Settings) -> Any:
@@ -189,6 +191,7 @@ def build_services(
             clock,
             ids,
             settings.recall_time_budget_ms,
+            detector,
         ),
         kv=KvService(
             DynamoDBKvRepository(
@@ -211,6 +214,7 @@ def build_services(
             SqsReviewQueue(lambda: sqs or sqs_client(settings), settings.review_queue_name),
             embedder,
         ),
+        secrets=detector,
     )
 
 
