@@ -80,6 +80,8 @@ class Services:
     kv: KvService
     routines: RoutineService
     reviews: ReviewService
+    secrets: SecretFinder
+    """The secret detector every service shares (the adapters check run headers with it)."""
     dashboard: Dashboard
 
 
@@ -211,6 +213,7 @@ def build_services(
         clock,
         ids,
         settings.recall_time_budget_ms,
+        detector,
     )
     index = DynamoDBMemoryIndexRepository(table)
     return Services(
@@ -244,6 +247,7 @@ def build_services(
             SqsReviewQueue(lambda: sqs or sqs_client(settings), settings.review_queue_name),
             embedder,
         ),
+        secrets=detector,
         dashboard=Dashboard(
             sessions=DashboardSessions(DynamoDBWebSessionRepository(table), directory, clock),
             workspace=WorkspaceService(directory),

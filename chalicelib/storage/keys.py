@@ -12,6 +12,7 @@
 | workspace | ``WORKSPACE#<wsp_id>`` | ``WORKSPACE`` |
 | agent | ``AGENT#<agt_id>`` | ``AGENT`` |
 | person | ``PERSON#<usr_id>`` | ``PERSON`` |
+| e-mail claim of a person | ``PERSONEMAIL#<wsp_id>#<sha256 of the e-mail>`` | ``PERSONEMAIL`` |
 | key-value entry | ``KV#<scope>`` | ``KEY#<key>`` |
 | routine | ``ROUTINE#<agt_id>`` | ``ROUTINE`` |
 | review of one date (claim) | ``REVIEWDATE#<agt_id>#<YYYY-MM-DD>`` | ``REVIEWDATE`` |
@@ -145,6 +146,12 @@ AGENT_KIND_PROJECTION = (
 def agent_kind_index_value(agent_id: str, kind: str, status: str) -> dict[str, str]:
     """The ``byAgentKind`` partition value a memory item carries for its state."""
     return {AGENT_KIND_INDEX_PARTITION: f"{agent_id}#{kind}#{status}"}
+
+
+def person_email_key(workspace_id: str, email_digest: str) -> dict[str, str]:
+    """Primary key of the claim one person of a workspace holds on an e-mail address
+    (the digest is the service's, of the normalised address)."""
+    return {"pk": f"PERSONEMAIL#{workspace_id}#{email_digest}", "sk": "PERSONEMAIL"}
 
 
 def memory_index_values(workspace_id: str, agent_id: str, status: str) -> dict[str, str]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from chalicelib.errors import InvalidRequest
 from chalicelib.ids import Clock
-from chalicelib.limits import MAX_MEMORIES, MAX_MEMORY_TOKENS, RECALL_QUERY_MAX_CHARS, SCORE_CUTOFF
+from chalicelib.limits import MAX_MEMORIES, MAX_MEMORY_TOKENS, SCORE_CUTOFF
 from chalicelib.models.memory import Memory
 from chalicelib.models.principal import Principal
 from chalicelib.services.access.who import resolve_agent
@@ -87,13 +87,11 @@ class RecallPreviewService:
 
         Raises:
             InvalidRequest: a blank query, or one over 4,000 characters.
+            SecretInMemory: the query looks like a credential (as for a recall).
             MemoryAgentRequired, MemoryNotOwn, Forbidden: see ``resolve_agent``.
         """
         agent = resolve_agent(self._directory, principal, agent_id)
-        if len(query) > RECALL_QUERY_MAX_CHARS:
-            raise InvalidRequest(
-                f"The task has {len(query)} characters; the limit is {RECALL_QUERY_MAX_CHARS}."
-            )
+        self._recall.check_query(query, "task")
         if not has_content(query):
             raise InvalidRequest("Write the task or question the agent would get.")
         now = self._clock.now()
