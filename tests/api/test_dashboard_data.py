@@ -15,7 +15,7 @@ from chalicelib.models.principal import Principal
 from chalicelib.services.memory.browse import BrowseFilters, MemoryBrowser
 from chalicelib.services.memory.chain import supersede_chain
 from chalicelib.wiring import Services
-from tests.conftest import START, Api, World
+from tests.helpers import START, Api, World
 
 FULL_WIDTH = "\uff24\uff45\uff50\uff4c\uff4f\uff59 in full width"
 """"Deploy" in full-width letters: NFKC makes it the ASCII word."""

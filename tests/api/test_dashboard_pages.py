@@ -15,7 +15,7 @@ from chalice.test import Client
 
 from chalicelib.ids import FixedClock
 from chalicelib.wiring import Services
-from tests.conftest import START, Api, World
+from tests.helpers import START, Api, World
 
 FORM = "application/x-www-form-urlencoded"
 ORIGIN = "http://localhost"

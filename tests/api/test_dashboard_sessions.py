@@ -15,7 +15,7 @@ from chalicelib.services.access.sessions import secret_hash
 from chalicelib.storage.dynamodb import DynamoDBTable
 from chalicelib.storage.keys import sign_in_code_key, web_session_key
 from chalicelib.wiring import Services
-from tests.conftest import TABLE, World
+from tests.helpers import TABLE, World
 
 
 def stored(dynamodb: Any, key: dict[str, str]) -> dict[str, Any] | None:

@@ -11,14 +11,14 @@ import re
 from typing import Any
 
 from chalicelib.storage.keys import web_session_key
-from tests.browser.conftest import (
+from tests.browser.seed import HOSTILE
+from tests.browser.support import (
     Server,
     axe_violations,
     screenshot,
     session_hash,
     sign_in,
 )
-from tests.browser.seed import HOSTILE
 
 
 def no_script_ran(page: Any) -> None:

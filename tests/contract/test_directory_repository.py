@@ -92,3 +92,28 @@ def test_a_claimed_email_refuses_a_second_person_and_writes_nothing(
     )
     directory.create_person(elsewhere, "c" * 64, email_digest="e" * 64)  # claims are per workspace
     assert directory.principal_for_token("c" * 64) is not None
+
+
+def test_agents_are_listed_by_workspace_and_persons_read_back(
+    directory: DirectoryRepository, ids: IdFactory, clock: FixedClock
+) -> None:
+    ours = Workspace(id=ids.new("wsp"), name="Acme", created_at=clock.now())
+    theirs = Workspace(id=ids.new("wsp"), name="Other", created_at=clock.now())
+    directory.create_workspace(ours)
+    directory.create_workspace(theirs)
+    made = []
+    for name, workspace in (("b-agent", ours), ("a-agent", ours), ("spy", theirs)):
+        agent = Agent(
+            id=ids.new("agt"), workspace_id=workspace.id, name=name, created_at=clock.now()
+        )
+        directory.create_agent(agent, ids.new("tok").ljust(64, "0"))
+        made.append(agent)
+    assert directory.list_agents(ours.id) == made[:2]  # by agent id
+    assert directory.list_agents(theirs.id) == [made[2]]
+    assert directory.list_agents(ids.new("wsp")) == []
+    person = Person(
+        id=ids.new("usr"), workspace_id=ours.id, email="eve@example.com", created_at=clock.now()
+    )
+    directory.create_person(person, "f" * 64, email_digest="9" * 64)
+    assert directory.get_person(person.id) == person
+    assert directory.get_person(ids.new("usr")) is None

@@ -9,7 +9,7 @@ from typing import Any
 from chalicelib.storage.dynamodb import DynamoDBTable, from_attributes
 from chalicelib.storage.keys import AGENT_KIND_INDEX_PARTITION, memory_key, workspace_agent_key
 from chalicelib.wiring import Services
-from tests.conftest import TABLE, Api, World
+from tests.helpers import TABLE, Api, World
 
 
 def forget_new_attributes(dynamodb: Any, world: World, memory_id: str) -> None:
