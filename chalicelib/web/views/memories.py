@@ -143,15 +143,10 @@ def row(
         memory=memory,
         row_notice=notice,
         row_error=error,
-        list_url=web.request.headers.get("hx-current-url", ""),
         reason_max=ARCHIVE_REASON_MAX_CHARS,
-        next_path=_list_path(web, memory),
+        # Where the row's plain forms return to (without JavaScript): the agent's list.
+        next_path=f"/agents/{memory.agent_id}",
     )
-
-
-def _list_path(web: WebContext, memory: Memory) -> str:
-    """Where a plain form in a row returns to: the agent's list."""
-    return f"/agents/{memory.agent_id}"
 
 
 def archive_request(form: dict[str, str]) -> ArchiveRequest:
