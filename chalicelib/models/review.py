@@ -26,7 +26,9 @@ ActionKind = Literal["merge", "renew", "replace", "archive", "lift", "resolve_co
 * ``archive``: archived with ``reason`` (``expired``, or ``stale: …``).
 * ``lift``: a durable day-log line becomes a fact (``text``), superseding
   ``supersedes`` when it updates one.
-* ``resolve_conflict``: two facts contradict; ``keepId`` stays, the other is superseded.
+* ``resolve_conflict``: two facts say different things about one subject; ``keepId``
+  stays, the other is superseded. Without deciding evidence it waits for a person
+  (``waitsForPerson``).
 """
 
 Trigger = Literal["schedule", "manual"]
@@ -65,6 +67,9 @@ class ReviewAction(BaseModel):
         evidence: what the decision rests on (texts, counts, dates, day-log lines).
         expected_versions: the version of each memory when planned; applying
             skips the action if any changed.
+        waits_for_person: the action is not applied by the review itself, in any
+            approval mode: it waits until a person approves or rejects it (a
+            conflict no saved evidence decides, SPEC §9 step 5; issue 14 item 2).
     """
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
@@ -79,6 +84,7 @@ class ReviewAction(BaseModel):
     reason: str
     evidence: list[str] = Field(default_factory=list)
     expected_versions: dict[str, int] = Field(default_factory=dict)
+    waits_for_person: bool = False
 
     def signatures(self) -> dict[str | None, str]:
         """What the action does, independent of plan, wording and versions, as SHA-256
