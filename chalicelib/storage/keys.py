@@ -22,7 +22,7 @@
 | a rejected review action | ``REJECTED#<agt_id>`` | ``<sha256 signature>`` |
 | an undone review action | ``REVIEW#<rvw_id>`` | ``UNDO#<action id>`` |
 | a review action waiting for a person | ``PENDING#<wsp_id>`` | ``<agt_id>#<rvw_id>#<action id>`` |
-| the vetoed texts of an agent | ``VETO#<agt_id>`` | ``TEXT#<sha256>`` / ``SAME#<sha256>`` / ``INDEXED`` |
+| vetoed-text index | ``VETO#<agt_id>`` | ``TEXT#<sha>`` / ``SAME#<sha>`` / ``INDEXED`` |
 
 A key-value scope is ``account#<wsp_id>``, ``byok#<sha256 hex>`` or
 ``anon#<sha256 hex>`` (SPEC §10). Anonymous entries carry ``expiresAtEpoch``,
@@ -230,9 +230,7 @@ def pending_partition(workspace_id: str) -> str:
     return f"PENDING#{workspace_id}"
 
 
-def pending_key(
-    workspace_id: str, agent_id: str, review_id: str, action_id: str
-) -> dict[str, str]:
+def pending_key(workspace_id: str, agent_id: str, review_id: str, action_id: str) -> dict[str, str]:
     """Primary key of one review action waiting for a person (sorted by agent, then
     review: the oldest review first)."""
     return {"pk": pending_partition(workspace_id), "sk": f"{agent_id}#{review_id}#{action_id}"}

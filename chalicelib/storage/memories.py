@@ -38,7 +38,6 @@ from chalicelib.storage.keys import (
     recall_counter_key,
     recall_counter_page,
 )
-from chalicelib.storage.vetoes import veto_entry
 from chalicelib.storage.protocols import (
     DayLogFull,
     DayPointerChange,
@@ -47,6 +46,7 @@ from chalicelib.storage.protocols import (
     MemoryPage,
     WriteConflict,
 )
+from chalicelib.storage.vetoes import veto_entry
 
 
 def memory_update(before: Memory, after: Memory) -> dict[str, Any]:

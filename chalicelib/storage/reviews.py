@@ -35,8 +35,8 @@ from chalicelib.storage.keys import (
     review_partition,
 )
 from chalicelib.storage.memories import memory_update
-from chalicelib.storage.review_actions import pending_delete
 from chalicelib.storage.protocols import DecisionTaken, LiftClaimed, ReviewDateTaken, WriteConflict
+from chalicelib.storage.review_actions import pending_delete
 
 _RUNNING = "running"
 _DONE = "done"

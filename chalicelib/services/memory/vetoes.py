@@ -46,9 +46,7 @@ class VetoGuard:
         self._memories = memories
         self._index = index
 
-    def check(
-        self, workspace_id: str, agent_id: str, text: str, embedding: bytes | None
-    ) -> None:
+    def check(self, workspace_id: str, agent_id: str, text: str, embedding: bytes | None) -> None:
         """Raise ``MemoryVetoed`` when ``text`` repeats a fact a person vetoed.
 
         Args:

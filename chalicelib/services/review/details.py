@@ -30,7 +30,7 @@ same word written in lower case or at a sentence start in the other:
   is a word like any other; its value still has to match, so "Ana approves …" and
   "Bob approves …" differ in one value).
 
-Quoted strings ("…", “…”, ‘…’, `…`, '…') are kept exactly (case and punctuation,
+Quoted strings (straight, curly or single quotes, backticks) are kept exactly (case and punctuation,
 spaces collapsed): two facts are the same only if each one's quoted strings appear
 verbatim in the other.
 """
@@ -48,11 +48,88 @@ NEGATIONS = frozenset(
     {"not", "no", "never", "none", "cannot", "without", "nobody", "nothing", "neither", "nor"}
 )
 STOP_WORDS = frozenset(
-    """a an the is are was were be been being to of in on at for and or it its this that
-    these those with by as from we our you your they their them he she his her has have had
-    do does did will would should can could shall may might must there here which who whom
-    whose what so than then also just now currently still really actually please note
-    always any some all each every very""".split()
+    [
+        "a",
+        "an",
+        "the",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "to",
+        "of",
+        "in",
+        "on",
+        "at",
+        "for",
+        "and",
+        "or",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "with",
+        "by",
+        "as",
+        "from",
+        "we",
+        "our",
+        "you",
+        "your",
+        "they",
+        "their",
+        "them",
+        "he",
+        "she",
+        "his",
+        "her",
+        "has",
+        "have",
+        "had",
+        "do",
+        "does",
+        "did",
+        "will",
+        "would",
+        "should",
+        "can",
+        "could",
+        "shall",
+        "may",
+        "might",
+        "must",
+        "there",
+        "here",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "what",
+        "so",
+        "than",
+        "then",
+        "also",
+        "just",
+        "now",
+        "currently",
+        "still",
+        "really",
+        "actually",
+        "please",
+        "note",
+        "always",
+        "any",
+        "some",
+        "all",
+        "each",
+        "every",
+        "very",
+    ]
 )
 """Words that are not values: function words and fillers. ``must`` / ``should`` are
 here on purpose ("deploys must use the VPN" says what "deploys use the VPN" says);
@@ -204,13 +281,19 @@ WEEKDAYS = {
     for name in names
 }
 
-_MONTH = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
-_UNIT = "|".join(sorted((re.escape(u) for u in UNITS if u not in ("$", "€", "£")), key=len, reverse=True))
+_MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+)
+_UNIT = "|".join(
+    sorted((re.escape(u) for u in UNITS if u not in ("$", "€", "£")), key=len, reverse=True)
+)
 _TOKEN = re.compile(
     r"""
     (?P<url>(?:https?|ftp|s3|git|ssh)://[^\s<>"'`]+|www\.[^\s<>"'`]+)
   | (?P<email>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)
-  | (?P<iso>\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?)?)(?![\w-])
+  | (?P<iso>\d{4}-\d{2}-\d{2}
+        (?:[T\ ]\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?)?)(?![\w-])
   | (?P<slashdate>\d{1,2}/\d{1,2}/\d{2,4})(?![\w/])
   | (?P<mdate>"""
     + _MONTH
@@ -221,14 +304,18 @@ _TOKEN = re.compile(
   | (?P<time>\d{1,2}:\d{2}(?::\d{2})?(?:\s?[ap]\.?m\.?)?|\d{1,2}\s?[ap]\.?m\.?)(?![\w])
   | (?P<path>(?:~|\.{1,2})?/[\w.\-~@%+/]+|[A-Za-z]:\\[\w.\-\\ ]+|[\w.\-@]+(?:/[\w.\-@{}*]+)+/?)
   | (?P<ip>\d{1,3}(?:\.\d{1,3}){3}(?:/\d{1,2})?(?::\d+)?)(?![\w.])
-  | (?P<number>[$€£]\s?\d[\d,]*(?:\.\d+)?(?:\s?[kKmM]\b)?|[vV]?\d[\d,]*(?:\.\d+)*(?:-[A-Za-z][\w.]*)?(?:\s?(?:"""
+  | (?P<number>[$€£]\s?\d[\d,]*(?:\.\d+)?(?:\s?[kKmM]\b)?
+        |[vV]?\d[\d,]*(?:\.\d+)*(?:-[A-Za-z][\w.]*)?(?:\s?(?:"""
     + _UNIT
     + r"""))?)(?![\w.\-/]*\w)
-  | (?P<word>[#@]?\w+(?:[-_.:'’]\w+)*)
+  | (?P<word>[#@]?\w+(?:[-_.:'\u2019]\w+)*)
     """,
     re.VERBOSE | re.IGNORECASE,
 )
-_QUOTED = re.compile(r"\"([^\"\n]+)\"|“([^”\n]+)”|‘([^’\n]+)’|`([^`\n]+)`|(?<![\w])'([^'\n]+)'(?![\w])")
+_QUOTED = re.compile(
+    r"\"([^\"\n]+)\"|\u201c([^\u201d\n]+)\u201d|\u2018([^\u2019\n]+)\u2019"
+    r"|`([^`\n]+)`|(?<![\w])'([^'\n]+)'(?![\w])"
+)
 _SENTENCE_END = re.compile(r"[.!?;:]\s*$|^\s*$|[\n•*-]\s*$")
 _STEMMER = snowballstemmer.stemmer("english")
 
@@ -289,9 +376,9 @@ def shape(text: str) -> Shape:
         " ".join(next(group for group in match.groups() if group is not None).split())
         for match in _QUOTED.finditer(plain)
     )
-    spelled = re.sub(r"(?i)\bcan(?:not|[’']t)\b", "can not", plain)
-    spelled = re.sub(r"(?i)\bwon[’']t\b", "will not", spelled)
-    spelled = re.sub(r"(?i)n[’']t\b", " not", spelled)
+    spelled = re.sub(r"(?i)\bcan(?:not|[\u2019']t)\b", "can not", plain)
+    spelled = re.sub(r"(?i)\bwon[\u2019']t\b", "will not", spelled)
+    spelled = re.sub(r"(?i)n[\u2019']t\b", " not", spelled)
     tokens: list[Token] = []
     negated = False
     for match in _TOKEN.finditer(spelled):
@@ -326,12 +413,12 @@ def _joined(tokens: list[Token]) -> tuple[Token, ...]:
 
 def _word(raw: str, sentence_start: bool) -> Token | None:
     """A word-like token: an identifier, a name, a number word, or a plain word."""
-    stripped = raw.rstrip(".:'’")
+    stripped = raw.rstrip(".:'\u2019")
     if re.fullmatch(r"[#@]?\w+(?:[-_.:]\w+)+|#\d+", stripped) or _mixes_letters_and_digits(
         stripped
     ):
         return Token(stripped.casefold(), "identifier")
-    lowered = re.sub(r"[’']s$", "", stripped).casefold()
+    lowered = re.sub(r"[\u2019']s$", "", stripped).casefold()
     if lowered in STOP_WORDS or not lowered:
         return None
     if lowered in NUMBER_WORDS:

@@ -216,9 +216,7 @@ class RuleReviewer:
                             f"same meaning); keeping {keep.id} (most recalled, then newest) "
                             "and superseding the others"
                         ),
-                        evidence=[
-                            f"{m.id} (recalled {m.recall_count}x): {m.text}" for m in folded
-                        ],
+                        evidence=[f"{m.id} (recalled {m.recall_count}x): {m.text}" for m in folded],
                         expected_versions=_versions(folded),
                     )
                 )
@@ -319,9 +317,7 @@ class RuleReviewer:
                 actions.append(conflict_action(first, second, relation))
         return actions
 
-    def _stale(
-        self, context: ReviewContext, live: LiveFacts, used: set[str]
-    ) -> list[ReviewAction]:
+    def _stale(self, context: ReviewContext, live: LiveFacts, used: set[str]) -> list[ReviewAction]:
         now = context.now
         actions = []
         for fact in live.live:

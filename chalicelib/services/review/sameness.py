@@ -90,7 +90,8 @@ def vector_of(embedding: bytes | None) -> FloatArray | None:
     if not is_ours(embedding):
         return None
     assert embedding is not None
-    return decode([embedding])[0]
+    vector: FloatArray = decode([embedding])[0]
+    return vector
 
 
 def compare(
@@ -111,11 +112,7 @@ def compare(
     only_a = _written(shape_a, missing_from_b)
     only_b = _written(shape_b, missing_from_a)
     shared = sum((counts_a & counts_b).values())
-    similarity = (
-        None
-        if vector_a is None or vector_b is None
-        else float(np.dot(vector_a, vector_b))
-    )
+    similarity = None if vector_a is None or vector_b is None else float(np.dot(vector_a, vector_b))
     polarity_differs = shape_a.negated != shape_b.negated
     quotes_of_a_in_b = _quotes_in(shape_a, shape_b)
     quotes_of_b_in_a = _quotes_in(shape_b, shape_a)
@@ -128,9 +125,9 @@ def compare(
         return similarity is None or similarity >= threshold
 
     if not polarity_differs and ordered:
-        if not only_a and not only_b and quotes_of_a_in_b and quotes_of_b_in_a:
-            if meaning(DUPLICATE_MEANING):
-                return relation("duplicate")
+        same = not only_a and not only_b and quotes_of_a_in_b and quotes_of_b_in_a
+        if same and meaning(DUPLICATE_MEANING):
+            return relation("duplicate")
         if only_a and not only_b and quotes_of_b_in_a and meaning(COVER_MEANING):
             return relation("covers")
         if only_b and not only_a and quotes_of_a_in_b and meaning(COVER_MEANING):
