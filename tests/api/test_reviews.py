@@ -106,7 +106,7 @@ def test_expired_facts_are_renewed_replaced_or_archived(
     covered = save(api, world, "The release branch is named release-2026", expiresAt=soon)
     forgotten = save(api, world, "Lunch orders go in the kitchen channel", expiresAt=soon)
     clock.set(clock.now() + timedelta(days=1))
-    newer = save(api, world, "The release branch is named release-2026-q4 now")
+    newer = save(api, world, "The release branch is named release-2026 and is cut on Mondays")
     clock.set(clock.now() + timedelta(days=9))
     # Recall never picks an expired fact: record a recall 5 days ago straight in the table.
     table = wiring.services().settings.table_name

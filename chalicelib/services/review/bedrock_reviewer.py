@@ -207,6 +207,8 @@ class BedrockReviewer:
                     actions.append(checker.check(action))
                 except ActionDropped as drop:
                     notes.append(f"dropped model action {index} ({describe(action)}): {drop}")
+            notes += checker.notes
+            checker.notes.clear()
         return Proposal(actions, notes)
 
     def _ask(

@@ -79,13 +79,22 @@ class LiveFacts:
         ]
 
 
-def conflict_action(first: Memory, second: Memory, relation: Relation) -> ReviewAction:
+def conflict_action(
+    first: Memory, second: Memory, relation: Relation, proposed_keep: Memory | None = None
+) -> ReviewAction:
     """The action for two live facts that say different things about one subject.
+
+    Args:
+        first, second: the pair (``relation`` is ``compare(first, second)``).
+        relation: how they relate.
+        proposed_keep: the side to propose keeping when no evidence decides (a
+            model's choice); the newer fact when None.
 
     Returns:
         ``resolve_conflict`` keeping the side the pair's saved evidence supports;
-        when no evidence decides, the same action keeping the newer fact with
-        ``waits_for_person`` set (applied only once a person approves it).
+        when no evidence decides, the same action keeping ``proposed_keep`` (or
+        the newer fact) with ``waits_for_person`` set (applied only once a person
+        approves it).
     """
     pair = (first, second)
     difference = f"{first.id} says {_side(relation.only_a)}, {second.id} says " + _side(
@@ -114,6 +123,8 @@ def conflict_action(first: Memory, second: Memory, relation: Relation) -> Review
             expected_versions=versions,
         )
     newer, older = sorted(pair, key=lambda fact: (fact.created_at, fact.id), reverse=True)
+    if proposed_keep is not None and proposed_keep in pair:
+        newer, older = proposed_keep, second if proposed_keep is first else first
     return ReviewAction(
         id="",
         action="resolve_conflict",
@@ -123,8 +134,8 @@ def conflict_action(first: Memory, second: Memory, relation: Relation) -> Review
         reason=(
             f"{newer.id} and {older.id} say different things about one subject "
             f"({difference}) and no saved evidence decides which is right: both stay "
-            f"live until a person decides (approve keeps the newer {newer.id}, or name "
-            f"the one to keep; reject keeps both and the pair is not proposed again)"
+            f"live until a person decides (approve keeps {newer.id}, or name the one to "
+            f"keep; reject keeps both and the pair is not proposed again)"
         ),
         evidence=evidence,
         expected_versions=versions,

@@ -9,6 +9,13 @@ model), a renewal's new expiry is computed here (old expiry + 90 days, as the
 rule reviewer does), and a lifted text must be copied from a real line of the
 reviewed day's log and must not repeat an existing fact (above all a vetoed one).
 
+The rules' safety checks (issue 14, ``sameness``) hold for a model's plan too: a
+merge folds only facts that say the same thing (a merge of two facts whose
+details differ becomes a conflict that waits for a person); a replace needs a
+keeper that says everything the replaced fact says; a conflict is resolved only
+by saved evidence, else it waits for a person; a lift supersedes only a fact it
+covers.
+
 Parsing is two-level: an answer that is not ``{"actions": [...], "notes": [...]}``
 is rejected whole (``MalformedPlan``); inside a good envelope each action is
 validated on its own, and one with an unknown kind, a missing or an extra field,
@@ -28,6 +35,7 @@ from chalicelib.ids import to_rfc3339
 from chalicelib.limits import FACT_MAX_CHARS
 from chalicelib.models.memory import VETOED, Memory, MemoryKind, MemoryStatus
 from chalicelib.models.review import ReviewAction
+from chalicelib.services.review.conflicts import LiveFacts, conflict_action
 from chalicelib.services.review.rule_reviewer import (
     DURABLE_MARKERS,
     RECENT_RECALL,
@@ -39,6 +47,7 @@ from chalicelib.services.review.rule_reviewer import (
     normalize,
     twin_of,
 )
+from chalicelib.services.review.sameness import compare
 
 REASON_MAX_CHARS = 300
 """Longest reason a model may give for one action (an archive reason is <= 500)."""
@@ -233,8 +242,11 @@ class PlanChecker:
     def __init__(self, context: ReviewContext) -> None:
         self._context = context
         self._by_id = {fact.id: fact for fact in context.facts}
+        self._facts = LiveFacts(context.live)
         self._used: set[str] = set()
         self._lifted: set[str] = set()
+        self.notes: list[str] = []
+        """What a check changed in an action it kept (for the plan's notes)."""
 
     def check(self, proposed: ProposedAction) -> ReviewAction:
         """The action to apply, with its versions and evidence from the context.
@@ -286,6 +298,35 @@ class PlanChecker:
                 )
             if keep.is_expired(now):
                 raise ActionDropped(f"{keep.id} is expired itself and cannot replace another")
+            relation = self._facts.relation(keep, dropped[0])
+            if relation.kind not in ("duplicate", "covers"):
+                raise ActionDropped(
+                    f"{keep.id} does not say everything {dropped[0].id} says "
+                    f"({relation.difference()}); only a fact that covers it replaces it"
+                )
+        if isinstance(proposed, ConflictProposal):
+            relation = self._facts.relation(keep, dropped[0])
+            return conflict_action(keep, dropped[0], relation, proposed_keep=keep)
+        if isinstance(proposed, MergeProposal):
+            same: list[Memory] = []
+            for other in dropped:
+                relation = self._facts.relation(keep, other)
+                if relation.kind == "duplicate":
+                    same.append(other)
+                elif relation.kind == "different" and len(dropped) == 1:
+                    self.notes.append(
+                        f"model merge of {other.id} into {keep.id} is a conflict, not a "
+                        f"merge ({relation.difference()}): proposed as resolve_conflict"
+                    )
+                    return conflict_action(keep, other, relation, proposed_keep=keep)
+                else:
+                    self.notes.append(
+                        f"not merged: {other.id} does not say the same thing as {keep.id} "
+                        f"({relation.kind}: {relation.difference()})"
+                    )
+            if not same:
+                raise ActionDropped(f"none of the facts says the same thing as {keep.id}")
+            dropped = same
         return ReviewAction(
             id="",
             action=proposed.action,
@@ -351,6 +392,12 @@ class PlanChecker:
             why = "a person vetoed" if twin.archive_reason == VETOED else "already a fact"
             raise ActionDropped(f"not lifted ({why}: {twin.id}): {line}")
         updated = None if proposed.supersedes is None else self._live(proposed.supersedes)
+        if updated is not None and compare(text, updated.text).kind != "covers":
+            self.notes.append(
+                f"lift of {text[:60]!r} does not supersede {updated.id}: it does not say "
+                f"everything {updated.id} says ({compare(text, updated.text).difference()})"
+            )
+            updated = None
         self._lifted.add(normalized)
         return ReviewAction(
             id="",

@@ -399,7 +399,14 @@ class ReviewService:
                 )
                 for action in actions
             ],
-            {action.id: list(action.signatures().values()) for action in actions},
+            # Only an action that waits by its nature (a conflict) blocks later reviews
+            # from proposing it again; approval-mode actions are proposed again, as
+            # before (approving a stale one records it skipped).
+            {
+                action.id: list(action.signatures().values())
+                for action in actions
+                if action.waits_for_person
+            },
         )
 
     def _approval(self, workspace_id: str) -> ReviewApproval:
