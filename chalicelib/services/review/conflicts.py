@@ -19,6 +19,7 @@ polarity. Evidence saved with one fact may support the other.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from chalicelib.ids import to_rfc3339
@@ -177,7 +178,7 @@ def supports(
         polarity_differs: the pair's polarity differs.
     """
     found, stated = shape(evidence), shape(fact.text)
-    held = set(found.values)
+    held = _held(evidence)
     if own:
         if not all(token.value in held for token in own):
             return False
@@ -188,6 +189,17 @@ def supports(
         return False
     share = len(set(stated.values) & held) / len(set(stated.values))
     return share >= EVIDENCE_SHARE and found.negated == stated.negated
+
+
+def _held(evidence: str) -> set[str]:
+    """The values an evidence excerpt states, with the parts of its identifiers and
+    paths too (tool output writes ``0.0.0.0:6432`` or ``port=6432`` for port 6432)."""
+    found = shape(evidence)
+    held = set(found.values)
+    for token in found.tokens:
+        if token.kind in ("identifier", "path", "url"):
+            held.update(part for part in re.split(r"[:=/,@]+", token.value) if part)
+    return held
 
 
 def provenance(memory: Memory) -> str:

@@ -46,7 +46,7 @@ from chalicelib.ids import to_rfc3339
 from chalicelib.models.memory import VETOED, Memory, MemoryStatus
 from chalicelib.models.review import ReviewAction
 from chalicelib.services.review.conflicts import LiveFacts, conflict_action
-from chalicelib.services.review.details import NEGATIONS, STOP_WORDS
+from chalicelib.services.review.details import NEGATIONS, STOP_WORDS, shape
 from chalicelib.services.review.sameness import (
     SUBJECT_SHARED,
     compare,
@@ -304,10 +304,17 @@ class RuleReviewer:
     ) -> list[ReviewAction]:
         actions = []
         now = context.now
+        seen: set[tuple[str, str]] = set()
         for first in live.live:
             if first.id in used or first.is_expired(now):
                 continue
-            for second in live.sharing(first, minimum=SUBJECT_SHARED, after=True):
+            # Two values in common make one subject, one when a fact has only two.
+            minimum = max(1, min(SUBJECT_SHARED, len(shape(first.text).values) - 1))
+            for second in live.sharing(first, minimum=minimum):
+                pair = (first.id, second.id) if first.id < second.id else (second.id, first.id)
+                if pair in seen:
+                    continue
+                seen.add(pair)
                 if second.id in used or second.is_expired(now) or first.id in used:
                     continue
                 relation = live.relation(first, second)

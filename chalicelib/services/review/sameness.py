@@ -19,8 +19,9 @@ polarity) and, when both carry one, on their stored sentence embeddings (MiniLM,
   covers too. The review's ``stale`` and ``replace`` rules archive or supersede a
   fact only when a newer one covers it, so nothing the older one said is lost.
 * **different** (an update or a conflict): one subject — at least
-  ``SUBJECT_SHARED`` shared values and ``SUBJECT_SHARE`` of the shorter fact's
-  values, cosine >= ``SUBJECT_MEANING`` — with different details on both sides (at
+  ``SUBJECT_SHARED`` shared values (one when the shorter fact has two), and
+  ``SUBJECT_SHARE`` of the shorter fact's values, cosine >= ``SUBJECT_MEANING`` —
+  with different details on both sides (at
   most ``MAX_SWAPPED`` values each), or opposite polarity, or the same values with
   different quoted strings or details in another order.
 * **unrelated**: anything else.
@@ -134,7 +135,7 @@ def compare(
             return relation("covered")
     smaller = min(len(shape_a.values), len(shape_b.values))
     one_subject = (
-        shared >= min(SUBJECT_SHARED, smaller)
+        shared >= max(1, min(SUBJECT_SHARED, smaller - 1))
         and shared >= SUBJECT_SHARE * smaller
         and meaning(SUBJECT_MEANING)
     )
