@@ -107,15 +107,13 @@ class DynamoDBPendingRepository:
         """A page of the workspace's (or one agent's) waiting actions, by agent and
         oldest review first, after the sort key ``after``; and the sort key to
         continue after (None at the end)."""
-        names = {"#sk": "sk"}
         values: dict[str, Any] = {":pk": pending_partition(workspace_id)}
         condition = "pk = :pk"
         if agent_id is not None:
-            condition += " AND begins_with(#sk, :agent)"
+            condition += " AND begins_with(sk, :agent)"
             values[":agent"] = f"{agent_id}#"
         request: dict[str, Any] = {
             "KeyConditionExpression": condition,
-            "ExpressionAttributeNames": names,
             "ExpressionAttributeValues": to_attributes(values),
             "ConsistentRead": True,
             "Limit": limit + 1,
