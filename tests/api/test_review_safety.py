@@ -283,4 +283,5 @@ def test_approval_mode_lists_every_pending_action(
     assert [a["action"] for a in report["plan"]["actions"]] == ["merge", "resolve_conflict"]
     assert [w["action"]["action"] for w in pending(api, world)] == ["merge", "resolve_conflict"]
     status, decided = action_call(api, world, report, "a1", "approve")
-    assert status == 200 and [w["action"]["id"] for w in pending(api, world)] == ["a2"]
+    assert status == 200 and decided["decisions"][0]["state"] == "applied"
+    assert [w["action"]["id"] for w in pending(api, world)] == ["a2"]
