@@ -119,6 +119,7 @@ STOP_WORDS = frozenset(
         "currently",
         "still",
         "really",
+        "ever",
         "actually",
         "please",
         "note",
@@ -302,7 +303,8 @@ _TOKEN = re.compile(
     + _MONTH
     + r"""\.?(?:,?\s+\d{4})?)\b
   | (?P<time>\d{1,2}:\d{2}(?::\d{2})?(?:\s?[ap]\.?m\.?)?|\d{1,2}\s?[ap]\.?m\.?)(?![\w])
-  | (?P<path>(?:~|\.{1,2})?/[\w.\-~@%+/]+|[A-Za-z]:\\[\w.\-\\ ]+|[\w.\-@]+(?:/[\w.\-@{}*]+)+/?)
+  | (?P<path>(?:~|\.{1,2})?/[\w.\-~@%+/]+|[A-Za-z]:\\[\w.\-\\ ]+|[\w.\-@]+(?:/[\w.\-@{}*]+)+/?
+        |[\w\-@]+/(?=[\s.,;:!?)]|$))
   | (?P<ip>\d{1,3}(?:\.\d{1,3}){3}(?:/\d{1,2})?(?::\d+)?)(?![\w.])
   | (?P<number>[$€£]\s?\d[\d,]*(?:\.\d+)?(?:\s?[kKmM]\b)?
         |[vV]?\d[\d,]*(?:\.\d+)*(?:-[A-Za-z][\w.]*)?(?:\s?(?:"""
@@ -399,9 +401,16 @@ def shape(text: str) -> Shape:
 
 
 def _joined(tokens: list[Token]) -> tuple[Token, ...]:
-    """Two-word synonyms ("pull request") become one value."""
+    """Two-word synonyms ("pull request") become one value, and so do a number
+    without a unit and a unit word after it ("two weeks" is ``2 w``, as "2 weeks")."""
     result: list[Token] = []
     for token in tokens:
+        unit = UNITS.get(token.raw.casefold()) if token.kind == "word" else None
+        if result and result[-1].kind == "number" and " " not in result[-1].value and unit:
+            result[-1] = Token(
+                f"{result[-1].value} {unit}", "number", f"{result[-1].raw} {token.raw}"
+            )
+            continue
         if result and result[-1].kind == "word" and token.kind == "word":
             pair = SYNONYMS.get(f"{result[-1].value} {token.value}")
             if pair is not None:
@@ -430,7 +439,11 @@ def _word(raw: str, sentence_start: bool) -> Token | None:
     if lowered in ENVIRONMENTS:
         return Token(ENVIRONMENTS[lowered], "environment")
     stem = _stem(SYNONYMS.get(lowered, lowered))
-    if _is_acronym(stripped) or re.search(r"[a-z][A-Z]", stripped):
+    if _is_acronym(stripped):
+        # "PRs" is the plural of "PR": the value of its singular.
+        core = lowered[:-1] if stripped.endswith("s") and stripped[:-1].isupper() else lowered
+        return Token(_stem(SYNONYMS.get(core, core)), "identifier")
+    if re.search(r"[a-z][A-Z]", stripped):
         return Token(stem, "identifier")
     if raw[:1].isupper() and not sentence_start:
         return Token(stem, "name")

@@ -41,11 +41,11 @@ import numpy as np
 from chalicelib.services.recall.embedding import FloatArray, decode, is_ours
 from chalicelib.services.review.details import Shape, Token, shape
 
-DUPLICATE_MEANING = 0.85
+DUPLICATE_MEANING = 0.75
 """Cosine two facts' sentence embeddings must reach to be duplicates (bench/review_quality.py)."""
 COVER_MEANING = 0.6
 """Cosine a fact must reach with one it covers."""
-SUBJECT_MEANING = 0.5
+SUBJECT_MEANING = 0.55
 """Cosine two facts must reach to be about one subject."""
 SUBJECT_SHARED = 2
 SUBJECT_SHARE = 0.5
@@ -141,7 +141,12 @@ def compare(
     )
     swapped = len(only_a) <= MAX_SWAPPED and len(only_b) <= MAX_SWAPPED
     if one_subject and swapped:
-        if polarity_differs or (only_a and only_b):
+        if polarity_differs:
+            # "X is on" vs "X is not on": the negation, and at most one other value.
+            if max(len(only_a), len(only_b)) <= 1:
+                return relation("different")
+            return relation("unrelated")
+        if only_a and only_b:
             return relation("different")
         if not only_a and not only_b:
             # Same values, but quoted strings, the order of details, or the meaning differ.
