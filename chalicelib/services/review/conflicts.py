@@ -102,7 +102,7 @@ def conflict_action(
         relation.only_b
     )
     if relation.polarity_differs:
-        negative = first if shape(first.text).negated else second
+        negative = max(pair, key=lambda fact: shape(fact.text).negations)
         difference += f"; {negative.id} says not"
     winner = decided_by_evidence(first, second, relation)
     evidence = [provenance(first), provenance(second)]

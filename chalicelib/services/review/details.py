@@ -350,14 +350,20 @@ class Shape:
     Attributes:
         tokens: the fact's values in text order.
         quoted: its quoted strings, exact (spaces collapsed).
-        negated: its polarity: True when it says "not", "no", "never", "n't", …
+        negations: how many negations it says ("not", "no", "never", "n't", …); two
+            facts whose counts differ differ in polarity ("not" vs "not not").
         plain: the text NFKC-normalized with spaces collapsed (for verbatim checks).
     """
 
     tokens: tuple[Token, ...]
     quoted: tuple[str, ...]
-    negated: bool
+    negations: int
     plain: str
+
+    @property
+    def negated(self) -> bool:
+        """Its polarity: True when it says "not", "no", "never", "n't", …"""
+        return self.negations > 0
 
     @property
     def values(self) -> tuple[str, ...]:
@@ -382,7 +388,7 @@ def shape(text: str) -> Shape:
     spelled = re.sub(r"(?i)\bwon[\u2019']t\b", "will not", spelled)
     spelled = re.sub(r"(?i)n[\u2019']t\b", " not", spelled)
     tokens: list[Token] = []
-    negated = False
+    negations = 0
     for match in _TOKEN.finditer(spelled):
         kind = match.lastgroup or "word"
         raw = match.group(0)
@@ -390,14 +396,14 @@ def shape(text: str) -> Shape:
         if kind == "word":
             lowered = raw.casefold()
             if lowered in NEGATIONS:
-                negated = True
+                negations += 1
                 continue
             found = _word(raw, sentence_start)
         else:
             found = _detail(kind, raw)
         if found is not None:
             tokens.append(Token(found.value, found.kind, raw.rstrip(".,;:!?)]}'\"")))
-    return Shape(tokens=_joined(tokens), quoted=quoted, negated=negated, plain=plain)
+    return Shape(tokens=_joined(tokens), quoted=quoted, negations=negations, plain=plain)
 
 
 def _joined(tokens: list[Token]) -> tuple[Token, ...]:

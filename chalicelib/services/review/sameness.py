@@ -64,7 +64,7 @@ class Relation:
             subject, different details or polarity); ``unrelated``.
         only_a: the tokens of ``a`` whose values ``b`` lacks, in ``a``'s order.
         only_b: the tokens of ``b`` whose values ``a`` lacks, in ``b``'s order.
-        polarity_differs: one says "not" / "never" / "no" and the other does not.
+        polarity_differs: they say "not" / "never" / "no" a different number of times.
         similarity: cosine of the embeddings, or None when one is missing.
     """
 
@@ -114,7 +114,7 @@ def compare(
     only_b = _written(shape_b, missing_from_a)
     shared = sum((counts_a & counts_b).values())
     similarity = None if vector_a is None or vector_b is None else float(np.dot(vector_a, vector_b))
-    polarity_differs = shape_a.negated != shape_b.negated
+    polarity_differs = shape_a.negations != shape_b.negations
     quotes_of_a_in_b = _quotes_in(shape_a, shape_b)
     quotes_of_b_in_a = _quotes_in(shape_b, shape_a)
     ordered = _details_in_order(shape_a, shape_b)
@@ -173,7 +173,7 @@ def duplicate_key(text: str) -> str:
     review groups facts by it and the veto index stores it (a necessary condition;
     ``is_duplicate`` confirms)."""
     found = shape(text)
-    return ("-" if found.negated else "+") + "\x1f".join(sorted(found.values))
+    return f"{found.negations}\x1e" + "\x1f".join(sorted(found.values))
 
 
 def _written(found: Shape, missing: Counter[str]) -> tuple[Token, ...]:
