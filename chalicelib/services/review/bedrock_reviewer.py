@@ -39,12 +39,12 @@ from chalicelib.models.review import ReviewAction
 from chalicelib.services.review.model_plan import (
     ActionDropped,
     MalformedPlan,
-    PlanChecker,
     ProposedAction,
     describe,
     parse_answer,
     tool_input_schema,
 )
+from chalicelib.services.review.plan_checker import PlanChecker
 from chalicelib.services.review.rule_reviewer import (
     RECENT_RECALL,
     STALE_AGE,

@@ -46,13 +46,14 @@ from chalicelib.ids import to_rfc3339
 from chalicelib.models.memory import VETOED, Memory, MemoryStatus
 from chalicelib.models.review import ReviewAction
 from chalicelib.services.review.conflicts import LiveFacts, conflict_action
-from chalicelib.services.review.details import NEGATIONS, STOP_WORDS, shape
+from chalicelib.services.review.details import shape
 from chalicelib.services.review.sameness import (
     SUBJECT_SHARED,
     compare,
     duplicate_key,
     is_duplicate,
 )
+from chalicelib.services.review.vocabulary import NEGATIONS, STOP_WORDS
 
 RECENT_RECALL = timedelta(days=30)
 STALE_AGE = timedelta(days=30)
