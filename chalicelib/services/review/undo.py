@@ -108,11 +108,18 @@ class ReviewUndo:
             return report
         self._refuse_undecided(report, action)
         now = self._clock.now()
-        changes = [
-            change
-            for memory_id in _touched(report, action)
-            if (change := self._restore(summary, action, memory_id, principal, now)) is not None
-        ]
+        try:
+            changes = [
+                change
+                for memory_id in _touched(report, action)
+                if (change := self._restore(summary, action, memory_id, principal, now)) is not None
+            ]
+        except ReviewUndoConflict:
+            # The newer change may be a concurrent undo of this very action.
+            again = self._decisions.read_report(summary)
+            if any(undone.action_id == action.id for undone in again.undone):
+                return again
+            raise
         if not changes:
             raise Conflict(
                 f"{action.id} of {summary.id} changed no memory "
