@@ -18,8 +18,8 @@ changed value or a contradiction: must not merge; should reach a person),
 Pairs: ``bench/data/review_pairs.jsonl`` (written for this bench: deploys,
 configs, people, schedules, preferences; split ``tune``, the pairs the thresholds
 were chosen on, and ``heldout``, written apart and never tuned on), plus pairs
-built at run time from the recall benchmark's conversations (``--data``, default
-``../shared/recall-eval/dev`` beside the repository; never copied into it): a
+built at run time from the recall benchmark's conversations (``--data``, default the
+``shared/recall-eval/dev`` folder beside the repository; never copied into it): a
 fact against a copy with punctuation, case or a filler word changed
 (duplicate), with a speaker's name swapped for another's, a number changed or a
 negation added (different detail), or a clause of another fact appended; and two

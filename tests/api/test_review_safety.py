@@ -12,9 +12,7 @@ import pytest
 
 from chalicelib import wiring
 from chalicelib.ids import FixedClock
-from tests.api.test_facts import error_code, save
-from tests.api.test_reviews import every_memory, review
-from tests.conftest import Api, World
+from tests.helpers import Api, World, error_code, every_memory, review, save
 
 REPRODUCTIONS = {
     "port": (

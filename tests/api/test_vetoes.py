@@ -7,9 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from chalicelib import wiring
-from tests.api.test_facts import save
-from tests.api.test_reviews import every_memory
-from tests.conftest import TABLE, Api, World
+from tests.helpers import TABLE, Api, World, every_memory, save
 
 VETOED_TEXT = "Prod deploys skip the change board on Fridays"
 
