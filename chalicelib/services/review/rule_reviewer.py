@@ -227,11 +227,13 @@ class RuleReviewer:
     def _covering(
         self, fact: Memory, live: LiveFacts, now: datetime, used: set[str]
     ) -> Memory | None:
-        """A newer live, unexpired fact that says everything ``fact`` says."""
+        """A newer live, unexpired fact that says everything ``fact`` says (so it
+        shares every one of ``fact``'s values: only those are compared)."""
+        values = len(set(shape(fact.text).values))
         return next(
             (
                 newer
-                for newer in live.sharing(fact)
+                for newer in live.sharing(fact, minimum=max(1, values))
                 if newer.id not in used
                 and newer.created_at > fact.created_at
                 and not newer.is_expired(now)
