@@ -37,6 +37,7 @@ verbatim in the other.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -91,7 +92,7 @@ _QUOTED = re.compile(
     r"\"([^\"\n]+)\"|\u201c([^\u201d\n]+)\u201d|\u2018([^\u2019\n]+)\u2019"
     r"|`([^`\n]+)`|(?<![\w])'([^'\n]+)'(?![\w])"
 )
-_SENTENCE_END = re.compile(r"[.!?;:]\s*$|^\s*$|[\n•*-]\s*$")
+_SENTENCE_END = re.compile(r"[.!?;:]\s*$|[\n•*-]\s*$")
 _STEMMER = snowballstemmer.stemmer("english")
 
 
@@ -138,7 +139,7 @@ class Shape:
         """Its polarity: True when it says "not", "no", "never", "n't", …"""
         return self.negations > 0
 
-    @property
+    @functools.cached_property
     def values(self) -> tuple[str, ...]:
         """The values in text order."""
         return tuple(token.value for token in self.tokens)
@@ -162,10 +163,15 @@ def shape(text: str) -> Shape:
     spelled = re.sub(r"(?i)n[\u2019']t\b", " not", spelled)
     tokens: list[Token] = []
     negations = 0
+    previous_end = 0
     for match in _TOKEN.finditer(spelled):
         kind = match.lastgroup or "word"
         raw = match.group(0)
-        sentence_start = bool(_SENTENCE_END.search(spelled[: match.start()]))
+        # What lies between the previous token and this one decides (the whole
+        # prefix would cost quadratic time on a 500-character fact).
+        gap = spelled[previous_end : match.start()]
+        sentence_start = not gap.strip() if previous_end == 0 else bool(_SENTENCE_END.search(gap))
+        previous_end = match.end()
         if kind == "word":
             lowered = raw.casefold()
             if lowered in NEGATIONS:
