@@ -79,6 +79,13 @@ def test_one_different_detail_is_never_merged_and_waits_for_a_person(
     assert again["plan"]["actions"] == []
     assert any("waits for a person" in note for note in again["plan"]["notes"])
     assert len(pending(api, world)) == 1
+    # A person approves (the newer one is kept), then undoes it: both live again.
+    assert action_call(api, world, report, "a1", "approve")[0] == 200
+    assert by_id(api, world)[older["id"]]["supersededBy"] == newer["id"]
+    status, undone = action_call(api, world, report, "a1", "undo")
+    assert status == 200 and [u["actionId"] for u in undone["undone"]] == ["a1"]
+    memories = by_id(api, world)
+    assert memories[older["id"]]["status"] == memories[newer["id"]]["status"] == "active"
 
 
 def test_a_longer_fact_keeps_its_clause(api: Api, world: World) -> None:
