@@ -160,6 +160,12 @@ class Conflict(PineworkError):
     code = "conflict"
 
 
+class PersonExists(PineworkError):
+    """A person of the workspace already has this e-mail address (409; issue 14)."""
+
+    code = "person_exists"
+
+
 class PayloadTooLarge(PineworkError):
     """A key-value value over the size one response can carry (413; SPEC §10, DECISIONS)."""
 
@@ -207,6 +213,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "payload_too_large": 413,
     "memory_vetoed": 409,
     "review_undo_conflict": 409,
+    "person_exists": 409,
     "internal_error": 500,
 }
 """HTTP status of every error code (SPEC §6); a test checks each class is here."""

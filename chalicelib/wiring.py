@@ -59,6 +59,8 @@ class Services:
     kv: KvService
     routines: RoutineService
     reviews: ReviewService
+    secrets: SecretFinder
+    """The secret detector every service shares (the adapters check run headers with it)."""
 
 
 def dynamodb_client(settings: Settings) -> Any:
@@ -193,6 +195,7 @@ def build_services(
             clock,
             ids,
             settings.recall_time_budget_ms,
+            detector,
         ),
         kv=KvService(
             DynamoDBKvRepository(
@@ -217,6 +220,7 @@ def build_services(
             pending=DynamoDBPendingRepository(table),
             undos=DynamoDBUndoRepository(table),
         ),
+        secrets=detector,
     )
 
 

@@ -12,6 +12,7 @@
 | workspace | ``WORKSPACE#<wsp_id>`` | ``WORKSPACE`` |
 | agent | ``AGENT#<agt_id>`` | ``AGENT`` |
 | person | ``PERSON#<usr_id>`` | ``PERSON`` |
+| e-mail claim of a person | ``PERSONEMAIL#<wsp_id>#<sha256 of the e-mail>`` | ``PERSONEMAIL`` |
 | key-value entry | ``KV#<scope>`` | ``KEY#<key>`` |
 | routine | ``ROUTINE#<agt_id>`` | ``ROUTINE`` |
 | review of one date (claim) | ``REVIEWDATE#<agt_id>#<YYYY-MM-DD>`` | ``REVIEWDATE`` |
@@ -121,6 +122,12 @@ def agent_key(agent_id: str) -> dict[str, str]:
 def person_key(person_id: str) -> dict[str, str]:
     """Primary key of a person item."""
     return {"pk": f"PERSON#{person_id}", "sk": "PERSON"}
+
+
+def person_email_key(workspace_id: str, email_digest: str) -> dict[str, str]:
+    """Primary key of the claim one person of a workspace holds on an e-mail address
+    (the digest is the service's, of the normalised address)."""
+    return {"pk": f"PERSONEMAIL#{workspace_id}#{email_digest}", "sk": "PERSONEMAIL"}
 
 
 def memory_index_values(workspace_id: str, agent_id: str, status: str) -> dict[str, str]:

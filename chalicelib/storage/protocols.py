@@ -36,6 +36,10 @@ class DayLogFull(Exception):
     """The append would take the stored day text over its cap (SPEC §5)."""
 
 
+class PersonEmailTaken(Exception):
+    """Another person of the workspace already has this e-mail address."""
+
+
 class SessionAlreadyRecalled(Exception):
     """A resumed session had a run-start recall within the last 24 hours (SPEC §8)."""
 
@@ -223,8 +227,14 @@ class DirectoryRepository(Protocol):
         """Write a new agent and its token hash in one transaction."""
         ...
 
-    def create_person(self, person: Person, token_hash: str) -> None:
-        """Write a new person and its token hash in one transaction."""
+    def create_person(self, person: Person, token_hash: str, *, email_digest: str) -> None:
+        """Write a new person, its token hash and the claim on its e-mail address
+        (``email_digest``: the service's digest of the normalised address) in one
+        transaction.
+
+        Raises:
+            PersonEmailTaken: the workspace's claim on that address exists.
+        """
         ...
 
     def get_agent(self, agent_id: str) -> Agent | None:

@@ -9,7 +9,6 @@ on a lost race; the audit record is written in the same transaction.
 from __future__ import annotations
 
 import logging
-import unicodedata
 from collections.abc import Callable
 from typing import Literal
 
@@ -28,14 +27,12 @@ from chalicelib.errors import (
 )
 from chalicelib.ids import Clock, IdFactory, to_rfc3339
 from chalicelib.limits import (
-    ARCHIVE_REASON_MAX_CHARS,
     DAY_LOG_MAX_CHARS,
     DEFAULT_FACT_LIFETIME,
     DEFAULT_LIST_LIMIT,
     FACT_MAX_CHARS,
 )
 from chalicelib.models.memory import (
-    RESERVED_ARCHIVE_REASONS,
     VETOED,
     AuditRecord,
     Memory,
@@ -52,12 +49,13 @@ from chalicelib.services.access.who import (
 )
 from chalicelib.services.memory.audit import audit_record, review_undo_hint
 from chalicelib.services.memory.expiry import parse_expiry
+from chalicelib.services.memory.reasons import check_archive_reason, veto_note
 from chalicelib.services.memory.vetoes import VetoGuard, veto_index_keys
 from chalicelib.services.paging import decode_next_token
 from chalicelib.services.recall.embedding import Embedder
 from chalicelib.services.retries import with_retries
 from chalicelib.services.run_context import RunContext
-from chalicelib.services.text import SecretFinder, check_evidence, check_no_secret, check_text
+from chalicelib.services.text import SecretFinder, check_evidence, check_text
 from chalicelib.storage.protocols import (
     DayPointerChange,
     DayPointerTaken,
@@ -306,25 +304,12 @@ class MemoryService:
         """Archive a live memory with a reason (owner agent or person; SPEC §4).
 
         Raises:
-            InvalidRequest: the reason is empty, over 500 characters, or reserved.
-            SecretInMemory: the reason looks like a secret.
+            InvalidRequest, SecretInMemory: see ``reasons.check_archive_reason``
+                (blank, over 500 characters, a secret, reads as a reserved reason).
             MemoryNotFound, MemoryNotOwn: see ``load_visible``.
             MemoryAlreadyArchived: the memory is archived already.
         """
-        reason = request.reason.strip()
-        if not reason:
-            raise InvalidRequest("An archive needs a reason: say why in `reason`.")
-        if len(request.reason) > ARCHIVE_REASON_MAX_CHARS:
-            raise InvalidRequest(
-                f"The reason has {len(request.reason)} characters; the limit is "
-                f"{ARCHIVE_REASON_MAX_CHARS}."
-            )
-        check_no_secret(request.reason, what="reason", secrets=self._secrets)
-        if unicodedata.normalize("NFKC", reason).casefold() in RESERVED_ARCHIVE_REASONS:
-            raise InvalidRequest(
-                f"{reason!r} is reserved for the system; use veto or supersedes, "
-                "or give another reason."
-            )
+        check_archive_reason(request.reason, self._secrets)
         return self._archive(principal, memory_id, request.reason, action="archive")
 
     def veto(self, principal: Principal, memory_id: str, note: str | None) -> Memory:
@@ -335,16 +320,14 @@ class MemoryService:
 
         Raises:
             Forbidden: an agent tried to veto.
-            InvalidRequest: the note is over 500 characters.
+            InvalidRequest, SecretInMemory: see ``reasons.veto_note`` (a blank note
+                is no note).
             MemoryNotFound: no such memory in the workspace.
             MemoryAlreadyArchived: it is vetoed already.
             MemorySuperseded: a newer memory replaced it.
         """
         refuse_agents(principal, VETO_IS_FOR_PERSONS)
-        if note is not None and len(note) > ARCHIVE_REASON_MAX_CHARS:
-            raise InvalidRequest(f"The note is over {ARCHIVE_REASON_MAX_CHARS} characters.")
-        if note is not None:
-            check_no_secret(note, what="note", secrets=self._secrets)
+        note = veto_note(note, self._secrets)
         return self._archive(principal, memory_id, VETOED, action="veto", note=note)
 
     def _archive(
