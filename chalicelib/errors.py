@@ -172,6 +172,21 @@ class PayloadTooLarge(PineworkError):
     code = "payload_too_large"
 
 
+class MemoryVetoed(PineworkError):
+    """An agent saved a text a person vetoed: the same text after normalisation, or a
+    duplicate of it (SPEC §6, §9; issue 14 item 5). The message names the vetoed
+    memory (409)."""
+
+    code = "memory_vetoed"
+
+
+class ReviewUndoConflict(PineworkError):
+    """Undoing a review action whose memories changed since the review; nothing is
+    undone (409; issue 14 item 3)."""
+
+    code = "review_undo_conflict"
+
+
 STATUS_BY_CODE: dict[str, int] = {
     "memory_text_too_long": 400,
     "secret_in_memory": 400,
@@ -196,6 +211,8 @@ STATUS_BY_CODE: dict[str, int] = {
     "method_not_allowed": 405,
     "conflict": 409,
     "payload_too_large": 413,
+    "memory_vetoed": 409,
+    "review_undo_conflict": 409,
     "person_exists": 409,
     "internal_error": 500,
 }

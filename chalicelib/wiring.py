@@ -23,6 +23,7 @@ from chalicelib.services.kv.service import KvService
 from chalicelib.services.memory.browse import MemoryBrowser
 from chalicelib.services.memory.day_log import DayLogService
 from chalicelib.services.memory.service import MemoryService
+from chalicelib.services.memory.vetoes import VetoGuard
 from chalicelib.services.overview.agents import AgentOverview
 from chalicelib.services.overview.days import DayLogIndex
 from chalicelib.services.overview.pictures import AgentPicturesService
@@ -46,9 +47,11 @@ from chalicelib.storage.memories import DynamoDBMemoryRepository
 from chalicelib.storage.memory_index import DynamoDBMemoryIndexRepository
 from chalicelib.storage.queue import SqsReviewQueue
 from chalicelib.storage.recalls import DynamoDBRecallRepository
+from chalicelib.storage.review_actions import DynamoDBPendingRepository, DynamoDBUndoRepository
 from chalicelib.storage.reviews import DynamoDBReviewRepository, S3ReportStore
 from chalicelib.storage.routines import DynamoDBRoutineRepository
 from chalicelib.storage.upgrade import TableUpgrade
+from chalicelib.storage.vetoes import DynamoDBVetoIndex
 from chalicelib.storage.web_sessions import DynamoDBWebSessionRepository
 
 
@@ -203,6 +206,7 @@ def build_services(
         ids,
         embedder=embedder,
         after_save=routines.ensure_routine,
+        vetoes=VetoGuard(memories, DynamoDBVetoIndex(table)),
     )
     recall = RecallService(
         memories,
@@ -246,6 +250,8 @@ def build_services(
             ids,
             SqsReviewQueue(lambda: sqs or sqs_client(settings), settings.review_queue_name),
             embedder,
+            pending=DynamoDBPendingRepository(table),
+            undos=DynamoDBUndoRepository(table),
         ),
         secrets=detector,
         dashboard=Dashboard(

@@ -40,6 +40,7 @@ from pinework.models import (
     KvValue,
     Memory,
     MemoryPage,
+    PendingPage,
     RecallLogPage,
     RecallResult,
     ReviewPage,
@@ -599,13 +600,17 @@ class Client:
         path = memory_path(review_id).replace("/memories/", "/reviews/", 1)
         return self._session.call("GET", path, ReviewReport)
 
-    def approve_review_action(self, review_id: str, action: int | str) -> ReviewReport:
-        """Approve one pending action of an approval-mode review; it is applied now
-        (``POST /reviews/{id}/actions/{n}/approve``; persons).
+    def approve_review_action(
+        self, review_id: str, action: int | str, *, keep_id: str | None = None
+    ) -> ReviewReport:
+        """Approve one pending action (approval mode, or one that waits for a person);
+        it is applied now (``POST /reviews/{id}/actions/{n}/approve``; persons).
 
         Args:
             review_id: the review, ``rvw_…``.
             action: the action's number (``2``) or id (``"a2"``).
+            keep_id: for a ``resolve_conflict``, which fact of the pair to keep
+                (default: the plan's ``keepId``).
 
         Returns:
             The report with every action's decision; the approved one is
@@ -617,8 +622,9 @@ class Client:
                 applied its plan itself).
             ValueError: an id cannot be a path segment.
         """
+        body = {} if keep_id is None else {"keepId": keep_id}
         return self._session.call(
-            "POST", _review_action_path(review_id, action, "approve"), ReviewReport, json={}
+            "POST", _review_action_path(review_id, action, "approve"), ReviewReport, json=body
         )
 
     def reject_review_action(self, review_id: str, action: int | str) -> ReviewReport:
@@ -639,6 +645,43 @@ class Client:
         return self._session.call(
             "POST", _review_action_path(review_id, action, "reject"), ReviewReport, json={}
         )
+
+    def undo_review_action(self, review_id: str, action: int | str) -> ReviewReport:
+        """Undo one applied action of a review: what it changed is restored
+        (``POST /reviews/{id}/actions/{n}/undo``; persons). Undoing twice is harmless.
+
+        Args:
+            review_id: the review, ``rvw_…``.
+            action: the action's number (``2``) or id (``"a2"``).
+
+        Returns:
+            The report, with the action in ``undone``.
+
+        Raises:
+            PineworkAPIError: ``forbidden`` (an agent), ``not_found``,
+                ``invalid_request``, ``conflict`` (the action changed nothing),
+                ``review_undo_conflict`` (a memory changed since; nothing undone).
+            ValueError: an id cannot be a path segment.
+        """
+        return self._session.call(
+            "POST", _review_action_path(review_id, action, "undo"), ReviewReport, json={}
+        )
+
+    def list_pending_actions(
+        self,
+        agent_id: str | None = None,
+        *,
+        limit: int | None = None,
+        next_token: str | None = None,
+    ) -> PendingPage:
+        """Review actions waiting for a person, by agent, oldest review first
+        (``GET /reviews/pending``; a person's: the workspace's, or ``agent_id``'s).
+
+        Raises:
+            PineworkAPIError: ``forbidden``, ``memory_not_own``, ``invalid_request``.
+        """
+        params = _page_params(agent_id, limit, next_token)
+        return self._session.call("GET", "/reviews/pending", PendingPage, params=params)
 
     # Key-value meta-tools (SPEC §10)
 

@@ -25,6 +25,9 @@
 | a dashboard session | ``WEBSESSION#<sha256 hex of the cookie>`` | ``WEBSESSION`` |
 | a one-time dashboard sign-in code | ``SIGNIN#<sha256 hex of the code>`` | ``SIGNIN`` |
 | a table upgrade done (marker) | ``UPGRADE#<name>`` | ``UPGRADE`` |
+| an undone review action | ``REVIEW#<rvw_id>`` | ``UNDO#<action id>`` |
+| a review action waiting for a person | ``PENDING#<wsp_id>`` | ``<agt_id>#<rvw_id>#<action id>`` |
+| vetoed-text index | ``VETO#<agt_id>`` | ``TEXT#<sha>`` / ``SAME#<sha>`` / ``INDEXED`` |
 
 A key-value scope is ``account#<wsp_id>``, ``byok#<sha256 hex>`` or
 ``anon#<sha256 hex>`` (SPEC §10). Anonymous entries carry ``expiresAtEpoch``,
@@ -270,3 +273,37 @@ def upgrade_marker_key(name: str) -> dict[str, str]:
 def lift_claim_key(agent_id: str, text_digest: str) -> dict[str, str]:
     """Primary key of the claim that a normalized text was lifted once for an agent."""
     return {"pk": f"LIFT#{agent_id}#{text_digest}", "sk": "LIFT"}
+
+
+UNDO_PREFIX = "UNDO#"
+
+
+def review_undo_key(review_id: str, action_id: str) -> dict[str, str]:
+    """Primary key of the record that a person undid one action of a review."""
+    return {"pk": review_lookup_partition(review_id), "sk": f"{UNDO_PREFIX}{action_id}"}
+
+
+def pending_partition(workspace_id: str) -> str:
+    """Partition of a workspace's review actions that wait for a person."""
+    return f"PENDING#{workspace_id}"
+
+
+def pending_key(workspace_id: str, agent_id: str, review_id: str, action_id: str) -> dict[str, str]:
+    """Primary key of one review action waiting for a person (sorted by agent, then
+    review: the oldest review first)."""
+    return {"pk": pending_partition(workspace_id), "sk": f"{agent_id}#{review_id}#{action_id}"}
+
+
+def veto_partition(agent_id: str) -> str:
+    """Partition of the index of an agent's vetoed texts (issue 14 item 5)."""
+    return f"VETO#{agent_id}"
+
+
+def veto_key(agent_id: str, index_key: str) -> dict[str, str]:
+    """Primary key of one vetoed-text index entry (``TEXT#<sha256>`` or ``SAME#<sha256>``)."""
+    return {"pk": veto_partition(agent_id), "sk": index_key}
+
+
+def veto_marker_key(agent_id: str) -> dict[str, str]:
+    """Primary key of the marker saying the agent's earlier vetoes are in the index."""
+    return {"pk": veto_partition(agent_id), "sk": "INDEXED"}

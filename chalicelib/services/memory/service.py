@@ -47,9 +47,10 @@ from chalicelib.services.access.who import (
     refuse_agents,
     resolve_agent,
 )
-from chalicelib.services.memory.audit import audit_record
+from chalicelib.services.memory.audit import audit_record, review_undo_hint
 from chalicelib.services.memory.expiry import parse_expiry
 from chalicelib.services.memory.reasons import check_archive_reason, veto_note
+from chalicelib.services.memory.vetoes import VetoGuard, veto_index_keys
 from chalicelib.services.paging import decode_next_token
 from chalicelib.services.recall.embedding import Embedder
 from chalicelib.services.retries import with_retries
@@ -84,6 +85,8 @@ class MemoryService:
         after_save: called with ``(workspace_id, agent_id)`` after every fact is
             saved (wiring passes ``RoutineService.ensure_routine``, SPEC §9); a
             failure there is logged, never turned into a failed save.
+        vetoes: refuses an agent's save of a vetoed text (issue 14 item 5), and
+            files each vetoed fact in its index; ``None``: no such check.
     """
 
     def __init__(
@@ -95,7 +98,9 @@ class MemoryService:
         ids: IdFactory,
         embedder: Embedder | None = None,
         after_save: Callable[[str, str], object] | None = None,
+        vetoes: VetoGuard | None = None,
     ) -> None:
+        self._vetoes = vetoes
         self._memories = memories
         self._directory = directory
         self._secrets = secrets
@@ -124,11 +129,16 @@ class MemoryService:
             MemoryAgentMismatch: ``supersedes`` names another agent's memory.
             MemoryDayAppendOnly: ``supersedes`` names a day row.
             MemorySupersedeArchived: the memory to supersede is archived.
+            MemoryVetoed: an agent saved a text a person vetoed (the message names
+                the vetoed memory; a person may save it).
         """
         agent_id = resolve_agent(self._directory, principal, request.agent_id)
         check_text(request.text, limit=FACT_MAX_CHARS, what="fact", secrets=self._secrets)
         if request.evidence is not None:
             check_evidence(request.evidence, secrets=self._secrets)
+        embedding = self._embed(request.text)
+        if principal.is_agent and self._vetoes is not None:
+            self._vetoes.check(principal.workspace_id, agent_id, request.text, embedding)
         now = self._clock.now()
         expires_at = (
             parse_expiry(request.expires_at, now)
@@ -141,7 +151,7 @@ class MemoryService:
             agent_id=agent_id,
             kind=MemoryKind.FACT,
             text=request.text,
-            embedding=self._embed(request.text),
+            embedding=embedding,
             expires_at=expires_at,
             supersedes=request.supersedes,
             run_id=run.run_id,
@@ -350,11 +360,14 @@ class MemoryService:
             audit = audit_record(
                 self._ids, self._clock, principal, action, before, after, note or reason
             )
+            # A vetoed fact is filed by its text, so the agent cannot save it again.
+            files_veto = action == "veto" and before.kind is MemoryKind.FACT
             self._memories.transition(
                 before,
                 after,
                 audit,
                 day_pointer=DayPointerChange.RELEASE if releases else DayPointerChange.NONE,
+                veto_keys=veto_index_keys(before.text) if files_veto else (),
             )
             return after
 
@@ -378,6 +391,7 @@ class MemoryService:
             if before.is_superseded:
                 raise MemorySuperseded(
                     f"{memory_id} was replaced by {before.superseded_by} and cannot come back."
+                    + review_undo_hint(self._memories, memory_id)
                 )
             if before.archive_reason == VETOED and principal.is_agent:
                 raise MemoryVetoHumanOnly(
