@@ -24,6 +24,7 @@ NOTICES = {
     "restored": "Memory brought back.",
     "approved": "Action approved.",
     "rejected": "Action rejected; it will not be proposed again.",
+    "undone": "Action undone: what it changed is restored.",
     "paused": "Routine paused: the nightly review skips this agent.",
     "resumed": "Routine resumed.",
     "deleted": "Routine deleted. Later saves do not re-create it; create it again below.",

@@ -371,3 +371,48 @@ def test_signing_in_again_ends_the_browsers_previous_session(browser: Page, worl
     assert browser.cookie != first and browser.get("/").status_code == 200
     browser.cookie = first
     assert browser.get("/").status_code == 303
+
+
+CONFLICT = (
+    "Production database runs PostgreSQL on port 5432 in region us-east-1 behind the "
+    "pgbouncer connection pool with nightly backups to the archive bucket",
+    "Production database runs PostgreSQL on port 6432 in region us-east-1 behind the "
+    "pgbouncer connection pool with nightly backups to the archive bucket",
+)
+
+
+def test_a_conflict_waits_and_a_person_keeps_either_side_then_undoes(
+    api: Api, browser: Page, world: World
+) -> None:
+    _, older = api.call("POST", "/memories", world.agent, {"text": CONFLICT[0]})
+    _, newer = api.call("POST", "/memories", world.agent, {"text": CONFLICT[1]})
+    browser.sign_in(world.person.token)
+    token = browser.csrf()
+    ran = browser.post(f"/agents/{world.agent.id}/reviews", {"csrf": token, "dry_run": "no"})
+    review_id = ran.headers["Location"].split("/reviews/")[1].split("?")[0]
+    listing = text(browser.get(f"/agents/{world.agent.id}/reviews"))
+    assert "Waiting for a person" in listing and f"/reviews/{review_id}#action-a1" in listing
+    report = text(browser.get(f"/reviews/{review_id}"))
+    assert f'name="keep" value="{older["id"]}"' in report
+    assert f'name="keep" value="{newer["id"]}"' in report
+    htmx = {"HX-Request": "true"}
+    path = f"/reviews/{review_id}/actions/a1"
+    kept = browser.post(f"{path}/approve", {"csrf": token, "keep": older["id"]}, **htmx)
+    assert kept.status_code == 200 and 'class="badge applied"' in text(kept)
+    assert f"{path}/undo" in text(kept)  # Undo is offered on the applied action
+    memories = {m["id"]: m for m in api.call("GET", "/memories?all=true", world.agent)[1]["data"]}
+    assert memories[newer["id"]]["supersededBy"] == older["id"]
+    undone = browser.post(f"{path}/undo", {"csrf": token}, **htmx)
+    assert (
+        undone.status_code == 200
+        and "Undone" in text(undone)
+        and 'badge archived">undone' in text(undone)
+    )
+    assert f"{path}/undo" not in text(undone)
+    memories = {m["id"]: m for m in api.call("GET", "/memories?all=true", world.agent)[1]["data"]}
+    assert memories[older["id"]]["status"] == memories[newer["id"]]["status"] == "active"
+    twice = browser.post(f"{path}/undo", {"csrf": token}, **htmx)  # the service's answer:
+    assert twice.status_code == 200 and text(twice).count("badge archived\">undone") == 1
+    _, body = api.call("GET", f"/reviews/{review_id}", world.person)
+    assert [undo["actionId"] for undo in body["undone"]] == ["a1"]
+    assert "Waiting for a person" not in text(browser.get(f"/agents/{world.agent.id}/reviews"))

@@ -1,6 +1,6 @@
 """The dashboard in a real browser (SPEC §13, issue 13): Debian's Chromium through
 Playwright against the local server. Sign-in by link and by token, finding an
-agent, filters and paging, edit, veto and Undo (by keyboard), approving and
+agent, filters and paging, edit, veto and Undo (by keyboard), approving, undoing and
 rejecting review actions, hostile agent text, CSRF refusal, sign-out, an expired
 session, axe-core, and phone width. Every page is saved under build/screenshots/.
 """
@@ -154,7 +154,10 @@ def test_approve_and_reject_review_actions(page: Any, server: Server) -> None:
     screenshot(page, "review")
     page.locator(f"#{first_id}").get_by_role("button", name=re.compile("^Approve")).click()
     page.locator(f"#{first_id}").get_by_text("Approved.").wait_for()
-    assert page.locator(f"#{first_id} .badge").first.inner_text() in ("applied", "skipped")
+    assert page.locator(f"#{first_id} .badge").first.inner_text() == "applied"
+    page.locator(f"#{first_id}").get_by_role("button", name=re.compile("^Undo")).click()
+    page.locator(f"#{first_id}").get_by_text("Undone: what it changed is restored.").wait_for()
+    assert page.locator(f"#{first_id}").get_by_role("button").count() == 0
     page.locator(f"#{second_id}").get_by_role("button", name=re.compile("^Reject")).click()
     page.locator(f"#{second_id}").get_by_text("Rejected.").wait_for()
     assert page.locator(f"#{second_id} .badge").first.inner_text() == "rejected"

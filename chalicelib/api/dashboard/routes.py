@@ -226,6 +226,13 @@ def reject_action(web: WebContext, review_id: str, action_ref: str) -> WebRespon
     return reviews.decide(web, review_id, action_ref, "reject")
 
 
+@_route("/reviews/{review_id}/actions/{action_ref}/undo", "POST")
+@signed_in
+def undo_action(web: WebContext, review_id: str, action_ref: str) -> WebResponse:
+    """Undo an applied review action: what it changed is restored."""
+    return reviews.decide(web, review_id, action_ref, "undo")
+
+
 @_route("/settings")
 @signed_in
 def settings(web: WebContext) -> WebResponse:
@@ -275,6 +282,7 @@ reject_other_methods(
         "/reviews/{review_id}": ["GET"],
         "/reviews/{review_id}/actions/{action_ref}/approve": ["POST"],
         "/reviews/{review_id}/actions/{action_ref}/reject": ["POST"],
+        "/reviews/{review_id}/actions/{action_ref}/undo": ["POST"],
         "/settings": ["GET"],
         "/settings/review-approval": ["POST"],
         "/api/v1/sign-in-links": ["POST"],

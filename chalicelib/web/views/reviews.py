@@ -1,11 +1,10 @@
 """Reviews and the routine of an agent, one review's report, and the workspace's
 review approval (SPEC §9, §13, issue 13).
 
-Approve and reject call ``ReviewService`` as the signed-in person (the same
-version-checked apply as ``POST /reviews/{id}/actions/{n}/approve``). Each
-action is drawn by ``_review_action.html``, which holds the place for the undo of
-an applied action (``POST /reviews/{id}/actions/{n}/undo``) once the review
-service offers it.
+Approve, reject and undo call ``ReviewService`` as the signed-in person (the same
+version-checked apply as ``POST /reviews/{id}/actions/{n}/approve``, the same
+restore as ``…/undo``); a conflict may be approved keeping either fact. Each
+action is drawn by ``_review_action.html``.
 """
 
 from __future__ import annotations
@@ -14,15 +13,28 @@ from dataclasses import dataclass
 from typing import Literal
 
 from chalicelib.errors import InvalidRequest, PineworkError
-from chalicelib.models.review import ActionDecision, ActionOutcome, ReviewAction, ReviewReport
+from chalicelib.models.review import (
+    ActionDecision,
+    ActionOutcome,
+    ActionUndo,
+    ReviewAction,
+    ReviewReport,
+)
 from chalicelib.models.review import RunReviewRequest as RunRequest
 from chalicelib.web.context import FormError, WebContext
 from chalicelib.web.http import WebResponse
 
 SUMMARIES_PAGE = 20
+WAITING = 20
+"""Actions waiting for a person listed on an agent's reviews page (oldest review first)."""
 RoutineVerb = Literal["pause", "resume", "delete", "create"]
 DONE = {"pause": "paused", "resume": "resumed", "delete": "deleted", "create": "created"}
-DECIDED = {"approve": ("approved", "Approved."), "reject": ("rejected", "Rejected.")}
+Verb = Literal["approve", "reject", "undo"]
+DECIDED: dict[str, tuple[str, str]] = {
+    "approve": ("approved", "Approved."),
+    "reject": ("rejected", "Rejected."),
+    "undo": ("undone", "Undone: what it changed is restored."),
+}
 
 
 @dataclass(frozen=True)
@@ -35,12 +47,19 @@ class ActionView:
             ``planned`` (a dry run).
         detail: what applying did, or why it was skipped.
         decision: the person's decision (approval mode), if any.
+        undone: the person's undo of the applied action, if any.
     """
 
     action: ReviewAction
     state: str
     detail: str | None
     decision: ActionDecision | None
+    undone: ActionUndo | None = None
+
+    @property
+    def undoable(self) -> bool:
+        """Applied and not undone yet: Undo is offered (the service decides)."""
+        return self.state == "applied" and self.undone is None
 
 
 def action_views(report: ReviewReport) -> list[ActionView]:
@@ -50,16 +69,19 @@ def action_views(report: ReviewReport) -> list[ActionView]:
     for state, listed in (("applied", report.applied), ("skipped", report.skipped)):
         for outcome in listed:
             outcomes[outcome.action_id] = (state, outcome)
+    undone = {undo.action_id: undo for undo in report.undone}
     views = []
     for action in report.plan.actions:
         decision = decisions.get(action.id)
+        undo = undone.get(action.id)
         if action.id in outcomes:
             state, outcome = outcomes[action.id]
-            views.append(ActionView(action, state, outcome.detail, decision))
+            views.append(ActionView(action, state, outcome.detail, decision, undo))
         elif decision is not None:
-            views.append(ActionView(action, decision.state, decision.detail, decision))
+            views.append(ActionView(action, decision.state, decision.detail, decision, undo))
         else:
-            views.append(ActionView(action, "planned" if report.dry_run else "skipped", None, None))
+            state = "planned" if report.dry_run else "skipped"
+            views.append(ActionView(action, state, None, None, undo))
     return views
 
 
@@ -78,6 +100,7 @@ def agent_reviews(
         raise InvalidRequest("after must be an rvw_ id from this page.")
     summaries, more = services.reviews.list_reviews(web.principal, agent.id, SUMMARIES_PAGE, after)
     routines, _ = services.routines.list(web.principal, agent.id)
+    waiting, more_waiting = services.reviews.list_pending(web.principal, agent.id, WAITING, None)
     return web.page(
         "agent_reviews.html",
         status=error.status if error else 200,
@@ -90,6 +113,8 @@ def agent_reviews(
         after=after,
         plan=plan,
         plan_actions=action_views(plan) if plan else [],
+        waiting=waiting,
+        more_waiting=more_waiting is not None,
         error=error,
         workspace=services.dashboard.workspace.workspace(web.principal),
     )
@@ -138,19 +163,23 @@ def review_page(web: WebContext, review_id: str) -> WebResponse:
     )
 
 
-def decide(
-    web: WebContext, review_id: str, action_ref: str, verb: Literal["approve", "reject"]
-) -> WebResponse:
-    """``POST /reviews/{review_id}/actions/{action_ref}/{approve|reject}``.
+def decide(web: WebContext, review_id: str, action_ref: str, verb: Verb) -> WebResponse:
+    """``POST /reviews/{review_id}/actions/{action_ref}/{approve|reject|undo}``; an
+    approval may name the fact to keep (``keep``, a conflict's other side).
 
     With htmx the answer is the action's card (its new state, or the error next to
     its buttons); otherwise a redirect back to the report, or the report with the
     error shown.
     """
     reviews = web.services.reviews
-    decide_on = reviews.approve if verb == "approve" else reviews.reject
+    keep = web.request.form().get("keep") or None
     try:
-        report = decide_on(web.principal, review_id, action_ref)
+        if verb == "approve":
+            report = reviews.approve(web.principal, review_id, action_ref, keep)
+        elif verb == "reject":
+            report = reviews.reject(web.principal, review_id, action_ref)
+        else:
+            report = reviews.undo(web.principal, review_id, action_ref)
         error = None
     except PineworkError as failure:
         report = reviews.get(web.principal, review_id)
