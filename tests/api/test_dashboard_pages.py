@@ -412,7 +412,7 @@ def test_a_conflict_waits_and_a_person_keeps_either_side_then_undoes(
     memories = {m["id"]: m for m in api.call("GET", "/memories?all=true", world.agent)[1]["data"]}
     assert memories[older["id"]]["status"] == memories[newer["id"]]["status"] == "active"
     twice = browser.post(f"{path}/undo", {"csrf": token}, **htmx)  # the service's answer:
-    assert twice.status_code == 200 and text(twice).count("badge archived\">undone") == 1
+    assert twice.status_code == 200 and text(twice).count('badge archived">undone') == 1
     _, body = api.call("GET", f"/reviews/{review_id}", world.person)
     assert [undo["actionId"] for undo in body["undone"]] == ["a1"]
     assert "Waiting for a person" not in text(browser.get(f"/agents/{world.agent.id}/reviews"))
