@@ -47,7 +47,7 @@ class Settings(BaseModel):
             ``bedrock`` reviewer (``PINEWORK_BEDROCK_MODEL_ID``); called in ``region``.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     table_name: str = "pinework-local"
     bucket_name: str = "pinework-local"

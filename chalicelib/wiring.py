@@ -9,11 +9,19 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import boto3
 from botocore.config import Config
 
+from chalicelib.deferred import (
+    DeferredEmbedder,
+    DeferredScorer,
+    DeferredSecretFinder,
+    minilm_embedder,
+    relevance_scorer,
+    secret_detector,
+)
 from chalicelib.ids import Clock, IdFactory, SystemClock
 from chalicelib.services.access.admin import AdminService
 from chalicelib.services.access.auth import AuthService
@@ -21,15 +29,12 @@ from chalicelib.services.kv.service import KvService
 from chalicelib.services.memory.day_log import DayLogService
 from chalicelib.services.memory.service import MemoryService
 from chalicelib.services.recall.backfill import EmbeddingBackfill
-from chalicelib.services.recall.embedding import Embedder, MiniLMEmbedder
-from chalicelib.services.recall.relevance import CandidateScorer, RelevanceScorer
+from chalicelib.services.recall.candidates import CandidateScorer
 from chalicelib.services.recall.service import RecallService
 from chalicelib.services.recall.tokens import Cl100kTokenCounter, TokenCounter
-from chalicelib.services.review.bedrock_reviewer import BedrockReviewer
 from chalicelib.services.review.routines import RoutineService
 from chalicelib.services.review.rule_reviewer import Reviewer, RuleReviewer
 from chalicelib.services.review.service import ReviewService
-from chalicelib.services.secrets import SecretDetector
 from chalicelib.services.text import SecretFinder
 from chalicelib.settings import Settings
 from chalicelib.storage.directory import DynamoDBDirectoryRepository
@@ -40,6 +45,9 @@ from chalicelib.storage.queue import SqsReviewQueue
 from chalicelib.storage.recalls import DynamoDBRecallRepository
 from chalicelib.storage.reviews import DynamoDBReviewRepository, S3ReportStore
 from chalicelib.storage.routines import DynamoDBRoutineRepository
+
+if TYPE_CHECKING:  # numpy: loaded by the embedder itself, on first use (chalicelib/deferred.py)
+    from chalicelib.services.recall.embedding import Embedder
 
 
 @dataclass(frozen=True)
@@ -119,6 +127,8 @@ def build_reviewer(settings: Settings, bedrock: Any = None) -> Reviewer:
         rules when Bedrock fails) for ``bedrock``.
     """
     if settings.reviewer == "bedrock":
+        from chalicelib.services.review.bedrock_reviewer import BedrockReviewer  # on first use
+
         return BedrockReviewer(
             lambda: bedrock or bedrock_runtime_client(settings), settings.bedrock_model_id
         )
@@ -148,6 +158,9 @@ def build_services(
         embedder: fact embeddings at save time; defaults to the process's MiniLM.
         tokens: token counter; defaults to cl100k.
         secrets: secret detector; defaults to ``SecretDetector``.
+
+    The default embedder, scorer, token counter and secret detector import their
+    libraries (numpy, tiktoken, detect-secrets) on first use (``chalicelib.deferred``).
         client: a boto3 DynamoDB client; built from settings when omitted.
         s3: a boto3 S3 client for large key-value values; built from settings on
             first use when omitted (also for review reports).
@@ -162,7 +175,7 @@ def build_services(
     table = DynamoDBTable(client or dynamodb_client(settings), settings.table_name)
     memories = DynamoDBMemoryRepository(table)
     directory = DynamoDBDirectoryRepository(table)
-    detector = secrets or SecretDetector()
+    detector = secrets or DeferredSecretFinder(secret_detector)
     embedder = embedder or default_embedder()
     routines = RoutineService(DynamoDBRoutineRepository(table), directory, clock)
     return Services(
@@ -184,7 +197,7 @@ def build_services(
             memories,
             DynamoDBRecallRepository(table),
             directory,
-            scorer or RelevanceScorer(embedder),
+            scorer or DeferredScorer(lambda: relevance_scorer(embedder)),
             tokens or Cl100kTokenCounter(),
             clock,
             ids,
@@ -215,9 +228,10 @@ def build_services(
 
 
 @functools.cache
-def default_embedder() -> MiniLMEmbedder:
-    """The process's one embedder: its weights load lazily, once, and are read-only."""
-    return MiniLMEmbedder()
+def default_embedder() -> Embedder:
+    """The process's one embedder: numpy and its weights load on first use, once,
+    and are read-only."""
+    return DeferredEmbedder(minilm_embedder)
 
 
 _installed: dict[str, Services] = {}

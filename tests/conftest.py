@@ -19,6 +19,9 @@ from chalicelib.ids import FixedClock
 from chalicelib.settings import Settings
 from infra.tables import create_table
 
+pytest_plugins = ["tests.iam_plugin"]
+"""Every AWS call of a Lambda entry point is checked against its role (issue 12)."""
+
 TABLE = "pinework-test"
 BUCKET = "pinework-test"
 START = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)

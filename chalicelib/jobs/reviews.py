@@ -23,7 +23,7 @@ logger = logging.getLogger(__name__)
 class ReviewMessage(BaseModel):
     """One fan-out message: review ``agentId`` of ``workspaceId`` for ``date`` (UTC)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", strict=True)
 
     workspace_id: str = Field(alias="workspaceId", pattern=r"^wsp_[0-9A-Z]{26}$")
     agent_id: str = Field(alias="agentId", pattern=r"^agt_[0-9A-Z]{26}$")

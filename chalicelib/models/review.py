@@ -67,7 +67,9 @@ class ReviewAction(BaseModel):
             skips the action if any changed.
     """
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    model_config = ConfigDict(
+        defer_build=True, alias_generator=to_camel, populate_by_name=True, extra="forbid"
+    )
 
     id: str
     action: ActionKind
@@ -120,7 +122,9 @@ def _digest(*parts: str) -> str:
 class ReviewPlan(BaseModel):
     """What a reviewer proposes for one agent and one reviewed UTC date."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    model_config = ConfigDict(
+        defer_build=True, alias_generator=to_camel, populate_by_name=True, extra="forbid"
+    )
 
     agent_id: str
     date: str
@@ -133,7 +137,9 @@ class ReviewPlan(BaseModel):
 class ActionOutcome(BaseModel):
     """What happened to one action when the plan was applied."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    model_config = ConfigDict(
+        defer_build=True, alias_generator=to_camel, populate_by_name=True, extra="forbid"
+    )
 
     action_id: str
     action: ActionKind
@@ -154,7 +160,9 @@ class ActionDecision(BaseModel):
         created_id: the fact a lift created.
     """
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    model_config = ConfigDict(
+        defer_build=True, alias_generator=to_camel, populate_by_name=True, extra="forbid"
+    )
 
     action_id: str
     state: DecisionState = "pending"

@@ -17,23 +17,70 @@ CODE = [
     "def count(self, text: str) -> int:\n    return sum(len(p) for p in pieces(text))\n",
     "for (let i = 0; i < xs.length; i++) { total += xs[i] * 2; }",
     'SELECT id, "status" FROM memories WHERE agent_id = $1 AND ttl > now();',
-    "fn main() {\n\tprintln!(\"{:?}\", vec![1, 2, 3]);\n}\n",
+    'fn main() {\n\tprintln!("{:?}", vec![1, 2, 3]);\n}\n',
     "#include <stdio.h>\r\nint main(void) { return 0; }\r\n",
     "curl -sS -X POST https://api.example.com/v1/items?limit=50&page=2 -H 'Accept: */*'",
     "kubectl -n prod rollout restart deploy/billing-api && kubectl get pods -w",
     "x = {'a': [1, 2.5e-3, None], \"b\": (True, False)}  # noqa: E501",
-    "<div class=\"card\"><span>&nbsp;Total:&nbsp;42&euro;</span></div>",
-    "    if err != nil {\n        return fmt.Errorf(\"open %s: %w\", path, err)\n    }",
+    '<div class="card"><span>&nbsp;Total:&nbsp;42&euro;</span></div>',
+    '    if err != nil {\n        return fmt.Errorf("open %s: %w", path, err)\n    }',
 ]
 WORDS = [
-    "deploy", "the", "billing", "service", "on", "Tuesdays", "don't", "I'LL", "we're",
-    "naïve", "café", "Straße", "résumé", "Ångström", "über", "façade", "coöperate",
-    "咖啡", "東京都", "こんにちは", "서울", "日本語のテキスト", "中文字符串",
-    "Привет", "мир", "Ελληνικά", "עברית", "العربية", "हिन्दी", "ภาษาไทย", "Tiếng Việt",
-    "42", "1999", "3.14159", "0x1F", "1e-9", "v2.4.6", "2026-11-30T12:00:00Z",
-    "🎉", "👍🏽", "👨\u200d👩\u200d👧\u200d👦", "🇫🇷", "🏳️\u200d🌈", "❤️", "∑", "→", "≠",
-    "<|endoftext|>", "<|fim_prefix|>", "snake_case_name", "camelCaseName", "kebab-case",
-    "https://example.com/a?b=c#d", "user@example.com", "C:\\Users\\ana\\file.txt",
+    "deploy",
+    "the",
+    "billing",
+    "service",
+    "on",
+    "Tuesdays",
+    "don't",
+    "I'LL",
+    "we're",
+    "naïve",
+    "café",
+    "Straße",
+    "résumé",
+    "Ångström",
+    "über",
+    "façade",
+    "coöperate",
+    "咖啡",
+    "東京都",
+    "こんにちは",
+    "서울",
+    "日本語のテキスト",
+    "中文字符串",
+    "Привет",
+    "мир",
+    "Ελληνικά",
+    "עברית",
+    "العربية",
+    "हिन्दी",
+    "ภาษาไทย",
+    "Tiếng Việt",
+    "42",
+    "1999",
+    "3.14159",
+    "0x1F",
+    "1e-9",
+    "v2.4.6",
+    "2026-11-30T12:00:00Z",
+    "🎉",
+    "👍🏽",
+    "👨\u200d👩\u200d👧\u200d👦",
+    "🇫🇷",
+    "🏳️\u200d🌈",
+    "❤️",
+    "∑",
+    "→",
+    "≠",
+    "<|endoftext|>",
+    "<|fim_prefix|>",
+    "snake_case_name",
+    "camelCaseName",
+    "kebab-case",
+    "https://example.com/a?b=c#d",
+    "user@example.com",
+    "C:\\Users\\ana\\file.txt",
 ]
 EMOJI = ["🎉", "👍🏽", "👨\u200d👩\u200d👧\u200d👦", "🇫🇷", "🏳️\u200d🌈", "❤️", "∑", "→", "≠"]
 ACCENTED = ["naïve", "café", "Straße", "résumé", "Ångström", "über", "façade", "coöperate"]
@@ -77,11 +124,15 @@ def corpus() -> list[str]:
             cut = rng.randint(0, len(snippet))
             texts.append(snippet[:cut] + rng.choice(WORDS) + snippet[cut:])
         else:  # random code points from many blocks
-            blocks = [(0x20, 0x7E), (0xA0, 0x24F), (0x370, 0x6FF), (0x900, 0xE7F), (0x1F300, 0x1FAFF)]
+            blocks = [
+                (0x20, 0x7E),
+                (0xA0, 0x24F),
+                (0x370, 0x6FF),
+                (0x900, 0xE7F),
+                (0x1F300, 0x1FAFF),
+            ]
             texts.append(
-                "".join(
-                    chr(rng.randint(*rng.choice(blocks))) for _ in range(rng.randint(1, 120))
-                )
+                "".join(chr(rng.randint(*rng.choice(blocks))) for _ in range(rng.randint(1, 120)))
             )
     return texts
 
@@ -106,9 +157,7 @@ def test_the_corpus_is_varied_and_large_enough() -> None:
 
 def test_token_ids_match_bpe_openai(ours: Encoding, reference: Any) -> None:
     mismatches = [
-        text
-        for text in corpus()
-        if ours.encode_ordinary(text) != reference.encode_ordinary(text)
+        text for text in corpus() if ours.encode_ordinary(text) != reference.encode_ordinary(text)
     ]
     assert mismatches == []
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import unicodedata
 from collections.abc import Callable
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from chalicelib.errors import (
     InvalidRequest,
@@ -53,7 +53,6 @@ from chalicelib.services.access.who import (
 from chalicelib.services.memory.audit import audit_record
 from chalicelib.services.memory.expiry import parse_expiry
 from chalicelib.services.paging import decode_next_token
-from chalicelib.services.recall.embedding import Embedder
 from chalicelib.services.retries import with_retries
 from chalicelib.services.run_context import RunContext
 from chalicelib.services.text import SecretFinder, check_evidence, check_no_secret, check_text
@@ -64,6 +63,9 @@ from chalicelib.storage.protocols import (
     MemoryPage,
     MemoryRepository,
 )
+
+if TYPE_CHECKING:  # numpy: loaded by the embedder itself, on first use (cold start)
+    from chalicelib.services.recall.embedding import Embedder
 
 logger = logging.getLogger(__name__)
 

@@ -11,6 +11,7 @@ never called. ``tiktoken`` is imported on the first count, not when this module 
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import threading
 from collections.abc import Callable
@@ -65,8 +66,11 @@ class TokenCounter(Protocol):
         ...
 
 
+@functools.cache
 def load_cl100k(path: Path = VOCABULARY_PATH) -> Encoding:
-    """Build tiktoken's cl100k_base encoding from the vendored vocabulary file.
+    """Build tiktoken's cl100k_base encoding from the vendored vocabulary file, once per
+    process and path (the encoding is immutable and thread-safe, as tiktoken's own
+    registry shares it).
 
     Args:
         path: a ``.tiktoken`` file (``base64(token bytes) rank`` per line).

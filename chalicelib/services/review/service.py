@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import logging
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
 from chalicelib.errors import NotFound
 from chalicelib.ids import Clock, IdFactory
@@ -41,7 +42,6 @@ from chalicelib.models.review import (
     fold_signature,
 )
 from chalicelib.services.access.who import refuse_agents, resolve_agent
-from chalicelib.services.recall.embedding import Embedder
 from chalicelib.services.review.apply import (
     ActionApplier,
     ActionScope,
@@ -61,6 +61,9 @@ from chalicelib.storage.protocols import (
     ReviewQueue,
     ReviewRepository,
 )
+
+if TYPE_CHECKING:  # numpy: loaded by the embedder itself, on first use (cold start)
+    from chalicelib.services.recall.embedding import Embedder
 
 logger = logging.getLogger(__name__)
 
