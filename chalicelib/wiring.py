@@ -32,6 +32,7 @@ from chalicelib.services.recall.backfill import EmbeddingBackfill
 from chalicelib.services.recall.candidates import CandidateScorer
 from chalicelib.services.recall.service import RecallService
 from chalicelib.services.recall.tokens import Cl100kTokenCounter, TokenCounter
+from chalicelib.services.review.manual import ManualReviews
 from chalicelib.services.review.routines import RoutineService
 from chalicelib.services.review.rule_reviewer import Reviewer, RuleReviewer
 from chalicelib.services.review.service import ReviewService
@@ -43,6 +44,7 @@ from chalicelib.storage.kv import DynamoDBKvRepository, S3ObjectStore
 from chalicelib.storage.memories import DynamoDBMemoryRepository
 from chalicelib.storage.queue import SqsReviewQueue
 from chalicelib.storage.recalls import DynamoDBRecallRepository
+from chalicelib.storage.review_runs import DynamoDBReviewRunRepository
 from chalicelib.storage.reviews import DynamoDBReviewRepository, S3ReportStore
 from chalicelib.storage.routines import DynamoDBRoutineRepository
 
@@ -64,6 +66,7 @@ class Services:
     kv: KvService
     routines: RoutineService
     reviews: ReviewService
+    review_runs: ManualReviews
 
 
 def dynamodb_client(settings: Settings) -> Any:
@@ -178,6 +181,22 @@ def build_services(
     detector = secrets or DeferredSecretFinder(secret_detector)
     embedder = embedder or default_embedder()
     routines = RoutineService(DynamoDBRoutineRepository(table), directory, clock)
+    review_store = DynamoDBReviewRepository(table)
+    reports = S3ReportStore(lambda: s3 or s3_client(settings), settings.bucket_name)
+    queue = SqsReviewQueue(lambda: sqs or sqs_client(settings), settings.review_queue_name)
+    reviews = ReviewService(
+        memories,
+        review_store,
+        reports,
+        routines,
+        directory,
+        detector,
+        reviewer or build_reviewer(settings, bedrock),
+        clock,
+        ids,
+        queue,
+        embedder,
+    )
     return Services(
         settings=settings,
         clock=clock,
@@ -211,18 +230,19 @@ def build_services(
             clock,
         ),
         routines=routines,
-        reviews=ReviewService(
+        reviews=reviews,
+        review_runs=ManualReviews(
+            reviews,
+            DynamoDBReviewRunRepository(table),
+            review_store,
+            reports,
             memories,
-            DynamoDBReviewRepository(table),
-            S3ReportStore(lambda: s3 or s3_client(settings), settings.bucket_name),
-            routines,
             directory,
-            detector,
-            reviewer or build_reviewer(settings, bedrock),
+            queue,
             clock,
             ids,
-            SqsReviewQueue(lambda: sqs or sqs_client(settings), settings.review_queue_name),
-            embedder,
+            reviewer=settings.reviewer,
+            inline_max_facts=settings.review_inline_max_facts,
         ),
     )
 

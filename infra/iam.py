@@ -177,7 +177,7 @@ def grants(function: str) -> list[Grant]:
     if function == "review_worker":
         return [
             _TABLE_ITEMS,
-            Grant("AgentFacts", ("dynamodb:Query",), (_index(BY_AGENT_STATUS),)),
+            Grant("AgentFacts", ("dynamodb:Query",), (_index(BY_AGENT), _index(BY_AGENT_STATUS))),
             Grant("ReviewReports", ("s3:GetObject", "s3:PutObject"), (_objects("reviews/"),)),
             *_bedrock(),
             Grant(
