@@ -47,7 +47,7 @@ SESSION_WINDOW = timedelta(hours=24)
 """A resumed session that had a run-start recall this recently gets no block."""
 
 # Reviews (SPEC §9; issue 12).
-REVIEW_INLINE_MAX_FACTS = 2_000
+REVIEW_INLINE_MAX_FACTS = 1_000
 """A person's ``POST /reviews`` runs inside the API call (200 with the report) when the
 reviewer is ``rules`` and the agent has at most this many facts, live and archived;
 otherwise it is queued (202) for the review worker, so API Gateway's 29 s never cuts a

@@ -18,7 +18,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from chalicelib.storage.keys import BY_AGENT, BY_AGENT_STATUS, BY_ROUTINE_STATUS, BY_WORKSPACE
+from chalicelib.storage.keys import (
+    BY_AGENT,
+    BY_AGENT_STATUS,
+    BY_ROUTINE_STATUS,
+    BY_WORKSPACE,
+    BY_WORKSPACE_STATUS,
+)
 
 FUNCTIONS: dict[str, str] = {
     "api_handler": "ApiHandler",
@@ -93,19 +99,12 @@ def _logs(function: str) -> Grant:
     )
 
 
-_TABLE_ITEMS = Grant(
-    "MemoryTable",
-    (
-        "dynamodb:GetItem",
-        "dynamodb:BatchGetItem",
-        "dynamodb:Query",
-        "dynamodb:PutItem",
-        "dynamodb:UpdateItem",
-        "dynamodb:DeleteItem",
-        "dynamodb:ConditionCheckItem",
-    ),
-    (_TABLE,),
-)
+_READS = ("dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query")
+_WRITES = ("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem")
+_API_ITEMS = Grant("MemoryTable", (*_READS, *_WRITES, "dynamodb:DeleteItem"), (_TABLE,))
+"""Deletes: key-value ``forget``, and a day row's pointer released by an archive."""
+_REVIEW_ITEMS = Grant("MemoryTable", (*_READS, *_WRITES), (_TABLE,))
+"""A review supersedes, renews, archives facts and lifts new ones: nothing is deleted."""
 _SEND_REVIEWS = Grant("ReviewQueueSend", ("sqs:GetQueueUrl", "sqs:SendMessage"), (_QUEUE,))
 
 
@@ -150,13 +149,19 @@ def grants(function: str) -> list[Grant]:
     """
     if function == "api_handler":
         return [
-            _TABLE_ITEMS,
+            _API_ITEMS,
             Grant(
                 "MemoryLists",
                 ("dynamodb:Query",),
                 tuple(
                     _index(name)
-                    for name in (BY_AGENT, BY_AGENT_STATUS, BY_WORKSPACE, BY_ROUTINE_STATUS)
+                    for name in (
+                        BY_AGENT,
+                        BY_AGENT_STATUS,
+                        BY_WORKSPACE,
+                        BY_WORKSPACE_STATUS,
+                        BY_ROUTINE_STATUS,
+                    )
                 ),
             ),
             Grant(
@@ -176,9 +181,9 @@ def grants(function: str) -> list[Grant]:
         ]
     if function == "review_worker":
         return [
-            _TABLE_ITEMS,
-            Grant("AgentFacts", ("dynamodb:Query",), (_index(BY_AGENT), _index(BY_AGENT_STATUS))),
-            Grant("ReviewReports", ("s3:GetObject", "s3:PutObject"), (_objects("reviews/"),)),
+            _REVIEW_ITEMS,
+            Grant("AgentFacts", ("dynamodb:Query",), (_index(BY_AGENT),)),
+            Grant("ReviewReports", ("s3:PutObject",), (_objects("reviews/"),)),
             *_bedrock(),
             Grant(
                 "ReviewQueueEvents",

@@ -10,11 +10,13 @@ from typing import Any
 
 import boto3
 import pytest
+from botocore.stub import ANY, Stubber
 from chalice.test import Client
 
 from chalicelib import wiring
 from chalicelib.ids import FixedClock
 from chalicelib.models.review_run import ReviewRun
+from chalicelib.services.review.bedrock_reviewer import TOOL_NAME
 from chalicelib.services.review.rule_reviewer import Proposal, ReviewContext, RuleReviewer
 from chalicelib.settings import REVIEW_QUEUE_NAME, Settings
 from chalicelib.storage.dynamodb import DynamoDBTable
@@ -245,3 +247,73 @@ def test_a_run_is_claimed_by_one_attempt_until_its_claim_is_stale(dynamodb: Any)
     with pytest.raises(ReviewRunTaken):  # done is final
         runs.claim(run.id, "c4", later + timedelta(days=1), later + timedelta(days=1))
     assert runs.get(run.id).status == "done"  # type: ignore[union-attr]
+
+
+def test_a_bedrock_review_runs_in_the_worker_with_the_stacks_model(
+    dynamodb: Any, s3: Any, sqs: Any, clock: FixedClock, client: Client, world: World
+) -> None:
+    # The review worker is the one function that calls Bedrock (its role's grant).
+    bedrock = boto3.client("bedrock-runtime", region_name="us-east-1")
+    model = "anthropic.claude-test-v1:0"
+    settings = Settings(
+        table_name=TABLE, bucket_name=BUCKET, reviewer="bedrock", bedrock_model_id=model
+    )
+    wiring.install(
+        wiring.build_services(
+            settings, clock=clock, client=dynamodb, s3=s3, sqs=sqs, bedrock=bedrock
+        )
+    )
+    try:
+        save_twins(client, world)
+        facts = call(client, "GET", "/memories", world.agent)[1]["data"]
+        keep, twin = facts[0]["id"], facts[1]["id"]
+        _, queued, _ = call(client, "POST", "/reviews", world.person, {"agentId": world.agent.id})
+        assert queued["status"] == "queued"
+        answer = {
+            "output": {
+                "message": {
+                    "role": "assistant",
+                    "content": [
+                        {
+                            "toolUse": {
+                                "toolUseId": "tu_1",
+                                "name": TOOL_NAME,
+                                "input": {
+                                    "actions": [
+                                        {
+                                            "action": "merge",
+                                            "keepId": keep,
+                                            "memoryIds": [twin],
+                                            "reason": "same",
+                                        }
+                                    ],
+                                    "notes": [],
+                                },
+                            }
+                        }
+                    ],
+                }
+            },
+            "stopReason": "tool_use",
+            "usage": {"inputTokens": 100, "outputTokens": 20, "totalTokens": 120},
+            "metrics": {"latencyMs": 900},
+        }
+        with Stubber(bedrock) as stubber:
+            stubber.add_response(
+                "converse",
+                answer,
+                {
+                    "modelId": model,
+                    "system": ANY,
+                    "messages": ANY,
+                    "toolConfig": ANY,
+                    "inferenceConfig": ANY,
+                },
+            )
+            assert work(client, *queued_messages(sqs)) == []
+            stubber.assert_no_pending_responses()
+        report = call(client, "GET", f"/reviews/{queued['id']}", world.person)[1]
+        assert report["reviewer"] == f"bedrock:{model}"
+        assert [action["action"] for action in report["applied"]] == ["merge"]
+    finally:
+        wiring.install(None)
