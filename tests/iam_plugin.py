@@ -31,6 +31,7 @@ from chalicelib.settings import REVIEW_QUEUE_NAME
 from infra import local_server
 from infra.aws_calls import AwsCall, CallRecorder, attribution_middleware, read_calls
 from infra.iam_audit import Audit, Stack
+from tests.helpers import BUCKET, TABLE
 
 REPO = Path(__file__).resolve().parents[1]
 RECORDER = CallRecorder("tests")
@@ -64,8 +65,6 @@ def pytest_configure(config: pytest.Config) -> None:
     """Point local servers at the call log; attribute ``app``'s entry points; judge each
     call in the environment it was made in (the tests' table and bucket, or the local
     server's)."""
-    from tests.conftest import BUCKET, TABLE
-
     CHECK.audit = Audit(
         {
             "tests": Stack(table=TABLE, bucket=BUCKET, queue=REVIEW_QUEUE_NAME),

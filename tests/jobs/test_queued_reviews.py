@@ -15,14 +15,10 @@ from chalice.test import Client
 
 from chalicelib import wiring
 from chalicelib.ids import FixedClock
-from chalicelib.models.review_run import ReviewRun
 from chalicelib.services.review.bedrock_reviewer import TOOL_NAME
 from chalicelib.services.review.rule_reviewer import Proposal, ReviewContext, RuleReviewer
 from chalicelib.settings import REVIEW_QUEUE_NAME, Settings
-from chalicelib.storage.dynamodb import DynamoDBTable
-from chalicelib.storage.protocols import ReviewRunTaken
-from chalicelib.storage.review_runs import DynamoDBReviewRunRepository
-from tests.conftest import BUCKET, START, TABLE, Actor, World
+from tests.helpers import BUCKET, TABLE, Actor, World
 
 
 class FlakyReviewer(RuleReviewer):
@@ -217,36 +213,6 @@ def test_a_queued_review_is_shown_only_in_its_workspace(
     status, body, _ = call(client, "GET", f"/reviews/{queued['id']}", world.other_agent)
     assert status == 404
     assert call(client, "GET", f"/reviews/{queued['id']}", world.agent)[0] == 200  # its own
-
-
-def test_a_run_is_claimed_by_one_attempt_until_its_claim_is_stale(dynamodb: Any) -> None:
-    from datetime import timedelta
-
-    runs = DynamoDBReviewRunRepository(DynamoDBTable(dynamodb, TABLE))
-    run = ReviewRun(
-        id="rvw_01JD000000000000000000000A",
-        workspace_id="wsp_x",
-        agent_id="agt_x",
-        date="2026-11-29",
-        dry_run=False,
-        status="queued",
-        requested_by="usr_x",
-        requested_at=START,
-    )
-    runs.create(run)
-    claimed = runs.claim(run.id, "c1", START, START - timedelta(minutes=15))
-    assert claimed.status == "running" and claimed.attempts == 1
-    with pytest.raises(ReviewRunTaken):  # a second worker while the first runs
-        runs.claim(run.id, "c2", START, START - timedelta(minutes=15))
-    later = START + timedelta(minutes=16)
-    taken_over = runs.claim(run.id, "c3", later, later - timedelta(minutes=15))
-    assert taken_over.attempts == 2 and taken_over.claim_id == "c3"
-    with pytest.raises(ReviewRunTaken):  # the crashed holder cannot settle it any more
-        runs.finish(run.id, "c1", later, None)
-    runs.finish(run.id, "c3", later, None)
-    with pytest.raises(ReviewRunTaken):  # done is final
-        runs.claim(run.id, "c4", later + timedelta(days=1), later + timedelta(days=1))
-    assert runs.get(run.id).status == "done"  # type: ignore[union-attr]
 
 
 def test_a_bedrock_review_runs_in_the_worker_with_the_stacks_model(
