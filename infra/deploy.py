@@ -26,6 +26,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import boto3
+
 from chalicelib.settings import REVIEW_QUEUE_NAME
 from infra import iam
 from infra.gateway_responses import put_gateway_responses
@@ -125,8 +127,6 @@ def main(arguments: list[str] | None = None) -> None:
         )
         print(f"{parsed.config}: stage {parsed.stage} set from the resources stack")
         return
-    import boto3
-
     project = parsed.config.resolve().parent.parent
     api_stage = config["stages"][parsed.stage].get("api_gateway_stage", "api")
     rest_api = deployed_rest_api(project, parsed.stage)

@@ -19,7 +19,7 @@ from moto import mock_aws
 from chalicelib.errors import STATUS_BY_CODE
 from chalicelib.settings import REVIEW_QUEUE_NAME
 from infra import iam
-from infra.deploy import configure_stage, deployed_rest_api, stack_outputs
+from infra.deploy import configure_stage, deployed_rest_api, main, stack_outputs
 from infra.gateway_responses import GATEWAY_MESSAGE, put_gateway_responses
 from infra.template import package_fragment, resources_stack
 
@@ -283,3 +283,23 @@ def test_the_rest_api_is_read_from_chalices_deployed_record(tmp_path: Path) -> N
     assert deployed_rest_api(tmp_path, "prod") == "abc123"
     with pytest.raises(FileNotFoundError):
         deployed_rest_api(tmp_path, "dev")
+
+
+def test_the_configure_step_rewrites_only_the_stage_in_the_file(tmp_path: Path) -> None:
+    config = tmp_path / ".chalice" / "config.json"
+    config.parent.mkdir()
+    committed = (REPO / ".chalice" / "config.json").read_text()
+    config.write_text(committed)
+    stack = tmp_path / "stack.json"
+    stack.write_text(json.dumps(description()))
+    main(["configure", "--stage", "prod", "--stack", str(stack), "--config", str(config)])
+    written = json.loads(config.read_text())
+    before = json.loads(committed)
+    assert written["stages"]["local"] == before["stages"]["local"]
+    assert {k: v for k, v in written.items() if k != "stages"} == {
+        k: v for k, v in before.items() if k != "stages"
+    }
+    variables = written["stages"]["prod"]["environment_variables"]
+    assert variables["PINEWORK_REVIEW_QUEUE_NAME"] == REVIEW_QUEUE_NAME
+    main(["configure", "--stage", "prod", "--stack", str(stack), "--config", str(config)])
+    assert json.loads(config.read_text()) == written  # running it again changes nothing
