@@ -215,5 +215,9 @@ STATUS_BY_CODE: dict[str, int] = {
     "review_undo_conflict": 409,
     "person_exists": 409,
     "internal_error": 500,
+    # Answered by API Gateway itself, never raised by the app (infra/gateway_responses.py).
+    "unsupported_media_type": 415,
+    "bad_gateway": 502,
+    "timeout": 504,
 }
 """HTTP status of every error code (SPEC §6); a test checks each class is here."""

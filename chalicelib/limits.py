@@ -46,6 +46,13 @@ MAX_DAY_LOG_TOKENS = 2_000
 SESSION_WINDOW = timedelta(hours=24)
 """A resumed session that had a run-start recall this recently gets no block."""
 
+# Reviews (SPEC §9; issue 12).
+REVIEW_INLINE_MAX_FACTS = 1_000
+"""A person's ``POST /reviews`` runs inside the API call (200 with the report) when the
+reviewer is ``rules`` and the agent has at most this many facts, live and archived;
+otherwise it is queued (202) for the review worker, so API Gateway's 29 s never cuts a
+review off (``PINEWORK_REVIEW_INLINE_MAX_FACTS``; measured in docs/DECISIONS.md)."""
+
 # Key-value meta-tools (SPEC §10).
 KEY_MAX_BYTES = 512
 """Keys are 1 to 512 bytes of UTF-8."""

@@ -13,6 +13,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from chalicelib.limits import REVIEW_INLINE_MAX_FACTS
+
 DEFAULT_LOCAL_DYNAMODB_ENDPOINT = "http://127.0.0.1:8001"
 """Where the local server's embedded DynamoDB listens unless told otherwise."""
 REVIEW_QUEUE_NAME = "pinework-reviews"
@@ -45,9 +47,13 @@ class Settings(BaseModel):
             (``PINEWORK_MCP_ALLOWED_ORIGINS``; MCP's DNS-rebinding guard).
         bedrock_model_id: the Bedrock model or inference profile of the
             ``bedrock`` reviewer (``PINEWORK_BEDROCK_MODEL_ID``); called in ``region``.
+        review_inline_max_facts: the largest store (facts of the agent) whose manual
+            review with the ``rules`` reviewer runs inside the API call; larger ones,
+            and every ``bedrock`` one, are queued (``PINEWORK_REVIEW_INLINE_MAX_FACTS``;
+            0 queues them all).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     table_name: str = "pinework-local"
     bucket_name: str = "pinework-local"
@@ -60,6 +66,7 @@ class Settings(BaseModel):
     reviewer: Literal["rules", "bedrock"] = "rules"
     bedrock_model_id: str = Field(default=DEFAULT_BEDROCK_MODEL_ID, min_length=1)
     mcp_allowed_origins: str = ""
+    review_inline_max_facts: int = Field(default=REVIEW_INLINE_MAX_FACTS, ge=0)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -87,6 +94,7 @@ class Settings(BaseModel):
             ("reviewer", "PINEWORK_REVIEWER"),
             ("bedrock_model_id", "PINEWORK_BEDROCK_MODEL_ID"),
             ("mcp_allowed_origins", "PINEWORK_MCP_ALLOWED_ORIGINS"),
+            ("review_inline_max_facts", "PINEWORK_REVIEW_INLINE_MAX_FACTS"),
         ):
             if env.get(name):
                 values[field] = env[name]

@@ -12,7 +12,9 @@ local`` alone always says 127.0.0.1), which scopes anonymous key-value calls
 
 Environment: ``PINEWORK_PORT`` (API, default 8000), ``PINEWORK_DYNAMODB_PORT``
 (embedded DynamoDB, default 8001), ``PINEWORK_DATA_DIR`` (default
-``.pinework-local`` in the checkout).
+``.pinework-local`` in the checkout), and ``PINEWORK_AWS_CALL_LOG``: a file to which
+every AWS call of a Lambda entry point is appended as a JSON line
+(``infra/aws_calls.py``; the tests' IAM check sets it).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from infra import local_reviews
+from infra.aws_calls import CallRecorder, attribution_middleware, file_sink
 from infra.local_dynamodb import EmbeddedAWS
 from infra.tables import create_table
 from infra.template import NOT_FOUND_BODY
@@ -294,6 +297,21 @@ def _require_free(port: int, variable: str) -> None:
             )
 
 
+CALL_LOG_VARIABLE = "PINEWORK_AWS_CALL_LOG"
+
+
+def _record_aws_calls(call_log: str | None) -> None:
+    """With a call log, record the AWS calls the Lambda entry points make (before any
+    client exists; the server's own set-up is not recorded: it runs in none)."""
+    if not call_log:
+        return
+    CallRecorder("local_server", file_sink(Path(call_log))).install()
+    sys.path.insert(0, str(REPO))
+    from app import app
+
+    app.register_middleware(attribution_middleware, "all")
+
+
 def main() -> None:
     """Start everything and serve until interrupted."""
     api_port = _port("PINEWORK_PORT", 8000)
@@ -314,6 +332,7 @@ def main() -> None:
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "local")
     os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
+    _record_aws_calls(os.environ.get(CALL_LOG_VARIABLE))
 
     aws = EmbeddedAWS(HOST, dynamodb_port, journal=data_dir / "dynamodb.journal")
     endpoint = aws.start()

@@ -21,6 +21,9 @@ from chalicelib.settings import Settings
 from infra.tables import create_table
 from tests.helpers import BUCKET, START, TABLE, Actor, Api, World
 
+pytest_plugins = ["tests.iam_plugin"]
+"""Every AWS call of a Lambda entry point is checked against its role (issue 12)."""
+
 
 @pytest.fixture
 def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:

@@ -1,6 +1,7 @@
 """The nightly review's Lambdas (SPEC §9): the 04:00 UTC fan-out and the SQS worker.
 
-The worker reviews one agent per message and reports partial batch failures
+The worker reviews one agent per message (the fan-out's, or a person's queued
+review: ``chalicelib/services/review/manual.py``) and reports partial batch failures
 (``batchItemFailures``), so a failing agent is retried alone and a poison
 message never blocks the others (after ``maxReceiveCount`` it goes to the
 dead-letter queue, see ``infra/template.py``).
@@ -21,13 +22,16 @@ logger = logging.getLogger(__name__)
 
 
 class ReviewMessage(BaseModel):
-    """One fan-out message: review ``agentId`` of ``workspaceId`` for ``date`` (UTC)."""
+    """One message: review ``agentId`` of ``workspaceId`` for ``date`` (UTC). The
+    fan-out's have no ``reviewId``; a person's queued review (``POST /reviews``
+    answered 202) has its ``reviewId``."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", strict=True)
 
     workspace_id: str = Field(alias="workspaceId", pattern=r"^wsp_[0-9A-Z]{26}$")
     agent_id: str = Field(alias="agentId", pattern=r"^agt_[0-9A-Z]{26}$")
     date: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$")
+    review_id: str | None = Field(default=None, alias="reviewId", pattern=r"^rvw_[0-9A-Z]{26}$")
 
 
 def fan_out(wired: Services, event_time: str) -> dict[str, Any]:
@@ -65,7 +69,10 @@ def review_batch(wired: Services, event: dict[str, Any]) -> dict[str, Any]:
             failures.append({"itemIdentifier": message_id})
             continue
         try:
-            wired.reviews.run_scheduled(message.workspace_id, message.agent_id, message.date)
+            if message.review_id is None:
+                wired.reviews.run_scheduled(message.workspace_id, message.agent_id, message.date)
+            else:
+                wired.review_runs.run_queued(message.review_id)
         except Exception:
             logger.exception("review of %s for %s failed", message.agent_id, message.date)
             failures.append({"itemIdentifier": message_id})

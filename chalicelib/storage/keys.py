@@ -19,6 +19,7 @@
 | review summary | ``REVIEWS#<agt_id>`` | ``<rvw_id>`` |
 | review summary (lookup by id) | ``REVIEW#<rvw_id>`` | ``REVIEW`` |
 | decision on a review action | ``REVIEW#<rvw_id>`` | ``ACTION#<action id>`` |
+| queued manual review (run) | ``REVIEW#<rvw_id>`` | ``RUN`` |
 | lift claim | ``LIFT#<agt_id>#<sha256 of normalized text>`` | ``LIFT`` |
 | a rejected review action | ``REJECTED#<agt_id>`` | ``<sha256 signature>`` |
 | an undone review action | ``REVIEW#<rvw_id>`` | ``UNDO#<action id>`` |
@@ -194,6 +195,11 @@ def review_key(agent_id: str, review_id: str) -> dict[str, str]:
 def review_lookup_key(review_id: str) -> dict[str, str]:
     """Primary key of the copy of a review summary found by id."""
     return {"pk": review_lookup_partition(review_id), "sk": "REVIEW"}
+
+
+def review_run_key(review_id: str) -> dict[str, str]:
+    """Primary key of a queued manual review's run record (issue 12)."""
+    return {"pk": review_lookup_partition(review_id), "sk": "RUN"}
 
 
 def review_lookup_partition(review_id: str) -> str:

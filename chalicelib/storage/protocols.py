@@ -17,6 +17,7 @@ from chalicelib.models.memory import AuditRecord, Memory
 from chalicelib.models.principal import Agent, Person, Principal, ReviewApproval, Workspace
 from chalicelib.models.recall import RecallLogEntry
 from chalicelib.models.review import ActionDecision, ActionUndo, PendingAction, ReviewSummary
+from chalicelib.models.review_run import ReviewRun
 from chalicelib.models.routine import Routine
 
 
@@ -521,4 +522,38 @@ class VetoIndex(Protocol):
 
     def mark_indexed(self, agent_id: str) -> None:
         """Record that every veto of the agent made so far is filed."""
+
+
+class ReviewRunTaken(Exception):
+    """A queued review is done, or another worker runs it and its claim is not stale."""
+
+
+class ReviewRunRepository(Protocol):
+    """Queued manual reviews (``POST /reviews`` answered 202; issue 12)."""
+
+    def create(self, run: ReviewRun) -> None:
+        """Store a new ``queued`` run (its id is new; never overwrites)."""
+        ...
+
+    def get(self, review_id: str) -> ReviewRun | None:
+        """The run by review id (strongly consistent), or None."""
+        ...
+
+    def claim(
+        self, review_id: str, claim_id: str, now: datetime, stale_before: datetime
+    ) -> ReviewRun:
+        """Mark the run ``running`` under ``claim_id`` (``attempts`` + 1): from ``queued``
+        or ``failed``, or over a ``running`` claim started before ``stale_before``.
+
+        Raises:
+            ReviewRunTaken: the run is done, unknown, or held by a live claim.
+        """
+        ...
+
+    def finish(self, review_id: str, claim_id: str, now: datetime, report_key: str | None) -> None:
+        """Mark the run ``done`` (only while ``claim_id`` holds it)."""
+        ...
+
+    def fail(self, review_id: str, claim_id: str, now: datetime, error: str) -> None:
+        """Mark the run ``failed`` with why (only while ``claim_id`` holds it)."""
         ...
