@@ -101,9 +101,13 @@ def _logs(function: str) -> Grant:
 
 _READS = ("dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query")
 _WRITES = ("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem")
-_API_ITEMS = Grant("MemoryTable", (*_READS, *_WRITES, "dynamodb:DeleteItem"), (_TABLE,))
+_PENDING_LIST = "dynamodb:BatchWriteItem"
+"""A review files the actions that wait for a person in one batch (``review_actions.py``)."""
+_API_ITEMS = Grant(
+    "MemoryTable", (*_READS, *_WRITES, _PENDING_LIST, "dynamodb:DeleteItem"), (_TABLE,)
+)
 """Deletes: key-value ``forget``, and a day row's pointer released by an archive."""
-_REVIEW_ITEMS = Grant("MemoryTable", (*_READS, *_WRITES), (_TABLE,))
+_REVIEW_ITEMS = Grant("MemoryTable", (*_READS, *_WRITES, _PENDING_LIST), (_TABLE,))
 """A review supersedes, renews, archives facts and lifts new ones: nothing is deleted."""
 _SEND_REVIEWS = Grant("ReviewQueueSend", ("sqs:GetQueueUrl", "sqs:SendMessage"), (_QUEUE,))
 
