@@ -161,6 +161,7 @@ class Faults:
 
     def __init__(self, client: Any) -> None:
         self.calls: list[str] = []
+        self.requests: list[tuple[str, str]] = []
         self._rules: list[dict[str, Any]] = []
         client.meta.events.register("before-call", self._before_call)
 
@@ -205,6 +206,7 @@ class Faults:
         self.calls.append(model.name)
         body = params.get("body") or b""
         text = body.decode("utf-8", "replace") if isinstance(body, bytes) else str(body)
+        self.requests.append((model.name, text))
         for rule in self._rules:
             if rule["operation"] not in (None, model.name):
                 continue
