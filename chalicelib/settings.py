@@ -45,6 +45,13 @@ class Settings(BaseModel):
             (``PINEWORK_MCP_ALLOWED_ORIGINS``; MCP's DNS-rebinding guard).
         bedrock_model_id: the Bedrock model or inference profile of the
             ``bedrock`` reviewer (``PINEWORK_BEDROCK_MODEL_ID``); called in ``region``.
+        log_format: ``json`` (default: one JSON object per line, and EMF metrics, as
+            CloudWatch reads them) or ``text`` (one readable line per request, no
+            metrics; the local server's default) (``PINEWORK_LOG_FORMAT``).
+        tracing: X-Ray tracing of each request and AWS call (``PINEWORK_TRACING``,
+            ``on``/``off``; off by default: nothing is imported or sent).
+        metrics_namespace: the CloudWatch namespace of the EMF metrics
+            (``PINEWORK_METRICS_NAMESPACE``).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -60,6 +67,9 @@ class Settings(BaseModel):
     reviewer: Literal["rules", "bedrock"] = "rules"
     bedrock_model_id: str = Field(default=DEFAULT_BEDROCK_MODEL_ID, min_length=1)
     mcp_allowed_origins: str = ""
+    log_format: Literal["json", "text"] = "json"
+    tracing: bool = False
+    metrics_namespace: str = Field(default="Pinework", min_length=1, max_length=255)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -87,6 +97,9 @@ class Settings(BaseModel):
             ("reviewer", "PINEWORK_REVIEWER"),
             ("bedrock_model_id", "PINEWORK_BEDROCK_MODEL_ID"),
             ("mcp_allowed_origins", "PINEWORK_MCP_ALLOWED_ORIGINS"),
+            ("log_format", "PINEWORK_LOG_FORMAT"),
+            ("tracing", "PINEWORK_TRACING"),
+            ("metrics_namespace", "PINEWORK_METRICS_NAMESPACE"),
         ):
             if env.get(name):
                 values[field] = env[name]

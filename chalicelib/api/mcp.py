@@ -18,6 +18,7 @@ from chalice.app import Blueprint, Response
 
 from chalicelib.api.http import endpoint, reject_other_methods
 from chalicelib.api.kv import optional_principal, source_ip
+from chalicelib.api.observe import note_caller_without_token, note_error
 from chalicelib.errors import InvalidRequest, RateLimited, Unauthorized
 from chalicelib.models.principal import Principal
 from chalicelib.services.run_context import RunContext, check_header
@@ -68,10 +69,13 @@ def mcp_post() -> Response:
     except InvalidRequest as error:
         return _render(400, _refusal(error.code, error.message))
     except RateLimited as error:
+        note_error(error.code)
         throttled = mcp_protocol.rate_limited_error(None, error)
         return _render(429, throttled, {"Retry-After": str(error.retry_after_seconds)})
     api_key = headers.get("x-api-key")
     address = source_ip(request)
+    if principal is None:
+        note_caller_without_token(api_key)
     caller = mcp_protocol.McpCaller(
         services=wired,
         principal=principal,

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -36,7 +37,8 @@ from pydantic import BaseModel, ValidationError
 
 from chalicelib.api.exact_json import load_exact
 from chalicelib.api.http import validate
-from chalicelib.api.recalls import recall_body
+from chalicelib.api.observe import note_error, note_tool
+from chalicelib.api.recalls import observe_recall, recall_body
 from chalicelib.errors import InvalidRequest, PineworkError, RateLimited, Unauthorized
 from chalicelib.models.kv import ForgetRequest, KvRecallRequest, RememberRequest
 from chalicelib.models.mcp import MemoryArchiveArguments, MemoryListArguments
@@ -166,7 +168,10 @@ def _memory_day(caller: McpCaller, arguments: DayLineRequest) -> dict[str, Any]:
 
 def _memory_recall(caller: McpCaller, arguments: RecallRequest) -> dict[str, Any]:
     wired = caller.services
-    result = wired.recall.recall(_principal(caller), arguments, caller.run)
+    principal = _principal(caller)
+    started = time.perf_counter()
+    result = wired.recall.recall(principal, arguments, caller.run)
+    observe_recall("on_demand", result, started)
     return recall_body(result, wired.clock.now(), "recall")
 
 
@@ -311,6 +316,7 @@ RATE_LIMITED_CODE = -32000
 def rate_limited_error(request_id: Any, error: RateLimited) -> dict[str, Any]:
     """The JSON-RPC error answering a throttled message (SPEC §6 ``rate_limited``)."""
     data = {"code": error.code, "retryAfterSeconds": error.retry_after_seconds}
+    note_error(error.code)
     return _error(request_id, RATE_LIMITED_CODE, error.message, data)
 
 
@@ -408,12 +414,16 @@ def _call_tool(params: dict[str, Any], caller: McpCaller) -> mcp.CallToolResult:
         arguments = validate(call.arguments or {}, tool.arguments)
         structured = tool.handler(caller, arguments)
     except RateLimited:
+        note_tool(tool.name, RateLimited.code)
         raise  # not the tool's answer: the whole call is to be retried (429)
     except PineworkError as error:
+        note_tool(tool.name, error.code)
         return _tool_error(error)
     except Exception:
         logger.exception("MCP tool %s failed", tool.name)
+        note_tool(tool.name, PineworkError.code)
         return _tool_error(PineworkError("Something went wrong on our side; try again."))
+    note_tool(tool.name, None)
     return mcp.CallToolResult(
         content=[mcp.TextContent(type="text", text=_json_text(structured))],
         structured_content=structured,

@@ -18,11 +18,12 @@ from chalicelib.api.http import (
     reject_other_methods,
     validate,
 )
+from chalicelib.api.observe import note_review
 from chalicelib.models.requests import EmptyRequest
 from chalicelib.models.review import ReviewListQuery, RunReviewRequest
 from chalicelib.services.access.who import refuse_agents
 from chalicelib.services.paging import decode_next_token, encode_next_token
-from chalicelib.services.review.decisions import DECISIONS_ARE_FOR_PERSONS
+from chalicelib.services.review.decisions import DECISIONS_ARE_FOR_PERSONS, action_number
 from chalicelib.services.review.service import REVIEW_RUN_IS_FOR_PERSONS
 
 reviews_api = Blueprint(__name__)
@@ -40,6 +41,7 @@ def run_review() -> Response:
     refuse_agents(call.principal, REVIEW_RUN_IS_FOR_PERSONS)
     body = parse_body(_request().raw_body, RunReviewRequest)
     report = call.services.reviews.run_now(call.principal, body)
+    note_review(report)
     return json_response(report.to_wire())
 
 
@@ -98,6 +100,7 @@ def _decide(review_id: str, action_ref: str, verb: str) -> Response:
     reviews = call.services.reviews
     decide = reviews.approve if verb == "approve" else reviews.reject
     report = decide(call.principal, review_id, unquote(action_ref))
+    note_review(report, decided=f"a{action_number(unquote(action_ref))}")
     return json_response(report.to_wire())
 
 
