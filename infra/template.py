@@ -64,6 +64,7 @@ def resources(table_name: str = PROD_TABLE, bucket_name: str = PROD_BUCKET) -> d
                 "Properties": bucket_properties(bucket_name),
             },
             **review_queue_resources(),
+            **__import__("infra.observability").observability.resources(),  # alarms, dashboard
         }
     }
 

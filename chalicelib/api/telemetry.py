@@ -109,16 +109,17 @@ def _redacting_formatter(**options: Any) -> LambdaPowertoolsFormatter:
     return RedactingFormatter(**options)
 
 
-class _CurrentStdout(logging.StreamHandler):  # type: ignore[type-arg]
-    """A handler writing to whatever ``sys.stdout`` is now (Lambda's log stream;
-    a test's captured output)."""
+class _CurrentStream(logging.StreamHandler):  # type: ignore[type-arg]
+    """A handler writing to whatever ``sys.stdout`` (or ``sys.stderr``) is now:
+    Lambda's log stream, the local console, a test's captured output."""
 
-    def __init__(self) -> None:
-        super().__init__(sys.stdout)
+    def __init__(self, name: str) -> None:
+        self._stream_name = name
+        super().__init__(getattr(sys, name))
 
     @property
     def stream(self) -> Any:
-        return sys.stdout
+        return getattr(sys, self._stream_name)
 
     @stream.setter
     def stream(self, _: Any) -> None:
@@ -246,7 +247,7 @@ def _json_logger() -> logging.Logger:
     handler also writes the services' ``chalicelib.*`` records as JSON lines."""
     from aws_lambda_powertools import Logger
 
-    handler = _CurrentStdout()
+    handler = _CurrentStream("stdout")
     powertools = Logger(
         service=SERVICE,
         logger_handler=handler,
@@ -259,28 +260,28 @@ def _json_logger() -> logging.Logger:
     # its own: its records (app.log) become JSON lines too, and no line is written twice.
     logger.handlers = [powertools.registered_handler]
     logger.propagate = False
-    _route_package_logs(logger.handlers, logger.level)
     return logger
 
 
 @functools.cache
 def _text_logger() -> logging.Logger:
     """A plain logger for the local server's console (stderr, one line per event)."""
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _CurrentStream("stderr")
     handler.setFormatter(_TextFormatter())
     logger = logging.getLogger("pinework-local")
     logger.handlers = [handler]
     logger.setLevel(logging.INFO)
     logger.propagate = False
-    _route_package_logs([handler], logging.INFO)
     return logger
 
 
-def _route_package_logs(handlers: list[logging.Handler], level: int) -> None:
+def _route_package_logs(logger: logging.Logger) -> None:
+    """The services' ``chalicelib.*`` records through ``logger``'s handlers."""
     package = logging.getLogger("chalicelib")
-    package.handlers = list(handlers)
-    package.setLevel(level or logging.INFO)
-    package.propagate = False
+    if package.handlers != logger.handlers:
+        package.handlers = list(logger.handlers)
+        package.setLevel(logger.level or logging.INFO)
+        package.propagate = False
 
 
 _built: dict[tuple[str, bool, str], Telemetry] = {}
@@ -291,11 +292,13 @@ def telemetry(settings: Settings) -> Telemetry:
     """The process's telemetry for ``settings`` (built once), or the installed one."""
     installed = _installed.get("telemetry")
     if installed is not None:
+        _route_package_logs(installed.logger)
         return installed
     key = (settings.log_format, settings.tracing, settings.metrics_namespace)
     found = _built.get(key)
     if found is None:
         found = _built[key] = Telemetry(settings)
+    _route_package_logs(found.logger)
     return found
 
 
