@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import logging
 import sys
 import traceback
@@ -109,17 +110,23 @@ def _redacting_formatter(**options: Any) -> LambdaPowertoolsFormatter:
     return RedactingFormatter(**options)
 
 
-class _CurrentStream(logging.StreamHandler):  # type: ignore[type-arg]
-    """A handler writing to whatever ``sys.stdout`` (or ``sys.stderr``) is now:
-    Lambda's log stream, the local console, a test's captured output."""
+def process_stream(name: str) -> Any:
+    """The process's own ``stdout`` or ``stderr`` (file descriptor 1 or 2): what
+    Lambda sends to CloudWatch Logs, whatever a caller did to ``sys.stdout`` (an
+    in-process CLI test swaps it to read the CLI's own output)."""
+    return getattr(sys, f"__{name}__") or getattr(sys, name)
+
+
+class _ProcessStream(logging.StreamHandler):  # type: ignore[type-arg]
+    """A handler writing to ``process_stream(name)``, looked up at each line."""
 
     def __init__(self, name: str) -> None:
         self._stream_name = name
-        super().__init__(getattr(sys, name))
+        super().__init__(process_stream(name))
 
     @property
     def stream(self) -> Any:
-        return getattr(sys, self._stream_name)
+        return process_stream(self._stream_name)
 
     @stream.setter
     def stream(self, _: Any) -> None:
@@ -214,7 +221,9 @@ class Telemetry:
                 record.add_metadata(key=key, value=value)
         for metric in metrics:
             record.add_metric(name=metric.name, unit=metric.unit, value=metric.value)
-        record.flush_metrics()
+        stream = process_stream("stdout")
+        stream.write(json.dumps(record.serialize_metric_set(), separators=(",", ":")) + "\n")
+        stream.flush()
 
     @contextlib.contextmanager
     def traced(self, name: str, annotations: Mapping[str, Any]) -> Iterator[Any]:
@@ -247,7 +256,7 @@ def _json_logger() -> logging.Logger:
     handler also writes the services' ``chalicelib.*`` records as JSON lines."""
     from aws_lambda_powertools import Logger
 
-    handler = _CurrentStream("stdout")
+    handler = _ProcessStream("stdout")
     powertools = Logger(
         service=SERVICE,
         logger_handler=handler,
@@ -266,7 +275,7 @@ def _json_logger() -> logging.Logger:
 @functools.cache
 def _text_logger() -> logging.Logger:
     """A plain logger for the local server's console (stderr, one line per event)."""
-    handler = _CurrentStream("stderr")
+    handler = _ProcessStream("stderr")
     handler.setFormatter(_TextFormatter())
     logger = logging.getLogger("pinework-local")
     logger.handlers = [handler]

@@ -31,10 +31,10 @@ ID = re.compile(r"\b(mem|agt|wsp|usr|rvw|rcl|tok|rtn)_[0-9A-Z]{26}\b")
 
 
 def captured(
-    capsys: pytest.CaptureFixture[str],
+    capfd: pytest.CaptureFixture[str],
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str]:
     """(log lines, EMF records, everything printed) since the last call."""
-    out = capsys.readouterr()
+    out = capfd.readouterr()
     records = [json.loads(line) for line in out.out.splitlines() if line.strip()]
     logs = [record for record in records if "_aws" not in record]
     emf = [record for record in records if "_aws" in record]
@@ -55,9 +55,9 @@ def metric(emf: Sequence[dict[str, Any]], name: str) -> list[dict[str, Any]]:
 
 
 def test_every_request_writes_one_json_line_with_the_operator_fields(
-    api: Api, world: World, capsys: pytest.CaptureFixture[str]
+    api: Api, world: World, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    captured(capsys)
+    captured(capfd)
     status, saved = api.call("POST", "/memories", world.agent, {"text": "Staging needs the VPN"})
     assert status == 201
     api.call("GET", f"/memories/{saved['id']}", world.person)
@@ -66,7 +66,7 @@ def test_every_request_writes_one_json_line_with_the_operator_fields(
     api.call("POST", "/kv/remember", None, {"key": "k", "value": 1})
     api.call("POST", "/kv/recall", None, {"key": "k"}, headers={"X-Api-Key": "my-key"})
     api.call("POST", "/memories/day", world.agent, {"line": "deployed"})
-    logs, _, printed = captured(capsys)
+    logs, _, printed = captured(capfd)
     assert all(line.startswith("{") for line in printed.splitlines() if line.strip())
     lines = requests_of(logs)
     assert [
@@ -100,14 +100,14 @@ def test_every_request_writes_one_json_line_with_the_operator_fields(
 
 
 def test_request_metrics_count_by_route_template_and_status_without_ids(
-    api: Api, world: World, capsys: pytest.CaptureFixture[str]
+    api: Api, world: World, capfd: pytest.CaptureFixture[str]
 ) -> None:
     saved = api.call("POST", "/memories", world.agent, {"text": "Staging needs the VPN"})[1]
-    captured(capsys)
+    captured(capfd)
     api.call("GET", f"/memories/{saved['id']}", world.agent)
     api.call("POST", f"/memories/{saved['id']}/archive", world.agent, {"reason": "old"})
     api.call("POST", f"/memories/{saved['id']}/archive", world.agent, {"reason": "old"})
-    logs, emf, _ = captured(capsys)
+    logs, emf, _ = captured(capfd)
     requests = metric(emf, "Requests")
     assert [(r["route"], r["status"], r["Requests"]) for r in requests] == [
         ("GET /memories/{memory_id}", "200", [1.0]),
@@ -157,16 +157,16 @@ def test_recall_metrics_latency_kept_and_fallback(
     dynamodb: Any,
     s3: Any,
     clock: FixedClock,
-    capsys: pytest.CaptureFixture[str],
+    capfd: pytest.CaptureFixture[str],
 ) -> None:
     for text in ("Staging deploys need the VPN", "Prod deploys need two approvals", "Use pnpm"):
         api.call("POST", "/memories", world.agent, {"text": text})
-    captured(capsys)
+    captured(capfd)
     status, answer = api.call("POST", "/memories/recall", world.agent, {"query": "deploy staging"})
     assert status == 200
     start = {"sessionId": "s1", "resumed": False, "slashCommand": "/help"}
     assert api.call("POST", "/memories/recall/start", world.agent, start)[1]["skipped"]
-    logs, emf, _ = captured(capsys)
+    logs, emf, _ = captured(capfd)
     (recalled,) = metric(emf, "RecallLatency")
     assert recalled["MemoriesKept"] == [float(len(answer["memories"]))]
     assert recalled["RecallFallback"] == [0.0] and recalled["RecallLatency"][0] > 0
@@ -185,7 +185,7 @@ def test_recall_metrics_latency_kept_and_fallback(
             "POST", "/memories/recall", world.agent, {"query": "zebra quartz"}
         )
     assert status == 200 and answer["fallback"] == "newest"
-    logs, emf, printed = captured(capsys)
+    logs, emf, printed = captured(capfd)
     (recalled,) = metric(emf, "RecallFallback")
     assert recalled["RecallFallback"] == [1.0]
     assert requests_of(logs)[0]["recall_fallback"] == "newest"
@@ -195,10 +195,10 @@ def test_recall_metrics_latency_kept_and_fallback(
 
 
 def test_refusals_are_metrics_of_their_own_also_from_mcp(
-    api: Api, world: World, capsys: pytest.CaptureFixture[str]
+    api: Api, world: World, capfd: pytest.CaptureFixture[str]
 ) -> None:
     secret = dict((case, factory) for case, factory, _ in SECRETS)["github-classic"](rng_for("x"))
-    captured(capsys)
+    captured(capfd)
     status, body = api.call("POST", "/memories", world.agent, {"text": secret})
     assert body["error"]["code"] == "secret_in_memory"
     line = "x" * 290
@@ -212,7 +212,7 @@ def test_refusals_are_metrics_of_their_own_also_from_mcp(
     }
     status, answer = api.call("POST", "/mcp", world.agent, call)
     assert status == 200 and answer["result"]["isError"] is True
-    logs, emf, printed = captured(capsys)
+    logs, emf, printed = captured(capfd)
     assert len(metric(emf, "secret_in_memory")) == 2
     assert len(metric(emf, "memory_day_full")) == 1
     mcp_line = requests_of(logs)[-1]
@@ -222,14 +222,14 @@ def test_refusals_are_metrics_of_their_own_also_from_mcp(
 
 
 def test_a_review_counts_its_actions_by_kind_and_outcome(
-    api: Api, world: World, capsys: pytest.CaptureFixture[str]
+    api: Api, world: World, capfd: pytest.CaptureFixture[str]
 ) -> None:
     for text in ("Use pnpm for installs", "use pnpm for installs", "Deploys need the VPN"):
         api.call("POST", "/memories", world.agent, {"text": text})
-    captured(capsys)
+    captured(capfd)
     status, report = api.call("POST", "/reviews", world.person, {"agentId": world.agent.id})
     assert status == 200 and len(report["applied"]) == 1
-    logs, emf, printed = captured(capsys)
+    logs, emf, printed = captured(capfd)
     (merged,) = metric(emf, "ReviewActions")
     assert (merged["action"], merged["outcome"], merged["ReviewActions"]) == (
         "merge",
@@ -242,7 +242,7 @@ def test_a_review_counts_its_actions_by_kind_and_outcome(
 
 
 def test_the_review_worker_logs_and_counts_each_message(
-    api: Api, world: World, capsys: pytest.CaptureFixture[str]
+    api: Api, world: World, capfd: pytest.CaptureFixture[str]
 ) -> None:
     from app import app
 
@@ -255,9 +255,9 @@ def test_the_review_worker_logs_and_counts_each_message(
     )
     with Client(app) as client:
         event = client.events.generate_sqs_event(message_bodies=[good, secret], queue_name="q")
-        captured(capsys)
+        captured(capfd)
         client.lambda_.invoke("review_worker", event)
-    logs, emf, printed = captured(capsys)
+    logs, emf, printed = captured(capfd)
     done, malformed = [line for line in logs if line["message"] == "review"]
     assert done["result"] == "done" and done["agent_id"] == agent.id
     assert done["date"] == "2026-11-29" and done["review_actions"] == {"merge:applied": 1}
@@ -284,13 +284,13 @@ def test_a_500_logs_the_exception_type_and_frames_never_its_message(
     dynamodb: Any,
     s3: Any,
     clock: FixedClock,
-    capsys: pytest.CaptureFixture[str],
+    capfd: pytest.CaptureFixture[str],
 ) -> None:
-    captured(capsys)
+    captured(capfd)
     with services_with(dynamodb, s3, clock, embedder=ExplodingEmbedder()):
         status, body = api.call("POST", "/memories", world.agent, {"text": "walrus tango 4411"})
     assert status == 500 and body["error"]["code"] == "internal_error"
-    logs, _, printed = captured(capsys)
+    logs, _, printed = captured(capfd)
     (failure,) = [line for line in logs if line["message"].startswith("unhandled error")]
     assert failure["level"] == "ERROR" and failure["exception_name"] == "RuntimeError"
     assert "builtins.RuntimeError" in failure["exception"] and " at " in failure["exception"]
@@ -300,11 +300,11 @@ def test_a_500_logs_the_exception_type_and_frames_never_its_message(
 
 
 def test_no_token_secret_or_text_reaches_any_log_line(
-    api: Api, world: World, capsys: pytest.CaptureFixture[str]
+    api: Api, world: World, capfd: pytest.CaptureFixture[str]
 ) -> None:
     """Every credential of the secret corpus, sent in every place a caller can put
     one, and marked texts saved where they are allowed: none of it is printed."""
-    captured(capsys)
+    captured(capfd)
     secrets = [factory(rng_for(f"logs-{case}")) for case, factory, _ in SECRETS]
     for secret in secrets:
         one_line = " ".join(secret.split())
@@ -338,7 +338,7 @@ def test_no_token_secret_or_text_reaches_any_log_line(
     api.call("POST", "/memories/recall", world.agent, {"query": marked["query"]})
     api.call("POST", "/kv/remember", world.agent, {"key": marked["key"], "value": marked["value"]})
     api.call("POST", "/kv/recall", world.agent, {"key": marked["key"]})
-    logs, _, printed = captured(capsys)
+    logs, _, printed = captured(capfd)
     assert len(requests_of(logs)) == 9 * len(secrets) + 5
     for token in (world.agent.token, world.person.token):
         assert token not in printed and token[8:] not in printed
@@ -417,13 +417,13 @@ def test_text_format_keeps_the_local_console_readable(
     dynamodb: Any,
     s3: Any,
     clock: FixedClock,
-    capsys: pytest.CaptureFixture[str],
+    capfd: pytest.CaptureFixture[str],
 ) -> None:
     settings = Settings(table_name=TABLE, bucket_name=BUCKET, log_format="text")
-    captured(capsys)
+    captured(capfd)
     with services_with(dynamodb, s3, clock, settings=settings):
         api.call("POST", "/memories", world.agent, {"text": "Staging needs the VPN"})
-    out = capsys.readouterr()
+    out = capfd.readouterr()
     assert out.out == ""  # no JSON, no EMF
     (line,) = [line for line in out.err.splitlines() if " POST /memories " in line]
     assert re.match(r"\d\d:\d\d:\d\d POST /memories 201 \d+\.\d ms principal_kind=agent ", line)
