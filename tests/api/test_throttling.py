@@ -174,8 +174,9 @@ def test_every_route_answers_429_when_dynamodb_throttles_everything(
                     answered += 1
                     assert response.status_code == 429, (method, path, response.body)
                     assert response.headers["Retry-After"] == "1"
-    # Every view reached DynamoDB for an agent and a person (the token lookup first).
-    assert views >= 27 and answered >= 2 * views
+    # The 27 views of today reached DynamoDB for an agent and a person (the token lookup
+    # first); routes added later that need no token (a public document) reach nothing.
+    assert views >= 27 and answered >= 2 * 27
 
 
 def _sweep(api: Api, faults: Faults, request: Callable[[], tuple[int, Any]], ok: int) -> int:
