@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from chalicelib.limits import THROTTLED_RETRY_AFTER_SECONDS
+
 
 class PineworkError(Exception):
     """Base of every error a client may see.
@@ -137,9 +139,19 @@ class MemoryNotArchived(PineworkError):
 
 
 class RateLimited(PineworkError):
-    """Throttled; the response carries ``Retry-After`` (429)."""
+    """Throttled; the response carries ``Retry-After`` (429).
+
+    Attributes:
+        retry_after_seconds: the ``Retry-After`` value (whole seconds).
+    """
 
     code = "rate_limited"
+
+    def __init__(
+        self, message: str, retry_after_seconds: int = THROTTLED_RETRY_AFTER_SECONDS
+    ) -> None:
+        super().__init__(message)
+        self.retry_after_seconds = retry_after_seconds
 
 
 class NotFound(PineworkError):

@@ -51,6 +51,13 @@ class Settings(BaseModel):
             review with the ``rules`` reviewer runs inside the API call; larger ones,
             and every ``bedrock`` one, are queued (``PINEWORK_REVIEW_INLINE_MAX_FACTS``;
             0 queues them all).
+        log_format: ``json`` (default: one JSON object per line, and EMF metrics, as
+            CloudWatch reads them) or ``text`` (one readable line per request, no
+            metrics; the local server's default) (``PINEWORK_LOG_FORMAT``).
+        tracing: X-Ray tracing of each request and AWS call (``PINEWORK_TRACING``,
+            ``on``/``off``; off by default: nothing is imported or sent).
+        metrics_namespace: the CloudWatch namespace of the EMF metrics
+            (``PINEWORK_METRICS_NAMESPACE``).
     """
 
     model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
@@ -67,6 +74,9 @@ class Settings(BaseModel):
     bedrock_model_id: str = Field(default=DEFAULT_BEDROCK_MODEL_ID, min_length=1)
     mcp_allowed_origins: str = ""
     review_inline_max_facts: int = Field(default=REVIEW_INLINE_MAX_FACTS, ge=0)
+    log_format: Literal["json", "text"] = "json"
+    tracing: bool = False
+    metrics_namespace: str = Field(default="Pinework", min_length=1, max_length=255)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -95,6 +105,9 @@ class Settings(BaseModel):
             ("bedrock_model_id", "PINEWORK_BEDROCK_MODEL_ID"),
             ("mcp_allowed_origins", "PINEWORK_MCP_ALLOWED_ORIGINS"),
             ("review_inline_max_facts", "PINEWORK_REVIEW_INLINE_MAX_FACTS"),
+            ("log_format", "PINEWORK_LOG_FORMAT"),
+            ("tracing", "PINEWORK_TRACING"),
+            ("metrics_namespace", "PINEWORK_METRICS_NAMESPACE"),
         ):
             if env.get(name):
                 values[field] = env[name]

@@ -207,7 +207,7 @@ def build_services(
     return Services(
         settings=settings,
         clock=clock,
-        auth=AuthService(directory),
+        auth=AuthService(directory, clock),
         admin=AdminService(directory, clock, ids, EmbeddingBackfill(memories, embedder)),
         memories=MemoryService(
             memories,

@@ -12,9 +12,10 @@ local`` alone always says 127.0.0.1), which scopes anonymous key-value calls
 
 Environment: ``PINEWORK_PORT`` (API, default 8000), ``PINEWORK_DYNAMODB_PORT``
 (embedded DynamoDB, default 8001), ``PINEWORK_DATA_DIR`` (default
-``.pinework-local`` in the checkout), and ``PINEWORK_AWS_CALL_LOG``: a file to which
-every AWS call of a Lambda entry point is appended as a JSON line
-(``infra/aws_calls.py``; the tests' IAM check sets it).
+``.pinework-local`` in the checkout), ``PINEWORK_LOG_FORMAT`` (``text``: one line
+per request on stderr; ``json``: the JSON lines and EMF metrics Lambda prints), and
+``PINEWORK_AWS_CALL_LOG``: a file to which every AWS call of a Lambda entry point is
+appended as a JSON line (``infra/aws_calls.py``; the tests' IAM check sets it).
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ import os
 # 469 ms and up to 2.3 s (the recall budget is 2 s), against 292 / 330 ms with one
 # thread (docs/DECISIONS.md "One BLAS thread").
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+# One readable line per request on the console (PINEWORK_LOG_FORMAT=json prints what
+# Lambda prints: JSON lines and EMF metrics; docs/DECISIONS.md "Logs and metrics").
+os.environ.setdefault("PINEWORK_LOG_FORMAT", "text")
 
 import fcntl
 import json
@@ -213,6 +217,11 @@ def _local_api_server(app: Any, port: int, host: str = HOST) -> Any:
             self.end_headers()
             if self.command != "HEAD":
                 self.wfile.write(body)
+
+        def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+            # The app writes each request's line itself (method, route, status, time,
+            # caller); http.server's own line would repeat it.
+            return
 
         # The base class binds its own _generic_handle to every method; rebind ours.
         do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = do_PATCH = do_OPTIONS = _generic_handle  # noqa: N815

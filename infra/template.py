@@ -29,7 +29,7 @@ import sys
 from typing import Any
 
 from chalicelib.settings import DEFAULT_BEDROCK_MODEL_ID, REVIEW_QUEUE_NAME
-from infra import iam
+from infra import iam, observability
 from infra.gateway_responses import NOT_FOUND_BODY as NOT_FOUND_BODY
 from infra.gateway_responses import sam_gateway_responses
 from infra.tables import table_definition, time_to_live
@@ -240,6 +240,7 @@ def package_fragment() -> dict[str, Any]:
             **functions,
             # API Gateway's own answers in our envelope (SAM puts them in the API).
             "RestAPI": {"Properties": {"GatewayResponses": sam_gateway_responses()}},
+            **observability.resources(),  # alarms, their topic, the operations dashboard
         },
         "Outputs": {
             "TableName": {"Value": {"Ref": "MemoryTable"}},

@@ -63,7 +63,7 @@ kv_app = typer.Typer(
 admin_app = typer.Typer(
     help=(
         "Operator commands: create workspaces, agents, persons and their tokens; "
-        "set a workspace's review approval."
+        "issue, list, revoke and rotate tokens; set a workspace's review approval."
     ),
     no_args_is_help=True,
     rich_markup_mode=None,
@@ -916,9 +916,9 @@ def admin_create_agent(
 ) -> None:
     """Create an agent in a workspace and print its id and bearer token."""
 
-    def create(svc: AdminOperations) -> dict[str, str]:
+    def create(svc: AdminOperations) -> dict[str, str | None]:
         issued = svc.create_agent(workspace, name)
-        return {"id": issued.id, "token": issued.token}
+        return {"id": issued.id, "token": issued.token, "tokenId": issued.token_id}
 
     result = _admin(as_json, create)
     if not as_json:
@@ -934,9 +934,9 @@ def admin_create_person(
 ) -> None:
     """Create a person in a workspace and print their id and bearer token."""
 
-    def create(svc: AdminOperations) -> dict[str, str]:
+    def create(svc: AdminOperations) -> dict[str, str | None]:
         issued = svc.create_person(workspace, email)
-        return {"id": issued.id, "token": issued.token}
+        return {"id": issued.id, "token": issued.token, "tokenId": issued.token_id}
 
     result = _admin(as_json, create)
     if not as_json:
@@ -984,3 +984,7 @@ def admin_set_review_approval(
     result = _admin(as_json, configure)
     if not as_json:
         typer.echo(f"workspace {result['id']}: reviewApproval {result['reviewApproval']}")
+
+
+# The token lifecycle commands (issue 12) register themselves on ``admin``.
+from pinework import cli_tokens  # noqa: E402, F401

@@ -19,6 +19,7 @@ from chalicelib.api.http import (
     reject_other_methods,
     validate,
 )
+from chalicelib.api.observe import note_review
 from chalicelib.ids import ULID_PATTERN
 from chalicelib.models.requests import EmptyRequest
 from chalicelib.models.review import (
@@ -30,7 +31,7 @@ from chalicelib.models.review import (
 from chalicelib.models.review_run import ReviewRun
 from chalicelib.services.access.who import refuse_agents
 from chalicelib.services.paging import decode_next_token, encode_next_token
-from chalicelib.services.review.decisions import DECISIONS_ARE_FOR_PERSONS
+from chalicelib.services.review.decisions import DECISIONS_ARE_FOR_PERSONS, action_number
 from chalicelib.services.review.service import REVIEW_RUN_IS_FOR_PERSONS
 from chalicelib.services.review.undo import UNDO_IS_FOR_PERSONS
 
@@ -58,6 +59,7 @@ def run_review() -> Response:
         return json_response(
             outcome.to_wire(), 202, headers={"Location": f"/api/v1/reviews/{outcome.id}"}
         )
+    note_review(outcome)
     return json_response(outcome.to_wire())
 
 
@@ -155,6 +157,7 @@ def _decide(review_id: str, action_ref: str, verb: str) -> Response:
     else:
         parse_body(_request().raw_body, EmptyRequest)
         report = reviews.reject(call.principal, review_id, unquote(action_ref))
+    note_review(report, decided=f"a{action_number(unquote(action_ref))}")
     return json_response(report.to_wire())
 
 

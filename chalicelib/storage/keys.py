@@ -6,6 +6,7 @@
 | audit record | ``MEMORY#<mem_id>`` | ``AUDIT#<aud_id>`` |
 | live day row pointer | ``DAYLOG#<agt_id>#<YYYY-MM-DD>`` | ``DAYLOG`` |
 | token | ``TOKEN#<sha256 hex>`` | ``TOKEN`` |
+| token id -> its hash (revoke, rotate) | ``TOKENID#<tok_id>`` | ``TOKENID`` |
 | recall log entry | ``RECALLS#<agt_id>`` | ``<rcl_id>`` |
 | recall counters of a page of memories | ``RECALLCOUNT#<agt_id>`` | ``PAGE#<000-189>`` |
 | run-start session | ``SESSION#<agt_id>#<session id>`` | ``SESSION`` |
@@ -108,6 +109,18 @@ def session_key(agent_id: str, session_id: str) -> dict[str, str]:
 def token_key(token_hash: str) -> dict[str, str]:
     """Primary key of a token item (the SHA-256 hex of the bearer token)."""
     return {"pk": f"TOKEN#{token_hash}", "sk": "TOKEN"}
+
+
+def token_id_key(token_id: str) -> dict[str, str]:
+    """Primary key of the item that names a token's hash by its ``tok_…`` id."""
+    return {"pk": f"TOKENID#{token_id}", "sk": "TOKENID"}
+
+
+BY_TOKEN_PRINCIPAL = "byTokenPrincipal"
+"""Sparse GSI over token items (the only items with ``principalId``): a principal's
+tokens, for ``pinework admin list-tokens``. Token items written before the index
+existed carry the attribute too, so DynamoDB indexes them when the index is built."""
+TOKEN_INDEX_PARTITION = "principalId"
 
 
 def workspace_key(workspace_id: str) -> dict[str, str]:
