@@ -9,11 +9,19 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import boto3
 from botocore.config import Config
 
+from chalicelib.deferred import (
+    DeferredEmbedder,
+    DeferredScorer,
+    DeferredSecretFinder,
+    minilm_embedder,
+    relevance_scorer,
+    secret_detector,
+)
 from chalicelib.ids import Clock, IdFactory, SystemClock
 from chalicelib.services.access.admin import AdminService
 from chalicelib.services.access.auth import AuthService
@@ -28,16 +36,14 @@ from chalicelib.services.overview.agents import AgentOverview
 from chalicelib.services.overview.days import DayLogIndex
 from chalicelib.services.overview.pictures import AgentPicturesService
 from chalicelib.services.recall.backfill import EmbeddingBackfill
-from chalicelib.services.recall.embedding import Embedder, MiniLMEmbedder
+from chalicelib.services.recall.candidates import CandidateScorer
 from chalicelib.services.recall.preview import RecallPreviewService
-from chalicelib.services.recall.relevance import CandidateScorer, RelevanceScorer
 from chalicelib.services.recall.service import RecallService
 from chalicelib.services.recall.tokens import Cl100kTokenCounter, TokenCounter
-from chalicelib.services.review.bedrock_reviewer import BedrockReviewer
+from chalicelib.services.review.manual import ManualReviews
 from chalicelib.services.review.routines import RoutineService
 from chalicelib.services.review.rule_reviewer import Reviewer, RuleReviewer
 from chalicelib.services.review.service import ReviewService
-from chalicelib.services.secrets import SecretDetector
 from chalicelib.services.text import SecretFinder
 from chalicelib.settings import Settings
 from chalicelib.storage.directory import DynamoDBDirectoryRepository
@@ -48,11 +54,15 @@ from chalicelib.storage.memory_index import DynamoDBMemoryIndexRepository
 from chalicelib.storage.queue import SqsReviewQueue
 from chalicelib.storage.recalls import DynamoDBRecallRepository
 from chalicelib.storage.review_actions import DynamoDBPendingRepository, DynamoDBUndoRepository
+from chalicelib.storage.review_runs import DynamoDBReviewRunRepository
 from chalicelib.storage.reviews import DynamoDBReviewRepository, S3ReportStore
 from chalicelib.storage.routines import DynamoDBRoutineRepository
 from chalicelib.storage.upgrade import TableUpgrade
 from chalicelib.storage.vetoes import DynamoDBVetoIndex
 from chalicelib.storage.web_sessions import DynamoDBWebSessionRepository
+
+if TYPE_CHECKING:  # numpy: loaded by the embedder itself, on first use (chalicelib/deferred.py)
+    from chalicelib.services.recall.embedding import Embedder
 
 
 @dataclass(frozen=True)
@@ -83,6 +93,7 @@ class Services:
     kv: KvService
     routines: RoutineService
     reviews: ReviewService
+    review_runs: ManualReviews
     secrets: SecretFinder
     """The secret detector every service shares (the adapters check run headers with it)."""
     dashboard: Dashboard
@@ -149,6 +160,8 @@ def build_reviewer(settings: Settings, bedrock: Any = None) -> Reviewer:
         rules when Bedrock fails) for ``bedrock``.
     """
     if settings.reviewer == "bedrock":
+        from chalicelib.services.review.bedrock_reviewer import BedrockReviewer  # on first use
+
         return BedrockReviewer(
             lambda: bedrock or bedrock_runtime_client(settings), settings.bedrock_model_id
         )
@@ -178,6 +191,9 @@ def build_services(
         embedder: fact embeddings at save time; defaults to the process's MiniLM.
         tokens: token counter; defaults to cl100k.
         secrets: secret detector; defaults to ``SecretDetector``.
+
+    The default embedder, scorer, token counter and secret detector import their
+    libraries (numpy, tiktoken, detect-secrets) on first use (``chalicelib.deferred``).
         client: a boto3 DynamoDB client; built from settings when omitted.
         s3: a boto3 S3 client for large key-value values; built from settings on
             first use when omitted (also for review reports).
@@ -192,12 +208,29 @@ def build_services(
     table = DynamoDBTable(client or dynamodb_client(settings), settings.table_name)
     memories = DynamoDBMemoryRepository(table)
     directory = DynamoDBDirectoryRepository(table)
-    detector = secrets or SecretDetector()
+    detector = secrets or DeferredSecretFinder(secret_detector)
     embedder = embedder or default_embedder()
     routine_store = DynamoDBRoutineRepository(table)
     routines = RoutineService(routine_store, directory, clock)
     recall_store = DynamoDBRecallRepository(table)
     review_store = DynamoDBReviewRepository(table)
+    reports = S3ReportStore(lambda: s3 or s3_client(settings), settings.bucket_name)
+    queue = SqsReviewQueue(lambda: sqs or sqs_client(settings), settings.review_queue_name)
+    reviews = ReviewService(
+        memories,
+        review_store,
+        reports,
+        routines,
+        directory,
+        detector,
+        reviewer or build_reviewer(settings, bedrock),
+        clock,
+        ids,
+        queue,
+        embedder,
+        pending=DynamoDBPendingRepository(table),
+        undos=DynamoDBUndoRepository(table),
+    )
     memory_service = MemoryService(
         memories,
         directory,
@@ -212,7 +245,7 @@ def build_services(
         memories,
         recall_store,
         directory,
-        scorer or RelevanceScorer(embedder),
+        scorer or DeferredScorer(lambda: relevance_scorer(embedder)),
         tokens or Cl100kTokenCounter(),
         clock,
         ids,
@@ -220,10 +253,11 @@ def build_services(
         detector,
     )
     index = DynamoDBMemoryIndexRepository(table)
+    auth = AuthService(directory, clock)
     return Services(
         settings=settings,
         clock=clock,
-        auth=AuthService(directory),
+        auth=auth,
         admin=AdminService(
             directory, clock, ids, EmbeddingBackfill(memories, embedder), TableUpgrade(table)
         ),
@@ -238,24 +272,23 @@ def build_services(
             clock,
         ),
         routines=routines,
-        reviews=ReviewService(
-            memories,
+        reviews=reviews,
+        review_runs=ManualReviews(
+            reviews,
+            DynamoDBReviewRunRepository(table),
             review_store,
-            S3ReportStore(lambda: s3 or s3_client(settings), settings.bucket_name),
-            routines,
+            reports,
+            memories,
             directory,
-            detector,
-            reviewer or build_reviewer(settings, bedrock),
+            queue,
             clock,
             ids,
-            SqsReviewQueue(lambda: sqs or sqs_client(settings), settings.review_queue_name),
-            embedder,
-            pending=DynamoDBPendingRepository(table),
-            undos=DynamoDBUndoRepository(table),
+            reviewer=settings.reviewer,
+            inline_max_facts=settings.review_inline_max_facts,
         ),
         secrets=detector,
         dashboard=Dashboard(
-            sessions=DashboardSessions(DynamoDBWebSessionRepository(table), directory, clock),
+            sessions=DashboardSessions(DynamoDBWebSessionRepository(table), directory, auth, clock),
             workspace=WorkspaceService(directory),
             overview=AgentOverview(index, recall_store, review_store, routine_store, clock),
             pictures=AgentPicturesService(directory, index, recall_store, clock),
@@ -267,9 +300,10 @@ def build_services(
 
 
 @functools.cache
-def default_embedder() -> MiniLMEmbedder:
-    """The process's one embedder: its weights load lazily, once, and are read-only."""
-    return MiniLMEmbedder()
+def default_embedder() -> Embedder:
+    """The process's one embedder: numpy and its weights load on first use, once,
+    and are read-only."""
+    return DeferredEmbedder(minilm_embedder)
 
 
 _installed: dict[str, Services] = {}

@@ -14,11 +14,13 @@ from chalicelib.storage.keys import (
     AGENT_KIND_PROJECTION,
     BY_AGENT_KIND,
     BY_ROUTINE_STATUS,
+    BY_TOKEN_PRINCIPAL,
     KV_TTL_ATTRIBUTE,
     MEMORY_INDEXES,
     ROUTINE_INDEX_PARTITION,
     ROUTINE_INDEX_SORT,
     SORT_ATTRIBUTE,
+    TOKEN_INDEX_PARTITION,
 )
 
 
@@ -76,6 +78,15 @@ def table_definition(table_name: str) -> dict[str, Any]:
             "Projection": {"ProjectionType": "ALL"},
         }
     )
+    # Sparse: only token items carry principalId (a principal's tokens, issue 12).
+    attributes.append({"AttributeName": TOKEN_INDEX_PARTITION, "AttributeType": "S"})
+    indexes.append(
+        {
+            "IndexName": BY_TOKEN_PRINCIPAL,
+            "KeySchema": [{"AttributeName": TOKEN_INDEX_PARTITION, "KeyType": "HASH"}],
+            "Projection": {"ProjectionType": "ALL"},
+        }
+    )
     return {
         "TableName": table_name,
         "BillingMode": "PAY_PER_REQUEST",
@@ -90,7 +101,9 @@ def table_definition(table_name: str) -> dict[str, Any]:
 
 def time_to_live() -> dict[str, Any]:
     """The table's TTL setting: ``expiresAtEpoch`` (epoch seconds), carried only by
-    anonymous key-value entries (SPEC §10); memories are never deleted by TTL."""
+    anonymous key-value entries (SPEC §10), rotated tokens past their grace period,
+    and dashboard sessions and sign-in codes (SPEC §13); memories are never deleted
+    by TTL."""
     return {"AttributeName": KV_TTL_ATTRIBUTE, "Enabled": True}
 
 

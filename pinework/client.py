@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
 from types import TracebackType
 from typing import Any, Self
 
 import httpx
+from pydantic import ValidationError
 
 from pinework._wire import (
     API_PREFIX,
@@ -31,8 +33,9 @@ from pinework._wire import (
     memory_path,
     path_segment,
 )
-from pinework.errors import PineworkAPIError
+from pinework.errors import INVALID_RESPONSE, PineworkAPIError
 from pinework.models import (
+    QUEUED_REVIEW_STATUSES,
     AuditPage,
     KvForgetResult,
     KvKeys,
@@ -45,9 +48,11 @@ from pinework.models import (
     RecallResult,
     ReviewPage,
     ReviewReport,
+    ReviewRun,
     Routine,
     RoutinePage,
     SignInLink,
+    WireModel,
 )
 
 __all__ = ["API_PREFIX", "DEFAULT_API_URL", "DEFAULT_TIMEOUT", "Client", "PineworkAPIError"]
@@ -564,16 +569,22 @@ class Client:
 
     # Reviews (SPEC §7 /reviews, §9)
 
-    def run_review(self, agent_id: str, *, dry_run: bool = False) -> ReviewReport:
+    def run_review(self, agent_id: str, *, dry_run: bool = False) -> ReviewReport | ReviewRun:
         """Run an agent's review now (``POST /reviews``; persons). With ``dry_run``
         the plan comes back and nothing changes.
+
+        Returns:
+            The report; or, when the server queued the review because it may take
+            longer than API Gateway's 29 s (202), a ``ReviewRun`` (``status``
+            ``queued``) to follow with ``get_review`` or ``wait_for_review``.
 
         Raises:
             PineworkAPIError: ``forbidden``, ``memory_agent_required``, ``invalid_request``.
         """
-        return self._session.call(
-            "POST", "/reviews", ReviewReport, json={"agentId": agent_id, "dryRun": dry_run}
+        answer = self._session.call(
+            "POST", "/reviews", _ReviewAnswer, json={"agentId": agent_id, "dryRun": dry_run}
         )
+        return answer.decoded()
 
     def list_reviews(
         self,
@@ -590,15 +601,49 @@ class Client:
         params = _page_params(agent_id, limit, next_token)
         return self._session.call("GET", "/reviews", ReviewPage, params=params)
 
-    def get_review(self, review_id: str) -> ReviewReport:
-        """One full report (``GET /reviews/{id}``).
+    def get_review(self, review_id: str) -> ReviewReport | ReviewRun:
+        """One full report (``GET /reviews/{id}``), or the queued review's ``ReviewRun``
+        while it is ``queued``, ``running`` or ``failed``.
 
         Raises:
             PineworkAPIError: ``not_found``.
             ValueError: the id cannot be a path segment.
         """
         path = memory_path(review_id).replace("/memories/", "/reviews/", 1)
-        return self._session.call("GET", path, ReviewReport)
+        return self._session.call("GET", path, _ReviewAnswer).decoded()
+
+    def wait_for_review(
+        self,
+        review_id: str,
+        *,
+        timeout: float = 900.0,
+        interval: float = 2.0,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> ReviewReport | ReviewRun:
+        """Poll a queued review until it has a report or its last attempt failed.
+
+        Args:
+            review_id: the review (``rvw_…``).
+            timeout: seconds to wait at most (the worker may take up to 10 minutes).
+            interval: seconds between polls.
+            sleep: how to wait (tests pass their own).
+
+        Returns:
+            The report; or the ``ReviewRun`` as last seen (``failed``, or still
+            ``queued``/``running`` when ``timeout`` passed).
+
+        Raises:
+            PineworkAPIError: ``not_found``.
+        """
+        waited = 0.0
+        while True:
+            answer = self.get_review(review_id)
+            if not isinstance(answer, ReviewRun) or answer.status == "failed":
+                return answer
+            if waited >= timeout:
+                return answer
+            sleep(interval)
+            waited += interval
 
     def approve_review_action(
         self, review_id: str, action: int | str, *, keep_id: str | None = None
@@ -771,6 +816,30 @@ def _routine_path(routine_id: str, action: str | None = None) -> str:
     """
     path = memory_path(routine_id, action).replace("/memories/", "/routines/", 1)
     return path
+
+
+class _ReviewAnswer(WireModel):
+    """A review answer before it is known to be a report or a queued run."""
+
+    status: str = "done"
+
+    def decoded(self) -> ReviewReport | ReviewRun:
+        """The report, or the ``ReviewRun`` of a review that has none yet.
+
+        Raises:
+            PineworkAPIError: ``invalid_response``: the JSON is neither.
+        """
+        kind: type[ReviewReport] | type[ReviewRun] = (
+            ReviewRun if self.status in QUEUED_REVIEW_STATUSES else ReviewReport
+        )
+        try:
+            return kind.from_wire(self.raw)
+        except ValidationError as exc:
+            raise PineworkAPIError(
+                INVALID_RESPONSE,
+                f"a review answer is not a {kind.__name__} ({exc.errors()[0]['msg']})",
+                200,
+            ) from exc
 
 
 def _review_action_path(review_id: str, action: int | str, decision: str) -> str:

@@ -9,8 +9,6 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from ulid import ULID
-
 from chalicelib.ids import from_rfc3339, to_rfc3339
 from chalicelib.models.recall import RecallLogEntry
 from chalicelib.storage.dynamodb import DynamoDBTable, TransactionCancelled, to_attributes
@@ -205,4 +203,6 @@ class DynamoDBRecallRepository:
 
 def ulid_floor(moment: datetime) -> str:
     """The smallest ULID of ``moment``'s millisecond (its time part, then zeros)."""
+    from ulid import ULID  # on first use: its import costs every cold start (chalicelib/ids.py)
+
     return str(ULID.from_datetime(moment))[:10] + "0" * 16

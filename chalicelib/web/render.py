@@ -13,10 +13,11 @@ import functools
 import hashlib
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+if TYPE_CHECKING:  # Jinja2 loads on the first page rendered, not at cold start (issue 12)
+    from jinja2 import Environment
 
 WEB_DIR = Path(__file__).resolve().parent
 TEMPLATES = WEB_DIR / "templates"
@@ -25,7 +26,10 @@ STATIC = WEB_DIR / "static"
 
 @functools.cache
 def environment() -> Environment:
-    """The one Jinja environment (built on first use, cached for the process)."""
+    """The one Jinja environment (built on first use, cached for the process; Jinja2
+    itself is imported here, so API-only containers never load it)."""
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
     env = Environment(
         loader=FileSystemLoader(str(TEMPLATES)),
         autoescape=True,

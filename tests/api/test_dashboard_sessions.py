@@ -144,3 +144,22 @@ def test_csrf_token_is_the_sessions_own(wired: Services, world: World, dynamodb:
     for sent in (None, "", second.csrf_token, first.csrf_token + "x", "é"):
         with pytest.raises(Forbidden):
             sessions.check_csrf(first, sent)
+
+
+def test_a_rotated_token_past_its_grace_or_a_revoked_one_cannot_sign_in(
+    wired: Services, world: World, clock: FixedClock
+) -> None:
+    # The dashboard resolves a pasted token by the API's rules (AuthService), issue 12.
+    sessions, tokens = wired.dashboard.sessions, wired.admin.tokens
+    (first,) = tokens.list(world.person.id)
+    assert first.id is not None
+    rotated = tokens.rotate(first.id, timedelta(hours=1))
+    assert sessions.sign_in_with_token(world.person.token).session.person_id == world.person.id
+    clock.set(clock.now() + timedelta(hours=1, seconds=1))
+    with pytest.raises(Unauthorized, match="rotated"):
+        sessions.sign_in_with_token(world.person.token)
+    replacement = rotated.issued
+    assert sessions.sign_in_with_token(replacement.token).session.person_id == world.person.id
+    tokens.revoke(replacement.id)
+    with pytest.raises(Unauthorized, match="unknown or revoked"):
+        sessions.sign_in_with_token(replacement.token)

@@ -4,7 +4,8 @@ and the wrappers every dashboard route goes through (SPEC §13, issue 13):
 * ``page``: a signed-in page. No live session: to the sign-in page. A POST must
   come from this origin and carry the session's CSRF token. A service error that
   the view did not place next to a form becomes an error page with the API's code
-  and message; anything unexpected a logged 500 page. Every answer carries the
+  and message (a throttled store: 429 ``rate_limited`` with ``Retry-After``, as the
+  API answers); anything unexpected a logged 500 page. Every answer carries the
   security headers (CSP, no framing, no referrer, ``no-store``).
 * ``public``: the sign-in routes and static files (no session needed).
 """
@@ -19,7 +20,9 @@ from typing import Any
 from chalice.app import Response
 
 from chalicelib.api.http import _WRAPPED_VIEWS
-from chalicelib.errors import PineworkError
+from chalicelib.api.observe import note_error, note_principal
+from chalicelib.errors import PineworkError, RateLimited
+from chalicelib.limits import THROTTLED_RETRY_AFTER_SECONDS
 from chalicelib.web.context import FormError, WebContext
 from chalicelib.web.http import WebRequest, WebResponse, check_same_origin, security_headers
 from chalicelib.web.views.auth import error_page, to_sign_in
@@ -60,8 +63,27 @@ def web_request(request: Any) -> WebRequest:
 
 def to_response(request: WebRequest, response: WebResponse) -> Response:
     """A Chalice response with the dashboard's security headers."""
+    response = _with_retry_after(response)
     headers: dict[str, str | list[str]] = dict(security_headers(request, response))
     return Response(body=response.body, status_code=response.status, headers=headers)
+
+
+def failure_page(request: WebRequest, error: PineworkError, signed_in: bool) -> WebResponse:
+    """The error page of a service error no view placed next to a form: its code's
+    status and message; ``Retry-After`` when the store was throttled (SPEC §6)."""
+    note_error(error.code)
+    response = error_page(request, FormError.of(error), signed_in=signed_in)
+    if isinstance(error, RateLimited):
+        response.headers["Retry-After"] = str(error.retry_after_seconds)
+    return response
+
+
+def _with_retry_after(response: WebResponse) -> WebResponse:
+    """A 429 a view made itself (a throttled save shown next to its form) says when
+    to try again, as every ``rate_limited`` answer does."""
+    if response.status == 429:
+        response.headers.setdefault("Retry-After", str(THROTTLED_RETRY_AFTER_SECONDS))
+    return response
 
 
 def page(blueprint: Any) -> Callable[[PageView], Callable[..., Response]]:
@@ -75,9 +97,10 @@ def page(blueprint: Any) -> Callable[[PageView], Callable[..., Response]]:
             try:
                 response = _signed_in(request, wired, view, params)
             except PineworkError as error:
-                response = error_page(request, FormError.of(error), signed_in=True)
+                response = failure_page(request, error, signed_in=True)
             except Exception:
                 logger.exception("unhandled error in %s", view.__name__)
+                note_error(INTERNAL.code)
                 response = error_page(request, INTERNAL, signed_in=True)
             return to_response(request, response)
 
@@ -98,9 +121,10 @@ def public(blueprint: Any) -> Callable[[PublicView], Callable[..., Response]]:
             try:
                 response = view(request, services(), **params)
             except PineworkError as error:
-                response = error_page(request, FormError.of(error), signed_in=False)
+                response = failure_page(request, error, signed_in=False)
             except Exception:
                 logger.exception("unhandled error in %s", view.__name__)
+                note_error(INTERNAL.code)
                 response = error_page(request, INTERNAL, signed_in=False)
             return to_response(request, response)
 
@@ -118,6 +142,7 @@ def _signed_in(
     signed_in = sessions.resume(cookie)
     if signed_in is None:
         return to_sign_in(request, ended=cookie is not None)
+    note_principal(signed_in.principal)  # the request's log line names the person
     if request.method != "GET":
         check_same_origin(request)
         sessions.check_csrf(signed_in.session, request.form().get("csrf"))

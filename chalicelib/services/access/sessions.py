@@ -27,7 +27,7 @@ from chalicelib.limits import (
 )
 from chalicelib.models.principal import Person, Principal, PrincipalKind
 from chalicelib.models.session import SignInCode, SignInLink, WebSession
-from chalicelib.services.access.auth import hash_token
+from chalicelib.services.access.auth import AuthService
 from chalicelib.services.access.who import refuse_agents
 from chalicelib.storage.dashboard_protocols import WebSessionRepository
 from chalicelib.storage.protocols import DirectoryRepository
@@ -76,15 +76,22 @@ class DashboardSessions:
 
     Args:
         store: sessions and codes.
-        directory: token hashes and persons.
+        directory: persons.
+        auth: resolves a pasted token exactly as the API resolves a bearer token
+            (revoked, and rotated past the grace period, are refused).
         clock: the current time.
     """
 
     def __init__(
-        self, store: WebSessionRepository, directory: DirectoryRepository, clock: Clock
+        self,
+        store: WebSessionRepository,
+        directory: DirectoryRepository,
+        auth: AuthService,
+        clock: Clock,
     ) -> None:
         self._store = store
         self._directory = directory
+        self._auth = auth
         self._clock = clock
 
     def sign_in_with_token(self, token: str) -> IssuedSession:
@@ -92,21 +99,18 @@ class DashboardSessions:
 
         Raises:
             InvalidRequest: no token was given.
-            Unauthorized: the token is unknown or revoked.
+            Unauthorized: the token is unknown, revoked, or rotated and past its
+                grace period (the API's rules: ``AuthService.authenticate``).
             Forbidden: it is an agent's token (agents cannot sign in).
         """
         token = token.strip()
         if not token:
             raise InvalidRequest("Paste your person token (pwk_…) to sign in.")
-        principal = (
-            self._directory.principal_for_token(hash_token(token))
-            if len(token) <= _SECRET_MAX_CHARS
-            else None
-        )
-        if principal is None:
+        if len(token) > _SECRET_MAX_CHARS or any(char.isspace() for char in token):
             raise Unauthorized(
                 "This token is unknown or revoked. Ask an admin for a person's token."
             )
+        principal = self._auth.authenticate(f"Bearer {token}")
         if principal.is_agent:
             raise Forbidden(AGENTS_CANNOT_SIGN_IN)
         return self._start(principal, via="token")

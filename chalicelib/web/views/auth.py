@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
-from chalicelib.errors import PineworkError
+from chalicelib.errors import PineworkError, Unauthorized
 from chalicelib.limits import SESSION_MAX_LIFETIME
 from chalicelib.services.access.sessions import LINK_UNUSABLE
 from chalicelib.web.context import NOTICES, FormError
@@ -88,10 +88,11 @@ def _signed_in(request: WebRequest, services: Services, secret: str, path: str) 
 
 def sign_in_with_link(request: WebRequest, services: Services) -> WebResponse:
     """``GET /sign-in/link?code=…``: use the one-time code, then redirect (so the
-    address kept in history holds a used code)."""
+    address kept in history holds a used code). A throttled store is the 429 page,
+    not "used already": the code was not consumed, so the link still works."""
     try:
         issued = services.dashboard.sessions.sign_in_with_link(request.param("code") or "")
-    except PineworkError:
+    except Unauthorized:
         return redirect(request, "/sign-in?link=unusable")
     return _signed_in(request, services, issued.secret, "/")
 
