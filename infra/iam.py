@@ -189,7 +189,8 @@ def grants(function: str) -> list[Grant]:
     if function == "review_worker":
         return [
             _REVIEW_ITEMS,
-            Grant("AgentFacts", ("dynamodb:Query",), (_index(BY_AGENT),)),
+            # An agent's facts: listed by kind (``memory_index.list_by_kind``), issue 13.
+            Grant("AgentFacts", ("dynamodb:Query",), (_index(BY_AGENT_KIND),)),
             Grant("ReviewReports", ("s3:PutObject",), (_objects("reviews/"),)),
             *_bedrock(),
             Grant(
