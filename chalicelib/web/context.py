@@ -30,6 +30,7 @@ NOTICES = {
     "deleted": "Routine deleted. Later saves do not re-create it; create it again below.",
     "created": "Routine created.",
     "reviewed": "Review finished.",
+    "queued": "Review queued: the review worker runs it; reload this page to follow it.",
     "approval": "Review approval saved.",
     "signed-out": "You are signed out.",
 }

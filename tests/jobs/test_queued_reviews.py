@@ -283,3 +283,27 @@ def test_a_bedrock_review_runs_in_the_worker_with_the_stacks_model(
         assert [action["action"] for action in report["applied"]] == ["merge"]
     finally:
         wiring.install(None)
+
+
+def test_the_dashboards_run_now_is_queued_and_its_page_follows_it(
+    rewire: Any, client: Client, world: World, sqs: Any
+) -> None:
+    # The dashboard asks ManualReviews as POST /reviews does (issue 13 with issue 12).
+    from tests.api.test_dashboard_pages import Page, text
+
+    rewire(review_inline_max_facts=0)
+    save_twins(client, world)
+    browser = Page(client)
+    browser.sign_in(world.person.token)
+    csrf = browser.csrf(f"/agents/{world.agent.id}/reviews")
+    asked = browser.post(f"/agents/{world.agent.id}/reviews", {"csrf": csrf})
+    assert asked.status_code == 303
+    page_path = asked.headers["Location"]
+    assert page_path.startswith("/reviews/rvw_") and page_path.endswith("?done=queued")
+    waiting = text(browser.get(page_path))
+    assert "Review queued" in waiting and "Waiting for the review worker" in waiting
+    assert len(call(client, "GET", "/memories", world.agent)[1]["data"]) == 2  # not run yet
+    assert work(client, *queued_messages(sqs)) == []
+    done = text(browser.get(page_path.split("?")[0]))
+    assert "merge" in done and "applied" in done and "Waiting for" not in done
+    assert len(call(client, "GET", "/memories", world.agent)[1]["data"]) == 1

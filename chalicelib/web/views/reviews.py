@@ -21,6 +21,7 @@ from chalicelib.models.review import (
     ReviewReport,
 )
 from chalicelib.models.review import RunReviewRequest as RunRequest
+from chalicelib.models.review_run import ReviewRun
 from chalicelib.web.context import FormError, WebContext
 from chalicelib.web.http import WebResponse
 
@@ -139,21 +140,28 @@ def run_review(web: WebContext, agent_id: str) -> WebResponse:
     UTC); ``dry_run=yes`` shows the plan and changes nothing."""
     dry_run = web.request.form().get("dry_run") == "yes"
     try:
-        report = web.services.reviews.run_now(
+        # ``POST /reviews``'s own choice: inline when it surely fits in the request,
+        # else queued for the review worker (the Bedrock reviewer, many facts).
+        outcome = web.services.review_runs.start(
             web.principal, RunRequest.model_validate({"agentId": agent_id, "dryRun": dry_run})
         )
     except PineworkError as error:
         return agent_reviews(web, agent_id, error=FormError.of(error, "run"))
+    if isinstance(outcome, ReviewRun):
+        return web.back({}, f"/reviews/{outcome.id}", done="queued")
     if dry_run:
-        return agent_reviews(web, agent_id, plan=report)
-    return web.back({}, f"/reviews/{report.id}", done="reviewed")
+        return agent_reviews(web, agent_id, plan=outcome)
+    return web.back({}, f"/reviews/{outcome.id}", done="reviewed")
 
 
 def review_page(web: WebContext, review_id: str) -> WebResponse:
     """``GET /reviews/{review_id}``: the report, each action's reason, evidence and
-    state, with approve / reject for pending ones."""
-    report = web.services.reviews.get(web.principal, review_id)
+    state, with approve / reject for pending ones; a queued review's progress
+    (queued, running, failed) until its report exists (``GET /reviews/{id}``)."""
+    report = web.services.review_runs.get(web.principal, review_id)
     agent = web.services.dashboard.workspace.agent(web.principal, report.agent_id)
+    if isinstance(report, ReviewRun):
+        return web.page("review_run.html", nav="agents", run=report, agent=agent)
     return web.page(
         "review.html",
         nav="agents",
