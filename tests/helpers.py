@@ -25,6 +25,7 @@ from datetime import UTC, datetime, timedelta
 from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 import boto3
 from botocore.config import Config
@@ -470,3 +471,45 @@ def growth(run: Callable[[str], object], build: Callable[[int], str], size: int)
         return max(min(times), 1e-6)
 
     return best(build(8 * size)) / best(build(size))
+
+
+# The dashboard through chalice.test.Client (SPEC §13): a browser-like visitor.
+FORM = "application/x-www-form-urlencoded"
+ORIGIN = "http://localhost"
+
+
+class DashboardPage:
+    """One browser-like visitor: keeps the session cookie, sends forms as a browser does."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+        self.cookie: str | None = None
+
+    def get(self, path: str, **headers: str) -> Any:
+        return self.client.http.get(path, headers=self._headers(headers))
+
+    def post(self, path: str, form: dict[str, str], **headers: str) -> Any:
+        sent = {"Content-Type": FORM, "Origin": ORIGIN, **headers}
+        body = "&".join(f"{quote(k)}={quote(v)}" for k, v in form.items())
+        response = self.client.http.post(path, headers=self._headers(sent), body=body)
+        cookie = response.headers.get("Set-Cookie")
+        if cookie:
+            value = cookie.split(";")[0]
+            self.cookie = None if value.endswith("=") else value
+        return response
+
+    def sign_in(self, token: str) -> Any:
+        return self.post("/sign-in", {"token": token, "next": "/"})
+
+    def csrf(self, path: str = "/") -> str:
+        found = re.search(r'name="csrf" value="([^"]+)"', self.get(path).body.decode())
+        assert found is not None
+        return found.group(1)
+
+    def _headers(self, headers: dict[str, str]) -> dict[str, str]:
+        return {**headers, **({"Cookie": self.cookie} if self.cookie else {})}
+
+
+def text(response: Any) -> str:
+    """A ``chalice.test`` response's body as text (UTF-8)."""
+    return str(response.body.decode("utf-8"))

@@ -4,10 +4,8 @@ CSRF and origin checks, the workspace boundary, inert agent text, headers
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from datetime import timedelta
-from typing import Any
 from urllib.parse import quote
 
 import pytest
@@ -15,42 +13,8 @@ from chalice.test import Client
 
 from chalicelib.ids import FixedClock
 from chalicelib.wiring import Services
-from tests.helpers import START, Api, World
-
-FORM = "application/x-www-form-urlencoded"
-ORIGIN = "http://localhost"
-
-
-class Page:
-    """One browser-like visitor: keeps the session cookie, sends forms as a browser does."""
-
-    def __init__(self, client: Client) -> None:
-        self.client = client
-        self.cookie: str | None = None
-
-    def get(self, path: str, **headers: str) -> Any:
-        return self.client.http.get(path, headers=self._headers(headers))
-
-    def post(self, path: str, form: dict[str, str], **headers: str) -> Any:
-        sent = {"Content-Type": FORM, "Origin": ORIGIN, **headers}
-        body = "&".join(f"{quote(k)}={quote(v)}" for k, v in form.items())
-        response = self.client.http.post(path, headers=self._headers(sent), body=body)
-        cookie = response.headers.get("Set-Cookie")
-        if cookie:
-            value = cookie.split(";")[0]
-            self.cookie = None if value.endswith("=") else value
-        return response
-
-    def sign_in(self, token: str) -> Any:
-        return self.post("/sign-in", {"token": token, "next": "/"})
-
-    def csrf(self, path: str = "/") -> str:
-        found = re.search(r'name="csrf" value="([^"]+)"', self.get(path).body.decode())
-        assert found is not None
-        return found.group(1)
-
-    def _headers(self, headers: dict[str, str]) -> dict[str, str]:
-        return {**headers, **({"Cookie": self.cookie} if self.cookie else {})}
+from tests.helpers import FORM, START, Api, World, text
+from tests.helpers import DashboardPage as Page
 
 
 @pytest.fixture
@@ -59,10 +23,6 @@ def browser(wired: Services) -> Iterator[Page]:
 
     with Client(app) as client:
         yield Page(client)
-
-
-def text(response: Any) -> str:
-    return str(response.body.decode("utf-8"))
 
 
 def test_signed_out_pages_go_to_sign_in_and_come_back(browser: Page, world: World) -> None:

@@ -6,6 +6,7 @@ routes have their own sweep in ``test_throttling.py``."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -14,9 +15,8 @@ import pytest
 from chalice.test import Client
 
 from chalicelib.wiring import Services
-from tests.api.test_dashboard_pages import Page, text
-from tests.api.test_observability import captured, requests_of
-from tests.helpers import Api, Faults, World, save
+from tests.helpers import Api, Faults, World, save, text
+from tests.helpers import DashboardPage as Page
 
 
 @pytest.fixture
@@ -39,6 +39,13 @@ def dashboard_routes() -> list[tuple[str, str]]:
             if not entry.view_function.__name__.startswith("not_allowed"):
                 found.append((method, path))
     return sorted(found)
+
+
+def request_lines(capfd: pytest.CaptureFixture[str]) -> list[dict[str, Any]]:
+    """The JSON ``request`` log lines printed since the last call."""
+    printed = capfd.readouterr().out.splitlines()
+    records = [json.loads(line) for line in printed if line.startswith("{")]
+    return [record for record in records if record.get("message") == "request"]
 
 
 def assert_throttled_page(response: Any) -> None:
@@ -151,14 +158,13 @@ def test_the_log_line_of_a_page_names_the_person_and_the_error_code(
     browser: Page, world: World, faults: Faults, capfd: pytest.CaptureFixture[str]
 ) -> None:
     browser.sign_in(world.person.token)
-    captured(capfd)
+    request_lines(capfd)
     assert browser.get(f"/agents/{world.agent.id}").status_code == 200
     faults.fail("ThrottlingException", skip=2, times=None)  # after the session and person
     assert_throttled_page(browser.get(f"/agents/{world.agent.id}"))
-    logs, _, _ = captured(capfd)
     lines = [
         (line["route"], line["status"], line.get("person_id"), line.get("error_code"))
-        for line in requests_of(logs)
+        for line in request_lines(capfd)
     ]
     assert lines == [
         ("/agents/{agent_id}", 200, world.person.id, None),

@@ -19,6 +19,8 @@ from chalicelib.services.review.bedrock_reviewer import TOOL_NAME
 from chalicelib.services.review.rule_reviewer import Proposal, ReviewContext, RuleReviewer
 from chalicelib.settings import REVIEW_QUEUE_NAME, Settings
 from tests.helpers import BUCKET, TABLE, Actor, World
+from tests.helpers import DashboardPage as Page
+from tests.helpers import text as page_text
 
 
 class FlakyReviewer(RuleReviewer):
@@ -289,8 +291,6 @@ def test_the_dashboards_run_now_is_queued_and_its_page_follows_it(
     rewire: Any, client: Client, world: World, sqs: Any
 ) -> None:
     # The dashboard asks ManualReviews as POST /reviews does (issue 13 with issue 12).
-    from tests.api.test_dashboard_pages import Page, text
-
     rewire(review_inline_max_facts=0)
     save_twins(client, world)
     browser = Page(client)
@@ -300,10 +300,10 @@ def test_the_dashboards_run_now_is_queued_and_its_page_follows_it(
     assert asked.status_code == 303
     page_path = asked.headers["Location"]
     assert page_path.startswith("/reviews/rvw_") and page_path.endswith("?done=queued")
-    waiting = text(browser.get(page_path))
+    waiting = page_text(browser.get(page_path))
     assert "Review queued" in waiting and "Waiting for the review worker" in waiting
     assert len(call(client, "GET", "/memories", world.agent)[1]["data"]) == 2  # not run yet
     assert work(client, *queued_messages(sqs)) == []
-    done = text(browser.get(page_path.split("?")[0]))
+    done = page_text(browser.get(page_path.split("?")[0]))
     assert "merge" in done and "applied" in done and "Waiting for" not in done
     assert len(call(client, "GET", "/memories", world.agent)[1]["data"]) == 1
