@@ -192,7 +192,7 @@ def benchmark_pairs(
         evidence = record["evidence_ids"]
         assert isinstance(evidence, list)
         rows, pieces = relevance.piece_matches(query_states, stored, np.arange(len(stored)))
-        assert len(rows) == len(stored)  # every fact is embedded in format 2 here
+        assert len(rows) == len(stored)  # every fact is embedded in format 3 here
         for timing in timings:
             pairs.append(
                 QuestionPairs(

@@ -81,6 +81,25 @@ def test_backfill_embeds_exactly_the_stale_facts_once(
     assert [record.action for record in history] == ["create"]
 
 
+def test_backfill_rewrites_format_2_from_the_tokenizer_before_its_fix(
+    wired: wiring.Services, world: World, dynamodb: Any
+) -> None:
+    agent = agent_of(world, world.agent.id)
+    memory_id = save(wired, agent, "Deploy steps:\n1. tag the release\n2. run make deploy")
+    full = stored_embedding(dynamodb, memory_id)
+    assert full is not None and full[0] == 3 and is_current(full)
+    key = {"pk": {"S": f"MEMORY#{memory_id}"}, "sk": {"S": "MEMORY"}}
+    dynamodb.update_item(
+        TableName=TABLE,
+        Key=key,
+        UpdateExpression="SET embedding = :e",
+        ExpressionAttributeValues={":e": {"B": bytes([2]) + full[1:]}},
+    )
+    report = wired.admin.backfill_embeddings(world.workspace_id, None).to_wire()
+    assert report == {"scanned": 1, "current": 0, "embedded": 1, "changed": 0}
+    assert stored_embedding(dynamodb, memory_id) == full
+
+
 def test_a_fact_edited_after_it_was_read_keeps_its_own_embedding(
     wired: wiring.Services, world: World, dynamodb: Any
 ) -> None:

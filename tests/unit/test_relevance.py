@@ -115,7 +115,7 @@ def test_stored_embedding_is_compact_and_round_trips(embedder: MiniLMEmbedder) -
     pieces = [len(embedder.embed_query(text)[1]) for text in FACTS]
     assert [len(item) for item in packed] == [SENTENCE_BYTES + 1 + TOKEN_BYTES * n for n in pieces]
     assert all(is_ours(item) for item in packed) and 8 <= pieces[0] <= 20
-    assert not is_ours(None) and not is_ours(b"\x03" + packed[0][1:])
+    assert not is_ours(None) and not is_ours(b"\x04" + packed[0][1:])
     assert not is_ours(packed[0][:-1]) and not is_ours(packed[0] + b"\x00")
     assert (decode(packed) * vectors).sum(axis=1).min() > 0.999
     assert embedder.embed([]) == []
@@ -254,9 +254,31 @@ def test_bulk_decode_only_when_every_embedding_is_ours(embedder: MiniLMEmbedder)
     stored = embedder.embed(FACTS)
     assert np.allclose(decode_if_all_ours(stored), decode(stored))
     assert decode_if_all_ours([*stored[:2], None]) is None
-    assert decode_if_all_ours([*stored[:2], b"\x03" + stored[0][1:]]) is None
+    assert decode_if_all_ours([*stored[:2], b"\x04" + stored[0][1:]]) is None
     assert decode_if_all_ours([*stored[:2], b"\x01" + stored[0][1:385]]) is None  # format 1
     assert decode_if_all_ours([*stored[:2], stored[0][:-1]]) is None
+    # Format 2 (same layout, the tokenizer before its fix) is read until backfilled.
+    older = [b"\x02" + item[1:] for item in stored[:2]]
+    assert np.allclose(decode_if_all_ours([*older, *stored[2:]]), decode(stored))
+
+
+def test_format_2_is_read_but_not_current(embedder: MiniLMEmbedder) -> None:
+    from chalicelib.services.recall.embedding import EMBEDDING_FORMAT, is_current
+
+    stored = embedder.embed(FACTS[:1])[0]
+    older = b"\x02" + stored[1:]
+    assert stored[0] == EMBEDDING_FORMAT == 3 and is_current(stored)
+    assert is_ours(older) and not is_current(older)
+    signs, current = token_signs(older), token_signs(stored)
+    assert signs is not None and current is not None and np.array_equal(signs, current)
+
+
+def test_multi_line_facts_embed_as_their_one_line_form(embedder: MiniLMEmbedder) -> None:
+    wrapped = "The staging database is\nPostgres 15 on port\t5433."
+    flat = "The staging database is Postgres 15 on port 5433."
+    assert embedder.embed([wrapped]) == embedder.embed([flat])
+    glued = "The staging database isPostgres 15 on port5433."  # what format 2 embedded
+    assert embedder.embed([wrapped]) != embedder.embed([glued])
 
 
 @pytest.mark.parametrize(

@@ -364,7 +364,7 @@ def piece_matches(
         chosen: Indexes of the candidates to match.
 
     Returns:
-        ``(rows, best)``: the chosen indexes that have stored word pieces (format 2),
+        ``(rows, best)``: the chosen indexes that have stored word pieces (formats 2-3),
         in ``chosen`` order, and shape ``(len(rows), m)``: for each of them and each
         query piece, the best cosine of that piece with any of the fact's sign vectors.
         Both empty when the query has no word pieces or no chosen fact has any.
