@@ -30,11 +30,9 @@ Usage::
 
 import argparse
 import json
-import statistics
 import struct
 import sys
 from collections import defaultdict
-from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -137,75 +135,62 @@ def export() -> None:
     print(f"wrote {embedding.MODEL_FILE.name} and {embedding.VOCAB_FILE.name}: {size:,} bytes")
 
 
-def floor_for_foreign_stores(
-    foreign: Sequence[rb.QuestionPairs], scores: Sequence[np.ndarray]
-) -> float:
+def floor_for_foreign_stores(foreign: rb.Table) -> float:
     """The cut's floor ``c``: the loosest of ``FLOOR_GRID`` for which questions asked of
     another conversation's store (``foreign``, scored by models that never saw that
     store) keep a median of at most ``MAX_FOREIGN_MEDIAN`` facts, the floor alone
     (no relative part) and the unrelated rule applied."""
     for floor in FLOOR_GRID:
-        rule = Cut(floor, 0.0, PROBABILITY_IF_UNRELATED)
-        counts = [
-            rb.kept(score, rule, item.unrelated)
-            for item, score in zip(foreign, scores, strict=True)
-        ]
-        if statistics.median(counts) <= MAX_FOREIGN_MEDIAN:
+        counts = foreign.kept(Cut(floor, 0.0, PROBABILITY_IF_UNRELATED))
+        if float(np.median(counts)) <= MAX_FOREIGN_MEDIAN:
             return floor
     raise ValueError("no floor keeps the foreign-store median low enough")
 
 
-def relative_for_every_conversation(
-    pairs: Sequence[rb.QuestionPairs], scores: Sequence[np.ndarray], floor: float
-) -> float | None:
+def worst_median(table: rb.Table, cut: Cut) -> float:
+    """The largest median kept (categories 1-4) of any conversation under any timing."""
+    counts = table.kept(cut)
+    groups: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for index, item in enumerate(table.pairs):
+        if item.category != rb.ADVERSARIAL:
+            groups[(item.conversation, item.timing)].append(index)
+    return max(float(np.median(counts[members])) for members in groups.values())
+
+
+def relative_for_every_conversation(table: rb.Table, floor: float) -> float | None:
     """The cut's share ``r`` of the best ``p``: the loosest (smallest) of
     ``RELATIVE_GRID`` for which every conversation's median kept (categories 1-4) is
     at most ``MAX_MEDIAN_KEPT`` under every timing; ``None`` when none is."""
-    groups: dict[tuple[str, str], list[int]] = defaultdict(list)
-    for index, item in enumerate(pairs):
-        if item.category != rb.ADVERSARIAL:
-            groups[(item.conversation, item.timing)].append(index)
     for relative in RELATIVE_GRID:
-        rule = Cut(floor, float(relative), PROBABILITY_IF_UNRELATED)
-        counts = [
-            rb.kept(score, rule, item.unrelated) for item, score in zip(pairs, scores, strict=True)
-        ]
-        if all(
-            statistics.median(counts[i] for i in members) <= MAX_MEDIAN_KEPT
-            for members in groups.values()
+        if (
+            worst_median(table, Cut(floor, float(relative), PROBABILITY_IF_UNRELATED))
+            <= MAX_MEDIAN_KEPT
         ):
             return float(relative)
     return None
 
 
-def choose_cut(
-    pairs: Sequence[rb.QuestionPairs],
-    scores: Sequence[np.ndarray],
-    foreign: Sequence[rb.QuestionPairs],
-    foreign_scores: Sequence[np.ndarray],
-) -> Cut:
+def choose_cut(own: rb.Table, foreign: rb.Table) -> Cut:
     """The cut rule fitted on held-out scores (docs/DECISIONS.md, Recall: "The cut"):
     first the floor on foreign stores, then the relative part on every conversation."""
-    floor = floor_for_foreign_stores(foreign, foreign_scores)
-    relative = relative_for_every_conversation(pairs, scores, floor)
+    floor = floor_for_foreign_stores(foreign)
+    relative = relative_for_every_conversation(own, floor)
     if relative is None:
         raise ValueError("no relative cut keeps every conversation's median low enough")
     return Cut(floor, relative, PROBABILITY_IF_UNRELATED)
 
 
-def absolute_cut(pairs: Sequence[rb.QuestionPairs], scores: Sequence[np.ndarray]) -> Cut:
+def absolute_cut(own: rb.Table) -> Cut:
     """The rule before issue 17, for comparison: one absolute cut on ``p``, the best
     pooled Hit@kept whose pooled median kept is <= 20 under each timing."""
     best = (-1.0, 0.5)
-    for cut in np.exp(np.linspace(np.log(0.003), np.log(0.5), 160)):
-        rule = Cut(float(cut), 0.0, PROBABILITY_IF_UNRELATED)
-        medians = [
-            rb.figures(*rb.select(pairs, scores, timing=timing), rule).median
-            for timing in rb.TIMINGS
-        ]
-        hit = rb.figures(pairs, scores, rule).hit
+    masks = [own.mask(timing=timing) for timing in rb.TIMINGS]
+    for value in np.exp(np.linspace(np.log(0.003), np.log(0.5), 160)):
+        rule = Cut(float(value), 0.0, PROBABILITY_IF_UNRELATED)
+        medians = [own.figures(rule, mask).median for mask in masks]
+        hit = own.figures(rule).hit
         if max(medians) <= MAX_MEDIAN_KEPT and hit > best[0]:
-            best = (hit, float(cut))
+            best = (hit, float(value))
     return Cut(best[1], 0.0, PROBABILITY_IF_UNRELATED)
 
 
@@ -214,20 +199,18 @@ def train(data: Path) -> None:
     bench = rb.load_benchmark(data, embedding.MiniLMEmbedder())
     pairs, foreign = rb.own_pairs(bench), rb.foreign_pairs(bench)
     models = rb.loco_models(pairs, bench.conversations)
-    scores, foreign_scores = rb.held_out(pairs, models), rb.held_out(foreign, models)
-    cut = choose_cut(pairs, scores, foreign, foreign_scores)
-    counts = [
-        rb.kept(s, cut, item.unrelated) for item, s in zip(foreign, foreign_scores, strict=True)
-    ]
+    own = rb.Table(pairs, rb.held_out(pairs, models))
+    other = rb.Table(foreign, rb.held_out(foreign, models))
+    cut = choose_cut(own, other)
     print(
         f"cut = max({cut.floor:g}, {cut.relative:.4f} p_max) (unrelated: max("
         f"{cut.floor_if_unrelated:g}, ...)); foreign stores keep a median of "
-        f"{statistics.median(counts):g}"
+        f"{float(np.median(other.kept(cut))):g}"
     )
     for timing in rb.TIMINGS:
-        row = rb.figures(*rb.select(pairs, scores, timing=timing), cut)
+        row = own.figures(cut, own.mask(timing=timing))
         worst = max(
-            rb.figures(*rb.select(pairs, scores, timing=timing, conversation=c), cut).median
+            own.figures(cut, own.mask(timing=timing, conversation=c)).median
             for c in bench.conversations
         )
         print(

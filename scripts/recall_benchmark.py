@@ -13,7 +13,6 @@ file order) or, for the cut's floor, against the next conversation's facts
 from __future__ import annotations
 
 import json
-import statistics
 import sys
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -220,6 +219,11 @@ def fit_logistic(
     return intercept, weights
 
 
+Extra = Callable[["QuestionPairs", np.ndarray], np.ndarray]
+"""Trial columns for the second stage: ``(pairs, chosen)`` -> shape ``(facts, k)``, where
+``chosen`` are the first stage's ``RERANK_CANDIDATES`` best (as at recall)."""
+
+
 @dataclass(frozen=True)
 class Model:
     """Both stages' fitted regressions (the second gives ``p``)."""
@@ -228,12 +232,15 @@ class Model:
     first_weights: np.ndarray
     intercept: float
     weights: np.ndarray
-    extra: Callable[[QuestionPairs], np.ndarray] | None = None
+    extra: Extra | None = None
 
     def matrix(self, pairs: QuestionPairs) -> np.ndarray:
         """The second stage's input for one question (plus any trial columns)."""
         matrix = pairs.rerank(self.first_weights)
-        return matrix if self.extra is None else np.column_stack([matrix, self.extra(pairs)])
+        if self.extra is None:
+            return matrix
+        order = np.argsort(-(pairs.features @ self.first_weights), kind="stable")
+        return np.column_stack([matrix, self.extra(pairs, order[: relevance.RERANK_CANDIDATES])])
 
     def probabilities(self, pairs: QuestionPairs) -> np.ndarray:
         """The second stage's probabilities for one question's facts."""
@@ -243,7 +250,7 @@ class Model:
 
 def fit(
     pairs: Sequence[QuestionPairs],
-    extra: Callable[[QuestionPairs], np.ndarray] | None = None,
+    extra: Extra | None = None,
 ) -> Model:
     """Fit both stages on own ``pairs``: the first, then the second on the features
     that the first one's choice of candidates gives (``extra``: trial columns added to
@@ -260,7 +267,7 @@ def fit(
 def fit_without(
     pairs: Sequence[QuestionPairs],
     excluded: set[str],
-    extra: Callable[[QuestionPairs], np.ndarray] | None = None,
+    extra: Extra | None = None,
 ) -> Model:
     """``fit`` on the pairs of every conversation not in ``excluded``."""
     return fit([item for item in pairs if item.conversation not in excluded], extra)
@@ -275,7 +282,7 @@ def held_out(pairs: Sequence[QuestionPairs], models: dict[str, Model]) -> list[n
 def loco_models(
     pairs: Sequence[QuestionPairs],
     conversations: Sequence[str],
-    extra: Callable[[QuestionPairs], np.ndarray] | None = None,
+    extra: Extra | None = None,
 ) -> dict[str, Model]:
     """Leave-one-conversation-out: one model per conversation, fitted without it."""
     return {
@@ -290,16 +297,83 @@ def kept(probabilities: np.ndarray, cut: Cut, unrelated: bool) -> int:
     return int((probabilities >= cut.probability(float(probabilities.max()), unrelated)).sum())
 
 
-def first_evidence_rank(item: QuestionPairs, probabilities: np.ndarray) -> int:
-    """1-based rank of the question's first evidence fact (ties: file order)."""
-    order = np.lexsort((np.arange(len(probabilities)), -probabilities))
-    return int(np.argmax(item.evidence[order])) + 1
-
-
 def percentile(values: Sequence[float], share: float) -> float:
     """Nearest-rank percentile."""
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, round(share * len(ordered)) - 1))]
+
+
+class Table:
+    """Questions' probabilities sorted best first, ready for many cuts at once.
+
+    Ties keep file order (as recall's sort does). ``first`` is the 0-based position of
+    a question's first evidence fact (a large number when it has none), so a cut that
+    keeps ``k`` facts hits when ``first < k``.
+    """
+
+    def __init__(self, pairs: Sequence[QuestionPairs], scores: Sequence[np.ndarray]) -> None:
+        """Sort each question's probabilities (one row per pair, padded with -inf)."""
+        self.pairs = list(pairs)
+        width = max(len(score) for score in scores)
+        self.matrix = np.full((len(scores), width), -np.inf)
+        self.first = np.full(len(scores), 10**9)
+        self.recall5 = np.zeros(len(scores))
+        self.recall10 = np.zeros(len(scores))
+        for row, (item, score) in enumerate(zip(pairs, scores, strict=True)):
+            order = np.lexsort((np.arange(len(score)), -score))
+            self.matrix[row, : len(score)] = score[order]
+            ranked = item.evidence[order]
+            if ranked.any():
+                self.first[row] = int(np.argmax(ranked))
+                self.recall5[row] = ranked[:5].sum() / ranked.sum()
+                self.recall10[row] = ranked[:10].sum() / ranked.sum()
+        self.best = self.matrix[:, 0]
+        self.unrelated = np.array([item.unrelated for item in pairs])
+        self.scored = np.array([item.category != ADVERSARIAL for item in pairs])
+
+    def kept(self, cut: Cut | Sequence[Cut]) -> np.ndarray:
+        """How many facts each question keeps (one cut for all, or one per question)."""
+        cuts = [cut] * len(self.pairs) if isinstance(cut, Cut) else list(cut)
+        floors = np.array(
+            [
+                c.floor_if_unrelated if u else c.floor
+                for c, u in zip(cuts, self.unrelated, strict=True)
+            ]
+        )
+        shares = np.array([c.relative for c in cuts])
+        thresholds = np.maximum(floors, shares * self.best)
+        result: np.ndarray = (self.matrix >= thresholds[:, None]).sum(axis=1)
+        return result
+
+    def figures(
+        self, cut: Cut | Sequence[Cut], members: np.ndarray | None = None, *, apart: bool = False
+    ) -> Figures:
+        """The table's figures for the questions ``members`` (a boolean mask; all by
+        default): categories 1-4, or with ``apart`` every member (category 5 alone)."""
+        counts = self.kept(cut)
+        chosen = np.ones(len(self.pairs), dtype=bool) if members is None else members
+        scored = chosen if apart else chosen & self.scored
+        adversarial = chosen & ~self.scored
+        return Figures(
+            questions=int(scored.sum()),
+            mrr=float(np.mean(1.0 / (self.first[scored] + 1))),
+            recall5=float(self.recall5[scored].mean()),
+            recall10=float(self.recall10[scored].mean()),
+            hit=float(np.mean(self.first[scored] < counts[scored])),
+            median=float(np.median(counts[scored])),
+            p90=float(percentile(list(counts[scored]), 0.9)),
+            none5=float(np.mean(counts[adversarial] == 0)) if adversarial.any() else float("nan"),
+        )
+
+    def mask(self, *, timing: str | None = None, conversation: str | None = None) -> np.ndarray:
+        """The questions of one timing and/or one conversation."""
+        return np.array(
+            [
+                (timing is None or item.timing == timing)
+                and (conversation is None or item.conversation == conversation)
+                for item in self.pairs
+            ]
+        )
 
 
 @dataclass(frozen=True)
@@ -314,51 +388,3 @@ class Figures:
     median: float
     p90: float
     none5: float  # category 5: share that keeps nothing
-
-
-def figures(
-    pairs: Sequence[QuestionPairs], scores: Sequence[np.ndarray], cut: Cut | Sequence[Cut]
-) -> Figures:
-    """The table's figures of ``pairs`` (one cut for all, or one per pair)."""
-    cuts = [cut] * len(pairs) if isinstance(cut, Cut) else list(cut)
-    ranks, r5, r10, hits, counts, none5 = [], [], [], [], [], []
-    for item, score, rule in zip(pairs, scores, cuts, strict=True):
-        count = kept(score, rule, item.unrelated)
-        if item.category == ADVERSARIAL:
-            none5.append(float(count == 0))
-            continue
-        order = np.lexsort((np.arange(len(score)), -score))
-        ranked = item.evidence[order]
-        ranks.append(1.0 / (int(np.argmax(ranked)) + 1))
-        r5.append(ranked[:5].sum() / ranked.sum())
-        r10.append(ranked[:10].sum() / ranked.sum())
-        threshold = rule.probability(float(score.max()), item.unrelated)
-        hits.append(float((item.evidence & (score >= threshold)).any()))
-        counts.append(count)
-    return Figures(
-        questions=len(ranks),
-        mrr=statistics.mean(ranks),
-        recall5=statistics.mean(r5),
-        recall10=statistics.mean(r10),
-        hit=statistics.mean(hits),
-        median=statistics.median(counts),
-        p90=percentile(counts, 0.9),
-        none5=statistics.mean(none5) if none5 else float("nan"),
-    )
-
-
-def select(
-    pairs: Sequence[QuestionPairs],
-    scores: Sequence[np.ndarray],
-    *,
-    timing: str | None = None,
-    conversation: str | None = None,
-) -> tuple[list[QuestionPairs], list[np.ndarray]]:
-    """The pairs (and their scores) of one timing and/or one conversation."""
-    chosen = [
-        index
-        for index, item in enumerate(pairs)
-        if (timing is None or item.timing == timing)
-        and (conversation is None or item.conversation == conversation)
-    ]
-    return [pairs[i] for i in chosen], [scores[i] for i in chosen]
