@@ -15,7 +15,7 @@ from chalicelib import wiring
 from chalicelib.errors import InvalidRequest
 from chalicelib.models.principal import Principal, PrincipalKind
 from chalicelib.models.requests import EditRequest, SaveFactRequest
-from chalicelib.services.recall.embedding import SENTENCE_BYTES, is_current
+from chalicelib.services.recall.embedding import SENTENCE_BYTES, MiniLMEmbedder, is_current
 from chalicelib.services.run_context import RunContext
 from chalicelib.storage.dynamodb import DynamoDBTable
 from chalicelib.storage.memories import DynamoDBMemoryRepository
@@ -85,19 +85,26 @@ def test_backfill_rewrites_format_2_from_the_tokenizer_before_its_fix(
     wired: wiring.Services, world: World, dynamodb: Any
 ) -> None:
     agent = agent_of(world, world.agent.id)
-    memory_id = save(wired, agent, "Deploy steps:\n1. tag the release\n2. run make deploy")
+    text = "Deploy steps:\n1. tag the release\n2. run make deploy"
+    memory_id = save(wired, agent, text)
     full = stored_embedding(dynamodb, memory_id)
     assert full is not None and full[0] == 3 and is_current(full)
+    # What the tokenizer before its fix stored: line feeds deleted ("steps:1."), tag 2.
+    before_fix = MiniLMEmbedder().embed([text.replace("\n", "")])[0]
+    format_2 = bytes([2]) + before_fix[1:]
+    assert format_2[1:] != full[1:]
     key = {"pk": {"S": f"MEMORY#{memory_id}"}, "sk": {"S": "MEMORY"}}
     dynamodb.update_item(
         TableName=TABLE,
         Key=key,
         UpdateExpression="SET embedding = :e",
-        ExpressionAttributeValues={":e": {"B": bytes([2]) + full[1:]}},
+        ExpressionAttributeValues={":e": {"B": format_2}},
     )
     report = wired.admin.backfill_embeddings(world.workspace_id, None).to_wire()
     assert report == {"scanned": 1, "current": 0, "embedded": 1, "changed": 0}
-    assert stored_embedding(dynamodb, memory_id) == full
+    assert stored_embedding(dynamodb, memory_id) == full  # format 3, the text as saved
+    again = wired.admin.backfill_embeddings(world.workspace_id, None).to_wire()
+    assert again == {"scanned": 1, "current": 1, "embedded": 0, "changed": 0}
 
 
 def test_a_fact_edited_after_it_was_read_keeps_its_own_embedding(
