@@ -24,7 +24,7 @@ from chalicelib.api.telemetry import Telemetry
 from chalicelib.ids import FixedClock
 from chalicelib.services.recall.relevance import Candidate
 from chalicelib.settings import Settings
-from tests.conftest import BUCKET, TABLE, Actor, Api, World
+from tests.helpers import BUCKET, TABLE, Actor, Api, World
 from tests.secret_corpus import SECRETS, rng_for
 
 ID = re.compile(r"\b(mem|agt|wsp|usr|rvw|rcl|tok|rtn)_[0-9A-Z]{26}\b")

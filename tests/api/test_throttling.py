@@ -18,7 +18,7 @@ from chalice.test import Client
 from chalicelib import wiring
 from chalicelib.ids import FixedClock
 from chalicelib.settings import Settings
-from tests.conftest import BUCKET, TABLE, Actor, Api, Faults, World
+from tests.helpers import BUCKET, TABLE, Actor, Api, Faults, World
 
 THROTTLES = [
     "ProvisionedThroughputExceededException",

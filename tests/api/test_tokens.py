@@ -15,7 +15,7 @@ import pytest
 from chalicelib import wiring
 from chalicelib.errors import InvalidRequest, NotFound
 from chalicelib.ids import FixedClock, to_rfc3339
-from tests.conftest import TABLE, Actor, Api, Faults, World
+from tests.helpers import TABLE, Actor, Api, Faults, World
 
 
 def status_of(api: Api, token: str) -> int:

@@ -15,7 +15,7 @@ import pinework.admin
 from chalicelib import wiring
 from chalicelib.ids import FixedClock
 from pinework import cli
-from tests.conftest import Actor, Api, World
+from tests.helpers import Actor, Api, World
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from chalicelib.models.principal import Principal, PrincipalKind
 from chalicelib.models.requests import SaveFactRequest
 from chalicelib.services.run_context import RunContext
 from chalicelib.settings import REVIEW_QUEUE_NAME
-from tests.conftest import Faults
+from tests.helpers import Faults
 
 
 @pytest.fixture

@@ -36,7 +36,7 @@ def references(node: Any) -> set[str]:
 
 
 def test_the_template_carries_three_alarms_a_topic_and_a_dashboard() -> None:
-    resources = template.resources()["Resources"]
+    resources = template.package_fragment()["Resources"]
     kinds = {name: body.get("Type") for name, body in resources.items()}
     alarms = [name for name, kind in kinds.items() if kind == "AWS::CloudWatch::Alarm"]
     assert sorted(alarms) == ["Api5xxRateAlarm", "RecallFallbackRateAlarm", "ReviewDeadLetterAlarm"]
