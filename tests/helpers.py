@@ -454,3 +454,19 @@ class Faults:
                 parsed["CancellationReasons"] = [{"Code": code} for code in rule["reasons"]]
             return AWSResponse(None, 400, {}, None), parsed
         return None
+
+
+def growth(run: Callable[[str], object], build: Callable[[int], str], size: int) -> float:
+    """How much longer ``run`` takes on ``build(8 * size)`` than on ``build(size)``
+    (best of five each): about 8 for linear work, 64 for quadratic. A ratio, not a
+    time, so a busy machine does not decide it; speed itself lives in ``bench/``."""
+
+    def best(text: str) -> float:
+        times = []
+        for _ in range(5):
+            started = time.perf_counter()
+            run(text)
+            times.append(time.perf_counter() - started)
+        return max(min(times), 1e-6)
+
+    return best(build(8 * size)) / best(build(size))
