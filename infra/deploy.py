@@ -84,7 +84,7 @@ def configure_stage(config: dict[str, Any], stage: str, outputs: dict[str, str])
             f"the stack's queue is {outputs['ReviewQueueName']!r}, but app.py's worker reads "
             f"{REVIEW_QUEUE_NAME!r}"
         )
-    updated = json.loads(json.dumps(config))
+    updated: dict[str, Any] = json.loads(json.dumps(config))
     staged = updated.setdefault("stages", {}).setdefault(stage, {})
     staged["manage_iam_role"] = False
     variables = staged.setdefault("environment_variables", {})

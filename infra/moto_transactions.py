@@ -141,8 +141,9 @@ def install() -> None:
     ``embedded_server_requests``: other callers get stock moto."""
     with _install_lock:
         if not _installed["done"]:
-            models.copy = _CopyWithoutTableBackup()
-            models.DynamoDBBackend.transact_write_items = _transact_write_items
+            # Replacing moto's own names is the point here (the types say "don't").
+            models.copy = _CopyWithoutTableBackup()  # type: ignore[attr-defined,assignment]
+            models.DynamoDBBackend.transact_write_items = _transact_write_items  # type: ignore[method-assign]
             _installed["done"] = True
 
 

@@ -21,7 +21,7 @@ transaction cancelled only by ``TransactionConflict`` is not throttling either:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from botocore.exceptions import ClientError
 
@@ -45,6 +45,9 @@ THROTTLED_MESSAGE = (
 )
 CONFLICT_MESSAGE = "Another change to the same data was being written; try again."
 _PASS_THROUGH = frozenset({"meta", "exceptions", "get_paginator", "get_waiter", "can_paginate"})
+
+ClientT = TypeVar("ClientT")
+"""A boto3 client type (``DynamoDBClient``, ``S3Client``, …): ``translate_errors`` keeps it."""
 
 
 def error_code(error: ClientError) -> str:
@@ -99,14 +102,14 @@ class TranslatingClient:
     """
 
     def __init__(
-        self, client: Any, codes: frozenset[str], reasons: frozenset[str] = frozenset()
+        self, client: object, codes: frozenset[str], reasons: frozenset[str] = frozenset()
     ) -> None:
         self._client = client
         self._codes = codes
         self._reasons = reasons
 
     @property
-    def wrapped(self) -> Any:
+    def wrapped(self) -> object:
         """The boto3 client itself."""
         return self._client
 
@@ -132,9 +135,13 @@ class TranslatingClient:
 
 
 def translate_errors(
-    client: Any, codes: frozenset[str], reasons: frozenset[str] = frozenset()
-) -> Any:
-    """``client`` behind a ``TranslatingClient`` (once: a wrapped client is kept)."""
+    client: ClientT, codes: frozenset[str], reasons: frozenset[str] = frozenset()
+) -> ClientT:
+    """``client`` behind a ``TranslatingClient`` (once: a wrapped client is kept).
+
+    The wrapper answers every call the client answers, so it keeps the client's
+    type for the type checker (``DynamoDBClient`` stays ``DynamoDBClient``).
+    """
     if isinstance(client, TranslatingClient):
         return client
-    return TranslatingClient(client, codes, reasons)
+    return cast(ClientT, TranslatingClient(client, codes, reasons))
