@@ -151,7 +151,10 @@ def _lock_data_dir(data_dir: Path) -> Any:
     return handle
 
 
-def _local_api_server(app: Any, port: int, host: str = HOST) -> Any:
+# C901 counts the six overrides of the nested handler class into this function; each
+# has one branch at most, and they only make sense together (docs/DECISIONS.md
+# "Code rules: complexity, prints, warnings, injection").
+def _local_api_server(app: Any, port: int, host: str = HOST) -> Any:  # noqa: C901
     """Chalice's threaded local server, with unknown routes answered in our envelope
     (as the deployed API's GatewayResponse does, see ``infra/template.py``) and the
     peer's address as the request context's ``sourceIp``, as API Gateway gives it."""

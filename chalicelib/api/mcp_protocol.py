@@ -356,7 +356,13 @@ def _answer(message: Any, caller: McpCaller) -> dict[str, Any] | None:
     request_id = message["id"]
     if isinstance(request_id, bool) or not isinstance(request_id, str | int):
         return _error(None, mcp.INVALID_REQUEST, "id must be a string or an integer.")
-    params = message.get("params")
+    return _run(request_id, method, message.get("params"), caller)
+
+
+def _run(request_id: str | int, method: str, params: Any, caller: McpCaller) -> dict[str, Any]:
+    """The response to one well-formed request: its result, or the JSON-RPC error
+    its ``params`` or its method raised (an unexpected failure is logged, and
+    answered as ``INTERNAL_ERROR``)."""
     if params is not None and not isinstance(params, dict):
         return _error(request_id, mcp.INVALID_PARAMS, "params must be an object.")
     try:

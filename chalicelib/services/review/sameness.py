@@ -32,7 +32,7 @@ Without embeddings (a fact saved before they existed) the lexical tests decide a
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -121,39 +121,63 @@ def compare(
     quotes_of_b_in_a = _quotes_in(shape_b, shape_a)
     ordered = _details_in_order(shape_a, shape_b)
 
-    def relation(kind: RelationKind) -> Relation:
-        return Relation(kind, only_a, only_b, polarity_differs, similarity)
-
     def meaning(threshold: float) -> bool:
         return similarity is None or similarity >= threshold
 
+    kind: RelationKind | None = None
     if not polarity_differs and ordered:
-        same = not only_a and not only_b and quotes_of_a_in_b and quotes_of_b_in_a
-        if same and meaning(DUPLICATE_MEANING):
-            return relation("duplicate")
-        if only_a and not only_b and quotes_of_b_in_a and meaning(COVER_MEANING):
-            return relation("covers")
-        if only_b and not only_a and quotes_of_a_in_b and meaning(COVER_MEANING):
-            return relation("covered")
-    smaller = min(len(shape_a.values), len(shape_b.values))
-    one_subject = (
-        shared >= max(1, min(SUBJECT_SHARED, smaller - 1))
-        and shared >= SUBJECT_SHARE * smaller
-        and meaning(SUBJECT_MEANING)
-    )
-    swapped = len(only_a) <= MAX_SWAPPED and len(only_b) <= MAX_SWAPPED
-    if one_subject and swapped:
-        if polarity_differs:
-            # "X is on" vs "X is not on": the negation, and at most one other value.
-            if max(len(only_a), len(only_b)) <= 1:
-                return relation("different")
-            return relation("unrelated")
-        if only_a and only_b:
-            return relation("different")
-        if not only_a and not only_b:
-            # Same values, but quoted strings, the order of details, or the meaning differ.
-            return relation("different")
-    return relation("unrelated")
+        kind = _containment(only_a, only_b, quotes_of_a_in_b, quotes_of_b_in_a, meaning)
+    if kind is None:
+        smaller = min(len(shape_a.values), len(shape_b.values))
+        one_subject = (
+            shared >= max(1, min(SUBJECT_SHARED, smaller - 1))
+            and shared >= SUBJECT_SHARE * smaller
+            and meaning(SUBJECT_MEANING)
+        )
+        swapped = len(only_a) <= MAX_SWAPPED and len(only_b) <= MAX_SWAPPED
+        kind = (
+            _one_subject_kind(polarity_differs, only_a, only_b)
+            if one_subject and swapped
+            else "unrelated"
+        )
+    return Relation(kind, only_a, only_b, polarity_differs, similarity)
+
+
+def _containment(
+    only_a: tuple[Token, ...],
+    only_b: tuple[Token, ...],
+    quotes_of_a_in_b: bool,
+    quotes_of_b_in_a: bool,
+    meaning: Callable[[float], bool],
+) -> RelationKind | None:
+    """``duplicate``, ``covers`` or ``covered`` for two facts of the same polarity whose
+    details come in the same order, or None when neither holds the other."""
+    same = not only_a and not only_b and quotes_of_a_in_b and quotes_of_b_in_a
+    if same and meaning(DUPLICATE_MEANING):
+        return "duplicate"
+    if only_a and not only_b and quotes_of_b_in_a and meaning(COVER_MEANING):
+        return "covers"
+    if only_b and not only_a and quotes_of_a_in_b and meaning(COVER_MEANING):
+        return "covered"
+    return None
+
+
+def _one_subject_kind(
+    polarity_differs: bool, only_a: tuple[Token, ...], only_b: tuple[Token, ...]
+) -> RelationKind:
+    """``different`` or ``unrelated`` for two facts about one subject with at most
+    ``MAX_SWAPPED`` values each that the other lacks."""
+    if polarity_differs:
+        # "X is on" vs "X is not on": the negation, and at most one other value.
+        if max(len(only_a), len(only_b)) <= 1:
+            return "different"
+        return "unrelated"
+    if only_a and only_b:
+        return "different"
+    if not only_a and not only_b:
+        # Same values, but quoted strings, the order of details, or the meaning differ.
+        return "different"
+    return "unrelated"
 
 
 def is_duplicate(
