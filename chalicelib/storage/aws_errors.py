@@ -1,21 +1,9 @@
-"""AWS errors that are the caller's to retry, as domain errors (SPEC §6).
-
-The storage adapters see their boto3 clients through ``TranslatingClient``:
-
-- a call AWS throttles (after botocore's own retries are spent) raises
-  ``RateLimited`` (429 ``rate_limited`` with ``Retry-After``) from the
-  ``ClientError``, so no route, MCP tool or job has to know AWS error codes and a
-  throttle is never a 500. A cancelled DynamoDB transaction counts as throttled
-  when one of its ``CancellationReasons`` is ``ThrottlingError`` or
-  ``ProvisionedThroughputExceeded``;
-- a single-item DynamoDB write that collided with a running transaction
-  (``TransactionConflictException``) raises ``Conflict`` (409 ``conflict``).
-
-Every other error passes through untouched, so the adapters keep catching
-``ConditionalCheckFailedException`` and cancelled transactions as before. A
-transaction cancelled only by ``TransactionConflict`` is not throttling either:
-``DynamoDBTable.transact`` runs it again, then answers ``Conflict``
-(docs/DECISIONS.md "Throttling and conflicts").
+"""AWS errors that are the caller's to retry, as domain errors (docs/reference.md#6-errors):
+the storage adapters see their boto3 clients through ``TranslatingClient``, so a call
+AWS throttles (once botocore's retries are spent, or a transaction cancelled for
+throttling) raises ``RateLimited`` (429 ``rate_limited``) and a single-item write that
+collided with a transaction raises ``Conflict`` (409 ``conflict``); every other error
+passes through untouched. Choices: docs/DECISIONS.md#throttling-and-conflicts-issue-12.
 """
 
 from __future__ import annotations

@@ -1,27 +1,13 @@
-"""The model-backed reviewer (SPEC §9, issue 4 item 5b): Amazon Bedrock's Converse
-API with one forced tool, ``submit_review_plan``, whose input schema is
-``model_plan.ModelPlan``.
-
-Per review it sends a system prompt with the review's steps, the agent's live
-facts as compact JSON and the reviewed day's log lines; the answer is parsed
-strictly and every action is checked against the agent's own live memories
-(``model_plan.PlanChecker``) before ``ReviewService`` applies it with its usual
-conditional writes. Dropped actions are listed in the plan's notes with why.
-
-Limits (so one review fits in the worker's time and the model's context):
-
-* at most ``MAX_FACTS_PER_CALL`` facts and ``MAX_FACT_CHARS_PER_CALL`` characters
-  of fact JSON per call (evidence cut to 300 characters), in at most
-  ``MAX_CALLS`` calls; expired facts go first, then stale candidates, then the
-  newest. Facts beyond that are not shown this night (a note says how many);
-  duplicates split across two calls are not seen as such;
-* no call starts after ``time_budget_seconds`` (20 s by default);
-* the day log (at most 8,000 characters, SPEC §5) goes with the first call only.
-
-Failure: when a call fails (any error of the client: throttling once botocore's
-retries are spent, access denied, timeout) or its answer is unusable (no tool
-call, cut at the token limit, not a plan), the whole review falls back to the
-deterministic ``RuleReviewer``, with a note saying so; see docs/DECISIONS.md.
+"""The model-backed reviewer (docs/reference.md#reviewer): Amazon Bedrock's Converse
+API with one forced tool, ``submit_review_plan`` (input schema
+``model_plan.ModelPlan``). It sends the review's steps, the agent's live facts as
+compact JSON (at most ``MAX_FACTS_PER_CALL`` facts and ``MAX_FACT_CHARS_PER_CALL``
+characters per call, in at most ``MAX_CALLS`` calls, none started after
+``time_budget_seconds``) and the reviewed day's log; the answer is parsed strictly and
+every action checked (``plan_checker.PlanChecker``) before ``ReviewService`` applies
+it. When a call fails or its answer is unusable, the whole review falls back to
+``RuleReviewer`` with a note. Choices and limits:
+docs/DECISIONS.md#routines-and-the-daily-review-issue-4.
 """
 
 from __future__ import annotations

@@ -1,32 +1,12 @@
 """When two facts say the same thing, when one covers the other, and when they say
-different things about one subject (SPEC §9, issue 14 items 1-2).
-
-Two facts are compared on their ``details.Shape`` (values, quoted strings,
-polarity) and, when both carry one, on their stored sentence embeddings (MiniLM,
-``chalicelib.services.recall.embedding``; cosine of unit vectors):
-
-* **duplicate** ("says the same thing"): the same values (a multiset: every word,
-  number, name, identifier, path, … of one is in the other and nothing more), the
-  same polarity, each one's quoted strings verbatim in the other, the details
-  they share in the same order ("Ana reports to Bob" is not "Bob reports to
-  Ana"), and — when both have embeddings — cosine >= ``DUPLICATE_MEANING``. So a
-  fact whose number, version, port, date, amount, name, identifier, path, URL,
-  e-mail, quoted string or environment differs, or that adds a clause, or that
-  says "not", is never a duplicate, whatever its word overlap.
-* **covers** (``a`` covers ``b``): ``a`` says everything ``b`` says and more (every
-  value of ``b`` is in ``a``, same polarity, ``b``'s quoted strings in ``a``, the
-  shared details in the same order, cosine >= ``COVER_MEANING``). A duplicate
-  covers too. The review's ``stale`` and ``replace`` rules archive or supersede a
-  fact only when a newer one covers it, so nothing the older one said is lost.
-* **different** (an update or a conflict): one subject — at least
-  ``SUBJECT_SHARED`` shared values (one when the shorter fact has two), and
-  ``SUBJECT_SHARE`` of the shorter fact's values, cosine >= ``SUBJECT_MEANING`` —
-  with different details on both sides (at
-  most ``MAX_SWAPPED`` values each), or opposite polarity, or the same values with
-  different quoted strings or details in another order.
-* **unrelated**: anything else.
-
-Without embeddings (a fact saved before they existed) the lexical tests decide alone.
+different things about one subject (docs/reference.md#review-step-2): ``compare``
+answers ``duplicate``, ``covers``/``covered``, ``different`` or ``unrelated`` from the
+facts' ``details.Shape`` (values, quoted strings, polarity, detail order) and, when
+both carry one, the cosine of their stored sentence embeddings (``DUPLICATE_MEANING``,
+``COVER_MEANING``, ``SUBJECT_MEANING``); without embeddings the lexical tests decide
+alone. A fact whose details differ, that adds a clause or that says "not" is never a
+duplicate. The definitions and how the thresholds were chosen:
+docs/DECISIONS.md#a-review-that-never-destroys-information-issue-14-items-15.
 """
 
 from __future__ import annotations
