@@ -1,22 +1,12 @@
-"""Hold the roles of ``infra/iam.py`` against recorded AWS calls (``infra/aws_calls.py``).
-
-Three parts:
-
-* ``permissions``: the IAM permissions one API call needs, each an action on a
-  resource ARN (with the request's condition keys). The operations inside a
-  transaction count one by one (``Put`` -> ``dynamodb:PutItem`` …, ``TransactGetItems``
-  -> ``dynamodb:GetItem``); a batch needs its action on each of its tables; a Query
-  with ``IndexName`` is on the index's ARN; S3 objects are ``bucket/key`` ARNs; SQS
-  queues are known by URL or name; Bedrock's Converse is ``bedrock:InvokeModel`` on
-  the model, or on the inference profile and, through it, on the foundation model.
-* ``resolve``: the CloudFormation expressions of a role's policy (``Ref``,
-  ``Fn::GetAtt``, ``Fn::Sub``, ``Fn::If``, ``Fn::Equals``, ``Fn::Join``) evaluated
-  for a given stack (``Stack``: the names the tests' or the local server's resources
-  really have).
-* ``Audit``: which calls a function's policy does not allow (``denied``), and which
-  granted (action, resource) pairs no call used (``unused``). Policies here only
-  ``Allow``; a ``Deny``, ``NotAction`` or ``NotResource`` is refused rather than
-  half-understood.
+"""Hold the roles of ``infra/iam.py`` against recorded AWS calls (``infra/aws_calls.py``):
+``permissions`` maps one call to the IAM actions and resource ARNs it needs (a
+transaction's operations one by one, a batch per table, a Query on its index, S3 by
+object, SQS by queue, Bedrock by model or inference profile); ``resolve`` evaluates a
+policy's CloudFormation intrinsic functions for a ``Stack``; ``Audit`` lists the calls
+a function's policy does not allow (``denied``) and the grants no call used
+(``unused``). Policies only ``Allow``: a ``Deny``, ``NotAction`` or ``NotResource`` is
+refused rather than half-understood. Choices:
+docs/DECISIONS.md#packaging-cold-start-and-iam-issue-12-deploy-iam-gateway-errors-queued-reviews
 """
 
 from __future__ import annotations
