@@ -152,8 +152,8 @@ def _lock_data_dir(data_dir: Path) -> Any:
 
 
 # C901 counts the six overrides of the nested handler class into this function; each
-# has one branch at most, and they only make sense together (docs/DECISIONS.md
-# "Code rules: complexity, prints, warnings, injection").
+# has one branch at most, and they only make sense together. See
+# docs/DECISIONS.md#code-rules-complexity-prints-warnings-injection-issue-16-items-3-and-5
 def _local_api_server(app: Any, port: int, host: str = HOST) -> Any:  # noqa: C901
     """Chalice's threaded local server, with unknown routes answered in our envelope
     (as the deployed API's GatewayResponse does, see ``infra/template.py``) and the
