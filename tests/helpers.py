@@ -309,14 +309,19 @@ class LocalServer:
         raise AssertionError("local server did not start:\n" + "".join(banner))
 
     def stop(self) -> None:
-        """Stop the server (SIGTERM, then SIGKILL after 20 s); the data folder stays."""
-        if self.process is not None and self.process.poll() is None:
+        """Stop the server (SIGTERM, then SIGKILL after 20 s) and close its output pipe;
+        the data folder stays."""
+        if self.process is None:
+            return
+        if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
                 self.process.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
         self.process = None
 
     def demo(self) -> dict[str, str]:
