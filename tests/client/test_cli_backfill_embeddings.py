@@ -8,9 +8,7 @@ import json
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-import pinework.admin
 from chalicelib import wiring
 from chalicelib.errors import InvalidRequest
 from chalicelib.models.principal import Principal, PrincipalKind
@@ -20,7 +18,7 @@ from chalicelib.services.run_context import RunContext
 from chalicelib.storage.dynamodb import DynamoDBTable
 from chalicelib.storage.memories import DynamoDBMemoryRepository
 from pinework import cli
-from tests.helpers import TABLE, World
+from tests.helpers import TABLE, InjectedCliRunner, World
 
 
 def agent_of(world: World, agent_id: str) -> Principal:
@@ -140,14 +138,11 @@ def test_backfill_refuses_unknown_workspaces_and_foreign_agents(
         wired.admin.backfill_embeddings(world.workspace_id, "agt_nope")
 
 
-def test_the_cli_prints_the_counts(
-    wired: wiring.Services, world: World, dynamodb: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(pinework.admin, "open_admin_service", lambda: wired.admin)
+def test_the_cli_prints_the_counts(wired: wiring.Services, world: World, dynamodb: Any) -> None:
     agent = agent_of(world, world.agent.id)
     first, second = (save(wired, agent, text) for text in ("Use pnpm", "CI runs on arm64"))
     make_stale(dynamodb, first, second)
-    runner = CliRunner()
+    runner = InjectedCliRunner(cli.Connections(admin=lambda: wired.admin))
     args = ["admin", "backfill-embeddings", "--workspace", world.workspace_id]
     result = runner.invoke(cli.app, [*args, "--agent", world.agent.id])
     assert result.exit_code == 0, result.output
