@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import boto3
 from botocore.config import Config
@@ -62,6 +62,12 @@ from chalicelib.storage.vetoes import DynamoDBVetoIndex
 from chalicelib.storage.web_sessions import DynamoDBWebSessionRepository
 
 if TYPE_CHECKING:  # numpy: loaded by the embedder itself, on first use (chalicelib/deferred.py)
+    # The boto3 client types (boto3-stubs, dev only): nothing is imported at run time.
+    from mypy_boto3_bedrock_runtime import BedrockRuntimeClient
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_s3 import S3Client
+    from mypy_boto3_sqs import SQSClient
+
     from chalicelib.services.recall.embedding import Embedder
 
 
@@ -99,7 +105,7 @@ class Services:
     dashboard: Dashboard
 
 
-def dynamodb_client(settings: Settings) -> Any:
+def dynamodb_client(settings: Settings) -> DynamoDBClient:
     """A DynamoDB client for the settings' region and endpoint (adaptive retries)."""
     return boto3.client(
         "dynamodb",
@@ -109,7 +115,7 @@ def dynamodb_client(settings: Settings) -> Any:
     )
 
 
-def s3_client(settings: Settings) -> Any:
+def s3_client(settings: Settings) -> S3Client:
     """An S3 client for the settings' region and endpoint (path-style for an emulator)."""
     return boto3.client(
         "s3",
@@ -122,7 +128,7 @@ def s3_client(settings: Settings) -> Any:
     )
 
 
-def sqs_client(settings: Settings) -> Any:
+def sqs_client(settings: Settings) -> SQSClient:
     """An SQS client for the settings' region and endpoint (the review fan-out)."""
     return boto3.client(
         "sqs",
@@ -132,7 +138,7 @@ def sqs_client(settings: Settings) -> Any:
     )
 
 
-def bedrock_runtime_client(settings: Settings) -> Any:
+def bedrock_runtime_client(settings: Settings) -> BedrockRuntimeClient:
     """A Bedrock Runtime client for the settings' region (the ``bedrock`` reviewer).
 
     Connect 5 s, read 25 s, and one retry (standard mode) for throttling and
@@ -148,7 +154,7 @@ def bedrock_runtime_client(settings: Settings) -> Any:
     )
 
 
-def build_reviewer(settings: Settings, bedrock: Any = None) -> Reviewer:
+def build_reviewer(settings: Settings, bedrock: BedrockRuntimeClient | None = None) -> Reviewer:
     """The reviewer ``settings.reviewer`` names (SPEC §9; ``PINEWORK_REVIEWER``).
 
     Args:
@@ -176,11 +182,11 @@ def build_services(
     embedder: Embedder | None = None,
     tokens: TokenCounter | None = None,
     secrets: SecretFinder | None = None,
-    client: Any = None,
-    s3: Any = None,
+    client: DynamoDBClient | None = None,
+    s3: S3Client | None = None,
     reviewer: Reviewer | None = None,
-    sqs: Any = None,
-    bedrock: Any = None,
+    sqs: SQSClient | None = None,
+    bedrock: BedrockRuntimeClient | None = None,
 ) -> Services:
     """Build every service from settings; each part can be injected (STYLE.md rule 7).
 

@@ -18,7 +18,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -30,9 +30,12 @@ from urllib.parse import quote
 import boto3
 from botocore.config import Config
 from chalice.test import Client
+from typer import Typer
+from typer.testing import CliRunner, Result
 
 from chalicelib.ids import Clock, IdFactory
 from chalicelib.models.memory import AuditRecord, Memory, MemoryKind, snapshot
+from pinework.cli import Connections
 
 REPO = Path(__file__).resolve().parents[1]
 """The checkout's root."""
@@ -307,14 +310,19 @@ class LocalServer:
         raise AssertionError("local server did not start:\n" + "".join(banner))
 
     def stop(self) -> None:
-        """Stop the server (SIGTERM, then SIGKILL after 20 s); the data folder stays."""
-        if self.process is not None and self.process.poll() is None:
+        """Stop the server (SIGTERM, then SIGKILL after 20 s) and close its output pipe;
+        the data folder stays."""
+        if self.process is None:
+            return
+        if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
                 self.process.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
         self.process = None
 
     def demo(self) -> dict[str, str]:
@@ -513,3 +521,24 @@ class DashboardPage:
 def text(response: Any) -> str:
     """A ``chalice.test`` response's body as text (UTF-8)."""
     return str(response.body.decode("utf-8"))
+
+
+class InjectedCliRunner(CliRunner):
+    """A typer ``CliRunner`` whose every ``invoke`` runs the CLI with ``connections``
+    (``pinework.cli.Connections``, click's context object): the API client and the
+    admin service are injected, never patched into the project's modules.
+
+    Args:
+        connections: what the commands connect with (an ``httpx.MockTransport``
+            client, the moto-wired admin service, …).
+    """
+
+    def __init__(self, connections: Connections) -> None:
+        super().__init__()
+        self.connections = connections
+
+    def invoke(  # type: ignore[override]
+        self, app: Typer, args: str | Sequence[str] | None = None, **extra: Any
+    ) -> Result:
+        """``CliRunner.invoke`` with ``obj=connections``."""
+        return super().invoke(app, args, obj=self.connections, **extra)

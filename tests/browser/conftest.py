@@ -93,6 +93,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
 
 
 def _read_banner(process: subprocess.Popen[str]) -> list[str]:

@@ -217,7 +217,7 @@ def main() -> None:
 
     endpoint, demo_file = sys.argv[1], Path(sys.argv[2])
     seeded = seed(endpoint, json.loads(demo_file.read_text(encoding="utf-8")))
-    print(json.dumps(asdict(seeded)))
+    sys.stdout.write(json.dumps(asdict(seeded)) + "\n")
 
 
 if __name__ == "__main__":
