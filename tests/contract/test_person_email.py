@@ -4,7 +4,6 @@ address in the person's own transaction (moto DynamoDB)."""
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -50,24 +49,3 @@ def test_one_email_may_belong_to_persons_of_two_workspaces(wired: wiring.Service
     second = wired.admin.create_person(other.id, "ana@example.com")
     assert first.id != second.id
     assert wired.auth.authenticate(f"Bearer {second.token}").workspace_id == other.id
-
-
-def test_concurrent_creations_of_one_email_leave_one_person(
-    wired: wiring.Services, dynamodb: Any
-) -> None:
-    workspace = wired.admin.create_workspace("Acme")
-
-    def create(number: int) -> str:
-        try:
-            return wired.admin.create_person(
-                workspace.id, f"{' ' * (number % 2)}Ana@example.com"
-            ).id
-        except PersonExists:
-            return "refused"
-
-    with ThreadPoolExecutor(max_workers=8) as pool:
-        results = list(pool.map(create, range(8)))
-    winners = [result for result in results if result != "refused"]
-    assert len(winners) == 1
-    assert [item["id"]["S"] for item in items(dynamodb, "PERSON#")] == winners
-    assert len(items(dynamodb, "PERSONEMAIL#")) == 1
