@@ -98,11 +98,10 @@ conversation's store (people the store never heard of) keeps nothing for 11% of 
 instead of 0% (``bench/recall_quality.py`` prints the figure for the shipped model).
 """
 
-import functools
 import json
 import math
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -115,48 +114,24 @@ from chalicelib.services.recall.candidates import CandidateScorer as CandidateSc
 from chalicelib.services.recall.cut import Cut
 from chalicelib.services.recall.embedding import (
     DATA_DIR,
-    DIMENSIONS,
-    VOCAB_FILE,
     Embedder,
     FloatArray,
     decode,
     decode_if_all_ours,
     is_ours,
-    stacked_token_signs,
-    word_piece_count,
 )
-from chalicelib.services.recall.lexical import STOP_WORDS, LexicalScorer
+from chalicelib.services.recall.relevance_features import _TERMS, features, token_match
+from chalicelib.services.recall.relevance_features import FEATURES as FEATURES
+from chalicelib.services.recall.unrelated import unrelated
 
 WEIGHTS_FILE = DATA_DIR / "recall-relevance.json"
 
-FEATURES = (
-    "cos",
-    "lex",
-    "cos_gap",
-    "lex_gap",
-    "cos_z",
-    "nearby_best",
-    "nearby_gap",
-    "log_rank",
-    "cos_best",
-)
 RERANK_FEATURES = (*FEATURES, "tokens", "tokens_gap", "tokens_z", "tokens_z_gap")
 RERANK_CANDIDATES = 200
-UNRELATED_LEXICAL = 0.05
-UNRELATED_COSINE = 0.25
-UNRELATED_COSINE_ALONE = 0.15
-_LEX = FEATURES.index("lex")
-_COS_BEST = FEATURES.index("cos_best")
 
 CLAUSE_SHIFT = 2.0
 MAX_CLAUSES = 8
 _CLAUSE_BREAK = re.compile(r"[;:,!?\n]+|\.(?=\s|$)")
-
-NEARBY_FACTS = 3
-_NEARBY_SECONDS = 30 * 60
-_K1 = 1.2
-_B = 0.75
-_COVERAGE_TERMS = 6
 
 
 @dataclass(frozen=True)
@@ -343,198 +318,9 @@ class RelevanceScorer:
         return [item if item is not None and is_ours(item) else next(fresh) for item in embeddings]
 
 
-def token_match(
-    query_states: FloatArray, embeddings: Sequence[bytes], chosen: npt.NDArray[np.intp]
-) -> npt.NDArray[np.float64]:
-    """The token columns of ``RERANK_FEATURES`` for every candidate.
-
-    Args:
-        query_states: The query's unit word-piece states, shape ``(m, DIMENSIONS)``.
-        embeddings: Every candidate's stored embedding (``is_ours``).
-        chosen: Indexes of the candidates to match (the first stage's best).
-
-    Returns:
-        Shape ``(len(embeddings), 4)``: ``tokens``, ``tokens_gap``, ``tokens_z`` and
-        ``tokens_z_gap`` (``token_columns`` of ``piece_matches``).
-    """
-    rows, best = piece_matches(query_states, embeddings, chosen)
-    return token_columns(best, rows, len(embeddings))
-
-
-def piece_matches(
-    query_states: FloatArray, embeddings: Sequence[bytes], chosen: npt.NDArray[np.intp]
-) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]:
-    """Each chosen fact's best cosine for each of the query's word pieces (MaxSim's max).
-
-    Args:
-        query_states: The query's unit word-piece states, shape ``(m, DIMENSIONS)``.
-        embeddings: Every candidate's stored embedding (``is_ours``).
-        chosen: Indexes of the candidates to match.
-
-    Returns:
-        ``(rows, best)``: the chosen indexes that have stored word pieces (formats 2-3),
-        in ``chosen`` order, and shape ``(len(rows), m)``: for each of them and each
-        query piece, the best cosine of that piece with any of the fact's sign vectors.
-        Both empty when the query has no word pieces or no chosen fact has any.
-    """
-    rows = [int(index) for index in chosen if word_piece_count(embeddings[index])]
-    if not len(query_states) or not rows:
-        return np.zeros(0, dtype=np.intp), np.zeros((0, len(query_states)))
-    # One unpack and one product for all chosen facts, then a maximum per fact.
-    chosen_embeddings = [embeddings[index] for index in rows]
-    unit_query = query_states.T * np.float32(1.0 / math.sqrt(DIMENSIONS))
-    similarity = stacked_token_signs(chosen_embeddings) @ unit_query
-    counts = [word_piece_count(item) for item in chosen_embeddings]
-    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    best = np.maximum.reduceat(similarity, starts, axis=0).astype(np.float64)
-    return np.asarray(rows, dtype=np.intp), best
-
-
-def token_columns(
-    best: npt.NDArray[np.float64], rows: npt.NDArray[np.intp], count: int
-) -> npt.NDArray[np.float64]:
-    """The four token features from ``piece_matches``' matrix (see the module doc).
-
-    ``tokens`` is MaxSim: the mean over the query's pieces of each row of ``best``.
-    ``tokens_z`` is the mean over the query's pieces of the fact's z-score for that
-    piece among the matched facts (how much the fact stands out on each query word,
-    so a piece every fact matches, like "what", counts for little). Each ``_gap`` is
-    the value minus its best. Candidates outside ``rows`` get the smallest matched
-    value of each column (all zeros when nothing was matched), as in training.
-
-    Args:
-        best: Shape ``(len(rows), m)``.
-        rows: The candidate index of each row of ``best``.
-        count: How many candidates there are.
-
-    Returns:
-        Shape ``(count, 4)``: ``tokens``, ``tokens_gap``, ``tokens_z``, ``tokens_z_gap``.
-    """
-    columns: list[npt.NDArray[np.float64]] = []
-    if len(rows):
-        spread = best.std(axis=0) + 1e-6
-        values = (best.mean(axis=1), ((best - best.mean(axis=0)) / spread).mean(axis=1))
-    else:
-        values = (np.zeros(0), np.zeros(0))
-    for matched in values:
-        column = np.full(count, float(matched.min()) if len(matched) else 0.0)
-        column[rows] = matched
-        columns.extend((column, column - column.max()))
-    return np.column_stack(columns)
-
-
 def _sigmoid(logit: float) -> float:
     """``1 / (1 + e^-logit)``, without overflow."""
     return 1.0 / (1.0 + math.exp(-min(max(logit, -30.0), 30.0)))
-
-
-def unrelated(query: str, texts: Sequence[str], matrix: npt.NDArray[np.float64]) -> bool:
-    """Whether the query is unrelated to the store (see the module doc): no text shares
-    any of its terms and none is similar at all, or its names are unknown to every text
-    and no text shares another of its terms or is loosely similar to it.
-
-    Args:
-        query: The recall query.
-        texts: The store's fact texts.
-        matrix: Their features (``FEATURES`` columns first, as ``features`` gives).
-
-    Returns:
-        ``True`` when the raised cut applies.
-    """
-    if not len(texts):
-        return False
-    best_cosine = float(matrix[0, _COS_BEST])
-    weak_words = float(matrix[:, _LEX].max()) < UNRELATED_LEXICAL
-    if weak_words and best_cosine < UNRELATED_COSINE_ALONE and not near_miss(query, texts):
-        return True
-    return (weak_words or best_cosine < UNRELATED_COSINE) and names_unknown(query, texts)
-
-
-def near_miss(query: str, texts: Sequence[str]) -> bool:
-    """Whether a misspelt query word is a slip away from a word of the texts.
-
-    A query word counts when it has five or more letters, is not a stop word and is
-    not a whole word of MiniLM's WordPiece vocabulary (typos such as "athentication"
-    or "dedline" are not; the vocabulary lacks some real words, such as "bake", so
-    four-letter words are left out: "bake" must not "nearly match" "make"). It
-    nearly matches a text word of four or more letters at an optimal-string-alignment
-    distance (insert, delete, substitute, swap two neighbours) of 1, or 2 for words
-    of eight letters or more, sharing its first or its last letter.
-
-    Args:
-        query: The recall query.
-        texts: The store's fact texts.
-
-    Returns:
-        ``True`` when some misspelt query word nearly matches a text word.
-    """
-    vocabulary = _known_words()
-    typos = {
-        word
-        for word in _WORD_PART.findall(query.lower())
-        if len(word) >= 5 and word.isalpha() and word not in vocabulary and word not in STOP_WORDS
-    }
-    if not typos:
-        return False
-    words = {word for word in _WORD_PART.findall("\n".join(texts).lower()) if len(word) >= 4}
-    for typo in typos:
-        limit = 1 if len(typo) < 8 else 2
-        for word in words:
-            if abs(len(word) - len(typo)) > limit or (word[0] != typo[0] and word[-1] != typo[-1]):
-                continue
-            if _edits_within(typo, word, limit):
-                return True
-    return False
-
-
-@functools.cache
-def _known_words() -> frozenset[str]:
-    """The whole words of MiniLM's WordPiece vocabulary (no ``##`` pieces), read once."""
-    lines = VOCAB_FILE.read_text(encoding="utf-8").split("\n")
-    return frozenset(line for line in lines if line.isalpha())
-
-
-def _edits_within(first: str, second: str, limit: int) -> bool:
-    """Whether the optimal-string-alignment distance of two words is at most ``limit``."""
-    previous_previous: list[int] = []
-    previous = list(range(len(second) + 1))
-    for i, left in enumerate(first, 1):
-        current = [i] + [0] * len(second)
-        for j, right in enumerate(second, 1):
-            cost = left != right
-            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
-            if i > 1 and j > 1 and left == second[j - 2] and first[i - 2] == right:
-                current[j] = min(current[j], previous_previous[j - 2] + 1)
-        if min(current) > limit:
-            return False
-        previous_previous, previous = previous, current
-    return previous[-1] <= limit
-
-
-def names_unknown(query: str, texts: Sequence[str]) -> bool:
-    """Whether the query names something that no text mentions.
-
-    A name is a capitalized word after the query's first character (``France``,
-    ``Caroline``, ``PostgreSQL``), taken as its ``LexicalScorer`` terms (stemmed,
-    stop words such as ``I`` or ``Then`` dropped). True when the query has at least
-    one such term and none of them occurs in any of ``texts`` (case-insensitive, as
-    a word or a word's stem, found like ``lexical_coverage`` finds terms).
-
-    Args:
-        query: The recall query.
-        texts: The store's fact texts.
-
-    Returns:
-        ``False`` for a query without names.
-    """
-    names = {term for word in _NAME.findall(query) for term in _TERMS.terms(word)}
-    if not names:
-        return False
-    joined = "\n".join(texts).lower()
-    prefixes = {term[:-1] if len(term) > 3 else term for term in names}
-    return not any(
-        names.intersection(_TERMS.terms(word)) for _, word in _prefixed_words(joined, prefixes)
-    )
 
 
 def _seconds(moment: datetime) -> float:
@@ -544,170 +330,4 @@ def _seconds(moment: datetime) -> float:
     return moment.timestamp()
 
 
-def features(
-    query: str,
-    texts: Sequence[str],
-    vectors: FloatArray,
-    query_vector: FloatArray,
-    times: npt.NDArray[np.float64],
-) -> npt.NDArray[np.float64]:
-    """Compute the ``FEATURES`` matrix for one query over its candidates.
-
-    Args:
-        query: The recall query.
-        texts: The candidate fact texts.
-        vectors: Their unit embeddings, shape ``(n, d)``.
-        query_vector: The query's unit embedding, shape ``(d,)``.
-        times: Their creation times in seconds, shape ``(n,)``.
-
-    Returns:
-        Shape ``(n, len(FEATURES))``, float64, columns in ``FEATURES`` order.
-    """
-    count = len(texts)
-    cos = (vectors @ query_vector).astype(np.float64)
-    lex = lexical_coverage(query, texts)
-    spread = float(cos.std())
-    cos_z = (cos - cos.mean()) / spread if spread > 1e-6 else np.zeros(count)
-    hybrid = 0.8 * cos + 0.2 * lex
-    nearby = nearby_best(hybrid, times)
-    rank = np.empty(count)
-    rank[np.argsort(-hybrid, kind="stable")] = np.arange(1, count + 1)
-    columns = (
-        cos,
-        lex,
-        cos - cos.max(),
-        lex - lex.max(),
-        cos_z,
-        nearby,
-        nearby - hybrid.max(),
-        np.log(rank),
-        np.full(count, cos.max()),
-    )
-    return np.column_stack(columns)
-
-
-def nearby_best(
-    values: npt.NDArray[np.float64], times: npt.NDArray[np.float64]
-) -> npt.NDArray[np.float64]:
-    """Best of ``values`` among each fact and its neighbours in creation order.
-
-    Args:
-        values: One value per fact.
-        times: Their creation times in seconds (ties keep the given order).
-
-    Returns:
-        For each fact, the largest value among itself and the ``NEARBY_FACTS`` facts
-        before and after it in time order that were created within 30 minutes of it.
-    """
-    order = np.argsort(times, kind="stable")
-    ordered, moments = values[order], times[order]
-    best = ordered.copy()
-    for shift in range(1, NEARBY_FACTS + 1):
-        if shift >= len(ordered):
-            break
-        close = np.abs(moments[shift:] - moments[:-shift]) <= _NEARBY_SECONDS
-        later = np.where(close, ordered[shift:], -np.inf)
-        earlier = np.where(close, ordered[:-shift], -np.inf)
-        best[:-shift] = np.maximum(best[:-shift], later)
-        best[shift:] = np.maximum(best[shift:], earlier)
-    result = np.empty_like(values)
-    result[order] = best
-    return result
-
-
-_TERMS = LexicalScorer()
 _EPOCH = datetime(1970, 1, 1)
-_WORD_PART = re.compile(r"[^\W_]+")
-_NAME = re.compile(r"(?<!^)\b[A-Z][\w'-]*")
-
-
-def _candidate_words(joined: str, prefixes: set[str]) -> list[tuple[int, str]]:
-    """``(offset, word)`` of every word of ``joined`` that starts with one of ``prefixes``.
-
-    Each ASCII prefix is found with its own pattern, the prefix then ``[^\\W_]*`` (the
-    regular expression engine scans for a literal prefix at C speed), and a match
-    whose preceding character is a letter or digit (the prefix sits inside a word) is
-    dropped: about 1.6x faster than a ``str.find`` loop, and many times faster than
-    one pattern with a look-behind or an alternation over a long text. Words are
-    split at underscores as ``LexicalScorer.terms`` splits them (``run_id`` is ``run``
-    and ``id``). Other prefixes may sit inside a word (Han and kana are matched
-    character by character), so any word containing one counts. A word is reported
-    once even when several prefixes start it. Sorted by offset.
-    """
-    found: dict[int, str] = {}
-    for at, word in _prefixed_words(joined, prefixes):
-        found.setdefault(at, word)
-    return sorted(found.items())
-
-
-def _prefixed_words(joined: str, prefixes: set[str]) -> Iterator[tuple[int, str]]:
-    """``_candidate_words`` lazily, prefix by prefix, repeats included (so a caller
-    looking for one match stops at the first).
-
-    A match that starts inside a word runs to that word's end, so no word start is
-    skipped by the scan resuming after it.
-    """
-    for prefix in prefixes:
-        if prefix.isascii():
-            for match in _word_from(prefix).finditer(joined):
-                at = match.start()
-                if not (at and joined[at - 1].isalnum()):
-                    yield at, match.group()
-        else:
-            for match in _word_around(prefix).finditer(joined):
-                yield match.start(), match.group()
-
-
-@functools.lru_cache(maxsize=4096)
-def _word_from(prefix: str) -> re.Pattern[str]:
-    """The pattern of a word part (``[^\\W_]+``) that starts with ``prefix``."""
-    return re.compile(re.escape(prefix) + r"[^\W_]*")
-
-
-@functools.lru_cache(maxsize=1024)
-def _word_around(prefix: str) -> re.Pattern[str]:
-    """The pattern of a ``\\w+`` word that contains ``prefix`` anywhere."""
-    return re.compile(r"\w*" + re.escape(prefix) + r"\w*")
-
-
-def lexical_coverage(query: str, texts: Sequence[str]) -> npt.NDArray[np.float64]:
-    """BM25-weighted coverage of the query's terms by each text, in [0, 1].
-
-    The same quantity as ``LexicalScorer``'s raw coverage (stemmed terms without stop
-    words, BM25 IDF over ``texts``, saturated term frequency, divided by the sum of the
-    query's 6 largest IDFs), computed over all texts at once (``_candidate_words``)
-    so that 10,000 candidates take a few milliseconds. Lengths are measured in characters.
-    """
-    count = len(texts)
-    terms = sorted(set(_TERMS.terms(query)))
-    if not terms or not count:
-        return np.zeros(count)
-    joined = "\n".join(texts).lower()
-    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=count) + 1
-    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-    index_of = {term: position for position, term in enumerate(terms)}
-    stems: dict[str, tuple[int, ...]] = {}
-    positions: list[int] = []
-    term_ids: list[int] = []
-    for start, word in _candidate_words(joined, {t[:-1] if len(t) > 3 else t for t in terms}):
-        found = stems.get(word)
-        if found is None:
-            found = tuple(index_of[term] for term in _TERMS.terms(word) if term in index_of)
-            stems[word] = found
-        for term_id in found:
-            positions.append(start)
-            term_ids.append(term_id)
-    if not positions:
-        return np.zeros(count)
-    documents = np.searchsorted(starts, np.asarray(positions), side="right") - 1
-    tf = np.zeros((count, len(terms)))
-    np.add.at(tf, (documents, np.asarray(term_ids)), 1.0)
-    df = (tf > 0).sum(axis=0)
-    idf = np.log(1.0 + (count - df + 0.5) / (df + 0.5))
-    full = float(np.sort(idf)[::-1][:_COVERAGE_TERMS].sum())
-    norm = _K1 * (1.0 - _B + _B * lengths / lengths.mean())
-    saturated = tf * (_K1 + 1.0) / (tf + norm[:, None])
-    match_value = 0.9 * np.minimum(1.0, saturated) + 0.1 * saturated / (_K1 + 1.0)
-    coverage = (match_value * idf).sum(axis=1) / full
-    result: npt.NDArray[np.float64] = np.minimum(1.0, coverage)
-    return result
