@@ -206,10 +206,10 @@ def _reference_coverage(query: str, texts: list[str]) -> np.ndarray:
     Equal to the fast version for words that start with their term's stem (all but
     irregular forms such as "ran" -> "run", which the fast version does not find).
     """
-    from chalicelib.services.recall.relevance_features import _B, _COVERAGE_TERMS, _K1, _TERMS
+    from chalicelib.services.recall.relevance_features import _B, _COVERAGE_TERMS, _K1, TERMS
 
-    terms = sorted(set(_TERMS.terms(query)))
-    tf = np.array([[_TERMS.terms(text).count(term) for term in terms] for text in texts], float)
+    terms = sorted(set(TERMS.terms(query)))
+    tf = np.array([[TERMS.terms(text).count(term) for term in terms] for text in texts], float)
     lengths = np.array([len(text) + 1 for text in texts], float)
     df = (tf > 0).sum(axis=0)
     idf = np.log(1.0 + (len(texts) - df + 0.5) / (df + 0.5))

@@ -36,9 +36,12 @@ FEATURES = (
     "log_rank",
     "cos_best",
 )
-
+"""The first stage's columns, in ``features`` order: cosine, lexical coverage, each
+minus its best, the cosine's z-score, ``nearby_best`` of the hybrid score (0.8 cos +
+0.2 lex) and that minus the best hybrid, the log of the hybrid rank, the best cosine."""
 
 NEARBY_FACTS = 3
+"""Facts saved just before and after a fact (within 30 minutes) count as nearby."""
 _NEARBY_SECONDS = 30 * 60
 _K1 = 1.2
 _B = 0.75
@@ -95,7 +98,7 @@ def piece_matches(
 def token_columns(
     best: npt.NDArray[np.float64], rows: npt.NDArray[np.intp], count: int
 ) -> npt.NDArray[np.float64]:
-    """The four token features from ``piece_matches``' matrix (see the module doc).
+    """The four token features from ``piece_matches``' matrix (docs/DECISIONS.md#recall).
 
     ``tokens`` is MaxSim: the mean over the query's pieces of each row of ``best``.
     ``tokens_z`` is the mean over the query's pieces of the fact's z-score for that
@@ -196,7 +199,8 @@ def nearby_best(
     return result
 
 
-_TERMS = LexicalScorer()
+TERMS = LexicalScorer()
+"""The term rules (stemmed, stop words dropped) of every recall feature and gate."""
 
 
 def _candidate_words(joined: str, prefixes: set[str]) -> list[tuple[int, str]]:
@@ -213,12 +217,12 @@ def _candidate_words(joined: str, prefixes: set[str]) -> list[tuple[int, str]]:
     once even when several prefixes start it. Sorted by offset.
     """
     found: dict[int, str] = {}
-    for at, word in _prefixed_words(joined, prefixes):
+    for at, word in prefixed_words(joined, prefixes):
         found.setdefault(at, word)
     return sorted(found.items())
 
 
-def _prefixed_words(joined: str, prefixes: set[str]) -> Iterator[tuple[int, str]]:
+def prefixed_words(joined: str, prefixes: set[str]) -> Iterator[tuple[int, str]]:
     """``_candidate_words`` lazily, prefix by prefix, repeats included (so a caller
     looking for one match stops at the first).
 
@@ -257,7 +261,7 @@ def lexical_coverage(query: str, texts: Sequence[str]) -> npt.NDArray[np.float64
     so that 10,000 candidates take a few milliseconds. Lengths are measured in characters.
     """
     count = len(texts)
-    terms = sorted(set(_TERMS.terms(query)))
+    terms = sorted(set(TERMS.terms(query)))
     if not terms or not count:
         return np.zeros(count)
     joined = "\n".join(texts).lower()
@@ -270,7 +274,7 @@ def lexical_coverage(query: str, texts: Sequence[str]) -> npt.NDArray[np.float64
     for start, word in _candidate_words(joined, {t[:-1] if len(t) > 3 else t for t in terms}):
         found = stems.get(word)
         if found is None:
-            found = tuple(index_of[term] for term in _TERMS.terms(word) if term in index_of)
+            found = tuple(index_of[term] for term in TERMS.terms(word) if term in index_of)
             stems[word] = found
         for term_id in found:
             positions.append(start)

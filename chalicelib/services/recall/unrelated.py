@@ -16,11 +16,14 @@ import numpy.typing as npt
 
 from chalicelib.services.recall.embedding import VOCAB_FILE
 from chalicelib.services.recall.lexical import STOP_WORDS
-from chalicelib.services.recall.relevance_features import _TERMS, FEATURES, _prefixed_words
+from chalicelib.services.recall.relevance_features import FEATURES, TERMS, prefixed_words
 
 UNRELATED_LEXICAL = 0.05
+"""Below this best ``lex`` no fact contains any of the query's terms."""
 UNRELATED_COSINE = 0.25
+"""Below this best cosine no fact is even loosely similar (with unknown names)."""
 UNRELATED_COSINE_ALONE = 0.15
+"""Below this best cosine no fact is similar at all (names or not)."""
 _LEX = FEATURES.index("lex")
 _COS_BEST = FEATURES.index("cos_best")
 
@@ -124,13 +127,13 @@ def names_unknown(query: str, texts: Sequence[str]) -> bool:
     Returns:
         ``False`` for a query without names.
     """
-    names = {term for word in _NAME.findall(query) for term in _TERMS.terms(word)}
+    names = {term for word in _NAME.findall(query) for term in TERMS.terms(word)}
     if not names:
         return False
     joined = "\n".join(texts).lower()
     prefixes = {term[:-1] if len(term) > 3 else term for term in names}
     return not any(
-        names.intersection(_TERMS.terms(word)) for _, word in _prefixed_words(joined, prefixes)
+        names.intersection(TERMS.terms(word)) for _, word in prefixed_words(joined, prefixes)
     )
 
 
