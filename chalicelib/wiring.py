@@ -45,9 +45,10 @@ from chalicelib.storage.kv import DynamoDBKvRepository, S3ObjectStore
 from chalicelib.storage.memories import DynamoDBMemoryRepository
 from chalicelib.storage.queue import SqsReviewQueue
 from chalicelib.storage.recalls import DynamoDBRecallRepository
+from chalicelib.storage.reports import S3ReportStore
 from chalicelib.storage.review_actions import DynamoDBPendingRepository, DynamoDBUndoRepository
 from chalicelib.storage.review_runs import DynamoDBReviewRunRepository
-from chalicelib.storage.reviews import DynamoDBReviewRepository, S3ReportStore
+from chalicelib.storage.reviews import DynamoDBReviewRepository
 from chalicelib.storage.routines import DynamoDBRoutineRepository
 from chalicelib.storage.vetoes import DynamoDBVetoIndex
 
