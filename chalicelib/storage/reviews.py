@@ -1,7 +1,9 @@
-"""DynamoDB and S3 adapters of the review's storage (SPEC §9): system supersedes,
-lifted facts with their once-only claim, the per-date claim, report summaries,
-persons' decisions on the actions of approval-mode reviews (issue 4 item 6),
-and the JSON reports in S3."""
+"""DynamoDB adapter of the review's storage (SPEC §9): system supersedes and lifted
+facts (each one transaction, version-checked, the lift claimed once), the per-date
+claim (one review per agent and date; a stale one taken over) and the report
+summaries. The persons' decisions on approval-mode actions are ``review_decisions``;
+the JSON reports in S3 are ``reports``. Choices:
+docs/DECISIONS.md#routines-and-the-daily-review-issue-4."""
 
 from __future__ import annotations
 
