@@ -1,10 +1,9 @@
 """The Model Context Protocol server behind ``POST /api/v1/mcp``
 (docs/reference.md#11-mcp): stateless JSON-RPC 2.0 over streamable HTTP, JSON
 answers only, one message or a batch per POST. It answers ``initialize``, ``ping``,
-``tools/list`` and ``tools/call`` (the key-value tools and the ``memory_*`` tools,
-input schemas from the pydantic request models, results the same JSON as the HTTP
-routes); a domain error is a tool result with ``isError: true`` and the error
-envelope, a throttled call a JSON-RPC error with ``data.code`` ``rate_limited``.
+``tools/list`` and ``tools/call`` (the tools of ``mcp_tools``: the key-value tools and
+the ``memory_*`` tools); a domain error is a tool result with ``isError: true`` and the
+error envelope, a throttled call a JSON-RPC error with ``data.code`` ``rate_limited``.
 Wire types are the official ``mcp-types``; no Chalice here (``chalicelib/api/mcp.py``
 adapts it to HTTP). Choices: docs/DECISIONS.md#mcp-issue-5.
 """
