@@ -28,10 +28,10 @@ from chalicelib.models.review import (
     ReviewPlan,
     ReviewReport,
     ReviewSummary,
-    RunReviewRequest,
     Trigger,
     decides,
 )
+from chalicelib.models.review_requests import RunReviewRequest
 from chalicelib.services.access.who import refuse_agents, resolve_agent
 from chalicelib.services.review import schedule
 from chalicelib.services.review.apply import (
