@@ -39,7 +39,8 @@ from chalicelib import wiring
 from chalicelib.ids import FixedClock, IdFactory
 from chalicelib.models.memory import Memory, MemoryKind
 from chalicelib.models.principal import Principal, PrincipalKind
-from chalicelib.models.review import ReviewReport, RunReviewRequest
+from chalicelib.models.review import ReviewReport
+from chalicelib.models.review_requests import RunReviewRequest
 from chalicelib.services.review.rule_reviewer import Proposal, ReviewContext, RuleReviewer
 from chalicelib.services.run_context import RunContext
 from chalicelib.settings import Settings

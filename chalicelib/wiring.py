@@ -53,9 +53,10 @@ from chalicelib.storage.memories import DynamoDBMemoryRepository
 from chalicelib.storage.memory_index import DynamoDBMemoryIndexRepository
 from chalicelib.storage.queue import SqsReviewQueue
 from chalicelib.storage.recalls import DynamoDBRecallRepository
+from chalicelib.storage.reports import S3ReportStore
 from chalicelib.storage.review_actions import DynamoDBPendingRepository, DynamoDBUndoRepository
 from chalicelib.storage.review_runs import DynamoDBReviewRunRepository
-from chalicelib.storage.reviews import DynamoDBReviewRepository, S3ReportStore
+from chalicelib.storage.reviews import DynamoDBReviewRepository
 from chalicelib.storage.routines import DynamoDBRoutineRepository
 from chalicelib.storage.upgrade import TableUpgrade
 from chalicelib.storage.vetoes import DynamoDBVetoIndex

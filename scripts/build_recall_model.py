@@ -51,7 +51,7 @@ MAX_FOREIGN_MEDIAN = 15
 """Questions asked of another conversation's store keep a median of at most this."""
 FLOOR_GRID = [round(0.001 + 0.0005 * step, 4) for step in range(39)]  # 0.001 ... 0.02
 RELATIVE_GRID = np.exp(np.linspace(np.log(0.003), np.log(0.2), 60))
-# The cut on p for a query unrelated to the store (relevance.unrelated: its names
+# The cut on p for a query unrelated to the store (unrelated.unrelated: its names
 # unknown, and no other term or loose similarity). Chosen on the development half
 # (leave-one-conversation-out): the largest of 0.05, 0.1, 0.15, 0.2, 0.3 that costs no
 # question its evidence when applied to unknown names alone, with a margin below 0.2

@@ -26,7 +26,12 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from chalicelib.services.recall import embedding, relevance  # noqa: E402
+from chalicelib.services.recall import (  # noqa: E402
+    embedding,
+    relevance,
+    relevance_features,
+    unrelated,
+)
 from chalicelib.services.recall.cut import Cut  # noqa: E402
 
 ADVERSARIAL = 5
@@ -117,7 +122,7 @@ class QuestionPairs:
     features: np.ndarray  # (facts, len(FEATURES)): the first stage
     pieces: np.ndarray  # (facts, query pieces): each fact's best cosine per query piece
     evidence: np.ndarray  # (facts,) bool: the fact holds evidence (none for foreign)
-    unrelated: bool  # relevance.unrelated: the cut's floor rises
+    unrelated: bool  # unrelated.unrelated: the cut's floor rises
     extra: dict[str, np.ndarray] = field(default_factory=dict)
 
     def rerank(self, first_weights: np.ndarray) -> np.ndarray:
@@ -125,7 +130,7 @@ class QuestionPairs:
         the token match kept for the best ``RERANK_CANDIDATES`` facts only."""
         order = np.argsort(-(self.features @ first_weights), kind="stable")
         chosen = order[: relevance.RERANK_CANDIDATES]
-        tokens = relevance.token_columns(self.pieces[chosen], chosen, len(self.pieces))
+        tokens = relevance_features.token_columns(self.pieces[chosen], chosen, len(self.pieces))
         return np.column_stack([self.features, tokens])
 
 
@@ -137,13 +142,15 @@ def _pairs(
     store = bench.stores[asked_of]
     question = str(record["question"])
     vector, states = bench.queries[index]
-    rows, pieces = relevance.piece_matches(states, store.stored, np.arange(len(store.stored)))
+    rows, pieces = relevance_features.piece_matches(
+        states, store.stored, np.arange(len(store.stored))
+    )
     assert len(rows) == len(store.stored)  # every fact is embedded with word pieces here
     own = asked_of == str(record["conv"])
     evidence = np.isin(store.ids, [str(item) for item in record["evidence_ids"]])  # type: ignore[attr-defined]
     result = []
     for timing in timings:
-        features = relevance.features(
+        features = relevance_features.features(
             question, store.texts, store.vectors, vector, store.times[timing]
         )
         result.append(
@@ -156,7 +163,7 @@ def _pairs(
                 features=features,
                 pieces=pieces,
                 evidence=evidence if own else np.zeros(len(store.texts), dtype=bool),
-                unrelated=relevance.unrelated(question, store.texts, features),
+                unrelated=unrelated.unrelated(question, store.texts, features),
             )
         )
     return result

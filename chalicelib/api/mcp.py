@@ -41,7 +41,7 @@ def mcp_post() -> Response:
     """One JSON-RPC message (or batch) in, its answer out (200 JSON, or 202 without a body)."""
     # Imported here: the MCP wire types cost ~0.2 s to import, which only MCP
     # requests should pay on a cold Lambda.
-    from chalicelib.api import mcp_protocol
+    from chalicelib.api import mcp_protocol, mcp_tools
 
     request = _request()
     headers = request.headers
@@ -76,7 +76,7 @@ def mcp_post() -> Response:
     address = source_ip(request)
     if principal is None:
         note_caller_without_token(api_key)
-    caller = mcp_protocol.McpCaller(
+    caller = mcp_tools.McpCaller(
         services=wired,
         principal=principal,
         kv_scope=lambda: wired.kv.scope_for(principal, api_key, address),

@@ -22,7 +22,7 @@ from chalicelib.api.http import (
 from chalicelib.api.observe import note_review
 from chalicelib.ids import ULID_PATTERN
 from chalicelib.models.requests import EmptyRequest
-from chalicelib.models.review import (
+from chalicelib.models.review_requests import (
     ApproveRequest,
     PendingListQuery,
     ReviewListQuery,

@@ -1,8 +1,9 @@
-"""The daily review (SPEC §9, issue 4): a typed plan of actions, and the report
-of what was applied and what was skipped, with reasons.
-
-Wire form is camelCase. A plan is made by a ``Reviewer`` and applied by
-``ReviewService``; the report is stored as JSON in S3 and summarised in DynamoDB.
+"""The daily review's shapes (SPEC §9, issue 4): a typed plan of actions, the report
+of what was applied and what was skipped, with reasons, its stored summary, and the
+persons' decisions, undos and pending list entries. Wire form is camelCase. A plan is
+made by a ``Reviewer`` and applied by ``ReviewService``; the report is stored as JSON
+in S3 and summarised in DynamoDB. The review routes' request bodies are in
+``review_requests``. Choices: docs/DECISIONS.md#routines-and-the-daily-review-issue-4.
 """
 
 from __future__ import annotations
@@ -13,9 +14,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from chalicelib.models.common import RequestModel, Timestamp, WireModel
+from chalicelib.models.common import Timestamp, WireModel
 from chalicelib.models.principal import ReviewApproval
-from chalicelib.models.requests import PageQuery
 
 ActionKind = Literal["merge", "renew", "replace", "archive", "lift", "resolve_conflict"]
 """What an action does (SPEC §9 steps 1-5):
@@ -386,27 +386,3 @@ class PendingAction(WireModel):
     def to_wire(self) -> dict[str, Any]:
         """Return the JSON object (``object: "pending_action"``)."""
         return {"object": "pending_action", **self.model_dump(mode="json", by_alias=True)}
-
-
-class ApproveRequest(RequestModel):
-    """``POST /reviews/{id}/actions/{n}/approve``: empty, or ``{keepId}`` naming which
-    fact of a ``resolve_conflict`` pair to keep (the plan proposes the newer)."""
-
-    keep_id: str | None = None
-
-
-class RunReviewRequest(RequestModel):
-    """``POST /reviews``: run an agent's review now; ``dryRun`` returns the plan only."""
-
-    agent_id: str | None = None
-    dry_run: bool = False
-
-
-class ReviewListQuery(PageQuery):
-    """``GET /reviews`` query string: ``agentId`` (persons), ``limit`` (SPEC §5: 100 by
-    default, at most 500), ``nextToken``."""
-
-
-class PendingListQuery(PageQuery):
-    """``GET /reviews/pending`` query string: ``agentId`` (a person may omit it: the
-    whole workspace), ``limit`` (100 by default, at most 500), ``nextToken``."""

@@ -143,7 +143,7 @@ def test_every_bad_limit_gets_one_message(api: Api, world: World) -> None:
 def test_every_list_query_defaults_to_100_and_clamps_to_500() -> None:
     """SPEC §5 holds for each list's query model (reviews defaulted to 20 before)."""
     from chalicelib.models.requests import ListQuery, RecallLogQuery
-    from chalicelib.models.review import ReviewListQuery
+    from chalicelib.models.review_requests import ReviewListQuery
     from chalicelib.models.routine import RoutineQuery
 
     for model in (ListQuery, RecallLogQuery, ReviewListQuery, RoutineQuery):

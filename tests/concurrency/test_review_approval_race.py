@@ -13,7 +13,8 @@ from chalicelib.errors import Conflict
 from chalicelib.ids import IdFactory
 from chalicelib.models.principal import Principal, PrincipalKind
 from chalicelib.models.requests import ListQuery, SaveFactRequest
-from chalicelib.models.review import ReviewReport, RunReviewRequest
+from chalicelib.models.review import ReviewReport
+from chalicelib.models.review_requests import RunReviewRequest
 from chalicelib.services.run_context import RunContext
 from chalicelib.settings import Settings
 from infra.tables import create_table

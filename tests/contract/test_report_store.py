@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from chalicelib.storage.protocols import ReportStore
-from chalicelib.storage.reviews import S3ReportStore
+from chalicelib.storage.reports import S3ReportStore
 from tests.helpers import BUCKET
 
 IMPLEMENTATIONS: dict[str, Callable[[Any], ReportStore]] = {

@@ -20,7 +20,7 @@ from chalicelib.ids import FixedClock
 from chalicelib.models.memory import Memory, MemoryStatus
 from chalicelib.models.principal import Principal, PrincipalKind
 from chalicelib.models.requests import SaveFactRequest
-from chalicelib.models.review import RunReviewRequest
+from chalicelib.models.review_requests import RunReviewRequest
 from chalicelib.services.review.bedrock_reviewer import TOOL_NAME
 from chalicelib.services.run_context import RunContext
 from chalicelib.settings import Settings

@@ -21,7 +21,10 @@ HEAVY = [
     "jinja2",
     "chalicelib.services.recall.embedding",
     "chalicelib.services.recall.relevance",
+    "chalicelib.services.recall.relevance_features",
+    "chalicelib.services.recall.unrelated",
     "chalicelib.services.secrets",
+    "chalicelib.services.secret_rules",
     "chalicelib.services.review.bedrock_reviewer",
 ]
 

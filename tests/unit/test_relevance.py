@@ -26,8 +26,8 @@ from chalicelib.services.recall.relevance import (
     Coefficients,
     RelevanceScorer,
     clauses,
-    names_unknown,
 )
+from chalicelib.services.recall.unrelated import names_unknown
 
 NOW = datetime(2025, 6, 1, tzinfo=UTC)
 FACTS = [
@@ -136,7 +136,7 @@ def test_stored_word_pieces_keep_the_signs_of_the_last_layer(embedder: MiniLMEmb
 
 
 def test_token_match_rewards_the_query_words_a_fact_contains(embedder: MiniLMEmbedder) -> None:
-    from chalicelib.services.recall.relevance import token_match
+    from chalicelib.services.recall.relevance_features import token_match
 
     _, states = embedder.embed_query("guinea pig named Oscar")
     stored = embedder.embed(FACTS)
@@ -153,7 +153,7 @@ def test_token_match_rewards_the_query_words_a_fact_contains(embedder: MiniLMEmb
 
 
 def test_token_z_discounts_a_query_piece_that_every_fact_matches() -> None:
-    from chalicelib.services.recall.relevance import token_columns
+    from chalicelib.services.recall.relevance_features import token_columns
 
     # Piece 0 ("what") matches the three matched facts equally, so it adds nothing to
     # tokens_z; piece 1 only the last fact matches well.
@@ -188,7 +188,7 @@ def test_wordpiece_matches_bert_rules() -> None:
 
 
 def test_nearby_facts_share_their_best_match_in_time_order() -> None:
-    from chalicelib.services.recall.relevance import nearby_best
+    from chalicelib.services.recall.relevance_features import nearby_best
 
     values = np.array([0.9, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6])
     burst = np.arange(7.0)  # saved one second apart: a window of 3 facts each side
@@ -206,10 +206,10 @@ def _reference_coverage(query: str, texts: list[str]) -> np.ndarray:
     Equal to the fast version for words that start with their term's stem (all but
     irregular forms such as "ran" -> "run", which the fast version does not find).
     """
-    from chalicelib.services.recall.relevance import _B, _COVERAGE_TERMS, _K1, _TERMS
+    from chalicelib.services.recall.relevance_features import _B, _COVERAGE_TERMS, _K1, TERMS
 
-    terms = sorted(set(_TERMS.terms(query)))
-    tf = np.array([[_TERMS.terms(text).count(term) for term in terms] for text in texts], float)
+    terms = sorted(set(TERMS.terms(query)))
+    tf = np.array([[TERMS.terms(text).count(term) for term in terms] for text in texts], float)
     lengths = np.array([len(text) + 1 for text in texts], float)
     df = (tf > 0).sum(axis=0)
     idf = np.log(1.0 + (len(texts) - df + 0.5) / (df + 0.5))
@@ -232,7 +232,7 @@ def _reference_coverage(query: str, texts: list[str]) -> np.ndarray:
     ],
 )
 def test_lexical_coverage_matches_the_term_by_term_definition(query: str) -> None:
-    from chalicelib.services.recall.relevance import lexical_coverage
+    from chalicelib.services.recall.relevance_features import lexical_coverage
 
     texts = [
         *FACTS,
@@ -470,13 +470,14 @@ def test_a_task_of_several_clauses_finds_each_topic(embedder: MiniLMEmbedder) ->
     ],
 )
 def test_edit_distance_bound(first: str, second: str, limit: int, within: bool) -> None:
-    from chalicelib.services.recall.relevance import _edits_within
+    from chalicelib.services.recall.unrelated import _edits_within
 
     assert _edits_within(first, second, limit) is within
 
 
 def test_a_misspelt_question_is_not_taken_as_unrelated() -> None:
-    from chalicelib.services.recall.relevance import FEATURES, near_miss, unrelated
+    from chalicelib.services.recall.relevance_features import FEATURES
+    from chalicelib.services.recall.unrelated import near_miss, unrelated
 
     texts = ["The authentication service is owned by Marco's identity team.", "make deploy"]
     typo = "whos the ownr of the athentication servise"

@@ -8,7 +8,7 @@ to the query's best candidate, with a floor::
     cut = max(floor, relative * p_max)
 
 ``p_max`` is the best ``p`` among the query's candidates (after the clause-by-clause
-pass). A query unrelated to the store (``relevance.unrelated``) has the higher floor
+pass). A query unrelated to the store (``unrelated.unrelated``) has the higher floor
 ``floor_if_unrelated``: ``max(floor_if_unrelated, relative * p_max)``. The score is
 ``p`` with its odds divided by those of the cut, ``sigmoid(logit p - logit cut)``:
 the order is the order of ``p``, and the score is >= 0.5 exactly when ``p >= cut``.

@@ -21,15 +21,15 @@ from chalicelib.errors import NotFound
 from chalicelib.ids import Clock, IdFactory
 from chalicelib.models.memory import MemoryKind
 from chalicelib.models.principal import Principal
-from chalicelib.models.review import ReviewReport, RunReviewRequest
+from chalicelib.models.review import ReviewReport
+from chalicelib.models.review_requests import RunReviewRequest
 from chalicelib.models.review_run import ReviewRun
 from chalicelib.services.access.who import refuse_agents, resolve_agent
+from chalicelib.services.review.schedule import CLAIM_LEASE, review_date_for
 from chalicelib.services.review.service import (
-    CLAIM_LEASE,
     REVIEW_RUN_IS_FOR_PERSONS,
     ReviewService,
     report_key,
-    review_date_for,
 )
 from chalicelib.storage.protocols import (
     DirectoryRepository,

@@ -5,16 +5,17 @@ memories and applies it with the API's conditional writes (each action names the
 versions it expects and is skipped, with the reason, when anything changed); audit
 records name the review, the report goes to S3 and its summary to DynamoDB. In
 approval mode, and for actions that wait for a person, actions are stored ``pending``
-instead (``decisions``); ``undo`` reverses an applied one. Scheduled reviews claim
-``agent + date`` and every action re-checks its state, so no rerun changes anything
-twice. Choices: docs/DECISIONS.md#routines-and-the-daily-review-issue-4.
+instead (``decisions``); ``undo`` reverses an applied one. Scheduled reviews
+(``schedule``: the date covered, the fan-out) claim ``agent + date`` and every action
+re-checks its state, so no rerun changes anything twice. Choices:
+docs/DECISIONS.md#routines-and-the-daily-review-issue-4.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from chalicelib.errors import NotFound
@@ -27,11 +28,12 @@ from chalicelib.models.review import (
     ReviewPlan,
     ReviewReport,
     ReviewSummary,
-    RunReviewRequest,
     Trigger,
     decides,
 )
+from chalicelib.models.review_requests import RunReviewRequest
 from chalicelib.services.access.who import refuse_agents, resolve_agent
+from chalicelib.services.review import schedule
 from chalicelib.services.review.apply import (
     ActionApplier,
     ActionScope,
@@ -43,6 +45,7 @@ from chalicelib.services.review.decisions import ReviewDecisions
 from chalicelib.services.review.not_again import without_pending, without_rejected
 from chalicelib.services.review.routines import RoutineService
 from chalicelib.services.review.rule_reviewer import ReviewContext, Reviewer
+from chalicelib.services.review.schedule import CLAIM_LEASE, review_date_for
 from chalicelib.services.review.undo import ReviewUndo
 from chalicelib.services.text import SecretFinder
 from chalicelib.storage.protocols import (
@@ -60,15 +63,6 @@ if TYPE_CHECKING:  # numpy: loaded by the embedder itself, on first use (cold st
     from chalicelib.services.recall.embedding import Embedder
 
 logger = logging.getLogger(__name__)
-
-CLAIM_LEASE = timedelta(minutes=15)
-"""A scheduled review still "running" after this long is taken over by a retry."""
-_PAGE = 500
-
-
-def review_date_for(moment: datetime) -> str:
-    """The date a review run at ``moment`` covers: the UTC day before (SPEC §9)."""
-    return (moment.astimezone(UTC).date() - timedelta(days=1)).isoformat()
 
 
 def report_key(workspace_id: str, agent_id: str, day: str, review_id: str) -> str:
@@ -181,32 +175,12 @@ class ReviewService:
         return self._run(workspace_id, agent_id, day, "manual", review_id=review_id)
 
     def fan_out(self, event_time: datetime) -> int:
-        """Enqueue one review per agent with an active routine (the 04:00 UTC schedule).
-
-        Pages through every workspace's active routines; each message is
-        ``{"workspaceId", "agentId", "date"}`` with ``date`` the UTC day before
-        ``event_time`` (the event's time, never the machine clock; PITFALLS).
+        """Enqueue one review per agent with an active routine (``schedule.fan_out``).
 
         Returns:
             How many messages were sent.
         """
-        day = review_date_for(event_time)
-        sent = 0
-        batch: list[str] = []
-        for routine in self._routines.iter_active():
-            batch.append(
-                json.dumps(
-                    {"workspaceId": routine.workspace_id, "agentId": routine.agent_id, "date": day},
-                    separators=(",", ":"),
-                )
-            )
-            if len(batch) >= _PAGE:
-                sent += self._queue.send(batch)
-                batch = []
-        if batch:
-            sent += self._queue.send(batch)
-        logger.info("review fan-out for %s: %d agents", day, sent)
-        return sent
+        return schedule.fan_out(self._routines, self._queue, event_time)
 
     def run_scheduled(self, workspace_id: str, agent_id: str, day: str) -> ReviewReport | None:
         """The nightly review of one agent (the SQS worker): once per agent and date.

@@ -1,0 +1,226 @@
+"""The MCP tools behind ``POST /api/v1/mcp`` (docs/reference.md#11-mcp): the
+key-value tools (``remember``, ``recall``, ``forget``) and the ``memory_*`` tools, each
+a ``ToolSpec`` whose input schema is its pydantic request model and whose handler calls
+the same service as the HTTP route and returns the same JSON; the ``memory_*`` tools
+need a bearer principal (``unauthorized`` otherwise). ``mcp_protocol`` frames them in
+JSON-RPC. Choices: docs/DECISIONS.md#mcp-issue-5.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import mcp_types as mcp
+from pydantic import BaseModel
+
+from chalicelib.api.http import validate
+from chalicelib.api.recalls import observe_recall, recall_body
+from chalicelib.errors import Unauthorized
+from chalicelib.models.kv import ForgetRequest, KvRecallRequest, RememberRequest
+from chalicelib.models.mcp import MemoryArchiveArguments, MemoryListArguments
+from chalicelib.models.principal import Principal
+from chalicelib.models.requests import (
+    ArchiveRequest,
+    DayLineRequest,
+    ListQuery,
+    RecallRequest,
+    SaveFactRequest,
+)
+from chalicelib.services.kv.service import KvScope
+from chalicelib.services.paging import encode_next_token
+from chalicelib.services.run_context import RunContext
+from chalicelib.wiring import Services
+
+
+@dataclass(frozen=True)
+class McpCaller:
+    """Who one MCP request comes from.
+
+    Attributes:
+        services: the wired services.
+        principal: the bearer principal, or None (only the key-value tools work then).
+        kv_scope: resolves the key-value scope on first use (it may raise).
+        run: the agent's ``X-Pinework-*`` run headers.
+    """
+
+    services: Services
+    principal: Principal | None
+    kv_scope: Callable[[], KvScope]
+    run: RunContext
+
+
+Handler = Callable[[McpCaller, Any], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One MCP tool: its arguments model (the input schema) and what it does."""
+
+    name: str
+    description: str
+    arguments: type[BaseModel]
+    handler: Handler
+    annotations: mcp.ToolAnnotations
+
+    def to_tool(self) -> mcp.Tool:
+        """The ``tools/list`` entry, input schema generated from ``arguments``."""
+        schema = self.arguments.model_json_schema(by_alias=True)
+        schema.pop("title", None)
+        schema.pop("description", None)
+        return mcp.Tool(
+            name=self.name,
+            description=self.description,
+            input_schema=schema,
+            annotations=self.annotations,
+        )
+
+
+def _remember(caller: McpCaller, arguments: RememberRequest) -> dict[str, Any]:
+    return caller.services.kv.remember(caller.kv_scope(), arguments.key, arguments.value).to_wire()
+
+
+def _recall(caller: McpCaller, arguments: KvRecallRequest) -> dict[str, Any]:
+    kv = caller.services.kv
+    if arguments.key is None:
+        return kv.list_keys(caller.kv_scope()).to_wire()
+    return kv.recall(caller.kv_scope(), arguments.key).to_wire()
+
+
+def _forget(caller: McpCaller, arguments: ForgetRequest) -> dict[str, Any]:
+    return caller.services.kv.forget(caller.kv_scope(), arguments.key).to_wire()
+
+
+def _principal(caller: McpCaller) -> Principal:
+    if caller.principal is None:
+        raise Unauthorized(
+            "The memory_* tools need Authorization: Bearer <token> on the MCP connection."
+        )
+    return caller.principal
+
+
+def _memory_save(caller: McpCaller, arguments: SaveFactRequest) -> dict[str, Any]:
+    wired = caller.services
+    memory = wired.memories.save(_principal(caller), arguments, caller.run)
+    return memory.to_wire(wired.clock.now())
+
+
+def _memory_day(caller: McpCaller, arguments: DayLineRequest) -> dict[str, Any]:
+    wired = caller.services
+    appended = wired.day_log.append_day_line(_principal(caller), arguments.line, caller.run)
+    return appended.memory.to_wire(wired.clock.now())
+
+
+def _memory_recall(caller: McpCaller, arguments: RecallRequest) -> dict[str, Any]:
+    wired = caller.services
+    principal = _principal(caller)
+    started = time.perf_counter()
+    result = wired.recall.recall(principal, arguments, caller.run)
+    observe_recall("on_demand", result, started)
+    return recall_body(result, wired.clock.now(), "recall")
+
+
+def _memory_list(caller: McpCaller, arguments: MemoryListArguments) -> dict[str, Any]:
+    wired = caller.services
+    query: dict[str, Any] = {"all": "true" if arguments.all_statuses else "false"}
+    for name, value in (
+        ("agentId", arguments.agent_id),
+        ("kind", arguments.kind),
+        ("status", arguments.status),
+        ("limit", arguments.limit),
+        ("nextToken", arguments.next_token),
+    ):
+        if value is not None:
+            query[name] = value
+    page = wired.memories.list(_principal(caller), validate(query, ListQuery))
+    now = wired.clock.now()
+    return {
+        "object": "list",
+        "data": [memory.to_wire(now) for memory in page.memories],
+        "nextToken": encode_next_token(page.continue_after),
+    }
+
+
+def _memory_archive(caller: McpCaller, arguments: MemoryArchiveArguments) -> dict[str, Any]:
+    wired = caller.services
+    request = validate({"reason": arguments.reason}, ArchiveRequest)
+    memory = wired.memories.archive(_principal(caller), arguments.memory_id, request)
+    return memory.to_wire(wired.clock.now())
+
+
+def _hints(*, read_only: bool, destructive: bool, idempotent: bool) -> mcp.ToolAnnotations:
+    return mcp.ToolAnnotations(
+        read_only_hint=read_only,
+        destructive_hint=destructive,
+        idempotent_hint=idempotent,
+        open_world_hint=False,
+    )
+
+
+TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        "remember",
+        "Store a value under a key in your scope (workspace token, X-Api-Key, or anonymous by "
+        "IP for 24 hours). A string is stored as given; any other JSON is stored as its compact "
+        "JSON text. Returns {stored, key, ttl}.",
+        RememberRequest,
+        _remember,
+        _hints(read_only=False, destructive=True, idempotent=True),
+    ),
+    ToolSpec(
+        "recall",
+        "Read the string stored under a key: {key, value, found}. The value is not parsed "
+        "back: JSON.parse it yourself if you stored an object. Without a key: {keys, count}.",
+        KvRecallRequest,
+        _recall,
+        _hints(read_only=True, destructive=False, idempotent=True),
+    ),
+    ToolSpec(
+        "forget",
+        "Delete a key from your scope: {deleted, key} (deleted is false if nothing was there).",
+        ForgetRequest,
+        _forget,
+        _hints(read_only=False, destructive=True, idempotent=True),
+    ),
+    ToolSpec(
+        "memory_save",
+        "Save a durable fact (at most 500 characters, no secrets) to your agent memory; "
+        "optionally supersede one of your facts, and give the tool-output `evidence` "
+        "(at most 2,000 characters) that supports it. Returns the memory.",
+        SaveFactRequest,
+        _memory_save,
+        _hints(read_only=False, destructive=False, idempotent=False),
+    ),
+    ToolSpec(
+        "memory_day",
+        "Append one line (at most 300 characters) to today's UTC day log. Returns the day row.",
+        DayLineRequest,
+        _memory_day,
+        _hints(read_only=False, destructive=False, idempotent=False),
+    ),
+    ToolSpec(
+        "memory_recall",
+        "Recall the facts relevant to a query (default: the current task), scored, with the "
+        "rendered --- MEMORY --- block.",
+        RecallRequest,
+        _memory_recall,
+        _hints(read_only=False, destructive=False, idempotent=False),
+    ),
+    ToolSpec(
+        "memory_list",
+        "List memories newest first, with filters and nextToken pagination.",
+        MemoryListArguments,
+        _memory_list,
+        _hints(read_only=True, destructive=False, idempotent=True),
+    ),
+    ToolSpec(
+        "memory_archive",
+        "Archive one of your memories with a reason. Returns the archived memory.",
+        MemoryArchiveArguments,
+        _memory_archive,
+        _hints(read_only=False, destructive=True, idempotent=False),
+    ),
+)
+TOOLS_BY_NAME = {tool.name: tool for tool in TOOLS}
