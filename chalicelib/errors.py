@@ -166,6 +166,27 @@ class PayloadTooLarge(PineworkError):
     code = "payload_too_large"
 
 
+class PreconditionFailed(PineworkError):
+    """``If-Match`` names a version of the memory that is no longer current; nothing
+    changed (412, SPEC §6; issue 15)."""
+
+    code = "precondition_failed"
+
+
+class IdempotencyKeyReused(PineworkError):
+    """An ``Idempotency-Key`` already used with another request (method, path or body)
+    by the same caller within 24 hours (422; issue 15, docs/DECISIONS.md)."""
+
+    code = "idempotency_key_reused"
+
+
+class IdempotencyKeyInUse(PineworkError):
+    """The first request with this ``Idempotency-Key`` is still running; retry after
+    ``Retry-After`` seconds to get its answer (409; issue 15, docs/DECISIONS.md)."""
+
+    code = "idempotency_key_in_use"
+
+
 STATUS_BY_CODE: dict[str, int] = {
     "memory_text_too_long": 400,
     "secret_in_memory": 400,
@@ -190,6 +211,9 @@ STATUS_BY_CODE: dict[str, int] = {
     "method_not_allowed": 405,
     "conflict": 409,
     "payload_too_large": 413,
+    "precondition_failed": 412,
+    "idempotency_key_reused": 422,
+    "idempotency_key_in_use": 409,
     "internal_error": 500,
 }
 """HTTP status of every error code (SPEC §6); a test checks each class is here."""

@@ -17,6 +17,7 @@ from botocore.config import Config
 from chalicelib.ids import Clock, IdFactory, SystemClock
 from chalicelib.services.access.admin import AdminService
 from chalicelib.services.access.auth import AuthService
+from chalicelib.services.idempotency import IdempotencyService
 from chalicelib.services.kv.service import KvService
 from chalicelib.services.memory.day_log import DayLogService
 from chalicelib.services.memory.service import MemoryService
@@ -56,6 +57,7 @@ class Services:
     kv: KvService
     routines: RoutineService
     reviews: ReviewService
+    idempotency: IdempotencyService
 
 
 def dynamodb_client(settings: Settings) -> Any:
@@ -211,7 +213,19 @@ def build_services(
             SqsReviewQueue(lambda: sqs or sqs_client(settings), settings.review_queue_name),
             embedder,
         ),
+        idempotency=IdempotencyService(lambda: idempotency_store(table)),
     )
+
+
+def idempotency_store(table: DynamoDBTable) -> Any:
+    """The idempotency records' persistence layer on ``table`` (issue 15).
+
+    Imported here, on the first request with an ``Idempotency-Key``: Powertools'
+    idempotency modules are not paid by every cold start.
+    """
+    from chalicelib.storage.idempotency import DynamoDBIdempotencyStore
+
+    return DynamoDBIdempotencyStore(table)
 
 
 @functools.cache

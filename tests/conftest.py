@@ -129,6 +129,20 @@ class Api:
         headers: dict[str, str] | None = None,
     ) -> tuple[int, Any]:
         """Return (status, parsed JSON body) of one request to ``/api/v1`` + path."""
+        status, _, parsed = self.send(method, path, actor, body, raw=raw, headers=headers)
+        return status, parsed
+
+    def send(
+        self,
+        method: str,
+        path: str,
+        actor: Actor | None = None,
+        body: Any = None,
+        *,
+        raw: bytes | str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> tuple[int, dict[str, str], Any]:
+        """Like ``call``, with the response headers: (status, headers, parsed JSON body)."""
         sent = {"Content-Type": "application/json", **(headers or {})}
         if actor is not None:
             sent["Authorization"] = f"Bearer {actor.token}"
@@ -139,7 +153,7 @@ class Api:
             method, "/api/v1" + path, headers=sent, body=payload or b""
         )
         text = response.body.decode("utf-8") if response.body else ""
-        return response.status_code, (json.loads(text) if text else None)
+        return response.status_code, dict(response.headers), (json.loads(text) if text else None)
 
 
 @pytest.fixture

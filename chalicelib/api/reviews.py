@@ -18,7 +18,9 @@ from chalicelib.api.http import (
     reject_other_methods,
     validate,
 )
+from chalicelib.api.idempotency import idempotent
 from chalicelib.models.requests import EmptyRequest
+from chalicelib.models.responses import ReviewList, ReviewSummaryObject
 from chalicelib.models.review import ReviewListQuery, RunReviewRequest
 from chalicelib.services.access.who import refuse_agents
 from chalicelib.services.paging import decode_next_token, encode_next_token
@@ -34,6 +36,7 @@ def _request() -> Any:
 
 @reviews_api.route("/reviews", methods=["POST"], content_types=ANY_CONTENT)
 @endpoint
+@idempotent(reviews_api)
 def run_review() -> Response:
     """A person runs an agent's review now; ``dryRun`` returns the plan and changes nothing."""
     call = call_context(_request())
@@ -56,11 +59,10 @@ def list_reviews() -> Response:
         decode_next_token(query.next_token, prefix="rvw"),
     )
     return json_response(
-        {
-            "object": "list",
-            "data": [summary.to_wire() for summary in summaries],
-            "nextToken": encode_next_token(after),
-        }
+        ReviewList(
+            data=[ReviewSummaryObject.model_validate(summary.to_wire()) for summary in summaries],
+            next_token=encode_next_token(after),
+        ).wire()
     )
 
 
@@ -76,6 +78,7 @@ def get_review(review_id: str) -> Response:
     "/reviews/{review_id}/actions/{action_ref}/approve", methods=["POST"], content_types=ANY_CONTENT
 )
 @endpoint
+@idempotent(reviews_api)
 def approve_review_action(review_id: str, action_ref: str) -> Response:
     """A person approves one pending action (``2`` or ``a2``): it is applied now."""
     return _decide(review_id, action_ref, "approve")
@@ -85,6 +88,7 @@ def approve_review_action(review_id: str, action_ref: str) -> Response:
     "/reviews/{review_id}/actions/{action_ref}/reject", methods=["POST"], content_types=ANY_CONTENT
 )
 @endpoint
+@idempotent(reviews_api)
 def reject_review_action(review_id: str, action_ref: str) -> Response:
     """A person rejects one pending action (``2`` or ``a2``): it is never applied."""
     return _decide(review_id, action_ref, "reject")

@@ -20,10 +20,11 @@
 | decision on a review action | ``REVIEW#<rvw_id>`` | ``ACTION#<action id>`` |
 | lift claim | ``LIFT#<agt_id>#<sha256 of normalized text>`` | ``LIFT`` |
 | a rejected review action | ``REJECTED#<agt_id>`` | ``<sha256 signature>`` |
+| idempotency record (issue 15) | ``IDEMPOTENCY#<sha256 of principal scope and key>`` | ``IDEMPOTENCY`` |
 
 A key-value scope is ``account#<wsp_id>``, ``byok#<sha256 hex>`` or
-``anon#<sha256 hex>`` (SPEC §10). Anonymous entries carry ``expiresAtEpoch``,
-the table's DynamoDB TTL attribute (epoch seconds); nothing else does.
+``anon#<sha256 hex>`` (SPEC §10). Anonymous entries and idempotency records carry
+``expiresAtEpoch``, the table's DynamoDB TTL attribute (epoch seconds); nothing else does.
 
 List indexes (GSIs, sort key ``lsk`` = memory id): by agent, by agent and
 status, by workspace, by workspace and status.
@@ -212,3 +213,12 @@ def rejection_key(agent_id: str, signature: str) -> dict[str, str]:
 def lift_claim_key(agent_id: str, text_digest: str) -> dict[str, str]:
     """Primary key of the claim that a normalized text was lifted once for an agent."""
     return {"pk": f"LIFT#{agent_id}#{text_digest}", "sk": "LIFT"}
+
+
+IDEMPOTENCY_SK = "IDEMPOTENCY"
+
+
+def idempotency_key(record_key: str) -> dict[str, str]:
+    """Key of one idempotency record (issue 15): ``record_key`` is Powertools' hashed
+    key, ``IDEMPOTENCY#<sha256 hex>``, so records spread over partitions."""
+    return {"pk": record_key, "sk": IDEMPOTENCY_SK}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Literal
 
 from chalicelib.errors import (
@@ -52,6 +52,7 @@ from chalicelib.services.access.who import (
 )
 from chalicelib.services.memory.audit import audit_record
 from chalicelib.services.memory.expiry import parse_expiry
+from chalicelib.services.memory.preconditions import check_expected_version
 from chalicelib.services.paging import decode_next_token
 from chalicelib.services.recall.embedding import Embedder
 from chalicelib.services.retries import with_retries
@@ -227,13 +228,22 @@ class MemoryService:
         load_visible(self._memories, principal, memory_id)
         return self._memories.history(memory_id, limit, after_audit_id)
 
-    def edit(self, principal: Principal, memory_id: str, request: EditRequest) -> Memory:
+    def edit(
+        self,
+        principal: Principal,
+        memory_id: str,
+        request: EditRequest,
+        *,
+        expected_versions: Collection[int] | None = None,
+    ) -> Memory:
         """A person edits ``text`` and/or ``expiresAt``; sets ``editedByPersonId``.
 
         An edit that changes nothing (the same text, the same expiry) writes nothing:
         the memory comes back as it is, with no new version or history record.
+        ``expected_versions`` (``If-Match``): see ``check_expected_version``.
 
         Raises:
+            PreconditionFailed: the memory is not at one of ``expected_versions``.
             Forbidden: an agent tried to edit (agents archive and save instead).
             InvalidRequest: nothing to change, empty text, bad ``expiresAt``.
             MemoryTextTooLong: a fact over 500 characters.
@@ -248,6 +258,7 @@ class MemoryService:
 
         def attempt() -> Memory:
             before = load_visible(self._memories, principal, memory_id)
+            check_expected_version(before, expected_versions)
             if before.is_superseded:
                 raise MemorySuperseded(
                     f"{memory_id} was replaced by {before.superseded_by}. Edit the newer memory."
@@ -292,10 +303,19 @@ class MemoryService:
             )
         check_text(text, limit=DAY_LOG_MAX_CHARS, what="day log", secrets=self._secrets)
 
-    def archive(self, principal: Principal, memory_id: str, request: ArchiveRequest) -> Memory:
+    def archive(
+        self,
+        principal: Principal,
+        memory_id: str,
+        request: ArchiveRequest,
+        *,
+        expected_versions: Collection[int] | None = None,
+    ) -> Memory:
         """Archive a live memory with a reason (owner agent or person; SPEC §4).
+        ``expected_versions`` (``If-Match``): see ``check_expected_version``.
 
         Raises:
+            PreconditionFailed: the memory is not at one of ``expected_versions``.
             InvalidRequest: the reason is empty, over 500 characters, or reserved.
             SecretInMemory: the reason looks like a secret.
             MemoryNotFound, MemoryNotOwn: see ``load_visible``.
@@ -315,15 +335,30 @@ class MemoryService:
                 f"{reason!r} is reserved for the system; use veto or supersedes, "
                 "or give another reason."
             )
-        return self._archive(principal, memory_id, request.reason, action="archive")
+        return self._archive(
+            principal,
+            memory_id,
+            request.reason,
+            action="archive",
+            expected_versions=expected_versions,
+        )
 
-    def veto(self, principal: Principal, memory_id: str, note: str | None) -> Memory:
+    def veto(
+        self,
+        principal: Principal,
+        memory_id: str,
+        note: str | None,
+        *,
+        expected_versions: Collection[int] | None = None,
+    ) -> Memory:
         """A person vetoes a memory: archived with reason ``vetoed`` (SPEC §4).
 
         A memory archived for another reason becomes vetoed too, so an agent can
-        no longer bring it back.
+        no longer bring it back. ``expected_versions`` (``If-Match``): see
+        ``check_expected_version``.
 
         Raises:
+            PreconditionFailed: the memory is not at one of ``expected_versions``.
             Forbidden: an agent tried to veto.
             InvalidRequest: the note is over 500 characters.
             MemoryNotFound: no such memory in the workspace.
@@ -335,7 +370,14 @@ class MemoryService:
             raise InvalidRequest(f"The note is over {ARCHIVE_REASON_MAX_CHARS} characters.")
         if note is not None:
             check_no_secret(note, what="note", secrets=self._secrets)
-        return self._archive(principal, memory_id, VETOED, action="veto", note=note)
+        return self._archive(
+            principal,
+            memory_id,
+            VETOED,
+            action="veto",
+            note=note,
+            expected_versions=expected_versions,
+        )
 
     def _archive(
         self,
@@ -345,9 +387,11 @@ class MemoryService:
         *,
         action: Literal["archive", "veto"],
         note: str | None = None,
+        expected_versions: Collection[int] | None = None,
     ) -> Memory:
         def attempt() -> Memory:
             before = load_visible(self._memories, principal, memory_id)
+            check_expected_version(before, expected_versions)
             now = self._clock.now()
             if before.status is MemoryStatus.ARCHIVED:
                 if action == "archive" or before.archive_reason == VETOED:
@@ -377,10 +421,18 @@ class MemoryService:
 
         return with_retries(attempt)
 
-    def unarchive(self, principal: Principal, memory_id: str) -> Memory:
-        """Bring an archived memory back (SPEC §4 rules).
+    def unarchive(
+        self,
+        principal: Principal,
+        memory_id: str,
+        *,
+        expected_versions: Collection[int] | None = None,
+    ) -> Memory:
+        """Bring an archived memory back (SPEC §4 rules). ``expected_versions``
+        (``If-Match``): see ``check_expected_version``.
 
         Raises:
+            PreconditionFailed: the memory is not at one of ``expected_versions``.
             MemoryNotFound, MemoryNotOwn: see ``load_visible``.
             MemoryNotArchived: the memory is active.
             MemorySuperseded: a newer memory replaced it; it never comes back.
@@ -390,6 +442,7 @@ class MemoryService:
 
         def attempt() -> Memory:
             before = load_visible(self._memories, principal, memory_id)
+            check_expected_version(before, expected_versions)
             if before.status is MemoryStatus.ACTIVE:
                 raise MemoryNotArchived(f"{memory_id} is active; there is nothing to undo.")
             if before.is_superseded:
