@@ -149,9 +149,7 @@ def unarchive_memory(memory_id: str) -> Response:
     call = call_context(_request())
     parse_body(_request().raw_body, EmptyRequest)
     versions = expected_versions(_request(), memory_id)
-    memory = call.services.memories.unarchive(
-        call.principal, memory_id, expected_versions=versions
-    )
+    memory = call.services.memories.unarchive(call.principal, memory_id, expected_versions=versions)
     return _memory_response((memory, call.services))
 
 

@@ -31,7 +31,14 @@ from chalicelib.api.idempotency import (
     is_idempotent,
 )
 from chalicelib.api.operations import OPERATIONS, Body, Operation
-from chalicelib.limits import HEADER_MAX_CHARS
+from chalicelib.limits import (
+    ARCHIVE_REASON_MAX_CHARS,
+    DAY_LINE_MAX_CHARS,
+    EVIDENCE_MAX_CHARS,
+    FACT_MAX_CHARS,
+    HEADER_MAX_CHARS,
+    RECALL_QUERY_MAX_CHARS,
+)
 from chalicelib.models.responses import ErrorEnvelope, JsonRpcMessage
 
 API_PREFIX = "/api/v1"
@@ -48,6 +55,30 @@ PATH_PARAMETERS = {
     "review_id": "The review, `rvw_…`.",
     "action_ref": "The action: its number (`2`) or id (`a2`).",
 }
+
+FIELD_LIMITS: dict[tuple[str, str], dict[str, int | str]] = {
+    ("SaveFactRequest", "text"): {"minLength": 1, "maxLength": FACT_MAX_CHARS},
+    ("SaveFactRequest", "evidence"): {"minLength": 1, "maxLength": EVIDENCE_MAX_CHARS},
+    ("DayLineRequest", "line"): {"minLength": 1, "maxLength": DAY_LINE_MAX_CHARS},
+    ("EditRequest", "text"): {"minLength": 1},
+    ("ArchiveRequest", "reason"): {"minLength": 1, "maxLength": ARCHIVE_REASON_MAX_CHARS},
+    ("VetoRequest", "reason"): {"maxLength": ARCHIVE_REASON_MAX_CHARS},
+    ("RecallRequest", "query"): {"maxLength": RECALL_QUERY_MAX_CHARS},
+    ("RecallStartRequest", "task"): {"maxLength": RECALL_QUERY_MAX_CHARS},
+    ("RecallStartRequest", "message"): {"maxLength": RECALL_QUERY_MAX_CHARS},
+    ("RecallStartRequest", "slashCommand"): {"maxLength": RECALL_QUERY_MAX_CHARS},
+    ("RecallStartRequest", "sessionId"): {
+        "minLength": 1,
+        "maxLength": HEADER_MAX_CHARS,
+        "pattern": "^[\\x21-\\x7e]([\\x20-\\x7e]*[\\x21-\\x7e])?$",
+    },
+    ("RememberRequest", "key"): {"minLength": 1},
+    ("ForgetRequest", "key"): {"minLength": 1},
+}
+"""Limits the services check (SPEC §5, ``chalicelib/limits.py``), added to the request
+schemas for clients: the models leave them to the services, which answer with the
+seed's codes (e.g. ``memory_text_too_long``) rather than pydantic's. Characters are
+code points, as JSON Schema counts them."""
 
 openapi_api = Blueprint(__name__)
 
@@ -152,7 +183,19 @@ def _schemas(
         by_alias=True,
         ref_template="#/components/schemas/{model}",
     )
-    return refs, definitions.get("$defs", {})  # type: ignore[return-value]
+    schemas: dict[str, Any] = definitions.get("$defs", {})
+    for (model_name, field), limits in FIELD_LIMITS.items():
+        _limit(schemas.get(model_name, {}).get("properties", {}).get(field), limits)
+    return refs, schemas  # type: ignore[return-value]
+
+
+def _limit(schema: dict[str, Any] | None, limits: dict[str, int | str]) -> None:
+    """Add ``limits`` to a string property (inside its ``anyOf`` when it is nullable)."""
+    if schema is None:
+        return
+    for option in schema.get("anyOf", [schema]):
+        if option.get("type") == "string":
+            option.update(limits)
 
 
 def _models(body: Body) -> tuple[type[BaseModel], ...]:
@@ -228,7 +271,8 @@ def _shared_parameters() -> dict[str, Any]:
             "schema": {"type": "string", **schema},
         }
 
-    printable = {"maxLength": HEADER_MAX_CHARS, "pattern": "^[\\x21-\\x7e]+$"}
+    # Printable ASCII; an empty value counts as no header (run_context.check_header).
+    printable = {"maxLength": HEADER_MAX_CHARS, "pattern": "^[\\x20-\\x7e]*$"}
     return {
         "Run": header("X-Pinework-Run", "The agent's run (`run_…`).", **printable),
         "Task": header(
@@ -295,8 +339,10 @@ def _request_body(
     if operation.body is None:
         return None
     if operation.body == "mcp":
+        # A batch answers each invalid member with its own error (JSON-RPC 2.0 §6), so
+        # members are not constrained here; an empty batch is 400.
         message = refs[(JsonRpcMessage, "validation")]
-        schema: dict[str, Any] = {"anyOf": [message, {"type": "array", "items": message}]}
+        schema: dict[str, Any] = {"anyOf": [message, {"type": "array", "minItems": 1}]}
     else:
         schema = refs[(operation.body, "validation")]
     return {
@@ -322,9 +368,7 @@ def _responses(
     return responses
 
 
-def _error_classes(
-    operation: Operation, idempotent: bool
-) -> list[type[errors.PineworkError]]:
+def _error_classes(operation: Operation, idempotent: bool) -> list[type[errors.PineworkError]]:
     """The error classes an operation may answer, each once, in a stable order."""
     classes: list[type[errors.PineworkError]] = list(COMMON_ERRORS)
     if operation.auth in ("bearer", "optional"):
@@ -403,17 +447,22 @@ def _body_schema(
 
 
 def _links(operation: Operation, ids: dict[tuple[str, str], str]) -> dict[str, Any]:
-    """OpenAPI links: the answer's ``id`` is the path parameter of each target."""
+    """OpenAPI links: by default the answer's ``id`` is the target's one path parameter
+    (and its ``ETag`` the target's ``If-Match``)."""
     by_id = {operation_id: key for key, operation_id in ids.items()}
     links: dict[str, Any] = {}
-    for target in operation.links:
+    for link in operation.links:
+        target, given = (link, None) if isinstance(link, str) else link
         if target not in by_id:
             continue
         method, path = by_id[target]
         names = re.findall(r"{(\w+)}", path)
-        if len(names) != 1:
+        if given is not None:
+            parameters = dict(given)
+        elif len(names) == 1:
+            parameters = {names[0]: "$response.body#/id"}
+        else:
             continue
-        parameters: dict[str, str] = {names[0]: "$response.body#/id"}
         if OPERATIONS[(method, path)].if_match and operation.etag:
             parameters["header.If-Match"] = "$response.header.ETag"
         links[target] = {"operationId": target, "parameters": parameters}
@@ -492,7 +541,7 @@ def _overview() -> str:
         '**No lost edits.** A memory answer carries `ETag: "<id>.v<version>"`; `PATCH`, '
         "archive, veto and unarchive take `If-Match` and answer 412 `precondition_failed` "
         "(changing nothing) when the memory moved on.\n\n"
-        "**Errors** are `{\"error\": {\"code\", \"message\"}}`; a wrong method is 405 "
+        '**Errors** are `{"error": {"code", "message"}}`; a wrong method is 405 '
         "`method_not_allowed` with `Allow`, an unknown path 404 `not_found`.\n\n"
         "| code | HTTP | when |\n| --- | --- | --- |\n" + rows
     )

@@ -60,7 +60,7 @@ Body = type[BaseModel] | tuple[type[BaseModel], ...] | Literal["mcp", "document"
 NOT_FOUND = errors.MemoryNotFound
 NOT_OWN = errors.MemoryNotOwn
 MEMORY_LINKS = ("get_memory", "edit_memory", "archive_memory", "veto_memory")
-MEMORY_LINKS_ALL = (*MEMORY_LINKS, "unarchive_memory", "memory_history")
+FIRST_ACTION = "$response.body#/plan/actions/0/id"
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,9 @@ class Operation:
         if_match: honours ``If-Match`` (412 ``precondition_failed``).
         etag: its answer is one memory, with an ``ETag`` header.
         session_header: reads ``X-Pinework-Session`` (run-start recall).
-        links: operation ids its success answer's ``id`` leads to (OpenAPI links).
+        links: where its success answer leads (OpenAPI links): an operation id, whose
+            one path parameter is the answer's ``id``, or (operation id, {parameter:
+            runtime expression}).
         tag: the group in the document.
         description: more than the summary, if needed.
     """
@@ -94,7 +96,7 @@ class Operation:
     if_match: bool = False
     etag: bool = False
     session_header: bool = False
-    links: tuple[str, ...] = ()
+    links: tuple[str | tuple[str, dict[str, str]], ...] = ()
     tag: str = "memories"
     description: str = ""
 
@@ -257,7 +259,7 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         tag="recall",
     ),
     ("GET", "/routines"): Operation(
-        "List the \"Memory dreaming\" routines",
+        'List the "Memory dreaming" routines',
         "agent (own); person (`agentId`, or the whole workspace)",
         {200: RoutineList},
         (NOT_OWN, errors.Forbidden),
@@ -314,6 +316,13 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         (errors.Forbidden, errors.MemoryAgentRequired, errors.Conflict),
         body=RunReviewRequest,
         body_required=True,
+        links=(
+            "get_review",
+            *(
+                (decision, {"review_id": "$response.body#/id", "action_ref": FIRST_ACTION})
+                for decision in ("approve_review_action", "reject_review_action")
+            ),
+        ),
         tag="reviews",
     ),
     ("GET", "/reviews"): Operation(

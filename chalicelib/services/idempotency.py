@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from chalicelib.errors import IdempotencyKeyInUse, IdempotencyKeyReused
 
@@ -102,16 +102,18 @@ class IdempotencyService:
             hash_function="sha256",
             response_hook=_mark_replayed,
         )
-        config.register_lambda_context(_Deadline(deadline_ms))
+        # Powertools reads only get_remaining_time_in_millis from the context.
+        config.register_lambda_context(cast(Any, _Deadline(deadline_ms)))
 
-        @idempotent_function(
+        def run_action(request: dict[str, str]) -> dict[str, Any]:
+            return {"answer": action()}
+
+        once: Callable[..., dict[str, Any]] = idempotent_function(
             data_keyword_argument="request",
             persistence_store=self._store(),
             config=config,
             key_prefix=RECORD_PREFIX,
-        )
-        def once(request: dict[str, str]) -> dict[str, Any]:
-            return {"answer": action()}
+        )(run_action)
 
         try:
             result = once(request={"key": scoped_key, "fingerprint": fingerprint})
@@ -128,7 +130,7 @@ class IdempotencyService:
         return Outcome(answer=result["answer"], replayed=bool(result.get("replayed")))
 
 
-def _mark_replayed(response: dict[str, Any], record: Any) -> dict[str, Any]:
+def _mark_replayed(response: Any, idempotent_data: Any) -> Any:
     """Powertools' ``response_hook``: runs only when a stored answer is returned."""
     return {**response, "replayed": True}
 

@@ -26,7 +26,7 @@ from chalicelib.storage.dynamodb import DynamoDBTable, to_attributes
 from chalicelib.storage.keys import KV_TTL_ATTRIBUTE, idempotency_key
 
 
-class DynamoDBIdempotencyStore(DynamoDBPersistenceLayer):  # type: ignore[misc]
+class DynamoDBIdempotencyStore(DynamoDBPersistenceLayer):
     """Powertools' ``DynamoDBPersistenceLayer`` on the single table.
 
     Attributes written: ``pk``/``sk`` (``keys.idempotency_key``), ``status``

@@ -20,7 +20,7 @@
 | decision on a review action | ``REVIEW#<rvw_id>`` | ``ACTION#<action id>`` |
 | lift claim | ``LIFT#<agt_id>#<sha256 of normalized text>`` | ``LIFT`` |
 | a rejected review action | ``REJECTED#<agt_id>`` | ``<sha256 signature>`` |
-| idempotency record (issue 15) | ``IDEMPOTENCY#<sha256 of principal scope and key>`` | ``IDEMPOTENCY`` |
+| idempotency record (issue 15) | ``IDEMPOTENCY#<sha256 of scope and key>`` | ``IDEMPOTENCY`` |
 
 A key-value scope is ``account#<wsp_id>``, ``byok#<sha256 hex>`` or
 ``anon#<sha256 hex>`` (SPEC §10). Anonymous entries and idempotency records carry

@@ -9,7 +9,9 @@ from typing import Any
 from tests.conftest import Api, World
 
 
-def save(api: Api, world: World, text: str = "The build cache lives in S3") -> tuple[dict[str, Any], str]:
+def save(
+    api: Api, world: World, text: str = "The build cache lives in S3"
+) -> tuple[dict[str, Any], str]:
     status, headers, body = api.send("POST", "/memories", world.agent, {"text": text})
     assert status == 201, body
     return body, headers["ETag"]
@@ -26,10 +28,11 @@ def test_every_memory_answer_carries_its_version_as_etag(api: Api, world: World)
     assert tag == f'"{memory["id"]}.v1"'
     status, headers, _ = api.send("GET", f"/memories/{memory['id']}", world.agent)
     assert status == 200 and headers["ETag"] == tag
-    status, headers, body = api.send(
+    status, headers, archived = api.send(
         "POST", f"/memories/{memory['id']}/archive", world.agent, {"reason": "moved"}
     )
     assert status == 200 and headers["ETag"] == f'"{memory["id"]}.v2"'
+    assert archived["status"] == "archived"
     status, headers, _ = api.send("POST", f"/memories/{memory['id']}/unarchive", world.agent, {})
     assert headers["ETag"] == f'"{memory["id"]}.v3"'
     status, headers, day = api.send("POST", "/memories/day", world.agent, {"line": "started"})
@@ -44,21 +47,26 @@ def test_lists_carry_no_etag(api: Api, world: World) -> None:
     assert status == 200 and "ETag" not in headers
 
 
-def test_two_persons_edit_one_memory_and_the_second_edit_is_refused(
-    api: Api, world: World
-) -> None:
+def test_two_persons_edit_one_memory_and_the_second_edit_is_refused(api: Api, world: World) -> None:
     memory, _ = save(api, world)
     # Both persons read the memory in their own tab.
     _, first_read, _ = api.send("GET", f"/memories/{memory['id']}", world.person)
     _, second_read, _ = api.send("GET", f"/memories/{memory['id']}", world.person)
     path = f"/memories/{memory['id']}"
     status, headers, edited = api.send(
-        "PATCH", path, world.person, {"text": "The build cache lives in S3 (eu-west-1)"},
+        "PATCH",
+        path,
+        world.person,
+        {"text": "The build cache lives in S3 (eu-west-1)"},
         headers={"If-Match": first_read["ETag"]},
     )
     assert status == 200 and headers["ETag"] == f'"{memory["id"]}.v2"'
+    assert edited["editedByPersonId"] == world.person.id
     status, _, refused = api.send(
-        "PATCH", path, world.person, {"text": "The build cache moved to GCS"},
+        "PATCH",
+        path,
+        world.person,
+        {"text": "The build cache moved to GCS"},
         headers={"If-Match": second_read["ETag"]},
     )
     assert status == 412 and refused["error"]["code"] == "precondition_failed"

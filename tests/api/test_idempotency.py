@@ -72,11 +72,17 @@ def test_the_same_key_with_another_body_is_refused(api: Api, world: World) -> No
 
 def test_key_order_and_spacing_of_the_body_do_not_matter(api: Api, world: World) -> None:
     first = api.send(
-        "POST", "/memories", world.agent, raw='{"text":"a b c","expiresAt":"2030-01-01"}',
+        "POST",
+        "/memories",
+        world.agent,
+        raw='{"text":"a b c","expiresAt":"2030-01-01"}',
         headers=key(),
     )
     retry = api.send(
-        "POST", "/memories", world.agent, raw='{ "expiresAt": "2030-01-01", "text": "a b c" }',
+        "POST",
+        "/memories",
+        world.agent,
+        raw='{ "expiresAt": "2030-01-01", "text": "a b c" }',
         headers=key(),
     )
     assert retry[2] == first[2] and retry[1]["Idempotent-Replayed"] == "true"
@@ -189,7 +195,10 @@ def test_a_quoted_key_is_the_same_key(api: Api, world: World) -> None:
 
 def test_an_unknown_token_is_401_before_the_key_is_claimed(api: Api, world: World) -> None:
     status, body = api.call(
-        "POST", "/memories", None, {"text": "a fact"},
+        "POST",
+        "/memories",
+        None,
+        {"text": "a fact"},
         headers={**key(), "Authorization": "Bearer pwk_nope"},
     )
     assert status == 401 and body["error"]["code"] == "unauthorized"

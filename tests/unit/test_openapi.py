@@ -82,9 +82,7 @@ def test_route_table_skips_the_405_views(app: Any) -> None:
 def test_operation_ids_are_the_view_names_and_unique(document: dict[str, Any]) -> None:
     ids = [op["operationId"] for ops in document["paths"].values() for op in ops.values()]
     assert len(ids) == len(set(ids))
-    assert {"save_fact", "append_day_line", "archive_memory", "kv_remember", "mcp_post"} <= set(
-        ids
-    )
+    assert {"save_fact", "append_day_line", "archive_memory", "kv_remember", "mcp_post"} <= set(ids)
 
 
 def test_every_state_changing_route_takes_an_idempotency_key(
@@ -194,7 +192,10 @@ def test_links_lead_from_save_to_archive_to_unarchive(document: dict[str, Any]) 
     assert save["archive_memory"]["parameters"]["memory_id"] == "$response.body#/id"
     archive = document["paths"]["/memories/{memory_id}/archive"]["post"]["responses"]["200"]
     unarchive = archive["links"]["unarchive_memory"]["parameters"]
-    assert unarchive == {"memory_id": "$response.body#/id", "header.If-Match": "$response.header.ETag"}
+    assert unarchive == {
+        "memory_id": "$response.body#/id",
+        "header.If-Match": "$response.header.ETag",
+    }
 
 
 def test_the_kv_tools_and_mcp_accept_anonymous_callers(document: dict[str, Any]) -> None:

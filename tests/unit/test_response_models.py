@@ -11,7 +11,7 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from chalicelib.models.memory import AuditRecord, Memory, MemoryKind, MemoryStatus, snapshot
-from chalicelib.models.recall import RecallLogEntry, RecalledMemory
+from chalicelib.models.recall import RecalledMemory, RecallLogEntry
 from chalicelib.models.responses import (
     AuditObject,
     KvForgotten,
@@ -202,4 +202,6 @@ def test_key_value_answers_round_trip() -> None:
     listed = KeyList(["a"], count=1).to_wire()
     assert KvKeys.model_validate(listed).wire() == listed
     cut = KeyList(["a"], count=2).to_wire()
-    assert KvKeys.model_validate(cut).wire() == cut == {"keys": ["a"], "count": 2, "truncated": True}
+    assert (
+        KvKeys.model_validate(cut).wire() == cut == {"keys": ["a"], "count": 2, "truncated": True}
+    )
