@@ -15,21 +15,19 @@ Example::
 from __future__ import annotations
 
 import datetime as dt
-import os
 from collections.abc import Iterator, Mapping
 from types import TracebackType
 from typing import Any, Self
 
 import httpx
 
+from pinework import _calls as calls
 from pinework._wire import (
     API_PREFIX,
     DEFAULT_API_URL,
     DEFAULT_TIMEOUT,
     ApiSession,
-    format_expiry,
-    memory_path,
-    path_segment,
+    settings_from_env,
 )
 from pinework.errors import PineworkAPIError
 from pinework.models import (
@@ -66,6 +64,15 @@ class Client:
         timeout: seconds per request phase.
         api_key: sent as ``X-Api-Key`` (a bring-your-own key scoping the
             key-value tools, SPEC §10); a bearer token takes precedence.
+        max_retries: how often a request is sent again after a connection error, a
+            timeout, 429, 5xx or 409 ``idempotency_key_in_use`` (default 0). Requests
+            that change state then carry an ``Idempotency-Key`` (yours, or one the
+            client makes), so a retry never writes twice.
+
+    The methods that change state take ``idempotency_key`` (send the same key
+    again to retry safely, within 24 hours); those that change one memory take
+    ``if_match`` (its ``etag``: refused with ``precondition_failed`` when someone
+    changed it since).
 
     Raises:
         ValueError: ``base_url`` is not an ``http://`` or ``https://`` URL.
@@ -81,9 +88,17 @@ class Client:
         transport: httpx.BaseTransport | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         api_key: str | None = None,
+        max_retries: int = 0,
     ) -> None:
         self._session = ApiSession(
-            base_url, token, run_id, task_key, transport, timeout, api_key=api_key
+            base_url,
+            token,
+            run_id,
+            task_key,
+            transport,
+            timeout,
+            api_key=api_key,
+            max_retries=max_retries,
         )
 
     @classmethod
@@ -93,6 +108,7 @@ class Client:
         *,
         transport: httpx.BaseTransport | None = None,
         timeout: float = DEFAULT_TIMEOUT,
+        max_retries: int = 0,
     ) -> Client:
         """Build a client from ``PINEWORK_API_URL``, ``PINEWORK_TOKEN``, ``PINEWORK_RUN``,
         ``PINEWORK_TASK`` (SPEC §12) and ``PINEWORK_API_KEY`` (key-value scope).
@@ -101,6 +117,7 @@ class Client:
             environ: the variables to read; ``os.environ`` when omitted.
             transport: see :class:`Client`.
             timeout: see :class:`Client`.
+            max_retries: see :class:`Client`.
 
         Returns:
             The client; unset or empty variables fall back to the defaults.
@@ -108,19 +125,11 @@ class Client:
         Raises:
             ValueError: ``PINEWORK_API_URL`` is not an http(s) URL.
         """
-        env = os.environ if environ is None else environ
-
-        def read(name: str) -> str | None:
-            return env.get(name, "").strip() or None
-
         return cls(
-            base_url=read("PINEWORK_API_URL") or DEFAULT_API_URL,
-            token=read("PINEWORK_TOKEN"),
-            run_id=read("PINEWORK_RUN"),
-            task_key=read("PINEWORK_TASK"),
-            api_key=read("PINEWORK_API_KEY"),
+            **settings_from_env(environ),
             transport=transport,
             timeout=timeout,
+            max_retries=max_retries,
         )
 
     @property
@@ -169,6 +178,7 @@ class Client:
         supersedes: str | None = None,
         agent_id: str | None = None,
         evidence: str | None = None,
+        idempotency_key: str | None = None,
     ) -> Memory:
         """Save a fact (``POST /memories``).
 
@@ -193,18 +203,18 @@ class Client:
                 ``invalid_request``.
             ValueError: ``expires_at`` is a naive datetime.
         """
-        body: dict[str, Any] = {"text": text}
-        if expires_at is not None:
-            body["expiresAt"] = format_expiry(expires_at)
-        if supersedes is not None:
-            body["supersedes"] = supersedes
-        if agent_id is not None:
-            body["agentId"] = agent_id
-        if evidence is not None:
-            body["evidence"] = evidence
-        return self._session.call("POST", "/memories", Memory, json=body)
+        return self._session.run(
+            calls.save_fact(
+                text,
+                expires_at=expires_at,
+                supersedes=supersedes,
+                agent_id=agent_id,
+                evidence=evidence,
+                idempotency_key=idempotency_key,
+            )
+        )
 
-    def append_day_line(self, line: str) -> Memory:
+    def append_day_line(self, line: str, *, idempotency_key: str | None = None) -> Memory:
         """Append a line to today's (UTC) day log (``POST /memories/day``; agents only).
 
         Args:
@@ -218,7 +228,7 @@ class Client:
             PineworkAPIError: e.g. ``memory_text_too_long``, ``memory_day_full``,
                 ``memory_day_agent_only``, ``secret_in_memory``.
         """
-        return self._session.call("POST", "/memories/day", Memory, json={"line": line})
+        return self._session.run(calls.append_day_line(line, idempotency_key=idempotency_key))
 
     def list_memories(
         self,
@@ -246,15 +256,16 @@ class Client:
         Raises:
             PineworkAPIError: e.g. ``invalid_request``, ``memory_not_own``.
         """
-        params = _page_params(
-            agent_id,
-            limit,
-            next_token,
-            kind=kind,
-            status=status,
-            all="true" if include_archived else None,
+        return self._session.run(
+            calls.list_memories(
+                agent_id=agent_id,
+                kind=kind,
+                status=status,
+                include_archived=include_archived,
+                limit=limit,
+                next_token=next_token,
+            )
         )
-        return self._session.call("GET", "/memories", MemoryPage, params=params)
 
     def iter_memories(
         self,
@@ -309,7 +320,7 @@ class Client:
             PineworkAPIError: ``memory_not_found``, ``memory_not_own``.
             ValueError: ``memory_id`` cannot be a path segment.
         """
-        return self._session.call("GET", memory_path(memory_id), Memory)
+        return self._session.run(calls.get_memory(memory_id))
 
     def edit_memory(
         self,
@@ -317,6 +328,8 @@ class Client:
         *,
         text: str | None = None,
         expires_at: str | dt.datetime | dt.date | None = None,
+        if_match: str | None = None,
+        idempotency_key: str | None = None,
     ) -> Memory:
         """Edit a memory's text and/or expiry (``PATCH /memories/{id}``; persons only).
 
@@ -324,26 +337,37 @@ class Client:
             memory_id: the ``mem_…`` id.
             text: the new text (limits of SPEC §5).
             expires_at: the new expiry; a date means the end of that UTC day.
+            if_match: the ``etag`` of the memory as you read it: the edit is refused
+                (``precondition_failed``, nothing changes) if it changed since.
+            idempotency_key: see :class:`Client`.
 
         Returns:
             The edited memory (``edited_by_person_id`` set).
 
         Raises:
-            PineworkAPIError: e.g. ``memory_superseded``, ``forbidden``,
+            PineworkAPIError: e.g. ``precondition_failed``, ``memory_superseded``, ``forbidden``,
                 ``memory_not_found``, ``memory_text_too_long``, ``invalid_request``.
             ValueError: neither ``text`` nor ``expires_at`` was given, or a bad id
                 or naive datetime.
         """
-        body: dict[str, Any] = {}
-        if text is not None:
-            body["text"] = text
-        if expires_at is not None:
-            body["expiresAt"] = format_expiry(expires_at)
-        if not body:
-            raise ValueError("edit needs text or expires_at")
-        return self._session.call("PATCH", memory_path(memory_id), Memory, json=body)
+        return self._session.run(
+            calls.edit_memory(
+                memory_id,
+                text=text,
+                expires_at=expires_at,
+                if_match=if_match,
+                idempotency_key=idempotency_key,
+            )
+        )
 
-    def archive(self, memory_id: str, reason: str) -> Memory:
+    def archive(
+        self,
+        memory_id: str,
+        reason: str,
+        *,
+        if_match: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Memory:
         """Archive a memory (``POST /memories/{id}/archive``).
 
         Args:
@@ -358,11 +382,18 @@ class Client:
                 ``memory_not_found``, ``invalid_request``.
             ValueError: ``memory_id`` cannot be a path segment.
         """
-        return self._session.call(
-            "POST", memory_path(memory_id, "archive"), Memory, json={"reason": reason}
+        return self._session.run(
+            calls.archive(memory_id, reason, if_match=if_match, idempotency_key=idempotency_key)
         )
 
-    def veto(self, memory_id: str, reason: str | None = None) -> Memory:
+    def veto(
+        self,
+        memory_id: str,
+        reason: str | None = None,
+        *,
+        if_match: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Memory:
         """Veto a memory: archive it with reason ``vetoed`` (persons only).
 
         Args:
@@ -377,10 +408,13 @@ class Client:
                 ``memory_not_found``.
             ValueError: ``memory_id`` cannot be a path segment.
         """
-        body = {"reason": reason} if reason is not None else {}
-        return self._session.call("POST", memory_path(memory_id, "veto"), Memory, json=body)
+        return self._session.run(
+            calls.veto(memory_id, reason, if_match=if_match, idempotency_key=idempotency_key)
+        )
 
-    def unarchive(self, memory_id: str) -> Memory:
+    def unarchive(
+        self, memory_id: str, *, if_match: str | None = None, idempotency_key: str | None = None
+    ) -> Memory:
         """Bring an archived memory back (``POST /memories/{id}/unarchive``; SPEC §4).
 
         Args:
@@ -394,7 +428,9 @@ class Client:
                 ``memory_day_exists``, ``memory_not_archived``, ``memory_not_found``.
             ValueError: ``memory_id`` cannot be a path segment.
         """
-        return self._session.call("POST", memory_path(memory_id, "unarchive"), Memory, json={})
+        return self._session.run(
+            calls.unarchive(memory_id, if_match=if_match, idempotency_key=idempotency_key)
+        )
 
     def history(
         self, memory_id: str, *, limit: int | None = None, next_token: str | None = None
@@ -413,12 +449,15 @@ class Client:
             PineworkAPIError: ``memory_not_found``, ``memory_not_own``.
             ValueError: ``memory_id`` cannot be a path segment.
         """
-        params = _page_params(None, limit, next_token)
-        return self._session.call(
-            "GET", memory_path(memory_id, "history"), AuditPage, params=params
-        )
+        return self._session.run(calls.history(memory_id, limit=limit, next_token=next_token))
 
-    def recall(self, *, query: str | None = None, agent_id: str | None = None) -> RecallResult:
+    def recall(
+        self,
+        *,
+        query: str | None = None,
+        agent_id: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> RecallResult:
         """Recall the memories relevant to a query (``POST /memories/recall``; SPEC §8).
 
         Counts as a recall of every memory returned.
@@ -434,12 +473,9 @@ class Client:
         Raises:
             PineworkAPIError: e.g. ``memory_agent_required``, ``invalid_request``.
         """
-        body: dict[str, Any] = {}
-        if query is not None:
-            body["query"] = query
-        if agent_id is not None:
-            body["agentId"] = agent_id
-        return self._session.call("POST", "/memories/recall", RecallResult, json=body)
+        return self._session.run(
+            calls.recall(query=query, agent_id=agent_id, idempotency_key=idempotency_key)
+        )
 
     def recall_start(
         self,
@@ -449,6 +485,7 @@ class Client:
         task: str | None = None,
         message: str | None = None,
         slash_command: str | None = None,
+        idempotency_key: str | None = None,
     ) -> RecallResult:
         """Run-start recall (``POST /memories/recall/start``; SPEC §8), agents only.
 
@@ -464,11 +501,16 @@ class Client:
         Raises:
             PineworkAPIError: e.g. ``forbidden`` for a person, ``invalid_request``.
         """
-        body: dict[str, Any] = {"sessionId": session_id, "resumed": resumed}
-        for name, value in (("task", task), ("message", message), ("slashCommand", slash_command)):
-            if value is not None:
-                body[name] = value
-        return self._session.call("POST", "/memories/recall/start", RecallResult, json=body)
+        return self._session.run(
+            calls.recall_start(
+                session_id,
+                resumed=resumed,
+                task=task,
+                message=message,
+                slash_command=slash_command,
+                idempotency_key=idempotency_key,
+            )
+        )
 
     def recall_log(
         self,
@@ -487,8 +529,9 @@ class Client:
         Raises:
             PineworkAPIError: e.g. ``memory_agent_required``, ``memory_not_own``.
         """
-        params = _page_params(agent_id, limit, next_token)
-        return self._session.call("GET", "/recalls", RecallLogPage, params=params)
+        return self._session.run(
+            calls.recall_log(agent_id=agent_id, limit=limit, next_token=next_token)
+        )
 
     # Routines (SPEC §7 /routines, §9)
 
@@ -510,8 +553,9 @@ class Client:
         Raises:
             PineworkAPIError: e.g. ``forbidden``, ``invalid_request``.
         """
-        params = _page_params(agent_id, limit, next_token)
-        return self._session.call("GET", "/routines", RoutinePage, params=params)
+        return self._session.run(
+            calls.list_routines(agent_id=agent_id, limit=limit, next_token=next_token)
+        )
 
     def get_routine(self, routine_id: str) -> Routine:
         """Read one routine by its ``rtn_…`` id or its agent's ``agt_…`` id.
@@ -520,35 +564,39 @@ class Client:
             PineworkAPIError: ``not_found``, ``forbidden``.
             ValueError: the id cannot be a path segment.
         """
-        return self._session.call("GET", _routine_path(routine_id), Routine)
+        return self._session.run(calls.get_routine(routine_id))
 
-    def create_routine(self, agent_id: str) -> Routine:
+    def create_routine(self, agent_id: str, *, idempotency_key: str | None = None) -> Routine:
         """Create an agent's routine again after a delete (``POST /routines``; persons).
 
         Raises:
             PineworkAPIError: ``forbidden``, ``memory_agent_required``.
         """
-        return self._session.call("POST", "/routines", Routine, json={"agentId": agent_id})
+        return self._session.run(calls.create_routine(agent_id, idempotency_key=idempotency_key))
 
-    def pause_routine(self, routine_id: str) -> Routine:
+    def pause_routine(self, routine_id: str, *, idempotency_key: str | None = None) -> Routine:
         """Pause a routine so the nightly review skips the agent (persons only).
 
         Raises:
             PineworkAPIError: ``not_found``, ``forbidden``.
             ValueError: the id cannot be a path segment.
         """
-        return self._session.call("POST", _routine_path(routine_id, "pause"), Routine, json={})
+        return self._session.run(
+            calls.set_routine(routine_id, "pause", idempotency_key=idempotency_key)
+        )
 
-    def resume_routine(self, routine_id: str) -> Routine:
+    def resume_routine(self, routine_id: str, *, idempotency_key: str | None = None) -> Routine:
         """Resume a paused routine (persons only).
 
         Raises:
             PineworkAPIError: ``not_found``, ``forbidden``.
             ValueError: the id cannot be a path segment.
         """
-        return self._session.call("POST", _routine_path(routine_id, "resume"), Routine, json={})
+        return self._session.run(
+            calls.set_routine(routine_id, "resume", idempotency_key=idempotency_key)
+        )
 
-    def delete_routine(self, routine_id: str) -> Routine:
+    def delete_routine(self, routine_id: str, *, idempotency_key: str | None = None) -> Routine:
         """Delete a routine; saves do not create it again (persons only).
 
         Returns:
@@ -558,19 +606,21 @@ class Client:
             PineworkAPIError: ``not_found``, ``forbidden``.
             ValueError: the id cannot be a path segment.
         """
-        return self._session.call("DELETE", _routine_path(routine_id), Routine)
+        return self._session.run(calls.delete_routine(routine_id, idempotency_key=idempotency_key))
 
     # Reviews (SPEC §7 /reviews, §9)
 
-    def run_review(self, agent_id: str, *, dry_run: bool = False) -> ReviewReport:
+    def run_review(
+        self, agent_id: str, *, dry_run: bool = False, idempotency_key: str | None = None
+    ) -> ReviewReport:
         """Run an agent's review now (``POST /reviews``; persons). With ``dry_run``
         the plan comes back and nothing changes.
 
         Raises:
             PineworkAPIError: ``forbidden``, ``memory_agent_required``, ``invalid_request``.
         """
-        return self._session.call(
-            "POST", "/reviews", ReviewReport, json={"agentId": agent_id, "dryRun": dry_run}
+        return self._session.run(
+            calls.run_review(agent_id, dry_run=dry_run, idempotency_key=idempotency_key)
         )
 
     def list_reviews(
@@ -585,8 +635,7 @@ class Client:
         Raises:
             PineworkAPIError: ``memory_agent_required``, ``forbidden``.
         """
-        params = _page_params(agent_id, limit, next_token)
-        return self._session.call("GET", "/reviews", ReviewPage, params=params)
+        return self._session.run(calls.list_reviews(agent_id, limit=limit, next_token=next_token))
 
     def get_review(self, review_id: str) -> ReviewReport:
         """One full report (``GET /reviews/{id}``).
@@ -595,10 +644,11 @@ class Client:
             PineworkAPIError: ``not_found``.
             ValueError: the id cannot be a path segment.
         """
-        path = memory_path(review_id).replace("/memories/", "/reviews/", 1)
-        return self._session.call("GET", path, ReviewReport)
+        return self._session.run(calls.get_review(review_id))
 
-    def approve_review_action(self, review_id: str, action: int | str) -> ReviewReport:
+    def approve_review_action(
+        self, review_id: str, action: int | str, *, idempotency_key: str | None = None
+    ) -> ReviewReport:
         """Approve one pending action of an approval-mode review; it is applied now
         (``POST /reviews/{id}/actions/{n}/approve``; persons).
 
@@ -616,11 +666,15 @@ class Client:
                 applied its plan itself).
             ValueError: an id cannot be a path segment.
         """
-        return self._session.call(
-            "POST", _review_action_path(review_id, action, "approve"), ReviewReport, json={}
+        return self._session.run(
+            calls.decide_review_action(
+                review_id, action, "approve", idempotency_key=idempotency_key
+            )
         )
 
-    def reject_review_action(self, review_id: str, action: int | str) -> ReviewReport:
+    def reject_review_action(
+        self, review_id: str, action: int | str, *, idempotency_key: str | None = None
+    ) -> ReviewReport:
         """Reject one pending action of an approval-mode review; it is never applied
         (``POST /reviews/{id}/actions/{n}/reject``; persons).
 
@@ -635,13 +689,15 @@ class Client:
             PineworkAPIError: as for :meth:`approve_review_action`.
             ValueError: an id cannot be a path segment.
         """
-        return self._session.call(
-            "POST", _review_action_path(review_id, action, "reject"), ReviewReport, json={}
+        return self._session.run(
+            calls.decide_review_action(review_id, action, "reject", idempotency_key=idempotency_key)
         )
 
     # Key-value meta-tools (SPEC §10)
 
-    def kv_remember(self, key: str, value: Any) -> KvRememberResult:
+    def kv_remember(
+        self, key: str, value: Any, *, idempotency_key: str | None = None
+    ) -> KvRememberResult:
         """Store ``value`` under ``key`` in the caller's scope (``POST /kv/remember``).
 
         Args:
@@ -654,9 +710,7 @@ class Client:
         Raises:
             PineworkAPIError: e.g. ``invalid_request``, ``rate_limited``.
         """
-        return self._session.call(
-            "POST", "/kv/remember", KvRememberResult, json={"key": key, "value": value}
-        )
+        return self._session.run(calls.kv_remember(key, value, idempotency_key=idempotency_key))
 
     def kv_recall(self, key: str | None = None) -> KvValue | KvKeys:
         """Read one key, or list the caller's keys (``POST /kv/recall``).
@@ -672,10 +726,10 @@ class Client:
             PineworkAPIError: e.g. ``invalid_request``, ``rate_limited``.
         """
         if key is None:
-            return self._session.call("POST", "/kv/recall", KvKeys, json={})
-        return self._session.call("POST", "/kv/recall", KvValue, json={"key": key})
+            return self._session.run(calls.kv_keys())
+        return self._session.run(calls.kv_recall(key))
 
-    def kv_forget(self, key: str) -> KvForgetResult:
+    def kv_forget(self, key: str, *, idempotency_key: str | None = None) -> KvForgetResult:
         """Delete a key from the caller's scope (``POST /kv/forget``).
 
         Args:
@@ -687,37 +741,4 @@ class Client:
         Raises:
             PineworkAPIError: e.g. ``invalid_request``, ``rate_limited``.
         """
-        return self._session.call("POST", "/kv/forget", KvForgetResult, json={"key": key})
-
-
-def _page_params(
-    agent_id: str | None, limit: int | None, next_token: str | None, **more: str | None
-) -> dict[str, str]:
-    """A paged list's query string (SPEC §5): ``agentId``, ``limit``, ``nextToken`` and
-    ``more``, each only when given."""
-    given = {"agentId": agent_id, "limit": None if limit is None else str(limit), **more}
-    return {
-        name: value
-        for name, value in {**given, "nextToken": next_token}.items()
-        if value is not None
-    }
-
-
-def _routine_path(routine_id: str, action: str | None = None) -> str:
-    """``/routines/{id}[/{action}]`` with the id escaped as one path segment.
-
-    Raises:
-        ValueError: the id is empty or a dot segment.
-    """
-    path = memory_path(routine_id, action).replace("/memories/", "/routines/", 1)
-    return path
-
-
-def _review_action_path(review_id: str, action: int | str, decision: str) -> str:
-    """``/reviews/{id}/actions/{n}/{decision}`` with both ids escaped as path segments.
-
-    Raises:
-        ValueError: an id is empty or a dot segment.
-    """
-    review = path_segment(review_id, "a review id")
-    return f"/reviews/{review}/actions/{path_segment(str(action), 'an action')}/{decision}"
+        return self._session.run(calls.kv_forget(key, idempotency_key=idempotency_key))

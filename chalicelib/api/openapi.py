@@ -20,7 +20,8 @@ from typing import Any
 
 from chalice.app import Blueprint, Response
 from pydantic import BaseModel
-from pydantic.json_schema import models_json_schema
+from pydantic.json_schema import GenerateJsonSchema, models_json_schema
+from pydantic_core import core_schema
 
 from chalicelib import errors
 from chalicelib.api.http import ANY_CONTENT, endpoint, json_response, reject_other_methods
@@ -163,6 +164,22 @@ def build_document(routes: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
+class WireSchema(GenerateJsonSchema):
+    """JSON schemas of the wire: an answer carries every field of its model
+    (``model_dump`` keeps defaults), so in serialization mode every field is required
+    but one left out when empty (``exclude_if``)."""
+
+    def field_is_required(
+        self,
+        field: core_schema.ModelField | core_schema.DataclassField | core_schema.TypedDictField,
+        total: bool,
+    ) -> bool:
+        """Required in an answer unless it may be left out; as pydantic for requests."""
+        if self.mode == "serialization" and field["type"] != "typed-dict-field":
+            return field.get("serialization_exclude_if") is None
+        return super().field_is_required(field, total)
+
+
 def _schemas(
     documented: list[tuple[str, str, Any, Operation]],
 ) -> tuple[dict[tuple[type[BaseModel], str], dict[str, Any]], dict[str, Any]]:
@@ -175,13 +192,14 @@ def _schemas(
             for model in _models(body):
                 wanted.add((model, "serialization"))
     if any(op.body == "mcp" for *_, op in documented):
+        # Validation mode for answers too: a JSON-RPC message has only some fields.
         wanted.add((JsonRpcMessage, "validation"))
-        wanted.add((JsonRpcMessage, "serialization"))
     ordered = sorted(wanted, key=lambda pair: (pair[0].__name__, pair[1]))
     refs, definitions = models_json_schema(
         [(model, mode) for model, mode in ordered],  # type: ignore[misc]
         by_alias=True,
         ref_template="#/components/schemas/{model}",
+        schema_generator=WireSchema,
     )
     schemas: dict[str, Any] = definitions.get("$defs", {})
     for (model_name, field), limits in FIELD_LIMITS.items():
@@ -436,7 +454,7 @@ def _body_schema(
     if body is None:
         return None
     if body == "mcp":
-        message = refs[(JsonRpcMessage, "serialization")]
+        message = refs[(JsonRpcMessage, "validation")]
         return {"anyOf": [message, {"type": "array", "items": message}]}
     if body == "document":
         return {"type": "object", "description": "An OpenAPI 3.1 document."}
