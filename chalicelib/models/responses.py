@@ -28,8 +28,13 @@ WireDate = Annotated[str, WithJsonSchema({"type": "string", "format": "date"})]
 class ResponseModel(BaseModel):
     """Base of response bodies: camelCase on the wire, closed, rendered by ``wire``."""
 
+    # defer_build: validators are built on first use, not at import (cold start).
     model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="forbid",
+        frozen=True,
+        defer_build=True,
     )
 
     def wire(self) -> dict[str, Any]:

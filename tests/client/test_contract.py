@@ -45,7 +45,7 @@ CLIENT_TO_DOCUMENT = {
 @pytest.fixture(scope="module")
 def schemas() -> dict[str, Any]:
     from app import app
-    from chalicelib.api.openapi import build_document
+    from chalicelib.api.openapi_document import build_document
 
     return dict(build_document(app.routes)["components"]["schemas"])
 

@@ -1,4 +1,4 @@
-"""Schemathesis hooks for the contract fuzz run (``test_fuzz_contract.py``), loaded
+"""Schemathesis hooks for the contract fuzz run (``test_contract_local_server.py``), loaded
 in the fuzzer's own process through ``SCHEMATHESIS_HOOKS``.
 
 * Every request the fuzzer sends is counted by (method, path, status) and the

@@ -14,7 +14,8 @@ from openapi_spec_validator.validation.exceptions import OpenAPIValidationError
 
 from chalicelib import errors
 from chalicelib.api.idempotency import is_idempotent
-from chalicelib.api.openapi import build_document, document_for, route_table
+from chalicelib.api.openapi import document_for
+from chalicelib.api.openapi_document import build_document, route_table
 from chalicelib.api.operations import OPERATIONS
 
 READ_ONLY_POSTS = {("POST", "/kv/recall"), ("POST", "/mcp")}
@@ -207,3 +208,17 @@ def test_the_kv_tools_and_mcp_accept_anonymous_callers(document: dict[str, Any])
 
 def test_the_document_is_built_once_per_app(app: Any) -> None:
     assert document_for(app) is document_for(app)
+
+
+def test_documented_limits_reach_their_fields(document: dict[str, Any]) -> None:
+    from chalicelib.api.openapi_document import FIELD_LIMITS
+
+    schemas = document["components"]["schemas"]
+    for (model, field), limits in FIELD_LIMITS.items():
+        prop = schemas[model]["properties"][field]
+        strings = [option for option in prop.get("anyOf", [prop]) if option.get("type") == "string"]
+        assert strings and all(option.items() >= limits.items() for option in strings), (
+            model,
+            field,
+        )
+    assert schemas["SaveFactRequest"]["properties"]["text"]["maxLength"] == 500
