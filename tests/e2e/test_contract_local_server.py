@@ -110,33 +110,33 @@ def test_concurrent_first_uses_of_a_key_write_once_over_http(server: LocalServer
 
 def test_every_write_retried_with_its_key_replays_over_http(server: LocalServer) -> None:
     demo = server.demo()
-    agent, person = api(server, demo["agentToken"]), api(server, demo["personToken"])
-    saved = agent.post("/memories", json={"text": "Retry drills happen on Fridays"}).json()
-    path = f"/memories/{saved['id']}"
-    writes: list[tuple[httpx.Client, str, str, dict[str, object] | None]] = [
-        (agent, "POST", "/memories", {"text": "Retries reuse their key"}),
-        (agent, "POST", "/memories/day", {"line": "retried a save"}),
-        (person, "PATCH", path, {"text": "Retry drills happen on Fridays at 10"}),
-        (agent, "POST", f"{path}/archive", {"reason": "drills moved"}),
-        (agent, "POST", f"{path}/unarchive", {}),
-        (person, "POST", f"{path}/veto", {"reason": "wrong"}),
-        (person, "POST", f"{path}/unarchive", {}),
-        (agent, "POST", "/memories/recall", {"query": "retry drills"}),
-        (
-            agent,
-            "POST",
-            "/memories/recall/start",
-            {"sessionId": "s1", "resumed": True, "task": "drills"},
-        ),
-        (person, "POST", f"/routines/{demo['agentId']}/pause", {}),
-        (person, "POST", f"/routines/{demo['agentId']}/resume", {}),
-        (person, "POST", "/reviews", {"agentId": demo["agentId"], "dryRun": True}),
-        (agent, "POST", "/kv/remember", {"key": "k", "value": [1, 2]}),
-        (agent, "POST", "/kv/forget", {"key": "k"}),
-        (person, "DELETE", f"/routines/{demo['agentId']}", None),
-        (person, "POST", "/routines", {"agentId": demo["agentId"]}),
-    ]
-    with agent, person:
+    with api(server, demo["agentToken"]) as agent, api(server, demo["personToken"]) as person:
+        saved = agent.post("/memories", json={"text": "Retry drills happen on Fridays"}).json()
+        path = f"/memories/{saved['id']}"
+        routine = f"/routines/{demo['agentId']}"
+        writes: list[tuple[httpx.Client, str, str, dict[str, object] | None]] = [
+            (agent, "POST", "/memories", {"text": "Retries reuse their key"}),
+            (agent, "POST", "/memories/day", {"line": "retried a save"}),
+            (person, "PATCH", path, {"text": "Retry drills happen on Fridays at 10"}),
+            (agent, "POST", f"{path}/archive", {"reason": "drills moved"}),
+            (agent, "POST", f"{path}/unarchive", {}),
+            (person, "POST", f"{path}/veto", {"reason": "wrong"}),
+            (person, "POST", f"{path}/unarchive", {}),
+            (agent, "POST", "/memories/recall", {"query": "retry drills"}),
+            (
+                agent,
+                "POST",
+                "/memories/recall/start",
+                {"sessionId": "s1", "resumed": True, "task": "drills"},
+            ),
+            (person, "POST", f"{routine}/pause", {}),
+            (person, "POST", f"{routine}/resume", {}),
+            (person, "POST", "/reviews", {"agentId": demo["agentId"], "dryRun": True}),
+            (agent, "POST", "/kv/remember", {"key": "k", "value": [1, 2]}),
+            (agent, "POST", "/kv/forget", {"key": "k"}),
+            (person, "DELETE", routine, None),
+            (person, "POST", "/routines", {"agentId": demo["agentId"]}),
+        ]
         for number, (client, method, route, body) in enumerate(writes):
             headers = {"Idempotency-Key": f"retry-{number}"}
             first = client.request(method, route, json=body, headers=headers)
@@ -148,14 +148,8 @@ def test_every_write_retried_with_its_key_replays_over_http(server: LocalServer)
         facts = agent.get("/memories", params={"kind": "fact"}).json()["data"]
         assert [fact["text"] for fact in facts].count("Retries reuse their key") == 1
         history = person.get(f"{path}/history").json()["data"]
-        assert [record["action"] for record in history] == [
-            "create",
-            "edit",
-            "archive",
-            "unarchive",
-            "veto",
-            "unarchive",
-        ]
+        actions = [record["action"] for record in history]
+        assert actions == ["create", "edit", "archive", "unarchive", "veto", "unarchive"]
 
 
 def test_two_persons_editing_one_memory_lose_no_edit_over_http(server: LocalServer) -> None:
