@@ -229,8 +229,6 @@ def _deadline_ms(blueprint: Any) -> int:
         remaining = blueprint.lambda_context.get_remaining_time_in_millis()
     except (AttributeError, RuntimeError):
         return DEFAULT_DEADLINE_MS
-    return (
-        int(remaining)
-        if isinstance(remaining, int | float) and remaining > 0
-        else (DEFAULT_DEADLINE_MS)
-    )
+    if isinstance(remaining, int | float) and remaining > 0:
+        return int(remaining)
+    return DEFAULT_DEADLINE_MS
