@@ -5,8 +5,9 @@ the request has no ``Idempotency-Key``. With one, the caller's scope and the key
 name one record (``IdempotencyService``, 24 hours):
 
 * the first request runs and its answer (status, headers, body) is stored;
-* a retry with the same key and the same request (route, path, body) gets that
-  answer again, with ``Idempotent-Replayed: true``, and writes nothing;
+* a retry with the same key and the same request (route, path, body, and the
+  ``X-Pinework-*`` run headers) gets that answer again, with
+  ``Idempotent-Replayed: true``, and writes nothing;
 * the same key with another request: 422 ``idempotency_key_reused``;
 * while the first request still runs: 409 ``idempotency_key_in_use`` with
   ``Retry-After: 1``.
@@ -47,6 +48,8 @@ COMPRESS_FROM_BYTES = 16_384
 """Stored bodies at least this long are kept zlib-compressed (DynamoDB items stop at 400 KB)."""
 MAX_STORED_BYTES = 300_000
 """A stored (compressed) body over this is not kept; see ``_stored``."""
+RUN_HEADERS = ("x-pinework-run", "x-pinework-task", "x-pinework-session")
+"""Headers that are part of a request's identity (``request_fingerprint``)."""
 RELEASED_CODES = frozenset({"conflict", "rate_limited", "internal_error"})
 """Errors a retry may not get again: the key is released, not answered."""
 
@@ -85,7 +88,8 @@ def idempotent(blueprint: Any, scope: Scope = principal_scope) -> Callable[[View
                 return view(*args, **kwargs)
             key = check_key(header)
             scoped_key = f"{scope(request)}#{key}"
-            fingerprint = request_fingerprint(view.__name__, kwargs, request.raw_body)
+            run_headers = [request.headers.get(name) for name in RUN_HEADERS]
+            fingerprint = request_fingerprint(view.__name__, kwargs, request.raw_body, run_headers)
             try:
                 outcome = services().idempotency.run(
                     scoped_key,
@@ -139,11 +143,17 @@ def check_key(header: str) -> str:
     return key
 
 
-def request_fingerprint(route: str, path_params: dict[str, Any], raw_body: bytes | None) -> str:
+def request_fingerprint(
+    route: str,
+    path_params: dict[str, Any],
+    raw_body: bytes | None,
+    run_headers: list[str | None] | None = None,
+) -> str:
     """SHA-256 hex of what makes two requests the same: the route, its path
-    parameters, and the body as JSON (key order and spacing do not matter; a body
-    that is not JSON counts byte for byte)."""
-    parts = [route, sorted(path_params.items()), canonical_body(raw_body)]
+    parameters, the body as JSON (key order and spacing do not matter; a body that
+    is not JSON counts byte for byte), and the ``X-Pinework-*`` headers (an agent's
+    run, task and session change what a request stores)."""
+    parts = [route, sorted(path_params.items()), canonical_body(raw_body), run_headers or []]
     return hashlib.sha256(json.dumps(parts, default=str).encode("utf-8")).hexdigest()
 
 

@@ -248,3 +248,17 @@ def test_a_failed_first_request_releases_the_key(wired: wiring.Services) -> None
         wired.idempotency.run("scope#k", "same", failing, deadline_ms=30_000)
     outcome = wired.idempotency.run("scope#k", "same", lambda: {"ok": 1}, deadline_ms=30_000)
     assert outcome.answer == {"ok": 1} and not outcome.replayed
+
+
+def test_another_task_header_is_another_request(api: Api, world: World) -> None:
+    line = {"line": "deployed"}
+    first = api.call(
+        "POST", "/memories/day", world.agent, line, headers={**key(), "X-Pinework-Task": "PIN-1"}
+    )
+    assert first[0] == 201
+    status, body = api.call(
+        "POST", "/memories/day", world.agent, line, headers={**key(), "X-Pinework-Task": "PIN-2"}
+    )
+    assert status == 422 and body["error"]["code"] == "idempotency_key_reused"
+    (row,) = memories(api, world, kind="day")
+    assert "[PIN-2]" not in row["text"]

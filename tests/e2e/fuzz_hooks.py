@@ -1,15 +1,15 @@
-"""Schemathesis hooks for the contract fuzz run (``test_contract_local_server.py``), loaded
-in the fuzzer's own process through ``SCHEMATHESIS_HOOKS``.
+"""Schemathesis hooks for the contract fuzz run (``test_contract_local_server.py``),
+loaded in the fuzzer's own process through ``SCHEMATHESIS_HOOKS``.
 
 * Every request the fuzzer sends is counted by (method, path, status) and the
   counts are written to ``PINEWORK_FUZZ_COUNTS`` at exit, for the test to print.
 * A generated ``Idempotency-Key`` that is valid becomes a digest of the request it
-  is sent with: a repeated request replays (``Idempotent-Replayed``), and no two
-  different requests share a key, which would make the fuzzer's random keys
-  ("0", "a") answer 422 ``idempotency_key_reused`` to nearly every write after the
-  first and keep it away from the routes' own logic. Keys that are not valid are
-  sent as generated (they must be refused with 400). The 422 itself is tested in
-  ``tests/api/test_idempotency.py``.
+  is sent with (its other headers included): a repeated request replays
+  (``Idempotent-Replayed``), and no two different requests share a key, which would
+  make the fuzzer's random keys ("0", "a") answer 422 ``idempotency_key_reused`` to
+  nearly every write after the first and keep it away from the routes' own logic.
+  Keys that are not valid are sent as generated (they must be refused with 400).
+  The 422 itself is tested in ``tests/api/test_idempotency.py``.
 """
 
 from __future__ import annotations
@@ -40,7 +40,8 @@ def before_call(context: Any, case: Any, kwargs: dict[str, Any]) -> None:
         return
     if not all(" " <= ch <= "~" for ch in value):
         return
-    request = repr((case.method, case.path, case.path_parameters, case.query, case.body))
+    others = sorted((key, str(value)) for key, value in headers.items() if key != name)
+    request = repr((case.method, case.path, case.path_parameters, case.query, others, case.body))
     headers[name] = "fuzz-" + hashlib.sha256(request.encode("utf-8", "replace")).hexdigest()
 
 
