@@ -1,10 +1,10 @@
 """Real input through the running local server (issue 2, item 14).
 
 Loads one conversation of the recall benchmark (LoCoMo-derived, CC BY-NC 4.0,
-read from ../shared/recall-eval/, never copied here) as one new agent's facts
+docs/reference.md#recall-benchmark, never copied here) as one new agent's facts
 through the HTTP API, asks that conversation's questions through
 ``POST /memories/recall``, and prints R@10, MRR, Hit@kept and kept counts
-(scoring rules in ../shared/recall-eval/README.md), plus the DynamoDB requests
+(the measures of docs/reference.md#recall-benchmark), plus the DynamoDB requests
 made per save and per recall (counted by the embedded DynamoDB).
 
 Ranks are those of the memories the recall returns (scores >= 0.5, best

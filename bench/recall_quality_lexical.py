@@ -19,8 +19,9 @@ Usage::
 
     .venv/bin/python bench/recall_quality_lexical.py [--data DIR] [--scorer MODULE:CLASS]
 
-``DIR`` defaults to ``../shared/recall-eval/dev`` resolved against the repository
-root; the data is read there and never copied. ``--scorer`` names a class whose
+``DIR`` defaults to the benchmark's development half where
+docs/reference.md#recall-benchmark says; the data is read there and never copied.
+``--scorer`` names a class whose
 no-argument constructor builds a ``Scorer`` (default: the ``LexicalScorer``).
 """
 

@@ -5,7 +5,7 @@ rank-bm25 on the same texts.
 
 Facts are loaded with BatchWriteItem (items built by the storage's own
 conversion), so the setup does not dominate the run. Texts are drawn from the
-recall benchmark's facts (../shared/recall-eval/dev/, read only) with a running
+recall benchmark's facts (docs/reference.md#recall-benchmark, read only) with a running
 number so they are distinct.
 
 Usage: ``.venv/bin/python bench/recall_speed.py [--sizes 1000 10000] [--repeat 5]``

@@ -8,8 +8,9 @@ Usage::
 
     .venv/bin/python bench/secrets_false_positives.py [PATH_TO_MEMORIES_JSONL]
 
-PATH defaults to ``../shared/recall-eval/dev/memories.jsonl``, resolved against the
-repository root. The exit status is 1 when more than 1 % of texts are flagged.
+PATH defaults to the ``memories.jsonl`` of the benchmark's development half, where
+docs/reference.md#recall-benchmark says. The exit status is 1 when more than 1 % of texts
+are flagged.
 """
 
 import argparse

@@ -4,8 +4,9 @@ server on loopback, with two additions.
 * Requests are served one at a time (a lock around the WSGI app), so each
   request is atomic as it is on DynamoDB: threads in tests race the way real
   clients do, never inside the emulator.
-* Transactions skip moto's whole-table backup (``infra/moto_transactions.py``),
-  which the serialization above makes safe.
+* Transactions back up only the items they touch, not moto's whole tables
+  (``infra/moto_transactions.py``), so a save does not cost O(table size); this
+  applies to the requests this server handles, never to the rest of the process.
 * Successful write requests are appended to a journal (JSON lines) and replayed
   in-process on the next start, so stored data survives a restart. Failed
   conditional writes are not journaled, so a replay takes the same path.
@@ -83,7 +84,7 @@ class SerializedJournaledApp:
             statuses.append(status)
             return start_response(status, headers, exc_info)
 
-        with self._lock:
+        with self._lock, moto_transactions.embedded_server_requests():
             chunks = list(self._app(environ, capture))
             action = str(environ.get("HTTP_X_AMZ_TARGET", "")).rpartition(".")[2]
             if action:
@@ -127,7 +128,10 @@ class SerializedJournaledApp:
             return 0
         client = Client(self._app)
         count = 0
-        with self._journal.open(encoding="utf-8") as journal:
+        with (
+            self._journal.open(encoding="utf-8") as journal,
+            moto_transactions.embedded_server_requests(),
+        ):
             for line in journal:
                 if not line.strip():
                     continue
@@ -186,7 +190,6 @@ class EmbeddedAWS:
     """
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, journal: Path | None = None):
-        moto_transactions.install()
         self._app = SerializedJournaledApp(DomainDispatcherApplication(create_backend_app), journal)
         self._server: BaseWSGIServer = make_server(host, port, self._app, threaded=True)
         self._thread: threading.Thread | None = None

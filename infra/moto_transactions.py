@@ -1,101 +1,158 @@
-"""A faster ``TransactWriteItems`` for the embedded DynamoDB.
+"""A faster ``TransactWriteItems`` for the embedded DynamoDB, with moto's atomicity.
 
-moto backs up every table a transaction touches with ``copy.deepcopy`` so it
-can roll back, which makes each transaction cost O(table size): a local server
-with a few thousand memories would take seconds per save. This replacement
-checks every condition (and that no item appears twice) against the current
-state first, cancels with the same per-item reasons as moto if any fails, and
-only then applies the writes with moto's own code, without the backup.
+Stock moto makes a transaction atomic by deep-copying every table it touches
+before writing and putting the copies back on any failure, so each transaction
+costs O(table size): a local server with a few thousand memories would take
+seconds per save. Here a transaction served by the embedded server copies only
+the items it touches (at most 100) and puts exactly those back when anything
+fails (a condition, a malformed expression, an item too large, a key of the
+wrong type, an item named twice); moto's own code does the rest, so results,
+errors and cancellation reasons are moto's. ``tests/unit/test_moto_transactions.py``
+holds it against stock moto.
 
-It is only correct when requests are served one at a time, which the embedded
-server guarantees (``infra/local_dynamodb.py``); it is never used in the
-deployed service, which talks to DynamoDB.
+It applies only while the embedded server (``infra/local_dynamodb.py``) handles a
+request, on that request's thread (``embedded_server_requests``). Anything else in
+the same process, such as in-process ``mock_aws`` tests that run after an
+embedded server, gets stock moto. The deployed service talks to DynamoDB and
+never loads this module.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from moto.dynamodb import models
-from moto.dynamodb.comparisons import get_filter_expression
-from moto.dynamodb.exceptions import MultipleTransactionsException, TransactionCanceledException
+from moto.dynamodb.models.dynamo_type import DynamoType
+from moto.dynamodb.models.table import Table
 
-_original = models.DynamoDBBackend.transact_write_items
-_installed = threading.Lock()
-_state = {"installed": False}
+_original_transact_write_items = models.DynamoDBBackend.transact_write_items
+_install_lock = threading.Lock()
+_installed = {"done": False}
+_embedded = threading.local()
+"""``active`` is True on a thread while it serves an embedded server's request."""
 
 
-class _NoBackup:
-    """Stands in for the ``copy`` module inside moto's transaction code."""
+def _serving_embedded_request() -> bool:
+    return bool(getattr(_embedded, "active", False))
+
+
+class _CopyWithoutTableBackup:
+    """Stands in for the ``copy`` module inside ``moto.dynamodb.models``.
+
+    On a thread serving an embedded server's request, ``deepcopy`` of a whole
+    ``Table`` (moto's transaction backup) returns the table itself: the touched
+    items are backed up instead (``_touched_items``). Everything else is the real
+    ``copy`` module.
+    """
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(copy, name)
 
     @staticmethod
-    def deepcopy(value: Any) -> Any:
-        return value
+    def deepcopy(value: Any, memo: dict[int, Any] | None = None) -> Any:
+        """``copy.deepcopy``, except for a whole table during an embedded request."""
+        if isinstance(value, Table) and _serving_embedded_request():
+            return value
+        return copy.deepcopy(value, memo)
 
 
-def _key_of(backend: Any, op_type: str, op: dict[str, Any]) -> dict[str, Any]:
-    if op_type != "Put":
-        return dict(op["Key"])
-    table = backend.get_table(op["TableName"])
-    attributes = op["Item"]
-    key = {table.hash_key_attr: attributes[table.hash_key_attr]}
-    if table.range_key_attr is not None:
-        key[table.range_key_attr] = attributes[table.range_key_attr]
-    return key
+@dataclass
+class _ItemBackup:
+    """One touched item as it was before the transaction (``item`` None: absent)."""
+
+    table: Table
+    hash_value: DynamoType
+    range_value: DynamoType | None
+    item: Any
+    partition_existed: bool
 
 
-def _precheck(backend: Any, transact_items: list[dict[str, Any]]) -> None:
-    """Raise moto's own cancellation if any condition fails; change nothing."""
-    seen: set[tuple[str, str]] = set()
-    reasons: list[Any] = []
-    for item in transact_items:
-        ((op_type, op),) = item.items()
-        key = _key_of(backend, op_type, op)
-        identity = (str(op["TableName"]), str(dict(sorted(key.items()))))
-        if identity in seen:
-            raise MultipleTransactionsException()
-        seen.add(identity)
-        expression = op.get("ConditionExpression")
-        if expression is None:
-            reasons.append((None, None, None))
+def _touched_items(backend: Any, transact_items: list[dict[str, Any]]) -> list[_ItemBackup]:
+    """Copies of the items a transaction names, before it runs.
+
+    An operation whose table or key cannot be read is skipped: moto refuses it
+    before writing anything for it.
+    """
+    backups: list[_ItemBackup] = []
+    for entry in transact_items:
+        try:
+            ((op_type, op),) = entry.items()
+            table = backend.get_table(op["TableName"])
+            key = op["Item"] if op_type == "Put" else op["Key"]
+            hash_value = DynamoType(key[table.hash_key_attr])
+            range_value = (
+                DynamoType(key[table.range_key_attr]) if table.range_key_attr is not None else None
+            )
+            current = table.get_item(hash_value, range_value)
+        except Exception:
             continue
-        current = backend.get_item(op["TableName"], key)
-        condition = get_filter_expression(
-            expression, op.get("ExpressionAttributeNames"), op.get("ExpressionAttributeValues")
+        backups.append(
+            _ItemBackup(
+                table=table,
+                hash_value=hash_value,
+                range_value=range_value,
+                item=copy.deepcopy(current),
+                partition_existed=hash_value in table.items,
+            )
         )
-        if condition.expr(current):
-            reasons.append((None, None, None))
+    return backups
+
+
+def _restore(backups: list[_ItemBackup]) -> None:
+    """Put every touched item back as it was (last backup first)."""
+    for backup in reversed(backups):
+        items = backup.table.items
+        if backup.range_value is None:
+            if backup.item is None:
+                items.pop(backup.hash_value, None)
+            else:
+                items[backup.hash_value] = backup.item
             continue
-        old = None
-        if op.get("ReturnValuesOnConditionCheckFailure") == "ALL_OLD" and current:
-            old = current.to_json()["Attributes"]
-        reasons.append(("ConditionalCheckFailed", "The conditional request failed", old))
-    if any(code is not None for code, _, _ in reasons):
-        raise TransactionCanceledException(reasons)
+        if backup.item is None:
+            partition = items.get(backup.hash_value)
+            if partition is not None:
+                partition.pop(backup.range_value, None)
+                if not partition and not backup.partition_existed:
+                    del items[backup.hash_value]
+        else:
+            items[backup.hash_value][backup.range_value] = backup.item
 
 
-def _fast_transact_write_items(self: Any, transact_items: list[dict[str, Any]]) -> None:
-    _precheck(self, transact_items)
-    with _without_backup():
-        _original(self, transact_items)
-
-
-@contextlib.contextmanager
-def _without_backup() -> Iterator[None]:
-    saved = models.copy
-    models.copy = _NoBackup  # type: ignore[assignment]
+def _transact_write_items(self: Any, transact_items: list[dict[str, Any]]) -> None:
+    """moto's ``transact_write_items``; on an embedded request, with item backups."""
+    if not _serving_embedded_request():
+        _original_transact_write_items(self, transact_items)
+        return
+    backups = _touched_items(self, transact_items)
     try:
-        yield
-    finally:
-        models.copy = saved
+        _original_transact_write_items(self, transact_items)
+    except BaseException:
+        _restore(backups)
+        raise
 
 
 def install() -> None:
-    """Replace moto's ``transact_write_items`` in this process (idempotent)."""
-    with _installed:
-        if not _state["installed"]:
-            models.DynamoDBBackend.transact_write_items = _fast_transact_write_items
-            _state["installed"] = True
+    """Put the replacement in place (idempotent). Inert outside
+    ``embedded_server_requests``: other callers get stock moto."""
+    with _install_lock:
+        if not _installed["done"]:
+            models.copy = _CopyWithoutTableBackup()
+            models.DynamoDBBackend.transact_write_items = _transact_write_items
+            _installed["done"] = True
+
+
+@contextlib.contextmanager
+def embedded_server_requests() -> Iterator[None]:
+    """Serve what runs inside with item backups instead of table backups (this thread)."""
+    install()
+    previous = _serving_embedded_request()
+    _embedded.active = True
+    try:
+        yield
+    finally:
+        _embedded.active = previous

@@ -7,8 +7,8 @@ Two steps, both offline:
    ``minilm-l6-int8.npz`` (every weight matrix as int8 with one float32 scale per
    output row, position embeddings cut to 256 rows as float16, biases and layer norms
    float32) and ``minilm-l6-vocab.txt`` for ``chalicelib.services.recall.embedding``.
-2. ``train``: on the recall benchmark's development half (read from
-   ``../shared/recall-eval/dev``, never copied), compute the relevance features of
+2. ``train``: on the recall benchmark's development half (read from where
+   docs/reference.md#recall-benchmark says, never copied), compute the relevance features of
    every (question, fact) pair of a conversation, fit the two logistic regressions of
    ``chalicelib.services.recall.relevance`` (the first stage over ``FEATURES``; the second over
    ``RERANK_FEATURES``, whose token match is kept only for the first stage's best

@@ -1,12 +1,13 @@
 """Shared fixtures: moto-backed DynamoDB with the real table definition, an
-injected clock, services wired against them, and a Chalice test client."""
+injected clock, services wired against them, and a Chalice test client.
+
+The constants, types and functions tests share are in ``tests/helpers.py``;
+test modules import them from there, never from this file or from each other.
+"""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 import boto3
@@ -18,10 +19,7 @@ from chalicelib import wiring
 from chalicelib.ids import FixedClock
 from chalicelib.settings import Settings
 from infra.tables import create_table
-
-TABLE = "pinework-test"
-BUCKET = "pinework-test"
-START = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
+from tests.helpers import BUCKET, START, TABLE, Actor, Api, World
 
 
 @pytest.fixture
@@ -71,26 +69,6 @@ def wired(dynamodb: Any, s3: Any, clock: FixedClock) -> Iterator[wiring.Services
     wiring.install(None)
 
 
-@dataclass
-class Actor:
-    """A principal with its bearer token."""
-
-    id: str
-    token: str
-
-
-@dataclass
-class World:
-    """One workspace with two agents and a person, plus a second workspace."""
-
-    workspace_id: str
-    agent: Actor
-    other_agent: Actor
-    person: Actor
-    outsider: Actor
-    outsider_agent: Actor
-
-
 @pytest.fixture
 def world(wired: wiring.Services) -> World:
     """Principals created through the admin service, as an operator would."""
@@ -110,50 +88,6 @@ def world(wired: wiring.Services) -> World:
         outsider=Actor(outsider.id, outsider.token),
         outsider_agent=Actor(outsider_agent.id, outsider_agent.token),
     )
-
-
-class Api:
-    """Calls the Chalice app in-process with a bearer token and JSON bodies."""
-
-    def __init__(self, client: Client) -> None:
-        self._client = client
-
-    def call(
-        self,
-        method: str,
-        path: str,
-        actor: Actor | None = None,
-        body: Any = None,
-        *,
-        raw: bytes | str | None = None,
-        headers: dict[str, str] | None = None,
-    ) -> tuple[int, Any]:
-        """Return (status, parsed JSON body) of one request to ``/api/v1`` + path."""
-        status, _, parsed = self.send(method, path, actor, body, raw=raw, headers=headers)
-        return status, parsed
-
-    def send(
-        self,
-        method: str,
-        path: str,
-        actor: Actor | None = None,
-        body: Any = None,
-        *,
-        raw: bytes | str | None = None,
-        headers: dict[str, str] | None = None,
-    ) -> tuple[int, dict[str, str], Any]:
-        """Like ``call``, with the response headers: (status, headers, parsed JSON body)."""
-        sent = {"Content-Type": "application/json", **(headers or {})}
-        if actor is not None:
-            sent["Authorization"] = f"Bearer {actor.token}"
-        payload: bytes | str | None = raw
-        if payload is None and body is not None:
-            payload = json.dumps(body)
-        response = self._client.http.request(
-            method, "/api/v1" + path, headers=sent, body=payload or b""
-        )
-        text = response.body.decode("utf-8") if response.body else ""
-        return response.status_code, dict(response.headers), (json.loads(text) if text else None)
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from chalicelib.ids import FixedClock
-from tests.conftest import START, Api, World
+from tests.helpers import START, Api, World
 
 
 def append(api: Api, world: World, line: str, task: str | None = None) -> tuple[int, dict]:

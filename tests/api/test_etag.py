@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.conftest import Api, World
+from tests.helpers import Api, World
 
 
 def save(

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.api.test_facts import error_code, save
-from tests.api.test_reviews import every_memory, review
-from tests.conftest import Api, World
+from tests.helpers import Api, World, error_code, every_memory, review, save
 
 EVIDENCE = '$ terraform output region\n\t"eu-west-1"'
 

@@ -3,40 +3,11 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
 import pytest
 
 from chalicelib.ids import FixedClock
-from tests.conftest import START, Actor, Api, World
-
-
-def save(
-    api: Api, world: World, text: str = "The staging deploy needs the VPN on", **extra: object
-):
-    status, body = api.call("POST", "/memories", world.agent, {"text": text, **extra})
-    assert status == 201, body
-    return body
-
-
-def pages(api: Api, actor: Actor, path: str) -> list[list[dict[str, Any]]]:
-    """Every page of a list, following ``nextToken`` (``path`` holds the query string)."""
-    found: list[list[dict[str, Any]]] = []
-    token = None
-    while True:
-        status, body = api.call("GET", path + (f"&nextToken={token}" if token else ""), actor)
-        assert status == 200, body
-        found.append(list(body["data"]))
-        token = body["nextToken"]
-        if token is None:
-            return found
-
-
-def error_code(response: tuple[int, object]) -> tuple[int, str]:
-    status, body = response
-    assert isinstance(body, dict) and set(body) == {"error"}, body
-    assert set(body["error"]) == {"code", "message"} and body["error"]["message"]
-    return status, body["error"]["code"]
+from tests.helpers import START, Api, World, error_code, pages, save
 
 
 def test_agent_saves_fact_with_every_field(api: Api, world: World) -> None:

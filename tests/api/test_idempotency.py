@@ -11,7 +11,7 @@ import pytest
 
 from chalicelib import wiring
 from chalicelib.errors import IdempotencyKeyInUse
-from tests.conftest import Api, World
+from tests.helpers import Api, World
 
 KEY = "8e03978e-40d5-43e8-bc93-6894a57f9324"
 

@@ -15,7 +15,7 @@ from chalicelib import wiring
 from chalicelib.ids import FixedClock
 from chalicelib.limits import VALUE_MAX_BYTES
 from chalicelib.storage.kv import INLINE_MAX_BYTES
-from tests.conftest import BUCKET, START, TABLE, Actor, World
+from tests.helpers import BUCKET, START, TABLE, Actor, World
 
 
 class Kv:

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 
 from chalicelib.ids import FixedClock
-from tests.conftest import START, Api, World
+from tests.helpers import START, Api, World
 
 
 def save_many(api: Api, world: World, clock: FixedClock, count: int) -> list[str]:

@@ -13,7 +13,7 @@ import pytest
 from chalice.test import Client
 
 from chalicelib import wiring
-from tests.conftest import Actor, World
+from tests.helpers import Actor, World
 
 TOOL_NAMES = [
     "remember",

@@ -14,7 +14,7 @@ from chalicelib import wiring
 from chalicelib.ids import FixedClock
 from chalicelib.services.recall.relevance import Candidate
 from chalicelib.settings import Settings
-from tests.conftest import START, TABLE, Api, World
+from tests.helpers import START, TABLE, Api, World
 
 
 class KeywordScorer:

@@ -13,9 +13,7 @@ import pytest
 from chalicelib import wiring
 from chalicelib.errors import InvalidRequest
 from chalicelib.ids import FixedClock
-from tests.api.test_facts import error_code, save
-from tests.api.test_reviews import every_memory, review
-from tests.conftest import BUCKET, Api, World
+from tests.helpers import BUCKET, Api, World, error_code, every_memory, review, save
 
 
 @pytest.fixture

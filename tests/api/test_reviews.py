@@ -13,31 +13,13 @@ import pytest
 from chalicelib import wiring
 from chalicelib.ids import FixedClock
 from chalicelib.services.recall.embedding import is_current
-from tests.api.test_facts import error_code, save
-from tests.conftest import BUCKET, TABLE, Api, World
+from tests.helpers import BUCKET, TABLE, Api, World, error_code, every_memory, review, save
 
 
 @pytest.fixture
 def bucket(s3: Any) -> Any:
     """The reports bucket (``settings.bucket_name``, made by ``conftest.s3``)."""
     return s3
-
-
-def review(api: Api, world: World, dry_run: bool = False) -> dict[str, Any]:
-    status, body = api.call(
-        "POST", "/reviews", world.person, {"agentId": world.agent.id, "dryRun": dry_run}
-    )
-    assert status == 200, body
-    assert body["object"] == "review"
-    return dict(body)
-
-
-def every_memory(api: Api, world: World) -> list[dict[str, Any]]:
-    status, body = api.call(
-        "GET", f"/memories?agentId={world.agent.id}&all=true&limit=500", world.person
-    )
-    assert status == 200
-    return list(body["data"])
 
 
 def live_texts(api: Api, world: World) -> list[str]:

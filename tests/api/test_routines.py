@@ -7,8 +7,7 @@ from datetime import timedelta
 from chalicelib import wiring
 from chalicelib.ids import FixedClock
 from chalicelib.services.paging import encode_next_token
-from tests.api.test_facts import error_code, pages, save
-from tests.conftest import Api, World
+from tests.helpers import Api, World, error_code, pages, save
 
 
 def routines_of(api: Api, world: World, agent_id: str) -> list[dict]:

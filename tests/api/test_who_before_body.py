@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import Api, World
+from tests.helpers import Api, World
 
 BODIES = [
     None,  # no body at all

@@ -20,7 +20,7 @@ from chalicelib.services.run_context import RunContext
 from chalicelib.storage.dynamodb import DynamoDBTable
 from chalicelib.storage.memories import DynamoDBMemoryRepository
 from pinework import cli
-from tests.conftest import TABLE, World
+from tests.helpers import TABLE, World
 
 
 def agent_of(world: World, agent_id: str) -> Principal:

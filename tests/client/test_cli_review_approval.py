@@ -19,7 +19,7 @@ from chalicelib.models.principal import Principal, PrincipalKind
 from chalicelib.models.requests import SaveFactRequest
 from chalicelib.services.run_context import RunContext
 from pinework import Client, cli
-from tests.conftest import World
+from tests.helpers import World
 
 
 @pytest.fixture

@@ -5,59 +5,19 @@ atomically as DynamoDB does. Exactly one of them writes."""
 
 from __future__ import annotations
 
-import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import boto3
-import pytest
-from botocore.config import Config
-
 from chalicelib import wiring
 from chalicelib.errors import IdempotencyKeyInUse
-from chalicelib.ids import IdFactory
-from chalicelib.models.principal import Principal, PrincipalKind
+from chalicelib.models.principal import Principal
 from chalicelib.models.requests import ListQuery, SaveFactRequest
 from chalicelib.services.idempotency import Outcome
 from chalicelib.services.run_context import RunContext
-from chalicelib.settings import Settings
-from infra.local_dynamodb import EmbeddedAWS
-from infra.tables import create_table
 
 THREADS = 8
-
-
-@pytest.fixture(scope="module")
-def endpoint() -> Iterator[str]:
-    os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
-    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
-    server = EmbeddedAWS()
-    yield server.start()
-    server.stop()
-
-
-@pytest.fixture
-def wired(endpoint: str) -> wiring.Services:
-    client = boto3.client(
-        "dynamodb",
-        endpoint_url=endpoint,
-        region_name="us-east-1",
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-        config=Config(max_pool_connections=64, retries={"max_attempts": 0}),
-    )
-    table = "idem-" + IdFactory(wiring.SystemClock()).new("t").lower()
-    create_table(client, table)
-    return wiring.build_services(Settings(table_name=table), client=client)
-
-
-@pytest.fixture
-def agent(wired: wiring.Services) -> Principal:
-    workspace = wired.admin.create_workspace("idempotency")
-    issued = wired.admin.create_agent(workspace.id, "retrier")
-    return Principal(kind=PrincipalKind.AGENT, id=issued.id, workspace_id=workspace.id)
 
 
 def together(action: Callable[[], Outcome]) -> list[Outcome | Exception]:

@@ -3,77 +3,15 @@ DynamoDB server, which handles each request atomically as DynamoDB does."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
-
-import boto3
 import pytest
-from botocore.config import Config
 
 from chalicelib import wiring
 from chalicelib.errors import MemoryDayExists, MemoryDayFull, MemorySupersedeArchived
-from chalicelib.ids import IdFactory
-from chalicelib.models.principal import Principal, PrincipalKind
+from chalicelib.models.principal import Principal
 from chalicelib.models.requests import ArchiveRequest, ListQuery, SaveFactRequest
 from chalicelib.services.run_context import RunContext
-from chalicelib.settings import Settings
-from infra.local_dynamodb import EmbeddedAWS
 from infra.tables import create_table
-
-T = TypeVar("T")
-
-
-@pytest.fixture(scope="module")
-def endpoint() -> Iterator[str]:
-    """One embedded server for the module, in memory only."""
-    os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
-    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
-    server = EmbeddedAWS()
-    yield server.start()
-    server.stop()
-
-
-def embedded_client(endpoint: str) -> Any:
-    """A DynamoDB client of the embedded server with room for many threads."""
-    return boto3.client(
-        "dynamodb",
-        endpoint_url=endpoint,
-        region_name="us-east-1",
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-        config=Config(max_pool_connections=64, retries={"max_attempts": 0}),
-    )
-
-
-@pytest.fixture
-def wired(endpoint: str) -> wiring.Services:
-    """Services on a fresh table of the embedded server."""
-    client = embedded_client(endpoint)
-    table = "race-" + IdFactory(wiring.SystemClock()).new("t").lower()
-    create_table(client, table)
-    return wiring.build_services(Settings(table_name=table), client=client)
-
-
-@pytest.fixture
-def agent(wired: wiring.Services) -> Principal:
-    workspace = wired.admin.create_workspace("race")
-    issued = wired.admin.create_agent(workspace.id, "racer")
-    return Principal(kind=PrincipalKind.AGENT, id=issued.id, workspace_id=workspace.id)
-
-
-def run_together(count: int, task: Callable[[int], T]) -> list[T | Exception]:
-    """Run ``task(i)`` for i in range(count) on as many threads; results or exceptions."""
-
-    def guarded(number: int) -> T | Exception:
-        try:
-            return task(number)
-        except Exception as error:
-            return error
-
-    with ThreadPoolExecutor(max_workers=count) as pool:
-        return list(pool.map(guarded, range(count)))
+from tests.helpers import embedded_client, run_together
 
 
 def test_two_concurrent_supersedes_one_wins(wired: wiring.Services, agent: Principal) -> None:

@@ -17,9 +17,7 @@ from chalicelib.models.review import ReviewReport, RunReviewRequest
 from chalicelib.services.run_context import RunContext
 from chalicelib.settings import Settings
 from infra.tables import create_table
-from tests.concurrency.test_races import embedded_client, endpoint, run_together
-
-__all__ = ["endpoint"]
+from tests.helpers import embedded_client, run_together
 
 
 @pytest.fixture

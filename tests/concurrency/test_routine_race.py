@@ -6,9 +6,7 @@ from chalicelib import wiring
 from chalicelib.models.principal import Principal
 from chalicelib.models.requests import SaveFactRequest
 from chalicelib.services.run_context import RunContext
-from tests.concurrency.test_races import agent, endpoint, run_together, wired
-
-__all__ = ["agent", "endpoint", "wired"]
+from tests.helpers import run_together
 
 
 def test_concurrent_first_saves_create_exactly_one_routine(

@@ -1,32 +1,42 @@
-"""The DynamoDB + S3 adapter of ``KvRepository`` against moto (SPEC §10), with a tiny
-inline limit and page size so every path (S3 pointers, many pages) is exercised."""
+"""The ``KvRepository`` contract (chalicelib/storage/protocols.py; SPEC §10): scoped
+entries, large values kept elsewhere, expiry, every page of keys.
+
+Runs against every implementation in the ``entries`` fixture (today the DynamoDB + S3
+adapter on moto, with a tiny inline limit and page size so every path, S3 pointers
+and many pages, is exercised)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from chalicelib.storage.dynamodb import DynamoDBTable
 from chalicelib.storage.kv import DynamoDBKvRepository, S3ObjectStore
-from tests.conftest import BUCKET, TABLE
+from chalicelib.storage.protocols import KvRepository
+from tests.helpers import BUCKET, TABLE
 
-
-@pytest.fixture
-def entries(dynamodb: Any, s3: Any) -> DynamoDBKvRepository:
-    return DynamoDBKvRepository(
+IMPLEMENTATIONS: dict[str, Callable[[Any, Any], KvRepository]] = {
+    "dynamodb+s3": lambda dynamodb, s3: DynamoDBKvRepository(
         DynamoDBTable(dynamodb, TABLE),
         S3ObjectStore(lambda: s3, BUCKET),
         inline_max_bytes=8,
         page_size=2,
-    )
+    ),
+}
+
+
+@pytest.fixture(params=sorted(IMPLEMENTATIONS))
+def entries(request: pytest.FixtureRequest, dynamodb: Any, s3: Any) -> KvRepository:
+    return IMPLEMENTATIONS[request.param](dynamodb, s3)
 
 
 def objects(s3: Any) -> list[str]:
     return [item["Key"] for item in s3.list_objects_v2(Bucket=BUCKET).get("Contents", [])]
 
 
-def test_inline_and_s3_values_round_trip(entries: DynamoDBKvRepository, s3: Any) -> None:
+def test_inline_and_s3_values_round_trip(entries: KvRepository, s3: Any) -> None:
     entries.put("byok#a", "small", "12345678", expires_at=None)
     entries.put("byok#a", "large", "123456789 ü", expires_at=None)
     assert entries.get("byok#a", "small", now=0) == "12345678"
@@ -36,7 +46,7 @@ def test_inline_and_s3_values_round_trip(entries: DynamoDBKvRepository, s3: Any)
 
 
 def test_replacing_or_deleting_a_large_value_deletes_its_object(
-    entries: DynamoDBKvRepository, s3: Any
+    entries: KvRepository, s3: Any
 ) -> None:
     entries.put("anon#x", "k", "a large value", expires_at=100)
     first = objects(s3)
@@ -48,7 +58,7 @@ def test_replacing_or_deleting_a_large_value_deletes_its_object(
     assert entries.delete("anon#x", "k", now=0) is False
 
 
-def test_expired_entries_are_never_returned(entries: DynamoDBKvRepository) -> None:
+def test_expired_entries_are_never_returned(entries: KvRepository) -> None:
     entries.put("anon#x", "k", "v", expires_at=1000)
     entries.put("anon#x", "big", "a large value", expires_at=1000)
     assert entries.get("anon#x", "k", now=999.9) == "v"
@@ -59,7 +69,7 @@ def test_expired_entries_are_never_returned(entries: DynamoDBKvRepository) -> No
     assert entries.delete("anon#x", "k", now=1000) is False
 
 
-def test_keys_follow_every_page_and_stay_in_their_scope(entries: DynamoDBKvRepository) -> None:
+def test_keys_follow_every_page_and_stay_in_their_scope(entries: KvRepository) -> None:
     for number in range(7):
         entries.put("account#wsp_1", f"k{number}", "v", expires_at=None)
     entries.put("account#wsp_12", "other", "v", expires_at=None)

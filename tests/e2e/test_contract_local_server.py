@@ -22,7 +22,6 @@ import json
 import os
 import subprocess
 import sys
-import threading
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -31,7 +30,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.e2e.test_local_server import REPO, LocalServer
+from tests.helpers import REPO, LocalServer
 
 SEED = 20261130
 EXAMPLES = int(os.environ.get("PINEWORK_FUZZ_EXAMPLES", "40"))
@@ -42,27 +41,10 @@ CONFIG = Path(__file__).with_name("schemathesis.toml")
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServer]:
-    folder = tmp_path_factory.mktemp("contract")
-    running = LocalServer(folder / "data")
+    running = LocalServer(tmp_path_factory.mktemp("contract") / "data")
     running.start()
-    drain(running, folder / "server.log")
     yield running
     running.stop()
-
-
-def drain(server: LocalServer, log: Path) -> None:
-    """Keep reading the server's output into ``log``: it logs every request, and a
-    full pipe would stop it mid-write."""
-    process = server.process
-    assert process is not None and process.stdout is not None
-    stdout = process.stdout
-
-    def pump() -> None:
-        with log.open("w", encoding="utf-8") as target:
-            for line in stdout:
-                target.write(line)
-
-    threading.Thread(target=pump, daemon=True).start()
 
 
 def api(server: LocalServer, token: str | None = None) -> httpx.Client:

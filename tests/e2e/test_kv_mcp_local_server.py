@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.test_local_server import LocalServer, cli
+from tests.helpers import LocalServer, cli
 
 try:  # the SDK's 1.x name
     from mcp.client.streamable_http import streamablehttp_client as _legacy_client

@@ -5,21 +5,11 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
 import boto3
-import pytest
 
 from chalicelib.settings import REVIEW_QUEUE_NAME
-from tests.e2e.test_local_server import LocalServer, cli
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[LocalServer]:
-    running = LocalServer(tmp_path / "data")
-    yield running
-    running.stop()
+from tests.helpers import LocalServer, cli
 
 
 def test_review_run_and_routines_through_the_cli(server: LocalServer) -> None:

@@ -5,105 +5,14 @@ prove stored data survives."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import signal
 import socket
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
-import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-class LocalServer:
-    """Starts and stops `python -m infra.local_server` with its own ports and data."""
-
-    def __init__(self, data_dir: Path) -> None:
-        self.data_dir = data_dir
-        self.api_port = free_port()
-        self.dynamodb_port = free_port()
-        self.process: subprocess.Popen[str] | None = None
-
-    @property
-    def env(self) -> dict[str, str]:
-        return {
-            **os.environ,
-            "PINEWORK_PORT": str(self.api_port),
-            "PINEWORK_DYNAMODB_PORT": str(self.dynamodb_port),
-            "PINEWORK_DATA_DIR": str(self.data_dir),
-        }
-
-    def start(self) -> str:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "infra.local_server"],
-            cwd=REPO,
-            env=self.env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        banner = []
-        deadline = time.monotonic() + 120
-        assert self.process.stdout is not None
-        while time.monotonic() < deadline:
-            line = self.process.stdout.readline()
-            if not line:
-                break
-            banner.append(line)
-            if "Press Ctrl+C" in line:
-                return "".join(banner)
-        self.stop()
-        raise AssertionError("local server did not start:\n" + "".join(banner))
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.process = None
-
-    def demo(self) -> dict[str, str]:
-        return dict(json.loads((self.data_dir / "demo.json").read_text()))
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[LocalServer]:
-    running = LocalServer(tmp_path / "data")
-    yield running
-    running.stop()
-
-
-def cli(server: LocalServer, token: str, *args: str, task: str | None = None) -> Any:
-    """Run the installed `pinework` console script; return the completed process."""
-    executable = shutil.which("pinework", path=str(Path(sys.executable).parent)) or "pinework"
-    env = {
-        **os.environ,
-        "PINEWORK_API_URL": f"http://127.0.0.1:{server.api_port}",
-        "PINEWORK_TOKEN": token,
-        "PINEWORK_DYNAMODB_ENDPOINT": f"http://127.0.0.1:{server.dynamodb_port}",
-    }
-    env.pop("PINEWORK_TASK", None)
-    if task:
-        env["PINEWORK_TASK"] = task
-    return subprocess.run(
-        [executable, *args], env=env, capture_output=True, text=True, timeout=60, check=False
-    )
+from tests.helpers import REPO, LocalServer, cli
 
 
 def test_cli_against_local_server_and_data_survives_restart(server: LocalServer) -> None:

@@ -24,7 +24,7 @@ from chalicelib.models.review import RunReviewRequest
 from chalicelib.services.review.bedrock_reviewer import TOOL_NAME
 from chalicelib.services.run_context import RunContext
 from chalicelib.settings import Settings
-from tests.conftest import BUCKET, TABLE
+from tests.helpers import BUCKET, TABLE
 
 MODEL = "anthropic.claude-test-v1:0"
 EXPECTED = {

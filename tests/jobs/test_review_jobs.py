@@ -19,7 +19,7 @@ from chalicelib.services.run_context import RunContext
 from chalicelib.settings import REVIEW_QUEUE_NAME, Settings
 from chalicelib.storage.dynamodb import DynamoDBTable
 from chalicelib.storage.routines import DynamoDBRoutineRepository
-from tests.conftest import BUCKET, TABLE
+from tests.helpers import BUCKET, TABLE
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ from chalicelib.services.review.model_plan import tool_input_schema
 from chalicelib.services.review.rule_reviewer import ReviewContext, RuleReviewer
 from chalicelib.settings import DEFAULT_BEDROCK_MODEL_ID, Settings
 from chalicelib.wiring import build_reviewer
-from tests.unit.test_reviewer import NOW, fact
+from tests.helpers import NOW, fact
 
 MODEL = "anthropic.claude-test-v1:0"
 DAY = "2026-11-30"

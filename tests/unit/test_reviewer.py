@@ -2,33 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-
-from chalicelib.models.memory import Memory, MemoryKind, MemoryStatus
+from chalicelib.models.memory import MemoryStatus
 from chalicelib.services.review.rule_reviewer import (
     ReviewContext,
     RuleReviewer,
     durable_text,
     normalize,
 )
-
-NOW = datetime(2026, 12, 1, 4, 0, tzinfo=UTC)
-
-
-def fact(number: int, text: str, **changes: object) -> Memory:
-    created = NOW - timedelta(days=5) + timedelta(minutes=number)
-    values: dict[str, object] = {
-        "id": f"mem_01KAAAAAAAAAAAAAAAAAAAAA{number:02d}",
-        "workspace_id": "wsp_1",
-        "agent_id": "agt_1",
-        "kind": MemoryKind.FACT,
-        "text": text,
-        "expires_at": NOW + timedelta(days=80),
-        "created_at": created,
-        "updated_at": created,
-        **changes,
-    }
-    return Memory.model_validate(values)
+from tests.helpers import NOW, fact
 
 
 def test_durable_markers_are_read_after_the_time_and_task_prefix() -> None:

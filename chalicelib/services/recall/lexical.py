@@ -2,7 +2,8 @@
 
 ``LexicalScorer`` is a BM25-style scorer in pure Python: no network, no model files, no
 third-party code, so it runs inside the Lambda within recall's time budget. Its scores
-are calibrated on ``../shared/recall-eval/`` (development half) so that the SPEC §8
+are calibrated on the recall benchmark's development half
+(docs/reference.md#recall-benchmark) so that the SPEC §8
 cut-off of 0.5 means "probably useful"; ``bench/recall_quality_lexical.py`` measures it.
 """
 

@@ -1,0 +1,69 @@
+"""The ``DirectoryRepository`` contract (chalicelib/storage/protocols.py): workspaces,
+agents, persons and the token hashes that name them.
+
+Runs against every implementation in the ``directory`` fixture (today the DynamoDB
+adapter on moto)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from chalicelib.ids import FixedClock, IdFactory
+from chalicelib.models.principal import Agent, Person, Principal, PrincipalKind, Workspace
+from chalicelib.storage.directory import DynamoDBDirectoryRepository
+from chalicelib.storage.dynamodb import DynamoDBTable
+from chalicelib.storage.protocols import DirectoryRepository
+
+IMPLEMENTATIONS: dict[str, Callable[[DynamoDBTable], DirectoryRepository]] = {
+    "dynamodb": DynamoDBDirectoryRepository,
+}
+
+
+@pytest.fixture(params=sorted(IMPLEMENTATIONS))
+def directory(request: pytest.FixtureRequest, table: DynamoDBTable) -> DirectoryRepository:
+    return IMPLEMENTATIONS[request.param](table)
+
+
+def test_workspaces_agents_and_persons_read_back(
+    directory: DirectoryRepository, ids: IdFactory, clock: FixedClock
+) -> None:
+    workspace = Workspace(id=ids.new("wsp"), name="Acme", created_at=clock.now())
+    directory.create_workspace(workspace)
+    agent = Agent(
+        id=ids.new("agt"), workspace_id=workspace.id, name="builder", created_at=clock.now()
+    )
+    directory.create_agent(agent, "a" * 64)
+    person = Person(
+        id=ids.new("usr"),
+        workspace_id=workspace.id,
+        email="ana@example.com",
+        created_at=clock.now(),
+    )
+    directory.create_person(person, "b" * 64)
+    assert directory.get_workspace(workspace.id) == workspace
+    assert directory.get_agent(agent.id) == agent
+    assert directory.get_workspace(ids.new("wsp")) is None
+    assert directory.get_agent(ids.new("agt")) is None
+    assert directory.principal_for_token("a" * 64) == Principal(
+        kind=PrincipalKind.AGENT, id=agent.id, workspace_id=workspace.id
+    )
+    assert directory.principal_for_token("b" * 64) == Principal(
+        kind=PrincipalKind.PERSON, id=person.id, workspace_id=workspace.id
+    )
+    assert directory.principal_for_token("c" * 64) is None
+
+
+def test_review_approval_is_set_only_on_a_stored_workspace(
+    directory: DirectoryRepository, ids: IdFactory, clock: FixedClock
+) -> None:
+    workspace = Workspace(id=ids.new("wsp"), name="Acme", created_at=clock.now())
+    directory.create_workspace(workspace)
+    assert workspace.review_approval == "none"
+    updated = directory.set_review_approval(workspace.id, "required")
+    assert updated is not None and updated.review_approval == "required"
+    assert directory.get_workspace(workspace.id) == updated
+    missing = ids.new("wsp")
+    assert directory.set_review_approval(missing, "required") is None
+    assert directory.get_workspace(missing) is None  # no bare item was created

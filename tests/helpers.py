@@ -1,0 +1,406 @@
+"""Helpers shared by the test modules: the one place tests import from.
+
+Fixtures live in ``conftest.py`` files (``tests/conftest.py`` for the moto-backed
+services and the API, ``tests/concurrency/conftest.py`` for the embedded server,
+``tests/e2e/conftest.py`` for the real local server); the plain constants, types
+and functions they and the tests use live here. No test module imports another
+test module (``tests/unit/test_test_layout.py`` checks it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from functools import cache
+from pathlib import Path
+from typing import Any, TypeVar
+
+import boto3
+from botocore.config import Config
+from chalice.test import Client
+
+from chalicelib.ids import Clock, IdFactory
+from chalicelib.models.memory import AuditRecord, Memory, MemoryKind, snapshot
+
+REPO = Path(__file__).resolve().parents[1]
+"""The checkout's root."""
+TABLE = "pinework-test"
+"""The moto table every in-process test uses (``tests/conftest.py``)."""
+BUCKET = "pinework-test"
+"""The moto bucket (key-value values, review reports)."""
+START = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
+"""Where the injected clock starts."""
+
+T = TypeVar("T")
+
+
+# Principals and the in-process API.
+
+
+@dataclass
+class Actor:
+    """A principal with its bearer token."""
+
+    id: str
+    token: str
+
+
+@dataclass
+class World:
+    """One workspace with two agents and a person, plus a second workspace."""
+
+    workspace_id: str
+    agent: Actor
+    other_agent: Actor
+    person: Actor
+    outsider: Actor
+    outsider_agent: Actor
+
+
+class Api:
+    """Calls the Chalice app in-process with a bearer token and JSON bodies."""
+
+    def __init__(self, client: Client) -> None:
+        self._client = client
+
+    def call(
+        self,
+        method: str,
+        path: str,
+        actor: Actor | None = None,
+        body: Any = None,
+        *,
+        raw: bytes | str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> tuple[int, Any]:
+        """Return (status, parsed JSON body) of one request to ``/api/v1`` + path."""
+        status, _, parsed = self.send(method, path, actor, body, raw=raw, headers=headers)
+        return status, parsed
+
+    def send(
+        self,
+        method: str,
+        path: str,
+        actor: Actor | None = None,
+        body: Any = None,
+        *,
+        raw: bytes | str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> tuple[int, dict[str, str], Any]:
+        """Like ``call``, with the response headers: (status, headers, parsed JSON body)."""
+        sent = {"Content-Type": "application/json", **(headers or {})}
+        if actor is not None:
+            sent["Authorization"] = f"Bearer {actor.token}"
+        payload: bytes | str | None = raw
+        if payload is None and body is not None:
+            payload = json.dumps(body)
+        response = self._client.http.request(
+            method, "/api/v1" + path, headers=sent, body=payload or b""
+        )
+        text = response.body.decode("utf-8") if response.body else ""
+        return response.status_code, dict(response.headers), (json.loads(text) if text else None)
+
+
+def save(
+    api: Api, world: World, text: str = "The staging deploy needs the VPN on", **extra: object
+) -> Any:
+    """Save a fact as the world's agent; assert 201 and return the memory."""
+    status, body = api.call("POST", "/memories", world.agent, {"text": text, **extra})
+    assert status == 201, body
+    return body
+
+
+def pages(api: Api, actor: Actor, path: str) -> list[list[dict[str, Any]]]:
+    """Every page of a list, following ``nextToken`` (``path`` holds the query string)."""
+    found: list[list[dict[str, Any]]] = []
+    token = None
+    while True:
+        status, body = api.call("GET", path + (f"&nextToken={token}" if token else ""), actor)
+        assert status == 200, body
+        found.append(list(body["data"]))
+        token = body["nextToken"]
+        if token is None:
+            return found
+
+
+def error_code(response: tuple[int, object]) -> tuple[int, str]:
+    """The status and error code of an error answer (checking the envelope's shape)."""
+    status, body = response
+    assert isinstance(body, dict) and set(body) == {"error"}, body
+    assert set(body["error"]) == {"code", "message"} and body["error"]["message"]
+    return status, body["error"]["code"]
+
+
+def review(api: Api, world: World, dry_run: bool = False) -> dict[str, Any]:
+    """Run the world's agent's review now as its person; assert 200 and return the report."""
+    status, body = api.call(
+        "POST", "/reviews", world.person, {"agentId": world.agent.id, "dryRun": dry_run}
+    )
+    assert status == 200, body
+    assert body["object"] == "review"
+    return dict(body)
+
+
+def every_memory(api: Api, world: World) -> list[dict[str, Any]]:
+    """Every memory of the world's agent, live and archived (one page of 500)."""
+    status, body = api.call(
+        "GET", f"/memories?agentId={world.agent.id}&all=true&limit=500", world.person
+    )
+    assert status == 200
+    return list(body["data"])
+
+
+# Memories without storage (the reviewers' unit tests).
+
+NOW = datetime(2026, 12, 1, 4, 0, tzinfo=UTC)
+"""The reviewers' unit tests' "now" (04:00 UTC, when the nightly review runs)."""
+
+
+def fact(number: int, text: str, **changes: object) -> Memory:
+    """A live fact of ``agt_1`` created five days before ``NOW`` plus ``number`` minutes."""
+    created = NOW - timedelta(days=5) + timedelta(minutes=number)
+    values: dict[str, object] = {
+        "id": f"mem_01KAAAAAAAAAAAAAAAAAAAAA{number:02d}",
+        "workspace_id": "wsp_1",
+        "agent_id": "agt_1",
+        "kind": MemoryKind.FACT,
+        "text": text,
+        "expires_at": NOW + timedelta(days=80),
+        "created_at": created,
+        "updated_at": created,
+        **changes,
+    }
+    return Memory.model_validate(values)
+
+
+# Stored objects (the storage contract suites).
+
+
+def new_fact(
+    ids: IdFactory, clock: Clock, agent_id: str, text: str, workspace_id: str = "wsp_1"
+) -> Memory:
+    """A live fact saved now, expiring in 90 days."""
+    now = clock.now()
+    return Memory(
+        id=ids.new("mem"),
+        workspace_id=workspace_id,
+        agent_id=agent_id,
+        kind=MemoryKind.FACT,
+        text=text,
+        expires_at=now + timedelta(days=90),
+        created_at=now,
+        updated_at=now,
+    )
+
+
+def new_day_row(
+    ids: IdFactory, clock: Clock, agent_id: str, date: str, text: str, workspace_id: str = "wsp_1"
+) -> Memory:
+    """A live day row of ``date`` holding ``text`` (lines joined by newlines)."""
+    now = clock.now()
+    return Memory(
+        id=ids.new("mem"),
+        workspace_id=workspace_id,
+        agent_id=agent_id,
+        kind=MemoryKind.DAY,
+        date=date,
+        text=text,
+        expires_at=now + timedelta(days=90),
+        created_at=now,
+        updated_at=now,
+    )
+
+
+def audit_of(
+    ids: IdFactory, clock: Clock, action: str, before: Memory | None, after: Memory
+) -> AuditRecord:
+    """The audit record of one change made by a person ``usr_1``."""
+    return AuditRecord(
+        id=ids.new("aud"),
+        memory_id=after.id,
+        workspace_id=after.workspace_id,
+        action=action,
+        actor_type="person",
+        actor_id="usr_1",
+        at=clock.now(),
+        before=None if before is None else snapshot(before),
+        after=snapshot(after),
+    )
+
+
+# The embedded server (concurrency tests).
+
+
+def embedded_client(endpoint: str) -> Any:
+    """A DynamoDB client of the embedded server with room for many threads."""
+    return boto3.client(
+        "dynamodb",
+        endpoint_url=endpoint,
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+        config=Config(max_pool_connections=64, retries={"max_attempts": 0}),
+    )
+
+
+def run_together(count: int, task: Callable[[int], T]) -> list[T | Exception]:
+    """Run ``task(i)`` for i in range(count) on as many threads; results or exceptions."""
+
+    def guarded(number: int) -> T | Exception:
+        try:
+            return task(number)
+        except Exception as error:
+            return error
+
+    with ThreadPoolExecutor(max_workers=count) as pool:
+        return list(pool.map(guarded, range(count)))
+
+
+# The real local server (end-to-end tests).
+
+
+def free_port() -> int:
+    """A TCP port free on loopback right now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class LocalServer:
+    """Starts and stops `python -m infra.local_server` with its own ports and data."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self.api_port = free_port()
+        self.dynamodb_port = free_port()
+        self.process: subprocess.Popen[str] | None = None
+        self.output: deque[str] = deque(maxlen=2000)
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The server's environment: its ports and data folder."""
+        return {
+            **os.environ,
+            "PINEWORK_PORT": str(self.api_port),
+            "PINEWORK_DYNAMODB_PORT": str(self.dynamodb_port),
+            "PINEWORK_DATA_DIR": str(self.data_dir),
+        }
+
+    def start(self) -> str:
+        """Start the server and wait for its banner (at most 120 s); return the banner."""
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "infra.local_server"],
+            cwd=REPO,
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        banner = []
+        deadline = time.monotonic() + 120
+        assert self.process.stdout is not None
+        while time.monotonic() < deadline:
+            line = self.process.stdout.readline()
+            if not line:
+                break
+            banner.append(line)
+            if "Press Ctrl+C" in line:
+                self._keep_reading(self.process.stdout)
+                return "".join(banner)
+        self.stop()
+        raise AssertionError("local server did not start:\n" + "".join(banner))
+
+    def _keep_reading(self, stdout: Any) -> None:
+        """Read the server's output from now on (the last 2,000 lines stay in
+        ``output``): it logs every request, and a full pipe would stop it mid-write."""
+
+        def pump() -> None:
+            for line in stdout:
+                self.output.append(line)
+
+        threading.Thread(target=pump, daemon=True).start()
+
+    def stop(self) -> None:
+        """Stop the server (SIGTERM, then SIGKILL after 20 s); the data folder stays."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process = None
+
+    def demo(self) -> dict[str, str]:
+        """The demo workspace's ids and tokens the server wrote at its first start."""
+        return dict(json.loads((self.data_dir / "demo.json").read_text()))
+
+
+def cli(server: LocalServer, token: str, *args: str, task: str | None = None) -> Any:
+    """Run the installed `pinework` console script; return the completed process."""
+    executable = shutil.which("pinework", path=str(Path(sys.executable).parent)) or "pinework"
+    env = {
+        **os.environ,
+        "PINEWORK_API_URL": f"http://127.0.0.1:{server.api_port}",
+        "PINEWORK_TOKEN": token,
+        "PINEWORK_DYNAMODB_ENDPOINT": f"http://127.0.0.1:{server.dynamodb_port}",
+    }
+    env.pop("PINEWORK_TASK", None)
+    if task:
+        env["PINEWORK_TASK"] = task
+    return subprocess.run(
+        [executable, *args], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+# Documents (the reference checker and the rewrite tool's tests).
+
+MD_LINK = re.compile(r"\[(?P<text>[^\]\n]*)\]\((?P<target>[^)\s]*)\)")
+"""A markdown link ``[text](target)``."""
+_ANCHOR_TAG = re.compile(r"<a\s+(?:id|name)=\"(?P<id>[^\"]+)\"")
+HEADING = re.compile(r"^(?P<hashes>#{1,6})\s+(?P<title>.+?)\s*#*\s*$")
+"""A markdown heading line."""
+
+
+def slug(title: str) -> str:
+    """GitHub's anchor for a heading: link text kept, markup and punctuation dropped."""
+    title = MD_LINK.sub(lambda match: match.group("text"), title)
+    title = re.sub(r"<[^>]+>", "", title).strip().lower()
+    title = re.sub(r"[^\w\- ]", "", title)
+    return title.replace(" ", "-")
+
+
+@cache
+def anchors(path: str) -> frozenset[str]:
+    """The anchors of a markdown file of the repository: its headings' slugs (GitHub's
+    ``-1``, ``-2`` for repeats) and its ``<a id>`` / ``<a name>`` tags."""
+    found: set[str] = set()
+    counts: dict[str, int] = {}
+    in_code = False
+    for line in (REPO / path).read_text(encoding="utf-8").splitlines():
+        if line.startswith("```"):
+            in_code = not in_code
+            continue
+        if in_code:
+            continue
+        heading = HEADING.match(line)
+        if heading:
+            base = slug(heading.group("title"))
+            number = counts.get(base, 0)
+            counts[base] = number + 1
+            found.add(base if number == 0 else f"{base}-{number}")
+        found.update(match.group("id") for match in _ANCHOR_TAG.finditer(line))
+    return frozenset(found)
