@@ -151,3 +151,16 @@ def test_a_missing_memory_is_404_whatever_the_if_match(api: Api, world: World) -
         headers={"If-Match": '"mem_01JD0000000000000000000000.v1"'},
     )
     assert status == 404 and body["error"]["code"] == "memory_not_found"
+
+
+def test_bad_input_is_400_even_with_a_stale_if_match(api: Api, world: World) -> None:
+    memory, tag = save(api, world)
+    path = f"/memories/{memory['id']}"
+    api.call("PATCH", path, world.person, {"text": "moved on to version two"})
+    for body in ({"text": ""}, {"expiresAt": "yesterday-ish"}, {"text": "x" * 501}):
+        status, _, refused = api.send("PATCH", path, world.person, body, headers={"If-Match": tag})
+        assert status == 400, (body, refused)
+    status, _, refused = api.send(
+        "PATCH", path, world.person, {"text": "a good new text"}, headers={"If-Match": tag}
+    )
+    assert status == 412 and refused["error"]["code"] == "precondition_failed"

@@ -258,24 +258,26 @@ class MemoryService:
 
         def attempt() -> Memory:
             before = load_visible(self._memories, principal, memory_id)
+            now = self._clock.now()
+            # Bad input is answered first (400), whatever the version or the state.
+            if request.text is not None:
+                self._check_edited_text(before, request.text)
+            expires_at = (
+                None if request.expires_at is None else parse_expiry(request.expires_at, now)
+            )
             check_expected_version(before, expected_versions)
             if before.is_superseded:
                 raise MemorySuperseded(
                     f"{memory_id} was replaced by {before.superseded_by}. Edit the newer memory."
                 )
-            now = self._clock.now()
             changes: dict[str, object] = {}
-            if request.text is not None:
-                self._check_edited_text(before, request.text)
-                if request.text != before.text:
-                    changes["text"] = request.text
-                    if before.kind is MemoryKind.FACT:
-                        changes["embedding"] = self._embed(request.text)
-            if request.expires_at is not None:
-                expires_at = parse_expiry(request.expires_at, now)
-                # Compared as stored (milliseconds): ".9991Z" is the stored ".999Z".
-                if to_rfc3339(expires_at) != to_rfc3339(before.expires_at):
-                    changes["expires_at"] = expires_at
+            if request.text is not None and request.text != before.text:
+                changes["text"] = request.text
+                if before.kind is MemoryKind.FACT:
+                    changes["embedding"] = self._embed(request.text)
+            # Compared as stored (milliseconds): ".9991Z" is the stored ".999Z".
+            if expires_at is not None and to_rfc3339(expires_at) != to_rfc3339(before.expires_at):
+                changes["expires_at"] = expires_at
             if not changes:
                 # Nothing would change: no write, no new version, no history record.
                 return before
