@@ -156,7 +156,8 @@ def test_two_persons_editing_one_memory_lose_no_edit_over_http(server: LocalServ
 
 
 def fuzz(server: LocalServer, token: str, counts: Path) -> subprocess.CompletedProcess[str]:
-    """One Schemathesis run as the principal of ``token``; counts go to ``counts``."""
+    """One Schemathesis run as the principal of ``token``; counts go to ``counts``
+    (it runs in ``counts``' folder, where it keeps its own cache)."""
     executable = Path(sys.executable).with_name("schemathesis")
     command = [
         str(executable),
@@ -191,7 +192,13 @@ def fuzz(server: LocalServer, token: str, counts: Path) -> subprocess.CompletedP
         "PYTHONPATH": str(REPO),
     }
     return subprocess.run(
-        command, cwd=REPO, env=env, capture_output=True, text=True, timeout=2400, check=False
+        command,
+        cwd=counts.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=2400,
+        check=False,
     )
 
 
