@@ -3,6 +3,10 @@
 Every ``text`` in a recall-eval ``memories.jsonl`` file (ordinary conversation facts, so
 every hit is a false positive) goes through ``SecretDetector().find_secret``. The script
 prints the count and rate of flagged texts, lists them, and prints the mean time per call.
+A ``queries.jsonl`` file works too (its ``question`` fields: recall queries are checked
+since issue 14). It also counts the flagged texts among the same texts written in
+full-width letters and with zero-width spaces between words (the detector reads text
+as it shows, issue 14), and with ``shapes_only`` (the check on identifiers).
 
 Usage::
 
@@ -36,10 +40,16 @@ def load_texts(path: Path) -> list[str]:
         path: A JSON-lines file whose records carry a ``text`` string.
 
     Returns:
-        The texts, in file order (blank lines are skipped).
+        The texts (``text``, else ``question``), in file order (blank lines are skipped).
     """
     with path.open(encoding="utf-8") as lines:
-        return [json.loads(line)["text"] for line in lines if line.strip()]
+        records = [json.loads(line) for line in lines if line.strip()]
+    return [record.get("text", record.get("question", "")) for record in records]
+
+
+def full_width(text: str) -> str:
+    """``text`` with printable ASCII written as full-width forms (U+FF01..U+FF5E)."""
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -62,6 +72,15 @@ def main(argv: list[str] | None = None) -> int:
     detector = SecretDetector()
 
     flagged = [(kind, text) for text in texts if (kind := detector.find_secret(text))]
+    variants = {
+        "full-width": [full_width(text) for text in texts],
+        "zero-width spaces": [text.replace(" ", " \u200b") for text in texts],
+    }
+    variant_flags = {
+        name: sum(detector.find_secret(text) is not None for text in changed)
+        for name, changed in variants.items()
+    }
+    shapes_flagged = sum(detector.find_secret(text, shapes_only=True) is not None for text in texts)
 
     calls = 0
     start = time.perf_counter()
@@ -84,6 +103,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"flagged:  {len(flagged)} ({rate:.2%}; target <= {MAX_FLAGGED_RATE:.0%})")
     for kind, text in flagged:
         print(f"  [{kind}] {text}")
+    for name, count in variant_flags.items():
+        print(f"flagged:  {count} of the same texts in {name}")
+    print(f"flagged:  {shapes_flagged} with shapes_only (identifier check)")
     print(f"time:     {mean_us:.1f} us/call mean over {calls} calls")
     print(f"time:     {probe_us:.1f} us/call on a 500-char text")
     return 0 if rate <= MAX_FLAGGED_RATE else 1

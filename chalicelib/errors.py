@@ -160,6 +160,12 @@ class Conflict(PineworkError):
     code = "conflict"
 
 
+class PersonExists(PineworkError):
+    """A person of the workspace already has this e-mail address (409; issue 14)."""
+
+    code = "person_exists"
+
+
 class PayloadTooLarge(PineworkError):
     """A key-value value over the size one response can carry (413; SPEC §10, DECISIONS)."""
 
@@ -185,6 +191,21 @@ class IdempotencyKeyInUse(PineworkError):
     ``Retry-After`` seconds to get its answer (409; issue 15, docs/DECISIONS.md)."""
 
     code = "idempotency_key_in_use"
+
+
+class MemoryVetoed(PineworkError):
+    """An agent saved a text a person vetoed: the same text after normalisation, or a
+    duplicate of it (SPEC §6, §9; issue 14 item 5). The message names the vetoed
+    memory (409)."""
+
+    code = "memory_vetoed"
+
+
+class ReviewUndoConflict(PineworkError):
+    """Undoing a review action whose memories changed since the review; nothing is
+    undone (409; issue 14 item 3)."""
+
+    code = "review_undo_conflict"
 
 
 STATUS_BY_CODE: dict[str, int] = {
@@ -214,6 +235,9 @@ STATUS_BY_CODE: dict[str, int] = {
     "precondition_failed": 412,
     "idempotency_key_reused": 422,
     "idempotency_key_in_use": 409,
+    "memory_vetoed": 409,
+    "review_undo_conflict": 409,
+    "person_exists": 409,
     "internal_error": 500,
 }
 """HTTP status of every error code (SPEC §6); a test checks each class is here."""

@@ -21,6 +21,7 @@ from chalicelib.services.idempotency import IdempotencyService
 from chalicelib.services.kv.service import KvService
 from chalicelib.services.memory.day_log import DayLogService
 from chalicelib.services.memory.service import MemoryService
+from chalicelib.services.memory.vetoes import VetoGuard
 from chalicelib.services.recall.backfill import EmbeddingBackfill
 from chalicelib.services.recall.embedding import Embedder, MiniLMEmbedder
 from chalicelib.services.recall.relevance import CandidateScorer, RelevanceScorer
@@ -39,8 +40,10 @@ from chalicelib.storage.kv import DynamoDBKvRepository, S3ObjectStore
 from chalicelib.storage.memories import DynamoDBMemoryRepository
 from chalicelib.storage.queue import SqsReviewQueue
 from chalicelib.storage.recalls import DynamoDBRecallRepository
+from chalicelib.storage.review_actions import DynamoDBPendingRepository, DynamoDBUndoRepository
 from chalicelib.storage.reviews import DynamoDBReviewRepository, S3ReportStore
 from chalicelib.storage.routines import DynamoDBRoutineRepository
+from chalicelib.storage.vetoes import DynamoDBVetoIndex
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,8 @@ class Services:
     routines: RoutineService
     reviews: ReviewService
     idempotency: IdempotencyService
+    secrets: SecretFinder
+    """The secret detector every service shares (the adapters check run headers with it)."""
 
 
 def dynamodb_client(settings: Settings) -> Any:
@@ -180,6 +185,7 @@ def build_services(
             ids,
             embedder=embedder,
             after_save=routines.ensure_routine,
+            vetoes=VetoGuard(memories, DynamoDBVetoIndex(table)),
         ),
         day_log=DayLogService(memories, detector, clock, ids),
         recall=RecallService(
@@ -191,6 +197,7 @@ def build_services(
             clock,
             ids,
             settings.recall_time_budget_ms,
+            detector,
         ),
         kv=KvService(
             DynamoDBKvRepository(
@@ -212,8 +219,11 @@ def build_services(
             ids,
             SqsReviewQueue(lambda: sqs or sqs_client(settings), settings.review_queue_name),
             embedder,
+            pending=DynamoDBPendingRepository(table),
+            undos=DynamoDBUndoRepository(table),
         ),
         idempotency=IdempotencyService(lambda: idempotency_store(table)),
+        secrets=detector,
     )
 
 

@@ -49,6 +49,9 @@ REPO = Path(__file__).resolve().parent.parent
 TABLE = "pinework-local"
 BUCKET = "pinework-local"
 HOST = "127.0.0.1"
+LISTEN_BACKLOG = 1024
+"""Pending connections the API's listening socket queues (at least 128; docs/DECISIONS.md
+"Local server backlog")."""
 
 
 def _ensure_demo(data_dir: Path, settings: Any) -> dict[str, str]:
@@ -238,7 +241,13 @@ def _local_api_server(app: Any, port: int, host: str = HOST) -> Any:
                 return
             super()._send_error_response(error)
 
-    class IPv6Server(ThreadedHTTPServer):  # type: ignore[misc]
+    class BackloggedServer(ThreadedHTTPServer):  # type: ignore[misc]
+        # socketserver listens with a backlog of 5: a burst of new connections
+        # (50 at once reset 23-28 of them) overflowed it. The kernel caps the value
+        # at net.core.somaxconn.
+        request_queue_size = LISTEN_BACKLOG
+
+    class IPv6Server(BackloggedServer):
         address_family = socket.AF_INET6
 
     # What chalice.local.create_local_server does, with our handler (once per app).
@@ -251,7 +260,7 @@ def _local_api_server(app: Any, port: int, host: str = HOST) -> Any:
         host,
         port,
         handler_cls=EnvelopeRequestHandler,
-        server_cls=IPv6Server if ":" in host else ThreadedHTTPServer,
+        server_cls=IPv6Server if ":" in host else BackloggedServer,
     )
 
 

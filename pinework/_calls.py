@@ -24,6 +24,7 @@ from pinework.models import (
     KvValue,
     Memory,
     MemoryPage,
+    PendingPage,
     RecallLogPage,
     RecallResult,
     ReviewPage,
@@ -312,12 +313,27 @@ def get_review(review_id: str) -> Call[ReviewReport]:
 
 
 def decide_review_action(
-    review_id: str, action: int | str, decision: str, *, idempotency_key: str | None = None
+    review_id: str,
+    action: int | str,
+    decision: str,
+    *,
+    keep_id: str | None = None,
+    idempotency_key: str | None = None,
 ) -> Call[ReviewReport]:
-    """``POST /reviews/{id}/actions/{n}/approve`` or ``/reject``."""
+    """``POST /reviews/{id}/actions/{n}/approve`` (``{keepId?}``), ``/reject`` or
+    ``/undo`` (``{}``)."""
     review = path_segment(review_id, "a review id")
     path = f"/reviews/{review}/actions/{path_segment(str(action), 'an action')}/{decision}"
-    return _change("POST", path, ReviewReport, {}, idempotency_key)
+    body = _given(keepId=keep_id)
+    return _change("POST", path, ReviewReport, body, idempotency_key)
+
+
+def list_pending_actions(
+    agent_id: str | None = None, *, limit: int | None = None, next_token: str | None = None
+) -> Call[PendingPage]:
+    """``GET /reviews/pending``."""
+    params = page_params(agent_id, limit, next_token)
+    return Call("GET", "/reviews/pending", PendingPage, params=params)
 
 
 # Key-value meta-tools (SPEC §10)

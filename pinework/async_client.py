@@ -32,6 +32,7 @@ from pinework.models import (
     KvValue,
     Memory,
     MemoryPage,
+    PendingPage,
     RecallLogPage,
     RecallResult,
     ReviewPage,
@@ -490,16 +491,22 @@ class AsyncClient:
         return await self._session.run(calls.get_review(review_id))
 
     async def approve_review_action(
-        self, review_id: str, action: int | str, *, idempotency_key: str | None = None
+        self,
+        review_id: str,
+        action: int | str,
+        *,
+        keep_id: str | None = None,
+        idempotency_key: str | None = None,
     ) -> ReviewReport:
-        """Approve one pending action of an approval-mode review (persons).
+        """Approve one pending action (approval mode, or one that waits for a person;
+        persons). ``keep_id``: for a ``resolve_conflict``, the fact to keep.
 
         Returns:
             The report with every action's decision.
         """
         return await self._session.run(
             calls.decide_review_action(
-                review_id, action, "approve", idempotency_key=idempotency_key
+                review_id, action, "approve", keep_id=keep_id, idempotency_key=idempotency_key
             )
         )
 
@@ -513,6 +520,36 @@ class AsyncClient:
         """
         return await self._session.run(
             calls.decide_review_action(review_id, action, "reject", idempotency_key=idempotency_key)
+        )
+
+    async def undo_review_action(
+        self, review_id: str, action: int | str, *, idempotency_key: str | None = None
+    ) -> ReviewReport:
+        """Undo one applied action of a review: what it changed is restored (persons;
+        ``review_undo_conflict`` when a memory changed since).
+
+        Returns:
+            The report, with the action in ``undone``.
+        """
+        return await self._session.run(
+            calls.decide_review_action(review_id, action, "undo", idempotency_key=idempotency_key)
+        )
+
+    async def list_pending_actions(
+        self,
+        agent_id: str | None = None,
+        *,
+        limit: int | None = None,
+        next_token: str | None = None,
+    ) -> PendingPage:
+        """Review actions waiting for a person, by agent, oldest review first
+        (``GET /reviews/pending``).
+
+        Returns:
+            One page.
+        """
+        return await self._session.run(
+            calls.list_pending_actions(agent_id, limit=limit, next_token=next_token)
         )
 
     # Key-value meta-tools (SPEC §10)

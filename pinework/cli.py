@@ -29,6 +29,7 @@ from pinework.models import (
     KvValue,
     Memory,
     MemoryPage,
+    PendingPage,
     RecallLogPage,
     RecallResult,
     ReviewPage,
@@ -686,6 +687,9 @@ def _render_report(report: ReviewReport) -> None:
         if decision is not None:
             by = f" by {decision.decided_by}" if decision.decided_by else ""
             state = f"  [{decision.state}{by}]"
+        undone = next((u for u in report.undone if u.action_id == action.id), None)
+        if undone is not None:
+            state += f"  [undone by {undone.undone_by}]"
         typer.echo(f"  {action.id} {action.action:<16} {ids}{keep}: {action.reason}{state}")
         if action.text is not None:
             # What a lift would save: a person deciding needs to read it.
@@ -761,22 +765,72 @@ ActionArgument = Annotated[
 
 @review_app.command("approve")
 def review_approve(
-    review_id: ReviewArgument, action: ActionArgument, as_json: JsonFlag = False
+    review_id: ReviewArgument,
+    action: ActionArgument,
+    keep: Annotated[
+        str | None,
+        typer.Option(
+            "--keep", help="For a conflict: the fact to keep, mem_… (default: the plan's)."
+        ),
+    ] = None,
+    as_json: JsonFlag = False,
 ) -> None:
-    """Approve a pending action of an approval-mode review: it is applied now (persons only).
+    """Approve a pending action: it is applied now (persons only).
 
     When the memories changed since the plan was made, the action is recorded
     as skipped with the reason.
     """
-    _run(as_json, lambda c: c.approve_review_action(review_id, action), _render_report)
+    _run(
+        as_json, lambda c: c.approve_review_action(review_id, action, keep_id=keep), _render_report
+    )
 
 
 @review_app.command("reject")
 def review_reject(
     review_id: ReviewArgument, action: ActionArgument, as_json: JsonFlag = False
 ) -> None:
-    """Reject a pending action of an approval-mode review: it is never applied (persons only)."""
+    """Reject a pending action: it is never applied, nor proposed again (persons only)."""
     _run(as_json, lambda c: c.reject_review_action(review_id, action), _render_report)
+
+
+@review_app.command("undo")
+def review_undo(
+    review_id: ReviewArgument, action: ActionArgument, as_json: JsonFlag = False
+) -> None:
+    """Undo an applied review action: what it changed is restored (persons only).
+
+    Refused (review_undo_conflict) when a memory changed since the review.
+    """
+    _run(as_json, lambda c: c.undo_review_action(review_id, action), _render_report)
+
+
+@review_app.command("pending")
+def review_pending(
+    agent: AgentOption = None,
+    limit: LimitOption = None,
+    next_token: NextTokenOption = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """List the review actions waiting for a person (the workspace's, or --agent's)."""
+
+    def render(page: PendingPage) -> None:
+        for item in page.data:
+            action = item.action
+            ids = ", ".join(action.memory_ids) or "-"
+            keep = f" -> {action.keep_id}" if action.keep_id else ""
+            typer.echo(
+                f"{item.review_id} {action.id}  {item.agent_id}  {action.action} {ids}{keep}: "
+                f"{action.reason}"
+            )
+        if not page.data:
+            typer.echo("nothing waits for a person")
+        _more(page.next_token)
+
+    _run(
+        as_json,
+        lambda c: c.list_pending_actions(agent, limit=limit, next_token=next_token),
+        render,
+    )
 
 
 # pinework admin …

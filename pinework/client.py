@@ -38,6 +38,7 @@ from pinework.models import (
     KvValue,
     Memory,
     MemoryPage,
+    PendingPage,
     RecallLogPage,
     RecallResult,
     ReviewPage,
@@ -647,14 +648,21 @@ class Client:
         return self._session.run(calls.get_review(review_id))
 
     def approve_review_action(
-        self, review_id: str, action: int | str, *, idempotency_key: str | None = None
+        self,
+        review_id: str,
+        action: int | str,
+        *,
+        keep_id: str | None = None,
+        idempotency_key: str | None = None,
     ) -> ReviewReport:
-        """Approve one pending action of an approval-mode review; it is applied now
-        (``POST /reviews/{id}/actions/{n}/approve``; persons).
+        """Approve one pending action (approval mode, or one that waits for a person);
+        it is applied now (``POST /reviews/{id}/actions/{n}/approve``; persons).
 
         Args:
             review_id: the review, ``rvw_…``.
             action: the action's number (``2``) or id (``"a2"``).
+            keep_id: for a ``resolve_conflict``, which fact of the pair to keep
+                (default: the plan's ``keepId``).
 
         Returns:
             The report with every action's decision; the approved one is
@@ -668,7 +676,7 @@ class Client:
         """
         return self._session.run(
             calls.decide_review_action(
-                review_id, action, "approve", idempotency_key=idempotency_key
+                review_id, action, "approve", keep_id=keep_id, idempotency_key=idempotency_key
             )
         )
 
@@ -691,6 +699,46 @@ class Client:
         """
         return self._session.run(
             calls.decide_review_action(review_id, action, "reject", idempotency_key=idempotency_key)
+        )
+
+    def undo_review_action(
+        self, review_id: str, action: int | str, *, idempotency_key: str | None = None
+    ) -> ReviewReport:
+        """Undo one applied action of a review: what it changed is restored
+        (``POST /reviews/{id}/actions/{n}/undo``; persons). Undoing twice is harmless.
+
+        Args:
+            review_id: the review, ``rvw_…``.
+            action: the action's number (``2``) or id (``"a2"``).
+
+        Returns:
+            The report, with the action in ``undone``.
+
+        Raises:
+            PineworkAPIError: ``forbidden`` (an agent), ``not_found``,
+                ``invalid_request``, ``conflict`` (the action changed nothing),
+                ``review_undo_conflict`` (a memory changed since; nothing undone).
+            ValueError: an id cannot be a path segment.
+        """
+        return self._session.run(
+            calls.decide_review_action(review_id, action, "undo", idempotency_key=idempotency_key)
+        )
+
+    def list_pending_actions(
+        self,
+        agent_id: str | None = None,
+        *,
+        limit: int | None = None,
+        next_token: str | None = None,
+    ) -> PendingPage:
+        """Review actions waiting for a person, by agent, oldest review first
+        (``GET /reviews/pending``; a person's: the workspace's, or ``agent_id``'s).
+
+        Raises:
+            PineworkAPIError: ``forbidden``, ``memory_not_own``, ``invalid_request``.
+        """
+        return self._session.run(
+            calls.list_pending_actions(agent_id, limit=limit, next_token=next_token)
         )
 
     # Key-value meta-tools (SPEC §10)

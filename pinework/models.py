@@ -25,6 +25,8 @@ __all__ = [
     "KvValue",
     "Memory",
     "MemoryPage",
+    "PendingAction",
+    "PendingPage",
     "RecallResult",
     "ReviewPage",
     "ReviewReport",
@@ -374,6 +376,7 @@ class ReviewAction(WireModel):
     reason: str
     evidence: list[str] = []
     expected_versions: dict[str, int] = {}
+    waits_for_person: bool = False
 
 
 class ReviewPlan(WireModel):
@@ -411,6 +414,16 @@ class ActionDecision(WireModel):
     decided_at: dt.datetime | None = None
     detail: str | None = None
     created_id: str | None = None
+    keep_id: str | None = None
+
+
+class ActionUndo(WireModel):
+    """A person undid one applied action of a review (``undone_by``, ``usr_…``)."""
+
+    action_id: str
+    undone_by: str
+    undone_at: dt.datetime
+    detail: str
 
 
 class ReviewReport(WireModel):
@@ -438,6 +451,7 @@ class ReviewReport(WireModel):
     status: str = "done"
     approval: str = "none"
     decisions: list[ActionDecision] = []
+    undone: list[ActionUndo] = []
 
 
 class ReviewSummary(WireModel):
@@ -460,6 +474,7 @@ class ReviewSummary(WireModel):
     approval: str = "none"
     pending: int = 0
     rejected: int = 0
+    undone: int = 0
 
 
 class ReviewPage(WireModel):
@@ -467,4 +482,24 @@ class ReviewPage(WireModel):
 
     object_type: str = Field(default="list", alias="object")
     data: list[ReviewSummary]
+    next_token: str | None = None
+
+
+class PendingAction(WireModel):
+    """A review action waiting for a person (``GET /reviews/pending``)."""
+
+    object_type: str = Field(default="pending_action", alias="object")
+    review_id: str
+    agent_id: str
+    date: str
+    approval: str
+    waiting_since: dt.datetime
+    action: ReviewAction
+
+
+class PendingPage(WireModel):
+    """A page of review actions waiting for a person, by agent, oldest review first."""
+
+    object_type: str = Field(default="list", alias="object")
+    data: list[PendingAction]
     next_token: str | None = None

@@ -7,7 +7,7 @@ from typing import Any
 
 from chalicelib.errors import InvalidRequest
 from chalicelib.models.principal import Principal
-from chalicelib.services.run_context import RunContext, check_header
+from chalicelib.services.run_context import RunContext, read_run_context
 from chalicelib.wiring import Services, services
 
 
@@ -29,7 +29,9 @@ def call_context(request: Any, *, takes_query: bool = False) -> CallContext:
 
     Raises:
         Unauthorized: missing or unknown bearer token.
-        InvalidRequest: a malformed run/task/session header; an unexpected query string.
+        InvalidRequest: a malformed run/task/session header (``read_run_context``);
+            an unexpected query string.
+        SecretInMemory: a run/task/session header looks like a credential.
     """
     wired = services()
     headers = request.headers
@@ -37,10 +39,11 @@ def call_context(request: Any, *, takes_query: bool = False) -> CallContext:
     if not takes_query:
         reject_query(request)
     # Checked for everyone (the OpenAPI document states one rule for each header).
-    run = RunContext(
-        run_id=check_header(headers.get("x-pinework-run"), "X-Pinework-Run"),
-        task_key=check_header(headers.get("x-pinework-task"), "X-Pinework-Task"),
-        session_id=check_header(headers.get("x-pinework-session"), "X-Pinework-Session"),
+    run = read_run_context(
+        run=headers.get("x-pinework-run"),
+        task=headers.get("x-pinework-task"),
+        session=headers.get("x-pinework-session"),
+        secrets=wired.secrets,
     )
     if not principal.is_agent:
         # Run, task and session describe an agent's run; a person has none.

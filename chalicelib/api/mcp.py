@@ -18,10 +18,10 @@ from chalice.app import Blueprint, Response
 
 from chalicelib.api.http import endpoint, reject_other_methods
 from chalicelib.api.kv import optional_principal, source_ip
-from chalicelib.errors import InvalidRequest, Unauthorized
+from chalicelib.errors import InvalidRequest, SecretInMemory, Unauthorized
 from chalicelib.models.principal import Principal
-from chalicelib.services.run_context import RunContext, check_header
-from chalicelib.wiring import services
+from chalicelib.services.run_context import RunContext, read_run_context
+from chalicelib.wiring import Services, services
 
 mcp_api = Blueprint(__name__)
 CONTENT_TYPES = ["*/*"]
@@ -61,11 +61,11 @@ def mcp_post() -> Response:
         return _render(403, _refusal("forbidden", message))
     try:
         principal = optional_principal(request, wired)
-        run = _run_context(headers, principal)
+        run = _run_context(headers, principal, wired)
     except Unauthorized as error:
         body = _refusal(error.code, error.message)
         return _render(401, body, {"WWW-Authenticate": 'Bearer realm="pinework"'})
-    except InvalidRequest as error:
+    except (InvalidRequest, SecretInMemory) as error:
         return _render(400, _refusal(error.code, error.message))
     api_key = headers.get("x-api-key")
     address = source_ip(request)
@@ -99,12 +99,16 @@ def origin_allowed(origin: str, host: str | None, allowed: str) -> bool:
     return f"{parts.scheme}://{parts.netloc}" in listed
 
 
-def _run_context(headers: Any, principal: Principal | None) -> RunContext:
+def _run_context(headers: Any, principal: Principal | None, wired: Services) -> RunContext:
     if principal is None or not principal.is_agent:
         return RunContext()
-    return RunContext(
-        run_id=check_header(headers.get("x-pinework-run"), "X-Pinework-Run"),
-        task_key=check_header(headers.get("x-pinework-task"), "X-Pinework-Task"),
+    # The same rules as the HTTP routes (chalicelib/api/context.py); MCP has no
+    # run-start recall, so the session header is not read.
+    return read_run_context(
+        run=headers.get("x-pinework-run"),
+        task=headers.get("x-pinework-task"),
+        session=None,
+        secrets=wired.secrets,
     )
 
 

@@ -1,6 +1,7 @@
 """Review routes (SPEC §7 ``/reviews``, §9), under ``/api/v1``: run an agent's
-review now (or dry-run it), list an agent's reports, read one report, and
-approve or reject one action of an approval-mode review (issue 4 item 6)."""
+review now (or dry-run it), list an agent's reports, read one report, approve or
+reject one action that waits for a person (issue 4 item 6, issue 14 item 2), list
+the actions waiting, and undo one applied action (issue 14 item 3)."""
 
 from __future__ import annotations
 
@@ -19,15 +20,25 @@ from chalicelib.api.http import (
     validate,
 )
 from chalicelib.api.idempotency import idempotent
+from chalicelib.ids import ULID_PATTERN
 from chalicelib.models.requests import EmptyRequest
 from chalicelib.models.responses import ReviewList, ReviewSummaryObject
-from chalicelib.models.review import ReviewListQuery, RunReviewRequest
+from chalicelib.models.review import (
+    ApproveRequest,
+    PendingListQuery,
+    ReviewListQuery,
+    RunReviewRequest,
+)
 from chalicelib.services.access.who import refuse_agents
 from chalicelib.services.paging import decode_next_token, encode_next_token
 from chalicelib.services.review.decisions import DECISIONS_ARE_FOR_PERSONS
 from chalicelib.services.review.service import REVIEW_RUN_IS_FOR_PERSONS
+from chalicelib.services.review.undo import UNDO_IS_FOR_PERSONS
 
 reviews_api = Blueprint(__name__)
+
+PENDING_TOKEN = rf"agt_{ULID_PATTERN}#rvw_{ULID_PATTERN}#a[0-9]{{1,9}}"
+"""What a ``/reviews/pending`` ``nextToken`` continues after (a pending item's sort key)."""
 
 
 def _request() -> Any:
@@ -66,6 +77,27 @@ def list_reviews() -> Response:
     )
 
 
+@reviews_api.route("/reviews/pending", methods=["GET"], content_types=ANY_CONTENT)
+@endpoint
+def list_pending_actions() -> Response:
+    """Review actions waiting for a person (a workspace's, or one agent's), oldest first."""
+    call = call_context(_request(), takes_query=True)
+    query = validate(dict(query_params(_request())), PendingListQuery)
+    pending, after = call.services.reviews.list_pending(
+        call.principal,
+        query.agent_id,
+        query.limit,
+        decode_next_token(query.next_token, pattern=PENDING_TOKEN),
+    )
+    return json_response(
+        {
+            "object": "list",
+            "data": [entry.to_wire() for entry in pending],
+            "nextToken": encode_next_token(after),
+        }
+    )
+
+
 @reviews_api.route("/reviews/{review_id}", methods=["GET"], content_types=ANY_CONTENT)
 @endpoint
 def get_review(review_id: str) -> Response:
@@ -94,14 +126,32 @@ def reject_review_action(review_id: str, action_ref: str) -> Response:
     return _decide(review_id, action_ref, "reject")
 
 
+@reviews_api.route(
+    "/reviews/{review_id}/actions/{action_ref}/undo", methods=["POST"], content_types=ANY_CONTENT
+)
+@endpoint
+@idempotent(reviews_api)
+def undo_review_action(review_id: str, action_ref: str) -> Response:
+    """A person undoes one applied action (``2`` or ``a2``): what it changed is restored."""
+    call = call_context(_request())
+    refuse_agents(call.principal, UNDO_IS_FOR_PERSONS)
+    parse_body(_request().raw_body, EmptyRequest)
+    report = call.services.reviews.undo(call.principal, review_id, unquote(action_ref))
+    return json_response(report.to_wire())
+
+
 def _decide(review_id: str, action_ref: str, verb: str) -> Response:
-    """Approve or reject; the action segment arrives percent-encoded, decoded here."""
+    """Approve (``{keepId?}``) or reject (``{}``); the action segment arrives
+    percent-encoded, decoded here."""
     call = call_context(_request())
     refuse_agents(call.principal, DECISIONS_ARE_FOR_PERSONS)
-    parse_body(_request().raw_body, EmptyRequest)
     reviews = call.services.reviews
-    decide = reviews.approve if verb == "approve" else reviews.reject
-    report = decide(call.principal, review_id, unquote(action_ref))
+    if verb == "approve":
+        body = parse_body(_request().raw_body, ApproveRequest)
+        report = reviews.approve(call.principal, review_id, unquote(action_ref), body.keep_id)
+    else:
+        parse_body(_request().raw_body, EmptyRequest)
+        report = reviews.reject(call.principal, review_id, unquote(action_ref))
     return json_response(report.to_wire())
 
 
@@ -112,5 +162,7 @@ reject_other_methods(
         "/reviews/{review_id}": ["GET"],
         "/reviews/{review_id}/actions/{action_ref}/approve": ["POST"],
         "/reviews/{review_id}/actions/{action_ref}/reject": ["POST"],
+        "/reviews/{review_id}/actions/{action_ref}/undo": ["POST"],
+        "/reviews/pending": ["GET"],
     },
 )

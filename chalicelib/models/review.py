@@ -26,7 +26,9 @@ ActionKind = Literal["merge", "renew", "replace", "archive", "lift", "resolve_co
 * ``archive``: archived with ``reason`` (``expired``, or ``stale: …``).
 * ``lift``: a durable day-log line becomes a fact (``text``), superseding
   ``supersedes`` when it updates one.
-* ``resolve_conflict``: two facts contradict; ``keepId`` stays, the other is superseded.
+* ``resolve_conflict``: two facts say different things about one subject; ``keepId``
+  stays, the other is superseded. Without deciding evidence it waits for a person
+  (``waitsForPerson``).
 """
 
 Trigger = Literal["schedule", "manual"]
@@ -65,6 +67,9 @@ class ReviewAction(BaseModel):
         evidence: what the decision rests on (texts, counts, dates, day-log lines).
         expected_versions: the version of each memory when planned; applying
             skips the action if any changed.
+        waits_for_person: the action is not applied by the review itself, in any
+            approval mode: it waits until a person approves or rejects it (a
+            conflict no saved evidence decides, SPEC §9 step 5; issue 14 item 2).
     """
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
@@ -79,6 +84,7 @@ class ReviewAction(BaseModel):
     reason: str
     evidence: list[str] = Field(default_factory=list)
     expected_versions: dict[str, int] = Field(default_factory=dict)
+    waits_for_person: bool = False
 
     def signatures(self) -> dict[str | None, str]:
         """What the action does, independent of plan, wording and versions, as SHA-256
@@ -152,6 +158,8 @@ class ActionDecision(BaseModel):
         decided_at: when (the approval's time while ``applying``).
         detail: what applying did, or why it was skipped; ``None`` otherwise.
         created_id: the fact a lift created.
+        keep_id: the fact the person chose to keep when approving a conflict the
+            other way round (``None``: the plan's ``keepId``).
     """
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
@@ -162,6 +170,31 @@ class ActionDecision(BaseModel):
     decided_at: Timestamp | None = None
     detail: str | None = None
     created_id: str | None = None
+    keep_id: str | None = None
+
+
+class ActionUndo(BaseModel):
+    """A person undid one applied action of a review (issue 14 item 3).
+
+    Attributes:
+        action_id: the action (``a1``, ``a2``, …).
+        undone_by: the person (``usr_…``).
+        undone_at: when.
+        detail: what the undo restored (``mem_… live again``, …).
+    """
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    action_id: str
+    undone_by: str
+    undone_at: Timestamp
+    detail: str
+
+
+def decides(action: ReviewAction, approval: ReviewApproval) -> bool:
+    """Whether ``action`` waits for a person's decision: every action in approval
+    mode, and the actions that wait in any mode (``waitsForPerson``)."""
+    return approval == "required" or action.waits_for_person
 
 
 class ReviewReport(WireModel):
@@ -171,7 +204,9 @@ class ReviewReport(WireModel):
     setting when the review ran; with ``required`` nothing is applied by the
     run and ``decisions`` holds one entry per action (``pending`` until a
     person decides), while ``applied`` / ``skipped`` list the approved ones.
-    The wire form adds ``status`` (see ``ReviewStatus``).
+    The wire form adds ``status`` (see ``ReviewStatus``). In either mode an
+    action that waits for a person (``waitsForPerson``) has a decision entry, and
+    ``undone`` lists the applied actions a person undid.
     """
 
     id: str
@@ -189,6 +224,7 @@ class ReviewReport(WireModel):
     report_key: str | None = None
     approval: ReviewApproval = "none"
     decisions: list[ActionDecision] = Field(default_factory=list)
+    undone: list[ActionUndo] = Field(default_factory=list)
 
     @property
     def status(self) -> ReviewStatus:
@@ -203,46 +239,59 @@ class ReviewReport(WireModel):
         body = self.model_dump(mode="json", by_alias=True)
         return {"id": body.pop("id"), "object": "review", "status": self.status, **body}
 
-    def with_decisions(self, stored: list[ActionDecision]) -> ReviewReport:
-        """This report with the stored decisions merged in (approval mode).
+    def with_decisions(
+        self, stored: list[ActionDecision], undone: list[ActionUndo] | None = None
+    ) -> ReviewReport:
+        """This report with the stored decisions and undos merged in.
 
-        Every planned action gets one entry in ``decisions`` (``pending`` when
-        nothing is stored for it), in plan order; ``applied`` and ``skipped``
-        become the outcomes of the approved actions.
+        Every action that waits for a decision (``decides``: all of them in
+        approval mode) gets one entry in ``decisions`` (``pending`` when nothing
+        is stored for it), in plan order; ``applied`` and ``skipped`` are the
+        run's own outcomes followed by those of the approved actions.
 
         Args:
             stored: the decisions read from storage, in any order.
+            undone: the undo records read from storage (``None``: keep this
+                report's own).
 
         Returns:
             A new report; this one is unchanged.
         """
         by_action = {decision.action_id: decision for decision in stored}
+        decided = [action for action in self.plan.actions if decides(action, self.approval)]
         decisions = [
-            by_action.get(action.id, ActionDecision(action_id=action.id))
-            for action in self.plan.actions
+            by_action.get(action.id, ActionDecision(action_id=action.id)) for action in decided
         ]
         actions = {action.id: action for action in self.plan.actions}
+        waiting = {action.id for action in decided}
 
         def outcomes(state: str) -> list[ActionOutcome]:
-            return [
+            own = [
+                outcome
+                for outcome in (self.applied if state == "applied" else self.skipped)
+                if outcome.action_id not in waiting
+            ]
+            return own + [
                 ActionOutcome(
                     action_id=decision.action_id,
                     action=actions[decision.action_id].action,
                     detail=decision.detail or "",
-                    memory_ids=actions[decision.action_id].memory_ids,
+                    memory_ids=_folded(actions[decision.action_id], decision.keep_id),
                     created_id=decision.created_id,
                 )
                 for decision in decisions
                 if decision.state == state
             ]
 
-        return self.model_copy(
-            update={
-                "decisions": decisions,
-                "applied": outcomes("applied"),
-                "skipped": outcomes("skipped"),
-            }
-        )
+        update: dict[str, Any] = {
+            "decisions": decisions,
+            "applied": outcomes("applied"),
+            "skipped": outcomes("skipped"),
+        }
+        if undone is not None:
+            order = {action.id: number for number, action in enumerate(self.plan.actions)}
+            update["undone"] = sorted(undone, key=lambda u: order.get(u.action_id, 0))
+        return self.model_copy(update=update)
 
     def summary(self) -> ReviewSummary:
         """The short form kept in DynamoDB for listing."""
@@ -262,7 +311,16 @@ class ReviewReport(WireModel):
             approval=self.approval,
             pending=sum(decision.state not in FINAL_STATES for decision in self.decisions),
             rejected=sum(decision.state == "rejected" for decision in self.decisions),
+            undone=len(self.undone),
         )
+
+
+def _folded(action: ReviewAction, kept: str | None) -> list[str]:
+    """The memories an action superseded: the plan's, or the plan's keeper when a
+    person chose to keep the other side of a conflict."""
+    if kept is None or kept == action.keep_id or action.keep_id is None:
+        return action.memory_ids
+    return [action.keep_id, *(m for m in action.memory_ids if m != kept)]
 
 
 class ReviewSummary(WireModel):
@@ -288,12 +346,45 @@ class ReviewSummary(WireModel):
     approval: ReviewApproval = "none"
     pending: int = 0
     rejected: int = 0
+    undone: int = 0
 
     def to_wire(self) -> dict[str, Any]:
         """Return the JSON object (``object: "review_summary"``, with ``status``)."""
         body = self.model_dump(mode="json", by_alias=True)
         status = "pending" if self.pending else "done"
         return {"id": body.pop("id"), "object": "review_summary", "status": status, **body}
+
+
+class PendingAction(WireModel):
+    """One review action waiting for a person (``GET /reviews/pending``, issue 14 item 2).
+
+    Attributes:
+        review_id: the review (``rvw_…``) whose plan holds the action.
+        agent_id: the reviewed agent.
+        date: the reviewed UTC date.
+        approval: the workspace's setting when the review ran.
+        waiting_since: when the review planned it.
+        action: the action as planned (``waitsForPerson`` for a conflict; any
+            kind in approval mode).
+    """
+
+    review_id: str
+    agent_id: str
+    date: str
+    approval: ReviewApproval
+    waiting_since: Timestamp
+    action: ReviewAction
+
+    def to_wire(self) -> dict[str, Any]:
+        """Return the JSON object (``object: "pending_action"``)."""
+        return {"object": "pending_action", **self.model_dump(mode="json", by_alias=True)}
+
+
+class ApproveRequest(RequestModel):
+    """``POST /reviews/{id}/actions/{n}/approve``: empty, or ``{keepId}`` naming which
+    fact of a ``resolve_conflict`` pair to keep (the plan proposes the newer)."""
+
+    keep_id: str | None = None
 
 
 class RunReviewRequest(RequestModel):
@@ -306,3 +397,8 @@ class RunReviewRequest(RequestModel):
 class ReviewListQuery(PageQuery):
     """``GET /reviews`` query string: ``agentId`` (persons), ``limit`` (SPEC §5: 100 by
     default, at most 500), ``nextToken``."""
+
+
+class PendingListQuery(PageQuery):
+    """``GET /reviews/pending`` query string: ``agentId`` (a person may omit it: the
+    whole workspace), ``limit`` (100 by default, at most 500), ``nextToken``."""

@@ -10,13 +10,15 @@ from typing import Protocol
 
 from chalicelib.errors import InvalidRequest, MemoryTextTooLong, SecretInMemory
 from chalicelib.limits import EVIDENCE_MAX_CHARS
+from chalicelib.services.lookalike import is_default_ignorable
 
 
 class SecretFinder(Protocol):
     """Finds credential-shaped text (``chalicelib.services.secrets.SecretDetector``)."""
 
-    def find_secret(self, text: str) -> str | None:
-        """Return the kind of secret found, or None."""
+    def find_secret(self, text: str, *, shapes_only: bool = False) -> str | None:
+        """Return the kind of secret found, or None; ``shapes_only``: known credential
+        shapes only (no generic high-entropy rule), for identifiers."""
         ...
 
 
@@ -33,12 +35,12 @@ def check_text(
         advice: what to do when the text is too long (defaults to splitting a fact).
 
     Raises:
-        InvalidRequest: empty or whitespace only (SPEC §3); control characters.
+        InvalidRequest: blank (SPEC §3; ``has_content``: only white space, invisible
+            characters or marks); control characters.
         MemoryTextTooLong: more than ``limit`` characters (SPEC §5).
         SecretInMemory: it looks like a credential (SPEC §6).
     """
-    if not _visible(text):
-        raise InvalidRequest(f"The {what} is empty: send some text.")
+    check_not_blank(text, what)
     if _CONTROL.search(text):
         raise InvalidRequest(f"The {what} holds control characters; send plain text.")
     if len(text) > limit:
@@ -49,10 +51,19 @@ def check_text(
     check_no_secret(text, what=what, secrets=secrets)
 
 
-def _visible(text: str) -> bool:
-    """True when the text has a character that is neither white space nor an
-    invisible format character (zero-width space, joiners, BOM)."""
-    return any(not ch.isspace() and unicodedata.category(ch) != "Cf" for ch in text)
+def check_not_blank(text: str, what: str) -> None:
+    """The one blank rule for every text a caller must send (SPEC §3: empty or
+    white-space-only text is invalid): a fact, a day line, an edit, evidence, an
+    archive reason. Blank is what ``has_content`` says holds nothing to read, so
+    ``"\\u3164"`` or ``"\\u0301"`` alone is as blank here as in a recall query.
+
+    Raises:
+        InvalidRequest: ``text`` has no content.
+    """
+    if not has_content(text):
+        raise InvalidRequest(
+            f"The {what} is blank (only white space or invisible characters): send some text."
+        )
 
 
 def check_evidence(evidence: str, *, secrets: SecretFinder) -> None:
@@ -61,11 +72,11 @@ def check_evidence(evidence: str, *, secrets: SecretFinder) -> None:
     output); other control characters are not.
 
     Raises:
-        InvalidRequest: blank, control characters, or over 2,000 characters.
+        InvalidRequest: blank (``check_not_blank``), control characters, or over
+            2,000 characters.
         SecretInMemory: it looks like a credential (the same detector as texts).
     """
-    if not _visible(evidence):
-        raise InvalidRequest("evidence is empty: send the supporting excerpt, or leave it out.")
+    check_not_blank(evidence, "evidence")
     if _CONTROL.search(evidence):
         raise InvalidRequest("evidence holds control characters; send plain text.")
     if len(evidence) > EVIDENCE_MAX_CHARS:
@@ -76,13 +87,21 @@ def check_evidence(evidence: str, *, secrets: SecretFinder) -> None:
     check_no_secret(evidence, what="evidence", secrets=secrets)
 
 
-def check_no_secret(text: str, *, what: str, secrets: SecretFinder) -> None:
+def check_no_secret(
+    text: str, *, what: str, secrets: SecretFinder, identifier: bool = False
+) -> None:
     """Reject text that looks like a credential (SPEC §6 ``secret_in_memory``).
+
+    Args:
+        identifier: ``text`` names something (a run, a session, a key-value key):
+            only known credential shapes count (``find_secret(shapes_only=True)``),
+            because random ids such as ``run_4bMhX3Bt7CkPqA9ZsV1oDxYw`` look like
+            secrets to the high-entropy rule.
 
     Raises:
         SecretInMemory: the detector found a secret (its kind is named, never its value).
     """
-    kind = secrets.find_secret(text)
+    kind = secrets.find_secret(text, shapes_only=identifier)
     if kind is not None:
         raise SecretInMemory(
             f"The {what} looks like a secret ({kind}). Keep credentials in a secret "
@@ -94,22 +113,25 @@ def has_content(text: str | None) -> bool:
     """Whether ``text`` holds anything to read: a character that is neither white
     space nor an invisible one (Unicode categories Cc, Cf, Cs, Cn: controls, format
     marks such as U+200B or U+202E, lone surrogates, unassigned code points; Mn, Me:
-    marks with no letter to sit on, such as U+034F or a variation selector; and the
-    Hangul fillers U+115F, U+1160, U+3164, U+FFA0).
+    marks with no letter to sit on, such as U+0301 alone or a variation selector;
+    Unicode's default-ignorable code points, such as the Hangul fillers U+115F,
+    U+1160, U+3164, U+FFA0; and the blank Braille pattern U+2800).
 
-    A recall query, task, message or slash command without content counts as blank
-    (SPEC §8; DECISIONS "Run-start recall"): ``"\\u0000\\u0001"`` is not scored, and a
-    ``slashCommand`` of ``"\\u200b"`` is no command.
+    The one blank rule (``check_not_blank``): a recall query, task, message or slash
+    command without content counts as absent (SPEC §8; DECISIONS "Run-start
+    recall"), and a fact, day line, edit, evidence or reason without content is
+    invalid.
     """
     return text is not None and any(
-        not char.isspace() and char not in _FILLERS and unicodedata.category(char) not in _INVISIBLE
+        not char.isspace()
+        and char not in _BLANK_SYMBOLS
+        and unicodedata.category(char) not in _INVISIBLE
+        and not is_default_ignorable(char)
         for char in text
     )
 
 
 _INVISIBLE = frozenset({"Cc", "Cf", "Cs", "Cn", "Mn", "Me"})
 
-
-# Letters that draw nothing (Unicode default-ignorable code points outside the
-# categories above): the Hangul fillers and the half-width one.
-_FILLERS = frozenset("\u115f\u1160\u3164\uffa0")
+# A symbol that draws nothing, used to fake an empty-looking text.
+_BLANK_SYMBOLS = frozenset("\u2800")

@@ -14,12 +14,20 @@ from chalicelib.models.principal import (
     Workspace,
 )
 from chalicelib.storage import items as convert
-from chalicelib.storage.dynamodb import DynamoDBTable, from_attributes, put_new, to_attributes
+from chalicelib.storage.dynamodb import (
+    DynamoDBTable,
+    TransactionCancelled,
+    from_attributes,
+    put_new,
+    to_attributes,
+)
 from chalicelib.storage.keys import (
     agent_key,
+    person_email_key,
     token_key,
     workspace_key,
 )
+from chalicelib.storage.protocols import PersonEmailTaken
 
 
 class DynamoDBDirectoryRepository:
@@ -72,17 +80,32 @@ class DynamoDBDirectoryRepository:
             ]
         )
 
-    def create_person(self, person: Person, token_hash: str) -> None:
-        """Write a person and its token hash atomically."""
+    def create_person(self, person: Person, token_hash: str, *, email_digest: str) -> None:
+        """Write a person, its token hash and its e-mail claim atomically.
+
+        Raises:
+            PersonEmailTaken: the workspace's claim on the e-mail exists.
+        """
         principal = Principal(
             kind=PrincipalKind.PERSON, id=person.id, workspace_id=person.workspace_id
         )
-        self._table.transact(
-            [
-                put_new(convert.person_to_item(person)),
-                put_new({**token_key(token_hash), **convert.principal_to_token_item(principal)}),
-            ]
-        )
+        claim = {**person_email_key(person.workspace_id, email_digest), "personId": person.id}
+        try:
+            self._table.transact(
+                [
+                    # attribute_not_exists: one person per e-mail address in a workspace.
+                    # First, so its cancellation reason is reasons[0] whatever follows.
+                    put_new(claim),
+                    put_new(convert.person_to_item(person)),
+                    put_new(
+                        {**token_key(token_hash), **convert.principal_to_token_item(principal)}
+                    ),
+                ]
+            )
+        except TransactionCancelled as cancelled:
+            if cancelled.reasons[:1] == ["ConditionalCheckFailed"]:
+                raise PersonEmailTaken(person.email) from cancelled
+            raise
 
     def get_agent(self, agent_id: str) -> Agent | None:
         """Return the agent or None."""

@@ -12,6 +12,7 @@
 | workspace | ``WORKSPACE#<wsp_id>`` | ``WORKSPACE`` |
 | agent | ``AGENT#<agt_id>`` | ``AGENT`` |
 | person | ``PERSON#<usr_id>`` | ``PERSON`` |
+| e-mail claim of a person | ``PERSONEMAIL#<wsp_id>#<sha256 of the e-mail>`` | ``PERSONEMAIL`` |
 | key-value entry | ``KV#<scope>`` | ``KEY#<key>`` |
 | routine | ``ROUTINE#<agt_id>`` | ``ROUTINE`` |
 | review of one date (claim) | ``REVIEWDATE#<agt_id>#<YYYY-MM-DD>`` | ``REVIEWDATE`` |
@@ -21,6 +22,9 @@
 | lift claim | ``LIFT#<agt_id>#<sha256 of normalized text>`` | ``LIFT`` |
 | a rejected review action | ``REJECTED#<agt_id>`` | ``<sha256 signature>`` |
 | idempotency record (issue 15) | ``IDEMPOTENCY#<sha256 of scope and key>`` | ``IDEMPOTENCY`` |
+| an undone review action | ``REVIEW#<rvw_id>`` | ``UNDO#<action id>`` |
+| a review action waiting for a person | ``PENDING#<wsp_id>`` | ``<agt_id>#<rvw_id>#<action id>`` |
+| vetoed-text index | ``VETO#<agt_id>`` | ``TEXT#<sha>`` / ``SAME#<sha>`` / ``INDEXED`` |
 
 A key-value scope is ``account#<wsp_id>``, ``byok#<sha256 hex>`` or
 ``anon#<sha256 hex>`` (SPEC §10). Anonymous entries and idempotency records carry
@@ -119,6 +123,12 @@ def agent_key(agent_id: str) -> dict[str, str]:
 def person_key(person_id: str) -> dict[str, str]:
     """Primary key of a person item."""
     return {"pk": f"PERSON#{person_id}", "sk": "PERSON"}
+
+
+def person_email_key(workspace_id: str, email_digest: str) -> dict[str, str]:
+    """Primary key of the claim one person of a workspace holds on an e-mail address
+    (the digest is the service's, of the normalised address)."""
+    return {"pk": f"PERSONEMAIL#{workspace_id}#{email_digest}", "sk": "PERSONEMAIL"}
 
 
 def memory_index_values(workspace_id: str, agent_id: str, status: str) -> dict[str, str]:
@@ -222,3 +232,37 @@ def idempotency_key(record_key: str) -> dict[str, str]:
     """Key of one idempotency record (issue 15): ``record_key`` is Powertools' hashed
     key, ``IDEMPOTENCY#<sha256 hex>``, so records spread over partitions."""
     return {"pk": record_key, "sk": IDEMPOTENCY_SK}
+
+
+UNDO_PREFIX = "UNDO#"
+
+
+def review_undo_key(review_id: str, action_id: str) -> dict[str, str]:
+    """Primary key of the record that a person undid one action of a review."""
+    return {"pk": review_lookup_partition(review_id), "sk": f"{UNDO_PREFIX}{action_id}"}
+
+
+def pending_partition(workspace_id: str) -> str:
+    """Partition of a workspace's review actions that wait for a person."""
+    return f"PENDING#{workspace_id}"
+
+
+def pending_key(workspace_id: str, agent_id: str, review_id: str, action_id: str) -> dict[str, str]:
+    """Primary key of one review action waiting for a person (sorted by agent, then
+    review: the oldest review first)."""
+    return {"pk": pending_partition(workspace_id), "sk": f"{agent_id}#{review_id}#{action_id}"}
+
+
+def veto_partition(agent_id: str) -> str:
+    """Partition of the index of an agent's vetoed texts (issue 14 item 5)."""
+    return f"VETO#{agent_id}"
+
+
+def veto_key(agent_id: str, index_key: str) -> dict[str, str]:
+    """Primary key of one vetoed-text index entry (``TEXT#<sha256>`` or ``SAME#<sha256>``)."""
+    return {"pk": veto_partition(agent_id), "sk": index_key}
+
+
+def veto_marker_key(agent_id: str) -> dict[str, str]:
+    """Primary key of the marker saying the agent's earlier vetoes are in the index."""
+    return {"pk": veto_partition(agent_id), "sk": "INDEXED"}

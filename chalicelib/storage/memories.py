@@ -46,6 +46,7 @@ from chalicelib.storage.protocols import (
     MemoryPage,
     WriteConflict,
 )
+from chalicelib.storage.vetoes import veto_entry
 
 
 def memory_update(before: Memory, after: Memory) -> dict[str, Any]:
@@ -178,8 +179,10 @@ class DynamoDBMemoryRepository:
         audit: AuditRecord,
         *,
         day_pointer: DayPointerChange = DayPointerChange.NONE,
+        veto_keys: Sequence[str] = (),
     ) -> None:
-        """Write a state change and its audit record atomically.
+        """Write a state change and its audit record atomically (with ``veto_keys``:
+        and file the memory in the agent's vetoed-text index, ``vetoes.py``).
 
         Raises:
             WriteConflict: the memory changed since it was read.
@@ -190,6 +193,7 @@ class DynamoDBMemoryRepository:
             operations.append(_claim_day_pointer(after))
         elif day_pointer is DayPointerChange.RELEASE:
             operations.append(_release_day_pointer(before))
+        operations.extend(veto_entry(after.agent_id, after.id, key) for key in veto_keys)
         try:
             self._table.transact(operations)
         except TransactionCancelled as cancelled:

@@ -16,7 +16,7 @@ from typing import Protocol
 from chalicelib.models.memory import AuditRecord, Memory
 from chalicelib.models.principal import Agent, Person, Principal, ReviewApproval, Workspace
 from chalicelib.models.recall import RecallLogEntry
-from chalicelib.models.review import ActionDecision, ReviewSummary
+from chalicelib.models.review import ActionDecision, ActionUndo, PendingAction, ReviewSummary
 from chalicelib.models.routine import Routine
 
 
@@ -34,6 +34,10 @@ class DayRowNotLive(Exception):
 
 class DayLogFull(Exception):
     """The append would take the stored day text over its cap (SPEC §5)."""
+
+
+class PersonEmailTaken(Exception):
+    """Another person of the workspace already has this e-mail address."""
 
 
 class SessionAlreadyRecalled(Exception):
@@ -109,8 +113,11 @@ class MemoryRepository(Protocol):
         audit: AuditRecord,
         *,
         day_pointer: DayPointerChange = DayPointerChange.NONE,
+        veto_keys: Sequence[str] = (),
     ) -> None:
-        """Replace the state of a memory unchanged since ``before``, with its audit record.
+        """Replace the state of a memory unchanged since ``before``, with its audit record;
+        with ``veto_keys`` (a person's veto of a fact), the memory is added to those
+        entries of the agent's vetoed-text index in the same transaction.
 
         Raises:
             WriteConflict: the memory changed since it was read.
@@ -220,8 +227,14 @@ class DirectoryRepository(Protocol):
         """Write a new agent and its token hash in one transaction."""
         ...
 
-    def create_person(self, person: Person, token_hash: str) -> None:
-        """Write a new person and its token hash in one transaction."""
+    def create_person(self, person: Person, token_hash: str, *, email_digest: str) -> None:
+        """Write a new person, its token hash and the claim on its e-mail address
+        (``email_digest``: the service's digest of the normalised address) in one
+        transaction.
+
+        Raises:
+            PersonEmailTaken: the workspace's claim on that address exists.
+        """
         ...
 
     def get_agent(self, agent_id: str) -> Agent | None:
@@ -440,4 +453,72 @@ class ReviewQueue(Protocol):
 
     def send(self, bodies: Sequence[str]) -> int:
         """Send the message bodies; return how many were sent."""
+        ...
+
+
+class UndoTaken(Exception):
+    """The review action was undone already."""
+
+
+class PendingActionRepository(Protocol):
+    """The review actions waiting for a person, per workspace (issue 14 item 2)."""
+
+    def put_pending(
+        self,
+        workspace_id: str,
+        pending: Sequence[PendingAction],
+        signatures: dict[str, list[str]],
+    ) -> None:
+        """Add actions to the list (``signatures`` by action id, ``ReviewAction.signatures``)."""
+        ...
+
+    def list_pending(
+        self, workspace_id: str, agent_id: str | None, limit: int, after: str | None
+    ) -> tuple[list[PendingAction], str | None]:
+        """A page of waiting actions (by agent, oldest review first) and the key to
+        continue after."""
+        ...
+
+    def pending_signatures(self, workspace_id: str, agent_id: str) -> dict[str, str]:
+        """Signature -> ``"rvw_… a3"`` of every action of the agent still waiting."""
+        ...
+
+
+class ReviewUndoRepository(Protocol):
+    """Undo records of review actions (issue 14 item 3)."""
+
+    def record_undo(
+        self,
+        summary: ReviewSummary,
+        undo: ActionUndo,
+        changes: Sequence[tuple[Memory, Memory, AuditRecord]],
+    ) -> None:
+        """Store the undo record, restore every memory (version-checked) with its
+        audit record, and count it on the summary, in one transaction.
+
+        Raises:
+            UndoTaken: undone already.
+            WriteConflict: a memory changed since it was read.
+        """
+        ...
+
+    def list_undos(self, review_id: str) -> list[ActionUndo]:
+        """Every undo record of a review."""
+        ...
+
+
+class VetoIndex(Protocol):
+    """Which of an agent's facts a person vetoed, by text (issue 14 item 5)."""
+
+    def candidates(self, agent_id: str, index_keys: Sequence[str]) -> tuple[set[str], bool]:
+        """The memory ids filed under any of ``index_keys``, and whether the agent's
+        vetoes from before the index existed were filed (``mark_indexed``)."""
+        ...
+
+    def add(self, agent_id: str, memory_id: str, index_keys: Sequence[str]) -> None:
+        """File a vetoed memory under ``index_keys`` (idempotent)."""
+        ...
+
+    def mark_indexed(self, agent_id: str) -> None:
+        """Record that every veto of the agent made so far is filed."""
         ...

@@ -36,14 +36,15 @@ from chalicelib.storage.keys import (
 )
 from chalicelib.storage.memories import memory_update
 from chalicelib.storage.protocols import DecisionTaken, LiftClaimed, ReviewDateTaken, WriteConflict
+from chalicelib.storage.review_actions import pending_delete
 
 _RUNNING = "running"
 _DONE = "done"
 _APPLYING = "applying"
 _COUNTER_BY_STATE = {"applied": "applied", "skipped": "skipped", "rejected": "rejected"}
-_MAX_REJECTION_ITEMS = 97
-"""Signatures remembered per rejection: a transaction holds 100 items, 3 are taken."""
-"""The summary count a final decision adds one to."""
+_MAX_REJECTION_ITEMS = 96
+"""Signatures remembered per rejection: a transaction holds 100 items, 4 are taken
+(the decision, two summary counts, the pending list's item)."""
 
 
 def _keeper_check(keeper: Memory) -> dict[str, Any]:
@@ -79,6 +80,7 @@ def summary_to_item(summary: ReviewSummary) -> dict[str, Any]:
         "approval": summary.approval,
         "pending": summary.pending,
         "rejected": summary.rejected,
+        "undone": summary.undone,
     }
 
 
@@ -100,6 +102,7 @@ def summary_from_item(item: dict[str, Any]) -> ReviewSummary:
         approval=item.get("approval", "none"),
         pending=int(item.get("pending", 0)),
         rejected=int(item.get("rejected", 0)),
+        undone=int(item.get("undone", 0)),
     )
 
 
@@ -117,6 +120,7 @@ def decision_to_item(review_id: str, decision: ActionDecision) -> dict[str, Any]
         "decidedAt": None if decision.decided_at is None else to_rfc3339(decision.decided_at),
         "detail": decision.detail,
         "createdId": decision.created_id,
+        "keepId": decision.keep_id,
     }
     item.update({name: value for name, value in optional.items() if value is not None})
     return item
@@ -132,6 +136,7 @@ def decision_from_item(item: dict[str, Any]) -> ActionDecision:
         decided_at=None if decided_at is None else from_rfc3339(decided_at),
         detail=item.get("detail"),
         created_id=item.get("createdId"),
+        keep_id=item.get("keepId"),
     )
 
 
@@ -346,10 +351,11 @@ class DynamoDBReviewRepository:
                 names[f"#f{position}"] = attribute
                 values[f":f{position}"] = item[attribute]
                 sets.append(f"#f{position} = :f{position}")
-        if "createdId" in item:
-            names["#created"] = "createdId"
-            values[":created"] = item["createdId"]
-            sets.append("#created = :created")
+        for alias, attribute in (("#created", "createdId"), ("#kept", "keepId")):
+            if attribute in item:
+                names[alias] = attribute
+                values[f":{alias[1:]}"] = item[attribute]
+                sets.append(f"{alias} = :{alias[1:]}")
         finish = {
             "Update": {
                 "Key": to_attributes(review_decision_key(summary.id, decision.action_id)),
@@ -429,6 +435,7 @@ class DynamoDBReviewRepository:
                     write,
                     _count_decision(review_key(summary.agent_id, summary.id), decision.state),
                     _count_decision(review_lookup_key(summary.id), decision.state),
+                    pending_delete(summary, decision.action_id),
                     *more,
                 ]
             )

@@ -334,3 +334,31 @@ def test_a_foreign_browser_origin_is_refused_before_anything_runs(mcp: Mcp) -> N
     assert status == 200 and body["result"] == {}
     status, _, body = mcp.post(ping)  # no Origin: not a browser
     assert status == 200
+
+
+def test_the_input_rules_of_issue_14_give_the_same_codes_over_mcp(mcp: Mcp, world: World) -> None:
+    """Run headers, recall texts, key-value keys, look-alike and blank texts are
+    refused by the same services, with the same codes, as over the HTTP routes."""
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    for headers, refused in (
+        ({"X-Pinework-Task": "AKIAIOSFODNN7EXAMPLE"}, "secret_in_memory"),
+        ({"X-Pinework-Run": "ghp_" + "A1b2C3d4" * 4 + "wXyZ"}, "secret_in_memory"),
+        ({"X-Pinework-Task": "x] 23:59 [PIN-999"}, "invalid_request"),
+        ({"X-Pinework-Task": "durable"}, "invalid_request"),
+    ):
+        status, _, answer = mcp.post(ping, actor=world.agent, headers=headers)
+        assert status == 400 and answer["error"]["data"] == {"code": refused}
+    full_width_key = "".join(chr(ord(c) + 0xFEE0) for c in "AKIAIOSFODNN7EXAMPLE")
+    agent = {"actor": world.agent}
+    assert mcp.tool_error("memory_save", {"text": full_width_key}, **agent) == "secret_in_memory"
+    assert mcp.tool_error("memory_save", {"text": "\u3164"}, **agent) == "invalid_request"
+    assert mcp.tool_error("memory_day", {"line": "\u0301"}, **agent) == "invalid_request"
+    query = {"query": "use AKIAIOSFODNN7EXAMPLE"}
+    assert mcp.tool_error("memory_recall", query, **agent) == "secret_in_memory"
+    key = {"key": "ghp_" + "A1b2C3d4" * 4 + "wXyZ", "value": "x"}
+    assert mcp.tool_error("remember", key, **agent) == "secret_in_memory"
+    saved = mcp.ok("memory_save", {"text": "Deploys need the VPN"}, **agent)
+    spoof = {"memoryId": saved["id"], "reason": "v\u0435toed"}
+    assert mcp.tool_error("memory_archive", spoof, **agent) == "invalid_request"
+    assert [m["id"] for m in mcp.ok("memory_list", {"all": True}, **agent)["data"]] == [saved["id"]]
+    assert mcp.ok("recall", {}, **agent) == {"keys": [], "count": 0}

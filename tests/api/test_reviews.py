@@ -88,7 +88,7 @@ def test_expired_facts_are_renewed_replaced_or_archived(
     covered = save(api, world, "The release branch is named release-2026", expiresAt=soon)
     forgotten = save(api, world, "Lunch orders go in the kitchen channel", expiresAt=soon)
     clock.set(clock.now() + timedelta(days=1))
-    newer = save(api, world, "The release branch is named release-2026-q4 now")
+    newer = save(api, world, "The release branch is named release-2026 and is cut on Mondays")
     clock.set(clock.now() + timedelta(days=9))
     # Recall never picks an expired fact: record a recall 5 days ago straight in the table.
     table = wiring.services().settings.table_name
@@ -143,7 +143,9 @@ def test_durable_day_lines_are_lifted_once_and_a_veto_is_final(
     assert "CI runs on arm64" not in live_texts(api, world)
 
 
-def test_contradicting_facts_keep_the_one_with_run_evidence(api: Api, world: World) -> None:
+def test_contradicting_facts_without_evidence_wait_for_a_person(api: Api, world: World) -> None:
+    """Issue 14: run provenance alone no longer decides a conflict; only saved
+    evidence does (SPEC §9 step 5). Without it both stay live and a person decides."""
     person_fact = api.call(
         "POST",
         "/memories",
@@ -160,9 +162,13 @@ def test_contradicting_facts_keep_the_one_with_run_evidence(api: Api, world: Wor
     assert status == 201
     report = review(api, world)
     (action,) = report["plan"]["actions"]
-    assert action["action"] == "resolve_conflict"
+    assert action["action"] == "resolve_conflict" and action["waitsForPerson"] is True
     assert action["keepId"] == agent_fact["id"] and action["memoryIds"] == [person_fact["id"]]
-    assert "run_77" in action["reason"]
+    assert report["applied"] == [] and report["status"] == "pending"
+    assert {m["id"] for m in every_memory(api, world) if m["status"] == "active"} == {
+        person_fact["id"],
+        agent_fact["id"],
+    }
 
 
 def test_stale_facts_covered_by_newer_ones_are_archived(

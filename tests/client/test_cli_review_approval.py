@@ -111,3 +111,36 @@ def test_review_approve_and_reject_through_the_cli(
     assert "done    planned 2, applied 1, skipped 0, pending 0, rejected 1" in listed.stdout
     blank = invoke(cli_env, "review", "approve", report["id"], "")
     assert blank.exit_code == 1 and "not an action: ''" in blank.output
+
+
+def test_review_pending_approve_keep_and_undo_through_the_cli(
+    cli_env: dict[str, str], wired: wiring.Services, world: World
+) -> None:
+    """Issue 14: a conflict waits for a person in every mode; the CLI lists it, a
+    person keeps the other side, then undoes that."""
+    agent = Principal(kind=PrincipalKind.AGENT, id=world.agent.id, workspace_id=world.workspace_id)
+    older = wired.memories.save(
+        agent,
+        SaveFactRequest(text="The orders API listens on port 8080 behind nginx"),
+        RunContext(),
+    )
+    wired.memories.save(
+        agent,
+        SaveFactRequest(text="The orders API listens on port 8443 behind nginx"),
+        RunContext(),
+    )
+    ran = invoke(cli_env, "review", "run", "--agent", world.agent.id, "--json")
+    report = json.loads(ran.stdout)
+    assert report["plan"]["actions"][0]["waitsForPerson"] is True
+    listed = invoke(cli_env, "review", "pending")
+    assert listed.exit_code == 0, listed.output
+    assert f"{report['id']} a1  {world.agent.id}  resolve_conflict" in listed.stdout
+    kept = invoke(cli_env, "review", "approve", report["id"], "a1", "--keep", older.id)
+    assert kept.exit_code == 0, kept.output
+    assert invoke(cli_env, "review", "pending").stdout.strip() == "nothing waits for a person"
+    undone = invoke(cli_env, "review", "undo", report["id"], "a1")
+    assert undone.exit_code == 0, undone.output
+    assert f"[undone by {world.person.id}]" in undone.stdout
+    as_agent = {**cli_env, "PINEWORK_TOKEN": world.agent.token}
+    refused = invoke(as_agent, "review", "undo", report["id"], "a1", "--json")
+    assert refused.exit_code == 1 and json.loads(refused.stdout)["error"]["code"] == "forbidden"

@@ -78,3 +78,25 @@ def test_concurrent_approvals_apply_the_action_exactly_once(wired: wiring.Servic
     assert summary.pending == 0 and summary.applied + summary.rejected == 1
     live = wired.memories.list(agent, ListQuery.model_validate({}))
     assert len(live.memories) == (1 if decision.state == "applied" else 2)
+
+
+def test_concurrent_undos_restore_once_and_all_answer_the_report(wired: wiring.Services) -> None:
+    """Issue 14 item 3: the undo record is a conditional put in the undo's transaction,
+    so of many simultaneous undos exactly one writes, and every caller gets the report."""
+    workspace = wired.admin.create_workspace("undo-race")
+    agent_id = wired.admin.create_agent(workspace.id, "racer").id
+    person_id = wired.admin.create_person(workspace.id, "ana@example.com").id
+    agent = Principal(kind=PrincipalKind.AGENT, id=agent_id, workspace_id=workspace.id)
+    person = Principal(kind=PrincipalKind.PERSON, id=person_id, workspace_id=workspace.id)
+    for text in ("Deploys need the VPN on", "deploys need the VPN on!"):
+        wired.memories.save(agent, SaveFactRequest(text=text), RunContext())
+    report = wired.reviews.run_now(person, RunReviewRequest.model_validate({"agentId": agent_id}))
+    (loser,) = report.plan.actions[0].memory_ids
+    results = run_together(8, lambda n: wired.reviews.undo(person, report.id, "a1"))
+    assert all(isinstance(result, ReviewReport) for result in results), results
+    assert all([u.action_id for u in result.undone] == ["a1"] for result in results)
+    history, _ = wired.memories.history(person, loser)
+    assert [record.action for record in history].count("undo") == 1
+    (summary,), _ = wired.reviews.list_reviews(person, agent.id, 10, None)
+    assert summary.undone == 1
+    assert len(wired.memories.list(agent, ListQuery.model_validate({})).memories) == 2

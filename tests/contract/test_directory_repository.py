@@ -14,7 +14,7 @@ from chalicelib.ids import FixedClock, IdFactory
 from chalicelib.models.principal import Agent, Person, Principal, PrincipalKind, Workspace
 from chalicelib.storage.directory import DynamoDBDirectoryRepository
 from chalicelib.storage.dynamodb import DynamoDBTable
-from chalicelib.storage.protocols import DirectoryRepository
+from chalicelib.storage.protocols import DirectoryRepository, PersonEmailTaken
 
 IMPLEMENTATIONS: dict[str, Callable[[DynamoDBTable], DirectoryRepository]] = {
     "dynamodb": DynamoDBDirectoryRepository,
@@ -41,7 +41,7 @@ def test_workspaces_agents_and_persons_read_back(
         email="ana@example.com",
         created_at=clock.now(),
     )
-    directory.create_person(person, "b" * 64)
+    directory.create_person(person, "b" * 64, email_digest="e" * 64)
     assert directory.get_workspace(workspace.id) == workspace
     assert directory.get_agent(agent.id) == agent
     assert directory.get_workspace(ids.new("wsp")) is None
@@ -67,3 +67,28 @@ def test_review_approval_is_set_only_on_a_stored_workspace(
     missing = ids.new("wsp")
     assert directory.set_review_approval(missing, "required") is None
     assert directory.get_workspace(missing) is None  # no bare item was created
+
+
+def test_a_claimed_email_refuses_a_second_person_and_writes_nothing(
+    directory: DirectoryRepository, ids: IdFactory, clock: FixedClock
+) -> None:
+    workspace = Workspace(id=ids.new("wsp"), name="Acme", created_at=clock.now())
+    directory.create_workspace(workspace)
+
+    def person() -> Person:
+        return Person(
+            id=ids.new("usr"), workspace_id=workspace.id, email="a@b.c", created_at=clock.now()
+        )
+
+    first = person()
+    directory.create_person(first, "a" * 64, email_digest="e" * 64)
+    with pytest.raises(PersonEmailTaken):
+        directory.create_person(person(), "b" * 64, email_digest="e" * 64)
+    assert directory.principal_for_token("b" * 64) is None  # the token was not written
+    other = Workspace(id=ids.new("wsp"), name="Other", created_at=clock.now())
+    directory.create_workspace(other)
+    elsewhere = Person(
+        id=ids.new("usr"), workspace_id=other.id, email="a@b.c", created_at=clock.now()
+    )
+    directory.create_person(elsewhere, "c" * 64, email_digest="e" * 64)  # claims are per workspace
+    assert directory.principal_for_token("c" * 64) is not None

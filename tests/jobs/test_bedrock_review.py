@@ -165,6 +165,6 @@ def test_throttled_bedrock_falls_back_to_the_rules_and_says_so(team: Team) -> No
     assert [a.action for a in report.applied] == ["merge"]
     assert report.plan.notes[0] == (
         f"Bedrock ({MODEL}) could not review: ThrottlingException: Rate exceeded; "
-        "this plan is the rules-v1 reviewer's"
+        "this plan is the rules-v2 reviewer's"
     )
-    assert report.reviewer == report.plan.reviewer == f"rules-v1 (fallback from bedrock:{MODEL})"
+    assert report.reviewer == report.plan.reviewer == f"rules-v2 (fallback from bedrock:{MODEL})"

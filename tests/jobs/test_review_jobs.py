@@ -14,7 +14,7 @@ from chalice.test import Client
 from chalicelib import wiring
 from chalicelib.ids import FixedClock
 from chalicelib.models.principal import Principal, PrincipalKind
-from chalicelib.models.requests import SaveFactRequest
+from chalicelib.models.requests import ListQuery, SaveFactRequest
 from chalicelib.services.run_context import RunContext
 from chalicelib.settings import REVIEW_QUEUE_NAME, Settings
 from chalicelib.storage.dynamodb import DynamoDBTable
@@ -164,3 +164,37 @@ def _facts(wired: wiring.Services, agent: Principal) -> list[Any]:
 
     page = wired.memories.list(agent, ListQuery.model_validate({"all": "true"}))
     return list(page.memories)
+
+
+def test_the_nightly_review_puts_a_conflict_in_front_of_a_person_once(
+    wired: wiring.Services, app_client: Any, clock: FixedClock
+) -> None:
+    """Issue 14: the scheduled review never merges facts whose port differs; it
+    leaves both live, lists the pair as pending, and a retried message or the next
+    night adds nothing."""
+    workspace = wired.admin.create_workspace("Nightly")
+    agent = agent_with_facts(
+        wired,
+        workspace.id,
+        "The orders database listens on port 5432 behind pgbouncer in us-east-1",
+        "The orders database listens on port 6432 behind pgbouncer in us-east-1",
+    )
+    body = json.dumps({"workspaceId": workspace.id, "agentId": agent.id, "date": "2026-11-29"})
+    assert app_client.lambda_.invoke(
+        "review_worker", sqs_event(app_client, body, body)
+    ).payload == {"batchItemFailures": []}
+    waiting, _ = wired.reviews.list_pending(
+        Principal(kind=PrincipalKind.PERSON, id="usr_x", workspace_id=workspace.id), None, 100, None
+    )
+    (entry,) = waiting
+    assert entry.agent_id == agent.id and entry.action.waits_for_person
+    assert all(
+        fact.status.value == "active"
+        for fact in wired.memories.list(agent, ListQuery.model_validate({"kind": "fact"})).memories
+    )
+    tomorrow = json.dumps({"workspaceId": workspace.id, "agentId": agent.id, "date": "2026-11-30"})
+    app_client.lambda_.invoke("review_worker", sqs_event(app_client, tomorrow))
+    again, _ = wired.reviews.list_pending(
+        Principal(kind=PrincipalKind.PERSON, id="usr_x", workspace_id=workspace.id), None, 100, None
+    )
+    assert [item.review_id for item in again] == [entry.review_id]

@@ -229,16 +229,16 @@ def test_lifts_must_be_copied_from_a_day_line_and_never_bring_back_a_vetoed_fact
     )
     proposal = reviewer(client).propose(context(vetoed, updated, lines=lines))
     (lift,) = proposal.actions
-    assert (lift.text, lift.supersedes, lift.memory_ids) == (
-        "Staging uses db-stg-2",
-        updated.id,
-        [updated.id],
-    )
-    assert lift.expected_versions == {updated.id: 1} and lift.evidence[0] == lines[1]
-    veto, made_up, prefix, again = proposal.notes
+    # Another database is not "more of the same": the lift does not supersede the old
+    # fact (issue 14: different details are an update a person decides).
+    assert (lift.text, lift.supersedes, lift.memory_ids) == ("Staging uses db-stg-2", None, [])
+    assert lift.expected_versions == {} and lift.evidence[0] == lines[1]
+    veto, made_up, prefix, again, not_superseded = proposal.notes
     assert f"not lifted (a person vetoed: {vetoed.id})" in veto
     assert "not in the day log of 2026-11-30" in made_up and "not in the day log" in prefix
     assert "lifted by another action" in again
+    assert f"does not supersede {updated.id}" in not_superseded
+    assert "db-stg-2 ≠ db-stg-1" in not_superseded
 
 
 def test_renew_replace_and_archive_need_expired_or_stale_facts(
@@ -313,7 +313,7 @@ def test_an_unusable_answer_falls_back_to_the_rule_reviewer(
     rules = RuleReviewer().propose(review)
     assert proposal.actions == rules.actions and [a.action for a in rules.actions] == ["merge"]
     assert proposal.notes[0].startswith(f"Bedrock ({MODEL}) could not review: ")
-    assert proposal.notes[0].endswith("this plan is the rules-v1 reviewer's")
+    assert proposal.notes[0].endswith("this plan is the rules-v2 reviewer's")
 
 
 def test_throttling_falls_back_to_the_rule_reviewer(bedrock: tuple[Any, Stubber]) -> None:
@@ -330,7 +330,7 @@ def test_throttling_falls_back_to_the_rule_reviewer(bedrock: tuple[Any, Stubber]
     assert [a.action for a in proposal.actions] == ["archive"]
     assert proposal.notes == [
         f"Bedrock ({MODEL}) could not review: ThrottlingException: Too many requests, "
-        "please wait before trying again.; this plan is the rules-v1 reviewer's"
+        "please wait before trying again.; this plan is the rules-v2 reviewer's"
     ]
 
 

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from chalicelib.models.memory import MemoryStatus
+from datetime import timedelta
+
+import pytest
+
+from chalicelib.models.memory import Memory, MemoryStatus
+from chalicelib.models.review import ReviewAction
 from chalicelib.services.review.rule_reviewer import (
     ReviewContext,
     RuleReviewer,
@@ -51,13 +56,52 @@ def test_merge_keeps_the_most_recalled_then_the_newest() -> None:
     assert sorted(action.memory_ids) == sorted([facts[0].id, facts[2].id])
 
 
-def test_opposite_facts_are_not_merged_but_resolved() -> None:
+def propose(*facts: Memory, lines: tuple[str, ...] = ()) -> list[ReviewAction]:
+    return RuleReviewer().propose(ReviewContext("agt_1", "2026-11-30", NOW, facts, lines)).actions
+
+
+def test_opposite_facts_are_not_merged_and_wait_for_a_person() -> None:
     facts = [
         fact(2, "Feature flags are enabled in prod"),
         fact(1, "Feature flags are not enabled in prod"),
     ]
-    (action,) = RuleReviewer().propose(ReviewContext("agt_1", "2026-11-30", NOW, facts)).actions
-    assert action.action == "resolve_conflict" and action.keep_id == facts[0].id
+    (action,) = propose(*facts)
+    assert action.action == "resolve_conflict" and action.waits_for_person
+    assert (action.keep_id, action.memory_ids) == (facts[0].id, [facts[1].id])
+    assert "one subject" in action.reason and "says not" in action.reason
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        (
+            "Production database runs PostgreSQL on port 5432 in region us-east-1 behind the "
+            "pgbouncer connection pool with nightly backups to the archive bucket",
+            "Production database runs PostgreSQL on port 6432 in region us-east-1 behind the "
+            "pgbouncer connection pool with nightly backups to the archive bucket",
+        ),
+        (
+            "Ana approves production deploys on Fridays after the change board",
+            "Bob approves production deploys on Fridays after the change board",
+        ),
+        (
+            "The payments service reads its secret from kv/payments/staging in Vault",
+            "The payments service reads its secret from kv/payments/production in Vault",
+        ),
+    ],
+)
+def test_facts_with_one_different_detail_are_never_merged(older: str, newer: str) -> None:
+    """The issue's reproductions: word overlap >= 0.8, one detail swapped."""
+    first, second = fact(1, older), fact(2, newer)
+    (action,) = propose(second, first)
+    assert action.action == "resolve_conflict" and action.waits_for_person
+    assert action.keep_id == second.id and action.memory_ids == [first.id]
+
+
+def test_a_longer_fact_is_not_merged_into_a_shorter_newer_one() -> None:
+    longer = fact(1, "The staging database is db-stg-2 and it is rebuilt every Sunday night")
+    shorter = fact(2, "The staging database is db-stg-2")
+    assert propose(shorter, longer) == []
 
 
 def test_conflict_keeps_the_fact_its_saved_evidence_supports() -> None:
@@ -69,11 +113,24 @@ def test_conflict_keeps_the_fact_its_saved_evidence_supports() -> None:
             evidence="$ flagctl status --env prod\nfeature flags: enabled",
         ),
     ]
-    (action,) = RuleReviewer().propose(ReviewContext("agt_1", "2026-11-30", NOW, facts)).actions
-    assert action.action == "resolve_conflict"
+    (action,) = propose(*facts)
+    assert action.action == "resolve_conflict" and not action.waits_for_person
     assert (action.keep_id, action.memory_ids) == (facts[1].id, [facts[0].id])
     assert "evidence" in action.reason
     assert any("flagctl" in line for line in action.evidence)
+
+
+def test_evidence_naming_one_side_s_detail_decides_a_detail_conflict() -> None:
+    old = fact(
+        1, "The payments API listens on port 8080", evidence="$ ss -ltn\n0.0.0.0:8443 LISTEN"
+    )
+    new = fact(2, "The payments API listens on port 8443")
+    (action,) = propose(new, old)
+    assert not action.waits_for_person
+    assert (action.keep_id, action.memory_ids) == (new.id, [old.id])
+    both = fact(3, "The payments API listens on port 9000", evidence="ports 9000 and 8443")
+    (undecided,) = propose(both, new)
+    assert undecided.waits_for_person
 
 
 def test_evidence_saying_the_opposite_supports_the_other_fact() -> None:
@@ -81,15 +138,58 @@ def test_evidence_saying_the_opposite_supports_the_other_fact() -> None:
         fact(2, "The cache is warmed at boot", evidence="cache warmed at boot: no (skipped)"),
         fact(1, "The cache is not warmed at boot"),
     ]
-    (action,) = RuleReviewer().propose(ReviewContext("agt_1", "2026-11-30", NOW, facts)).actions
-    assert action.keep_id == facts[1].id
+    (action,) = propose(*facts)
+    assert action.keep_id == facts[1].id and not action.waits_for_person
 
 
-def test_unrelated_evidence_falls_back_to_run_provenance() -> None:
+def test_run_provenance_alone_no_longer_decides_a_conflict() -> None:
     facts = [
         fact(2, "Feature flags are enabled in prod", evidence="build passed in 42 seconds"),
         fact(1, "Feature flags are not enabled in prod", run_id="run_1", saved_by_agent_id="agt_1"),
     ]
-    (action,) = RuleReviewer().propose(ReviewContext("agt_1", "2026-11-30", NOW, facts)).actions
-    assert action.keep_id == facts[1].id
-    assert "run run_1" in action.reason
+    (action,) = propose(*facts)
+    assert action.waits_for_person and "no saved evidence decides" in action.reason
+
+
+def test_stale_and_expired_facts_are_folded_only_into_a_fact_that_covers_them() -> None:
+    old = NOW - timedelta(days=40)
+    stale = fact(1, "The docs site builds with mkdocs", created_at=old, updated_at=old)
+    covering = fact(2, "The docs site builds with mkdocs and the material theme")
+    (archive,) = propose(covering, stale)
+    assert archive.action == "archive" and archive.memory_ids == [stale.id]
+    other = fact(2, "The docs site builds with sphinx")
+    (conflict,) = propose(other, stale)
+    assert conflict.action == "resolve_conflict" and conflict.waits_for_person
+    expired = fact(3, "Grafana lives at grafana.internal:3000", expires_at=NOW - timedelta(days=1))
+    moved = fact(4, "Grafana lives at grafana.internal:3001")
+    (archived,) = propose(moved, expired)
+    assert (archived.action, archived.reason) == ("archive", "expired")
+    kept = fact(4, "Grafana lives at grafana.internal:3000 behind the VPN")
+    (replaced,) = propose(kept, expired)
+    assert (replaced.action, replaced.keep_id) == ("replace", kept.id)
+
+
+def test_a_lift_supersedes_only_a_fact_it_adds_to() -> None:
+    current = fact(1, "The staging database is db-stg-2")
+    (lift,) = propose(current, lines=("10:00 !fact The staging database is db-stg-3",))
+    assert lift.action == "lift" and lift.supersedes is None and lift.memory_ids == []
+    (adding,) = propose(
+        current, lines=("10:00 !fact The staging database is db-stg-2, rebuilt on Sundays",)
+    )
+    assert adding.supersedes == current.id
+
+
+def test_a_reworded_twin_of_a_vetoed_fact_is_not_lifted() -> None:
+    vetoed = fact(
+        1, "Prod deploys need two approvals", status=MemoryStatus.ARCHIVED, archive_reason="vetoed"
+    )
+    proposal = RuleReviewer().propose(
+        ReviewContext(
+            "agt_1",
+            "2026-11-30",
+            NOW,
+            [vetoed],
+            ["10:00 !fact production deploys need 2 approvals"],
+        )
+    )
+    assert proposal.actions == [] and "a person vetoed" in proposal.notes[0]

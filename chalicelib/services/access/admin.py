@@ -5,7 +5,10 @@ Tokens are random and shown once; only their SHA-256 hex digest is stored.
 
 from __future__ import annotations
 
-from chalicelib.errors import InvalidRequest
+import hashlib
+import unicodedata
+
+from chalicelib.errors import InvalidRequest, PersonExists
 from chalicelib.ids import WORKSPACE_ID, Clock, IdFactory
 from chalicelib.models.principal import (
     REVIEW_APPROVAL_VALUES,
@@ -16,7 +19,7 @@ from chalicelib.models.principal import (
 )
 from chalicelib.services.access.auth import hash_token, new_token
 from chalicelib.services.recall.backfill import BackfillReport, EmbeddingBackfill
-from chalicelib.storage.protocols import DirectoryRepository
+from chalicelib.storage.protocols import DirectoryRepository, PersonEmailTaken
 
 _NAME_MAX_CHARS = 200
 
@@ -76,8 +79,15 @@ class AdminService:
     def create_person(self, workspace_id: str, email: str) -> IssuedCredential:
         """Create a person in a workspace and issue their bearer token.
 
+        One e-mail address belongs to at most one person of a workspace, compared
+        after ``normalized_email`` (``Ana@Example.com`` is ``ana@example.com``); the
+        claim is written in the person's own transaction, so two concurrent creations
+        cannot both win. Persons of different workspaces may share an address
+        (nothing crosses workspaces, SPEC §2; DECISIONS "One person per e-mail").
+
         Raises:
             InvalidRequest: no such workspace, or an email without ``@``.
+            PersonExists: a person of the workspace already has this address.
         """
         self._check_workspace(workspace_id)
         email = _check_name(email, "email")
@@ -90,7 +100,14 @@ class AdminService:
             created_at=self._clock.now(),
         )
         token = new_token()
-        self._directory.create_person(person, hash_token(token))
+        digest = hashlib.sha256(normalized_email(email).encode("utf-8")).hexdigest()
+        try:
+            self._directory.create_person(person, hash_token(token), email_digest=digest)
+        except PersonEmailTaken as taken:
+            raise PersonExists(
+                f"A person of {workspace_id} already has the e-mail {email!r}; use their "
+                "token, or issue them a new one."
+            ) from taken
         return IssuedCredential(id=person.id, token=token)
 
     def set_review_approval(self, workspace_id: str, value: str) -> Workspace:
@@ -154,6 +171,12 @@ class AdminService:
             raise InvalidRequest(f"{workspace_id!r} is not a workspace id (wsp_…).")
         if not self._directory.get_workspace(workspace_id):
             raise InvalidRequest(f"No workspace {workspace_id!r}. Create it first.")
+
+
+def normalized_email(email: str) -> str:
+    """An e-mail address as compared for uniqueness: NFKC, trimmed, case-folded
+    (``" Ana@Example.COM"`` and full-width ``ａｎａ@example.com`` are ``ana@example.com``)."""
+    return unicodedata.normalize("NFKC", email).strip().casefold()
 
 
 def _check_name(value: str, what: str) -> str:

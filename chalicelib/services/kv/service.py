@@ -194,9 +194,17 @@ class KvService:
                 non-JSON value.
             PayloadTooLarge: the value is over 5.5 MiB as it travels (``payload_too_large``).
             SecretInMemory: the value looks like a credential (SPEC §6; a
-                deliberate difference from seed 001, see DECISIONS).
+                deliberate difference from seed 001, see DECISIONS); or the key has a
+                credential's shape (keys are listed to the whole scope by ``recall {}``;
+                a key is an identifier, so the generic high-entropy rule does not apply).
         """
         check_key(key)
+        kind = self._secrets.find_secret(key, shapes_only=True)
+        if kind is not None:
+            raise SecretInMemory(
+                f"The key looks like a secret ({kind}). Every caller of the scope can list "
+                "the keys: name the entry, and keep credentials in a secret manager."
+            )
         stored = stringify(value)
         size = len(json.dumps(stored, ensure_ascii=False).encode("utf-8"))
         if size > VALUE_MAX_BYTES:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from chalicelib.ids import Clock, IdFactory
 from chalicelib.models.memory import AuditRecord, Memory, snapshot
 from chalicelib.models.principal import Principal
+from chalicelib.storage.protocols import MemoryRepository
 
 
 def audit_record(
@@ -37,4 +38,24 @@ def audit_record(
         before=None if before is None else snapshot(before),
         after=snapshot(after),
         evidence=after.evidence if action == "create" else None,
+    )
+
+
+def review_undo_hint(memories: MemoryRepository, memory_id: str) -> str:
+    """When the memory's newest audit record is a review's (``actorType: system``,
+    ``actorId: rvw_…``), a sentence telling how a person undoes it (issue 14 item 3);
+    else an empty string. Reads the memory's history to its end."""
+    last = None
+    records, after = memories.history(memory_id, 100)
+    while True:
+        last = records[-1] if records else last
+        if after is None:
+            break
+        records, after = memories.history(memory_id, 100, after)
+    if last is None or last.actor_type != "system" or not (last.actor_id or "").startswith("rvw_"):
+        return ""
+    return (
+        f" The review {last.actor_id} did it, and a person can undo that: "
+        f"pinework review show {last.actor_id}, then pinework review undo {last.actor_id} "
+        "<action> (POST /api/v1/reviews/{id}/actions/{n}/undo)."
     )

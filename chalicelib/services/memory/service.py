@@ -9,7 +9,6 @@ on a lost race; the audit record is written in the same transaction.
 from __future__ import annotations
 
 import logging
-import unicodedata
 from collections.abc import Callable, Collection
 from typing import Literal
 
@@ -28,14 +27,12 @@ from chalicelib.errors import (
 )
 from chalicelib.ids import Clock, IdFactory, to_rfc3339
 from chalicelib.limits import (
-    ARCHIVE_REASON_MAX_CHARS,
     DAY_LOG_MAX_CHARS,
     DEFAULT_FACT_LIFETIME,
     DEFAULT_LIST_LIMIT,
     FACT_MAX_CHARS,
 )
 from chalicelib.models.memory import (
-    RESERVED_ARCHIVE_REASONS,
     VETOED,
     AuditRecord,
     Memory,
@@ -50,14 +47,16 @@ from chalicelib.services.access.who import (
     refuse_agents,
     resolve_agent,
 )
-from chalicelib.services.memory.audit import audit_record
+from chalicelib.services.memory.audit import audit_record, review_undo_hint
 from chalicelib.services.memory.expiry import parse_expiry
 from chalicelib.services.memory.preconditions import check_expected_version
+from chalicelib.services.memory.reasons import check_archive_reason, veto_note
+from chalicelib.services.memory.vetoes import VetoGuard, veto_index_keys
 from chalicelib.services.paging import decode_next_token
 from chalicelib.services.recall.embedding import Embedder
 from chalicelib.services.retries import with_retries
 from chalicelib.services.run_context import RunContext
-from chalicelib.services.text import SecretFinder, check_evidence, check_no_secret, check_text
+from chalicelib.services.text import SecretFinder, check_evidence, check_text
 from chalicelib.storage.protocols import (
     DayPointerChange,
     DayPointerTaken,
@@ -87,6 +86,8 @@ class MemoryService:
         after_save: called with ``(workspace_id, agent_id)`` after every fact is
             saved (wiring passes ``RoutineService.ensure_routine``, SPEC §9); a
             failure there is logged, never turned into a failed save.
+        vetoes: refuses an agent's save of a vetoed text (issue 14 item 5), and
+            files each vetoed fact in its index; ``None``: no such check.
     """
 
     def __init__(
@@ -98,7 +99,9 @@ class MemoryService:
         ids: IdFactory,
         embedder: Embedder | None = None,
         after_save: Callable[[str, str], object] | None = None,
+        vetoes: VetoGuard | None = None,
     ) -> None:
+        self._vetoes = vetoes
         self._memories = memories
         self._directory = directory
         self._secrets = secrets
@@ -127,11 +130,16 @@ class MemoryService:
             MemoryAgentMismatch: ``supersedes`` names another agent's memory.
             MemoryDayAppendOnly: ``supersedes`` names a day row.
             MemorySupersedeArchived: the memory to supersede is archived.
+            MemoryVetoed: an agent saved a text a person vetoed (the message names
+                the vetoed memory; a person may save it).
         """
         agent_id = resolve_agent(self._directory, principal, request.agent_id)
         check_text(request.text, limit=FACT_MAX_CHARS, what="fact", secrets=self._secrets)
         if request.evidence is not None:
             check_evidence(request.evidence, secrets=self._secrets)
+        embedding = self._embed(request.text)
+        if principal.is_agent and self._vetoes is not None:
+            self._vetoes.check(principal.workspace_id, agent_id, request.text, embedding)
         now = self._clock.now()
         expires_at = (
             parse_expiry(request.expires_at, now)
@@ -144,7 +152,7 @@ class MemoryService:
             agent_id=agent_id,
             kind=MemoryKind.FACT,
             text=request.text,
-            embedding=self._embed(request.text),
+            embedding=embedding,
             expires_at=expires_at,
             supersedes=request.supersedes,
             run_id=run.run_id,
@@ -318,25 +326,12 @@ class MemoryService:
 
         Raises:
             PreconditionFailed: the memory is not at one of ``expected_versions``.
-            InvalidRequest: the reason is empty, over 500 characters, or reserved.
-            SecretInMemory: the reason looks like a secret.
+            InvalidRequest, SecretInMemory: see ``reasons.check_archive_reason``
+                (blank, over 500 characters, a secret, reads as a reserved reason).
             MemoryNotFound, MemoryNotOwn: see ``load_visible``.
             MemoryAlreadyArchived: the memory is archived already.
         """
-        reason = request.reason.strip()
-        if not reason:
-            raise InvalidRequest("An archive needs a reason: say why in `reason`.")
-        if len(request.reason) > ARCHIVE_REASON_MAX_CHARS:
-            raise InvalidRequest(
-                f"The reason has {len(request.reason)} characters; the limit is "
-                f"{ARCHIVE_REASON_MAX_CHARS}."
-            )
-        check_no_secret(request.reason, what="reason", secrets=self._secrets)
-        if unicodedata.normalize("NFKC", reason).casefold() in RESERVED_ARCHIVE_REASONS:
-            raise InvalidRequest(
-                f"{reason!r} is reserved for the system; use veto or supersedes, "
-                "or give another reason."
-            )
+        check_archive_reason(request.reason, self._secrets)
         return self._archive(
             principal,
             memory_id,
@@ -362,16 +357,14 @@ class MemoryService:
         Raises:
             PreconditionFailed: the memory is not at one of ``expected_versions``.
             Forbidden: an agent tried to veto.
-            InvalidRequest: the note is over 500 characters.
+            InvalidRequest, SecretInMemory: see ``reasons.veto_note`` (a blank note
+                is no note).
             MemoryNotFound: no such memory in the workspace.
             MemoryAlreadyArchived: it is vetoed already.
             MemorySuperseded: a newer memory replaced it.
         """
         refuse_agents(principal, VETO_IS_FOR_PERSONS)
-        if note is not None and len(note) > ARCHIVE_REASON_MAX_CHARS:
-            raise InvalidRequest(f"The note is over {ARCHIVE_REASON_MAX_CHARS} characters.")
-        if note is not None:
-            check_no_secret(note, what="note", secrets=self._secrets)
+        note = veto_note(note, self._secrets)
         return self._archive(
             principal,
             memory_id,
@@ -413,11 +406,14 @@ class MemoryService:
             audit = audit_record(
                 self._ids, self._clock, principal, action, before, after, note or reason
             )
+            # A vetoed fact is filed by its text, so the agent cannot save it again.
+            files_veto = action == "veto" and before.kind is MemoryKind.FACT
             self._memories.transition(
                 before,
                 after,
                 audit,
                 day_pointer=DayPointerChange.RELEASE if releases else DayPointerChange.NONE,
+                veto_keys=veto_index_keys(before.text) if files_veto else (),
             )
             return after
 
@@ -450,6 +446,7 @@ class MemoryService:
             if before.is_superseded:
                 raise MemorySuperseded(
                     f"{memory_id} was replaced by {before.superseded_by} and cannot come back."
+                    + review_undo_hint(self._memories, memory_id)
                 )
             if before.archive_reason == VETOED and principal.is_agent:
                 raise MemoryVetoHumanOnly(

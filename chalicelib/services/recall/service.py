@@ -37,7 +37,7 @@ from chalicelib.services.access.who import refuse_persons, resolve_agent
 from chalicelib.services.recall.relevance import Candidate, CandidateScorer
 from chalicelib.services.recall.tokens import TokenCounter
 from chalicelib.services.run_context import RunContext, check_body_session
-from chalicelib.services.text import has_content
+from chalicelib.services.text import SecretFinder, check_no_secret, has_content
 from chalicelib.storage.protocols import (
     DirectoryRepository,
     MemoryRepository,
@@ -98,6 +98,9 @@ class RecallService:
         clock: the current time.
         ids: the id factory (``rcl_`` log ids).
         time_budget_ms: scoring slower than this falls back to newest.
+        secrets: the secret detector: a query, task or message is kept in the recall
+            log that every person of the workspace reads, so one that looks like a
+            credential is refused as it is everywhere else (``secret_in_memory``).
     """
 
     def __init__(
@@ -110,6 +113,7 @@ class RecallService:
         clock: Clock,
         ids: IdFactory,
         time_budget_ms: int,
+        secrets: SecretFinder,
     ) -> None:
         self._memories = memories
         self._recalls = recalls
@@ -119,6 +123,7 @@ class RecallService:
         self._clock = clock
         self._ids = ids
         self._budget_seconds = time_budget_ms / 1000
+        self._secrets = secrets
 
     def recall(self, principal: Principal, request: RecallRequest, run: RunContext) -> RecallResult:
         """On-demand recall: counts as a recall; leaves run-start session state alone.
@@ -131,10 +136,11 @@ class RecallService:
         Raises:
             MemoryNotOwn, MemoryAgentRequired: see ``resolve_agent``.
             InvalidRequest: no query and no task; query over 4,000 characters.
+            SecretInMemory: the query looks like a credential (it would be logged).
         """
         agent_id = resolve_agent(self._directory, principal, request.agent_id)
         if request.query is not None:
-            _check_query(request.query)
+            self._check_query(request.query)
         # A blank query is no query: the run's task is recalled for instead, as
         # run-start recall does with a blank task.
         query = request.query if has_content(request.query) else run.task_key
@@ -163,9 +169,12 @@ class RecallService:
             InvalidRequest: no session id, a malformed one, or body and header naming
                 different sessions; no task, message or task key; a text over 4,000
                 characters.
+            SecretInMemory: ``task`` or ``message`` looks like a credential (either may
+                be logged); ``sessionId`` has a credential's shape. ``slashCommand``
+                is never stored and not checked.
         """
         refuse_persons(principal, Forbidden, RUN_START_IS_FOR_AGENTS)
-        body_session = check_body_session(request.session_id)
+        body_session = check_body_session(request.session_id, self._secrets)
         if body_session is not None and run.session_id not in (None, body_session):
             raise InvalidRequest(
                 f"sessionId {body_session!r} and X-Pinework-Session {run.session_id!r} name "
@@ -174,12 +183,10 @@ class RecallService:
         session_id = body_session or run.session_id
         if not session_id:
             raise InvalidRequest("Send sessionId (or X-Pinework-Session) for run-start recall.")
-        for name, text in (
-            ("task", request.task),
-            ("message", request.message),
-            ("slashCommand", request.slash_command),
-        ):
-            _check_query(text or "", name)
+        _check_length(request.slash_command or "", "slashCommand")
+        for name, text in (("task", request.task), ("message", request.message)):
+            if text is not None:
+                self._check_query(text, name)
         sent = request.task or request.message or run.task_key or ""
         if has_content(request.slash_command):
             return RecallResult(sent, None, [], None, skipped=SKIP_SLASH_COMMAND)
@@ -327,6 +334,12 @@ class RecallService:
             used += cost
         return picked
 
+    def _check_query(self, query: str, name: str = "query") -> None:
+        """A recall text that may be scored and logged: at most 4,000 characters
+        (``InvalidRequest``), not a credential (``SecretInMemory``)."""
+        _check_length(query, name)
+        check_no_secret(query, what=name, secrets=self._secrets)
+
     def _render(self, agent_id: str, picked: Sequence[ScoredMemory], now: datetime) -> str:
         lines = [BLOCK_HEADER, *(memory_line(item.memory) for item in picked)]
         day_lines = self._day_log_lines(agent_id, now)
@@ -356,7 +369,7 @@ class RecallService:
         return kept
 
 
-def _check_query(query: str, name: str = "query") -> None:
+def _check_length(query: str, name: str) -> None:
     """Refuse a recall text over ``RECALL_QUERY_MAX_CHARS`` (``InvalidRequest``)."""
     if len(query) > RECALL_QUERY_MAX_CHARS:
         raise InvalidRequest(

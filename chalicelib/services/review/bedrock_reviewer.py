@@ -39,12 +39,12 @@ from chalicelib.models.review import ReviewAction
 from chalicelib.services.review.model_plan import (
     ActionDropped,
     MalformedPlan,
-    PlanChecker,
     ProposedAction,
     describe,
     parse_answer,
     tool_input_schema,
 )
+from chalicelib.services.review.plan_checker import PlanChecker
 from chalicelib.services.review.rule_reviewer import (
     RECENT_RECALL,
     STALE_AGE,
@@ -207,6 +207,8 @@ class BedrockReviewer:
                     actions.append(checker.check(action))
                 except ActionDropped as drop:
                     notes.append(f"dropped model action {index} ({describe(action)}): {drop}")
+            notes += checker.notes
+            checker.notes.clear()
         return Proposal(actions, notes)
 
     def _ask(

@@ -1,8 +1,10 @@
-"""Persons' decisions on the actions of approval-mode reviews (issue 4 item 6).
+"""Persons' decisions on review actions that wait for one (issue 4 item 6, issue 14
+item 2).
 
 In a workspace whose ``reviewApproval`` is ``required``, a review stores its
-plan with every action ``pending`` and applies nothing. A person of the
-workspace then approves or rejects each action:
+plan with every action ``pending`` and applies nothing; in any workspace, an
+action marked ``waitsForPerson`` (a conflict no saved evidence decides) is
+``pending`` too. A person of the workspace then approves or rejects each action:
 
 * **approve** claims the action with one conditional put (state ``applying``),
   so of two concurrent approvals exactly one applies it; the action is applied
@@ -29,10 +31,22 @@ from datetime import timedelta
 from chalicelib.errors import Conflict, InvalidRequest, NotFound
 from chalicelib.ids import Clock, IdFactory, to_rfc3339
 from chalicelib.models.principal import Principal
-from chalicelib.models.review import ActionDecision, ReviewAction, ReviewReport, ReviewSummary
+from chalicelib.models.review import (
+    ActionDecision,
+    ReviewAction,
+    ReviewReport,
+    ReviewSummary,
+    decides,
+)
 from chalicelib.services.access.who import refuse_agents
 from chalicelib.services.review.apply import ActionApplier, ActionScope, ActionSkipped
-from chalicelib.storage.protocols import DecisionTaken, ReportStore, ReviewRepository, WriteConflict
+from chalicelib.storage.protocols import (
+    DecisionTaken,
+    ReportStore,
+    ReviewRepository,
+    ReviewUndoRepository,
+    WriteConflict,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -70,7 +84,7 @@ DECISIONS_ARE_FOR_PERSONS = "Only a person of the workspace can approve or rejec
 
 
 class ReviewDecisions:
-    """Reads approval-mode reports with their decisions; approves and rejects actions.
+    """Reads reports with their decisions and undos; approves and rejects actions.
 
     Args:
         reviews: summaries and decisions (DynamoDB).
@@ -78,6 +92,7 @@ class ReviewDecisions:
         applier: applies one action, version-checked.
         clock: the current time.
         ids: the id factory (claim ids).
+        undos: the undo records merged into a report (issue 14 item 3).
     """
 
     def __init__(
@@ -87,7 +102,9 @@ class ReviewDecisions:
         applier: ActionApplier,
         clock: Clock,
         ids: IdFactory,
+        undos: ReviewUndoRepository,
     ) -> None:
+        self._undos = undos
         self._reviews = reviews
         self._reports = reports
         self._applier = applier
@@ -95,17 +112,24 @@ class ReviewDecisions:
         self._ids = ids
 
     def read_report(self, summary: ReviewSummary) -> ReviewReport:
-        """The full report of a summary, with stored decisions merged in (approval mode).
+        """The full report of a summary, with stored decisions (of the actions that
+        wait for one) and undo records merged in.
 
         Raises:
             NotFound: the report is missing from S3.
         """
         report = self._stored_report(summary)
-        if report.approval != "required":
-            return report
-        return report.with_decisions(self._reviews.list_decisions(summary.id))
+        waiting = any(decides(action, report.approval) for action in report.plan.actions)
+        stored = self._reviews.list_decisions(summary.id) if waiting else []
+        return report.with_decisions(stored, self._undos.list_undos(summary.id))
 
-    def approve(self, principal: Principal, review_id: str, action_ref: str) -> ReviewReport:
+    def approve(
+        self,
+        principal: Principal,
+        review_id: str,
+        action_ref: str,
+        keep_id: str | None = None,
+    ) -> ReviewReport:
         """A person approves one pending action; it is applied now.
 
         The expected versions of the plan are checked again: when a memory
@@ -116,6 +140,8 @@ class ReviewDecisions:
             principal: the caller (a person of the review's workspace).
             review_id: the review (``rvw_…``).
             action_ref: the action's number (``2``) or id (``a2``).
+            keep_id: for a ``resolve_conflict``, the fact of the pair to keep
+                (``None``: the plan's ``keepId``); the other one is superseded.
 
         Returns:
             The report with every action's decision.
@@ -124,14 +150,21 @@ class ReviewDecisions:
             Forbidden: an agent called.
             NotFound: no such review in the workspace, or no such action in its plan.
             InvalidRequest: ``action_ref`` is not a number or an action id.
-            Conflict: the review did not wait for approval, the action was
-                decided already, or another approval is applying it.
+            Conflict: the action does not wait for a decision (the review applied
+                it), was decided already, or another approval is applying it.
+            InvalidRequest: ``keep_id`` is given for another kind of action, or
+                names no fact of the pair.
         """
         summary, report, action = self._undecided(principal, review_id, action_ref)
+        chosen = _with_keeper(action, keep_id)
         claim_id = self._ids.new("dcl")
         now = self._clock.now()
         claim = ActionDecision(
-            action_id=action.id, state="applying", decided_by=principal.id, decided_at=now
+            action_id=action.id,
+            state="applying",
+            decided_by=principal.id,
+            decided_at=now,
+            keep_id=None if chosen.keep_id == action.keep_id else chosen.keep_id,
         )
         try:
             self._reviews.claim_approval(summary.id, claim, claim_id, now - APPROVAL_LEASE)
@@ -139,7 +172,7 @@ class ReviewDecisions:
             raise _already_decided(summary.id, action.id, taken) from taken
         scope = ActionScope(summary.workspace_id, summary.agent_id, summary.id, principal.id)
         try:
-            outcome = self._applier.apply(scope, action)
+            outcome = self._applier.apply(scope, chosen)
             final = claim.model_copy(
                 update={
                     "state": "applied",
@@ -207,12 +240,14 @@ class ReviewDecisions:
                 f"{summary.id} has no action {_shown(action_ref)!r}: "
                 f"its plan has {len(report.plan.actions)} action(s)."
             )
-        if summary.approval != "required":
+        action = report.plan.actions[number - 1]
+        if not decides(action, summary.approval):
             raise Conflict(
-                f"{summary.id} applied its plan when it ran (reviewApproval was none): "
-                "nothing waits for a decision."
+                f"{summary.id} applied {action.id} when it ran (reviewApproval was none and "
+                "the action does not wait for a person): nothing waits for a decision; "
+                "undo it instead."
             )
-        return summary, report, report.plan.actions[number - 1]
+        return summary, report, action
 
     def _stored_report(self, summary: ReviewSummary) -> ReviewReport:
         body = self._reports.get(summary.report_key)
@@ -223,7 +258,9 @@ class ReviewDecisions:
         )
 
     def _after_decision(self, summary: ReviewSummary, report: ReviewReport) -> ReviewReport:
-        merged = report.with_decisions(self._reviews.list_decisions(summary.id))
+        merged = report.with_decisions(
+            self._reviews.list_decisions(summary.id), self._undos.list_undos(summary.id)
+        )
         if merged.status == "done":
             body = json.dumps(merged.to_wire(), ensure_ascii=False, separators=(",", ":"))
             try:
@@ -231,6 +268,24 @@ class ReviewDecisions:
             except Exception:  # the decisions are stored; GET merges them without this copy
                 logger.exception("could not rewrite the report of %s", summary.id)
         return merged
+
+
+def _with_keeper(action: ReviewAction, keep_id: str | None) -> ReviewAction:
+    """``action`` keeping ``keep_id`` instead of its planned keeper (a conflict only).
+
+    Raises:
+        InvalidRequest: ``keep_id`` for another kind of action, or not one of the pair.
+    """
+    if keep_id is None or keep_id == action.keep_id:
+        return action
+    pair = [action.keep_id, *action.memory_ids]
+    if action.action != "resolve_conflict" or keep_id not in pair:
+        raise InvalidRequest(
+            f"keepId chooses a side of a resolve_conflict action; {action.id} is a "
+            f"{action.action}" + (f" of {', '.join(filter(None, pair))}" if pair else "") + "."
+        )
+    others = [memory_id for memory_id in pair if memory_id and memory_id != keep_id]
+    return action.model_copy(update={"keep_id": keep_id, "memory_ids": others})
 
 
 def _already_decided(review_id: str, action_id: str, taken: DecisionTaken) -> Conflict:

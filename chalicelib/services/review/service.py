@@ -11,7 +11,11 @@ applied, skipped) goes to S3 as JSON and is summarised in DynamoDB.
 Approval mode (issue 4 item 6): in a workspace whose ``reviewApproval`` is
 ``required`` a run applies nothing; it stores the plan with every action
 ``pending``, and persons approve or reject each action
-(``chalicelib.services.review.decisions``).
+(``chalicelib.services.review.decisions``). In any mode, an action that waits
+for a person (``waitsForPerson``: a conflict no evidence decides, issue 14) is
+stored ``pending`` instead of applied. Pending actions are listed for persons
+(``list_pending``) and not proposed again while they wait; a person undoes an
+applied action with ``undo`` (``chalicelib.services.review.undo``).
 
 Idempotent: a scheduled review claims ``agent + date`` conditionally, so a
 retried message does nothing twice; and every action re-checks the state it
@@ -29,16 +33,15 @@ from chalicelib.errors import NotFound
 from chalicelib.ids import Clock, IdFactory
 from chalicelib.models.principal import Principal, ReviewApproval
 from chalicelib.models.review import (
-    FOLDING_ACTIONS,
     ActionDecision,
     ActionOutcome,
-    ReviewAction,
+    PendingAction,
     ReviewPlan,
     ReviewReport,
     ReviewSummary,
     RunReviewRequest,
     Trigger,
-    fold_signature,
+    decides,
 )
 from chalicelib.services.access.who import refuse_agents, resolve_agent
 from chalicelib.services.recall.embedding import Embedder
@@ -50,16 +53,20 @@ from chalicelib.services.review.apply import (
     outcome_of,
 )
 from chalicelib.services.review.decisions import ReviewDecisions
+from chalicelib.services.review.not_again import without_pending, without_rejected
 from chalicelib.services.review.routines import RoutineService
 from chalicelib.services.review.rule_reviewer import ReviewContext, Reviewer
+from chalicelib.services.review.undo import ReviewUndo
 from chalicelib.services.text import SecretFinder
 from chalicelib.storage.protocols import (
     DirectoryRepository,
     MemoryRepository,
+    PendingActionRepository,
     ReportStore,
     ReviewDateTaken,
     ReviewQueue,
     ReviewRepository,
+    ReviewUndoRepository,
 )
 
 logger = logging.getLogger(__name__)
@@ -67,68 +74,6 @@ logger = logging.getLogger(__name__)
 CLAIM_LEASE = timedelta(minutes=15)
 """A scheduled review still "running" after this long is taken over by a retry."""
 _PAGE = 500
-
-
-def without_rejected(
-    actions: list[ReviewAction], rejected: dict[str, str]
-) -> tuple[list[ReviewAction], list[str]]:
-    """Drop from ``actions`` what a person rejected before (``ReviewAction.signatures``).
-
-    A folding action (merge, replace, resolve_conflict) loses each memory that a
-    person refused to fold together with the keeper or with a memory it still folds
-    (so two memories whose merge was rejected never end up in one fold, whoever
-    keeps), and is dropped when none is left; any other action is dropped whole.
-    Each drop is explained in a note.
-
-    Args:
-        actions: the reviewer's proposal.
-        rejected: signature -> description of the rejection (``ReviewRepository``).
-
-    Returns:
-        ``(kept actions, notes)``.
-    """
-    kept: list[ReviewAction] = []
-    notes: list[str] = []
-    for action in actions:
-        if action.keep_id is None or action.action not in FOLDING_ACTIONS:
-            (signature,) = action.signatures().values()
-            if signature in rejected:
-                what = ", ".join(action.memory_ids) or action.text
-                notes.append(
-                    f"not proposed again: {action.action} {what} (rejected: {rejected[signature]})"
-                )
-            else:
-                kept.append(action)
-            continue
-        folded: list[str] = []
-        for memory_id in action.memory_ids:
-            refusal = next(
-                (
-                    (other, rejected[fold_signature(memory_id, other)])
-                    for other in [action.keep_id, *folded]
-                    if fold_signature(memory_id, other) in rejected
-                ),
-                None,
-            )
-            if refusal is None:
-                folded.append(memory_id)
-            else:
-                notes.append(
-                    f"not proposed again: {action.action} {memory_id} with {refusal[0]} "
-                    f"(rejected: {refusal[1]})"
-                )
-        if folded == action.memory_ids:
-            kept.append(action)
-        elif folded:
-            versions = {
-                memory_id: version
-                for memory_id, version in action.expected_versions.items()
-                if memory_id in folded or memory_id == action.keep_id
-            }
-            kept.append(
-                action.model_copy(update={"memory_ids": folded, "expected_versions": versions})
-            )
-    return kept, notes
 
 
 def review_date_for(moment: datetime) -> str:
@@ -160,6 +105,8 @@ class ReviewService:
         queue: the fan-out queue (SQS).
         embedder: embeds a lifted fact when it is created, as a save does (issue 3
             item 3); ``None``: lifted facts are embedded at recall instead.
+        pending: the list of actions waiting for a person (issue 14 item 2).
+        undos: undo records of applied actions (issue 14 item 3).
     """
 
     def __init__(
@@ -175,7 +122,11 @@ class ReviewService:
         ids: IdFactory,
         queue: ReviewQueue,
         embedder: Embedder | None = None,
+        *,
+        pending: PendingActionRepository,
+        undos: ReviewUndoRepository,
     ) -> None:
+        self._pending = pending
         self._queue = queue
         self._memories = memories
         self._reviews = reviews
@@ -186,7 +137,8 @@ class ReviewService:
         self._clock = clock
         self._ids = ids
         self._applier = ActionApplier(memories, reviews, secrets, clock, ids, embedder)
-        self._decisions = ReviewDecisions(reviews, reports, self._applier, clock, ids)
+        self._decisions = ReviewDecisions(reviews, reports, self._applier, clock, ids, undos)
+        self._undo = ReviewUndo(memories, reviews, undos, self._decisions, clock, ids)
 
     def run_now(self, principal: Principal, request: RunReviewRequest) -> ReviewReport:
         """A person runs an agent's review now (``POST /reviews``), for yesterday (UTC).
@@ -285,7 +237,10 @@ class ReviewService:
         )
         proposal = self._reviewer.propose(context)
         kept, notes = without_rejected(proposal.actions, self._reviews.rejections(agent_id))
-        notes = [*proposal.notes, *notes]
+        kept, waiting = without_pending(
+            kept, self._pending.pending_signatures(workspace_id, agent_id)
+        )
+        notes = [*proposal.notes, *notes, *waiting]
         actions = [
             action.model_copy(update={"id": f"a{number}"})
             for number, action in enumerate(kept, start=1)
@@ -324,13 +279,38 @@ class ReviewService:
             raise NotFound(f"No review {review_id!r} of yours.")
         return self._decisions.read_report(summary)
 
-    def approve(self, principal: Principal, review_id: str, action_ref: str) -> ReviewReport:
-        """A person approves one pending action: it is applied now, version-checked.
+    def approve(
+        self, principal: Principal, review_id: str, action_ref: str, keep_id: str | None = None
+    ) -> ReviewReport:
+        """A person approves one pending action: it is applied now, version-checked
+        (for a conflict, ``keep_id`` may pick the other side).
 
         See ``ReviewDecisions.approve`` (errors ``forbidden``, ``not_found``,
-        ``invalid_request``, ``conflict``; issue 4 item 6).
+        ``invalid_request``, ``conflict``; issue 4 item 6, issue 14 item 2).
         """
-        return self._decisions.approve(principal, review_id, action_ref)
+        return self._decisions.approve(principal, review_id, action_ref, keep_id)
+
+    def undo(self, principal: Principal, review_id: str, action_ref: str) -> ReviewReport:
+        """A person undoes one applied action: what it changed is restored.
+
+        See ``ReviewUndo.undo`` (errors ``forbidden``, ``not_found``,
+        ``invalid_request``, ``conflict``, ``review_undo_conflict``; issue 14 item 3).
+        """
+        return self._undo.undo(principal, review_id, action_ref)
+
+    def list_pending(
+        self, principal: Principal, agent_id: str | None, limit: int, after: str | None
+    ) -> tuple[list[PendingAction], str | None]:
+        """Review actions waiting for a person, by agent and oldest review first: a
+        person's, of the workspace (or of one agent); an agent's, its own.
+
+        Raises:
+            MemoryNotOwn, Forbidden: see ``resolve_agent``.
+        """
+        agent = None
+        if principal.is_agent or agent_id is not None:
+            agent = resolve_agent(self._directory, principal, agent_id)
+        return self._pending.list_pending(principal.workspace_id, agent, limit, after)
 
     def reject(self, principal: Principal, review_id: str, action_ref: str) -> ReviewReport:
         """A person rejects one pending action: it is never applied.
@@ -358,7 +338,7 @@ class ReviewService:
         decisions: list[ActionDecision] = []
         scope = ActionScope(workspace_id, agent_id, review_id)
         for action in plan.actions:
-            if approval == "required":
+            if decides(action, approval):
                 decisions.append(ActionDecision(action_id=action.id))
                 continue
             try:
@@ -385,6 +365,7 @@ class ReviewService:
         )
         body = json.dumps(report.to_wire(), ensure_ascii=False, separators=(",", ":"))
         self._reports.put(key, body.encode("utf-8"))
+        self._list_waiting(report)
         self._reviews.save_summary(report.summary())
         logger.info(
             "review %s of %s for %s: %d applied, %d skipped, %d pending",
@@ -396,6 +377,37 @@ class ReviewService:
             len(decisions),
         )
         return report
+
+    def _list_waiting(self, report: ReviewReport) -> None:
+        """Put the report's undecided actions on the pending list (before the summary:
+        a crash between the two leaves list entries whose review cannot be decided
+        yet, never a pending action missing from the list)."""
+        waiting = {decision.action_id for decision in report.decisions}
+        actions = [action for action in report.plan.actions if action.id in waiting]
+        if not actions:
+            return
+        self._pending.put_pending(
+            report.workspace_id,
+            [
+                PendingAction(
+                    review_id=report.id,
+                    agent_id=report.agent_id,
+                    date=report.date,
+                    approval=report.approval,
+                    waiting_since=report.started_at,
+                    action=action,
+                )
+                for action in actions
+            ],
+            # Only an action that waits by its nature (a conflict) blocks later reviews
+            # from proposing it again; approval-mode actions are proposed again, as
+            # before (approving a stale one records it skipped).
+            {
+                action.id: list(action.signatures().values())
+                for action in actions
+                if action.waits_for_person
+            },
+        )
 
     def _approval(self, workspace_id: str) -> ReviewApproval:
         """The workspace's ``reviewApproval`` (``none`` when the workspace is unknown)."""

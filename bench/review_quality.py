@@ -1,0 +1,327 @@
+"""Measure the review's judgement on labelled pairs of facts (issue 14 item 4).
+
+Every pair is two live facts of one agent (``a`` saved a day before ``b``),
+embedded with the real MiniLM embedder and judged by the real ``RuleReviewer``
+(the same code a nightly review runs). What the review proposes for the pair:
+
+- ``merge``: it would supersede one of them (for a pair that is not a duplicate,
+  that is a false merge: data loss);
+- ``conflict``: a ``resolve_conflict`` (decided by evidence, or waiting for a
+  person: the pairs here carry no evidence, so it waits);
+- ``none``: both stay as they are.
+
+Labels: ``duplicate`` (says the same thing: should merge), ``different_detail``
+(one detail swapped, or a clause added: must not merge), ``update_conflict`` (a
+changed value or a contradiction: must not merge; should reach a person),
+``unrelated`` (must not merge; a conflict here is a false alarm).
+
+Pairs: ``bench/data/review_pairs.jsonl`` (written for this bench: deploys,
+configs, people, schedules, preferences; split ``tune``, the pairs the thresholds
+were chosen on, and ``heldout``, written apart and never tuned on), plus pairs
+built at run time from the recall benchmark's conversations (``--data``, default the
+``shared/recall-eval/dev`` folder beside the repository; never copied into it): a
+fact against a copy with punctuation, case or a filler word changed
+(duplicate), with a speaker's name swapped for another's, a number changed or a
+negation added (different detail), or a clause of another fact appended; and two
+facts of one conversation (unrelated).
+
+For comparison the old rule (content-word Jaccard >= 0.8 with the same polarity,
+which merged the issue's examples) is scored on the same pairs.
+
+Usage::
+
+    .venv/bin/python bench/review_quality.py [--data DIR] [--pairs FILE] [--show-misses]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import sys
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT))
+
+from chalicelib.models.memory import Memory, MemoryKind  # noqa: E402
+from chalicelib.services.recall.embedding import MiniLMEmbedder  # noqa: E402
+from chalicelib.services.review.rule_reviewer import (  # noqa: E402
+    ReviewContext,
+    RuleReviewer,
+    content_words,
+    normalize,
+)
+
+DEFAULT_PAIRS = REPO_ROOT / "bench" / "data" / "review_pairs.jsonl"
+DEFAULT_DATA = REPO_ROOT / ".." / "shared" / "recall-eval" / "dev"
+LABELS = ("duplicate", "different_detail", "update_conflict", "unrelated")
+NOW = datetime(2026, 12, 1, 4, 0, tzinfo=UTC)
+NEGATIONS = frozenset({"not", "no", "never", "none", "cannot", "without", "nobody", "nothing"})
+
+
+@dataclass(frozen=True)
+class Pair:
+    """Two facts, ``a`` older than ``b``, with what they are to each other."""
+
+    source: str
+    split: str
+    label: str
+    variant: str
+    a: str
+    b: str
+
+
+def written_pairs(path: Path) -> list[Pair]:
+    """The hand-written pairs of the data file."""
+    pairs = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        pairs.append(
+            Pair("written", row["split"], row["label"], row["variant"], row["a"], row["b"])
+        )
+    return pairs
+
+
+def conversation_pairs(directory: Path, per_conversation: int, seed: int) -> list[Pair]:
+    """Pairs built from the recall benchmark's facts (see the module docstring)."""
+    facts_file = directory / "memories.jsonl"
+    if not facts_file.exists():
+        return []
+    by_conversation: dict[str, list[dict[str, str]]] = defaultdict(list)
+    for line in facts_file.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        by_conversation[row["conv"]].append(row)
+    chance = random.Random(seed)
+    pairs: list[Pair] = []
+    for conversation, facts in sorted(by_conversation.items()):
+        speakers = sorted({fact["speaker"] for fact in facts})
+        picked = chance.sample(facts, min(per_conversation, len(facts)))
+        for number, fact in enumerate(picked):
+            text = fact["text"]
+            other = chance.choice([f for f in facts if f["id"] != fact["id"]])["text"]
+            maker = (_duplicate, _name_swap, _number_swap, _negation, _clause, _unrelated)[
+                number % 6
+            ]
+            made = maker(text, other, speakers, chance)
+            if made is not None:
+                label, variant, changed = made
+                pairs.append(
+                    Pair(
+                        f"conversation {conversation}",
+                        "conversations",
+                        label,
+                        variant,
+                        text,
+                        changed,
+                    )
+                )
+    return pairs
+
+
+def _duplicate(
+    text: str, other: str, speakers: list[str], chance: random.Random
+) -> tuple[str, str, str] | None:
+    variants = [
+        text.rstrip(".") + "!",
+        text.lower(),
+        text.replace(" the ", " the ", 1).rstrip(".") + ".",
+        re.sub(r"^(\w+) ", r"\1 also ", text, count=1),
+        text.replace(" is ", " is still ", 1) if " is " in text else text.upper(),
+    ]
+    return "duplicate", "copy with case, punctuation or a filler word", chance.choice(variants)
+
+
+def _name_swap(
+    text: str, other: str, speakers: list[str], chance: random.Random
+) -> tuple[str, str, str] | None:
+    present = [name for name in speakers if re.search(rf"\b{re.escape(name)}\b", text)]
+    if not present or len(speakers) < 2:
+        return None
+    name = present[0]
+    replacement = next(s for s in speakers if s != name)
+    return "different_detail", "name", re.sub(rf"\b{re.escape(name)}\b", replacement, text, count=1)
+
+
+def _number_swap(
+    text: str, other: str, speakers: list[str], chance: random.Random
+) -> tuple[str, str, str] | None:
+    match = re.search(r"\b\d+\b", text)
+    if match is None:
+        words = {"two": "three", "three": "four", "four": "five", "five": "six", "one": "two"}
+        found = next((w for w in words if re.search(rf"\b{w}\b", text)), None)
+        if found is None:
+            return None
+        return "different_detail", "number", re.sub(rf"\b{found}\b", words[found], text, count=1)
+    value = int(match.group(0))
+    return (
+        "different_detail",
+        "number",
+        text[: match.start()] + str(value + 1) + text[match.end() :],
+    )
+
+
+def _negation(
+    text: str, other: str, speakers: list[str], chance: random.Random
+) -> tuple[str, str, str] | None:
+    for verb in (" is ", " was ", " has ", " can ", " will ", " does "):
+        if verb in text:
+            return "update_conflict", "negation", text.replace(verb, f"{verb}not ", 1)
+    return None
+
+
+def _clause(
+    text: str, other: str, speakers: list[str], chance: random.Random
+) -> tuple[str, str, str] | None:
+    clause = other.rstrip(".")
+    return (
+        "different_detail",
+        "added clause",
+        text.rstrip(".") + ", and " + clause[0].lower() + clause[1:] + ".",
+    )
+
+
+def _unrelated(
+    text: str, other: str, speakers: list[str], chance: random.Random
+) -> tuple[str, str, str] | None:
+    return "unrelated", "two facts of one conversation", other
+
+
+def fact(number: int, text: str, embedding: bytes, created: datetime) -> Memory:
+    """A live, unexpired, recently saved fact of one agent."""
+    return Memory(
+        id=f"mem_01KBENCH{number:018d}",
+        workspace_id="wsp_bench",
+        agent_id="agt_bench",
+        kind=MemoryKind.FACT,
+        text=text,
+        embedding=embedding,
+        expires_at=NOW + timedelta(days=80),
+        created_at=created,
+        updated_at=created,
+    )
+
+
+def judge(pairs: list[Pair], embedder: MiniLMEmbedder) -> list[str]:
+    """What the rule reviewer proposes for each pair: ``merge``, ``conflict`` or ``none``."""
+    texts = sorted({text for pair in pairs for text in (pair.a, pair.b)})
+    embedded = dict(zip(texts, embedder.embed(texts), strict=True))
+    reviewer = RuleReviewer()
+    outcomes = []
+    for number, pair in enumerate(pairs):
+        older = fact(2 * number, pair.a, embedded[pair.a], NOW - timedelta(days=3))
+        newer = fact(2 * number + 1, pair.b, embedded[pair.b], NOW - timedelta(days=2))
+        actions = reviewer.propose(
+            ReviewContext("agt_bench", "2026-11-30", NOW, [newer, older])
+        ).actions
+        kinds = {action.action for action in actions}
+        outcomes.append(
+            "merge" if "merge" in kinds else "conflict" if "resolve_conflict" in kinds else "none"
+        )
+    return outcomes
+
+
+def old_rule_merges(pair: Pair) -> bool:
+    """The rule issue 14 replaced: same normalized text, or content-word Jaccard >= 0.8
+    with the same polarity."""
+    if normalize(pair.a) == normalize(pair.b):
+        return True
+    left, right = content_words(pair.a), content_words(pair.b)
+    union = left | right
+    same_polarity = bool(set(normalize(pair.a).split()) & NEGATIONS) == bool(
+        set(normalize(pair.b).split()) & NEGATIONS
+    )
+    return bool(union) and same_polarity and len(left & right) / len(union) >= 0.8
+
+
+def report(title: str, pairs: list[Pair], outcomes: list[str]) -> dict[str, int]:
+    """Print one table (per label) and return its totals."""
+    rows: dict[str, Counter[str]] = defaultdict(Counter)
+    old: Counter[str] = Counter()
+    for pair, outcome in zip(pairs, outcomes, strict=True):
+        rows[pair.label][outcome] += 1
+        rows[pair.label]["n"] += 1
+        old[pair.label] += old_rule_merges(pair)
+    print(f"\n{title} ({len(pairs)} pairs)")
+    print(
+        f"{'label':<17} {'n':>4} {'merged':>7} {'conflict':>9} {'none':>5} {'old rule merged':>16}"
+    )
+    for label in LABELS:
+        row = rows.get(label)
+        if not row:
+            continue
+        print(
+            f"{label:<17} {row['n']:>4} {row['merge']:>7} {row['conflict']:>9} {row['none']:>5}"
+            f" {old[label]:>16}"
+        )
+    duplicates = rows["duplicate"]["n"]
+    false_merges = sum(rows[label]["merge"] for label in LABELS if label != "duplicate")
+    old_false = sum(old[label] for label in LABELS if label != "duplicate")
+    share = rows["duplicate"]["merge"] / duplicates if duplicates else 0.0
+    print(f"false merges (not duplicates, merged): {false_merges}   [old rule: {old_false}]")
+    print(f"true duplicates merged: {rows['duplicate']['merge']} of {duplicates} ({share:.0%})")
+    flagged = rows["update_conflict"]["conflict"]
+    print(
+        f"updates/conflicts put in front of a person: {flagged} of {rows['update_conflict']['n']}"
+        f"; unrelated pairs flagged as conflicts: {rows['unrelated']['conflict']}"
+    )
+    return {"false_merges": false_merges, "duplicates": duplicates}
+
+
+def main() -> int:
+    """Run every set of pairs through the real reviewer and print the figures."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pairs", type=Path, default=DEFAULT_PAIRS)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--per-conversation", type=int, default=60)
+    parser.add_argument("--seed", type=int, default=14)
+    parser.add_argument("--show-misses", action="store_true", help="print every wrong outcome")
+    parser.add_argument(
+        "--split", choices=("tune", "heldout", "conversations", "all"), default="all"
+    )
+    args = parser.parse_args()
+    written = written_pairs(args.pairs)
+    built = conversation_pairs(args.data.resolve(), args.per_conversation, args.seed)
+    if not built:
+        print(f"(no conversation pairs: {args.data} has no memories.jsonl)")
+    embedder = MiniLMEmbedder()
+    started = time.perf_counter()
+    sets = {
+        "tune": [p for p in written if p.split == "tune"],
+        "heldout": [p for p in written if p.split == "heldout"],
+        "conversations": built,
+    }
+    chosen = sets if args.split == "all" else {args.split: sets[args.split]}
+    titles = {
+        "tune": "written pairs, tune split (the thresholds were chosen on these)",
+        "heldout": "written pairs, held-out split (never tuned on)",
+        "conversations": f"pairs built from the recall benchmark's conversations ({args.data})",
+    }
+    false_merges = 0
+    for name, pairs in chosen.items():
+        if not pairs:
+            continue
+        outcomes = judge(pairs, embedder)
+        totals = report(titles[name], pairs, outcomes)
+        false_merges += totals["false_merges"]
+        if args.show_misses:
+            for pair, outcome in zip(pairs, outcomes, strict=True):
+                wrong = (pair.label == "duplicate") != (outcome == "merge") or (
+                    pair.label == "unrelated" and outcome != "none"
+                )
+                if wrong:
+                    print(f"  {pair.label}/{pair.variant} -> {outcome}: {pair.a!r} | {pair.b!r}")
+    print(
+        f"\n{time.perf_counter() - started:.1f} s; target: zero false merges -> "
+        + ("met" if false_merges == 0 else f"NOT met ({false_merges})")
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,334 @@
+"""What a fact states, token by token, for the review's "same facts" rule (SPEC §9,
+issue 14 item 1): its words as comparable values, which of them are *details*
+(numbers, versions, ports, dates, times, amounts, names, identifiers, paths, URLs,
+e-mail addresses, environments), its quoted strings and its polarity (negation).
+
+``shape(text)`` reads a fact once (cached); ``chalicelib.services.review.sameness``
+compares two shapes. Every token becomes one *value*, whatever its type, so that a
+word detected as a detail in one fact ("VPN", "Ana" mid-sentence) still matches the
+same word written in lower case or at a sentence start in the other:
+
+* words: NFKC, case-folded, a trailing possessive ``'s`` dropped, then an
+  environment name or a synonym of the table below is replaced by its canonical
+  form, then Snowball's English stemmer (``snowballstemmer``) — "deploys" and
+  "deploying" are one value; stop words, fillers ("also", "now", "still") and
+  negations are not values (negation is the fact's *polarity*);
+* numbers: separators and a trailing ``.0`` dropped, a leading ``v`` of a version
+  dropped, the unit or currency attached in canonical form — "v2", "2.0" and "2"
+  are one value, "2.1" another; "30s", "30 sec" and "30 seconds" are ``30 s``;
+  "$40" and "40 USD" are ``40 usd``; number words (two, twelve, thirty) are digits;
+* dates: ISO ``YYYY-MM-DD``; "Nov 30, 2026", "30 November 2026" and "2026-11-30"
+  are one value, a date without a year is ``--MM-DD``; weekdays (plural too) are
+  ``mon`` … ``sun``; clock times are ``HH:MM`` (``4pm`` is ``16:00``);
+* identifiers (any token mixing letters and digits, or joined by ``-``, ``_``,
+  ``.`` or ``:``, camelCase, ALL-CAPS, ``#123``, IP addresses), case-folded;
+  "us-east-1" and "us-west-2" differ, as do "db_stg_2" and "db-stg-2";
+* paths (a token with ``/``, or ``~/…``, ``C:\\…``) and URLs keep their case
+  (paths are case-sensitive), without trailing punctuation or slash; a URL's scheme
+  and host are case-folded; e-mail addresses are case-folded;
+* names: capitalised words that do not start a sentence (a capitalised first word
+  is a word like any other; its value still has to match, so "Ana approves …" and
+  "Bob approves …" differ in one value).
+
+Quoted strings (straight, curly or single quotes, backticks) are kept exactly (case and punctuation,
+spaces collapsed): two facts are the same only if each one's quoted strings appear
+verbatim in the other.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+import snowballstemmer
+
+from chalicelib.services.review.vocabulary import (
+    ENVIRONMENTS,
+    MONTHS,
+    NEGATIONS,
+    NUMBER_WORDS,
+    STOP_WORDS,
+    SYNONYMS,
+    UNITS,
+    WEEKDAYS,
+)
+
+_MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+)
+_UNIT = "|".join(
+    sorted((re.escape(u) for u in UNITS if u not in ("$", "€", "£")), key=len, reverse=True)
+)
+_TOKEN = re.compile(
+    r"""
+    (?P<url>(?:https?|ftp|s3|git|ssh)://[^\s<>"'`]+|www\.[^\s<>"'`]+)
+  | (?P<email>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)
+  | (?P<iso>\d{4}-\d{2}-\d{2}
+        (?:[T\ ]\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?)?)(?![\w-])
+  | (?P<slashdate>\d{1,2}/\d{1,2}/\d{2,4})(?![\w/])
+  | (?P<mdate>"""
+    + _MONTH
+    + r"""\.?\s+\d{1,2}(?:st|nd|rd|th)?(?:,?\s+\d{4})?)\b
+  | (?P<dmdate>\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?"""
+    + _MONTH
+    + r"""\.?(?:,?\s+\d{4})?)\b
+  | (?P<time>\d{1,2}:\d{2}(?::\d{2})?(?:\s?[ap]\.?m\.?)?|\d{1,2}\s?[ap]\.?m\.?)(?![\w])
+  | (?P<path>(?:~|\.{1,2})?/[\w.\-~@%+/]+|[A-Za-z]:\\[\w.\-\\ ]+|[\w.\-@]+(?:/[\w.\-@{}*]+)+/?
+        |[\w\-@]+/(?=[\s.,;:!?)]|$))
+  | (?P<ip>\d{1,3}(?:\.\d{1,3}){3}(?:/\d{1,2})?(?::\d+)?)(?![\w.])
+  | (?P<number>[$€£]\s?\d[\d,]*(?:\.\d+)?(?:\s?[kKmM]\b)?
+        |[vV]?\d[\d,]*(?:\.\d+)*(?:-[A-Za-z][\w.]*)?(?:\s?(?:"""
+    + _UNIT
+    + r"""))?)(?![\w.\-/]*\w)
+  | (?P<word>[#@]?\w+(?:[-_.:'\u2019]\w+)*)
+    """,
+    re.VERBOSE | re.IGNORECASE,
+)
+_QUOTED = re.compile(
+    r"\"([^\"\n]+)\"|\u201c([^\u201d\n]+)\u201d|\u2018([^\u2019\n]+)\u2019"
+    r"|`([^`\n]+)`|(?<![\w])'([^'\n]+)'(?![\w])"
+)
+_SENTENCE_END = re.compile(r"[.!?;:]\s*$|[\n•*-]\s*$")
+_STEMMER = snowballstemmer.stemmer("english")
+
+
+@dataclass(frozen=True)
+class Token:
+    """One value of a fact.
+
+    Attributes:
+        value: the comparable form (see the module docstring).
+        kind: ``word``, or the detail's type: ``number``, ``date``, ``time``,
+            ``name``, ``identifier``, ``path``, ``url``, ``email``, ``environment``.
+        raw: the token as written (for a report's reason).
+    """
+
+    value: str
+    kind: str
+    raw: str = ""
+
+    @property
+    def is_detail(self) -> bool:
+        """True for every kind but a plain word."""
+        return self.kind != "word"
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What a fact states, for comparing it with another (``sameness``).
+
+    Attributes:
+        tokens: the fact's values in text order.
+        quoted: its quoted strings, exact (spaces collapsed).
+        negations: how many negations it says ("not", "no", "never", "n't", …); two
+            facts whose counts differ differ in polarity ("not" vs "not not").
+        plain: the text NFKC-normalized with spaces collapsed (for verbatim checks).
+    """
+
+    tokens: tuple[Token, ...]
+    quoted: tuple[str, ...]
+    negations: int
+    plain: str
+
+    @property
+    def negated(self) -> bool:
+        """Its polarity: True when it says "not", "no", "never", "n't", …"""
+        return self.negations > 0
+
+    @functools.cached_property
+    def values(self) -> tuple[str, ...]:
+        """The values in text order."""
+        return tuple(token.value for token in self.tokens)
+
+    @property
+    def detail_values(self) -> frozenset[str]:
+        """The values this fact states as details."""
+        return frozenset(token.value for token in self.tokens if token.is_detail)
+
+
+@lru_cache(maxsize=65536)
+def shape(text: str) -> Shape:
+    """Read ``text`` into its ``Shape`` (cached; pure)."""
+    plain = " ".join(unicodedata.normalize("NFKC", text).split())
+    quoted = tuple(
+        " ".join(next(group for group in match.groups() if group is not None).split())
+        for match in _QUOTED.finditer(plain)
+    )
+    spelled = re.sub(r"(?i)\bcan(?:not|[\u2019']t)\b", "can not", plain)
+    spelled = re.sub(r"(?i)\bwon[\u2019']t\b", "will not", spelled)
+    spelled = re.sub(r"(?i)n[\u2019']t\b", " not", spelled)
+    tokens: list[Token] = []
+    negations = 0
+    previous_end = 0
+    for match in _TOKEN.finditer(spelled):
+        kind = match.lastgroup or "word"
+        raw = match.group(0)
+        # What lies between the previous token and this one decides (the whole
+        # prefix would cost quadratic time on a 500-character fact).
+        gap = spelled[previous_end : match.start()]
+        sentence_start = not gap.strip() if previous_end == 0 else bool(_SENTENCE_END.search(gap))
+        previous_end = match.end()
+        if kind == "word":
+            lowered = raw.casefold()
+            if lowered in NEGATIONS:
+                negations += 1
+                continue
+            found = _word(raw, sentence_start)
+        else:
+            found = _detail(kind, raw)
+        if found is not None:
+            tokens.append(Token(found.value, found.kind, raw.rstrip(".,;:!?)]}'\"")))
+    return Shape(tokens=_joined(tokens), quoted=quoted, negations=negations, plain=plain)
+
+
+def _joined(tokens: list[Token]) -> tuple[Token, ...]:
+    """Two-word synonyms ("pull request") become one value, and so do a number
+    without a unit and a unit word after it ("two weeks" is ``2 w``, as "2 weeks")."""
+    result: list[Token] = []
+    for token in tokens:
+        unit = UNITS.get(token.raw.casefold()) if token.kind == "word" else None
+        if result and result[-1].kind == "number" and " " not in result[-1].value and unit:
+            result[-1] = Token(
+                f"{result[-1].value} {unit}", "number", f"{result[-1].raw} {token.raw}"
+            )
+            continue
+        if result and result[-1].kind == "word" and token.kind == "word":
+            pair = SYNONYMS.get(f"{result[-1].value} {token.value}")
+            if pair is not None:
+                result[-1] = Token(pair, "word", f"{result[-1].raw} {token.raw}")
+                continue
+        result.append(token)
+    return tuple(result)
+
+
+def _word(raw: str, sentence_start: bool) -> Token | None:
+    """A word-like token: an identifier, a name, a number word, or a plain word."""
+    stripped = raw.rstrip(".:'\u2019")
+    if re.fullmatch(r"[#@]?\w+(?:[-_.:]\w+)+|#\d+", stripped) or _mixes_letters_and_digits(
+        stripped
+    ):
+        return Token(stripped.casefold(), "identifier")
+    lowered = re.sub(r"[\u2019']s$", "", stripped).casefold()
+    if lowered in STOP_WORDS or not lowered:
+        return None
+    if lowered in NUMBER_WORDS:
+        return Token(NUMBER_WORDS[lowered], "number")
+    if lowered in WEEKDAYS:
+        return Token(WEEKDAYS[lowered], "date")
+    if lowered in MONTHS and len(lowered) > 3:
+        return Token(f"--{MONTHS[lowered]:02d}", "date")
+    if lowered in ENVIRONMENTS:
+        return Token(ENVIRONMENTS[lowered], "environment")
+    stem = _stem(SYNONYMS.get(lowered, lowered))
+    if _is_acronym(stripped):
+        # "PRs" is the plural of "PR": the value of its singular.
+        core = lowered[:-1] if stripped.endswith("s") and stripped[:-1].isupper() else lowered
+        return Token(_stem(SYNONYMS.get(core, core)), "identifier")
+    if re.search(r"[a-z][A-Z]", stripped):
+        return Token(stem, "identifier")
+    if raw[:1].isupper() and not sentence_start:
+        return Token(stem, "name")
+    return Token(stem, "word")
+
+
+def _mixes_letters_and_digits(word: str) -> bool:
+    """``s3``, ``t3``, ``ec2``, ``k8s``: letters and digits in one word."""
+    return any(c.isdigit() for c in word) and any(c.isalpha() for c in word)
+
+
+def _is_acronym(word: str) -> bool:
+    """ALL CAPS of two letters or more (``VPN``, ``APIs``)."""
+    core = word[:-1] if len(word) > 2 and word.endswith("s") and word[:-1].isupper() else word
+    return len(core) >= 2 and core.isalpha() and core.isupper()
+
+
+@lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    return str(_STEMMER.stemWord(word))
+
+
+def _detail(kind: str, raw: str) -> Token | None:
+    """A typed token (not a plain word) in canonical form."""
+    text = raw.rstrip(".,;:!?)]}'\"")
+    if kind == "url":
+        return Token(_url(text), "url")
+    if kind == "email":
+        return Token(text.casefold(), "email")
+    if kind == "iso":
+        return Token(text[:10] + ("T" + text[11:16] if len(text) > 10 else ""), "date")
+    if kind == "slashdate":
+        return Token(_slash_date(text), "date")
+    if kind in ("mdate", "dmdate"):
+        return Token(_month_date(text), "date")
+    if kind == "time":
+        return Token(_time(text), "time")
+    if kind == "path":
+        return Token(text.rstrip("/") or "/", "path")
+    if kind == "ip":
+        return Token(text, "identifier")
+    return _number(text)
+
+
+def _url(text: str) -> str:
+    match = re.match(r"(?i)([a-z0-9+]+://)?([^/?#]*)(.*)", text)
+    assert match is not None
+    scheme, host, rest = match.groups()
+    return (scheme or "").casefold() + host.casefold() + rest.rstrip("/")
+
+
+def _slash_date(text: str) -> str:
+    """``30/11/2026`` (day first when the first part is over 12, else month first)."""
+    first, second, year = (int(part) for part in text.split("/"))
+    month, day = (first, second) if first <= 12 and second > 12 else (second, first)
+    if first <= 12 and second <= 12:
+        month, day = first, second  # ambiguous: read as US month/day, as agents mostly write
+    if year < 100:
+        year += 2000
+    return f"{year:04d}-{month:02d}-{day:02d}"
+
+
+def _month_date(text: str) -> str:
+    lowered = text.casefold().replace(",", " ").replace(".", " ")
+    words = lowered.split()
+    month = next(MONTHS[w] for w in words if w in MONTHS)
+    numbers = [int(re.sub(r"\D", "", w)) for w in words if re.search(r"\d", w)]
+    day = next(n for n in numbers if n <= 31)
+    year = next((n for n in numbers if n > 31), None)
+    return f"{year:04d}-{month:02d}-{day:02d}" if year else f"--{month:02d}-{day:02d}"
+
+
+def _time(text: str) -> str:
+    lowered = text.casefold().replace(".", "").replace(" ", "")
+    meridiem = lowered[-2:] if lowered.endswith(("am", "pm")) else None
+    digits = lowered[:-2] if meridiem else lowered
+    parts = digits.split(":")
+    hour, minute = int(parts[0]), int(parts[1]) if len(parts) > 1 else 0
+    if meridiem == "pm" and hour < 12:
+        hour += 12
+    if meridiem == "am" and hour == 12:
+        hour = 0
+    return f"{hour:02d}:{minute:02d}"
+
+
+def _number(text: str) -> Token:
+    """``$1,200`` → ``1200 usd``; ``v2.0`` → ``2``; ``30 seconds`` → ``30 s``."""
+    match = re.fullmatch(
+        r"(?i)([$€£])?\s?v?(\d[\d,]*(?:\.\d+)*)(-[a-z][\w.]*)?\s?([^\d\s].*)?", text
+    )
+    if match is None:
+        return Token(text.casefold(), "number")
+    currency, digits, suffix, unit = match.groups()
+    number = digits.replace(",", "")
+    if "." in number:
+        parts = number.split(".")
+        while len(parts) > 1 and set(parts[-1]) == {"0"}:
+            parts.pop()
+        number = ".".join(parts)
+    number = number.lstrip("0") or "0" if "." not in number else number
+    value = number + (suffix.casefold() if suffix else "")
+    canonical_unit = UNITS.get((unit or currency or "").casefold().strip(), (unit or "").casefold())
+    return Token(f"{value} {canonical_unit}" if canonical_unit else value, "number")

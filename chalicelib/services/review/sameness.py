@@ -1,0 +1,207 @@
+"""When two facts say the same thing, when one covers the other, and when they say
+different things about one subject (SPEC §9, issue 14 items 1-2).
+
+Two facts are compared on their ``details.Shape`` (values, quoted strings,
+polarity) and, when both carry one, on their stored sentence embeddings (MiniLM,
+``chalicelib.services.recall.embedding``; cosine of unit vectors):
+
+* **duplicate** ("says the same thing"): the same values (a multiset: every word,
+  number, name, identifier, path, … of one is in the other and nothing more), the
+  same polarity, each one's quoted strings verbatim in the other, the details
+  they share in the same order ("Ana reports to Bob" is not "Bob reports to
+  Ana"), and — when both have embeddings — cosine >= ``DUPLICATE_MEANING``. So a
+  fact whose number, version, port, date, amount, name, identifier, path, URL,
+  e-mail, quoted string or environment differs, or that adds a clause, or that
+  says "not", is never a duplicate, whatever its word overlap.
+* **covers** (``a`` covers ``b``): ``a`` says everything ``b`` says and more (every
+  value of ``b`` is in ``a``, same polarity, ``b``'s quoted strings in ``a``, the
+  shared details in the same order, cosine >= ``COVER_MEANING``). A duplicate
+  covers too. The review's ``stale`` and ``replace`` rules archive or supersede a
+  fact only when a newer one covers it, so nothing the older one said is lost.
+* **different** (an update or a conflict): one subject — at least
+  ``SUBJECT_SHARED`` shared values (one when the shorter fact has two), and
+  ``SUBJECT_SHARE`` of the shorter fact's values, cosine >= ``SUBJECT_MEANING`` —
+  with different details on both sides (at
+  most ``MAX_SWAPPED`` values each), or opposite polarity, or the same values with
+  different quoted strings or details in another order.
+* **unrelated**: anything else.
+
+Without embeddings (a fact saved before they existed) the lexical tests decide alone.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from chalicelib.services.recall.embedding import FloatArray, decode, is_ours
+from chalicelib.services.review.details import Shape, Token, shape
+
+DUPLICATE_MEANING = 0.75
+"""Cosine two facts' sentence embeddings must reach to be duplicates (bench/review_quality.py)."""
+COVER_MEANING = 0.6
+"""Cosine a fact must reach with one it covers."""
+SUBJECT_MEANING = 0.55
+"""Cosine two facts must reach to be about one subject."""
+SUBJECT_SHARED = 2
+SUBJECT_SHARE = 0.5
+MAX_SWAPPED = 3
+
+RelationKind = Literal["duplicate", "covers", "covered", "different", "unrelated"]
+
+
+@dataclass(frozen=True)
+class Relation:
+    """How fact ``a`` relates to fact ``b``.
+
+    Attributes:
+        kind: ``duplicate``; ``covers`` (``a`` says all of ``b`` and more);
+            ``covered`` (``b`` says all of ``a`` and more); ``different`` (one
+            subject, different details or polarity); ``unrelated``.
+        only_a: the tokens of ``a`` whose values ``b`` lacks, in ``a``'s order.
+        only_b: the tokens of ``b`` whose values ``a`` lacks, in ``b``'s order.
+        polarity_differs: they say "not" / "never" / "no" a different number of times.
+        similarity: cosine of the embeddings, or None when one is missing.
+    """
+
+    kind: RelationKind
+    only_a: tuple[Token, ...]
+    only_b: tuple[Token, ...]
+    polarity_differs: bool
+    similarity: float | None
+
+    def difference(self) -> str:
+        """What differs, for a person: ``5432 ≠ 6432``, ``"not" on one side``, …"""
+        parts = []
+        if self.only_a or self.only_b:
+            left = ", ".join(token.raw or token.value for token in self.only_a) or "—"
+            right = ", ".join(token.raw or token.value for token in self.only_b) or "—"
+            parts.append(f"{left} ≠ {right}")
+        if self.polarity_differs:
+            parts.append("one says not")
+        return "; ".join(parts) or "quoted strings or the order of details"
+
+
+def vector_of(embedding: bytes | None) -> FloatArray | None:
+    """The unit sentence vector of a stored embedding of ours, else None."""
+    if not is_ours(embedding):
+        return None
+    assert embedding is not None
+    vector: FloatArray = decode([embedding])[0]
+    return vector
+
+
+def compare(
+    a: str, b: str, vector_a: FloatArray | None = None, vector_b: FloatArray | None = None
+) -> Relation:
+    """How fact text ``a`` relates to fact text ``b`` (see the module docstring).
+
+    Args:
+        a, b: the facts' texts.
+        vector_a, vector_b: their unit sentence vectors (``vector_of``), if known.
+
+    Returns:
+        The relation, with the values that differ as written.
+    """
+    shape_a, shape_b = shape(a), shape(b)
+    counts_a, counts_b = Counter(shape_a.values), Counter(shape_b.values)
+    missing_from_b, missing_from_a = counts_a - counts_b, counts_b - counts_a
+    only_a = _written(shape_a, missing_from_b)
+    only_b = _written(shape_b, missing_from_a)
+    shared = sum((counts_a & counts_b).values())
+    similarity = None if vector_a is None or vector_b is None else float(np.dot(vector_a, vector_b))
+    polarity_differs = shape_a.negations != shape_b.negations
+    quotes_of_a_in_b = _quotes_in(shape_a, shape_b)
+    quotes_of_b_in_a = _quotes_in(shape_b, shape_a)
+    ordered = _details_in_order(shape_a, shape_b)
+
+    def relation(kind: RelationKind) -> Relation:
+        return Relation(kind, only_a, only_b, polarity_differs, similarity)
+
+    def meaning(threshold: float) -> bool:
+        return similarity is None or similarity >= threshold
+
+    if not polarity_differs and ordered:
+        same = not only_a and not only_b and quotes_of_a_in_b and quotes_of_b_in_a
+        if same and meaning(DUPLICATE_MEANING):
+            return relation("duplicate")
+        if only_a and not only_b and quotes_of_b_in_a and meaning(COVER_MEANING):
+            return relation("covers")
+        if only_b and not only_a and quotes_of_a_in_b and meaning(COVER_MEANING):
+            return relation("covered")
+    smaller = min(len(shape_a.values), len(shape_b.values))
+    one_subject = (
+        shared >= max(1, min(SUBJECT_SHARED, smaller - 1))
+        and shared >= SUBJECT_SHARE * smaller
+        and meaning(SUBJECT_MEANING)
+    )
+    swapped = len(only_a) <= MAX_SWAPPED and len(only_b) <= MAX_SWAPPED
+    if one_subject and swapped:
+        if polarity_differs:
+            # "X is on" vs "X is not on": the negation, and at most one other value.
+            if max(len(only_a), len(only_b)) <= 1:
+                return relation("different")
+            return relation("unrelated")
+        if only_a and only_b:
+            return relation("different")
+        if not only_a and not only_b:
+            # Same values, but quoted strings, the order of details, or the meaning differ.
+            return relation("different")
+    return relation("unrelated")
+
+
+def is_duplicate(
+    a: str, b: str, vector_a: FloatArray | None = None, vector_b: FloatArray | None = None
+) -> bool:
+    """True when ``a`` and ``b`` say the same thing (``compare(...).kind == "duplicate"``)."""
+    return compare(a, b, vector_a, vector_b).kind == "duplicate"
+
+
+def covers(
+    newer: str, older: str, vector_newer: FloatArray | None, vector_older: FloatArray | None
+) -> bool:
+    """True when ``newer`` says everything ``older`` says (a duplicate, or more)."""
+    return compare(newer, older, vector_newer, vector_older).kind in ("duplicate", "covers")
+
+
+def duplicate_key(text: str) -> str:
+    """A key equal for any two duplicates (their sorted values and polarity): the
+    review groups facts by it and the veto index stores it (a necessary condition;
+    ``is_duplicate`` confirms)."""
+    found = shape(text)
+    return f"{found.negations}\x1e" + "\x1f".join(sorted(found.values))
+
+
+def _written(found: Shape, missing: Counter[str]) -> tuple[Token, ...]:
+    """The tokens of ``found`` whose values ``missing`` counts, in text order."""
+    left = Counter(missing)
+    result = []
+    for token in found.tokens:
+        if left[token.value] > 0:
+            left[token.value] -= 1
+            result.append(token)
+    return tuple(result)
+
+
+def _quotes_in(source: Shape, other: Shape) -> bool:
+    """Every quoted string of ``source`` appears verbatim in ``other``."""
+    return all(quoted in other.plain for quoted in source.quoted)
+
+
+def _details_in_order(a: Shape, b: Shape) -> bool:
+    """The details both facts state (a detail in either) come in the same order."""
+    both = set(a.values) & set(b.values)
+    details = (a.detail_values | b.detail_values) & both
+    return _first_seen(a.values, details) == _first_seen(b.values, details)
+
+
+def _first_seen(values: Sequence[str], wanted: set[str] | frozenset[str]) -> list[str]:
+    seen: dict[str, None] = {}
+    for value in values:
+        if value in wanted:
+            seen.setdefault(value, None)
+    return list(seen)

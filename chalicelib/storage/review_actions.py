@@ -1,0 +1,221 @@
+"""DynamoDB adapters for what persons do with a review's actions after the review
+(issue 14 items 2-3): the list of actions waiting for a person (``PENDING#<wsp>``)
+and the undo of an applied action (``REVIEW#<rvw>`` / ``UNDO#<action>``), which
+restores the memories the action changed in one transaction."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from chalicelib.ids import from_rfc3339, to_rfc3339
+from chalicelib.models.memory import AuditRecord, Memory
+from chalicelib.models.review import ActionUndo, PendingAction, ReviewAction, ReviewSummary
+from chalicelib.storage import items as convert
+from chalicelib.storage.dynamodb import DynamoDBTable, TransactionCancelled, put_new, to_attributes
+from chalicelib.storage.keys import (
+    UNDO_PREFIX,
+    pending_key,
+    pending_partition,
+    review_key,
+    review_lookup_key,
+    review_lookup_partition,
+    review_undo_key,
+)
+from chalicelib.storage.memories import memory_update
+from chalicelib.storage.protocols import UndoTaken, WriteConflict
+
+_BATCH_WRITE = 25
+
+
+def pending_delete(summary: ReviewSummary, action_id: str) -> dict[str, Any]:
+    """The transaction item that takes a decided action off the pending list (no
+    condition: reviews stored before the list existed have no item)."""
+    key = pending_key(summary.workspace_id, summary.agent_id, summary.id, action_id)
+    return {"Delete": {"Key": to_attributes(key)}}
+
+
+def _pending_item(pending: PendingAction, workspace_id: str, signatures: Sequence[str]) -> Any:
+    item: dict[str, Any] = {
+        **pending_key(workspace_id, pending.agent_id, pending.review_id, pending.action.id),
+        "entity": "review_pending",
+        "reviewId": pending.review_id,
+        "agentId": pending.agent_id,
+        "date": pending.date,
+        "approval": pending.approval,
+        "waitingSince": to_rfc3339(pending.waiting_since),
+        "action": json.dumps(
+            pending.action.model_dump(mode="json", by_alias=True),
+            ensure_ascii=False,
+            separators=(",", ":"),
+        ),
+    }
+    if signatures:
+        item["signatures"] = list(signatures)
+    return item
+
+
+def _pending_from_item(item: dict[str, Any]) -> PendingAction:
+    return PendingAction(
+        review_id=item["reviewId"],
+        agent_id=item["agentId"],
+        date=item["date"],
+        approval=item["approval"],
+        waiting_since=from_rfc3339(item["waitingSince"]),
+        action=ReviewAction.model_validate(json.loads(item["action"])),
+    )
+
+
+class DynamoDBPendingRepository:
+    """``PendingActionRepository`` on the single table.
+
+    Args:
+        table: the wrapped table.
+    """
+
+    def __init__(self, table: DynamoDBTable) -> None:
+        self._table = table
+
+    def put_pending(
+        self,
+        workspace_id: str,
+        pending: Sequence[PendingAction],
+        signatures: dict[str, list[str]],
+    ) -> None:
+        """Write one list item per waiting action (BatchWriteItem, 25 a request,
+        unprocessed items sent again); ``signatures`` by action id."""
+        requests = [
+            {
+                "PutRequest": {
+                    "Item": to_attributes(
+                        _pending_item(entry, workspace_id, signatures.get(entry.action.id, []))
+                    )
+                }
+            }
+            for entry in pending
+        ]
+        for start in range(0, len(requests), _BATCH_WRITE):
+            batch: dict[str, Any] = {self._table.name: requests[start : start + _BATCH_WRITE]}
+            while batch:
+                response = self._table.client.batch_write_item(RequestItems=batch)
+                batch = response.get("UnprocessedItems") or {}
+
+    def list_pending(
+        self, workspace_id: str, agent_id: str | None, limit: int, after: str | None
+    ) -> tuple[list[PendingAction], str | None]:
+        """A page of the workspace's (or one agent's) waiting actions, by agent and
+        oldest review first, after the sort key ``after``; and the sort key to
+        continue after (None at the end)."""
+        values: dict[str, Any] = {":pk": pending_partition(workspace_id)}
+        condition = "pk = :pk"
+        if agent_id is not None:
+            condition += " AND begins_with(sk, :agent)"
+            values[":agent"] = f"{agent_id}#"
+        request: dict[str, Any] = {
+            "KeyConditionExpression": condition,
+            "ExpressionAttributeValues": to_attributes(values),
+            "ConsistentRead": True,
+            "Limit": limit + 1,
+        }
+        if after is not None:
+            request["ExclusiveStartKey"] = to_attributes(
+                {"pk": pending_partition(workspace_id), "sk": after}
+            )
+        found: list[tuple[str, PendingAction]] = []
+        for item in self._table.query(**request):
+            found.append((str(item["sk"]), _pending_from_item(item)))
+            if len(found) > limit:
+                return [entry for _, entry in found[:limit]], found[limit - 1][0]
+        return [entry for _, entry in found], None
+
+    def pending_signatures(self, workspace_id: str, agent_id: str) -> dict[str, str]:
+        """Every signature of the agent's waiting actions -> ``"rvw_… a3"``."""
+        items = self._table.query(
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :agent)",
+            ExpressionAttributeValues=to_attributes(
+                {":pk": pending_partition(workspace_id), ":agent": f"{agent_id}#"}
+            ),
+            ProjectionExpression="reviewId, signatures, sk",
+            ConsistentRead=True,
+        )
+        found: dict[str, str] = {}
+        for item in items:
+            action_id = str(item["sk"]).rsplit("#", 1)[-1]
+            for signature in item.get("signatures", []):
+                found.setdefault(str(signature), f"{item['reviewId']} {action_id}")
+        return found
+
+
+class DynamoDBUndoRepository:
+    """``ReviewUndoRepository`` on the single table.
+
+    Args:
+        table: the wrapped table.
+    """
+
+    def __init__(self, table: DynamoDBTable) -> None:
+        self._table = table
+
+    def record_undo(
+        self,
+        summary: ReviewSummary,
+        undo: ActionUndo,
+        changes: Sequence[tuple[Memory, Memory, AuditRecord]],
+    ) -> None:
+        """One transaction: the undo record (put new), every memory restored
+        (version-checked) with its audit record, and both summary items counted.
+
+        Raises:
+            UndoTaken: the action was undone already (the record exists).
+            WriteConflict: a memory changed since it was read.
+        """
+        record = {
+            **review_undo_key(summary.id, undo.action_id),
+            "entity": "review_undo",
+            "reviewId": summary.id,
+            "actionId": undo.action_id,
+            "undoneBy": undo.undone_by,
+            "undoneAt": to_rfc3339(undo.undone_at),
+            "detail": undo.detail,
+        }
+        operations = [put_new(record)]
+        for before, after, audit in changes:
+            operations.append(memory_update(before, after))
+            operations.append(put_new(convert.audit_to_item(audit)))
+        for key in (review_key(summary.agent_id, summary.id), review_lookup_key(summary.id)):
+            operations.append(
+                {
+                    "Update": {
+                        "Key": to_attributes(key),
+                        "UpdateExpression": "ADD #undone :one",
+                        "ExpressionAttributeNames": {"#undone": "undone"},
+                        "ExpressionAttributeValues": to_attributes({":one": 1}),
+                    }
+                }
+            )
+        try:
+            self._table.transact(operations)
+        except TransactionCancelled as cancelled:
+            if cancelled.reasons and cancelled.reasons[0] == "ConditionalCheckFailed":
+                raise UndoTaken(f"{summary.id} {undo.action_id}") from cancelled
+            raise WriteConflict(summary.id) from cancelled
+
+    def list_undos(self, review_id: str) -> list[ActionUndo]:
+        """Every undo record of a review (strongly consistent)."""
+        items = self._table.query(
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+            ExpressionAttributeValues=to_attributes(
+                {":pk": review_lookup_partition(review_id), ":prefix": UNDO_PREFIX}
+            ),
+            ConsistentRead=True,
+        )
+        return [
+            ActionUndo(
+                action_id=item["actionId"],
+                undone_by=item["undoneBy"],
+                undone_at=from_rfc3339(item["undoneAt"]),
+                detail=item["detail"],
+            )
+            for item in items
+        ]

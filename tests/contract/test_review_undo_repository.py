@@ -1,0 +1,76 @@
+"""The ``ReviewUndoRepository`` contract (chalicelib/storage/protocols.py): an undo is
+recorded once, together with the version-checked restores of its memories and the
+summary's count, or not at all (issue 14 item 3).
+
+Runs against every implementation in the ``undos`` fixture (today the DynamoDB
+adapter on moto)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from chalicelib.ids import FixedClock, IdFactory
+from chalicelib.models.memory import MemoryStatus
+from chalicelib.models.review import ActionUndo, ReviewSummary
+from chalicelib.storage.dynamodb import DynamoDBTable
+from chalicelib.storage.memories import DynamoDBMemoryRepository
+from chalicelib.storage.protocols import ReviewUndoRepository, UndoTaken, WriteConflict
+from chalicelib.storage.review_actions import DynamoDBUndoRepository
+from chalicelib.storage.reviews import DynamoDBReviewRepository
+from tests.helpers import START, audit_of, new_fact
+
+IMPLEMENTATIONS: dict[str, Callable[[DynamoDBTable], ReviewUndoRepository]] = {
+    "dynamodb": DynamoDBUndoRepository,
+}
+AGENT = "agt_01KAAAAAAAAAAAAAAAAAAAAAAA"
+REVIEW = "rvw_01KAAAAAAAAAAAAAAAAAAAAAAA"
+
+
+@pytest.fixture(params=sorted(IMPLEMENTATIONS))
+def undos(request: pytest.FixtureRequest, table: DynamoDBTable) -> ReviewUndoRepository:
+    return IMPLEMENTATIONS[request.param](table)
+
+
+def test_an_undo_restores_once_and_counts(
+    undos: ReviewUndoRepository, table: DynamoDBTable, ids: IdFactory, clock: FixedClock
+) -> None:
+    memories = DynamoDBMemoryRepository(table)
+    reviews = DynamoDBReviewRepository(table)
+    summary = ReviewSummary(
+        id=REVIEW,
+        workspace_id="wsp_1",
+        agent_id=AGENT,
+        date="2026-11-29",
+        trigger="manual",
+        reviewer="rules-v2",
+        started_at=START,
+        finished_at=START,
+        planned=1,
+        applied=1,
+        skipped=0,
+        report_key="reviews/x.json",
+    )
+    reviews.save_summary(summary)
+    fact = new_fact(ids, clock, AGENT, "Deploys need the VPN on")
+    memories.create(fact, audit_of(ids, clock, "create", None, fact))
+    archived = fact.model_copy(update={"status": MemoryStatus.ARCHIVED, "version": 2})
+    memories.transition(fact, archived, audit_of(ids, clock, "archive", fact, archived))
+    restored = archived.model_copy(update={"status": MemoryStatus.ACTIVE, "version": 3})
+    undo = ActionUndo(action_id="a1", undone_by="usr_1", undone_at=START, detail="live again")
+    # A stale read (the fact as it was before the archive) changes nothing.
+    with pytest.raises(WriteConflict):
+        undos.record_undo(
+            summary, undo, [(fact, restored, audit_of(ids, clock, "undo", fact, restored))]
+        )
+    assert undos.list_undos(REVIEW) == []
+    change = (archived, restored, audit_of(ids, clock, "undo", archived, restored))
+    undos.record_undo(summary, undo, [change])
+    assert undos.list_undos(REVIEW) == [undo]
+    stored = memories.get(fact.id)
+    assert stored is not None and stored.status is MemoryStatus.ACTIVE and stored.version == 3
+    again = (restored, restored.model_copy(update={"version": 4}), change[2])
+    with pytest.raises(UndoTaken):
+        undos.record_undo(summary, undo, [again])
+    assert reviews.get_summary(REVIEW).undone == 1  # type: ignore[union-attr]
