@@ -4,8 +4,16 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 STAGE ?= prod
+# Deploying (make deploy, make deploy-cloudformation): the AWS CLI v2 with credentials.
+STACK ?= pinework-$(STAGE)
+REVIEWER ?= rules
+BEDROCK_MODEL_ID ?= global.anthropic.claude-haiku-4-5-20251001-v1:0
+AWS_REGION ?= $(or $(AWS_DEFAULT_REGION),us-east-1)
+PARAMETERS := Reviewer=$(REVIEWER) BedrockModelId=$(BEDROCK_MODEL_ID)
+# Where `aws cloudformation package` uploads the zip (created if missing; one per account and region).
+ARTIFACT_BUCKET ?= pinework-artifacts-$(shell aws sts get-caller-identity --query Account --output text 2>/dev/null)-$(AWS_REGION)
 
-.PHONY: install serve test format lint types static check package clean
+.PHONY: install serve test format lint types static check package deploy deploy-cloudformation clean
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,14 +45,30 @@ static: $(STAMP)  ## format check, lint, types
 
 check: static test  ## what CI checks
 
-package: $(STAMP)  ## CloudFormation/SAM template + zip for STAGE, validated by cfn-lint
+package: $(STAMP)  ## CloudFormation/SAM template + zip for STAGE: cfn-lint, <= 50 MB zipped, <= 150 MB unzipped
 	rm -rf build/package && mkdir -p build
-	$(PY) -m infra.template > build/resources.json
-	AWS_DEFAULT_REGION=$${AWS_DEFAULT_REGION:-us-east-1} $(VENV)/bin/chalice package --stage $(STAGE) --merge-template build/resources.json build/package > build/chalice-package.log 2>&1 || { cat build/chalice-package.log; exit 1; }
+	$(PY) -m infra.template package > build/resources.json
+	AWS_DEFAULT_REGION=$(AWS_REGION) $(VENV)/bin/chalice package --stage $(STAGE) --merge-template build/resources.json build/package > build/chalice-package.log 2>&1 || { cat build/chalice-package.log; exit 1; }
 	@cat build/chalice-package.log
 	@! grep -q "Could not install dependencies" build/chalice-package.log || { echo "chalice found no Lambda wheel for a dependency (see above): the zip would not work"; exit 1; }
-	$(PY) -m infra.check_package build/package/deployment.zip requirements.txt
+	$(PY) -m infra.check_package build/package/deployment.zip requirements.txt requirements-dev.txt
 	$(VENV)/bin/cfn-lint build/package/sam.json
+
+deploy: package  ## chalice deploy --stage STAGE (the zip checked by make package), after the resources stack STACK-resources
+	mkdir -p build
+	$(PY) -m infra.template resources > build/resources-stack.json
+	$(VENV)/bin/cfn-lint build/resources-stack.json
+	aws cloudformation deploy --region $(AWS_REGION) --stack-name $(STACK)-resources --template-file build/resources-stack.json --capabilities CAPABILITY_IAM --no-fail-on-empty-changeset --parameter-overrides $(PARAMETERS) ChaliceStage=$(STAGE)
+	aws cloudformation describe-stacks --region $(AWS_REGION) --stack-name $(STACK)-resources --output json > build/resources-stack-$(STAGE).json
+	$(PY) -m infra.deploy configure --stage $(STAGE) --stack build/resources-stack-$(STAGE).json
+	AWS_DEFAULT_REGION=$(AWS_REGION) $(VENV)/bin/chalice deploy --stage $(STAGE)
+	AWS_DEFAULT_REGION=$(AWS_REGION) $(PY) -m infra.deploy gateway-responses --stage $(STAGE)
+
+deploy-cloudformation: package  ## the whole stack STACK (functions, API, storage) from make package's template
+	aws s3api head-bucket --bucket $(ARTIFACT_BUCKET) 2>/dev/null || aws s3 mb s3://$(ARTIFACT_BUCKET) --region $(AWS_REGION)
+	aws cloudformation package --region $(AWS_REGION) --template-file build/package/sam.json --s3-bucket $(ARTIFACT_BUCKET) --output-template-file build/packaged.yaml
+	aws cloudformation deploy --region $(AWS_REGION) --stack-name $(STACK) --template-file build/packaged.yaml --capabilities CAPABILITY_IAM CAPABILITY_AUTO_EXPAND --no-fail-on-empty-changeset --parameter-overrides $(PARAMETERS)
+	aws cloudformation describe-stacks --region $(AWS_REGION) --stack-name $(STACK) --query "Stacks[0].Outputs" --output table
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .mypy_cache .ruff_cache

@@ -7,6 +7,7 @@ from chalice.app import Chalice, CloudWatchEvent, Cron, SQSEvent
 from chalicelib.api.kv import kv_api
 from chalicelib.api.mcp import mcp_api
 from chalicelib.api.memories import memories_api
+from chalicelib.api.observe import observe
 from chalicelib.api.openapi import openapi_api
 from chalicelib.api.recalls import recalls_api
 from chalicelib.api.reviews import reviews_api
@@ -16,6 +17,7 @@ from chalicelib.settings import REVIEW_QUEUE_NAME
 from chalicelib.wiring import services
 
 app = Chalice(app_name="pinework")
+app.register_middleware(observe, "all")  # a log line and metrics per event (issue 12)
 app.register_blueprint(memories_api, url_prefix="/api/v1")
 app.register_blueprint(recalls_api, url_prefix="/api/v1")
 app.register_blueprint(routines_api, url_prefix="/api/v1")

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from chalicelib.limits import THROTTLED_RETRY_AFTER_SECONDS
+
 
 class PineworkError(Exception):
     """Base of every error a client may see.
@@ -137,9 +139,19 @@ class MemoryNotArchived(PineworkError):
 
 
 class RateLimited(PineworkError):
-    """Throttled; the response carries ``Retry-After`` (429)."""
+    """Throttled; the response carries ``Retry-After`` (429).
+
+    Attributes:
+        retry_after_seconds: the ``Retry-After`` value (whole seconds).
+    """
 
     code = "rate_limited"
+
+    def __init__(
+        self, message: str, retry_after_seconds: int = THROTTLED_RETRY_AFTER_SECONDS
+    ) -> None:
+        super().__init__(message)
+        self.retry_after_seconds = retry_after_seconds
 
 
 class NotFound(PineworkError):
@@ -239,5 +251,9 @@ STATUS_BY_CODE: dict[str, int] = {
     "review_undo_conflict": 409,
     "person_exists": 409,
     "internal_error": 500,
+    # Answered by API Gateway itself, never raised by the app (infra/gateway_responses.py).
+    "unsupported_media_type": 415,
+    "bad_gateway": 502,
+    "timeout": 504,
 }
 """HTTP status of every error code (SPEC §6); a test checks each class is here."""

@@ -11,8 +11,6 @@ import re
 from datetime import UTC, datetime
 from typing import Protocol
 
-from ulid import ULID
-
 ULID_PATTERN = "[0-9A-HJKMNP-TV-Z]{26}"
 MEMORY_ID = re.compile(rf"^mem_{ULID_PATTERN}$")
 AGENT_ID = re.compile(rf"^agt_{ULID_PATTERN}$")
@@ -68,6 +66,10 @@ class IdFactory:
 
     def new(self, prefix: str) -> str:
         """Return ``f"{prefix}_{ULID}"``, e.g. ``mem_01JD…`` (26 ULID characters)."""
+        # python-ulid reads its own package metadata when imported (~20 ms of every
+        # cold start); only requests that write pay it, on their first id.
+        from ulid import ULID
+
         return f"{prefix}_{ULID.from_datetime(self._clock.now())}"
 
 

@@ -46,6 +46,13 @@ MAX_DAY_LOG_TOKENS = 2_000
 SESSION_WINDOW = timedelta(hours=24)
 """A resumed session that had a run-start recall this recently gets no block."""
 
+# Reviews (SPEC §9; issue 12).
+REVIEW_INLINE_MAX_FACTS = 1_000
+"""A person's ``POST /reviews`` runs inside the API call (200 with the report) when the
+reviewer is ``rules`` and the agent has at most this many facts, live and archived;
+otherwise it is queued (202) for the review worker, so API Gateway's 29 s never cuts a
+review off (``PINEWORK_REVIEW_INLINE_MAX_FACTS``; measured in docs/DECISIONS.md)."""
+
 # Key-value meta-tools (SPEC §10).
 KEY_MAX_BYTES = 512
 """Keys are 1 to 512 bytes of UTF-8."""
@@ -59,3 +66,21 @@ ANONYMOUS_LIFETIME = timedelta(hours=24)
 """Anonymous entries expire this long after their last write."""
 API_KEY_MAX_CHARS = 4096
 """The longest ``X-Api-Key`` accepted."""
+
+# Throttling (SPEC §6, issue 12).
+THROTTLED_RETRY_AFTER_SECONDS = 1
+"""``Retry-After`` of a 429 ``rate_limited`` answer. botocore has already retried the
+throttled call (adaptive mode, 5 attempts) before the service gives up, so a client
+that waits this long and retries meets a store that has had time to adapt."""
+
+# Bearer tokens (SPEC §7 auth, issue 12).
+TOKEN_ROTATION_GRACE = timedelta(hours=24)
+"""How long a rotated token keeps working beside its replacement (``--grace-hours``)."""
+TOKEN_ROTATION_GRACE_MAX = timedelta(days=30)
+"""The longest grace period an operator may ask for."""
+TOKEN_LAST_USED_INTERVAL = timedelta(hours=1)
+"""``lastUsedAt`` is written at most this often per token (one conditional write)."""
+TOKEN_PREFIX_CHARS = 8
+"""The non-secret start of a token kept for listings (``pwk_`` + 4 random characters)."""
+TOKEN_LABEL_MAX_CHARS = 100
+"""An operator's label for a token (``--label``)."""

@@ -13,6 +13,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from chalicelib.limits import REVIEW_INLINE_MAX_FACTS
+
 DEFAULT_LOCAL_DYNAMODB_ENDPOINT = "http://127.0.0.1:8001"
 """Where the local server's embedded DynamoDB listens unless told otherwise."""
 REVIEW_QUEUE_NAME = "pinework-reviews"
@@ -45,9 +47,20 @@ class Settings(BaseModel):
             (``PINEWORK_MCP_ALLOWED_ORIGINS``; MCP's DNS-rebinding guard).
         bedrock_model_id: the Bedrock model or inference profile of the
             ``bedrock`` reviewer (``PINEWORK_BEDROCK_MODEL_ID``); called in ``region``.
+        review_inline_max_facts: the largest store (facts of the agent) whose manual
+            review with the ``rules`` reviewer runs inside the API call; larger ones,
+            and every ``bedrock`` one, are queued (``PINEWORK_REVIEW_INLINE_MAX_FACTS``;
+            0 queues them all).
+        log_format: ``json`` (default: one JSON object per line, and EMF metrics, as
+            CloudWatch reads them) or ``text`` (one readable line per request, no
+            metrics; the local server's default) (``PINEWORK_LOG_FORMAT``).
+        tracing: X-Ray tracing of each request and AWS call (``PINEWORK_TRACING``,
+            ``on``/``off``; off by default: nothing is imported or sent).
+        metrics_namespace: the CloudWatch namespace of the EMF metrics
+            (``PINEWORK_METRICS_NAMESPACE``).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     table_name: str = "pinework-local"
     bucket_name: str = "pinework-local"
@@ -60,6 +73,10 @@ class Settings(BaseModel):
     reviewer: Literal["rules", "bedrock"] = "rules"
     bedrock_model_id: str = Field(default=DEFAULT_BEDROCK_MODEL_ID, min_length=1)
     mcp_allowed_origins: str = ""
+    review_inline_max_facts: int = Field(default=REVIEW_INLINE_MAX_FACTS, ge=0)
+    log_format: Literal["json", "text"] = "json"
+    tracing: bool = False
+    metrics_namespace: str = Field(default="Pinework", min_length=1, max_length=255)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -87,6 +104,10 @@ class Settings(BaseModel):
             ("reviewer", "PINEWORK_REVIEWER"),
             ("bedrock_model_id", "PINEWORK_BEDROCK_MODEL_ID"),
             ("mcp_allowed_origins", "PINEWORK_MCP_ALLOWED_ORIGINS"),
+            ("review_inline_max_facts", "PINEWORK_REVIEW_INLINE_MAX_FACTS"),
+            ("log_format", "PINEWORK_LOG_FORMAT"),
+            ("tracing", "PINEWORK_TRACING"),
+            ("metrics_namespace", "PINEWORK_METRICS_NAMESPACE"),
         ):
             if env.get(name):
                 values[field] = env[name]

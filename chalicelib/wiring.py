@@ -9,11 +9,19 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import boto3
 from botocore.config import Config
 
+from chalicelib.deferred import (
+    DeferredEmbedder,
+    DeferredScorer,
+    DeferredSecretFinder,
+    minilm_embedder,
+    relevance_scorer,
+    secret_detector,
+)
 from chalicelib.ids import Clock, IdFactory, SystemClock
 from chalicelib.services.access.admin import AdminService
 from chalicelib.services.access.auth import AuthService
@@ -23,15 +31,13 @@ from chalicelib.services.memory.day_log import DayLogService
 from chalicelib.services.memory.service import MemoryService
 from chalicelib.services.memory.vetoes import VetoGuard
 from chalicelib.services.recall.backfill import EmbeddingBackfill
-from chalicelib.services.recall.embedding import Embedder, MiniLMEmbedder
-from chalicelib.services.recall.relevance import CandidateScorer, RelevanceScorer
+from chalicelib.services.recall.candidates import CandidateScorer
 from chalicelib.services.recall.service import RecallService
 from chalicelib.services.recall.tokens import Cl100kTokenCounter, TokenCounter
-from chalicelib.services.review.bedrock_reviewer import BedrockReviewer
+from chalicelib.services.review.manual import ManualReviews
 from chalicelib.services.review.routines import RoutineService
 from chalicelib.services.review.rule_reviewer import Reviewer, RuleReviewer
 from chalicelib.services.review.service import ReviewService
-from chalicelib.services.secrets import SecretDetector
 from chalicelib.services.text import SecretFinder
 from chalicelib.settings import Settings
 from chalicelib.storage.directory import DynamoDBDirectoryRepository
@@ -41,9 +47,13 @@ from chalicelib.storage.memories import DynamoDBMemoryRepository
 from chalicelib.storage.queue import SqsReviewQueue
 from chalicelib.storage.recalls import DynamoDBRecallRepository
 from chalicelib.storage.review_actions import DynamoDBPendingRepository, DynamoDBUndoRepository
+from chalicelib.storage.review_runs import DynamoDBReviewRunRepository
 from chalicelib.storage.reviews import DynamoDBReviewRepository, S3ReportStore
 from chalicelib.storage.routines import DynamoDBRoutineRepository
 from chalicelib.storage.vetoes import DynamoDBVetoIndex
+
+if TYPE_CHECKING:  # numpy: loaded by the embedder itself, on first use (chalicelib/deferred.py)
+    from chalicelib.services.recall.embedding import Embedder
 
 
 @dataclass(frozen=True)
@@ -61,6 +71,7 @@ class Services:
     routines: RoutineService
     reviews: ReviewService
     idempotency: IdempotencyService
+    review_runs: ManualReviews
     secrets: SecretFinder
     """The secret detector every service shares (the adapters check run headers with it)."""
 
@@ -126,6 +137,8 @@ def build_reviewer(settings: Settings, bedrock: Any = None) -> Reviewer:
         rules when Bedrock fails) for ``bedrock``.
     """
     if settings.reviewer == "bedrock":
+        from chalicelib.services.review.bedrock_reviewer import BedrockReviewer  # on first use
+
         return BedrockReviewer(
             lambda: bedrock or bedrock_runtime_client(settings), settings.bedrock_model_id
         )
@@ -155,6 +168,9 @@ def build_services(
         embedder: fact embeddings at save time; defaults to the process's MiniLM.
         tokens: token counter; defaults to cl100k.
         secrets: secret detector; defaults to ``SecretDetector``.
+
+    The default embedder, scorer, token counter and secret detector import their
+    libraries (numpy, tiktoken, detect-secrets) on first use (``chalicelib.deferred``).
         client: a boto3 DynamoDB client; built from settings when omitted.
         s3: a boto3 S3 client for large key-value values; built from settings on
             first use when omitted (also for review reports).
@@ -169,13 +185,31 @@ def build_services(
     table = DynamoDBTable(client or dynamodb_client(settings), settings.table_name)
     memories = DynamoDBMemoryRepository(table)
     directory = DynamoDBDirectoryRepository(table)
-    detector = secrets or SecretDetector()
+    detector = secrets or DeferredSecretFinder(secret_detector)
     embedder = embedder or default_embedder()
     routines = RoutineService(DynamoDBRoutineRepository(table), directory, clock)
+    review_store = DynamoDBReviewRepository(table)
+    reports = S3ReportStore(lambda: s3 or s3_client(settings), settings.bucket_name)
+    queue = SqsReviewQueue(lambda: sqs or sqs_client(settings), settings.review_queue_name)
+    reviews = ReviewService(
+        memories,
+        review_store,
+        reports,
+        routines,
+        directory,
+        detector,
+        reviewer or build_reviewer(settings, bedrock),
+        clock,
+        ids,
+        queue,
+        embedder,
+        pending=DynamoDBPendingRepository(table),
+        undos=DynamoDBUndoRepository(table),
+    )
     return Services(
         settings=settings,
         clock=clock,
-        auth=AuthService(directory),
+        auth=AuthService(directory, clock),
         admin=AdminService(directory, clock, ids, EmbeddingBackfill(memories, embedder)),
         memories=MemoryService(
             memories,
@@ -192,7 +226,7 @@ def build_services(
             memories,
             DynamoDBRecallRepository(table),
             directory,
-            scorer or RelevanceScorer(embedder),
+            scorer or DeferredScorer(lambda: relevance_scorer(embedder)),
             tokens or Cl100kTokenCounter(),
             clock,
             ids,
@@ -207,20 +241,19 @@ def build_services(
             clock,
         ),
         routines=routines,
-        reviews=ReviewService(
+        reviews=reviews,
+        review_runs=ManualReviews(
+            reviews,
+            DynamoDBReviewRunRepository(table),
+            review_store,
+            reports,
             memories,
-            DynamoDBReviewRepository(table),
-            S3ReportStore(lambda: s3 or s3_client(settings), settings.bucket_name),
-            routines,
             directory,
-            detector,
-            reviewer or build_reviewer(settings, bedrock),
+            queue,
             clock,
             ids,
-            SqsReviewQueue(lambda: sqs or sqs_client(settings), settings.review_queue_name),
-            embedder,
-            pending=DynamoDBPendingRepository(table),
-            undos=DynamoDBUndoRepository(table),
+            reviewer=settings.reviewer,
+            inline_max_facts=settings.review_inline_max_facts,
         ),
         idempotency=IdempotencyService(lambda: idempotency_store(table)),
         secrets=detector,
@@ -239,9 +272,10 @@ def idempotency_store(table: DynamoDBTable) -> Any:
 
 
 @functools.cache
-def default_embedder() -> MiniLMEmbedder:
-    """The process's one embedder: its weights load lazily, once, and are read-only."""
-    return MiniLMEmbedder()
+def default_embedder() -> Embedder:
+    """The process's one embedder: numpy and its weights load on first use, once,
+    and are read-only."""
+    return DeferredEmbedder(minilm_embedder)
 
 
 _installed: dict[str, Services] = {}

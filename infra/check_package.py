@@ -1,4 +1,5 @@
-"""Check a ``chalice package`` zip before it ships: every requirement is inside.
+"""Check a ``chalice package`` zip before it ships: every requirement is inside, no
+dev-only one is, and it fits Lambda.
 
 ``chalice package`` only warns ("Could not install dependencies") when it finds no
 wheel for the Lambda's platform (the runtime's Python, built for the runtime's glibc
@@ -6,10 +7,16 @@ or older: 2.26 for python3.11) and still writes the zip; the function then fails
 import. numpy 2.3 and later publish only manylinux_2_28 wheels, so
 ``requirements.txt`` pins the newest that fits (2.2.6). This check (and the
 Makefile's look for that warning, which also covers indirect dependencies) makes
-``make package`` fail instead, and prints the unzipped size (Lambda's limit is
-250 MB with all layers).
+``make package`` fail instead.
 
-Usage: ``python -m infra.check_package build/package/deployment.zip requirements.txt``
+Sizes (issue 12): ``chalice deploy`` uploads the zip directly, and Lambda refuses a
+direct upload over 50 MB, so the zip must stay at most ``ZIPPED_LIMIT_BYTES``; unzipped,
+Lambda allows 250 MB with all layers, and this keeps the package under
+``UNZIPPED_LIMIT_BYTES`` to leave room for layers (e.g. Powertools or an extension).
+Both figures are printed.
+
+Usage: ``python -m infra.check_package build/package/deployment.zip requirements.txt
+[requirements-dev.txt]``
 """
 
 from __future__ import annotations
@@ -19,7 +26,10 @@ import sys
 import zipfile
 from pathlib import Path
 
-UNZIPPED_LIMIT_BYTES = 250 * 1000 * 1000
+ZIPPED_LIMIT_BYTES = 50 * 1000 * 1000
+"""50 MB: under Lambda's limit for a zip uploaded directly (50 MiB), as ``chalice deploy`` does."""
+UNZIPPED_LIMIT_BYTES = 150 * 1000 * 1000
+"""150 MB: well under Lambda's 250 MB for the function and its layers together."""
 
 
 def required_distributions(requirements: Path) -> dict[str, str]:
@@ -48,27 +58,53 @@ def _normalise(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def problems(zip_path: Path, requirements: Path) -> list[str]:
-    """What is wrong with the package: missing or other-version requirements, size."""
+def problems(
+    zip_path: Path,
+    requirements: Path,
+    dev_requirements: Path | None = None,
+    *,
+    zipped_limit: int = ZIPPED_LIMIT_BYTES,
+    unzipped_limit: int = UNZIPPED_LIMIT_BYTES,
+) -> list[str]:
+    """What is wrong with the package: missing or other-version requirements, a
+    requirement pinned only for development inside it, sizes over the limits (bytes)."""
     with zipfile.ZipFile(zip_path) as archive:
         packaged = packaged_distributions(archive)
         unzipped = sum(item.file_size for item in archive.infolist())
+    zipped = zip_path.stat().st_size
     found = []
-    for name, version in required_distributions(requirements).items():
+    deployed = required_distributions(requirements)
+    if dev_requirements is not None:
+        for name in required_distributions(dev_requirements).keys() - deployed.keys():
+            if name in packaged:
+                found.append(f"{name} is a development requirement but is in {zip_path}")
+    for name, version in deployed.items():
         if name not in packaged:
             found.append(f"{name}=={version} is not in {zip_path} (no wheel for the Lambda?)")
         elif packaged[name] != version:
             found.append(f"{name} is {packaged[name]} in the package, {version} required")
-    if unzipped > UNZIPPED_LIMIT_BYTES:
-        found.append(f"{unzipped / 1e6:.1f} MB unzipped is over Lambda's 250 MB")
-    print(f"{zip_path}: {unzipped / 1e6:.1f} MB unzipped, {len(packaged)} distributions")
+    if zipped > zipped_limit:
+        found.append(
+            f"{zipped / 1e6:.1f} MB zipped is over {zipped_limit / 1e6:g} MB "
+            "(chalice deploy's direct upload)"
+        )
+    if unzipped > unzipped_limit:
+        found.append(
+            f"{unzipped / 1e6:.1f} MB unzipped is over {unzipped_limit / 1e6:g} MB "
+            "(Lambda allows 250 MB with all layers)"
+        )
+    print(
+        f"{zip_path}: {zipped / 1e6:.1f} MB zipped (limit {zipped_limit / 1e6:g}), "
+        f"{unzipped / 1e6:.1f} MB unzipped (limit {unzipped_limit / 1e6:g}), "
+        f"{len(packaged)} distributions"
+    )
     return found
 
 
 def main() -> int:
     """Exit 1 and list the problems, if any."""
-    zip_path, requirements = (Path(argument) for argument in sys.argv[1:3])
-    found = problems(zip_path, requirements)
+    zip_path, requirements, *dev = (Path(argument) for argument in sys.argv[1:4])
+    found = problems(zip_path, requirements, dev[0] if dev else None)
     for problem in found:
         print(f"package check: {problem}", file=sys.stderr)
     return 1 if found else 0

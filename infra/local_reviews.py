@@ -5,7 +5,9 @@ as deployed, on the embedded moto server's SQS.
 runs two daemon threads: a scheduler that calls the fan-out at 04:00 UTC (as
 EventBridge does), and a poller that feeds queued messages to the worker in
 batches of ten and deletes the ones it did not report as failed (as Lambda's
-SQS event source does with ``ReportBatchItemFailures``).
+SQS event source does with ``ReportBatchItemFailures``). Both call the Lambda
+entry points of ``app.py`` (``review_fanout``, ``review_worker``) with a Lambda
+context, as AWS does, so Chalice middleware runs for them too.
 """
 
 from __future__ import annotations
@@ -17,11 +19,36 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import boto3
+from chalice.local import LambdaContext
 
 from chalicelib.settings import REVIEW_QUEUE_NAME
 
 logger = logging.getLogger(__name__)
 POLL_SECONDS = 2
+ACCOUNT = "123456789012"
+"""moto's account id, in the events the local entry points receive."""
+
+
+def invoke(function_name: str, event: dict[str, Any]) -> Any:
+    """Call one of ``app.py``'s non-HTTP Lambda entry points as Lambda would."""
+    from app import app
+
+    return app.handler_map[function_name](event, LambdaContext(function_name, 1024))
+
+
+def scheduled_event(moment: datetime) -> dict[str, Any]:
+    """The EventBridge event of the 04:00 UTC schedule firing at ``moment``."""
+    return {
+        "version": "0",
+        "id": f"local-{moment:%Y%m%dT%H%M%S}",
+        "detail-type": "Scheduled Event",
+        "source": "aws.events",
+        "account": ACCOUNT,
+        "time": moment.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "region": "us-east-1",
+        "resources": [],
+        "detail": {},
+    }
 
 
 def ensure_queue(endpoint: str) -> str:
@@ -42,20 +69,25 @@ def next_run(now: datetime) -> datetime:
 
 def poll_once(sqs: Any, queue_url: str) -> int:
     """Run the worker on up to ten queued messages; return how many were handled."""
-    from chalicelib.jobs.reviews import review_batch
-    from chalicelib.wiring import services
-
     messages = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10).get("Messages", [])
     if not messages:
         return 0
     event = {
         "Records": [
-            {"messageId": m["MessageId"], "body": m["Body"], "receiptHandle": m["ReceiptHandle"]}
+            {
+                "messageId": m["MessageId"],
+                "body": m["Body"],
+                "receiptHandle": m["ReceiptHandle"],
+                "eventSource": "aws:sqs",
+                "eventSourceARN": f"arn:aws:sqs:us-east-1:{ACCOUNT}:{REVIEW_QUEUE_NAME}",
+                "attributes": {},
+                "messageAttributes": {},
+            }
             for m in messages
         ]
     }
     failed = {
-        item["itemIdentifier"] for item in review_batch(services(), event)["batchItemFailures"]
+        item["itemIdentifier"] for item in invoke("review_worker", event)["batchItemFailures"]
     }
     for message in messages:
         if message["MessageId"] not in failed:
@@ -79,15 +111,12 @@ def start(endpoint: str, stop: threading.Event) -> str:
                 stop.wait(POLL_SECONDS)
 
     def scheduler() -> None:
-        from chalicelib.jobs.reviews import fan_out
-        from chalicelib.wiring import services
-
         while not stop.is_set():
             due = next_run(datetime.now(UTC))
             if stop.wait((due - datetime.now(UTC)).total_seconds()):
                 return
             try:
-                fan_out(services(), due.strftime("%Y-%m-%dT%H:%M:%SZ"))
+                invoke("review_fanout", scheduled_event(due))
             except Exception:
                 logger.exception("local review fan-out failed")
 

@@ -12,7 +12,10 @@ local`` alone always says 127.0.0.1), which scopes anonymous key-value calls
 
 Environment: ``PINEWORK_PORT`` (API, default 8000), ``PINEWORK_DYNAMODB_PORT``
 (embedded DynamoDB, default 8001), ``PINEWORK_DATA_DIR`` (default
-``.pinework-local`` in the checkout).
+``.pinework-local`` in the checkout), ``PINEWORK_LOG_FORMAT`` (``text``: one line
+per request on stderr; ``json``: the JSON lines and EMF metrics Lambda prints), and
+``PINEWORK_AWS_CALL_LOG``: a file to which every AWS call of a Lambda entry point is
+appended as a JSON line (``infra/aws_calls.py``; the tests' IAM check sets it).
 """
 
 from __future__ import annotations
@@ -25,6 +28,9 @@ import os
 # 469 ms and up to 2.3 s (the recall budget is 2 s), against 292 / 330 ms with one
 # thread (docs/DECISIONS.md "One BLAS thread").
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+# One readable line per request on the console (PINEWORK_LOG_FORMAT=json prints what
+# Lambda prints: JSON lines and EMF metrics; docs/DECISIONS.md "Logs and metrics").
+os.environ.setdefault("PINEWORK_LOG_FORMAT", "text")
 
 import fcntl
 import json
@@ -41,6 +47,7 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from infra import local_reviews
+from infra.aws_calls import CallRecorder, attribution_middleware, file_sink
 from infra.local_dynamodb import EmbeddedAWS
 from infra.tables import create_table
 from infra.template import NOT_FOUND_BODY
@@ -231,6 +238,11 @@ def _local_api_server(app: Any, port: int, host: str = HOST) -> Any:
             if self.command != "HEAD":
                 self.wfile.write(body)
 
+        def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+            # The app writes each request's line itself (method, route, status, time,
+            # caller); http.server's own line would repeat it.
+            return
+
         # The base class binds its own _generic_handle to every method; rebind ours.
         do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = do_PATCH = do_OPTIONS = _generic_handle  # noqa: N815
 
@@ -314,6 +326,21 @@ def _require_free(port: int, variable: str) -> None:
             )
 
 
+CALL_LOG_VARIABLE = "PINEWORK_AWS_CALL_LOG"
+
+
+def _record_aws_calls(call_log: str | None) -> None:
+    """With a call log, record the AWS calls the Lambda entry points make (before any
+    client exists; the server's own set-up is not recorded: it runs in none)."""
+    if not call_log:
+        return
+    CallRecorder("local_server", file_sink(Path(call_log))).install()
+    sys.path.insert(0, str(REPO))
+    from app import app
+
+    app.register_middleware(attribution_middleware, "all")
+
+
 def main() -> None:
     """Start everything and serve until interrupted."""
     api_port = _port("PINEWORK_PORT", 8000)
@@ -334,6 +361,7 @@ def main() -> None:
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "local")
     os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
+    _record_aws_calls(os.environ.get(CALL_LOG_VARIABLE))
 
     aws = EmbeddedAWS(HOST, dynamodb_port, journal=data_dir / "dynamodb.journal")
     endpoint = aws.start()

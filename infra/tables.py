@@ -11,11 +11,13 @@ from typing import Any
 
 from chalicelib.storage.keys import (
     BY_ROUTINE_STATUS,
+    BY_TOKEN_PRINCIPAL,
     KV_TTL_ATTRIBUTE,
     MEMORY_INDEXES,
     ROUTINE_INDEX_PARTITION,
     ROUTINE_INDEX_SORT,
     SORT_ATTRIBUTE,
+    TOKEN_INDEX_PARTITION,
 )
 
 
@@ -55,6 +57,15 @@ def table_definition(table_name: str) -> dict[str, Any]:
                 {"AttributeName": ROUTINE_INDEX_PARTITION, "KeyType": "HASH"},
                 {"AttributeName": ROUTINE_INDEX_SORT, "KeyType": "RANGE"},
             ],
+            "Projection": {"ProjectionType": "ALL"},
+        }
+    )
+    # Sparse: only token items carry principalId (a principal's tokens, issue 12).
+    attributes.append({"AttributeName": TOKEN_INDEX_PARTITION, "AttributeType": "S"})
+    indexes.append(
+        {
+            "IndexName": BY_TOKEN_PRINCIPAL,
+            "KeySchema": [{"AttributeName": TOKEN_INDEX_PARTITION, "KeyType": "HASH"}],
             "Projection": {"ProjectionType": "ALL"},
         }
     )

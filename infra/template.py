@@ -1,36 +1,97 @@
-"""Print the CloudFormation resources merged into ``chalice package`` output
-(``make package``): the table from ``infra/tables.py``, so it is defined once.
+"""The CloudFormation of both deploy paths (issue 12), from one set of definitions.
 
-Usage: ``python -m infra.template > build/resources.json``
+* ``package_fragment()``: merged into ``chalice package``'s SAM template by
+  ``make package`` (``--merge-template``): the table, the bucket, the review queue
+  and its dead-letter queue, a log group and a least-privilege role per function
+  (``infra/iam.py``), the functions' names, roles and environment taken from those
+  resources, the worker's event source on the queue, and the API's gateway responses
+  (``infra/gateway_responses.py``). Deployed with ``aws cloudformation package`` and
+  ``deploy``.
+* ``resources_stack()``: the same table, bucket, queues, log groups and
+  roles as a stack of their own, for ``make deploy``, which then writes its outputs
+  into the stage of ``.chalice/config.json`` and runs ``chalice deploy``
+  (``infra/deploy.py``).
+
+No name or ARN is fixed here: the table is ``<stack>-memories``, the bucket's name is
+CloudFormation's (bucket names are global), the queue is ``<stack>-reviews`` (or, for
+``chalice deploy``, the ``ReviewQueueName`` parameter, which must be the name
+``app.py`` gives ``@app.on_sqs_message``), and every ARN is a ``Ref``/``Fn::GetAtt``/
+``Fn::Sub``.
+
+Usage: ``python -m infra.template package`` or ``python -m infra.template resources``.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from typing import Any
 
-from chalicelib.settings import REVIEW_QUEUE_NAME
+from chalicelib.settings import DEFAULT_BEDROCK_MODEL_ID, REVIEW_QUEUE_NAME
+from infra import iam, observability
+from infra.gateway_responses import NOT_FOUND_BODY as NOT_FOUND_BODY
+from infra.gateway_responses import sam_gateway_responses
 from infra.tables import table_definition, time_to_live
 
-PROD_TABLE = "pinework-prod"
-PROD_BUCKET = "pinework-prod"
-"""``PINEWORK_BUCKET_NAME`` of the prod stage (``.chalice/config.json``)."""
-NOT_FOUND_BODY = {
-    "error": {
-        "code": "not_found",
-        "message": "No such route (see the route table in the README).",
-    }
+INFERENCE_PROFILE_PREFIXES = ("global", "us", "eu", "apac", "jp", "au", "ca", "us-gov")
+"""The first dot-separated part of a cross-region inference profile's id."""
+PARAMETERS: dict[str, Any] = {
+    "Reviewer": {
+        "Type": "String",
+        "AllowedValues": ["rules", "bedrock"],
+        "Default": "rules",
+        "Description": "The nightly review's judgement (PINEWORK_REVIEWER): rules or bedrock.",
+    },
+    "BedrockModelId": {
+        "Type": "String",
+        "MinLength": 1,
+        "Default": DEFAULT_BEDROCK_MODEL_ID,
+        "Description": "Model or inference profile id of the bedrock reviewer "
+        "(PINEWORK_BEDROCK_MODEL_ID); only the review worker may invoke it.",
+    },
+    "LogRetentionDays": {
+        "Type": "Number",
+        "Default": 30,
+        "AllowedValues": [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731],
+        "Description": "Days the functions' CloudWatch logs are kept.",
+    },
 }
-"""What a request to an unknown path gets, deployed and locally."""
+_MODEL_PREFIX = {"Fn::Select": [0, {"Fn::Split": [".", {"Ref": "BedrockModelId"}]}]}
+CONDITIONS: dict[str, Any] = {
+    iam.USE_BEDROCK: {"Fn::Equals": [{"Ref": "Reviewer"}, "bedrock"]},
+    "BedrockModelIsProfile": {
+        "Fn::Or": [{"Fn::Equals": [_MODEL_PREFIX, prefix]} for prefix in INFERENCE_PROFILE_PREFIXES]
+    },
+    iam.BEDROCK_MODEL: {
+        "Fn::And": [
+            {"Condition": iam.USE_BEDROCK},
+            {"Fn::Not": [{"Condition": "BedrockModelIsProfile"}]},
+        ]
+    },
+    iam.BEDROCK_PROFILE: {
+        "Fn::And": [{"Condition": iam.USE_BEDROCK}, {"Condition": "BedrockModelIsProfile"}]
+    },
+}
+"""Which Bedrock statements the review worker's role gets (``infra/iam.py``)."""
+CHALICE_FUNCTIONS = {
+    "api_handler": "APIHandler",
+    "review_fanout": "ReviewFanout",
+    "review_worker": "ReviewWorker",
+}
+"""Chalice's function names -> the logical ids ``chalice package`` gives them."""
 
 
-def resources(table_name: str = PROD_TABLE, bucket_name: str = PROD_BUCKET) -> dict[str, Any]:
-    """Return the template fragment: the DynamoDB table (with its TTL) and the S3 bucket
-    for large key-value values, both deletion-protected."""
-    definition = table_definition(table_name)
-    properties = {
-        "TableName": definition["TableName"],
+def storage_resources(queue_name: Any) -> dict[str, Any]:
+    """The table (with its TTL), the bucket and the review queues, all kept when the
+    stack is deleted or they are replaced.
+
+    Args:
+        queue_name: a CloudFormation expression of the review queue's name.
+    """
+    definition = table_definition("unused")
+    table = {
+        "TableName": {"Fn::Sub": "${AWS::StackName}-memories"},
         "BillingMode": definition["BillingMode"],
         "AttributeDefinitions": definition["AttributeDefinitions"],
         "KeySchema": definition["KeySchema"],
@@ -39,43 +100,25 @@ def resources(table_name: str = PROD_TABLE, bucket_name: str = PROD_BUCKET) -> d
         "SSESpecification": {"SSEEnabled": True},
         "TimeToLiveSpecification": time_to_live(),
     }
+    kept = {"DeletionPolicy": "Retain", "UpdateReplacePolicy": "Retain"}
     return {
-        "Resources": {
-            # API Gateway answers unknown paths itself; keep them in our envelope.
-            "UnknownRouteResponse": {
-                "Type": "AWS::ApiGateway::GatewayResponse",
-                "Properties": {
-                    "RestApiId": {"Ref": "RestAPI"},
-                    "ResponseType": "MISSING_AUTHENTICATION_TOKEN",
-                    "StatusCode": "404",
-                    "ResponseTemplates": {"application/json": json.dumps(NOT_FOUND_BODY)},
-                },
-            },
-            "MemoryTable": {
-                "Type": "AWS::DynamoDB::Table",
-                "DeletionPolicy": "Retain",
-                "UpdateReplacePolicy": "Retain",
-                "Properties": properties,
-            },
-            "LargeObjectBucket": {
-                "Type": "AWS::S3::Bucket",
-                "DeletionPolicy": "Retain",
-                "UpdateReplacePolicy": "Retain",
-                "Properties": bucket_properties(bucket_name),
-            },
-            **review_queue_resources(),
-        }
+        "MemoryTable": {"Type": "AWS::DynamoDB::Table", **kept, "Properties": table},
+        "LargeObjectBucket": {
+            "Type": "AWS::S3::Bucket",
+            **kept,
+            "Properties": bucket_properties(),
+        },
+        **review_queue_resources(queue_name),
     }
 
 
-def review_queue_resources() -> dict[str, Any]:
-    """The review fan-out queue (SPEC §9) with its dead-letter queue, and the worker's
-    event source set to report partial batch failures (merged into Chalice's own)."""
+def review_queue_resources(queue_name: Any) -> dict[str, Any]:
+    """The review fan-out queue (SPEC §9) with its dead-letter queue."""
     return {
         "ReviewDeadLetterQueue": {
             "Type": "AWS::SQS::Queue",
             "Properties": {
-                "QueueName": f"{REVIEW_QUEUE_NAME}-dead",
+                "QueueName": {"Fn::Join": ["", [queue_name, "-dead"]]},
                 "MessageRetentionPeriod": 1209600,
                 "SqsManagedSseEnabled": True,
             },
@@ -83,7 +126,7 @@ def review_queue_resources() -> dict[str, Any]:
         "ReviewQueue": {
             "Type": "AWS::SQS::Queue",
             "Properties": {
-                "QueueName": REVIEW_QUEUE_NAME,
+                "QueueName": queue_name,
                 # Six times the worker's 600 s timeout (.chalice/config.json; the
                 # Bedrock reviewer may take ~20 s per agent, 10 agents a batch), as AWS
                 # advises for Lambda sources; also longer than the review's 15-minute
@@ -96,24 +139,14 @@ def review_queue_resources() -> dict[str, Any]:
                 },
             },
         },
-        "ReviewWorker": {
-            "DependsOn": ["ReviewQueue"],
-            "Properties": {
-                "Events": {
-                    "ReviewWorkerSqsEventSource": {
-                        "Properties": {"FunctionResponseTypes": ["ReportBatchItemFailures"]}
-                    }
-                }
-            },
-        },
     }
 
 
-def bucket_properties(bucket_name: str) -> dict[str, Any]:
-    """The bucket: private, encrypted, and anonymous key-value values (``kv/anon/``)
-    deleted two days after their write, when their 24-hour entry is long gone."""
+def bucket_properties() -> dict[str, Any]:
+    """The bucket (named by CloudFormation): private, encrypted, and anonymous key-value
+    values (``kv/anon/``) deleted two days after their write, when their 24-hour entry
+    is long gone."""
     return {
-        "BucketName": bucket_name,
         "PublicAccessBlockConfiguration": {
             "BlockPublicAcls": True,
             "BlockPublicPolicy": True,
@@ -143,6 +176,150 @@ def bucket_properties(bucket_name: str) -> dict[str, Any]:
     }
 
 
-if __name__ == "__main__":
-    json.dump(resources(), sys.stdout, indent=2)
+def log_group_resources(function_names: dict[str, Any]) -> dict[str, Any]:
+    """``<Function>LogGroup`` for every function, with the retention parameter.
+
+    Args:
+        function_names: Chalice's function name -> an expression of its Lambda name.
+    """
+    return {
+        f"{iam.FUNCTIONS[function]}LogGroup": {
+            "Type": "AWS::Logs::LogGroup",
+            "Properties": {
+                "LogGroupName": {"Fn::Join": ["", ["/aws/lambda/", name]]},
+                "RetentionInDays": {"Ref": "LogRetentionDays"},
+            },
+        }
+        for function, name in function_names.items()
+    }
+
+
+def environment() -> dict[str, Any]:
+    """The functions' environment variables that name the stack's resources."""
+    return {
+        "PINEWORK_TABLE_NAME": {"Ref": "MemoryTable"},
+        "PINEWORK_BUCKET_NAME": {"Ref": "LargeObjectBucket"},
+        "PINEWORK_REVIEW_QUEUE_NAME": {"Fn::GetAtt": ["ReviewQueue", "QueueName"]},
+        "PINEWORK_REVIEWER": {"Ref": "Reviewer"},
+        "PINEWORK_BEDROCK_MODEL_ID": {"Ref": "BedrockModelId"},
+    }
+
+
+def package_fragment() -> dict[str, Any]:
+    """What ``make package`` merges into Chalice's SAM template (see the module doc)."""
+    names = {function: {"Fn::Sub": f"${{AWS::StackName}}-{function}"} for function in iam.FUNCTIONS}
+    functions: dict[str, Any] = {
+        CHALICE_FUNCTIONS[function]: {
+            "DependsOn": [f"{iam.FUNCTIONS[function]}LogGroup"],
+            "Properties": {
+                "FunctionName": names[function],
+                "Role": {"Fn::GetAtt": [f"{iam.FUNCTIONS[function]}Role", "Arn"]},
+                "Environment": {"Variables": environment()},
+            },
+        }
+        for function in iam.FUNCTIONS
+    }
+    worker = functions[CHALICE_FUNCTIONS["review_worker"]]["Properties"]
+    worker["Events"] = {
+        "ReviewWorkerSqsEventSource": {
+            "Properties": {
+                # Chalice writes {"Fn::Sub": "arn:…:<queue name>"}; a merge keeps the key
+                # and replaces its value, so the ARN is given as a Fn::Sub too.
+                "Queue": {"Fn::Sub": "${ReviewQueue.Arn}"},
+                "FunctionResponseTypes": ["ReportBatchItemFailures"],
+            }
+        }
+    }
+    return {
+        "Parameters": PARAMETERS,
+        "Conditions": CONDITIONS,
+        "Resources": {
+            **storage_resources({"Fn::Sub": "${AWS::StackName}-reviews"}),
+            **log_group_resources(names),
+            **iam.role_resources(),
+            **functions,
+            # API Gateway's own answers in our envelope (SAM puts them in the API).
+            "RestAPI": {"Properties": {"GatewayResponses": sam_gateway_responses()}},
+            **observability.resources(),  # alarms, their topic, the operations dashboard
+        },
+        "Outputs": {
+            "TableName": {"Value": {"Ref": "MemoryTable"}},
+            "BucketName": {"Value": {"Ref": "LargeObjectBucket"}},
+            "ReviewQueueUrl": {"Value": {"Ref": "ReviewQueue"}},
+            "ReviewDeadLetterQueueUrl": {"Value": {"Ref": "ReviewDeadLetterQueue"}},
+        },
+    }
+
+
+def chalice_function_names() -> dict[str, Any]:
+    """The Lambda names ``chalice deploy`` gives, from the ``ChaliceApp`` and
+    ``ChaliceStage`` parameters: ``<app>-<stage>`` for the API handler,
+    ``<app>-<stage>-<function>`` for the others."""
+    return {
+        function: {
+            "Fn::Sub": "${ChaliceApp}-${ChaliceStage}"
+            + ("" if function == "api_handler" else f"-{function}")
+        }
+        for function in iam.FUNCTIONS
+    }
+
+
+def resources_stack() -> dict[str, Any]:
+    """The stack ``make deploy`` creates before ``chalice deploy`` (see the module doc)."""
+    return {
+        "AWSTemplateFormatVersion": "2010-09-09",
+        "Description": "Pinework Memory: storage, queues and roles for chalice deploy",
+        "Parameters": {
+            **PARAMETERS,
+            "ChaliceApp": {
+                "Type": "String",
+                "Default": "pinework",
+                "Description": "app_name in .chalice/config.json (names the functions).",
+            },
+            "ChaliceStage": {
+                "Type": "String",
+                "AllowedPattern": "[A-Za-z0-9_-]+",
+                "Description": "The Chalice stage deployed with these resources (names the "
+                "functions and their log groups).",
+            },
+            "ReviewQueueName": {
+                "Type": "String",
+                "Default": REVIEW_QUEUE_NAME,
+                "AllowedValues": [REVIEW_QUEUE_NAME],
+                "Description": "The queue app.py's @app.on_sqs_message names (Chalice needs "
+                "it when deploying).",
+            },
+        },
+        "Conditions": CONDITIONS,
+        "Resources": {
+            **storage_resources({"Ref": "ReviewQueueName"}),
+            **log_group_resources(chalice_function_names()),
+            **iam.role_resources(),
+        },
+        "Outputs": {
+            "TableName": {"Value": {"Ref": "MemoryTable"}},
+            "BucketName": {"Value": {"Ref": "LargeObjectBucket"}},
+            "ReviewQueueName": {"Value": {"Fn::GetAtt": ["ReviewQueue", "QueueName"]}},
+            "Reviewer": {"Value": {"Ref": "Reviewer"}},
+            "BedrockModelId": {"Value": {"Ref": "BedrockModelId"}},
+            "ChaliceStage": {"Value": {"Ref": "ChaliceStage"}},
+            **{
+                f"{prefix}RoleArn": {"Value": {"Fn::GetAtt": [f"{prefix}Role", "Arn"]}}
+                for prefix in iam.FUNCTIONS.values()
+            },
+        },
+    }
+
+
+def main(arguments: list[str] | None = None) -> None:
+    """Print one of the two templates as JSON."""
+    parser = argparse.ArgumentParser(description="Print a CloudFormation template.")
+    parser.add_argument("kind", choices=["package", "resources"])
+    parsed = parser.parse_args(arguments)
+    template = package_fragment() if parsed.kind == "package" else resources_stack()
+    json.dump(template, sys.stdout, indent=2)
     sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main()

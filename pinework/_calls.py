@@ -15,8 +15,12 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from pydantic import ValidationError
+
 from pinework._wire import format_expiry, memory_path, path_segment
+from pinework.errors import INVALID_RESPONSE, PineworkAPIError
 from pinework.models import (
+    QUEUED_REVIEW_STATUSES,
     AuditPage,
     KvForgetResult,
     KvKeys,
@@ -29,6 +33,7 @@ from pinework.models import (
     RecallResult,
     ReviewPage,
     ReviewReport,
+    ReviewRun,
     Routine,
     RoutinePage,
     WireModel,
@@ -291,12 +296,37 @@ def delete_routine(routine_id: str, *, idempotency_key: str | None = None) -> Ca
 # Reviews (SPEC §7 /reviews, §9)
 
 
+class ReviewAnswer(WireModel):
+    """A review answer (``POST /reviews``, ``GET /reviews/{id}``) before it is known to
+    be a report or a queued run (``status`` ``queued``, ``running``, ``failed``)."""
+
+    status: str = "done"
+
+    def decoded(self) -> ReviewReport | ReviewRun:
+        """The report, or the ``ReviewRun`` of a review that has none yet.
+
+        Raises:
+            PineworkAPIError: ``invalid_response``: the JSON is neither.
+        """
+        kind: type[ReviewReport] | type[ReviewRun] = (
+            ReviewRun if self.status in QUEUED_REVIEW_STATUSES else ReviewReport
+        )
+        try:
+            return kind.from_wire(self.raw)
+        except ValidationError as exc:
+            raise PineworkAPIError(
+                INVALID_RESPONSE,
+                f"a review answer is not a {kind.__name__} ({exc.errors()[0]['msg']})",
+                200,
+            ) from exc
+
+
 def run_review(
     agent_id: str, *, dry_run: bool = False, idempotency_key: str | None = None
-) -> Call[ReviewReport]:
-    """``POST /reviews``."""
+) -> Call[ReviewAnswer]:
+    """``POST /reviews`` (200 with the report, or 202 with the queued ``ReviewRun``)."""
     body = {"agentId": agent_id, "dryRun": dry_run}
-    return _change("POST", "/reviews", ReviewReport, body, idempotency_key)
+    return _change("POST", "/reviews", ReviewAnswer, body, idempotency_key)
 
 
 def list_reviews(
@@ -307,9 +337,9 @@ def list_reviews(
     return Call("GET", "/reviews", ReviewPage, params=params)
 
 
-def get_review(review_id: str) -> Call[ReviewReport]:
-    """``GET /reviews/{id}``."""
-    return Call("GET", f"/reviews/{path_segment(review_id, 'a review id')}", ReviewReport)
+def get_review(review_id: str) -> Call[ReviewAnswer]:
+    """``GET /reviews/{id}`` (the report, or the ``ReviewRun`` while it has none)."""
+    return Call("GET", f"/reviews/{path_segment(review_id, 'a review id')}", ReviewAnswer)
 
 
 def decide_review_action(

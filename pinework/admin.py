@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, MutableMapping
-from typing import Protocol
+from typing import Any, Protocol
 
 from chalicelib.settings import DEFAULT_LOCAL_DYNAMODB_ENDPOINT, Settings
 
@@ -73,6 +73,11 @@ class IssuedCredential(Protocol):
     @property
     def token(self) -> str:
         """The bearer token in clear; the service stores only its hash."""
+        ...
+
+    @property
+    def token_id(self) -> str | None:
+        """The token's ``tok_…`` id (for list-tokens, revoke-token, rotate-token)."""
         ...
 
 
@@ -145,6 +150,50 @@ class AdminOperations(Protocol):
         Raises:
             chalicelib.errors.PineworkError: ``invalid_request`` (unknown workspace,
                 or an agent outside it).
+        """
+        ...
+
+    def issue_token(self, principal_id: str, label: str | None = None, /) -> dict[str, Any]:
+        """Issue one more token for an agent or a person.
+
+        Args:
+            principal_id: ``agt_…`` or ``usr_…``.
+            label: a note to tell its tokens apart (e.g. ``ci-runner``).
+
+        Returns:
+            ``{id, token, principalKind, principalId, label}`` (the token shown once).
+
+        Raises:
+            chalicelib.errors.PineworkError: ``invalid_request`` (no such principal,
+                a bad label).
+        """
+        ...
+
+    def list_tokens(self, principal_id: str, /) -> list[dict[str, Any]]:
+        """An agent's or a person's tokens, oldest first: ``id``, ``prefix``, ``label``,
+        the principal, ``createdAt``, ``lastUsedAt``, ``expiresAt``, ``rotatedTo``,
+        ``status`` (never the token or its hash).
+
+        Raises:
+            chalicelib.errors.PineworkError: ``invalid_request`` (no such principal).
+        """
+        ...
+
+    def revoke_token(self, token_id: str, /) -> dict[str, Any]:
+        """Revoke a token at once (its next request is 401); returns its listing.
+
+        Raises:
+            chalicelib.errors.PineworkError: ``not_found`` (no such token, or revoked).
+        """
+        ...
+
+    def rotate_token(self, token_id: str, grace_hours: float | None = None, /) -> dict[str, Any]:
+        """Issue a replacement; the old token works for ``grace_hours`` more (24 by
+        default). Returns ``{token: <new, shown once>, previous: <old listing>}``.
+
+        Raises:
+            chalicelib.errors.PineworkError: ``not_found``; ``invalid_request`` (a
+                grace outside 0 to 720 hours, a token rotated already).
         """
         ...
 

@@ -15,8 +15,9 @@ Example::
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from types import TracebackType
 from typing import Any, Self
 
@@ -37,6 +38,7 @@ from pinework.models import (
     RecallResult,
     ReviewPage,
     ReviewReport,
+    ReviewRun,
     Routine,
     RoutinePage,
 )
@@ -456,15 +458,17 @@ class AsyncClient:
 
     async def run_review(
         self, agent_id: str, *, dry_run: bool = False, idempotency_key: str | None = None
-    ) -> ReviewReport:
+    ) -> ReviewReport | ReviewRun:
         """Run an agent's review now (``POST /reviews``; persons).
 
         Returns:
-            The report (the plan only with ``dry_run``).
+            The report (the plan only with ``dry_run``); or a ``ReviewRun`` (``queued``)
+            when the server queued it (202): follow it with ``wait_for_review``.
         """
-        return await self._session.run(
+        answer = await self._session.run(
             calls.run_review(agent_id, dry_run=dry_run, idempotency_key=idempotency_key)
         )
+        return answer.decoded()
 
     async def list_reviews(
         self,
@@ -482,13 +486,40 @@ class AsyncClient:
             calls.list_reviews(agent_id, limit=limit, next_token=next_token)
         )
 
-    async def get_review(self, review_id: str) -> ReviewReport:
-        """One full report (``GET /reviews/{id}``).
+    async def get_review(self, review_id: str) -> ReviewReport | ReviewRun:
+        """One full report (``GET /reviews/{id}``), or the queued review's ``ReviewRun``
+        while it is ``queued``, ``running`` or ``failed``.
 
         Returns:
-            The report.
+            The report or the run.
         """
-        return await self._session.run(calls.get_review(review_id))
+        return (await self._session.run(calls.get_review(review_id))).decoded()
+
+    async def wait_for_review(
+        self,
+        review_id: str,
+        *,
+        timeout: float = 900.0,
+        interval: float = 2.0,
+        sleep: Callable[[float], Awaitable[None]] | None = None,
+    ) -> ReviewReport | ReviewRun:
+        """Poll a queued review until it has a report or its last attempt failed
+        (``sleep``: default ``asyncio.sleep``).
+
+        Returns:
+            The report; or the ``ReviewRun`` as last seen (``failed``, or still
+            ``queued``/``running`` when ``timeout`` passed).
+        """
+        pause = asyncio.sleep if sleep is None else sleep
+        waited = 0.0
+        while True:
+            answer = await self.get_review(review_id)
+            if not isinstance(answer, ReviewRun) or answer.status == "failed":
+                return answer
+            if waited >= timeout:
+                return answer
+            await pause(interval)
+            waited += interval
 
     async def approve_review_action(
         self,

@@ -34,6 +34,7 @@ from pinework.models import (
     RecallResult,
     ReviewPage,
     ReviewReport,
+    ReviewRun,
     Routine,
     RoutinePage,
 )
@@ -62,7 +63,7 @@ kv_app = typer.Typer(
 admin_app = typer.Typer(
     help=(
         "Operator commands: create workspaces, agents, persons and their tokens; "
-        "set a workspace's review approval."
+        "issue, list, revoke and rotate tokens; set a workspace's review approval."
     ),
     no_args_is_help=True,
     rich_markup_mode=None,
@@ -715,10 +716,51 @@ def review_run(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show the plan only; change nothing.")
     ] = False,
+    wait: Annotated[
+        bool,
+        typer.Option(
+            "--wait", help="If the server queues the review, wait for its report (polls)."
+        ),
+    ] = False,
+    wait_seconds: Annotated[
+        int, typer.Option("--wait-seconds", min=1, help="How long --wait waits at most.")
+    ] = 900,
     as_json: JsonFlag = False,
 ) -> None:
-    """Run an agent's review now, for yesterday (UTC) (persons only)."""
-    _run(as_json, lambda c: c.run_review(agent, dry_run=dry_run), _render_report)
+    """Run an agent's review now, for yesterday (UTC) (persons only).
+
+    A review that may take longer than API Gateway's 29 seconds (the bedrock reviewer,
+    or a large store) is queued: this prints its id and status, and --wait waits for
+    its report. Exits 1 when --wait ends without one (failed, or still queued).
+    """
+
+    def operation(client: Client) -> ReviewReport | ReviewRun:
+        answer = client.run_review(agent, dry_run=dry_run)
+        if wait and isinstance(answer, ReviewRun):
+            return client.wait_for_review(answer.id, timeout=wait_seconds)
+        return answer
+
+    result = _run(as_json, operation, _render_review)
+    if wait and isinstance(result, ReviewRun):
+        raise typer.Exit(code=1)
+
+
+def _render_review(answer: ReviewReport | ReviewRun) -> None:
+    """A report, or a queued review's status line."""
+    if isinstance(answer, ReviewReport):
+        _render_report(answer)
+        return
+    mode = "dry run" if answer.dry_run else "manual"
+    typer.echo(
+        f"review {answer.id} of {answer.agent_id} for {answer.date} ({mode}): {answer.status}"
+    )
+    if answer.status == "failed":
+        typer.echo(f"  attempt {answer.attempts} failed ({answer.error}); the queue retries it")
+    else:
+        typer.echo(
+            "  queued: it may take longer than API Gateway's 29 s, so the review worker runs "
+            f"it; follow it with: pinework review show {answer.id}"
+        )
 
 
 @review_app.command("list")
@@ -753,8 +795,8 @@ def review_show(
     review_id: Annotated[str, typer.Argument(help="The review's id, rvw_…", metavar="REVIEW")],
     as_json: JsonFlag = False,
 ) -> None:
-    """Show one review report: plan, applied, skipped."""
-    _run(as_json, lambda c: c.get_review(review_id), _render_report)
+    """Show one review report: plan, applied, skipped (or a queued review's status)."""
+    _run(as_json, lambda c: c.get_review(review_id), _render_review)
 
 
 ReviewArgument = Annotated[str, typer.Argument(help="The review's id, rvw_…", metavar="REVIEW_ID")]
@@ -892,9 +934,9 @@ def admin_create_agent(
 ) -> None:
     """Create an agent in a workspace and print its id and bearer token."""
 
-    def create(svc: AdminOperations) -> dict[str, str]:
+    def create(svc: AdminOperations) -> dict[str, str | None]:
         issued = svc.create_agent(workspace, name)
-        return {"id": issued.id, "token": issued.token}
+        return {"id": issued.id, "token": issued.token, "tokenId": issued.token_id}
 
     result = _admin(as_json, create)
     if not as_json:
@@ -910,9 +952,9 @@ def admin_create_person(
 ) -> None:
     """Create a person in a workspace and print their id and bearer token."""
 
-    def create(svc: AdminOperations) -> dict[str, str]:
+    def create(svc: AdminOperations) -> dict[str, str | None]:
         issued = svc.create_person(workspace, email)
-        return {"id": issued.id, "token": issued.token}
+        return {"id": issued.id, "token": issued.token, "tokenId": issued.token_id}
 
     result = _admin(as_json, create)
     if not as_json:
@@ -960,3 +1002,7 @@ def admin_set_review_approval(
     result = _admin(as_json, configure)
     if not as_json:
         typer.echo(f"workspace {result['id']}: reviewApproval {result['reviewApproval']}")
+
+
+# The token lifecycle commands (issue 12) register themselves on ``admin``.
+from pinework import cli_tokens  # noqa: E402, F401

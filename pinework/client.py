@@ -15,7 +15,8 @@ Example::
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
 from types import TracebackType
 from typing import Any, Self
 
@@ -43,6 +44,7 @@ from pinework.models import (
     RecallResult,
     ReviewPage,
     ReviewReport,
+    ReviewRun,
     Routine,
     RoutinePage,
 )
@@ -613,16 +615,22 @@ class Client:
 
     def run_review(
         self, agent_id: str, *, dry_run: bool = False, idempotency_key: str | None = None
-    ) -> ReviewReport:
+    ) -> ReviewReport | ReviewRun:
         """Run an agent's review now (``POST /reviews``; persons). With ``dry_run``
         the plan comes back and nothing changes.
+
+        Returns:
+            The report; or, when the server queued the review because it may take
+            longer than API Gateway's 29 s (202), a ``ReviewRun`` (``status``
+            ``queued``) to follow with ``get_review`` or ``wait_for_review``.
 
         Raises:
             PineworkAPIError: ``forbidden``, ``memory_agent_required``, ``invalid_request``.
         """
-        return self._session.run(
+        answer = self._session.run(
             calls.run_review(agent_id, dry_run=dry_run, idempotency_key=idempotency_key)
         )
+        return answer.decoded()
 
     def list_reviews(
         self,
@@ -638,14 +646,49 @@ class Client:
         """
         return self._session.run(calls.list_reviews(agent_id, limit=limit, next_token=next_token))
 
-    def get_review(self, review_id: str) -> ReviewReport:
-        """One full report (``GET /reviews/{id}``).
+    def get_review(self, review_id: str) -> ReviewReport | ReviewRun:
+        """One full report (``GET /reviews/{id}``), or the queued review's ``ReviewRun``
+        while it is ``queued``, ``running`` or ``failed``.
 
         Raises:
             PineworkAPIError: ``not_found``.
             ValueError: the id cannot be a path segment.
         """
-        return self._session.run(calls.get_review(review_id))
+        return self._session.run(calls.get_review(review_id)).decoded()
+
+    def wait_for_review(
+        self,
+        review_id: str,
+        *,
+        timeout: float = 900.0,
+        interval: float = 2.0,
+        sleep: Callable[[float], None] | None = None,
+    ) -> ReviewReport | ReviewRun:
+        """Poll a queued review until it has a report or its last attempt failed.
+
+        Args:
+            review_id: the review (``rvw_…``).
+            timeout: seconds to wait at most (the worker may take up to 10 minutes).
+            interval: seconds between polls.
+            sleep: how to wait (default ``time.sleep``; tests pass their own).
+
+        Returns:
+            The report; or the ``ReviewRun`` as last seen (``failed``, or still
+            ``queued``/``running`` when ``timeout`` passed).
+
+        Raises:
+            PineworkAPIError: ``not_found``.
+        """
+        pause = time.sleep if sleep is None else sleep
+        waited = 0.0
+        while True:
+            answer = self.get_review(review_id)
+            if not isinstance(answer, ReviewRun) or answer.status == "failed":
+                return answer
+            if waited >= timeout:
+                return answer
+            pause(interval)
+            waited += interval
 
     def approve_review_action(
         self,

@@ -454,6 +454,28 @@ class ReviewReport(WireModel):
     undone: list[ActionUndo] = []
 
 
+class ReviewRun(WireModel):
+    """A review queued instead of run inside the call (``POST /reviews`` answered 202,
+    and ``GET /reviews/{id}`` until it is done): ``status`` is ``queued``, ``running``
+    or ``failed`` (the queue retries it; ``error`` says why the last attempt failed)."""
+
+    id: str
+    object_type: str = Field(default="review", alias="object")
+    status: str
+    agent_id: str
+    date: str
+    dry_run: bool = False
+    requested_by: str | None = None
+    requested_at: dt.datetime | None = None
+    started_at: dt.datetime | None = None
+    attempts: int = 0
+    error: str | None = None
+
+
+QUEUED_REVIEW_STATUSES = frozenset({"queued", "running", "failed"})
+"""The ``status`` values of a review that has no report yet (``ReviewRun``)."""
+
+
 class ReviewSummary(WireModel):
     """One line of ``GET /reviews``: counts, and where the full report is
     (``pending`` and ``rejected`` count an approval-mode review's decisions)."""

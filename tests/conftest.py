@@ -19,7 +19,10 @@ from chalicelib import wiring
 from chalicelib.ids import FixedClock
 from chalicelib.settings import Settings
 from infra.tables import create_table
-from tests.helpers import BUCKET, START, TABLE, Actor, Api, World
+from tests.helpers import BUCKET, START, TABLE, Actor, Api, Faults, World
+
+pytest_plugins = ["tests.iam_plugin"]
+"""Every AWS call of a Lambda entry point is checked against its role (issue 12)."""
 
 
 @pytest.fixture
@@ -97,3 +100,9 @@ def api(wired: wiring.Services) -> Iterator[Api]:
 
     with Client(app) as client:
         yield Api(client)
+
+
+@pytest.fixture
+def faults(dynamodb: Any) -> Faults:
+    """Fault injection on the test's DynamoDB client (the one ``wired`` uses)."""
+    return Faults(dynamodb)

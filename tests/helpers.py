@@ -404,3 +404,81 @@ def anchors(path: str) -> frozenset[str]:
             found.add(base if number == 0 else f"{base}-{number}")
         found.update(match.group("id") for match in _ANCHOR_TAG.finditer(line))
     return frozenset(found)
+
+
+class Faults:
+    """Makes chosen calls of a real (moto-backed) boto3 client fail as AWS would.
+
+    A ``before-call`` handler on the client's own event system answers matching
+    calls with an AWS error (what botocore's ``Stubber`` does for every call), so the
+    project's code runs unpatched and every other call reaches moto.
+    """
+
+    def __init__(self, client: Any) -> None:
+        self.calls: list[str] = []
+        self.requests: list[tuple[str, str]] = []
+        self._rules: list[dict[str, Any]] = []
+        client.meta.events.register("before-call", self._before_call)
+
+    def fail(
+        self,
+        code: str,
+        *,
+        operation: str | None = None,
+        mentioning: str | None = None,
+        reasons: list[str] | None = None,
+        skip: int = 0,
+        times: int | None = 1,
+    ) -> None:
+        """Answer matching calls with ``code`` (HTTP 400).
+
+        Args:
+            code: the AWS error code, e.g. ``ThrottlingException``.
+            operation: only this operation (``TransactWriteItems``); None: any.
+            mentioning: only calls whose request body contains this text.
+            reasons: ``CancellationReasons`` codes (for ``TransactionCanceledException``).
+            skip: let this many matching calls through first.
+            times: fail this many matching calls (None: every one from then on).
+        """
+        self._rules.append(
+            {
+                "code": code,
+                "operation": operation,
+                "mentioning": mentioning,
+                "reasons": reasons,
+                "skip": skip,
+                "times": times,
+            }
+        )
+
+    def clear(self) -> None:
+        """Let every call through again."""
+        self._rules.clear()
+
+    def _before_call(self, model: Any, params: dict[str, Any], **_: Any) -> Any:
+        from botocore.awsrequest import AWSResponse
+
+        self.calls.append(model.name)
+        body = params.get("body") or b""
+        text = body.decode("utf-8", "replace") if isinstance(body, bytes) else str(body)
+        self.requests.append((model.name, text))
+        for rule in self._rules:
+            if rule["operation"] not in (None, model.name):
+                continue
+            if rule["mentioning"] is not None and rule["mentioning"] not in text:
+                continue
+            if rule["skip"] > 0:
+                rule["skip"] -= 1
+                continue
+            if rule["times"] is not None:
+                if rule["times"] <= 0:
+                    continue
+                rule["times"] -= 1
+            parsed: dict[str, Any] = {
+                "ResponseMetadata": {"HTTPStatusCode": 400},
+                "Error": {"Code": rule["code"], "Message": f"injected {rule['code']}"},
+            }
+            if rule["reasons"] is not None:
+                parsed["CancellationReasons"] = [{"Code": code} for code in rule["reasons"]]
+            return AWSResponse(None, 400, {}, None), parsed
+        return None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from chalicelib.api.observe import note_principal
 from chalicelib.errors import InvalidRequest
 from chalicelib.models.principal import Principal
 from chalicelib.services.run_context import RunContext, read_run_context
@@ -36,6 +37,7 @@ def call_context(request: Any, *, takes_query: bool = False) -> CallContext:
     wired = services()
     headers = request.headers
     principal = wired.auth.authenticate(headers.get("authorization"))
+    note_principal(principal)
     if not takes_query:
         reject_query(request)
     # Checked for everyone (the OpenAPI document states one rule for each header).

@@ -17,7 +17,14 @@ from typing import Any, TypeVar
 from chalice.app import Response
 from pydantic import BaseModel, ValidationError
 
-from chalicelib.errors import STATUS_BY_CODE, InvalidRequest, MethodNotAllowed, PineworkError
+from chalicelib.api.observe import note_error
+from chalicelib.errors import (
+    STATUS_BY_CODE,
+    InvalidRequest,
+    MethodNotAllowed,
+    PineworkError,
+    RateLimited,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -44,7 +51,10 @@ ANY_CONTENT = ["*/*"]
 def error_response(error: PineworkError) -> Response:
     """Render a domain error as ``{"error": {"code", "message"}}`` with its status (SPEC §6)."""
     status = STATUS_BY_CODE.get(error.code, 500)
-    headers = {"Retry-After": "1"} if status == 429 else None
+    note_error(error.code)
+    headers = None
+    if isinstance(error, RateLimited):
+        headers = {"Retry-After": str(error.retry_after_seconds)}
     return json_response({"error": {"code": error.code, "message": error.message}}, status, headers)
 
 
@@ -58,6 +68,7 @@ def endpoint(view: View) -> View:
         except PineworkError as error:
             return error_response(error)
         except Exception:
+            # Written as type, AWS code and frames only (chalicelib.api.telemetry).
             logger.exception("unhandled error in %s", view.__name__)
             return error_response(PineworkError("Something went wrong on our side; try again."))
 

@@ -15,6 +15,7 @@ from chalice.app import Blueprint, Response
 from chalicelib.api.exact_json import parse_exact_body
 from chalicelib.api.http import endpoint, json_response, reject_other_methods
 from chalicelib.api.idempotency import idempotent
+from chalicelib.api.observe import note_caller_without_token, note_principal
 from chalicelib.errors import InvalidRequest
 from chalicelib.models.kv import ForgetRequest, KvRecallRequest, RememberRequest
 from chalicelib.models.principal import Principal
@@ -37,7 +38,11 @@ def optional_principal(request: Any, wired: Services) -> Principal | None:
         Unauthorized: the header is there but not a known bearer token.
     """
     authorization = request.headers.get("authorization")
-    return None if authorization is None else wired.auth.authenticate(authorization)
+    if authorization is None:
+        return None
+    principal = wired.auth.authenticate(authorization)
+    note_principal(principal)
+    return principal
 
 
 def source_ip(request: Any) -> str | None:
@@ -59,6 +64,8 @@ def kv_scope(request: Any, wired: Services) -> KvScope:
         InvalidRequest: an empty or over-long ``X-Api-Key``.
     """
     principal = optional_principal(request, wired)
+    if principal is None:
+        note_caller_without_token(request.headers.get("x-api-key"))
     return wired.kv.scope_for(principal, request.headers.get("x-api-key"), source_ip(request))
 
 

@@ -18,7 +18,8 @@ from chalice.app import Blueprint, Response
 
 from chalicelib.api.http import endpoint, reject_other_methods
 from chalicelib.api.kv import optional_principal, source_ip
-from chalicelib.errors import InvalidRequest, SecretInMemory, Unauthorized
+from chalicelib.api.observe import note_caller_without_token, note_error
+from chalicelib.errors import InvalidRequest, RateLimited, SecretInMemory, Unauthorized
 from chalicelib.models.principal import Principal
 from chalicelib.services.run_context import RunContext, read_run_context
 from chalicelib.wiring import Services, services
@@ -67,8 +68,14 @@ def mcp_post() -> Response:
         return _render(401, body, {"WWW-Authenticate": 'Bearer realm="pinework"'})
     except (InvalidRequest, SecretInMemory) as error:
         return _render(400, _refusal(error.code, error.message))
+    except RateLimited as error:
+        note_error(error.code)
+        throttled = mcp_protocol.rate_limited_error(None, error)
+        return _render(429, throttled, {"Retry-After": str(error.retry_after_seconds)})
     api_key = headers.get("x-api-key")
     address = source_ip(request)
+    if principal is None:
+        note_caller_without_token(api_key)
     caller = mcp_protocol.McpCaller(
         services=wired,
         principal=principal,
@@ -76,7 +83,7 @@ def mcp_post() -> Response:
         run=run,
     )
     reply = mcp_protocol.handle_post(request.raw_body, caller)
-    return _render(reply.status, reply.body)
+    return _render(reply.status, reply.body, reply.headers)
 
 
 _LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})

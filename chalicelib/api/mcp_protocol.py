@@ -14,7 +14,9 @@ routes) and ``memory_save``, ``memory_day``, ``memory_recall``,
 schemas are generated from the pydantic request models. A result is the same
 JSON the HTTP route answers, as text content and as ``structuredContent``; a
 domain error is a tool result with ``isError: true`` carrying
-``{"error": {"code", "message"}}`` with the spec's code.
+``{"error": {"code", "message"}}`` with the spec's code. A call the store
+throttles is not a tool result but a JSON-RPC error with ``data.code``
+``rate_limited`` (HTTP 429 with ``Retry-After`` when it was the only message).
 
 Wire types come from the official ``mcp-types`` package (the MCP SDK's types).
 No Chalice here: ``chalicelib/api/mcp.py`` adapts this to HTTP.
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -34,8 +37,9 @@ from pydantic import BaseModel, ValidationError
 
 from chalicelib.api.exact_json import load_exact
 from chalicelib.api.http import validate
-from chalicelib.api.recalls import recall_body
-from chalicelib.errors import InvalidRequest, PineworkError, Unauthorized
+from chalicelib.api.observe import note_error, note_tool
+from chalicelib.api.recalls import observe_recall, recall_body
+from chalicelib.errors import InvalidRequest, PineworkError, RateLimited, Unauthorized
 from chalicelib.models.kv import ForgetRequest, KvRecallRequest, RememberRequest
 from chalicelib.models.mcp import MemoryArchiveArguments, MemoryListArguments
 from chalicelib.models.principal import Principal
@@ -81,10 +85,11 @@ class McpCaller:
 
 @dataclass(frozen=True)
 class McpReply:
-    """What the HTTP adapter sends: a status and a JSON body (None: no body)."""
+    """What the HTTP adapter sends: a status, a JSON body (None: no body), headers."""
 
     status: int
     body: Any = None
+    headers: dict[str, str] | None = None
 
 
 Handler = Callable[[McpCaller, Any], dict[str, Any]]
@@ -163,7 +168,10 @@ def _memory_day(caller: McpCaller, arguments: DayLineRequest) -> dict[str, Any]:
 
 def _memory_recall(caller: McpCaller, arguments: RecallRequest) -> dict[str, Any]:
     wired = caller.services
-    result = wired.recall.recall(_principal(caller), arguments, caller.run)
+    principal = _principal(caller)
+    started = time.perf_counter()
+    result = wired.recall.recall(principal, arguments, caller.run)
+    observe_recall("on_demand", result, started)
     return recall_body(result, wired.clock.now(), "recall")
 
 
@@ -294,8 +302,29 @@ def handle_post(raw_body: bytes | None, caller: McpCaller) -> McpReply:
     answer = _answer(parsed, caller)
     if answer is None:
         return McpReply(202)
+    throttled = _retry_after(answer)
+    if throttled is not None:
+        return McpReply(429, answer, {"Retry-After": str(throttled)})
     failed = "error" in answer and answer["error"]["code"] == mcp.INVALID_REQUEST
     return McpReply(400 if failed else 200, answer)
+
+
+RATE_LIMITED_CODE = -32000
+"""JSON-RPC "server error" code of a throttled message (``data.code: rate_limited``)."""
+
+
+def rate_limited_error(request_id: Any, error: RateLimited) -> dict[str, Any]:
+    """The JSON-RPC error answering a throttled message (SPEC §6 ``rate_limited``)."""
+    data = {"code": error.code, "retryAfterSeconds": error.retry_after_seconds}
+    note_error(error.code)
+    return _error(request_id, RATE_LIMITED_CODE, error.message, data)
+
+
+def _retry_after(answer: dict[str, Any]) -> int | None:
+    data = answer.get("error", {}).get("data")
+    if isinstance(data, dict) and data.get("code") == RateLimited.code:
+        return int(data["retryAfterSeconds"])
+    return None
 
 
 def unsupported_version_reply(requested: str) -> McpReply | None:
@@ -334,6 +363,8 @@ def _answer(message: Any, caller: McpCaller) -> dict[str, Any] | None:
         result = _dispatch(method, params or {}, caller)
     except JsonRpcError as error:
         return _error(request_id, error.code, error.message, error.data)
+    except RateLimited as error:
+        return rate_limited_error(request_id, error)
     except Exception:
         logger.exception("MCP %s failed", method)
         return _error(request_id, mcp.INTERNAL_ERROR, "Something went wrong on our side.")
@@ -382,11 +413,17 @@ def _call_tool(params: dict[str, Any], caller: McpCaller) -> mcp.CallToolResult:
     try:
         arguments = validate(call.arguments or {}, tool.arguments)
         structured = tool.handler(caller, arguments)
+    except RateLimited:
+        note_tool(tool.name, RateLimited.code)
+        raise  # not the tool's answer: the whole call is to be retried (429)
     except PineworkError as error:
+        note_tool(tool.name, error.code)
         return _tool_error(error)
     except Exception:
         logger.exception("MCP tool %s failed", tool.name)
+        note_tool(tool.name, PineworkError.code)
         return _tool_error(PineworkError("Something went wrong on our side; try again."))
+    note_tool(tool.name, None)
     return mcp.CallToolResult(
         content=[mcp.TextContent(type="text", text=_json_text(structured))],
         structured_content=structured,

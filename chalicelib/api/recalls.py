@@ -3,6 +3,7 @@ run-start recall, and the recall (injection) log."""
 
 from __future__ import annotations
 
+import time
 from datetime import datetime
 from typing import Any, Literal
 
@@ -18,6 +19,7 @@ from chalicelib.api.http import (
     validate,
 )
 from chalicelib.api.idempotency import idempotent
+from chalicelib.api.observe import note_recall
 from chalicelib.errors import Forbidden
 from chalicelib.models.recall import RecallStartRequest
 from chalicelib.models.requests import RecallLogQuery, RecallRequest
@@ -55,6 +57,13 @@ def recall_body(
     ).wire()
 
 
+def observe_recall(kind: str, result: RecallResult, started: float) -> None:
+    """Record a recall's figures for the request's log line and metrics (``kind``:
+    ``on_demand`` or ``run_start``; ``started``: ``time.perf_counter()`` before it)."""
+    elapsed_ms = (time.perf_counter() - started) * 1000
+    note_recall(kind, len(result.memories), result.fallback, result.skipped, elapsed_ms)
+
+
 @recalls_api.route("/memories/recall", methods=["POST"], content_types=ANY_CONTENT)
 @endpoint
 @idempotent(recalls_api)
@@ -62,7 +71,9 @@ def recall() -> Response:
     """On-demand recall: scored memories and the rendered block."""
     call = call_context(_request())
     body = parse_body(_request().raw_body, RecallRequest)
+    started = time.perf_counter()
     result = call.services.recall.recall(call.principal, body, call.run)
+    observe_recall("on_demand", result, started)
     return json_response(recall_body(result, call.services.clock.now(), "recall"))
 
 
@@ -74,7 +85,9 @@ def recall_at_run_start() -> Response:
     call = call_context(_request())
     refuse_persons(call.principal, Forbidden, RUN_START_IS_FOR_AGENTS)
     body = parse_body(_request().raw_body, RecallStartRequest)
+    started = time.perf_counter()
     result = call.services.recall.start(call.principal, body, call.run)
+    observe_recall("run_start", result, started)
     return json_response(recall_body(result, call.services.clock.now(), "recall_start"))
 
 

@@ -1,5 +1,5 @@
 """Review routes (SPEC §7 ``/reviews``, §9), under ``/api/v1``: run an agent's
-review now (or dry-run it), list an agent's reports, read one report, approve or
+review now or queue it (or dry-run it), list an agent's reports, read one report, approve or
 reject one action that waits for a person (issue 4 item 6, issue 14 item 2), list
 the actions waiting, and undo one applied action (issue 14 item 3)."""
 
@@ -20,6 +20,7 @@ from chalicelib.api.http import (
     validate,
 )
 from chalicelib.api.idempotency import idempotent
+from chalicelib.api.observe import note_review
 from chalicelib.ids import ULID_PATTERN
 from chalicelib.models.requests import EmptyRequest
 from chalicelib.models.responses import ReviewList, ReviewSummaryObject
@@ -29,9 +30,10 @@ from chalicelib.models.review import (
     ReviewListQuery,
     RunReviewRequest,
 )
+from chalicelib.models.review_run import ReviewRun
 from chalicelib.services.access.who import refuse_agents
 from chalicelib.services.paging import decode_next_token, encode_next_token
-from chalicelib.services.review.decisions import DECISIONS_ARE_FOR_PERSONS
+from chalicelib.services.review.decisions import DECISIONS_ARE_FOR_PERSONS, action_number
 from chalicelib.services.review.service import REVIEW_RUN_IS_FOR_PERSONS
 from chalicelib.services.review.undo import UNDO_IS_FOR_PERSONS
 
@@ -49,12 +51,19 @@ def _request() -> Any:
 @endpoint
 @idempotent(reviews_api)
 def run_review() -> Response:
-    """A person runs an agent's review now; ``dryRun`` returns the plan and changes nothing."""
+    """A person runs an agent's review now (200 with the report), or, when it may outlast
+    API Gateway's 29 s, queues it (202 with its id; ``GET /reviews/{id}`` follows it);
+    ``dryRun`` returns the plan and changes nothing."""
     call = call_context(_request())
     refuse_agents(call.principal, REVIEW_RUN_IS_FOR_PERSONS)
     body = parse_body(_request().raw_body, RunReviewRequest)
-    report = call.services.reviews.run_now(call.principal, body)
-    return json_response(report.to_wire())
+    outcome = call.services.review_runs.start(call.principal, body)
+    if isinstance(outcome, ReviewRun):
+        return json_response(
+            outcome.to_wire(), 202, headers={"Location": f"/api/v1/reviews/{outcome.id}"}
+        )
+    note_review(outcome)
+    return json_response(outcome.to_wire())
 
 
 @reviews_api.route("/reviews", methods=["GET"], content_types=ANY_CONTENT)
@@ -101,9 +110,10 @@ def list_pending_actions() -> Response:
 @reviews_api.route("/reviews/{review_id}", methods=["GET"], content_types=ANY_CONTENT)
 @endpoint
 def get_review(review_id: str) -> Response:
-    """One full report: the plan, what was applied, what was skipped and why."""
+    """One full report: the plan, what was applied, what was skipped and why; a queued
+    review that is not done yet shows its ``status`` (queued, running, failed)."""
     call = call_context(_request())
-    return json_response(call.services.reviews.get(call.principal, review_id).to_wire())
+    return json_response(call.services.review_runs.get(call.principal, review_id).to_wire())
 
 
 @reviews_api.route(
@@ -152,6 +162,7 @@ def _decide(review_id: str, action_ref: str, verb: str) -> Response:
     else:
         parse_body(_request().raw_body, EmptyRequest)
         report = reviews.reject(call.principal, review_id, unquote(action_ref))
+    note_review(report, decided=f"a{action_number(unquote(action_ref))}")
     return json_response(report.to_wire())
 
 

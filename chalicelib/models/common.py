@@ -1,4 +1,9 @@
-"""Shared pydantic building blocks: camelCase wire names and RFC 3339 timestamps."""
+"""Shared pydantic building blocks: camelCase wire names and RFC 3339 timestamps.
+
+Every model of the service sets ``defer_build=True``: pydantic then builds a model's
+validator and serializer on its first use instead of when its module is imported,
+which took a quarter of ``import app`` (cold start; docs/DECISIONS.md "Cold start").
+"""
 
 from __future__ import annotations
 
@@ -17,7 +22,9 @@ Timestamp = Annotated[datetime, PlainSerializer(to_rfc3339, return_type=str, whe
 class WireModel(BaseModel):
     """Base of stored and returned objects: camelCase aliases, immutable."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
+    model_config = ConfigDict(
+        defer_build=True, alias_generator=to_camel, populate_by_name=True, frozen=True
+    )
 
 
 class RequestModel(BaseModel):
@@ -27,5 +34,9 @@ class RequestModel(BaseModel):
     """
 
     model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=False, extra="forbid", strict=True
+        defer_build=True,
+        alias_generator=to_camel,
+        populate_by_name=False,
+        extra="forbid",
+        strict=True,
     )

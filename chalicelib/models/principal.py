@@ -65,7 +65,9 @@ class Person(WireModel):
 
 
 class IssuedCredential(WireModel):
-    """A new principal and its bearer token, shown once (only its hash is stored)."""
+    """A new principal and its bearer token, shown once (only its hash is stored);
+    ``token_id`` names the token for ``list-tokens``, ``revoke-token``, ``rotate-token``."""
 
     id: str
     token: str
+    token_id: str | None = None

@@ -97,7 +97,9 @@ class Paging(BaseModel):
     history).
     """
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=False, extra="forbid")
+    model_config = ConfigDict(
+        defer_build=True, alias_generator=to_camel, populate_by_name=False, extra="forbid"
+    )
 
     limit: Limit = DEFAULT_LIST_LIMIT
     next_token: str | None = None

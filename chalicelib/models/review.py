@@ -72,7 +72,9 @@ class ReviewAction(BaseModel):
             conflict no saved evidence decides, SPEC §9 step 5; issue 14 item 2).
     """
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    model_config = ConfigDict(
+        defer_build=True, alias_generator=to_camel, populate_by_name=True, extra="forbid"
+    )
 
     id: str
     action: ActionKind
@@ -126,7 +128,9 @@ def _digest(*parts: str) -> str:
 class ReviewPlan(BaseModel):
     """What a reviewer proposes for one agent and one reviewed UTC date."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    model_config = ConfigDict(
+        defer_build=True, alias_generator=to_camel, populate_by_name=True, extra="forbid"
+    )
 
     agent_id: str
     date: str
@@ -139,7 +143,9 @@ class ReviewPlan(BaseModel):
 class ActionOutcome(BaseModel):
     """What happened to one action when the plan was applied."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    model_config = ConfigDict(
+        defer_build=True, alias_generator=to_camel, populate_by_name=True, extra="forbid"
+    )
 
     action_id: str
     action: ActionKind
@@ -162,7 +168,9 @@ class ActionDecision(BaseModel):
             other way round (``None``: the plan's ``keepId``).
     """
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    model_config = ConfigDict(
+        defer_build=True, alias_generator=to_camel, populate_by_name=True, extra="forbid"
+    )
 
     action_id: str
     state: DecisionState = "pending"

@@ -1,18 +1,21 @@
 """The DynamoDB adapter of ``DirectoryRepository``: workspaces, agents, persons and
-token hashes (SPEC §2, §7 auth) on the single table (keys in ``keys.py``)."""
+token hashes (SPEC §2, §7 auth) on the single table (keys in ``keys.py``).
+
+A token is two items: ``TOKEN#<sha256>`` (what a request's token resolves to) and
+``TOKENID#<tok_id>`` (what names the hash for revoke and rotate), always written
+and deleted together in one transaction.
+"""
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import Any
+
 from botocore.exceptions import ClientError
 
-from chalicelib.models.principal import (
-    Agent,
-    Person,
-    Principal,
-    PrincipalKind,
-    ReviewApproval,
-    Workspace,
-)
+from chalicelib.ids import to_rfc3339
+from chalicelib.models.principal import Agent, Person, Principal, ReviewApproval, Workspace
+from chalicelib.models.token import StoredToken
 from chalicelib.storage import items as convert
 from chalicelib.storage.dynamodb import (
     DynamoDBTable,
@@ -22,12 +25,19 @@ from chalicelib.storage.dynamodb import (
     to_attributes,
 )
 from chalicelib.storage.keys import (
+    BY_TOKEN_PRINCIPAL,
+    KV_TTL_ATTRIBUTE,
+    TOKEN_INDEX_PARTITION,
     agent_key,
     person_email_key,
+    person_key,
+    token_id_key,
     token_key,
     workspace_key,
 )
 from chalicelib.storage.protocols import PersonEmailTaken
+
+_CONDITION_FAILED = "ConditionalCheckFailedException"
 
 
 class DynamoDBDirectoryRepository:
@@ -63,32 +73,21 @@ class DynamoDBDirectoryRepository:
                 ReturnValues="ALL_NEW",
             )
         except ClientError as error:
-            if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
+            if error.response["Error"]["Code"] == _CONDITION_FAILED:
                 return None
             raise
         return convert.workspace_from_item(from_attributes(response["Attributes"]))
 
-    def create_agent(self, agent: Agent, token_hash: str) -> None:
-        """Write an agent and its token hash atomically."""
-        principal = Principal(
-            kind=PrincipalKind.AGENT, id=agent.id, workspace_id=agent.workspace_id
-        )
-        self._table.transact(
-            [
-                put_new(convert.agent_to_item(agent)),
-                put_new({**token_key(token_hash), **convert.principal_to_token_item(principal)}),
-            ]
-        )
+    def create_agent(self, agent: Agent, token: StoredToken) -> None:
+        """Write an agent and its first token atomically."""
+        self._table.transact([put_new(convert.agent_to_item(agent)), *_put_token(token)])
 
-    def create_person(self, person: Person, token_hash: str, *, email_digest: str) -> None:
-        """Write a person, its token hash and its e-mail claim atomically.
+    def create_person(self, person: Person, token: StoredToken, *, email_digest: str) -> None:
+        """Write a person, their first token and their e-mail claim atomically.
 
         Raises:
             PersonEmailTaken: the workspace's claim on the e-mail exists.
         """
-        principal = Principal(
-            kind=PrincipalKind.PERSON, id=person.id, workspace_id=person.workspace_id
-        )
         claim = {**person_email_key(person.workspace_id, email_digest), "personId": person.id}
         try:
             self._table.transact(
@@ -97,9 +96,7 @@ class DynamoDBDirectoryRepository:
                     # First, so its cancellation reason is reasons[0] whatever follows.
                     put_new(claim),
                     put_new(convert.person_to_item(person)),
-                    put_new(
-                        {**token_key(token_hash), **convert.principal_to_token_item(principal)}
-                    ),
+                    *_put_token(token),
                 ]
             )
         except TransactionCancelled as cancelled:
@@ -112,7 +109,161 @@ class DynamoDBDirectoryRepository:
         found = self._table.get(agent_key(agent_id))
         return None if found is None else convert.agent_from_item(found)
 
+    def get_person(self, person_id: str) -> Person | None:
+        """Return the person or None."""
+        found = self._table.get(person_key(person_id))
+        return None if found is None else convert.person_from_item(found)
+
     def principal_for_token(self, token_hash: str) -> Principal | None:
-        """Return the principal of a token hash, or None."""
+        """Return the principal of a token hash, or None (expiry not checked: use
+        ``get_token`` and ``TokenRecord.status``, as ``AuthService`` does)."""
         found = self._table.get(token_key(token_hash))
         return None if found is None else convert.principal_from_token_item(found)
+
+    def get_token(self, token_hash: str) -> StoredToken | None:
+        """The token stored under a hash (one consistent GetItem), or None."""
+        found = self._table.get(token_key(token_hash))
+        return None if found is None else convert.token_from_item(found)
+
+    def find_token(self, token_id: str) -> StoredToken | None:
+        """The token with a ``tok_…`` id (two consistent GetItems), or None."""
+        named = self._table.get(token_id_key(token_id))
+        return None if named is None else self.get_token(str(named["tokenHash"]))
+
+    def add_token(self, token: StoredToken) -> None:
+        """Store a new token (both items, conditional puts, one transaction)."""
+        self._table.transact(_put_token(token))
+
+    def list_tokens(self, principal_id: str) -> list[StoredToken]:
+        """Every token of a principal (the sparse ``byTokenPrincipal`` index, so
+        eventually consistent: a token issued a moment ago may be missing)."""
+        rows = self._table.query(
+            IndexName=BY_TOKEN_PRINCIPAL,
+            KeyConditionExpression="#principal = :principal",
+            ExpressionAttributeNames={"#principal": TOKEN_INDEX_PARTITION},
+            ExpressionAttributeValues=to_attributes({":principal": principal_id}),
+        )
+        return [convert.token_from_item(row) for row in rows]
+
+    def assign_token_id(self, token_hash: str, token_id: str, created_at: datetime) -> bool:
+        """Give a token stored before ids existed its ``tok_…`` id (and ``createdAt``
+        unless it has one). Returns False when it has an id already or is gone."""
+        update = {
+            "Update": {
+                "Key": to_attributes(token_key(token_hash)),
+                "UpdateExpression": "SET #id = :id, #created = if_not_exists(#created, :created)",
+                # Only a live token without an id: two listings never give it two ids.
+                "ConditionExpression": "attribute_exists(pk) AND attribute_not_exists(#id)",
+                "ExpressionAttributeNames": {"#id": "tokenId", "#created": "createdAt"},
+                "ExpressionAttributeValues": to_attributes(
+                    {":id": token_id, ":created": to_rfc3339(created_at)}
+                ),
+            }
+        }
+        naming = put_new({**token_id_key(token_id), "tokenHash": token_hash})
+        try:
+            self._table.transact([update, naming])
+        except TransactionCancelled:
+            return False
+        return True
+
+    def revoke_token(self, token: StoredToken) -> bool:
+        """Delete both items of a token at once. Returns False when it was gone."""
+        if token.record.id is None:
+            raise ValueError("a token without an id cannot be revoked by id")
+        operations: list[dict[str, Any]] = [
+            {
+                "Delete": {
+                    "Key": to_attributes(token_key(token.token_hash)),
+                    # Exists: a second revoke reports "already revoked", not success.
+                    "ConditionExpression": "attribute_exists(pk)",
+                }
+            },
+            {"Delete": {"Key": to_attributes(token_id_key(token.record.id))}},
+        ]
+        try:
+            self._table.transact(operations)
+        except TransactionCancelled:
+            return False
+        return True
+
+    def rotate_token(
+        self, old: StoredToken, new: StoredToken, until: datetime, delete_after: int
+    ) -> bool:
+        """Store ``new`` and make ``old`` expire at ``until``, in one transaction.
+
+        Args:
+            old: the token being rotated (must have an id).
+            new: its replacement.
+            until: when ``old`` stops working (the grace period's end).
+            delete_after: epoch seconds after which DynamoDB's TTL may delete
+                ``old``'s items (the table's TTL attribute).
+
+        Returns:
+            False when ``old`` was revoked or rotated meanwhile (nothing written).
+        """
+        if old.record.id is None or new.record.id is None:
+            raise ValueError("rotation needs token ids")
+        expire = {
+            "Update": {
+                "Key": to_attributes(token_key(old.token_hash)),
+                "UpdateExpression": "SET #expires = :until, #rotated = :new, #ttl = :ttl",
+                # A live token rotated once: a second rotation would leave two heirs.
+                "ConditionExpression": "attribute_exists(pk) AND attribute_not_exists(#rotated)",
+                "ExpressionAttributeNames": {
+                    "#expires": "expiresAt",
+                    "#rotated": "rotatedTo",
+                    "#ttl": KV_TTL_ATTRIBUTE,
+                },
+                "ExpressionAttributeValues": to_attributes(
+                    {":until": to_rfc3339(until), ":new": new.record.id, ":ttl": delete_after}
+                ),
+            }
+        }
+        naming = {
+            "Update": {
+                "Key": to_attributes(token_id_key(old.record.id)),
+                "UpdateExpression": "SET #ttl = :ttl",
+                "ConditionExpression": "attribute_exists(pk)",
+                "ExpressionAttributeNames": {"#ttl": KV_TTL_ATTRIBUTE},
+                "ExpressionAttributeValues": to_attributes({":ttl": delete_after}),
+            }
+        }
+        try:
+            self._table.transact([expire, naming, *_put_token(new)])
+        except TransactionCancelled:
+            return False
+        return True
+
+    def touch_token(self, token_hash: str, now: datetime, stale_before: datetime) -> bool:
+        """Set ``lastUsedAt = now`` unless it is at ``stale_before`` or later (one
+        conditional UpdateItem). Returns False when nothing was written."""
+        try:
+            self._table.client.update_item(
+                TableName=self._table.name,
+                Key=to_attributes(token_key(token_hash)),
+                UpdateExpression="SET #used = :now",
+                # At most one write per token and interval, however many requests race;
+                # never re-create a revoked token's item.
+                ConditionExpression=(
+                    "attribute_exists(pk) AND (attribute_not_exists(#used) OR #used < :stale)"
+                ),
+                ExpressionAttributeNames={"#used": "lastUsedAt"},
+                ExpressionAttributeValues=to_attributes(
+                    {":now": to_rfc3339(now), ":stale": to_rfc3339(stale_before)}
+                ),
+            )
+        except ClientError as error:
+            if error.response["Error"]["Code"] == _CONDITION_FAILED:
+                return False
+            raise
+        return True
+
+
+def _put_token(token: StoredToken) -> list[dict[str, Any]]:
+    if token.record.id is None:
+        raise ValueError("a new token needs an id")
+    return [
+        put_new(convert.token_to_item(token)),
+        put_new({**token_id_key(token.record.id), "tokenHash": token.token_hash}),
+    ]

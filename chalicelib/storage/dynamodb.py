@@ -11,11 +11,23 @@ always aliased.
 
 from __future__ import annotations
 
+import random
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
+
+from chalicelib.errors import Conflict
+from chalicelib.storage.aws_errors import (
+    CONFLICT_MESSAGE,
+    DYNAMODB_THROTTLED_REASONS,
+    DYNAMODB_THROTTLING,
+    TRANSACTION_CANCELLED,
+    cancellation_reasons,
+    translate_errors,
+)
 
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
@@ -23,6 +35,12 @@ _deserializer = TypeDeserializer()
 QUERY_PAGE = 200
 _BATCH_GET_KEYS = 100
 """Items read per Query call while filling a filtered page (PITFALLS: Limit before filter)."""
+TRANSACTION_CONFLICT_ATTEMPTS = 3
+"""How often a transaction cancelled only by ``TransactionConflict`` (another
+transaction was writing one of its items) is sent again before ``Conflict``."""
+_CONFLICT_PAUSE_SECONDS = (0.01, 0.05)
+"""Jittered pause before sending a conflicted transaction again: the transaction in
+the way commits within milliseconds."""
 
 
 Row = TypeVar("Row")
@@ -70,13 +88,18 @@ class TransactionCancelled(Exception):
 class DynamoDBTable:
     """A thin wrapper around one table: serialization and transaction errors.
 
+    ``client`` is the boto3 client behind ``aws_errors.TranslatingClient``: every
+    call the adapters make through it raises ``RateLimited`` (429, SPEC §6) when
+    DynamoDB throttles it, directly or as a transaction's cancellation reason, and
+    ``Conflict`` (409) when a single-item write collides with a transaction.
+
     Args:
         client: a boto3 DynamoDB client.
         table_name: the single table's name.
     """
 
     def __init__(self, client: Any, table_name: str) -> None:
-        self.client = client
+        self.client = translate_errors(client, DYNAMODB_THROTTLING, DYNAMODB_THROTTLED_REASONS)
         self.name = table_name
 
     def get(self, key: dict[str, str]) -> dict[str, Any] | None:
@@ -105,27 +128,36 @@ class DynamoDBTable:
         return found
 
     def transact(self, operations: list[dict[str, Any]]) -> None:
-        """Run TransactWriteItems; raise ``TransactionCancelled`` with per-item reasons.
+        """Run TransactWriteItems.
 
         Each operation is ``{"Put"|"Update"|"Delete"|"ConditionCheck": {...}}``
-        without ``TableName`` (added here).
+        without ``TableName`` (added here). A cancellation caused only by
+        ``TransactionConflict`` (another transaction was writing one of the items;
+        nothing was written) is sent again, up to ``TRANSACTION_CONFLICT_ATTEMPTS``
+        times in all.
+
+        Raises:
+            TransactionCancelled: a condition failed (per-item reasons, in order).
+            RateLimited: DynamoDB throttled the transaction (429).
+            Conflict: still conflicting with other transactions after the retries (409).
         """
         transact_items = []
         for operation in operations:
             ((kind, body),) = operation.items()
             transact_items.append({kind: {"TableName": self.name, **body}})
-        try:
-            self.client.transact_write_items(TransactItems=transact_items)
-        except ClientError as error:
-            if error.response["Error"]["Code"] != "TransactionCanceledException":
-                raise
-            reasons = [
-                reason.get("Code", "None")
-                for reason in error.response.get("CancellationReasons", [])
-            ]
-            if not reasons:
-                reasons = _reasons_from_message(error.response["Error"].get("Message", ""))
-            raise TransactionCancelled(reasons) from error
+        for attempt in range(1, TRANSACTION_CONFLICT_ATTEMPTS + 1):
+            try:
+                self.client.transact_write_items(TransactItems=transact_items)
+                return
+            except ClientError as error:
+                if error.response["Error"]["Code"] != TRANSACTION_CANCELLED:
+                    raise
+                reasons = cancellation_reasons(error)
+                if not _only_conflicts(reasons):
+                    raise TransactionCancelled(reasons) from error
+                if attempt == TRANSACTION_CONFLICT_ATTEMPTS:
+                    raise Conflict(CONFLICT_MESSAGE) from error
+            time.sleep(random.uniform(*_CONFLICT_PAUSE_SECONDS))
 
     def query(self, **kwargs: Any) -> Iterator[dict[str, Any]]:
         """Yield every item of a Query, following ``LastEvaluatedKey``."""
@@ -140,12 +172,11 @@ class DynamoDBTable:
             request["ExclusiveStartKey"] = last
 
 
-def _reasons_from_message(message: str) -> list[str]:
-    # Some emulators put the reasons only in the message: "... [None, ConditionalCheckFailed]".
-    if "[" not in message:
-        return []
-    inside = message[message.rindex("[") + 1 : message.rindex("]")]
-    return [part.strip() for part in inside.split(",")]
+def _only_conflicts(reasons: list[str]) -> bool:
+    # Every item either was fine or met another transaction: nothing to re-check.
+    return "TransactionConflict" in reasons and all(
+        reason in ("None", "TransactionConflict") for reason in reasons
+    )
 
 
 def put_new(item: dict[str, Any]) -> dict[str, Any]:

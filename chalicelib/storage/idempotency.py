@@ -18,10 +18,20 @@ Imported only when a request carries ``Idempotency-Key`` (cold start, see
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
-from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
+from aws_lambda_powertools.utilities.idempotency import (
+    DynamoDBPersistenceLayer,
+    IdempotencyConfig,
+    idempotent_function,
+)
+from aws_lambda_powertools.utilities.idempotency.exceptions import (
+    IdempotencyAlreadyInProgressError,
+    IdempotencyValidationError,
+)
 
+from chalicelib.errors import IdempotencyKeyInUse, IdempotencyKeyReused
 from chalicelib.storage.dynamodb import DynamoDBTable, to_attributes
 from chalicelib.storage.keys import KV_TTL_ATTRIBUTE, idempotency_key
 
@@ -55,3 +65,76 @@ class DynamoDBIdempotencyStore(DynamoDBPersistenceLayer):
     def _get_key(self, idempotency_key_value: str) -> dict[str, Any]:
         """The record's key: its own partition per idempotency key (see the module)."""
         return to_attributes(idempotency_key(idempotency_key_value))
+
+    def run_once(
+        self,
+        record_key: str,
+        fingerprint: str,
+        action: Callable[[], dict[str, Any]],
+        *,
+        deadline_ms: int,
+        lifetime_seconds: int,
+    ) -> tuple[dict[str, Any], bool]:
+        """``IdempotencyStore.run_once`` with Powertools' ``idempotent_function``:
+        ``record_key`` is hashed (SHA-256) into ``IDEMPOTENCY#<hex>``; ``fingerprint``
+        is the payload Powertools validates a retry against.
+
+        Raises:
+            IdempotencyKeyInUse: Powertools' ``IdempotencyAlreadyInProgressError``.
+            IdempotencyKeyReused: Powertools' ``IdempotencyValidationError``.
+            Exception: whatever ``action`` raised (Powertools deletes the record).
+        """
+        config = IdempotencyConfig(
+            event_key_jmespath="key",
+            payload_validation_jmespath="fingerprint",
+            raise_on_no_idempotency_key=True,
+            expires_after_seconds=lifetime_seconds,
+            hash_function="sha256",
+            response_hook=_mark_replayed,
+        )
+        # Powertools reads only get_remaining_time_in_millis from the context.
+        config.register_lambda_context(cast(Any, _Deadline(deadline_ms)))
+
+        def run_action(request: dict[str, str]) -> dict[str, Any]:
+            return {"answer": action()}
+
+        once: Callable[..., dict[str, Any]] = idempotent_function(
+            data_keyword_argument="request",
+            persistence_store=self,
+            config=config,
+            key_prefix=RECORD_PREFIX,
+        )(run_action)
+
+        try:
+            result = once(request={"key": record_key, "fingerprint": fingerprint})
+        except IdempotencyAlreadyInProgressError as error:
+            raise IdempotencyKeyInUse(
+                "A request with this Idempotency-Key is still running; retry shortly to "
+                "get its answer."
+            ) from error
+        except IdempotencyValidationError as error:
+            raise IdempotencyKeyReused(
+                "This Idempotency-Key was used with another request (method, path or body) "
+                "in the last 24 hours; use a new key for a new request."
+            ) from error
+        return result["answer"], bool(result.get("replayed"))
+
+
+RECORD_PREFIX = "IDEMPOTENCY"
+"""Powertools' key prefix: records are ``IDEMPOTENCY#<sha256 of the scoped key>``."""
+
+
+def _mark_replayed(response: Any, idempotent_data: Any) -> Any:
+    """Powertools' ``response_hook``: runs only when a stored answer is returned."""
+    return {**response, "replayed": True}
+
+
+class _Deadline:
+    """The one part of a Lambda context Powertools reads: the time left."""
+
+    def __init__(self, remaining_ms: int) -> None:
+        self._remaining_ms = remaining_ms
+
+    def get_remaining_time_in_millis(self) -> int:
+        """Milliseconds the request may still run."""
+        return self._remaining_ms

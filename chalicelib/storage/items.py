@@ -15,6 +15,7 @@ from typing import Any
 from chalicelib.ids import from_rfc3339, to_rfc3339
 from chalicelib.models.memory import AuditRecord, Memory, MemoryKind, MemoryStatus
 from chalicelib.models.principal import Agent, Person, Principal, PrincipalKind, Workspace
+from chalicelib.models.token import StoredToken, TokenRecord
 from chalicelib.storage.keys import (
     SORT_ATTRIBUTE,
     agent_key,
@@ -22,6 +23,7 @@ from chalicelib.storage.keys import (
     memory_index_values,
     memory_key,
     person_key,
+    token_key,
     workspace_key,
 )
 
@@ -222,6 +224,16 @@ def person_to_item(person: Person) -> dict[str, Any]:
     }
 
 
+def person_from_item(item: dict[str, Any]) -> Person:
+    """Rebuild a person from its stored item."""
+    return Person(
+        id=item["id"],
+        workspace_id=item["workspaceId"],
+        email=item["email"],
+        created_at=from_rfc3339(item["createdAt"]),
+    )
+
+
 def principal_to_token_item(principal: Principal) -> dict[str, str]:
     """Return the token item's attributes (without its key) for a principal."""
     return {
@@ -239,6 +251,59 @@ def principal_from_token_item(item: dict[str, Any]) -> Principal:
         id=item["principalId"],
         workspace_id=item["workspaceId"],
     )
+
+
+_TOKEN_OPTIONAL_TEXT = {
+    "id": "tokenId",
+    "prefix": "tokenPrefix",
+    "label": "label",
+    "rotated_to": "rotatedTo",
+}
+_TOKEN_OPTIONAL_TIME = {
+    "created_at": "createdAt",
+    "last_used_at": "lastUsedAt",
+    "expires_at": "expiresAt",
+}
+
+
+def token_to_item(token: StoredToken) -> dict[str, Any]:
+    """Return the stored item of a token (keyed by its hash; ``None`` fields left out)."""
+    record = token.record
+    item: dict[str, Any] = {
+        **token_key(token.token_hash),
+        **principal_to_token_item(record.principal),
+    }
+    for field, attribute in _TOKEN_OPTIONAL_TEXT.items():
+        value = getattr(record, field)
+        if value is not None:
+            item[attribute] = value
+    for field, attribute in _TOKEN_OPTIONAL_TIME.items():
+        moment = getattr(record, field)
+        if moment is not None:
+            item[attribute] = to_rfc3339(moment)
+    return item
+
+
+def token_from_item(item: dict[str, Any]) -> StoredToken:
+    """Rebuild a token from its item; items written before issue 12 carry only the
+    principal, so every other field may be missing."""
+    principal = principal_from_token_item(item)
+    values: dict[str, Any] = {
+        field: item.get(attribute) for field, attribute in _TOKEN_OPTIONAL_TEXT.items()
+    }
+    values.update(
+        {
+            field: _time_or_none(item.get(attribute))
+            for field, attribute in _TOKEN_OPTIONAL_TIME.items()
+        }
+    )
+    record = TokenRecord(
+        principal_kind=principal.kind,
+        principal_id=principal.id,
+        workspace_id=principal.workspace_id,
+        **values,
+    )
+    return StoredToken(token_hash=str(item["pk"]).removeprefix("TOKEN#"), record=record)
 
 
 def _bytes_or_none(value: Any) -> bytes | None:

@@ -6,6 +6,7 @@
 | audit record | ``MEMORY#<mem_id>`` | ``AUDIT#<aud_id>`` |
 | live day row pointer | ``DAYLOG#<agt_id>#<YYYY-MM-DD>`` | ``DAYLOG`` |
 | token | ``TOKEN#<sha256 hex>`` | ``TOKEN`` |
+| token id -> its hash (revoke, rotate) | ``TOKENID#<tok_id>`` | ``TOKENID`` |
 | recall log entry | ``RECALLS#<agt_id>`` | ``<rcl_id>`` |
 | recall counters of a page of memories | ``RECALLCOUNT#<agt_id>`` | ``PAGE#<000-189>`` |
 | run-start session | ``SESSION#<agt_id>#<session id>`` | ``SESSION`` |
@@ -19,6 +20,7 @@
 | review summary | ``REVIEWS#<agt_id>`` | ``<rvw_id>`` |
 | review summary (lookup by id) | ``REVIEW#<rvw_id>`` | ``REVIEW`` |
 | decision on a review action | ``REVIEW#<rvw_id>`` | ``ACTION#<action id>`` |
+| queued manual review (run) | ``REVIEW#<rvw_id>`` | ``RUN`` |
 | lift claim | ``LIFT#<agt_id>#<sha256 of normalized text>`` | ``LIFT`` |
 | a rejected review action | ``REJECTED#<agt_id>`` | ``<sha256 signature>`` |
 | idempotency record (issue 15) | ``IDEMPOTENCY#<sha256 of scope and key>`` | ``IDEMPOTENCY`` |
@@ -110,6 +112,18 @@ def token_key(token_hash: str) -> dict[str, str]:
     return {"pk": f"TOKEN#{token_hash}", "sk": "TOKEN"}
 
 
+def token_id_key(token_id: str) -> dict[str, str]:
+    """Primary key of the item that names a token's hash by its ``tok_…`` id."""
+    return {"pk": f"TOKENID#{token_id}", "sk": "TOKENID"}
+
+
+BY_TOKEN_PRINCIPAL = "byTokenPrincipal"
+"""Sparse GSI over token items (the only items with ``principalId``): a principal's
+tokens, for ``pinework admin list-tokens``. Token items written before the index
+existed carry the attribute too, so DynamoDB indexes them when the index is built."""
+TOKEN_INDEX_PARTITION = "principalId"
+
+
 def workspace_key(workspace_id: str) -> dict[str, str]:
     """Primary key of a workspace item."""
     return {"pk": f"WORKSPACE#{workspace_id}", "sk": "WORKSPACE"}
@@ -195,6 +209,11 @@ def review_key(agent_id: str, review_id: str) -> dict[str, str]:
 def review_lookup_key(review_id: str) -> dict[str, str]:
     """Primary key of the copy of a review summary found by id."""
     return {"pk": review_lookup_partition(review_id), "sk": "REVIEW"}
+
+
+def review_run_key(review_id: str) -> dict[str, str]:
+    """Primary key of a queued manual review's run record (issue 12)."""
+    return {"pk": review_lookup_partition(review_id), "sk": "RUN"}
 
 
 def review_lookup_partition(review_id: str) -> str:

@@ -23,6 +23,8 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from chalicelib.errors import RateLimited
+from chalicelib.storage.aws_errors import S3_THROTTLING, translate_errors
 from chalicelib.storage.dynamodb import DynamoDBTable, from_attributes, to_attributes
 from chalicelib.storage.keys import KV_KEY_PREFIX, KV_TTL_ATTRIBUTE, kv_key, kv_partition
 
@@ -51,7 +53,7 @@ class S3ObjectStore:
     def client(self) -> Any:
         """The S3 client, built on first use (most values never need S3)."""
         if self._client is None:
-            self._client = self._client_factory()
+            self._client = translate_errors(self._client_factory(), S3_THROTTLING)
         return self._client
 
     def put(self, object_key: str, data: bytes) -> None:
@@ -75,7 +77,7 @@ class S3ObjectStore:
         """Delete one object, best effort: a failure leaves an orphan, logged, never an error."""
         try:
             self.client.delete_object(Bucket=self.bucket, Key=object_key)
-        except ClientError:
+        except (ClientError, RateLimited):
             logger.warning("could not delete s3://%s/%s", self.bucket, object_key, exc_info=True)
 
 

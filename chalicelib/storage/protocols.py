@@ -7,17 +7,19 @@ SPEC §4–6 stay in the services.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum
-from typing import Protocol
+from typing import Any, Protocol
 
 from chalicelib.models.memory import AuditRecord, Memory
 from chalicelib.models.principal import Agent, Person, Principal, ReviewApproval, Workspace
 from chalicelib.models.recall import RecallLogEntry
 from chalicelib.models.review import ActionDecision, ActionUndo, PendingAction, ReviewSummary
+from chalicelib.models.review_run import ReviewRun
 from chalicelib.models.routine import Routine
+from chalicelib.models.token import StoredToken
 
 
 class WriteConflict(Exception):
@@ -223,12 +225,12 @@ class DirectoryRepository(Protocol):
         """Set a stored workspace's ``reviewApproval``; None when there is no such workspace."""
         ...
 
-    def create_agent(self, agent: Agent, token_hash: str) -> None:
-        """Write a new agent and its token hash in one transaction."""
+    def create_agent(self, agent: Agent, token: StoredToken) -> None:
+        """Write a new agent and its first token in one transaction."""
         ...
 
-    def create_person(self, person: Person, token_hash: str, *, email_digest: str) -> None:
-        """Write a new person, its token hash and the claim on its e-mail address
+    def create_person(self, person: Person, token: StoredToken, *, email_digest: str) -> None:
+        """Write a new person, their first token and the claim on their e-mail address
         (``email_digest``: the service's digest of the normalised address) in one
         transaction.
 
@@ -241,8 +243,50 @@ class DirectoryRepository(Protocol):
         """Return the agent or None."""
         ...
 
+    def get_person(self, person_id: str) -> Person | None:
+        """Return the person or None."""
+        ...
+
     def principal_for_token(self, token_hash: str) -> Principal | None:
-        """Return the principal a token hash belongs to, or None."""
+        """Return the principal a token hash belongs to, or None (no expiry check)."""
+        ...
+
+    def get_token(self, token_hash: str) -> StoredToken | None:
+        """The token stored under a hash (strongly consistent), or None."""
+        ...
+
+    def find_token(self, token_id: str) -> StoredToken | None:
+        """The token with a ``tok_…`` id (strongly consistent), or None."""
+        ...
+
+    def add_token(self, token: StoredToken) -> None:
+        """Store a new token (conditional writes, one transaction)."""
+        ...
+
+    def list_tokens(self, principal_id: str) -> list[StoredToken]:
+        """Every stored token of a principal (eventually consistent)."""
+        ...
+
+    def assign_token_id(self, token_hash: str, token_id: str, created_at: datetime) -> bool:
+        """Give an id-less token ``token_id`` (and ``created_at`` unless set); False
+        when it had one already or is gone."""
+        ...
+
+    def revoke_token(self, token: StoredToken) -> bool:
+        """Delete a token at once; False when it was gone already."""
+        ...
+
+    def rotate_token(
+        self, old: StoredToken, new: StoredToken, until: datetime, delete_after: int
+    ) -> bool:
+        """Store ``new`` and let ``old`` expire at ``until`` (its items deleted by TTL
+        after ``delete_after``, epoch seconds), atomically; False when ``old`` was
+        revoked or rotated meanwhile."""
+        ...
+
+    def touch_token(self, token_hash: str, now: datetime, stale_before: datetime) -> bool:
+        """Set the token's ``lastUsedAt`` to ``now`` unless it is already at
+        ``stale_before`` or later (conditional); False when nothing was written."""
         ...
 
 
@@ -521,4 +565,63 @@ class VetoIndex(Protocol):
 
     def mark_indexed(self, agent_id: str) -> None:
         """Record that every veto of the agent made so far is filed."""
+
+
+class ReviewRunTaken(Exception):
+    """A queued review is done, or another worker runs it and its claim is not stale."""
+
+
+class ReviewRunRepository(Protocol):
+    """Queued manual reviews (``POST /reviews`` answered 202; issue 12)."""
+
+    def create(self, run: ReviewRun) -> None:
+        """Store a new ``queued`` run (its id is new; never overwrites)."""
+        ...
+
+    def get(self, review_id: str) -> ReviewRun | None:
+        """The run by review id (strongly consistent), or None."""
+        ...
+
+    def claim(
+        self, review_id: str, claim_id: str, now: datetime, stale_before: datetime
+    ) -> ReviewRun:
+        """Mark the run ``running`` under ``claim_id`` (``attempts`` + 1): from ``queued``
+        or ``failed``, or over a ``running`` claim started before ``stale_before``.
+
+        Raises:
+            ReviewRunTaken: the run is done, unknown, or held by a live claim.
+        """
+        ...
+
+    def finish(self, review_id: str, claim_id: str, now: datetime, report_key: str | None) -> None:
+        """Mark the run ``done`` (only while ``claim_id`` holds it)."""
+        ...
+
+    def fail(self, review_id: str, claim_id: str, now: datetime, error: str) -> None:
+        """Mark the run ``failed`` with why (only while ``claim_id`` holds it)."""
+        ...
+
+
+class IdempotencyStore(Protocol):
+    """Runs an action at most once per idempotency key (issue 15; the adapter is
+    Powertools' idempotency utility on the single table)."""
+
+    def run_once(
+        self,
+        record_key: str,
+        fingerprint: str,
+        action: Callable[[], dict[str, Any]],
+        *,
+        deadline_ms: int,
+        lifetime_seconds: int,
+    ) -> tuple[dict[str, Any], bool]:
+        """Run ``action`` and keep its answer under ``record_key`` for
+        ``lifetime_seconds``, or return the kept answer; the flag says it was replayed.
+
+        Raises:
+            IdempotencyKeyInUse: the first request with this key is still running
+                (it holds the key ``deadline_ms``).
+            IdempotencyKeyReused: the key was used with another ``fingerprint``.
+            Exception: whatever ``action`` raised (nothing is kept).
+        """
         ...

@@ -15,6 +15,7 @@ from chalicelib.ids import from_rfc3339, to_rfc3339
 from chalicelib.models.memory import AuditRecord, Memory, MemoryStatus
 from chalicelib.models.review import ActionDecision, ReviewSummary
 from chalicelib.storage import items as convert
+from chalicelib.storage.aws_errors import S3_THROTTLING, translate_errors
 from chalicelib.storage.dynamodb import (
     DynamoDBTable,
     TransactionCancelled,
@@ -465,7 +466,7 @@ class S3ReportStore:
 
     def _s3(self) -> Any:
         if self._client is None:
-            self._client = self._factory()
+            self._client = translate_errors(self._factory(), S3_THROTTLING)
         return self._client
 
     def put(self, key: str, body: bytes) -> None:

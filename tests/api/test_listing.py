@@ -69,6 +69,16 @@ def test_person_lists_every_agent_or_one(api: Api, world: World) -> None:
     assert [m["text"] for m in mine] == ["a"]
 
 
+def test_person_lists_every_agents_memories_of_every_status(api: Api, world: World) -> None:
+    # The whole workspace, archived included (the byWorkspace index; issue 12's IAM
+    # check holds the API's role to the indexes the tests reach).
+    kept = api.call("POST", "/memories", world.agent, {"text": "kept"})[1]["id"]
+    gone = api.call("POST", "/memories", world.other_agent, {"text": "gone"})[1]["id"]
+    api.call("POST", f"/memories/{gone}/archive", world.person, {"reason": "wrong"})
+    listed = api.call("GET", "/memories?all=true", world.person)[1]["data"]
+    assert {m["id"]: m["status"] for m in listed} == {kept: "active", gone: "archived"}
+
+
 def test_agent_cannot_list_another_agent(api: Api, world: World) -> None:
     status, body = api.call("GET", f"/memories?agentId={world.other_agent.id}", world.agent)
     assert (status, body["error"]["code"]) == (403, "memory_not_own")

@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pinework import Client, cli
+from pinework.models import ReviewReport
 from tests.client.fake_api import FakeApi
 
 ENV = {"PINEWORK_API_URL": "http://pinework.test", "PINEWORK_TOKEN": "tok_person"}
@@ -169,3 +170,66 @@ def test_review_list_prints_summaries(fake_api: FakeApi) -> None:
     assert result.exit_code == 0, result.output
     assert "applied 2, skipped 1" in result.stdout
     assert fake_api.last.url.params["agentId"] == AGENT
+
+
+QUEUED: dict[str, Any] = {
+    "id": REPORT["id"],
+    "object": "review",
+    "trigger": "manual",
+    "agentId": AGENT,
+    "date": "2026-11-29",
+    "dryRun": False,
+    "status": "queued",
+    "requestedBy": "usr_1",
+    "requestedAt": "2026-11-30T12:00:00.000Z",
+    "startedAt": None,
+    "finishedAt": None,
+    "attempts": 0,
+    "error": None,
+}
+
+
+def test_a_queued_review_prints_its_id_and_how_to_follow_it(fake_api: FakeApi) -> None:
+    fake_api.on("POST", "/reviews", 202, QUEUED)
+    result = invoke("review", "run", "--agent", AGENT)
+    assert result.exit_code == 0, result.output
+    assert f"review {REPORT['id']} of {AGENT} for 2026-11-29 (manual): queued" in result.stdout
+    assert f"pinework review show {REPORT['id']}" in result.stdout
+    fake_api.on("GET", f"/reviews/{REPORT['id']}", 200, {**QUEUED, "status": "running"})
+    shown = invoke("review", "show", REPORT["id"])
+    assert shown.exit_code == 0 and ": running" in shown.stdout
+
+
+def test_review_run_wait_follows_a_queued_review_to_its_report(fake_api: FakeApi) -> None:
+    fake_api.on("POST", "/reviews", 202, QUEUED)
+    done = {**REPORT, "dryRun": False, "status": "done"}
+    fake_api.on("GET", f"/reviews/{REPORT['id']}", 200, done)
+    result = invoke("review", "run", "--agent", AGENT, "--wait", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == done
+    assert [request.method for request in fake_api.requests[-2:]] == ["POST", "GET"]
+
+
+def test_review_run_wait_exits_1_when_the_review_failed(fake_api: FakeApi) -> None:
+    fake_api.on("POST", "/reviews", 202, QUEUED)
+    failed = {**QUEUED, "status": "failed", "attempts": 1, "error": "RuntimeError"}
+    fake_api.on("GET", f"/reviews/{REPORT['id']}", 200, failed)
+    result = invoke("review", "run", "--agent", AGENT, "--wait")
+    assert result.exit_code == 1
+    assert "attempt 1 failed (RuntimeError); the queue retries it" in result.stdout
+
+
+def test_wait_for_review_polls_until_the_report_arrives(fake_api: FakeApi) -> None:
+    answers = iter([{**QUEUED, "status": "queued"}, {**QUEUED, "status": "running"}, REPORT])
+
+    def next_answer(request: Any) -> Any:
+        import httpx
+
+        return httpx.Response(200, json=next(answers))
+
+    fake_api.routes[("GET", f"/api/v1/reviews/{REPORT['id']}")] = next_answer
+    slept: list[float] = []
+    with Client("http://pinework.test", "tok", transport=fake_api.transport) as client:
+        report = client.wait_for_review(REPORT["id"], interval=2, sleep=slept.append)
+    assert report.id == REPORT["id"] and slept == [2, 2]
+    assert isinstance(report, ReviewReport)  # the report, not the queued run

@@ -12,6 +12,7 @@ import pytest
 
 from chalicelib.ids import FixedClock, IdFactory
 from chalicelib.models.principal import Agent, Person, Principal, PrincipalKind, Workspace
+from chalicelib.models.token import StoredToken, TokenRecord
 from chalicelib.storage.directory import DynamoDBDirectoryRepository
 from chalicelib.storage.dynamodb import DynamoDBTable
 from chalicelib.storage.protocols import DirectoryRepository, PersonEmailTaken
@@ -26,6 +27,24 @@ def directory(request: pytest.FixtureRequest, table: DynamoDBTable) -> Directory
     return IMPLEMENTATIONS[request.param](table)
 
 
+def stored(
+    token_hash: str, kind: PrincipalKind, principal_id: str, workspace_id: str
+) -> StoredToken:
+    """A token item for ``create_agent`` / ``create_person`` (``TokenService.mint``'s shape)."""
+    record = TokenRecord(
+        id="tok_" + token_hash[:26].upper(),
+        principal_kind=kind,
+        principal_id=principal_id,
+        workspace_id=workspace_id,
+    )
+    return StoredToken(token_hash=token_hash, record=record)
+
+
+def stored_person(token_hash: str, person: Person) -> StoredToken:
+    """``stored`` for a person."""
+    return stored(token_hash, PrincipalKind.PERSON, person.id, person.workspace_id)
+
+
 def test_workspaces_agents_and_persons_read_back(
     directory: DirectoryRepository, ids: IdFactory, clock: FixedClock
 ) -> None:
@@ -34,14 +53,14 @@ def test_workspaces_agents_and_persons_read_back(
     agent = Agent(
         id=ids.new("agt"), workspace_id=workspace.id, name="builder", created_at=clock.now()
     )
-    directory.create_agent(agent, "a" * 64)
+    directory.create_agent(agent, stored("a" * 64, PrincipalKind.AGENT, agent.id, workspace.id))
     person = Person(
         id=ids.new("usr"),
         workspace_id=workspace.id,
         email="ana@example.com",
         created_at=clock.now(),
     )
-    directory.create_person(person, "b" * 64, email_digest="e" * 64)
+    directory.create_person(person, stored_person("b" * 64, person), email_digest="e" * 64)
     assert directory.get_workspace(workspace.id) == workspace
     assert directory.get_agent(agent.id) == agent
     assert directory.get_workspace(ids.new("wsp")) is None
@@ -81,14 +100,17 @@ def test_a_claimed_email_refuses_a_second_person_and_writes_nothing(
         )
 
     first = person()
-    directory.create_person(first, "a" * 64, email_digest="e" * 64)
+    directory.create_person(first, stored_person("a" * 64, first), email_digest="e" * 64)
+    second = person()
     with pytest.raises(PersonEmailTaken):
-        directory.create_person(person(), "b" * 64, email_digest="e" * 64)
+        directory.create_person(second, stored_person("b" * 64, second), email_digest="e" * 64)
     assert directory.principal_for_token("b" * 64) is None  # the token was not written
     other = Workspace(id=ids.new("wsp"), name="Other", created_at=clock.now())
     directory.create_workspace(other)
     elsewhere = Person(
         id=ids.new("usr"), workspace_id=other.id, email="a@b.c", created_at=clock.now()
     )
-    directory.create_person(elsewhere, "c" * 64, email_digest="e" * 64)  # claims are per workspace
+    directory.create_person(
+        elsewhere, stored_person("c" * 64, elsewhere), email_digest="e" * 64
+    )  # claims are per workspace
     assert directory.principal_for_token("c" * 64) is not None

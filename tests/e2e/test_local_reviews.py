@@ -7,6 +7,7 @@ import json
 import time
 
 import boto3
+import pytest
 
 from chalicelib.settings import REVIEW_QUEUE_NAME
 from tests.helpers import LocalServer, cli
@@ -63,3 +64,24 @@ def test_review_run_and_routines_through_the_cli(server: LocalServer) -> None:
         raise AssertionError("the local worker did not review the queued agent")
     paused = cli(server, person, "routine", "pause", routine["id"], "--json")
     assert json.loads(paused.stdout)["status"] == "paused"
+
+
+def test_a_queued_review_runs_on_the_local_worker_and_the_cli_waits_for_it(
+    server: LocalServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every manual review queued (202), as one that may outlast API Gateway's 29 s is.
+    monkeypatch.setenv("PINEWORK_REVIEW_INLINE_MAX_FACTS", "0")
+    server.start()
+    demo = server.demo()
+    agent, person, agent_id = demo["agentToken"], demo["personToken"], demo["agentId"]
+    for text in ("Deploys need the VPN", "deploys need the VPN"):
+        assert cli(server, agent, "memory", "save", text).returncode == 0
+    queued = cli(server, person, "review", "run", "--agent", agent_id)
+    assert queued.returncode == 0, queued.stderr
+    assert ": queued" in queued.stdout and "pinework review show rvw_" in queued.stdout
+    waited = cli(server, person, "review", "run", "--agent", agent_id, "--wait", "--json")
+    assert waited.returncode == 0, waited.stdout + waited.stderr
+    report = json.loads(waited.stdout)
+    assert report["status"] == "done" and report["trigger"] == "manual"
+    facts = json.loads(cli(server, agent, "memory", "list", "--json").stdout)["data"]
+    assert len(facts) == 1  # the first queued review merged the twins

@@ -1,11 +1,12 @@
-"""``infra.check_package``: a Lambda zip missing a requirement fails ``make package``."""
+"""``infra.check_package``: a Lambda zip missing a requirement, holding a dev-only one,
+or over the size limits fails ``make package``."""
 
 from __future__ import annotations
 
 import zipfile
 from pathlib import Path
 
-from infra.check_package import problems
+from infra.check_package import UNZIPPED_LIMIT_BYTES, ZIPPED_LIMIT_BYTES, problems
 
 
 def _zip(path: Path, folders: list[str]) -> Path:
@@ -30,3 +31,36 @@ def test_a_missing_or_other_version_requirement_is_a_problem(tmp_path: Path) -> 
         "pydantic is 2.14.3 in the package, 2.14.4 required",
         f"numpy==2.2.6 is not in {broken} (no wheel for the Lambda?)",
     ]
+
+
+def test_a_dev_only_requirement_in_the_zip_is_a_problem(tmp_path: Path) -> None:
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text("tiktoken==0.11.0\n")
+    dev = tmp_path / "requirements-dev.txt"
+    dev.write_text("-r requirements.txt\nbpe-openai==0.1.4\n")
+    clean = _zip(tmp_path / "ok.zip", ["tiktoken-0.11.0.dist-info"])
+    assert problems(clean, requirements, dev) == []
+    leaky = _zip(tmp_path / "bad.zip", ["tiktoken-0.11.0.dist-info", "bpe_openai-0.1.4.dist-info"])
+    assert problems(leaky, requirements, dev) == [
+        f"bpe-openai is a development requirement but is in {leaky}"
+    ]
+
+
+def test_sizes_over_the_limits_are_problems(tmp_path: Path) -> None:
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text("")
+    archive = tmp_path / "big.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as out:
+        out.writestr("chalicelib/data/blob", b"\0" * 200_000)
+    zipped = archive.stat().st_size
+    assert problems(archive, requirements, zipped_limit=zipped, unzipped_limit=200_000) == []
+    assert problems(archive, requirements, zipped_limit=zipped - 1, unzipped_limit=199_999) == [
+        f"{zipped / 1e6:.1f} MB zipped is over {(zipped - 1) / 1e6:g} MB "
+        "(chalice deploy's direct upload)",
+        "0.2 MB unzipped is over 0.199999 MB (Lambda allows 250 MB with all layers)",
+    ]
+
+
+def test_the_limits_are_lambdas_with_room_to_spare() -> None:
+    assert ZIPPED_LIMIT_BYTES <= 50 * 1024 * 1024  # a direct upload
+    assert UNZIPPED_LIMIT_BYTES <= 250 * 1000 * 1000 * 0.6

@@ -1,13 +1,23 @@
-"""Tests for chalicelib.services.recall.tokens: real cl100k counts, offline (SPEC §5)."""
+"""Tests for chalicelib.services.recall.tokens: real cl100k counts, offline (SPEC §5).
+
+bpe-openai (the tokenizer used before tiktoken, a dev dependency) is the reference."""
 
 import random
-from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import bpe_openai
 import pytest
 
-from chalicelib.services.recall.tokens import Cl100kTokenCounter, TokenCounter
+from chalicelib.services.recall.tokens import (
+    PIECE_MAX_CHARS,
+    VOCABULARY_PATH,
+    Cl100kTokenCounter,
+    Encoding,
+    TokenCounter,
+    load_cl100k,
+    pieces,
+)
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +74,7 @@ def test_lone_surrogate_does_not_raise(counter: Cl100kTokenCounter) -> None:
 def test_counting_matches_the_encoding_on_long_mixed_text(
     counter: Cl100kTokenCounter, encoding: Any
 ) -> None:
-    # Over 50,000 characters the counter works in pieces; the total must not change.
+    # Over 1,000 characters the counter works in pieces; the total must not change.
     rng = random.Random("pinework-tokens")
     words = ["deploy", "the", "billing", "service", "42", "1999", "naïve", "咖啡", "🎉", "x_y"]
     gaps = [" ", "  ", "\n", " \n ", "\t", ", ", "!! ", "\n\n", "   "]
@@ -74,22 +84,61 @@ def test_counting_matches_the_encoding_on_long_mixed_text(
 
 
 def test_very_long_text_without_spaces_does_not_raise(counter: Cl100kTokenCounter) -> None:
-    # bpe-openai alone rejects 1,000,000+ characters and 200,000+ tokens.
+    # One pre-token of a million characters would take tiktoken minutes; pieces do not.
     assert counter.count("x" * 1_200_000) > 100_000
     assert counter.count("🎉" * 100_000) == 300_000
 
 
-def test_encoding_is_loaded_lazily_once(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_encoding_is_loaded_lazily_once() -> None:
     calls: list[str] = []
-    real: Callable[[str], Any] = bpe_openai.get_encoding
 
-    def counting_get_encoding(name: str) -> Any:
-        calls.append(name)
-        return real(name)
+    def counting_load() -> Encoding:
+        calls.append("load")
+        return load_cl100k()
 
-    monkeypatch.setattr(bpe_openai, "get_encoding", counting_get_encoding)
-    fresh = Cl100kTokenCounter()
+    fresh = Cl100kTokenCounter(counting_load)
     assert calls == []
     assert fresh.count("hello world") == 2
     assert fresh.count("hello again") == 2
-    assert calls == ["cl100k_base"]
+    assert calls == ["load"]
+
+
+class RecordingEncoding:
+    """The real encoding, remembering the length of every text it was given."""
+
+    def __init__(self, inner: Encoding) -> None:
+        self.inner = inner
+        self.lengths: list[int] = []
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        self.lengths.append(len(text))
+        return self.inner.encode_ordinary(text)
+
+
+def test_a_long_run_without_spaces_reaches_the_encoder_in_capped_pieces(encoding: Any) -> None:
+    # tiktoken 0.11 is quadratic on one long pre-token (80,000 CJK characters: 35 s);
+    # an 8,000-character CJK run (a whole day log's worth) must arrive in short pieces.
+    rng = random.Random("pinework-cjk-run")
+    run = "".join(chr(rng.randint(0x4E00, 0x9FFF)) for _ in range(8_000))
+    recording = RecordingEncoding(load_cl100k())
+    counter = Cl100kTokenCounter(lambda: recording)
+    counted = counter.count(run)
+    assert max(recording.lengths) <= PIECE_MAX_CHARS
+    assert sum(recording.lengths) == len(run) and len(recording.lengths) >= 8
+    # Cut inside one pre-token, each of the 7 cuts may change a merge at its edge.
+    whole = len(encoding.encode_ordinary(run))
+    assert abs(counted - whole) <= 2 * (len(recording.lengths) - 1)
+
+
+def test_pieces_cut_before_a_word_and_join_back() -> None:
+    text = "alpha beta  gamma delta"
+    assert pieces(text, 11) == ["alpha", " beta ", " gamma", " delta"]
+    assert "".join(pieces("x" * 25, 10)) == "x" * 25
+    assert [len(piece) for piece in pieces("x" * 25, 10)] == [10, 10, 5]
+
+
+def test_a_vocabulary_file_with_another_hash_is_refused(tmp_path: Path) -> None:
+    forged = tmp_path / "cl100k_base.tiktoken"
+    forged.write_bytes(VOCABULARY_PATH.read_bytes().replace(b" 0\n", b" 1\n", 1))
+    with pytest.raises(ValueError, match="SHA-256"):
+        load_cl100k(forged)

@@ -1,4 +1,5 @@
-"""Bearer tokens and the operator commands that issue them (SPEC §7 auth, issue 2).
+"""Bearer tokens and the operator commands that issue them (SPEC §7 auth, issue 2;
+the token lifecycle, issue 12).
 
 Tokens are random and shown once; only their SHA-256 hex digest is stored.
 """
@@ -7,17 +8,22 @@ from __future__ import annotations
 
 import hashlib
 import unicodedata
+from datetime import timedelta
+from typing import Any
 
 from chalicelib.errors import InvalidRequest, PersonExists
 from chalicelib.ids import WORKSPACE_ID, Clock, IdFactory
+from chalicelib.limits import TOKEN_ROTATION_GRACE
 from chalicelib.models.principal import (
     REVIEW_APPROVAL_VALUES,
     Agent,
     IssuedCredential,
     Person,
+    Principal,
+    PrincipalKind,
     Workspace,
 )
-from chalicelib.services.access.auth import hash_token, new_token
+from chalicelib.services.access.tokens import TokenService
 from chalicelib.services.recall.backfill import BackfillReport, EmbeddingBackfill
 from chalicelib.storage.protocols import DirectoryRepository, PersonEmailTaken
 
@@ -25,8 +31,9 @@ _NAME_MAX_CHARS = 200
 
 
 class AdminService:
-    """Operator commands: create workspaces, agents and persons with tokens; set a
-    workspace's review approval; backfill recall embeddings.
+    """Operator commands: create workspaces, agents and persons with tokens; issue,
+    list, revoke and rotate tokens; set a workspace's review approval; backfill
+    recall embeddings.
 
     Args:
         directory: where workspaces, agents, persons and token hashes live.
@@ -46,6 +53,7 @@ class AdminService:
         self._clock = clock
         self._ids = ids
         self._embeddings = embeddings
+        self.tokens = TokenService(directory, clock, ids)
 
     def create_workspace(self, name: str) -> Workspace:
         """Create a workspace.
@@ -72,9 +80,10 @@ class AdminService:
             name=_check_name(name, "name"),
             created_at=self._clock.now(),
         )
-        token = new_token()
-        self._directory.create_agent(agent, hash_token(token))
-        return IssuedCredential(id=agent.id, token=token)
+        principal = Principal(kind=PrincipalKind.AGENT, id=agent.id, workspace_id=workspace_id)
+        token, stored = self.tokens.mint(principal)
+        self._directory.create_agent(agent, stored)
+        return IssuedCredential(id=agent.id, token=token, token_id=stored.record.id)
 
     def create_person(self, workspace_id: str, email: str) -> IssuedCredential:
         """Create a person in a workspace and issue their bearer token.
@@ -99,16 +108,69 @@ class AdminService:
             email=email,
             created_at=self._clock.now(),
         )
-        token = new_token()
+        principal = Principal(kind=PrincipalKind.PERSON, id=person.id, workspace_id=workspace_id)
+        token, stored = self.tokens.mint(principal)
         digest = hashlib.sha256(normalized_email(email).encode("utf-8")).hexdigest()
         try:
-            self._directory.create_person(person, hash_token(token), email_digest=digest)
+            self._directory.create_person(person, stored, email_digest=digest)
         except PersonEmailTaken as taken:
             raise PersonExists(
                 f"A person of {workspace_id} already has the e-mail {email!r}; use their "
                 "token, or issue them a new one."
             ) from taken
-        return IssuedCredential(id=person.id, token=token)
+        return IssuedCredential(id=person.id, token=token, token_id=stored.record.id)
+
+    def issue_token(self, principal_id: str, label: str | None = None) -> dict[str, Any]:
+        """Issue one more token for an agent or person (``TokenService.issue``).
+
+        Returns:
+            ``{id, token, principalKind, principalId, label}``; the token is shown once.
+
+        Raises:
+            InvalidRequest: not an agent or person id, no such principal, a bad label.
+        """
+        return self.tokens.issue(principal_id, label).model_dump(mode="json", by_alias=True)
+
+    def list_tokens(self, principal_id: str) -> list[dict[str, Any]]:
+        """An agent's or person's tokens, oldest first (``TokenService.list``).
+
+        Returns:
+            One ``TokenRecord.to_listing`` each: never a token or its hash.
+
+        Raises:
+            InvalidRequest: not an agent or person id, or no such principal.
+        """
+        now = self._clock.now()
+        return [record.to_listing(now) for record in self.tokens.list(principal_id)]
+
+    def revoke_token(self, token_id: str) -> dict[str, Any]:
+        """Revoke a token at once (``TokenService.revoke``).
+
+        Returns:
+            The revoked token's listing as it was before.
+
+        Raises:
+            NotFound: no such token, or revoked already.
+        """
+        return self.tokens.revoke(token_id).to_listing(self._clock.now())
+
+    def rotate_token(self, token_id: str, grace_hours: float | None = None) -> dict[str, Any]:
+        """Rotate a token; the old one works for ``grace_hours`` more (default 24).
+
+        Returns:
+            ``{token: <the new token, shown once>, previous: <the old token's listing,
+            expiresAt = the end of its grace period>}``.
+
+        Raises:
+            NotFound: no such token. InvalidRequest: a grace outside 0 to 720
+                hours; the token was rotated already or expired.
+        """
+        grace = TOKEN_ROTATION_GRACE if grace_hours is None else timedelta(hours=grace_hours)
+        rotated = self.tokens.rotate(token_id, grace)
+        return {
+            "token": rotated.issued.model_dump(mode="json", by_alias=True),
+            "previous": rotated.previous.to_listing(self._clock.now()),
+        }
 
     def set_review_approval(self, workspace_id: str, value: str) -> Workspace:
         """Set a workspace's ``reviewApproval`` (issue 4 item 6).

@@ -1,15 +1,26 @@
 """Bearer tokens (SPEC §7 auth): random, shown once, stored as their SHA-256;
 ``AuthService`` resolves a request's token to its principal.
+
+Every request reads its token item with one consistent GetItem (no cache), so a
+revoked token is 401 on its next request and a rotated one from the end of its
+grace period. ``lastUsedAt`` costs no write per request: it is written only when
+the stored value is an hour old or more, with a conditional write (issue 12).
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import secrets
 
-from chalicelib.errors import Unauthorized
+from chalicelib.errors import RateLimited, Unauthorized
+from chalicelib.ids import Clock, to_rfc3339
+from chalicelib.limits import TOKEN_LAST_USED_INTERVAL
 from chalicelib.models.principal import Principal
+from chalicelib.models.token import StoredToken, TokenStatus
 from chalicelib.storage.protocols import DirectoryRepository
+
+logger = logging.getLogger(__name__)
 
 TOKEN_PREFIX = "pwk_"
 
@@ -24,16 +35,20 @@ class AuthService:
 
     Args:
         directory: where token hashes live.
+        clock: the current time (rotated tokens' grace periods, ``lastUsedAt``).
     """
 
-    def __init__(self, directory: DirectoryRepository) -> None:
+    def __init__(self, directory: DirectoryRepository, clock: Clock) -> None:
         self._directory = directory
+        self._clock = clock
 
     def authenticate(self, authorization: str | None) -> Principal:
         """Resolve an ``Authorization`` header value to its principal.
 
         Raises:
-            Unauthorized: the header is missing, not ``Bearer <token>``, or unknown.
+            Unauthorized: the header is missing, not ``Bearer <token>``, unknown,
+                revoked, or rotated and past its grace period.
+            RateLimited: the token lookup was throttled (429).
         """
         if not authorization:
             raise Unauthorized("Send Authorization: Bearer <token> (PINEWORK_TOKEN).")
@@ -41,10 +56,29 @@ class AuthService:
         token = token.strip()
         if scheme.lower() != "bearer" or not token:
             raise Unauthorized("Send Authorization: Bearer <token> (PINEWORK_TOKEN).")
-        principal = self._directory.principal_for_token(hash_token(token))
-        if principal is None:
+        stored = self._directory.get_token(hash_token(token))
+        if stored is None:
             raise Unauthorized("The bearer token is unknown or revoked. Ask an admin for one.")
-        return principal
+        now = self._clock.now()
+        expires_at = stored.record.expires_at
+        if expires_at is not None and stored.record.status(now) is TokenStatus.EXPIRED:
+            raise Unauthorized(
+                f"The bearer token was rotated and stopped working at {to_rfc3339(expires_at)}; "
+                "use its replacement, or ask an admin for a new one."
+            )
+        self._note_use(stored)
+        return stored.record.principal
+
+    def _note_use(self, stored: StoredToken) -> None:
+        now = self._clock.now()
+        last = stored.record.last_used_at
+        if last is not None and now - last < TOKEN_LAST_USED_INTERVAL:
+            return
+        try:
+            self._directory.touch_token(stored.token_hash, now, now - TOKEN_LAST_USED_INTERVAL)
+        except RateLimited:
+            # Bookkeeping only: the request goes on, and a later one writes it.
+            logger.warning("lastUsedAt of token %s not written (throttled)", stored.record.id)
 
 
 def new_token() -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Collection
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from chalicelib.errors import (
     InvalidRequest,
@@ -53,7 +53,6 @@ from chalicelib.services.memory.preconditions import check_expected_version
 from chalicelib.services.memory.reasons import check_archive_reason, veto_note
 from chalicelib.services.memory.vetoes import VetoGuard, veto_index_keys
 from chalicelib.services.paging import decode_next_token
-from chalicelib.services.recall.embedding import Embedder
 from chalicelib.services.retries import with_retries
 from chalicelib.services.run_context import RunContext
 from chalicelib.services.text import SecretFinder, check_evidence, check_text
@@ -64,6 +63,9 @@ from chalicelib.storage.protocols import (
     MemoryPage,
     MemoryRepository,
 )
+
+if TYPE_CHECKING:  # numpy: loaded by the embedder itself, on first use (cold start)
+    from chalicelib.services.recall.embedding import Embedder
 
 logger = logging.getLogger(__name__)
 

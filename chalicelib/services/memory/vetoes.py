@@ -14,13 +14,16 @@ the agent's saves is checked (the ``INDEXED`` marker).
 from __future__ import annotations
 
 import hashlib
+from typing import TYPE_CHECKING
 
 from chalicelib.errors import MemoryVetoed
 from chalicelib.models.memory import VETOED, Memory, MemoryKind
-from chalicelib.services.recall.embedding import FloatArray
 from chalicelib.services.review.rule_reviewer import normalize
 from chalicelib.services.review.sameness import duplicate_key, is_duplicate, vector_of
 from chalicelib.storage.protocols import MemoryRepository, VetoIndex
+
+if TYPE_CHECKING:  # numpy loads with the embedder, on first use (cold start)
+    from chalicelib.services.recall.embedding import FloatArray
 
 _PAGE = 500
 

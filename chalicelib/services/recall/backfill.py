@@ -14,10 +14,14 @@ Rerunning it is safe: current facts are only counted.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from chalicelib.models.memory import MemoryKind, MemoryStatus
-from chalicelib.services.recall.embedding import Embedder, is_current
+from chalicelib.services.recall.embedding_format import is_current
 from chalicelib.storage.protocols import MemoryRepository
+
+if TYPE_CHECKING:  # numpy: loaded by the embedder itself, on first use (cold start)
+    from chalicelib.services.recall.embedding import Embedder
 
 PAGE_SIZE = 100
 BATCH_SIZE = 64

@@ -34,19 +34,19 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from chalicelib.services.recall.embedding_format import DIMENSIONS as DIMENSIONS
+from chalicelib.services.recall.embedding_format import EMBEDDING_FORMAT as EMBEDDING_FORMAT
+from chalicelib.services.recall.embedding_format import MAX_STORED_TOKENS as MAX_STORED_TOKENS
+from chalicelib.services.recall.embedding_format import SENTENCE_BYTES as SENTENCE_BYTES
+from chalicelib.services.recall.embedding_format import SENTENCE_FORMAT as SENTENCE_FORMAT
+from chalicelib.services.recall.embedding_format import TOKEN_BYTES as TOKEN_BYTES
+from chalicelib.services.recall.embedding_format import is_current as is_current
+from chalicelib.services.recall.embedding_format import is_ours as is_ours
+from chalicelib.services.recall.embedding_format import word_piece_count as word_piece_count
+
 DATA_DIR = Path(__file__).resolve().parents[2] / "data"
 MODEL_FILE = DATA_DIR / "minilm-l6-int8.npz"
 VOCAB_FILE = DATA_DIR / "minilm-l6-vocab.txt"
-
-DIMENSIONS = 384
-SENTENCE_FORMAT = 1
-"""Tag of the sentence-only stored embedding (earlier versions; still read)."""
-EMBEDDING_FORMAT = 2
-"""Tag of the stored embedding with word-piece sign bits (what ``embed`` writes)."""
-SENTENCE_BYTES = 1 + DIMENSIONS
-TOKEN_BYTES = DIMENSIONS // 8
-MAX_STORED_TOKENS = 48
-"""Word pieces kept per fact (a 500-character fact may have ~120): 2.7 KB at most."""
 
 _LAYERS = 6
 _HEADS = 12
@@ -96,35 +96,6 @@ def encode(vectors: FloatArray, token_states: Sequence[FloatArray]) -> list[byte
         bits = np.packbits(kept >= 0, axis=1).tobytes() if len(kept) else b""
         result.append(tag + row.tobytes() + bytes([len(kept)]) + bits)
     return result
-
-
-def is_ours(embedding: bytes | None) -> bool:
-    """Whether ``embedding`` was made by this module's ``encode`` (format 2) or by an
-    earlier version (format 1, the sentence part only): right tag and size."""
-    if embedding is None or len(embedding) < SENTENCE_BYTES:
-        return False
-    if embedding[0] == SENTENCE_FORMAT:
-        return len(embedding) == SENTENCE_BYTES
-    return (
-        embedding[0] == EMBEDDING_FORMAT
-        and len(embedding) > SENTENCE_BYTES
-        and len(embedding) == SENTENCE_BYTES + 1 + TOKEN_BYTES * embedding[SENTENCE_BYTES]
-    )
-
-
-def is_current(embedding: bytes | None) -> bool:
-    """Whether ``embedding`` is what ``encode`` writes now (format 2, with word pieces).
-
-    Missing, foreign and format-1 embeddings are not: recall embeds the first two
-    on the fly and gives format 1 no token match, and ``pinework admin
-    backfill-embeddings`` (``EmbeddingBackfill``) rewrites all three.
-    """
-    return embedding is not None and embedding[0] == EMBEDDING_FORMAT and is_ours(embedding)
-
-
-def word_piece_count(embedding: bytes) -> int:
-    """How many word pieces an embedding of ours stores (0 for format 1)."""
-    return embedding[SENTENCE_BYTES] if embedding[0] == EMBEDDING_FORMAT else 0
 
 
 def stacked_token_signs(embeddings: Sequence[bytes]) -> FloatArray:

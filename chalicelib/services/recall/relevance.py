@@ -102,11 +102,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
 
+from chalicelib.services.recall.candidates import Candidate as Candidate
+from chalicelib.services.recall.candidates import CandidateScorer as CandidateScorer
 from chalicelib.services.recall.embedding import (
     DATA_DIR,
     DIMENSIONS,
@@ -151,31 +152,6 @@ _NEARBY_SECONDS = 30 * 60
 _K1 = 1.2
 _B = 0.75
 _COVERAGE_TERMS = 6
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """One live fact offered to recall.
-
-    Attributes:
-        text: The fact text.
-        created_at: When the fact was saved (timezone-aware or naive UTC; only the
-            differences between candidates matter).
-        embedding: The stored embedding (``Embedder.embed``), or ``None`` (or bytes of
-            another format) to have the scorer embed ``text`` now.
-    """
-
-    text: str
-    created_at: datetime
-    embedding: bytes | None = None
-
-
-class CandidateScorer(Protocol):
-    """Relevance of candidate facts to a recall query, each in [0, 1] (SPEC §8)."""
-
-    def score(self, query: str, candidates: Sequence[Candidate], now: datetime) -> list[float]:
-        """One score per candidate, same order; >= 0.5 means "worth recalling"."""
-        ...
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from chalicelib.models.principal import Principal
 from chalicelib.models.recall import RecalledMemory, RecallLogEntry, RecallStartRequest
 from chalicelib.models.requests import RecallRequest
 from chalicelib.services.access.who import refuse_persons, resolve_agent
-from chalicelib.services.recall.relevance import Candidate, CandidateScorer
+from chalicelib.services.recall.candidates import Candidate, CandidateScorer
 from chalicelib.services.recall.tokens import TokenCounter
 from chalicelib.services.run_context import RunContext, check_body_session
 from chalicelib.services.text import SecretFinder, check_no_secret, has_content

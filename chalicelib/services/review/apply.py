@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from chalicelib.errors import PineworkError
 from chalicelib.ids import Clock, IdFactory
@@ -20,7 +21,6 @@ from chalicelib.limits import DEFAULT_FACT_LIFETIME, FACT_MAX_CHARS
 from chalicelib.models.memory import VETOED, AuditRecord, Memory, MemoryKind, MemoryStatus
 from chalicelib.models.review import ActionOutcome, ReviewAction
 from chalicelib.services.memory.audit import audit_record
-from chalicelib.services.recall.embedding import Embedder
 from chalicelib.services.review.rule_reviewer import durable_text, normalize, twin_of
 from chalicelib.services.text import SecretFinder, check_text
 from chalicelib.storage.protocols import (
@@ -29,6 +29,9 @@ from chalicelib.storage.protocols import (
     ReviewRepository,
     WriteConflict,
 )
+
+if TYPE_CHECKING:  # numpy: loaded by the embedder itself, on first use (cold start)
+    from chalicelib.services.recall.embedding import Embedder
 
 FACT_PAGE = 500
 

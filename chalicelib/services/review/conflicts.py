@@ -21,13 +21,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from chalicelib.ids import to_rfc3339
 from chalicelib.models.memory import Memory
 from chalicelib.models.review import ReviewAction
-from chalicelib.services.recall.embedding import FloatArray
 from chalicelib.services.review.details import Token, shape
 from chalicelib.services.review.sameness import Relation, compare, vector_of
+
+if TYPE_CHECKING:  # numpy loads with the embedder, on first use (cold start)
+    from chalicelib.services.recall.embedding import FloatArray
 
 EVIDENCE_SHARE = 0.5
 """Share of a fact's values an evidence excerpt must hold to back one side of a

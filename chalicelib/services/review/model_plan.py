@@ -51,7 +51,11 @@ class ActionDropped(Exception):
 
 class _Proposed(BaseModel):
     model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=False, extra="forbid", strict=True
+        defer_build=True,
+        alias_generator=to_camel,
+        populate_by_name=False,
+        extra="forbid",
+        strict=True,
     )
 
 
@@ -143,7 +147,7 @@ class ModelPlan(_Proposed):
 
 
 class _Envelope(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", strict=True)
 
     actions: list[dict[str, Any]] = Field(max_length=MAX_ACTIONS)
     notes: list[str] = Field(default_factory=list, max_length=MAX_NOTES)

@@ -34,12 +34,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import numpy as np
-
-from chalicelib.services.recall.embedding import FloatArray, decode, is_ours
 from chalicelib.services.review.details import Shape, Token, shape
+
+if TYPE_CHECKING:  # numpy loads with the embedder, on first use (cold start)
+    from chalicelib.services.recall.embedding import FloatArray
 
 DUPLICATE_MEANING = 0.75
 """Cosine two facts' sentence embeddings must reach to be duplicates (bench/review_quality.py)."""
@@ -88,6 +88,8 @@ class Relation:
 
 def vector_of(embedding: bytes | None) -> FloatArray | None:
     """The unit sentence vector of a stored embedding of ours, else None."""
+    from chalicelib.services.recall.embedding import decode, is_ours
+
     if not is_ours(embedding):
         return None
     assert embedding is not None
@@ -113,7 +115,7 @@ def compare(
     only_a = _written(shape_a, missing_from_b)
     only_b = _written(shape_b, missing_from_a)
     shared = sum((counts_a & counts_b).values())
-    similarity = None if vector_a is None or vector_b is None else float(np.dot(vector_a, vector_b))
+    similarity = None if vector_a is None or vector_b is None else float(vector_a @ vector_b)
     polarity_differs = shape_a.negations != shape_b.negations
     quotes_of_a_in_b = _quotes_in(shape_a, shape_b)
     quotes_of_b_in_a = _quotes_in(shape_b, shape_a)

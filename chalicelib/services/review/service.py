@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import logging
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
 from chalicelib.errors import NotFound
 from chalicelib.ids import Clock, IdFactory
@@ -44,7 +45,6 @@ from chalicelib.models.review import (
     decides,
 )
 from chalicelib.services.access.who import refuse_agents, resolve_agent
-from chalicelib.services.recall.embedding import Embedder
 from chalicelib.services.review.apply import (
     ActionApplier,
     ActionScope,
@@ -68,6 +68,9 @@ from chalicelib.storage.protocols import (
     ReviewRepository,
     ReviewUndoRepository,
 )
+
+if TYPE_CHECKING:  # numpy: loaded by the embedder itself, on first use (cold start)
+    from chalicelib.services.recall.embedding import Embedder
 
 logger = logging.getLogger(__name__)
 
@@ -156,22 +159,39 @@ class ReviewService:
         agent_id = resolve_agent(self._directory, principal, request.agent_id)
         day = review_date_for(self._clock.now())
         if request.dry_run:
-            started = self._clock.now()
-            plan = self.plan(principal.workspace_id, agent_id, day)
-            return ReviewReport(
-                id=self._ids.new("rvw"),
-                workspace_id=principal.workspace_id,
-                agent_id=agent_id,
-                date=day,
-                trigger="manual",
-                dry_run=True,
-                reviewer=plan.reviewer,
-                started_at=started,
-                finished_at=self._clock.now(),
-                plan=plan,
-                approval=self._approval(principal.workspace_id),
-            )
+            return self.plan_report(principal.workspace_id, agent_id, day)
         return self._run(principal.workspace_id, agent_id, day, "manual")
+
+    def plan_report(
+        self, workspace_id: str, agent_id: str, day: str, review_id: str | None = None
+    ) -> ReviewReport:
+        """A dry run's report: the plan; nothing is written (``dryRun``, SPEC §7).
+
+        Args:
+            review_id: the id to give it (a queued dry run's); a new one when omitted.
+        """
+        started = self._clock.now()
+        plan = self.plan(workspace_id, agent_id, day)
+        return ReviewReport(
+            id=review_id or self._ids.new("rvw"),
+            workspace_id=workspace_id,
+            agent_id=agent_id,
+            date=day,
+            trigger="manual",
+            dry_run=True,
+            reviewer=plan.reviewer,
+            started_at=started,
+            finished_at=self._clock.now(),
+            plan=plan,
+            approval=self._approval(workspace_id),
+        )
+
+    def run_queued(
+        self, workspace_id: str, agent_id: str, day: str, review_id: str
+    ) -> ReviewReport:
+        """A person's review that was queued (``ManualReviews``, issue 12), run by the
+        review worker as ``run_now`` would have run it, under the id the 202 gave."""
+        return self._run(workspace_id, agent_id, day, "manual", review_id=review_id)
 
     def fan_out(self, event_time: datetime) -> int:
         """Enqueue one review per agent with an active routine (the 04:00 UTC schedule).

@@ -1,0 +1,124 @@
+"""Parts whose libraries load on first use, not when the Lambda handler is imported.
+
+Import time is cold-start time, paid by every new Lambda container before its first
+request, whatever route it serves (PITFALLS "AWS deployment"). numpy and the MiniLM
+embedder, the relevance scorer and detect-secrets are each needed by some requests
+only, so ``chalicelib.wiring`` builds these stand-ins, which satisfy the services'
+Protocols and import and build the real part the first time a method is called
+(once per process, thread-safe). A test checks that ``import app`` loads none of
+them (``tests/unit/test_cold_start.py``); figures in docs/DECISIONS.md "Cold start".
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+if TYPE_CHECKING:
+    from chalicelib.services.recall.candidates import Candidate, CandidateScorer
+    from chalicelib.services.recall.embedding import Embedder, FloatArray
+    from chalicelib.services.text import SecretFinder
+
+T = TypeVar("T")
+
+
+class Deferred(Generic[T]):
+    """A value built by ``build`` on the first ``get``, once, then kept.
+
+    Args:
+        build: makes the value; called at most once per ``Deferred`` (under a lock).
+    """
+
+    def __init__(self, build: Callable[[], T]) -> None:
+        self._build = build
+        self._value: T | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def built(self) -> bool:
+        """Whether ``get`` has built the value yet."""
+        return self._value is not None
+
+    def get(self) -> T:
+        """The value, built now if this is the first call."""
+        if self._value is None:
+            with self._lock:
+                if self._value is None:
+                    self._value = self._build()
+        return self._value
+
+
+class DeferredEmbedder:
+    """An ``Embedder`` whose implementation is built on first use.
+
+    Args:
+        build: returns the real embedder (``minilm_embedder``).
+    """
+
+    def __init__(self, build: Callable[[], Embedder]) -> None:
+        self.target = Deferred(build)
+
+    def embed(self, texts: Sequence[str]) -> list[bytes]:
+        """``Embedder.embed`` of the real embedder."""
+        return self.target.get().embed(texts)
+
+    def embed_matrix(self, texts: Sequence[str]) -> FloatArray:
+        """``Embedder.embed_matrix`` of the real embedder."""
+        return self.target.get().embed_matrix(texts)
+
+    def embed_query(self, text: str) -> tuple[FloatArray, FloatArray]:
+        """``Embedder.embed_query`` of the real embedder."""
+        return self.target.get().embed_query(text)
+
+
+class DeferredScorer:
+    """A ``CandidateScorer`` whose implementation is built on first use.
+
+    Args:
+        build: returns the real scorer (``relevance_scorer``).
+    """
+
+    def __init__(self, build: Callable[[], CandidateScorer]) -> None:
+        self.target = Deferred(build)
+
+    def score(self, query: str, candidates: Sequence[Candidate], now: datetime) -> list[float]:
+        """``CandidateScorer.score`` of the real scorer."""
+        return self.target.get().score(query, candidates, now)
+
+
+class DeferredSecretFinder:
+    """A ``SecretFinder`` whose implementation is built on first use.
+
+    Args:
+        build: returns the real finder (``secret_detector``).
+    """
+
+    def __init__(self, build: Callable[[], SecretFinder]) -> None:
+        self.target = Deferred(build)
+
+    def find_secret(self, text: str, *, shapes_only: bool = False) -> str | None:
+        """``SecretFinder.find_secret`` of the real finder."""
+        return self.target.get().find_secret(text, shapes_only=shapes_only)
+
+
+def minilm_embedder() -> Embedder:
+    """The MiniLM embedder (numpy; its weights load on its own first use)."""
+    from chalicelib.services.recall.embedding import MiniLMEmbedder
+
+    return MiniLMEmbedder()
+
+
+def relevance_scorer(embedder: Embedder) -> CandidateScorer:
+    """The default recall scorer (SPEC §8) over ``embedder`` (numpy)."""
+    from chalicelib.services.recall.relevance import RelevanceScorer
+
+    return RelevanceScorer(embedder)
+
+
+def secret_detector() -> SecretFinder:
+    """The detect-secrets based detector (``chalicelib.services.secrets``)."""
+    from chalicelib.services.secrets import SecretDetector
+
+    return SecretDetector()

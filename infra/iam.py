@@ -1,0 +1,238 @@
+"""One least-privilege IAM role per Lambda function (issue 12; SPEC §14), as
+CloudFormation resources: every ARN comes from the stack (``Fn::GetAtt`` of the
+table, bucket, queue and log groups, ``Fn::Sub`` of the pseudo parameters and the
+``BedrockModelId`` parameter), none is written here.
+
+Both deploy paths use these roles: ``make package`` merges them into Chalice's
+template, and ``make deploy`` creates them in the resources stack and hands their
+ARNs to ``chalice deploy`` (``iam_role_arn`` per function). The grants are exactly
+the permissions the functions' code was seen to need: ``tests/iam_plugin.py``
+records every AWS call of each entry point during the test suite and fails when a
+role misses one, or grants one that nothing used. ``runtime`` grants are used by the
+Lambda service on the function's behalf (writing its logs; polling its queue), not
+by our code, so no recorded call needs them; a unit test checks their shape.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from chalicelib.storage.keys import (
+    BY_AGENT,
+    BY_AGENT_STATUS,
+    BY_ROUTINE_STATUS,
+    BY_WORKSPACE,
+    BY_WORKSPACE_STATUS,
+)
+
+FUNCTIONS: dict[str, str] = {
+    "api_handler": "ApiHandler",
+    "review_fanout": "ReviewFanout",
+    "review_worker": "ReviewWorker",
+}
+"""Chalice's Lambda function names -> the prefix of their resources' logical ids
+(``ApiHandlerRole``, ``ApiHandlerLogGroup``)."""
+USE_BEDROCK = "UseBedrock"
+"""The template condition ``Reviewer == bedrock`` (``infra/template.py``)."""
+BEDROCK_MODEL = "BedrockReviewerCallsModel"
+"""``UseBedrock`` and ``BedrockModelId`` names a foundation model."""
+BEDROCK_PROFILE = "BedrockReviewerCallsProfile"
+"""``UseBedrock`` and ``BedrockModelId`` names a cross-region inference profile."""
+
+_TABLE = {"Fn::GetAtt": ["MemoryTable", "Arn"]}
+_QUEUE = {"Fn::GetAtt": ["ReviewQueue", "Arn"]}
+
+
+def _index(name: str) -> dict[str, Any]:
+    return {"Fn::Sub": f"${{MemoryTable.Arn}}/index/{name}"}
+
+
+def _objects(prefix: str) -> dict[str, Any]:
+    return {"Fn::Sub": f"${{LargeObjectBucket.Arn}}/{prefix}*"}
+
+
+_PROFILE = "arn:${AWS::Partition}:bedrock:${AWS::Region}:${AWS::AccountId}:inference-profile/"
+
+
+@dataclass(frozen=True)
+class Grant:
+    """One policy statement of one role.
+
+    Attributes:
+        sid: the statement id (what it is for).
+        actions: IAM actions, e.g. ``dynamodb:GetItem``.
+        resources: CloudFormation expressions of the resources' ARNs.
+        runtime: used by the Lambda service for the function, not by its code.
+        condition: the template condition the statement depends on, if any.
+        when: IAM condition block (``{"StringEquals": {...}}``), if any.
+    """
+
+    sid: str
+    actions: tuple[str, ...]
+    resources: tuple[Any, ...]
+    runtime: bool = False
+    condition: str | None = None
+    when: dict[str, Any] | None = None
+
+    def statement(self) -> dict[str, Any]:
+        """The IAM policy statement."""
+        statement: dict[str, Any] = {
+            "Sid": self.sid,
+            "Effect": "Allow",
+            "Action": list(self.actions),
+            "Resource": list(self.resources),
+        }
+        if self.when:
+            statement["Condition"] = self.when
+        return statement
+
+
+def _logs(function: str) -> Grant:
+    """The function's own log group only (it exists before the function: the template
+    creates it, with its retention, so ``logs:CreateLogGroup`` is not granted)."""
+    return Grant(
+        "OwnLogGroup",
+        ("logs:CreateLogStream", "logs:PutLogEvents"),
+        ({"Fn::GetAtt": [f"{FUNCTIONS[function]}LogGroup", "Arn"]},),
+        runtime=True,
+    )
+
+
+_READS = ("dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query")
+_WRITES = ("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem")
+_PENDING_LIST = "dynamodb:BatchWriteItem"
+"""A review files the actions that wait for a person in one batch (``review_actions.py``)."""
+_API_ITEMS = Grant(
+    "MemoryTable", (*_READS, *_WRITES, _PENDING_LIST, "dynamodb:DeleteItem"), (_TABLE,)
+)
+"""Deletes: key-value ``forget``, and a day row's pointer released by an archive."""
+_REVIEW_ITEMS = Grant("MemoryTable", (*_READS, *_WRITES, _PENDING_LIST), (_TABLE,))
+"""A review supersedes, renews, archives facts and lifts new ones: nothing is deleted."""
+_SEND_REVIEWS = Grant("ReviewQueueSend", ("sqs:GetQueueUrl", "sqs:SendMessage"), (_QUEUE,))
+
+
+def _bedrock() -> list[Grant]:
+    """``bedrock:InvokeModel`` on the configured model (``BedrockModelId``), only when the
+    reviewer is ``bedrock``: the foundation model in the stack's region; or, for an
+    inference profile, the profile and, through that profile only, the foundation
+    models it routes to in any region."""
+    profile = {"Fn::Sub": _PROFILE + "${BedrockModelId}"}
+    model = "arn:${AWS::Partition}:bedrock:${AWS::Region}::foundation-model/${BedrockModelId}"
+    return [
+        Grant(
+            "BedrockReviewerModel",
+            ("bedrock:InvokeModel",),
+            ({"Fn::Sub": model},),
+            condition=BEDROCK_MODEL,
+        ),
+        Grant(
+            "BedrockReviewerProfile",
+            ("bedrock:InvokeModel",),
+            (profile,),
+            condition=BEDROCK_PROFILE,
+        ),
+        Grant(
+            "BedrockReviewerThroughProfile",
+            ("bedrock:InvokeModel",),
+            ({"Fn::Sub": "arn:${AWS::Partition}:bedrock:*::foundation-model/*"},),
+            condition=BEDROCK_PROFILE,
+            when={"StringEquals": {"bedrock:InferenceProfileArn": profile}},
+        ),
+    ]
+
+
+def grants(function: str) -> list[Grant]:
+    """Every statement of ``function``'s role.
+
+    Args:
+        function: a key of ``FUNCTIONS``.
+
+    Returns:
+        The grants, in policy order.
+    """
+    if function == "api_handler":
+        return [
+            _API_ITEMS,
+            Grant(
+                "MemoryLists",
+                ("dynamodb:Query",),
+                tuple(
+                    _index(name)
+                    for name in (
+                        BY_AGENT,
+                        BY_AGENT_STATUS,
+                        BY_WORKSPACE,
+                        BY_WORKSPACE_STATUS,
+                        BY_ROUTINE_STATUS,
+                    )
+                ),
+            ),
+            Grant(
+                "KeyValueObjects",
+                ("s3:GetObject", "s3:PutObject", "s3:DeleteObject"),
+                (_objects("kv/"),),
+            ),
+            Grant("ReviewReports", ("s3:GetObject", "s3:PutObject"), (_objects("reviews/"),)),
+            _SEND_REVIEWS,
+            _logs(function),
+        ]
+    if function == "review_fanout":
+        return [
+            Grant("ActiveRoutines", ("dynamodb:Query",), (_index(BY_ROUTINE_STATUS),)),
+            _SEND_REVIEWS,
+            _logs(function),
+        ]
+    if function == "review_worker":
+        return [
+            _REVIEW_ITEMS,
+            Grant("AgentFacts", ("dynamodb:Query",), (_index(BY_AGENT),)),
+            Grant("ReviewReports", ("s3:PutObject",), (_objects("reviews/"),)),
+            *_bedrock(),
+            Grant(
+                "ReviewQueueEvents",
+                ("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"),
+                (_QUEUE,),
+                runtime=True,
+            ),
+            _logs(function),
+        ]
+    raise ValueError(f"no Lambda function {function!r} (one of {sorted(FUNCTIONS)})")
+
+
+def policy_document(function: str) -> dict[str, Any]:
+    """``function``'s policy document, with ``Fn::If`` around conditional statements."""
+    statements: list[Any] = []
+    for grant in grants(function):
+        if grant.condition:
+            statements.append(
+                {"Fn::If": [grant.condition, grant.statement(), {"Ref": "AWS::NoValue"}]}
+            )
+        else:
+            statements.append(grant.statement())
+    return {"Version": "2012-10-17", "Statement": statements}
+
+
+def role_resources() -> dict[str, Any]:
+    """``<Function>Role`` for every function: assumable by Lambda only, one inline policy."""
+    return {
+        f"{prefix}Role": {
+            "Type": "AWS::IAM::Role",
+            "Properties": {
+                "AssumeRolePolicyDocument": {
+                    "Version": "2012-10-17",
+                    "Statement": [
+                        {
+                            "Effect": "Allow",
+                            "Principal": {"Service": "lambda.amazonaws.com"},
+                            "Action": "sts:AssumeRole",
+                        }
+                    ],
+                },
+                "Policies": [
+                    {"PolicyName": f"{prefix}Policy", "PolicyDocument": policy_document(function)}
+                ],
+            },
+        }
+        for function, prefix in FUNCTIONS.items()
+    }

@@ -1,0 +1,305 @@
+"""The deploy artifacts read as an operator would (issue 12): API Gateway's own errors
+in the envelope, names and ARNs from the stack, one least-privilege role per function,
+and the files ``make deploy`` writes for ``chalice deploy``."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from chalice.config import Config
+from moto import mock_aws
+
+from chalicelib.errors import STATUS_BY_CODE
+from chalicelib.settings import REVIEW_QUEUE_NAME
+from infra import iam
+from infra.deploy import configure_stage, deployed_rest_api, main, stack_outputs
+from infra.gateway_responses import GATEWAY_MESSAGE, put_gateway_responses
+from infra.template import package_fragment, resources_stack
+
+REPO = Path(__file__).resolve().parents[2]
+# Every response type of API Gateway REST APIs (its developer guide, "Gateway response types").
+API_GATEWAY_RESPONSE_TYPES = {
+    "ACCESS_DENIED": 403,
+    "API_CONFIGURATION_ERROR": 500,
+    "AUTHORIZER_CONFIGURATION_ERROR": 500,
+    "AUTHORIZER_FAILURE": 500,
+    "BAD_REQUEST_PARAMETERS": 400,
+    "BAD_REQUEST_BODY": 400,
+    "DEFAULT_4XX": None,
+    "DEFAULT_5XX": None,
+    "EXPIRED_TOKEN": 403,
+    "INTEGRATION_FAILURE": 504,
+    "INTEGRATION_TIMEOUT": 504,
+    "INVALID_API_KEY": 403,
+    "INVALID_SIGNATURE": 403,
+    "MISSING_AUTHENTICATION_TOKEN": 403,
+    "QUOTA_EXCEEDED": 429,
+    "REQUEST_TOO_LARGE": 413,
+    "RESOURCE_NOT_FOUND": 404,
+    "THROTTLED": 429,
+    "UNAUTHORIZED": 401,
+    "UNSUPPORTED_MEDIA_TYPE": 415,
+    "WAF_FILTERED": 403,
+}
+
+
+def rendered(template: str) -> dict[str, Any]:
+    """A gateway response body as a client gets it (API Gateway's message substituted)."""
+    body: dict[str, Any] = json.loads(
+        template.replace(GATEWAY_MESSAGE, json.dumps('Gateway says "no"'))
+    )
+    return body
+
+
+def test_every_gateway_response_is_the_envelope_with_its_codes_status() -> None:
+    responses = package_fragment()["Resources"]["RestAPI"]["Properties"]["GatewayResponses"]
+    assert set(responses) == set(API_GATEWAY_RESPONSE_TYPES)
+    for response_type, response in responses.items():
+        body = rendered(response["ResponseTemplates"]["application/json"])
+        assert set(body) == {"error"} and set(body["error"]) == {"code", "message"}
+        code, message = body["error"]["code"], body["error"]["message"]
+        assert code in STATUS_BY_CODE and message, response_type
+        headers = response["ResponseParameters"]["Headers"]
+        assert headers["Content-Type"] == "'application/json'"
+        if response_type.startswith("DEFAULT_"):
+            assert "StatusCode" not in response  # a status here would override every 4XX/5XX
+            continue
+        assert response["StatusCode"] == str(STATUS_BY_CODE[code]), response_type
+        assert ("Retry-After" in headers) == (response["StatusCode"] == "429")
+
+
+def test_what_clients_meet_most_has_the_right_status_and_code() -> None:
+    responses = package_fragment()["Resources"]["RestAPI"]["Properties"]["GatewayResponses"]
+
+    def answer(response_type: str) -> tuple[str, str]:
+        response = responses[response_type]
+        code = rendered(response["ResponseTemplates"]["application/json"])["error"]["code"]
+        return response["StatusCode"], code
+
+    assert answer("MISSING_AUTHENTICATION_TOKEN") == ("404", "not_found")  # unknown route/method
+    assert answer("REQUEST_TOO_LARGE") == ("413", "payload_too_large")
+    assert answer("THROTTLED") == ("429", "rate_limited")
+    assert answer("INTEGRATION_TIMEOUT") == ("504", "timeout")
+    assert answer("INTEGRATION_FAILURE") == ("502", "bad_gateway")
+    assert answer("UNAUTHORIZED") == ("401", "unauthorized")
+    assert responses["THROTTLED"]["ResponseParameters"]["Headers"]["Retry-After"] == "'1'"
+
+
+@pytest.fixture
+def apigateway() -> Iterator[Any]:
+    with mock_aws():
+        yield boto3.client(
+            "apigateway", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x"
+        )
+
+
+def test_make_deploy_puts_the_same_responses_on_the_deployed_api(apigateway: Any) -> None:
+    api = apigateway.create_rest_api(name="pinework-prod")["id"]
+    root = apigateway.get_resources(restApiId=api)["items"][0]["id"]
+    apigateway.put_method(
+        restApiId=api, resourceId=root, httpMethod="GET", authorizationType="NONE"
+    )
+    apigateway.put_integration(restApiId=api, resourceId=root, httpMethod="GET", type="MOCK")
+    assert put_gateway_responses(apigateway, api, "api") == len(API_GATEWAY_RESPONSE_TYPES)
+    put = {
+        item["responseType"]: item
+        for item in apigateway.get_gateway_responses(restApiId=api)["items"]
+    }
+    packaged = package_fragment()["Resources"]["RestAPI"]["Properties"]["GatewayResponses"]
+    assert set(put) == set(packaged)
+    for response_type, item in put.items():
+        assert item.get("statusCode") == packaged[response_type].get("StatusCode")
+        assert item["responseTemplates"] == packaged[response_type]["ResponseTemplates"]
+        assert item["responseParameters"] == {
+            f"gatewayresponse.header.{name}": value
+            for name, value in packaged[response_type]["ResponseParameters"]["Headers"].items()
+        }
+    assert apigateway.get_deployments(restApiId=api)["items"]  # the stage was redeployed
+
+
+def literal_strings(node: Any) -> Iterator[str]:
+    """Every string of a template outside ``Fn::Sub`` (where ``${…}`` does the naming)."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key != "Fn::Sub":
+                yield from literal_strings(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from literal_strings(value)
+    elif isinstance(node, str):
+        yield node
+
+
+@pytest.mark.parametrize("template", [package_fragment(), resources_stack()])
+def test_no_resource_name_or_arn_is_fixed(template: dict[str, Any]) -> None:
+    resources = template["Resources"]
+    assert "BucketName" not in resources["LargeObjectBucket"]["Properties"]  # names are global
+    assert resources["MemoryTable"]["Properties"]["TableName"] == {
+        "Fn::Sub": "${AWS::StackName}-memories"
+    }
+    strings = list(literal_strings(resources))
+    assert not [text for text in strings if text.startswith("arn:")]
+    assert not [text for text in strings if "pinework-prod" in text or "pinework-local" in text]
+
+
+def test_each_function_has_its_own_role_and_environment_from_the_stack() -> None:
+    resources = package_fragment()["Resources"]
+    for function, chalice_name in {
+        "api_handler": "APIHandler",
+        "review_fanout": "ReviewFanout",
+        "review_worker": "ReviewWorker",
+    }.items():
+        prefix = iam.FUNCTIONS[function]
+        properties = resources[chalice_name]["Properties"]
+        assert properties["Role"] == {"Fn::GetAtt": [f"{prefix}Role", "Arn"]}
+        assert properties["Environment"]["Variables"]["PINEWORK_TABLE_NAME"] == {
+            "Ref": "MemoryTable"
+        }
+        assert resources[f"{prefix}Role"]["Type"] == "AWS::IAM::Role"
+    events = resources["ReviewWorker"]["Properties"]["Events"]["ReviewWorkerSqsEventSource"]
+    assert events["Properties"]["Queue"] == {"Fn::Sub": "${ReviewQueue.Arn}"}
+
+
+@pytest.mark.parametrize("function", sorted(iam.FUNCTIONS))
+def test_logs_only_to_the_functions_own_log_group(function: str) -> None:
+    logs = [
+        grant for grant in iam.grants(function) if any(a.startswith("logs:") for a in grant.actions)
+    ]
+    assert len(logs) == 1 and logs[0].runtime
+    assert logs[0].actions == ("logs:CreateLogStream", "logs:PutLogEvents")
+    assert logs[0].resources == ({"Fn::GetAtt": [f"{iam.FUNCTIONS[function]}LogGroup", "Arn"]},)
+
+
+@pytest.mark.parametrize("function", sorted(iam.FUNCTIONS))
+def test_no_wildcard_action_and_no_unconditioned_wildcard_resource(function: str) -> None:
+    for grant in iam.grants(function):
+        assert all("*" not in action for action in grant.actions)
+        for resource in grant.resources:
+            text = json.dumps(resource)
+            if text.endswith('/*"}') and "Bucket" not in text:
+                assert grant.when is not None, grant.sid  # only Bedrock, through our profile
+
+
+def test_only_the_review_worker_may_invoke_bedrock_and_only_with_the_bedrock_reviewer() -> None:
+    for function in iam.FUNCTIONS:
+        bedrock = [g for g in iam.grants(function) if "bedrock:InvokeModel" in g.actions]
+        if function == "review_worker":
+            assert bedrock and all(grant.condition for grant in bedrock)
+        else:
+            assert bedrock == []
+
+
+def test_the_resources_stack_passes_cfn_lint(tmp_path: Path) -> None:
+    path = tmp_path / "resources.json"
+    path.write_text(json.dumps(resources_stack()))
+    lint = shutil.which("cfn-lint", path=str(REPO / ".venv" / "bin")) or "cfn-lint"
+    done = subprocess.run([lint, str(path)], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def description(**outputs: str) -> dict[str, Any]:
+    """``aws cloudformation describe-stacks`` output of a resources stack."""
+    values = {
+        "TableName": "pinework-prod-resources-memories",
+        "BucketName": "pinework-prod-resources-largeobjectbucket-1x2y3z",
+        "ReviewQueueName": REVIEW_QUEUE_NAME,
+        "Reviewer": "rules",
+        "BedrockModelId": "global.anthropic.claude-haiku-4-5-20251001-v1:0",
+        "ChaliceStage": "prod",
+        **{
+            f"{prefix}RoleArn": f"arn:aws:iam::111122223333:role/pinework-{prefix}Role-ABC"
+            for prefix in iam.FUNCTIONS.values()
+        },
+        **outputs,
+    }
+    return {
+        "Stacks": [{"Outputs": [{"OutputKey": k, "OutputValue": v} for k, v in values.items()]}]
+    }
+
+
+def test_make_deploy_writes_the_stage_chalice_deploys(tmp_path: Path) -> None:
+    committed = json.loads((REPO / ".chalice" / "config.json").read_text())
+    written = configure_stage(committed, "prod", stack_outputs(description()))
+    (tmp_path / ".chalice").mkdir()
+    (tmp_path / ".chalice" / "config.json").write_text(json.dumps(written))
+    disk = json.loads((tmp_path / ".chalice" / "config.json").read_text())
+    for function, prefix in iam.FUNCTIONS.items():
+        config = Config("prod", function, {"project_dir": str(tmp_path)}, disk)
+        assert config.manage_iam_role is False
+        assert config.iam_role_arn == f"arn:aws:iam::111122223333:role/pinework-{prefix}Role-ABC"
+        assert (
+            config.environment_variables["PINEWORK_TABLE_NAME"]
+            == "pinework-prod-resources-memories"
+        )
+        assert config.environment_variables["PINEWORK_BUCKET_NAME"].endswith("1x2y3z")
+        assert config.environment_variables["PINEWORK_REVIEWER"] == "rules"
+        assert config.environment_variables["OPENBLAS_NUM_THREADS"] == "1"  # kept
+    worker = Config("prod", "review_worker", {"project_dir": str(tmp_path)}, disk)
+    assert worker.lambda_timeout == 600  # kept
+    assert disk["stages"]["local"] == committed["stages"]["local"]
+
+
+def test_the_committed_prod_stage_cannot_be_chalice_deployed_by_hand() -> None:
+    # Without make deploy's role ARNs Chalice stops before creating anything.
+    from chalice.deploy.validate import validate_configuration
+
+    disk = json.loads((REPO / ".chalice" / "config.json").read_text())
+    from app import app
+
+    config = Config("prod", None, {"project_dir": str(REPO), "chalice_app": app}, disk)
+    with pytest.raises(ValueError, match="iam_role_arn"):
+        validate_configuration(config)
+
+
+def test_make_deploy_refuses_a_stack_whose_queue_the_worker_does_not_read() -> None:
+    with pytest.raises(ValueError, match=r"app\.py"):
+        configure_stage({}, "prod", stack_outputs(description(ReviewQueueName="other")))
+    with pytest.raises(ValueError, match="no output"):
+        configure_stage({}, "prod", {"TableName": "t"})
+    with pytest.raises(ValueError, match="stage 'dev'"):
+        configure_stage({}, "prod", stack_outputs(description(ChaliceStage="dev")))
+
+
+def test_the_rest_api_is_read_from_chalices_deployed_record(tmp_path: Path) -> None:
+    deployed = tmp_path / ".chalice" / "deployed"
+    deployed.mkdir(parents=True)
+    (deployed / "prod.json").write_text(
+        json.dumps(
+            {
+                "resources": [
+                    {"name": "api_handler", "resource_type": "lambda_function"},
+                    {"name": "rest_api", "resource_type": "rest_api", "rest_api_id": "abc123"},
+                ]
+            }
+        )
+    )
+    assert deployed_rest_api(tmp_path, "prod") == "abc123"
+    with pytest.raises(FileNotFoundError):
+        deployed_rest_api(tmp_path, "dev")
+
+
+def test_the_configure_step_rewrites_only_the_stage_in_the_file(tmp_path: Path) -> None:
+    config = tmp_path / ".chalice" / "config.json"
+    config.parent.mkdir()
+    committed = (REPO / ".chalice" / "config.json").read_text()
+    config.write_text(committed)
+    stack = tmp_path / "stack.json"
+    stack.write_text(json.dumps(description()))
+    main(["configure", "--stage", "prod", "--stack", str(stack), "--config", str(config)])
+    written = json.loads(config.read_text())
+    before = json.loads(committed)
+    assert written["stages"]["local"] == before["stages"]["local"]
+    assert {k: v for k, v in written.items() if k != "stages"} == {
+        k: v for k, v in before.items() if k != "stages"
+    }
+    variables = written["stages"]["prod"]["environment_variables"]
+    assert variables["PINEWORK_REVIEW_QUEUE_NAME"] == REVIEW_QUEUE_NAME
+    main(["configure", "--stage", "prod", "--stack", str(stack), "--config", str(config)])
+    assert json.loads(config.read_text()) == written  # running it again changes nothing
