@@ -220,6 +220,27 @@ class ReviewUndoConflict(PineworkError):
     code = "review_undo_conflict"
 
 
+class UnsupportedMediaType(PineworkError):
+    """Deployed, API Gateway refused the body's content type and answered itself (415);
+    the app never raises it (``infra/gateway_responses.py``; issue 12)."""
+
+    code = "unsupported_media_type"
+
+
+class BadGateway(PineworkError):
+    """Deployed, the function behind API Gateway crashed or answered badly; API Gateway
+    answers (502). The app never raises it (``infra/gateway_responses.py``; issue 12)."""
+
+    code = "bad_gateway"
+
+
+class GatewayTimeout(PineworkError):
+    """Deployed, the call took longer than API Gateway's 29 s and was cut off (504); its
+    changes may or may not be saved. The app never raises it (issue 12)."""
+
+    code = "timeout"
+
+
 STATUS_BY_CODE: dict[str, int] = {
     "memory_text_too_long": 400,
     "secret_in_memory": 400,

@@ -461,6 +461,7 @@ class ReviewRun(WireModel):
 
     id: str
     object_type: str = Field(default="review", alias="object")
+    trigger: str = "manual"
     status: str
     agent_id: str
     date: str
@@ -468,6 +469,7 @@ class ReviewRun(WireModel):
     requested_by: str | None = None
     requested_at: dt.datetime | None = None
     started_at: dt.datetime | None = None
+    finished_at: dt.datetime | None = None
     attempts: int = 0
     error: str | None = None
 

@@ -45,6 +45,9 @@ API_VERSION = "1.0.0"
 NOT_ALLOWED_PREFIX = "not_allowed_"
 """Views ``reject_other_methods`` registers (405 for the methods a path does not serve)."""
 COMMON_ERRORS = (errors.InvalidRequest, errors.RateLimited)
+GATEWAY_ERRORS = (errors.BadGateway, errors.GatewayTimeout)
+"""Answered by API Gateway itself when deployed (``infra/gateway_responses.py``), on
+any route; a route with a request body may also get 415 ``unsupported_media_type``."""
 BEARER_ERRORS = (errors.Unauthorized,)
 IDEMPOTENCY_ERRORS = (errors.IdempotencyKeyReused, errors.IdempotencyKeyInUse)
 PATH_PARAMETERS = {
@@ -373,6 +376,9 @@ def _error_classes(operation: Operation, idempotent: bool) -> list[type[errors.P
     if operation.body == "mcp":
         classes += [errors.Forbidden]
     classes += operation.errors
+    if operation.body is not None:
+        classes.append(errors.UnsupportedMediaType)
+    classes += GATEWAY_ERRORS
     if idempotent:
         classes += IDEMPOTENCY_ERRORS
     if operation.if_match:
@@ -403,6 +409,12 @@ def _success(
             "required": True,
             "schema": {"type": "string"},
         }
+    if status == 202 and body is not None:
+        headers["Location"] = {
+            "description": "Where to follow the queued review (`/api/v1/reviews/{id}`).",
+            "required": True,
+            "schema": {"type": "string"},
+        }
     if idempotent:
         headers[REPLAYED_HEADER] = {
             "description": "`true` when this is the stored answer of an earlier request "
@@ -411,7 +423,7 @@ def _success(
         }
     if headers:
         response["headers"] = headers
-    links = _links(operation, ids)
+    links = _links(operation, ids, accepted=status == 202)
     if links:
         response["links"] = links
     return response
@@ -420,8 +432,10 @@ def _success(
 def _status_text(status: int, operation: Operation) -> str:
     if status == 201:
         return "Created."
-    if status == 202:
+    if status == 202 and operation.body == "mcp":
         return "Accepted: a notification or a client response; no body."
+    if status == 202:
+        return "Accepted: queued; `GET` its `Location` (`/reviews/{id}`) to follow it."
     if 201 in operation.responses and status == 200:
         return "Done: it already existed (or was appended to)."
     return "OK."
@@ -443,12 +457,14 @@ def _body_schema(
     return {"oneOf": [refs[(model, "serialization")] for model in models]}
 
 
-def _links(operation: Operation, ids: dict[tuple[str, str], str]) -> dict[str, Any]:
+def _links(
+    operation: Operation, ids: dict[tuple[str, str], str], *, accepted: bool = False
+) -> dict[str, Any]:
     """OpenAPI links: by default the answer's ``id`` is the target's one path parameter
-    (and its ``ETag`` the target's ``If-Match``)."""
+    (and its ``ETag`` the target's ``If-Match``); a 202's are ``accepted_links``."""
     by_id = {operation_id: key for key, operation_id in ids.items()}
     links: dict[str, Any] = {}
-    for link in operation.links:
+    for link in operation.accepted_links if accepted else operation.links:
         target, given = (link, None) if isinstance(link, str) else link
         if target not in by_id:
             continue

@@ -41,14 +41,21 @@ from chalicelib.models.responses import (
     KvRemembered,
     MemoryList,
     MemoryObject,
+    PendingList,
     RecallLogList,
     RecallObject,
     ReviewList,
     ReviewObject,
+    ReviewRunObject,
     RoutineList,
     RoutineObject,
 )
-from chalicelib.models.review import ReviewListQuery, RunReviewRequest
+from chalicelib.models.review import (
+    ApproveRequest,
+    PendingListQuery,
+    ReviewListQuery,
+    RunReviewRequest,
+)
 from chalicelib.models.routine import CreateRoutineRequest, RoutineQuery
 
 Auth = Literal["bearer", "optional", "none"]
@@ -81,6 +88,7 @@ class Operation:
         links: where its success answer leads (OpenAPI links): an operation id, whose
             one path parameter is the answer's ``id``, or (operation id, {parameter:
             runtime expression}).
+        accepted_links: the links of a 202 answer (a queued run has no plan yet).
         tag: the group in the document.
         description: more than the summary, if needed.
     """
@@ -97,6 +105,7 @@ class Operation:
     etag: bool = False
     session_header: bool = False
     links: tuple[str | tuple[str, dict[str, str]], ...] = ()
+    accepted_links: tuple[str, ...] = ()
     tag: str = "memories"
     description: str = ""
 
@@ -115,6 +124,7 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
             NOT_OWN,
             NOT_FOUND,
             errors.MemorySupersedeArchived,
+            errors.MemoryVetoed,
             errors.Forbidden,
             errors.Conflict,
         ),
@@ -310,20 +320,29 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         tag="routines",
     ),
     ("POST", "/reviews"): Operation(
-        "Run an agent's review now (`dryRun`: the plan only)",
+        "Run an agent's review now (`dryRun`: the plan only), or queue it (202)",
         "person",
-        {200: ReviewObject},
-        (errors.Forbidden, errors.MemoryAgentRequired, errors.Conflict),
+        {200: ReviewObject, 202: ReviewRunObject},
+        (errors.Forbidden, errors.MemoryAgentRequired, NOT_OWN, errors.Conflict),
         body=RunReviewRequest,
         body_required=True,
         links=(
             "get_review",
             *(
                 (decision, {"review_id": "$response.body#/id", "action_ref": FIRST_ACTION})
-                for decision in ("approve_review_action", "reject_review_action")
+                for decision in (
+                    "approve_review_action",
+                    "reject_review_action",
+                    "undo_review_action",
+                )
             ),
         ),
+        accepted_links=("get_review",),
         tag="reviews",
+        description="200 with the report when the review surely fits in the call; when it "
+        "may outlast API Gateway's 29 s (the Bedrock reviewer, a large store) it is queued: "
+        "202 with the run (`status: queued`) and `Location`; `GET /reviews/{id}` shows it "
+        "until its report is there.",
     ),
     ("GET", "/reviews"): Operation(
         "An agent's review summaries, newest first",
@@ -333,28 +352,46 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         query=ReviewListQuery,
         tag="reviews",
     ),
+    ("GET", "/reviews/pending"): Operation(
+        "Review actions waiting for a person, by agent, oldest review first",
+        "person (the workspace's, or `agentId`'s); agent (own)",
+        {200: PendingList},
+        (NOT_OWN, errors.Forbidden),
+        query=PendingListQuery,
+        tag="reviews",
+    ),
     ("GET", "/reviews/{review_id}"): Operation(
-        "One full review report",
+        "One full review report (or a queued review's run until it is done)",
         "owner agent, person",
-        {200: ReviewObject},
+        {200: (ReviewObject, ReviewRunObject)},
         (errors.NotFound,),
         tag="reviews",
     ),
     ("POST", "/reviews/{review_id}/actions/{action_ref}/approve"): Operation(
-        "Approve one pending action (approval mode): it is applied now",
+        "Approve one pending action: it is applied now (`keepId`: the fact a conflict keeps)",
+        "person",
+        {200: ReviewObject},
+        (errors.Forbidden, errors.NotFound, errors.Conflict),
+        body=ApproveRequest,
+        tag="reviews",
+    ),
+    ("POST", "/reviews/{review_id}/actions/{action_ref}/reject"): Operation(
+        "Reject one pending action: it is never applied (nor proposed again)",
         "person",
         {200: ReviewObject},
         (errors.Forbidden, errors.NotFound, errors.Conflict),
         body=EmptyRequest,
         tag="reviews",
     ),
-    ("POST", "/reviews/{review_id}/actions/{action_ref}/reject"): Operation(
-        "Reject one pending action (approval mode): it is never applied",
+    ("POST", "/reviews/{review_id}/actions/{action_ref}/undo"): Operation(
+        "Undo one applied action: what it changed is restored",
         "person",
         {200: ReviewObject},
-        (errors.Forbidden, errors.NotFound, errors.Conflict),
+        (errors.Forbidden, errors.NotFound, errors.Conflict, errors.ReviewUndoConflict),
         body=EmptyRequest,
         tag="reviews",
+        description="`review_undo_conflict` when a memory the action changed was changed "
+        "since (nothing is undone); `conflict` when the action changed nothing.",
     ),
     ("POST", "/kv/remember"): Operation(
         "Key-value `remember`: store a JSON value under a key",

@@ -23,7 +23,12 @@ from chalicelib.api.idempotency import idempotent
 from chalicelib.api.observe import note_review
 from chalicelib.ids import ULID_PATTERN
 from chalicelib.models.requests import EmptyRequest
-from chalicelib.models.responses import ReviewList, ReviewSummaryObject
+from chalicelib.models.responses import (
+    PendingActionObject,
+    PendingList,
+    ReviewList,
+    ReviewSummaryObject,
+)
 from chalicelib.models.review import (
     ApproveRequest,
     PendingListQuery,
@@ -99,11 +104,10 @@ def list_pending_actions() -> Response:
         decode_next_token(query.next_token, pattern=PENDING_TOKEN),
     )
     return json_response(
-        {
-            "object": "list",
-            "data": [entry.to_wire() for entry in pending],
-            "nextToken": encode_next_token(after),
-        }
+        PendingList(
+            data=[PendingActionObject.model_validate(entry.to_wire()) for entry in pending],
+            next_token=encode_next_token(after),
+        ).wire()
     )
 
 

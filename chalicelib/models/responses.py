@@ -17,7 +17,14 @@ from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 from pydantic.alias_generators import to_camel
 
 from chalicelib.models.principal import ReviewApproval
-from chalicelib.models.review import ActionDecision, ActionOutcome, ReviewPlan, Trigger
+from chalicelib.models.review import (
+    ActionDecision,
+    ActionOutcome,
+    ActionUndo,
+    ReviewAction,
+    ReviewPlan,
+    Trigger,
+)
 
 WireTime = Annotated[str, WithJsonSchema({"type": "string", "format": "date-time"})]
 """An RFC 3339 UTC timestamp as sent (kept as the exact string)."""
@@ -178,6 +185,38 @@ class ReviewObject(ResponseModel):
     report_key: str | None
     approval: ReviewApproval
     decisions: list[ActionDecision]
+    undone: list[ActionUndo]
+
+
+class ReviewRunObject(ResponseModel):
+    """A review queued instead of run inside the call (``POST /reviews`` answered 202;
+    ``GET /reviews/{id}`` until it is done; issue 12): ``status`` says where it stands."""
+
+    id: str
+    object: Literal["review"]
+    trigger: Literal["manual"]
+    agent_id: str
+    date: WireDate
+    dry_run: bool
+    status: Literal["queued", "running", "failed", "done"]
+    requested_by: str
+    requested_at: WireTime
+    started_at: WireTime | None
+    finished_at: WireTime | None
+    attempts: int
+    error: str | None
+
+
+class PendingActionObject(ResponseModel):
+    """One review action waiting for a person (``GET /reviews/pending``; issue 14)."""
+
+    object: Literal["pending_action"]
+    review_id: str
+    agent_id: str
+    date: WireDate
+    approval: ReviewApproval
+    waiting_since: WireTime
+    action: ReviewAction
 
 
 class ReviewSummaryObject(ResponseModel):
@@ -199,6 +238,7 @@ class ReviewSummaryObject(ResponseModel):
     approval: ReviewApproval
     pending: int
     rejected: int
+    undone: int
 
 
 ItemT = TypeVar("ItemT", bound=ResponseModel)
@@ -231,6 +271,10 @@ class RoutineList(ListPage[RoutineObject]):
 
 class ReviewList(ListPage[ReviewSummaryObject]):
     """``GET /reviews``: review summaries, newest first."""
+
+
+class PendingList(ListPage[PendingActionObject]):
+    """``GET /reviews/pending``: actions waiting for a person, by agent, oldest review first."""
 
 
 class KvRemembered(ResponseModel):

@@ -38,6 +38,10 @@ CLIENT_TO_DOCUMENT = {
     models.ReviewReport: "ReviewObject",
     models.ReviewSummary: "ReviewSummaryObject",
     models.ReviewPage: "ReviewList",
+    models.ActionUndo: "ActionUndo",
+    models.ReviewRun: "ReviewRunObject",
+    models.PendingAction: "PendingActionObject",
+    models.PendingPage: "PendingList",
 }
 """Each client model and the document schema it decodes."""
 

@@ -20,18 +20,23 @@ from chalicelib.models.responses import (
     KvRemembered,
     MemoryList,
     MemoryObject,
+    PendingActionObject,
     RecallLogObject,
     ReviewObject,
+    ReviewRunObject,
     ReviewSummaryObject,
     RoutineObject,
 )
 from chalicelib.models.review import (
     ActionDecision,
     ActionOutcome,
+    ActionUndo,
+    PendingAction,
     ReviewAction,
     ReviewPlan,
     ReviewReport,
 )
+from chalicelib.models.review_run import ReviewRun
 from chalicelib.models.routine import Routine
 from chalicelib.services.kv.service import Forgotten, KeyList, Recalled, Remembered
 
@@ -189,9 +194,39 @@ def test_review_reports_and_summaries_round_trip() -> None:
         report_key="reviews/x.json",
         approval="required",
         decisions=[ActionDecision(action_id="a1", state="applied", decided_by="usr_1")],
+        undone=[ActionUndo(action_id="a1", undone_by="usr_1", undone_at=NOW, detail="d")],
     )
     round_trip(ReviewObject, report.to_wire())
     round_trip(ReviewSummaryObject, report.summary().to_wire())
+    pending = PendingAction(
+        review_id="rvw_1",
+        agent_id="agt_1",
+        date="2026-11-29",
+        approval="none",
+        waiting_since=NOW,
+        action=plan.actions[0].model_copy(update={"waits_for_person": True}),
+    )
+    round_trip(PendingActionObject, pending.to_wire())
+
+
+@pytest.mark.parametrize("status", ["queued", "running", "failed"])
+def test_queued_review_runs_round_trip(status: str) -> None:
+    bare = ReviewRun(
+        id="rvw_1",
+        workspace_id="wsp_1",
+        agent_id="agt_1",
+        date="2026-11-29",
+        dry_run=False,
+        status=status,  # type: ignore[arg-type]
+        requested_by="usr_1",
+        requested_at=NOW,
+    )
+    round_trip(ReviewRunObject, bare.to_wire())
+    full = bare.model_copy(
+        update={"started_at": NOW, "finished_at": NOW, "attempts": 2, "error": "Timeout"}
+    )
+    round_trip(ReviewRunObject, full.to_wire())
+    assert "workspaceId" not in full.to_wire() and "claimId" not in full.to_wire()
 
 
 def test_key_value_answers_round_trip() -> None:
