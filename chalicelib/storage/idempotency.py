@@ -88,7 +88,9 @@ class DynamoDBIdempotencyStore(DynamoDBPersistenceLayer):
             event_key_jmespath="key",
             payload_validation_jmespath="fingerprint",
             raise_on_no_idempotency_key=True,
-            expires_after_seconds=lifetime_seconds,
+            # Powertools truncates the expiry to whole epoch seconds: one more second
+            # keeps a key for at least ``lifetime_seconds``.
+            expires_after_seconds=lifetime_seconds + 1,
             hash_function="sha256",
             response_hook=_mark_replayed,
         )

@@ -214,6 +214,7 @@ def test_fuzzing_finds_no_server_error_and_no_departure_from_the_document(
     demo = server.demo()
     totals: Counter[str] = Counter()
     by_status: Counter[str] = Counter()
+    by_operation: Counter[str] = Counter()
     runs = {}
     for principal in ("agent", "person"):
         counts_file = tmp_path / f"{principal}-counts.json"
@@ -223,6 +224,7 @@ def test_fuzzing_finds_no_server_error_and_no_departure_from_the_document(
         for key, number in counts.items():
             totals[principal] += number
             by_status[key.rsplit(" ", 1)[1][0] + "xx"] += number
+            by_operation[key] += number
         with capsys.disabled():
             print(f"\n--- Schemathesis as the demo {principal} (seed {SEED}) ---")
             print(summary(run.stdout))
@@ -236,3 +238,9 @@ def test_fuzzing_finds_no_server_error_and_no_departure_from_the_document(
     assert by_status["5xx"] == 0
     assert sum(totals.values()) >= MIN_REQUESTS
     assert totals["agent"] > 0 and totals["person"] > 0
+    document = httpx.get(f"http://127.0.0.1:{server.api_port}/api/v1/openapi.json").json()
+    operations = {
+        f"{method.upper()} {path}" for path, item in document["paths"].items() for method in item
+    }
+    fuzzed = {key.rsplit(" ", 1)[0].replace(" /api/v1/", " /", 1) for key in by_operation}
+    assert operations - fuzzed == set(), "operations the fuzzer never called"
