@@ -243,4 +243,6 @@ def test_fuzzing_finds_no_server_error_and_no_departure_from_the_document(
         f"{method.upper()} {path}" for path, item in document["paths"].items() for method in item
     }
     fuzzed = {key.rsplit(" ", 1)[0].replace(" /api/v1/", " /", 1) for key in by_operation}
-    assert operations - fuzzed == set(), "operations the fuzzer never called"
+    # The document itself is what the fuzzer loads (and the first test here compares).
+    unreached = operations - fuzzed - {"GET /openapi.json"}
+    assert unreached == set(), "operations the fuzzer never called"
