@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import boto3
 from botocore.config import Config
@@ -44,6 +44,7 @@ from chalicelib.storage.directory import DynamoDBDirectoryRepository
 from chalicelib.storage.dynamodb import DynamoDBTable
 from chalicelib.storage.kv import DynamoDBKvRepository, S3ObjectStore
 from chalicelib.storage.memories import DynamoDBMemoryRepository
+from chalicelib.storage.protocols import IdempotencyStore
 from chalicelib.storage.queue import SqsReviewQueue
 from chalicelib.storage.recalls import DynamoDBRecallRepository
 from chalicelib.storage.review_actions import DynamoDBPendingRepository, DynamoDBUndoRepository
@@ -53,6 +54,12 @@ from chalicelib.storage.routines import DynamoDBRoutineRepository
 from chalicelib.storage.vetoes import DynamoDBVetoIndex
 
 if TYPE_CHECKING:  # numpy: loaded by the embedder itself, on first use (chalicelib/deferred.py)
+    # The boto3 client types (boto3-stubs, dev only): nothing is imported at run time.
+    from mypy_boto3_bedrock_runtime import BedrockRuntimeClient
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_s3 import S3Client
+    from mypy_boto3_sqs import SQSClient
+
     from chalicelib.services.recall.embedding import Embedder
 
 
@@ -76,7 +83,7 @@ class Services:
     """The secret detector every service shares (the adapters check run headers with it)."""
 
 
-def dynamodb_client(settings: Settings) -> Any:
+def dynamodb_client(settings: Settings) -> DynamoDBClient:
     """A DynamoDB client for the settings' region and endpoint (adaptive retries)."""
     return boto3.client(
         "dynamodb",
@@ -86,7 +93,7 @@ def dynamodb_client(settings: Settings) -> Any:
     )
 
 
-def s3_client(settings: Settings) -> Any:
+def s3_client(settings: Settings) -> S3Client:
     """An S3 client for the settings' region and endpoint (path-style for an emulator)."""
     return boto3.client(
         "s3",
@@ -99,7 +106,7 @@ def s3_client(settings: Settings) -> Any:
     )
 
 
-def sqs_client(settings: Settings) -> Any:
+def sqs_client(settings: Settings) -> SQSClient:
     """An SQS client for the settings' region and endpoint (the review fan-out)."""
     return boto3.client(
         "sqs",
@@ -109,7 +116,7 @@ def sqs_client(settings: Settings) -> Any:
     )
 
 
-def bedrock_runtime_client(settings: Settings) -> Any:
+def bedrock_runtime_client(settings: Settings) -> BedrockRuntimeClient:
     """A Bedrock Runtime client for the settings' region (the ``bedrock`` reviewer).
 
     Connect 5 s, read 25 s, and one retry (standard mode) for throttling and
@@ -125,7 +132,7 @@ def bedrock_runtime_client(settings: Settings) -> Any:
     )
 
 
-def build_reviewer(settings: Settings, bedrock: Any = None) -> Reviewer:
+def build_reviewer(settings: Settings, bedrock: BedrockRuntimeClient | None = None) -> Reviewer:
     """The reviewer ``settings.reviewer`` names (SPEC §9; ``PINEWORK_REVIEWER``).
 
     Args:
@@ -153,11 +160,11 @@ def build_services(
     embedder: Embedder | None = None,
     tokens: TokenCounter | None = None,
     secrets: SecretFinder | None = None,
-    client: Any = None,
-    s3: Any = None,
+    client: DynamoDBClient | None = None,
+    s3: S3Client | None = None,
     reviewer: Reviewer | None = None,
-    sqs: Any = None,
-    bedrock: Any = None,
+    sqs: SQSClient | None = None,
+    bedrock: BedrockRuntimeClient | None = None,
 ) -> Services:
     """Build every service from settings; each part can be injected (STYLE.md rule 7).
 
@@ -260,7 +267,7 @@ def build_services(
     )
 
 
-def idempotency_store(table: DynamoDBTable) -> Any:
+def idempotency_store(table: DynamoDBTable) -> IdempotencyStore:
     """The idempotency records' persistence layer on ``table`` (issue 15).
 
     Imported here, on the first request with an ``Idempotency-Key``: Powertools'

@@ -1,19 +1,13 @@
-"""Record every AWS API operation the product makes, by the Lambda function making it.
-
-moto does not check IAM (PITFALLS), so the roles in the template are held against
-the calls the code really makes: a botocore ``before-parameter-build`` hook sees each
-operation with its parameters before it is sent (to AWS, moto or a Stubber alike),
-and ``FUNCTION`` (a context variable) says which Lambda function's code is running.
-Whoever runs an entry point sets it: the test plugin (``tests/iam_plugin.py``) and
-the local server (``PINEWORK_AWS_CALL_LOG``) through ``attribution_middleware``,
-a Chalice middleware on every event type. Calls made with it unset (fixtures, the
-operator's ``pinework admin``, the local server's own set-up) are not Lambda calls
-and are not recorded.
-
-Only what names a resource is kept (table, index, bucket, key, queue, model; the
-operations of a transaction), never an item, a body or a value.
-
-``infra/iam_audit.py`` maps the calls to IAM actions and checks the roles.
+"""Record every AWS API operation the product makes, by the Lambda function making
+it, so the roles in the template can be held against the calls the code really makes
+(moto does not check IAM, docs/conventions.md#moto). A botocore
+``before-parameter-build`` hook sees each operation before it is sent (to AWS, moto or
+a Stubber alike); ``FUNCTION`` (a context variable, set by ``attribution_middleware``
+in the test plugin and the local server) says which function's code runs, and calls
+made with it unset are not recorded. Only what names a resource is kept (table,
+index, bucket, key, queue, model), never an item, body or value; ``infra/iam_audit.py``
+checks the roles. Choices:
+docs/DECISIONS.md#packaging-cold-start-and-iam-issue-12-deploy-iam-gateway-errors-queued-reviews
 """
 
 from __future__ import annotations

@@ -1,22 +1,12 @@
 """Check a ``chalice package`` zip before it ships: every requirement is inside, no
-dev-only one is, and it fits Lambda.
-
-``chalice package`` only warns ("Could not install dependencies") when it finds no
-wheel for the Lambda's platform (the runtime's Python, built for the runtime's glibc
-or older: 2.26 for python3.11) and still writes the zip; the function then fails at
-import. numpy 2.3 and later publish only manylinux_2_28 wheels, so
-``requirements.txt`` pins the newest that fits (2.2.6). This check (and the
-Makefile's look for that warning, which also covers indirect dependencies) makes
-``make package`` fail instead.
-
-Sizes (issue 12): ``chalice deploy`` uploads the zip directly, and Lambda refuses a
-direct upload over 50 MB, so the zip must stay at most ``ZIPPED_LIMIT_BYTES``; unzipped,
-Lambda allows 250 MB with all layers, and this keeps the package under
-``UNZIPPED_LIMIT_BYTES`` to leave room for layers (e.g. Powertools or an extension).
-Both figures are printed.
-
-Usage: ``python -m infra.check_package build/package/deployment.zip requirements.txt
-[requirements-dev.txt]``
+dev-only one is, and it fits Lambda (at most ``ZIPPED_LIMIT_BYTES`` zipped, for a
+direct upload, and ``UNZIPPED_LIMIT_BYTES`` unzipped, leaving room for layers); both
+figures are printed. ``chalice package`` only warns when it finds no wheel for the
+Lambda's platform and still writes a zip that fails at import, so this (and the
+Makefile's look for that warning) makes ``make package`` fail instead. Usage:
+``python -m infra.check_package build/package/deployment.zip requirements.txt
+[requirements-dev.txt]``. Why the pins and limits:
+docs/DECISIONS.md#packaging-cold-start-and-iam-issue-12-deploy-iam-gateway-errors-queued-reviews
 """
 
 from __future__ import annotations

@@ -1,22 +1,13 @@
-"""``make deploy``: the ``chalice deploy`` path, with no hand steps (issue 12).
-
-``chalice deploy`` creates the functions, the API and the schedule, but not the
-table, the bucket or the queues, and takes names only from ``.chalice/config.json``.
-So ``make deploy`` first deploys the resources stack (``python -m infra.template
-resources``: storage, queues, log groups and one role per function) with
-``aws cloudformation deploy``, then:
-
-1. ``configure``: writes the stack's outputs into the stage of ``.chalice/config.json``:
-   the environment variables naming the table, bucket and queue and the reviewer,
-   and each function's ``iam_role_arn`` (the stage has ``manage_iam_role: false``,
-   so a plain ``chalice deploy`` without them stops with Chalice's own error);
-2. ``chalice deploy --stage <stage>``;
-3. ``gateway-responses``: puts API Gateway's error answers in the envelope on the API
-   Chalice deployed and redeploys its stage (Chalice replaces the API definition on
-   every deploy, so this runs every time).
-
-Usage: ``python -m infra.deploy configure --stage prod --stack build/stack-prod.json``;
-``python -m infra.deploy gateway-responses --stage prod``.
+"""``make deploy``: the ``chalice deploy`` path, with no hand steps. After the resources
+stack (``python -m infra.template resources``) is deployed, ``configure`` writes its
+outputs into the stage of ``.chalice/config.json`` (the table, bucket, queue and
+reviewer variables, and each function's ``iam_role_arn``), ``chalice deploy`` runs,
+and ``gateway-responses`` puts API Gateway's error answers in the envelope on the
+deployed API and redeploys its stage (every time: Chalice replaces the API
+definition). Usage: ``python -m infra.deploy configure --stage prod --stack
+build/stack-prod.json``; ``python -m infra.deploy gateway-responses --stage prod``.
+ Choices:
+docs/DECISIONS.md#packaging-cold-start-and-iam-issue-12-deploy-iam-gateway-errors-queued-reviews
 """
 
 from __future__ import annotations
@@ -84,7 +75,7 @@ def configure_stage(config: dict[str, Any], stage: str, outputs: dict[str, str])
             f"the stack's queue is {outputs['ReviewQueueName']!r}, but app.py's worker reads "
             f"{REVIEW_QUEUE_NAME!r}"
         )
-    updated = json.loads(json.dumps(config))
+    updated: dict[str, Any] = json.loads(json.dumps(config))
     staged = updated.setdefault("stages", {}).setdefault(stage, {})
     staged["manage_iam_role"] = False
     variables = staged.setdefault("environment_variables", {})

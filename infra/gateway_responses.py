@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chalicelib.errors import STATUS_BY_CODE
+
+if TYPE_CHECKING:
+    from mypy_boto3_apigateway import APIGatewayClient
 
 GATEWAY_MESSAGE = "$context.error.messageString"
 """API Gateway's own message for the response, already a quoted JSON string."""
@@ -138,7 +141,7 @@ def sam_gateway_responses() -> dict[str, Any]:
     return responses
 
 
-def put_gateway_responses(apigateway: Any, rest_api_id: str, stage: str) -> int:
+def put_gateway_responses(apigateway: APIGatewayClient, rest_api_id: str, stage: str) -> int:
     """Set every gateway response on a deployed REST API, then redeploy its stage
     (gateway responses take effect in the next deployment).
 

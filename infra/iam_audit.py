@@ -1,28 +1,18 @@
-"""Hold the roles of ``infra/iam.py`` against recorded AWS calls (``infra/aws_calls.py``).
-
-Three parts:
-
-* ``permissions``: the IAM permissions one API call needs, each an action on a
-  resource ARN (with the request's condition keys). The operations inside a
-  transaction count one by one (``Put`` -> ``dynamodb:PutItem`` …, ``TransactGetItems``
-  -> ``dynamodb:GetItem``); a batch needs its action on each of its tables; a Query
-  with ``IndexName`` is on the index's ARN; S3 objects are ``bucket/key`` ARNs; SQS
-  queues are known by URL or name; Bedrock's Converse is ``bedrock:InvokeModel`` on
-  the model, or on the inference profile and, through it, on the foundation model.
-* ``resolve``: the CloudFormation expressions of a role's policy (``Ref``,
-  ``Fn::GetAtt``, ``Fn::Sub``, ``Fn::If``, ``Fn::Equals``, ``Fn::Join``) evaluated
-  for a given stack (``Stack``: the names the tests' or the local server's resources
-  really have).
-* ``Audit``: which calls a function's policy does not allow (``denied``), and which
-  granted (action, resource) pairs no call used (``unused``). Policies here only
-  ``Allow``; a ``Deny``, ``NotAction`` or ``NotResource`` is refused rather than
-  half-understood.
+"""Hold the roles of ``infra/iam.py`` against recorded AWS calls (``infra/aws_calls.py``):
+``permissions`` maps one call to the IAM actions and resource ARNs it needs (a
+transaction's operations one by one, a batch per table, a Query on its index, S3 by
+object, SQS by queue, Bedrock by model or inference profile); ``resolve`` evaluates a
+policy's CloudFormation intrinsic functions for a ``Stack``; ``Audit`` lists the calls
+a function's policy does not allow (``denied``) and the grants no call used
+(``unused``). Policies only ``Allow``: a ``Deny``, ``NotAction`` or ``NotResource`` is
+refused rather than half-understood. Choices:
+docs/DECISIONS.md#packaging-cold-start-and-iam-issue-12-deploy-iam-gateway-errors-queued-reviews
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
@@ -131,39 +121,59 @@ def resolve(node: Any, stack: Stack) -> Any:
         return node
     if len(node) == 1:
         ((key, argument),) = node.items()
-        if key == "Ref":
-            return _NO_VALUE if argument == "AWS::NoValue" else stack.refs()[argument]
-        if key == "Fn::GetAtt":
-            return stack.attributes()[".".join(argument)]
-        if key == "Fn::Sub":
-            return _substitute(argument, stack)
-        if key == "Fn::Join":
-            separator, values = argument
-            return separator.join(resolve(values, stack))
-        if key == "Fn::If":
-            name, then, otherwise = argument
-            return resolve(then if stack.conditions()[name] else otherwise, stack)
-        if key == "Fn::Equals":
-            first, second = resolve(argument, stack)
-            return first == second
-        if key == "Fn::And":
-            return all(resolve(argument, stack))
-        if key == "Fn::Or":
-            return any(resolve(argument, stack))
-        if key == "Fn::Not":
-            return not resolve(argument, stack)[0]
-        if key == "Condition":
-            return resolve(template.CONDITIONS[argument], stack)
-        if key == "Fn::Select":
-            index, values = argument
-            return resolve(values, stack)[int(index)]
-        if key == "Fn::Split":
-            separator, value = argument
-            return str(resolve(value, stack)).split(separator)
+        intrinsic = _INTRINSICS.get(key)
+        if intrinsic is not None:
+            return intrinsic(argument, stack)
         if key.startswith("Fn::"):
             raise ValueError(f"{key} is not implemented by infra.iam_audit.resolve")
     resolved = {key: resolve(value, stack) for key, value in node.items()}
     return {key: value for key, value in resolved.items() if value is not _NO_VALUE}
+
+
+def _ref(name: str, stack: Stack) -> Any:
+    return _NO_VALUE if name == "AWS::NoValue" else stack.refs()[name]
+
+
+def _join(argument: Any, stack: Stack) -> str:
+    separator, values = argument
+    return str(separator).join(resolve(values, stack))
+
+
+def _if(argument: Any, stack: Stack) -> Any:
+    name, then, otherwise = argument
+    return resolve(then if stack.conditions()[name] else otherwise, stack)
+
+
+def _equals(argument: Any, stack: Stack) -> bool:
+    first, second = resolve(argument, stack)
+    return bool(first == second)
+
+
+def _select(argument: Any, stack: Stack) -> Any:
+    index, values = argument
+    return resolve(values, stack)[int(index)]
+
+
+def _split(argument: Any, stack: Stack) -> list[str]:
+    separator, value = argument
+    return str(resolve(value, stack)).split(separator)
+
+
+_INTRINSICS: dict[str, Callable[[Any, Stack], Any]] = {
+    "Ref": _ref,
+    "Fn::GetAtt": lambda argument, stack: stack.attributes()[".".join(argument)],
+    "Fn::Sub": lambda argument, stack: _substitute(argument, stack),
+    "Fn::Join": _join,
+    "Fn::If": _if,
+    "Fn::Equals": _equals,
+    "Fn::And": lambda argument, stack: all(resolve(argument, stack)),
+    "Fn::Or": lambda argument, stack: any(resolve(argument, stack)),
+    "Fn::Not": lambda argument, stack: not resolve(argument, stack)[0],
+    "Condition": lambda argument, stack: resolve(template.CONDITIONS[argument], stack),
+    "Fn::Select": _select,
+    "Fn::Split": _split,
+}
+"""The intrinsic functions ``resolve`` evaluates, by their key."""
 
 
 def _substitute(argument: Any, stack: Stack) -> str:
@@ -187,64 +197,95 @@ def permissions(call: AwsCall, account: str = ACCOUNT) -> list[Permission]:
     Raises:
         ValueError: an operation with no mapping here (add one before using it).
     """
-    service, operation, params = call.service, call.operation, call.params
+    mapping = _PERMISSIONS_BY_SERVICE.get(call.service)
+    found = None if mapping is None else mapping(call, account)
+    if found is None:
+        raise ValueError(
+            f"no IAM mapping for {call.service}.{call.operation} (add it to infra/iam_audit.py)"
+        )
+    return found
 
-    def needs(action: str, resource: str, **context: str) -> Permission:
-        return Permission(call.function, action, resource, tuple(sorted(context.items())))
 
-    if service == "dynamodb":
-        table = f"arn:aws:dynamodb:{call.region}:{account}:table/"
-        if operation in ("TransactWriteItems", "TransactGetItems"):
-            actions = {
-                "Put": "PutItem",
-                "Update": "UpdateItem",
-                "Delete": "DeleteItem",
-                "ConditionCheck": "ConditionCheckItem",
-                "Get": "GetItem",
-            }
-            return [
-                needs(f"dynamodb:{actions[kind]}", table + name) for kind, name in params["items"]
-            ]
-        if operation in ("BatchGetItem", "BatchWriteItem"):
-            return [needs(f"dynamodb:{operation}", table + name) for name in params["tables"]]
-        if operation in ("GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "Scan"):
-            resource = table + params["TableName"]
-            if "IndexName" in params:
-                resource += f"/index/{params['IndexName']}"
-            return [needs(f"dynamodb:{operation}", resource)]
-    if service == "s3":
-        objects = {
-            "GetObject": "s3:GetObject",
-            "HeadObject": "s3:GetObject",
-            "PutObject": "s3:PutObject",
-            "DeleteObject": "s3:DeleteObject",
-        }
-        if operation in objects:
-            return [needs(objects[operation], f"arn:aws:s3:::{params['Bucket']}/{params['Key']}")]
-        if operation in ("ListObjectsV2", "ListObjects"):
-            return [needs("s3:ListBucket", f"arn:aws:s3:::{params['Bucket']}")]
-    if service == "sqs":
-        queue = _queue_arn(params, call.region, account)
-        actions = {
-            "GetQueueUrl": "sqs:GetQueueUrl",
-            "SendMessage": "sqs:SendMessage",
-            "SendMessageBatch": "sqs:SendMessage",
-            "ReceiveMessage": "sqs:ReceiveMessage",
-            "DeleteMessage": "sqs:DeleteMessage",
-            "DeleteMessageBatch": "sqs:DeleteMessage",
-            "ChangeMessageVisibility": "sqs:ChangeMessageVisibility",
-            "GetQueueAttributes": "sqs:GetQueueAttributes",
-        }
-        if operation in actions:
-            return [needs(actions[operation], queue)]
-    if service == "bedrock-runtime" and operation in ("Converse", "InvokeModel"):
+def _needs(call: AwsCall, action: str, resource: str, **context: str) -> Permission:
+    return Permission(call.function, action, resource, tuple(sorted(context.items())))
+
+
+_TRANSACTION_ACTIONS = {
+    "Put": "PutItem",
+    "Update": "UpdateItem",
+    "Delete": "DeleteItem",
+    "ConditionCheck": "ConditionCheckItem",
+    "Get": "GetItem",
+}
+_SINGLE_TABLE_OPERATIONS = ("GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "Scan")
+_S3_OBJECT_ACTIONS = {
+    "GetObject": "s3:GetObject",
+    "HeadObject": "s3:GetObject",
+    "PutObject": "s3:PutObject",
+    "DeleteObject": "s3:DeleteObject",
+}
+_SQS_ACTIONS = {
+    "GetQueueUrl": "sqs:GetQueueUrl",
+    "SendMessage": "sqs:SendMessage",
+    "SendMessageBatch": "sqs:SendMessage",
+    "ReceiveMessage": "sqs:ReceiveMessage",
+    "DeleteMessage": "sqs:DeleteMessage",
+    "DeleteMessageBatch": "sqs:DeleteMessage",
+    "ChangeMessageVisibility": "sqs:ChangeMessageVisibility",
+    "GetQueueAttributes": "sqs:GetQueueAttributes",
+}
+
+
+def _dynamodb_permissions(call: AwsCall, account: str) -> list[Permission] | None:
+    table = f"arn:aws:dynamodb:{call.region}:{account}:table/"
+    operation, params = call.operation, call.params
+    if operation in ("TransactWriteItems", "TransactGetItems"):
+        return [
+            _needs(call, f"dynamodb:{_TRANSACTION_ACTIONS[kind]}", table + name)
+            for kind, name in params["items"]
+        ]
+    if operation in ("BatchGetItem", "BatchWriteItem"):
+        return [_needs(call, f"dynamodb:{operation}", table + name) for name in params["tables"]]
+    if operation in _SINGLE_TABLE_OPERATIONS:
+        resource = table + params["TableName"]
+        if "IndexName" in params:
+            resource += f"/index/{params['IndexName']}"
+        return [_needs(call, f"dynamodb:{operation}", resource)]
+    return None
+
+
+def _s3_permissions(call: AwsCall, account: str) -> list[Permission] | None:
+    operation, params = call.operation, call.params
+    if operation in _S3_OBJECT_ACTIONS:
+        resource = f"arn:aws:s3:::{params['Bucket']}/{params['Key']}"
+        return [_needs(call, _S3_OBJECT_ACTIONS[operation], resource)]
+    if operation in ("ListObjectsV2", "ListObjects"):
+        return [_needs(call, "s3:ListBucket", f"arn:aws:s3:::{params['Bucket']}")]
+    return None
+
+
+def _sqs_permissions(call: AwsCall, account: str) -> list[Permission] | None:
+    if call.operation not in _SQS_ACTIONS:
+        return None
+    queue = _queue_arn(call.params, call.region, account)
+    return [_needs(call, _SQS_ACTIONS[call.operation], queue)]
+
+
+def _bedrock_permissions(call: AwsCall, account: str) -> list[Permission] | None:
+    if call.operation in ("Converse", "InvokeModel"):
         return _model_permissions(call, account, "bedrock:InvokeModel")
-    if service == "bedrock-runtime" and operation in (
-        "ConverseStream",
-        "InvokeModelWithResponseStream",
-    ):
+    if call.operation in ("ConverseStream", "InvokeModelWithResponseStream"):
         return _model_permissions(call, account, "bedrock:InvokeModelWithResponseStream")
-    raise ValueError(f"no IAM mapping for {service}.{operation} (add it to infra/iam_audit.py)")
+    return None
+
+
+_PERMISSIONS_BY_SERVICE: dict[str, Callable[[AwsCall, str], list[Permission] | None]] = {
+    "dynamodb": _dynamodb_permissions,
+    "s3": _s3_permissions,
+    "sqs": _sqs_permissions,
+    "bedrock-runtime": _bedrock_permissions,
+}
+"""Per service: the permissions of one of its operations, or None for one not mapped."""
 
 
 def _queue_arn(params: dict[str, Any], region: str, account: str) -> str:

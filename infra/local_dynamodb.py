@@ -1,18 +1,10 @@
-"""The embedded DynamoDB (and S3/SQS) of the local server and the tests: moto's
-server on loopback, with two additions.
-
-* Requests are served one at a time (a lock around the WSGI app), so each
-  request is atomic as it is on DynamoDB: threads in tests race the way real
-  clients do, never inside the emulator.
-* Transactions back up only the items they touch, not moto's whole tables
-  (``infra/moto_transactions.py``), so a save does not cost O(table size); this
-  applies to the requests this server handles, never to the rest of the process.
-* Successful write requests are appended to a journal (JSON lines) and replayed
-  in-process on the next start, so stored data survives a restart. Failed
-  conditional writes are not journaled, so a replay takes the same path.
-  DynamoDB writes are known by their ``X-Amz-Target`` action; S3 writes
-  (CreateBucket, PutObject, DeleteObject, …) by a PUT, POST or DELETE whose
-  SigV4 ``Authorization`` credential scope names the ``s3`` service.
+"""The embedded DynamoDB (and S3/SQS) of the local server and the tests: moto's server
+on loopback, serving one request at a time (so each request is atomic, as on
+DynamoDB), with transactions that back up only the items they touch
+(``infra/moto_transactions.py``, for this server's requests only), and a journal of
+successful writes (JSON lines, DynamoDB by ``X-Amz-Target``, S3 by method and SigV4
+scope) replayed on the next start so stored data survives a restart. Choices:
+docs/DECISIONS.md#local-server.
 """
 
 from __future__ import annotations

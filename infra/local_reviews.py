@@ -16,12 +16,15 @@ import logging
 import os
 import threading
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import boto3
 from chalice.local import LambdaContext
 
 from chalicelib.settings import REVIEW_QUEUE_NAME
+
+if TYPE_CHECKING:
+    from mypy_boto3_sqs import SQSClient
 
 logger = logging.getLogger(__name__)
 POLL_SECONDS = 2
@@ -67,7 +70,7 @@ def next_run(now: datetime) -> datetime:
     return today if today > now else today + timedelta(days=1)
 
 
-def poll_once(sqs: Any, queue_url: str) -> int:
+def poll_once(sqs: SQSClient, queue_url: str) -> int:
     """Run the worker on up to ten queued messages; return how many were handled."""
     messages = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10).get("Messages", [])
     if not messages:

@@ -1,20 +1,12 @@
-"""A faster ``TransactWriteItems`` for the embedded DynamoDB, with moto's atomicity.
-
-Stock moto makes a transaction atomic by deep-copying every table it touches
-before writing and putting the copies back on any failure, so each transaction
-costs O(table size): a local server with a few thousand memories would take
-seconds per save. Here a transaction served by the embedded server copies only
-the items it touches (at most 100) and puts exactly those back when anything
-fails (a condition, a malformed expression, an item too large, a key of the
-wrong type, an item named twice); moto's own code does the rest, so results,
-errors and cancellation reasons are moto's. ``tests/unit/test_moto_transactions.py``
-holds it against stock moto.
-
-It applies only while the embedded server (``infra/local_dynamodb.py``) handles a
-request, on that request's thread (``embedded_server_requests``). Anything else in
-the same process, such as in-process ``mock_aws`` tests that run after an
-embedded server, gets stock moto. The deployed service talks to DynamoDB and
-never loads this module.
+"""A faster ``TransactWriteItems`` for the embedded DynamoDB, with moto's atomicity:
+stock moto backs up every table a transaction touches (O(table size) per save); here
+a transaction served by the embedded server copies only the items it touches and puts
+exactly those back when anything fails, and moto's own code does the rest, so results,
+errors and cancellation reasons are moto's (``tests/unit/test_moto_transactions.py``
+holds it against stock moto). It applies only on the thread of a request the embedded
+server handles (``embedded_server_requests``); everything else in the process gets
+stock moto, and the deployed service never loads it. Choices:
+docs/DECISIONS.md#local-server.
 """
 
 from __future__ import annotations
@@ -141,8 +133,9 @@ def install() -> None:
     ``embedded_server_requests``: other callers get stock moto."""
     with _install_lock:
         if not _installed["done"]:
-            models.copy = _CopyWithoutTableBackup()
-            models.DynamoDBBackend.transact_write_items = _transact_write_items
+            # Replacing moto's own names is the point here (the types say "don't").
+            models.copy = _CopyWithoutTableBackup()  # type: ignore[attr-defined,assignment]
+            models.DynamoDBBackend.transact_write_items = _transact_write_items  # type: ignore[method-assign]
             _installed["done"] = True
 
 

@@ -1,26 +1,12 @@
-"""CloudWatch alarms and the operations dashboard of the stack (issue 12; SPEC §14),
-merged into the template by ``infra/template.py``.
-
-``resources()`` returns CloudFormation resources that refer to the stack's own
-logical ids: Chalice's ``APIHandler``, ``ReviewWorker``, ``ReviewFanout`` (functions)
-and ``RestAPI``, and ``ReviewQueue``, ``ReviewDeadLetterQueue``, ``MemoryTable``
-from ``infra/template.py``. Names come from ``Ref``/``GetAtt``; the API Gateway
-metrics are named by the API's name and stage, which Chalice takes from
-``.chalice/config.json`` (``app_name``, the stage's ``api_gateway_stage``).
-
-Alarms (all notify ``AlarmTopic``, an SNS topic to subscribe to; missing data is
-"not breaching", so a quiet stack stays OK):
-
-- ``Api5xxRateAlarm``: more than 5% of API requests answered 5xx in 2 of 3
-  five-minute periods that had at least 20 requests. From API Gateway's own
-  ``5XXError``/``Count``, so Lambda crashes and timeouts (which never reach our
-  log line) count too.
-- ``ReviewDeadLetterAlarm``: any message in the review dead-letter queue (a review
-  failed five times: it needs a person).
-- ``RecallFallbackRateAlarm``: more than 10% of recalls fell back to the newest
-  facts (scoring failed or ran past its budget) in 3 five-minute periods in a row
-  that had at least 10 recalls. From the EMF metric ``RecallFallback`` (0 or 1 per
-  recall: Sum / SampleCount is the rate).
+"""CloudWatch alarms and the operations dashboard of the stack
+(docs/reference.md#14-operations), merged into the template by ``infra/template.py``:
+``resources()`` returns resources that refer to the stack's own logical ids (Chalice's
+functions and ``RestAPI``, the queues and the table), never a fixed name. The alarms
+notify ``AlarmTopic`` and treat missing data as not breaching:
+``Api5xxRateAlarm`` (over 5 % of API requests answered 5xx, from API Gateway's own
+metrics), ``ReviewDeadLetterAlarm`` (any message in the review dead-letter queue) and
+``RecallFallbackRateAlarm`` (over 10 % of recalls fell back to the newest facts, from
+the ``RecallFallback`` EMF metric). Choices: docs/DECISIONS.md#logs-and-metrics-issue-12.
 """
 
 from __future__ import annotations

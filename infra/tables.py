@@ -7,7 +7,7 @@ the README). Keys are strings built only by ``chalicelib/storage/keys.py``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chalicelib.storage.keys import (
     BY_ROUTINE_STATUS,
@@ -19,6 +19,10 @@ from chalicelib.storage.keys import (
     SORT_ATTRIBUTE,
     TOKEN_INDEX_PARTITION,
 )
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_dynamodb.type_defs import TimeToLiveSpecificationTypeDef
 
 
 def table_definition(table_name: str) -> dict[str, Any]:
@@ -81,13 +85,13 @@ def table_definition(table_name: str) -> dict[str, Any]:
     }
 
 
-def time_to_live() -> dict[str, Any]:
+def time_to_live() -> TimeToLiveSpecificationTypeDef:
     """The table's TTL setting: ``expiresAtEpoch`` (epoch seconds), carried only by
     anonymous key-value entries (SPEC §10); memories are never deleted by TTL."""
     return {"AttributeName": KV_TTL_ATTRIBUTE, "Enabled": True}
 
 
-def create_table(client: Any, table_name: str) -> bool:
+def create_table(client: DynamoDBClient, table_name: str) -> bool:
     """Create the table unless it exists; wait until it is active; enable its TTL.
 
     Args:
@@ -108,7 +112,7 @@ def create_table(client: Any, table_name: str) -> bool:
     return True
 
 
-def _enable_time_to_live(client: Any, table_name: str) -> None:
+def _enable_time_to_live(client: DynamoDBClient, table_name: str) -> None:
     """Turn the TTL on unless it already is (a table made before issue 5 lacks it)."""
     described = client.describe_time_to_live(TableName=table_name)["TimeToLiveDescription"]
     if described.get("TimeToLiveStatus") in ("ENABLED", "ENABLING"):
@@ -116,7 +120,7 @@ def _enable_time_to_live(client: Any, table_name: str) -> None:
     client.update_time_to_live(TableName=table_name, TimeToLiveSpecification=time_to_live())
 
 
-def add_missing_indexes(client: Any, table_name: str) -> list[str]:
+def add_missing_indexes(client: DynamoDBClient, table_name: str) -> list[str]:
     """Add every GSI of ``table_definition`` that the existing table lacks.
 
     DynamoDB creates one GSI per ``UpdateTable`` call, so they are added in turn,

@@ -1,24 +1,13 @@
-"""The CloudFormation of both deploy paths (issue 12), from one set of definitions.
-
-* ``package_fragment()``: merged into ``chalice package``'s SAM template by
-  ``make package`` (``--merge-template``): the table, the bucket, the review queue
-  and its dead-letter queue, a log group and a least-privilege role per function
-  (``infra/iam.py``), the functions' names, roles and environment taken from those
-  resources, the worker's event source on the queue, and the API's gateway responses
-  (``infra/gateway_responses.py``). Deployed with ``aws cloudformation package`` and
-  ``deploy``.
-* ``resources_stack()``: the same table, bucket, queues, log groups and
-  roles as a stack of their own, for ``make deploy``, which then writes its outputs
-  into the stage of ``.chalice/config.json`` and runs ``chalice deploy``
-  (``infra/deploy.py``).
-
-No name or ARN is fixed here: the table is ``<stack>-memories``, the bucket's name is
-CloudFormation's (bucket names are global), the queue is ``<stack>-reviews`` (or, for
-``chalice deploy``, the ``ReviewQueueName`` parameter, which must be the name
-``app.py`` gives ``@app.on_sqs_message``), and every ARN is a ``Ref``/``Fn::GetAtt``/
-``Fn::Sub``.
-
-Usage: ``python -m infra.template package`` or ``python -m infra.template resources``.
+"""The CloudFormation of both deploy paths, from one set of definitions:
+``package_fragment()`` is merged into ``chalice package``'s SAM template (the table,
+bucket, review queues, a log group and a least-privilege role per function, the
+functions' names, roles and environment, the worker's event source and the gateway
+responses); ``resources_stack()`` is the same storage, queues, log groups and roles as
+a stack of their own for ``make deploy`` (``infra/deploy.py``). No name or ARN is
+fixed here: every one comes from the stack (``<stack>-memories``, ``<stack>-reviews``,
+``Ref``/``Fn::GetAtt``/``Fn::Sub``). Usage: ``python -m infra.template package`` or
+``python -m infra.template resources``. Choices:
+docs/DECISIONS.md#packaging-cold-start-and-iam-issue-12-deploy-iam-gateway-errors-queued-reviews
 """
 
 from __future__ import annotations

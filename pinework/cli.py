@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
@@ -42,7 +43,7 @@ from pinework.models import (
 if TYPE_CHECKING:
     from pinework.admin import AdminOperations
 
-__all__ = ["app", "main", "make_client"]
+__all__ = ["Connections", "app", "main", "make_client"]
 
 app = typer.Typer(
     name="pinework",
@@ -112,10 +113,8 @@ ExpiresOption = Annotated[
 
 
 def make_client() -> Client:
-    """Build the client every API command uses, from the environment.
-
-    Tests replace this function (``monkeypatch.setattr(cli, "make_client", …)``)
-    to inject an ``httpx.MockTransport``.
+    """Build the client every API command uses, from the environment (unless the
+    caller passed its own in ``Connections``).
 
     Returns:
         A client configured by ``PINEWORK_API_URL``, ``PINEWORK_TOKEN``,
@@ -125,6 +124,34 @@ def make_client() -> Client:
         ValueError: ``PINEWORK_API_URL`` is not an http(s) URL.
     """
     return Client.from_env()
+
+
+@dataclass(frozen=True)
+class Connections:
+    """What the commands connect with, for a caller that runs ``app`` itself.
+
+    ``main()`` passes none: the API commands then use ``make_client()`` and the
+    admin commands ``pinework.admin.open_admin_service()``, both configured by the
+    environment. Tests pass their own as click's context object, e.g.
+    ``CliRunner().invoke(app, args, obj=Connections(client=lambda: Client(...,
+    transport=httpx.MockTransport(...))))``.
+
+    Attributes:
+        client: builds the API client (one per command).
+        admin: opens the service the ``admin`` commands call.
+    """
+
+    client: Callable[[], Client] | None = None
+    admin: Callable[[], AdminOperations] | None = None
+
+
+def _connections() -> Connections:
+    """The ``Connections`` the running command was invoked with (defaults if none)."""
+    from typer._click.globals import get_current_context
+
+    context = get_current_context(silent=True)
+    found = None if context is None else context.find_object(Connections)
+    return found or Connections()
 
 
 def main() -> None:
@@ -185,7 +212,7 @@ def _run(
     for" error, whose message speaks of the ``X-Pinework-Task`` header.
     """
     try:
-        with make_client() as client:
+        with (_connections().client or make_client)() as client:
             result = operation(client)
     except PineworkAPIError as exc:
         message = exc.message
@@ -883,9 +910,12 @@ def _admin(as_json: bool, operation: Callable[[AdminOperations], dict[str, Any]]
     from chalicelib.errors import PineworkError  # no dependencies beyond the standard library
 
     try:
-        from pinework.admin import open_admin_service
+        opener = _connections().admin
+        if opener is None:
+            from pinework.admin import open_admin_service
 
-        service = open_admin_service()
+            opener = open_admin_service
+        service = opener()
     except ValueError as exc:  # a bad setting (pydantic's errors are ValueErrors too)
         _fail("invalid_setting", str(exc), as_json)
     except ImportError as exc:

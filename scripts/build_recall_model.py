@@ -15,6 +15,12 @@ Two steps, both offline:
    ``RERANK_CANDIDATES`` facts, as at recall) leaving one conversation out at a time
    (printing those figures: they are the ones that predict unseen stores), then fit
    them on all conversations and write the coefficients to ``recall-relevance.json``.
+   The cut (``chalicelib.services.recall.cut``: ``max(c, r * p_max)``) is fitted on
+   the held-out probabilities: ``c``, the loosest floor for which questions asked of
+   another conversation's store keep a median of at most 15 facts; then ``r``, the
+   loosest share of the best ``p`` for which every conversation's median kept is at
+   most 20 under both timings (docs/DECISIONS.md, Recall: "The cut"). The benchmark's
+   reading and fitting live in ``scripts/recall_benchmark.py``.
 
 Usage::
 
@@ -24,12 +30,9 @@ Usage::
 
 import argparse
 import json
-import statistics
 import struct
 import sys
 from collections import defaultdict
-from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 
 import numpy as np
@@ -37,12 +40,17 @@ import numpy as np
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
-from chalicelib.services.recall.service import embedding, relevance  # noqa: E402
+from chalicelib.services.recall import embedding, relevance  # noqa: E402
+from chalicelib.services.recall.cut import Cut  # noqa: E402
+from scripts import recall_benchmark as rb  # noqa: E402
 
 WEIGHTS_FILE = relevance.WEIGHTS_FILE
-ADVERSARIAL = 5
-L2 = 1.0  # ridge penalty of the logistic regression (on the summed log-loss)
 MAX_MEDIAN_KEPT = 20
+"""Every conversation's median kept (categories 1-4, each timing) is at most this."""
+MAX_FOREIGN_MEDIAN = 15
+"""Questions asked of another conversation's store keep a median of at most this."""
+FLOOR_GRID = [round(0.001 + 0.0005 * step, 4) for step in range(39)]  # 0.001 ... 0.02
+RELATIVE_GRID = np.exp(np.linspace(np.log(0.003), np.log(0.2), 60))
 # The cut on p for a query unrelated to the store (relevance.unrelated: its names
 # unknown, and no other term or loose similarity). Chosen on the development half
 # (leave-one-conversation-out): the largest of 0.05, 0.1, 0.15, 0.2, 0.3 that costs no
@@ -50,7 +58,7 @@ MAX_MEDIAN_KEPT = 20
 # (the three such dev questions' best p are 0.22 to 0.58). See docs/DECISIONS.md.
 PROBABILITY_IF_UNRELATED = 0.15
 
-DEFAULT_DATA = REPO_ROOT / ".." / "shared" / "recall-eval" / "dev"
+DEFAULT_DATA = rb.DEFAULT_DATA
 POSITIONS = 256
 
 
@@ -127,223 +135,90 @@ def export() -> None:
     print(f"wrote {embedding.MODEL_FILE.name} and {embedding.VOCAB_FILE.name}: {size:,} bytes")
 
 
-@dataclass
-class QuestionPairs:
-    """One benchmark question against its conversation's facts."""
-
-    conversation: str
-    question: str
-    category: int
-    timing: str  # "dates" (the dataset's) or "burst" (saved one second apart, in order)
-    features: np.ndarray  # (facts, len(FEATURES)): the first stage
-    pieces: np.ndarray  # (facts, query pieces): each fact's best cosine per query piece
-    evidence: np.ndarray  # (facts,) bool: the fact holds evidence
-
-    def rerank(self, first_weights: np.ndarray) -> np.ndarray:
-        """The ``RERANK_FEATURES`` matrix as recall builds it with these first weights:
-        the token match kept for the best ``RERANK_CANDIDATES`` facts only."""
-        order = np.argsort(-(self.features @ first_weights), kind="stable")
-        chosen = order[: relevance.RERANK_CANDIDATES]
-        tokens = relevance.token_columns(self.pieces[chosen], chosen, len(self.pieces))
-        return np.column_stack([self.features, tokens])
+def floor_for_foreign_stores(foreign: rb.Table) -> float:
+    """The cut's floor ``c``: the loosest of ``FLOOR_GRID`` for which questions asked of
+    another conversation's store (``foreign``, scored by models that never saw that
+    store) keep a median of at most ``MAX_FOREIGN_MEDIAN`` facts, the floor alone
+    (no relative part) and the unrelated rule applied."""
+    for floor in FLOOR_GRID:
+        counts = foreign.kept(Cut(floor, 0.0, PROBABILITY_IF_UNRELATED))
+        if float(np.median(counts)) <= MAX_FOREIGN_MEDIAN:
+            return floor
+    raise ValueError("no floor keeps the foreign-store median low enough")
 
 
-def read_jsonl(path: Path) -> list[dict[str, object]]:
-    """Decode every non-blank line of a JSON-lines file."""
-    with path.open(encoding="utf-8") as lines:
-        return [json.loads(line) for line in lines if line.strip()]
+def worst_median(table: rb.Table, cut: Cut) -> float:
+    """The largest median kept (categories 1-4) of any conversation under any timing."""
+    counts = table.kept(cut)
+    groups: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for index, item in enumerate(table.pairs):
+        if item.category != rb.ADVERSARIAL:
+            groups[(item.conversation, item.timing)].append(index)
+    return max(float(np.median(counts[members])) for members in groups.values())
 
 
-TIMINGS = ("dates", "burst")
+def relative_for_every_conversation(table: rb.Table, floor: float) -> float | None:
+    """The cut's share ``r`` of the best ``p``: the loosest (smallest) of
+    ``RELATIVE_GRID`` for which every conversation's median kept (categories 1-4) is
+    at most ``MAX_MEDIAN_KEPT`` under every timing; ``None`` when none is."""
+    for relative in RELATIVE_GRID:
+        if (
+            worst_median(table, Cut(floor, float(relative), PROBABILITY_IF_UNRELATED))
+            <= MAX_MEDIAN_KEPT
+        ):
+            return float(relative)
+    return None
 
 
-def benchmark_pairs(
-    data: Path, embedder: embedding.Embedder, timings: tuple[str, ...] = TIMINGS
-) -> list[QuestionPairs]:
-    """Features of every scorable question of ``data`` against its conversation's facts.
-
-    The facts' vectors go through the stored form (``embed`` then ``decode``), exactly
-    as recall sees them; questions with no ``evidence_ids`` are skipped. Each question
-    comes once per timing: ``dates`` stamps the facts with the dataset's session dates
-    (as an agent saving them over months would), ``burst`` one second apart in file
-    order (as a client loading the store through the API in one go would).
-    """
-    facts: dict[str, list[dict[str, object]]] = defaultdict(list)
-    for record in read_jsonl(data / "memories.jsonl"):
-        facts[str(record["conv"])].append(record)
-    stores = {}
-    for conversation, records in facts.items():
-        texts = [str(record["text"]) for record in records]
-        stored = embedder.embed(texts)
-        vectors = embedding.decode(stored)
-        times = {
-            "dates": np.array(
-                [datetime.fromisoformat(str(record["date"])).timestamp() for record in records]
-            ),
-            "burst": np.arange(len(records), dtype=np.float64),
-        }
-        ids = np.array([str(record["id"]) for record in records])
-        stores[conversation] = (texts, vectors, times, ids, stored)
-    questions = [record for record in read_jsonl(data / "queries.jsonl") if record["evidence_ids"]]
-    pairs = []
-    for record in questions:
-        query_vector, query_states = embedder.embed_query(str(record["question"]))
-        texts, vectors, times, ids, stored = stores[str(record["conv"])]
-        evidence = record["evidence_ids"]
-        assert isinstance(evidence, list)
-        rows, pieces = relevance.piece_matches(query_states, stored, np.arange(len(stored)))
-        assert len(rows) == len(stored)  # every fact is embedded in format 2 here
-        for timing in timings:
-            pairs.append(
-                QuestionPairs(
-                    conversation=str(record["conv"]),
-                    question=str(record["question"]),
-                    category=int(str(record["category"])),
-                    timing=timing,
-                    features=relevance.features(
-                        str(record["question"]), texts, vectors, query_vector, times[timing]
-                    ),
-                    pieces=pieces,
-                    evidence=np.isin(ids, [str(item) for item in evidence]),
-                )
-            )
-    return pairs
+def choose_cut(own: rb.Table, foreign: rb.Table) -> Cut:
+    """The cut rule fitted on held-out scores (docs/DECISIONS.md, Recall: "The cut"):
+    first the floor on foreign stores, then the relative part on every conversation."""
+    floor = floor_for_foreign_stores(foreign)
+    relative = relative_for_every_conversation(own, floor)
+    if relative is None:
+        raise ValueError("no relative cut keeps every conversation's median low enough")
+    return Cut(floor, relative, PROBABILITY_IF_UNRELATED)
 
 
-def labels(pairs: QuestionPairs) -> np.ndarray:
-    """Training labels: the evidence facts, none for an adversarial question."""
-    if pairs.category == ADVERSARIAL:
-        return np.zeros(len(pairs.evidence))
-    return pairs.evidence.astype(np.float64)
-
-
-def fit_logistic(
-    features: np.ndarray, targets: np.ndarray, l2: float = L2
-) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
-    """Ridge logistic regression by Newton's method on standardised features.
-
-    Returns:
-        ``(intercept, weights)`` on the original feature scale, then the
-        standardisation mean and scale (for the record).
-    """
-    mean = features.mean(axis=0)
-    scale = features.std(axis=0)
-    scale[scale < 1e-9] = 1.0
-    x = np.column_stack([np.ones(len(features)), (features - mean) / scale])
-    beta = np.zeros(x.shape[1])
-    penalty = np.full(x.shape[1], l2)
-    penalty[0] = 0.0
-    for _ in range(50):
-        p = 1.0 / (1.0 + np.exp(-np.clip(x @ beta, -30, 30)))
-        gradient = x.T @ (p - targets) + penalty * beta
-        hessian = (x * (p * (1 - p))[:, None]).T @ x + np.diag(penalty + 1e-9)
-        step = np.linalg.solve(hessian, gradient)
-        beta -= step
-        if np.abs(step).max() < 1e-8:
-            break
-    weights = beta[1:] / scale
-    intercept = float(beta[0] - (mean / scale) @ beta[1:])
-    return intercept, weights, mean, scale
-
-
-@dataclass(frozen=True)
-class Model:
-    """Both stages' fitted (unshifted) regressions."""
-
-    first_intercept: float
-    first_weights: np.ndarray
-    intercept: float
-    weights: np.ndarray
-
-    def probabilities(self, pairs: QuestionPairs) -> np.ndarray:
-        """The second stage's probabilities for one question's facts."""
-        logits = self.intercept + pairs.rerank(self.first_weights) @ self.weights
-        return 1.0 / (1.0 + np.exp(-np.clip(logits, -30, 30)))
-
-
-def fit(pairs: list[QuestionPairs]) -> Model:
-    """Fit both stages on ``pairs`` (all their facts): the first, then the second on
-    the features that the first one's choice of candidates gives."""
-    targets = np.concatenate([labels(item) for item in pairs])
-    first_intercept, first_weights, _, _ = fit_logistic(
-        np.concatenate([item.features for item in pairs]), targets
-    )
-    reranked = np.concatenate([item.rerank(first_weights) for item in pairs])
-    intercept, weights, _, _ = fit_logistic(reranked, targets)
-    return Model(first_intercept, first_weights, intercept, weights)
-
-
-def leave_one_conversation_out(pairs: list[QuestionPairs]) -> list[np.ndarray]:
-    """Each question's probabilities from a model fitted without its conversation."""
-    result: list[np.ndarray] = [np.zeros(0)] * len(pairs)
-    for conversation in sorted({item.conversation for item in pairs}):
-        model = fit([item for item in pairs if item.conversation != conversation])
-        for index, item in enumerate(pairs):
-            if item.conversation == conversation:
-                result[index] = model.probabilities(item)
-    return result
-
-
-def mean_reciprocal_rank(pairs: list[QuestionPairs], scores: list[np.ndarray]) -> float:
-    """MRR over the questions with evidence (categories 1-4)."""
-    ranks = [
-        1.0 / (1 + int(np.flatnonzero(item.evidence[np.argsort(-score, kind="stable")])[0]))
-        for item, score in zip(pairs, scores, strict=True)
-        if item.category != ADVERSARIAL and item.evidence.any()
-    ]
-    return statistics.mean(ranks)
-
-
-def cut_figures(
-    pairs: list[QuestionPairs], scores: list[np.ndarray], cut: float
-) -> tuple[float, float, float]:
-    """Hit@kept and median kept (categories 1-4), keep-nothing share (category 5)."""
-    hits, kept, empty = [], [], []
-    for item, score in zip(pairs, scores, strict=True):
-        keep = score >= cut
-        if item.category == ADVERSARIAL:
-            empty.append(float(not keep.any()))
-        else:
-            hits.append(float((keep & item.evidence).any()))
-            kept.append(int(keep.sum()))
-    return statistics.mean(hits), statistics.median(kept), statistics.mean(empty)
-
-
-def choose_cut(pairs: list[QuestionPairs], scores: list[np.ndarray]) -> float:
-    """The probability cut with the best Hit@kept whose median kept is <= 20 under
-    every timing of ``pairs`` (each timing's questions counted on their own)."""
+def absolute_cut(own: rb.Table) -> Cut:
+    """The rule before issue 17, for comparison: one absolute cut on ``p``, the best
+    pooled Hit@kept whose pooled median kept is <= 20 under each timing."""
     best = (-1.0, 0.5)
-    timings = sorted({item.timing for item in pairs})
-    for cut in np.exp(np.linspace(np.log(0.003), np.log(0.5), 160)):
-        hit, _, _ = cut_figures(pairs, scores, float(cut))
-        medians = []
-        for timing in timings:
-            chosen = [index for index, item in enumerate(pairs) if item.timing == timing]
-            medians.append(
-                cut_figures([pairs[i] for i in chosen], [scores[i] for i in chosen], float(cut))[1]
-            )
+    masks = [own.mask(timing=timing) for timing in rb.TIMINGS]
+    for value in np.exp(np.linspace(np.log(0.003), np.log(0.5), 160)):
+        rule = Cut(float(value), 0.0, PROBABILITY_IF_UNRELATED)
+        medians = [own.figures(rule, mask).median for mask in masks]
+        hit = own.figures(rule).hit
         if max(medians) <= MAX_MEDIAN_KEPT and hit > best[0]:
-            best = (hit, float(cut))
-    return best[1]
+            best = (hit, float(value))
+    return Cut(best[1], 0.0, PROBABILITY_IF_UNRELATED)
 
 
 def train(data: Path) -> None:
-    """Fit the relevance model on ``data`` and write ``recall-relevance.json``."""
-    pairs = benchmark_pairs(data, embedding.MiniLMEmbedder())
-    held_out = leave_one_conversation_out(pairs)
-    cut = choose_cut(pairs, held_out)
-    for timing in TIMINGS:
-        chosen = [index for index, item in enumerate(pairs) if item.timing == timing]
-        subset, scores = [pairs[i] for i in chosen], [held_out[i] for i in chosen]
-        hit, median, empty = cut_figures(subset, scores, cut)
-        print(
-            f"leave-one-conversation-out, {timing}: MRR "
-            f"{mean_reciprocal_rank(subset, scores):.4f}; probability cut {cut:.4f}: "
-            f"Hit@kept {hit:.3f}, median kept {median}, category 5 keeps nothing {empty:.3f}"
+    """Fit the relevance model and its cut on ``data``; write ``recall-relevance.json``."""
+    bench = rb.load_benchmark(data, embedding.MiniLMEmbedder())
+    pairs, foreign = rb.own_pairs(bench), rb.foreign_pairs(bench)
+    models = rb.loco_models(pairs, bench.conversations)
+    own = rb.Table(pairs, rb.held_out(pairs, models))
+    other = rb.Table(foreign, rb.held_out(foreign, models))
+    cut = choose_cut(own, other)
+    print(
+        f"cut = max({cut.floor:g}, {cut.relative:.4f} p_max) (unrelated: max("
+        f"{cut.floor_if_unrelated:g}, ...)); foreign stores keep a median of "
+        f"{float(np.median(other.kept(cut))):g}"
+    )
+    for timing in rb.TIMINGS:
+        row = own.figures(cut, own.mask(timing=timing))
+        worst = max(
+            own.figures(cut, own.mask(timing=timing, conversation=c)).median
+            for c in bench.conversations
         )
-    model = fit(pairs)
-    # Shift the intercept so that score 0.5 <=> probability == cut (prior odds change).
-    shift = float(np.log(cut / (1.0 - cut)))
+        print(
+            f"leave-one-conversation-out, {timing}: MRR {row.mrr:.4f}; Hit@kept {row.hit:.3f}, "
+            f"median kept {row.median:g} (worst conversation {worst:g}), category 5 keeps "
+            f"nothing {row.none5:.3f}"
+        )
+    model = rb.fit(pairs)
     record = {
         "first": {
             "features": list(relevance.FEATURES),
@@ -353,13 +228,20 @@ def train(data: Path) -> None:
         "rerank": {
             "features": list(relevance.RERANK_FEATURES),
             "candidates": relevance.RERANK_CANDIDATES,
-            "intercept": model.intercept - shift,
+            "intercept": model.intercept,
             "weights": [float(value) for value in model.weights],
         },
-        "positive_weight": (1.0 - cut) / cut,
-        "probability_at_cut": cut,
-        "probability_if_unrelated": PROBABILITY_IF_UNRELATED,
-        "l2": L2,
+        "cut": {
+            "floor": cut.floor,
+            "relative": cut.relative,
+            "floor_if_unrelated": cut.floor_if_unrelated,
+            "rule": (
+                f"floor: loosest with a median of <= {MAX_FOREIGN_MEDIAN} kept on another "
+                f"conversation's store; relative: loosest with every conversation's "
+                f"leave-one-out median kept <= {MAX_MEDIAN_KEPT} under both timings"
+            ),
+        },
+        "l2": rb.L2,
         "trained_on": "recall-eval dev half (LoCoMo-derived, CC BY-NC 4.0), 5 conversations",
     }
     WEIGHTS_FILE.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")

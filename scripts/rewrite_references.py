@@ -164,6 +164,18 @@ def relative(target: str, from_file: str) -> str:
     return "/".join([".."] * (len(origin) - common) + list(parts[common:])) or target
 
 
+_QUALIFIED_ANCHORS: tuple[tuple[int, Callable[[str], bool], str, str], ...] = (
+    (7, lambda qualifier: '"who"' in qualifier, "who-may-call", '§7 "who"'),
+    (7, lambda qualifier: qualifier.strip() == "auth", "authentication", "§7 auth"),
+    (4, lambda qualifier: qualifier.strip() == "rules", "unarchive-rules", "§4 rules"),
+    (5, lambda qualifier: qualifier.strip() == "lists", "lists", "§5 lists"),
+    (7, lambda qualifier: "/routines" in qualifier, "routes-routines", "§7 /routines"),
+    (7, lambda qualifier: "/reviews" in qualifier, "routes-reviews", "§7 /reviews"),
+)
+"""Citations whose qualifier names a narrower anchor: (section, does the qualifier
+name it, anchor, link text), tried in order."""
+
+
 def section_links(match: re.Match[str], name: str = "a") -> list[Link]:
     """The links of one ``§N`` citation (two for a range)."""
     number = int(match.group(name))
@@ -185,18 +197,9 @@ def section_links(match: re.Match[str], name: str = "a") -> list[Link]:
         ]
     if step is not None and number == 9:
         return [Link("docs/reference.md", f"review-step-{step}", f"§9 step {step}")]
-    if '"who"' in qualifier and number == 7:
-        return [Link("docs/reference.md", "who-may-call", '§7 "who"')]
-    if qualifier.strip() == "auth" and number == 7:
-        return [Link("docs/reference.md", "authentication", "§7 auth")]
-    if qualifier.strip() == "rules" and number == 4:
-        return [Link("docs/reference.md", "unarchive-rules", "§4 rules")]
-    if qualifier.strip() == "lists" and number == 5:
-        return [Link("docs/reference.md", "lists", "§5 lists")]
-    if "/routines" in qualifier and number == 7:
-        return [Link("docs/reference.md", "routes-routines", "§7 /routines")]
-    if "/reviews" in qualifier and number == 7:
-        return [Link("docs/reference.md", "routes-reviews", "§7 /reviews")]
+    for section, applies, special, label in _QUALIFIED_ANCHORS:
+        if number == section and applies(qualifier):
+            return [Link("docs/reference.md", special, label)]
     if code is not None and number == 6 and code in ERROR_CODES:
         return [Link("docs/reference.md", f"error-{code}", f"§6 {code}")]
     return [Link("docs/reference.md", anchor, text)]

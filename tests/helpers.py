@@ -20,7 +20,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -31,9 +31,12 @@ from typing import Any, TypeVar
 import boto3
 from botocore.config import Config
 from chalice.test import Client
+from typer import Typer
+from typer.testing import CliRunner, Result
 
 from chalicelib.ids import Clock, IdFactory
 from chalicelib.models.memory import AuditRecord, Memory, MemoryKind, snapshot
+from pinework.cli import Connections
 
 REPO = Path(__file__).resolve().parents[1]
 """The checkout's root."""
@@ -334,14 +337,19 @@ class LocalServer:
         threading.Thread(target=pump, daemon=True).start()
 
     def stop(self) -> None:
-        """Stop the server (SIGTERM, then SIGKILL after 20 s); the data folder stays."""
-        if self.process is not None and self.process.poll() is None:
+        """Stop the server (SIGTERM, then SIGKILL after 20 s) and close its output pipe;
+        the data folder stays."""
+        if self.process is None:
+            return
+        if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
                 self.process.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
         self.process = None
 
     def demo(self) -> dict[str, str]:
@@ -482,3 +490,40 @@ class Faults:
                 parsed["CancellationReasons"] = [{"Code": code} for code in rule["reasons"]]
             return AWSResponse(None, 400, {}, None), parsed
         return None
+
+
+def growth(run: Callable[[str], object], build: Callable[[int], str], size: int) -> float:
+    """How much longer ``run`` takes on ``build(8 * size)`` than on ``build(size)``
+    (best of five each): about 8 for linear work, 64 for quadratic. A ratio, not a
+    time, so a busy machine does not decide it; speed itself lives in ``bench/``."""
+
+    def best(text: str) -> float:
+        times = []
+        for _ in range(5):
+            started = time.perf_counter()
+            run(text)
+            times.append(time.perf_counter() - started)
+        return max(min(times), 1e-6)
+
+    return best(build(8 * size)) / best(build(size))
+
+
+class InjectedCliRunner(CliRunner):
+    """A typer ``CliRunner`` whose every ``invoke`` runs the CLI with ``connections``
+    (``pinework.cli.Connections``, click's context object): the API client and the
+    admin service are injected, never patched into the project's modules.
+
+    Args:
+        connections: what the commands connect with (an ``httpx.MockTransport``
+            client, the moto-wired admin service, …).
+    """
+
+    def __init__(self, connections: Connections) -> None:
+        super().__init__()
+        self.connections = connections
+
+    def invoke(  # type: ignore[override]
+        self, app: Typer, args: str | Sequence[str] | None = None, **extra: Any
+    ) -> Result:
+        """``CliRunner.invoke`` with ``obj=connections``."""
+        return super().invoke(app, args, obj=self.connections, **extra)

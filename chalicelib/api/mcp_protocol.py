@@ -1,25 +1,12 @@
-"""The Model Context Protocol server behind ``POST /api/v1/mcp`` (SPEC §11).
-
-JSON-RPC 2.0 over streamable HTTP, stateless, JSON responses only (no SSE, no
-session id): each POST carries one message (or a JSON-RPC batch) and gets its
-answer in the body. Methods: ``initialize`` (handshake-era protocol versions,
-2024-11-05 to 2025-11-25), ``ping``, ``tools/list``, ``tools/call``;
-notifications (``notifications/initialized`` …) and client responses are
-accepted with 202 and no body; anything else is ``-32601`` (so the SDK's
-``server/discover`` probe falls back to ``initialize``).
-
-Tools: ``remember``, ``recall``, ``forget`` (SPEC §10, same scopes as the HTTP
-routes) and ``memory_save``, ``memory_day``, ``memory_recall``,
-``memory_list``, ``memory_archive`` (SPEC §7, bearer token required). Input
-schemas are generated from the pydantic request models. A result is the same
-JSON the HTTP route answers, as text content and as ``structuredContent``; a
-domain error is a tool result with ``isError: true`` carrying
-``{"error": {"code", "message"}}`` with the spec's code. A call the store
-throttles is not a tool result but a JSON-RPC error with ``data.code``
-``rate_limited`` (HTTP 429 with ``Retry-After`` when it was the only message).
-
-Wire types come from the official ``mcp-types`` package (the MCP SDK's types).
-No Chalice here: ``chalicelib/api/mcp.py`` adapts this to HTTP.
+"""The Model Context Protocol server behind ``POST /api/v1/mcp``
+(docs/reference.md#11-mcp): stateless JSON-RPC 2.0 over streamable HTTP, JSON
+answers only, one message or a batch per POST. It answers ``initialize``, ``ping``,
+``tools/list`` and ``tools/call`` (the key-value tools and the ``memory_*`` tools,
+input schemas from the pydantic request models, results the same JSON as the HTTP
+routes); a domain error is a tool result with ``isError: true`` and the error
+envelope, a throttled call a JSON-RPC error with ``data.code`` ``rate_limited``.
+Wire types are the official ``mcp-types``; no Chalice here (``chalicelib/api/mcp.py``
+adapts it to HTTP). Choices: docs/DECISIONS.md#mcp-issue-5.
 """
 
 from __future__ import annotations
@@ -356,7 +343,13 @@ def _answer(message: Any, caller: McpCaller) -> dict[str, Any] | None:
     request_id = message["id"]
     if isinstance(request_id, bool) or not isinstance(request_id, str | int):
         return _error(None, mcp.INVALID_REQUEST, "id must be a string or an integer.")
-    params = message.get("params")
+    return _run(request_id, method, message.get("params"), caller)
+
+
+def _run(request_id: str | int, method: str, params: Any, caller: McpCaller) -> dict[str, Any]:
+    """The response to one well-formed request: its result, or the JSON-RPC error
+    its ``params`` or its method raised (an unexpected failure is logged, and
+    answered as ``INTERNAL_ERROR``)."""
     if params is not None and not isinstance(params, dict):
         return _error(request_id, mcp.INVALID_PARAMS, "params must be an object.")
     try:

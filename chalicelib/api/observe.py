@@ -1,25 +1,11 @@
-"""One log line and a few EMF metrics per event, written at the edge (issue 12).
-
-``observe`` is the app's Chalice middleware for every event (``app.py``). For an
-HTTP request it keeps a ``RequestRecord`` in a context variable while the view
-runs; the views and the auth code fill it through the ``note_*`` functions
-(principal, error code, MCP tools, recall figures, review actions), and when the
-answer is ready it writes the ``request`` line and the metrics. For the review
-Lambdas it remembers the Lambda request id for the jobs' own lines
-(``chalicelib/jobs/reviews.py``).
-
-Log fields (``request`` line): ``request_id`` (API Gateway's, the one a client
-sees as ``x-amzn-RequestId``), ``function_request_id`` (Lambda's), ``cold_start``,
-``method``, ``route`` (the path template, never ids), ``status``, ``latency_ms``,
-``principal_kind`` (``agent``, ``person``, ``api_key``, ``anonymous``),
-``workspace_id``, ``agent_id`` or ``person_id``, ``error_code``, and where they
-apply ``mcp_tools``, ``tool_error_codes``, ``recall_*`` and ``review_*``.
-
-Metrics (namespace ``PINEWORK_METRICS_NAMESPACE``, dimension ``service`` always):
-``Requests`` by ``route`` and ``status`` (and by ``status`` alone), ``RecallLatency``,
-``MemoriesKept``, ``RecallFallback`` (0 or 1 per recall: its average is the
-fallback rate), ``ReviewActions`` by ``action`` and ``outcome``, and
-``memory_day_full`` / ``secret_in_memory`` (refusals, named by their code).
+"""One log line and a few EMF metrics per event, written at the edge: ``observe`` is
+the app's Chalice middleware for every event (``app.py``). While an HTTP view runs it
+keeps a ``RequestRecord`` in a context variable that the views and the auth code fill
+through the ``note_*`` functions (principal, error code, MCP tools, recall and review
+figures); when the answer is ready it writes the ``request`` line (ids, route template,
+status, latency, principal; never a text, token or key) and the metrics. For the
+review Lambdas it remembers the Lambda request id for the jobs' own lines. The fields
+and metrics, and why: docs/DECISIONS.md#logs-and-metrics-issue-12.
 """
 
 from __future__ import annotations

@@ -1,19 +1,12 @@
-"""Where the edge's logs, metrics and traces go (issue 12; SPEC §14): AWS Lambda
-Powertools' Logger (one JSON object per line), EMF metrics (Powertools'
-``EphemeralMetrics``, one record per event, so concurrent requests never share
-dimensions) and, when switched on, X-Ray through Powertools' Tracer.
-
-Only the edge (``chalicelib/api``, ``chalicelib/jobs``) uses this module; the
-services log with the standard library (their ``chalicelib.*`` records go through
-the same JSON handler) and return numbers that the edge records. No Chalice here.
-
-What is never written: a bearer token, an API key, a fact's or day line's text, a
-recall query, a key-value key or value, an evidence excerpt. The edge logs ids,
-codes, counts and times only, and an exception is written as its type, AWS error
-code and stack frames, never its message (a message may quote input).
-
-Powertools is imported when the first event is handled, not when ``app`` is
-imported; the X-Ray SDK only when tracing is on (``PINEWORK_TRACING``).
+"""Where the edge's logs, metrics and traces go (docs/reference.md#14-operations):
+Powertools' Logger (one JSON object per line), EMF metrics (``EphemeralMetrics``, one
+record per event) and, when ``PINEWORK_TRACING`` is on, X-Ray through Powertools'
+Tracer. Only ``chalicelib/api`` and ``chalicelib/jobs`` use it; the services log with
+the standard library through the same JSON handler. Never written: a bearer token, an
+API key, a fact, day line, query, key-value key or value, or an evidence excerpt; an
+exception is its type, AWS error code and frames, never its message. Powertools is
+imported on the first event, not with ``app``. Choices:
+docs/DECISIONS.md#logs-and-metrics-issue-12.
 """
 
 from __future__ import annotations

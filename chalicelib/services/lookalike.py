@@ -1,19 +1,12 @@
 """Text as a person sees it: NFKC, default-ignorable code points, and the Unicode
-TR39 confusables skeleton (docs/DECISIONS.md "Look-alike text").
-
-Two uses share these rules:
-
-* ``ascii_visible_form`` is what the secret detector reads: ``ＡＫＩＡ…`` (full-width)
-  and ``AKIA\\u200b…`` (a zero-width space inside) read as the plain key they show.
-* ``reserved_form`` compares a word a caller may not use (the archive reasons
-  ``superseded`` and ``vetoed``, docs/reference.md#3-the-memory-object) the way a reader would:
-  ``Superseded\\u200b`` and ``v\\u0435toed`` (a Cyrillic ``е``) are the reserved words.
-
-The confusables data is Unicode's ``confusables.txt`` (UTS #39, version 13.0.0),
-vendored as ``chalicelib/data/confusables.txt`` with its licence beside it; the
-default-ignorable code points are the ``Default_Ignorable_Code_Point`` property of
-the Unicode Character Database. Both are checked against libraries in
-``tests/unit/test_lookalike.py``.
+TR39 confusables skeleton. ``ascii_visible_form`` is what the secret detector reads
+(full-width letters and zero-width spaces read as the plain key they show);
+``reserved_form`` compares a word a caller may not use (the archive reasons
+``superseded`` and ``vetoed``, docs/reference.md#3-the-memory-object) the way a reader
+would. The data is Unicode's vendored ``chalicelib/data/confusables.txt`` (UTS #39
+13.0.0, licence beside it) and the ``Default_Ignorable_Code_Point`` property, both held
+against libraries in ``tests/unit/test_lookalike.py``; choices:
+docs/DECISIONS.md#input-rules-issue-14-item-6.
 """
 
 from __future__ import annotations

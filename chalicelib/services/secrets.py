@@ -1,97 +1,12 @@
-"""Secret detection for memory text (error code ``secret_in_memory``).
-
-Role
-----
-Memories are stored verbatim and later recalled into other agents' prompts, so a credential
-pasted into a memory would leak to everyone who can read the workspace. The save path calls
-:meth:`SecretDetector.find_secret` on every memory text and rejects the save with
-``secret_in_memory`` when it returns a kind. The detector only ever reports a short,
-human-readable *kind* ("AWS access key", "JWT", ...); it never returns or logs the value.
-
-How it is built
----------------
-It is built on the detect-secrets 1.5 plugin classes, instantiated once in ``__init__`` and
-called directly through ``analyze_string``. ``detect_secrets.core.scan.scan_line`` is not
-used: it goes through process-global settings and filters (one of which may try to verify
-a secret over the network), and costs ~340 us per text.
-
-Text is read as it shows (``lookalike.ascii_visible_form``, issue 14): a character whose
-NFKC form is ASCII is replaced by it and default-ignorable characters are dropped, so
-``ＡＫＩＡ…`` in full-width letters, or a key split by zero-width spaces, is the key it
-looks like. On the recall-eval texts this flags nothing new (``bench/secrets_false_positives.py``
-also counts those texts in full width and with zero-width spaces: 0 each). With
-``shapes_only`` the generic high-entropy rule is skipped: identifiers (run and session
-ids, key-value keys) are often random ids that it would call secrets.
-
-How it was tuned
-----------------
-With every plugin at its default limits, ``scan_line`` flagged 1283 of the 1283 texts
-(100 %) in the recall-eval dev set of ordinary conversation facts: in ad-hoc (unquoted)
-mode the Base64/Hex ``HighEntropyString`` plugins treat any run of letters as a secret.
-With the changes below it flags 0 of 1283, in ~19 us per text (~50 us for 500
-characters).
-
-1. **Safe shapes are masked first.** The ULID of every Pinework id (``mem_``/``agt_``/
-   ``usr_``/``wsp_``/``run_`` + an upper-case ULID), and every bare ULID, is blanked before
-   any check, so a ULID that happens to contain ``ACCA``/``A3T`` cannot match the AWS
-   key-id pattern. Before the entropy check, UUIDs, hex digests (7-40, 64 or 128 hex
-   digits: commit SHAs, MD5, sha256, sha512) and URLs are blanked too. A password in a URL
-   is caught earlier by the connection-string rule, and tokens inside URLs are caught by
-   the provider rules.
-2. **Provider plugins run as-is** (AWS, private key, GitHub, GitLab, Slack, Stripe, OpenAI,
-   npm, PyPI, SendGrid, Twilio, Discord, Telegram, Azure storage, Mailchimp, Square,
-   Artifactory, IBM IAM/COS, Cloudant, SoftLayer, JWT, basic auth). A few fixes for false
-   positives and gaps:
-
-   - AWS and Twilio ids must stand alone (not inside a longer alphanumeric run).
-   - Artifactory's ``AP…`` pattern must contain upper case, lower case and digits, because
-     it otherwise matches words like ``APEXLegends``.
-   - IBM IAM/COS matches need "ibm"/"iam"/"cos"/"hmac" somewhere in the text, because
-     their prefix is optional and a bare ``key: <44 chars>`` is not evidence of IBM.
-   - Placeholder URL passwords (``<pw>``, ``***``) are ignored.
-   - The JWT and npm plugins only see candidate substrings. On whole texts their regexes
-     are quadratic: 0.9 s and 9 s for 50 KB of adversarial input.
-   - Extra patterns cover our own ``pwk_`` API tokens and what the 1.5 plugins miss:
-     ``github_pat_``, ``sk-proj-``-style OpenAI keys, Anthropic ``sk-ant-``, bare ``npm_``
-     tokens, Stripe test and webhook keys, Slack ``xapp-``, Google ``AIza``, Hugging Face
-     ``hf_``, unquoted AWS secret keys, Azure ``SharedAccessKey=`` and
-     ``BEGIN ENCRYPTED PRIVATE KEY``.
-3. **The keyword plugin is replaced by an assignment rule** built on its ``DENYLIST``
-   (password, passwd, pwd, secret, api_key, private_key, ...) plus ``*_token`` names. The
-   plugin's own regexes swallow the rest of the line, match inside words
-   (``secretary: Jane``) and are slow. The new rule works as follows:
-
-   - Prose such as "the password is Tr0ub4dor&3" is caught when the word after
-     "password is"/"password:" mixes letters with digits or symbols (6+ characters), so
-     "the password is stored in the vault" passes.
-   - A key such as ``secret_name``, ``password_length`` or ``secrets`` names metadata, so
-     it is skipped.
-   - The value must not be a placeholder, a boolean, ``$VAR``, a template, a call, an
-     attribute reference, a path or a URL, and must be at least 4 characters long.
-   - When the key is a plain word followed by a colon and the value is unquoted, the text
-     reads like prose (``Her secret: patience``). Then the value must also look like a
-     credential: at least 6 characters and two character classes.
-4. **The entropy plugins are not used as scanners.** Their Shannon-entropy functions score
-   candidate tokens (runs of ``[A-Za-z0-9+/_-]`` of 20+ characters), and detect-secrets'
-   ``is_sequential_string`` filter drops ``ABCDEF…``-style runs. A token is reported only
-   if all of the following hold:
-
-   - It mixes character classes: upper + lower + digit, or at least 32 characters of
-     lower + digit or upper + digit with no separators. Pure hex must be more than 40
-     digits and not 64 or 128; pure digits never count.
-   - It is not made of words. Its lower-case runs are short (mean <= 2.5, or <= 3.0 from
-     32 characters), it has few vowels (<= 40 % of letters; random text has ~19 %,
-     English ~38 %), and it has a long stretch without ``/``, ``_`` or ``-`` (at least
-     8 characters, or 12 from 32 characters).
-   - Its entropy is at least 0.75 x log2(min(length, 64)).
-
-   On generated random base64 this catches ~99 % of 40-character secrets and ~83 % of
-   20-character ones. Among ~1,850 mixed-case tokens from the installed packages' sources,
-   almost every hit is a real embedded certificate or base64 blob, not an identifier.
-
-Rules run from most to least specific: private key, provider tokens, JWT, connection
-string, assignment, high entropy. The first rule that matches decides the kind. Most
-rules declare lower-case hint substrings and are skipped when none occurs in the text.
+"""Secret detection for memory text (error code ``secret_in_memory``,
+docs/reference.md#error-secret_in_memory): memories are recalled into other agents'
+prompts, so every text a caller stores is checked, and ``SecretDetector.find_secret``
+answers the short kind of the first credential it finds ("AWS access key", "JWT", …)
+or None, never the value. Text is read as it shows (``lookalike.ascii_visible_form``);
+rules run from most to least specific (private key, provider tokens, JWT, connection
+string, assignment, high entropy), and ``shapes_only`` skips the last for identifiers.
+How the detect-secrets plugins are used and tuned, and the false-positive figures:
+docs/DECISIONS.md#secret-detection-how-it-was-built-and-tuned.
 """
 
 import functools

@@ -1,27 +1,15 @@
-"""AWS errors that are the caller's to retry, as domain errors (SPEC §6).
-
-The storage adapters see their boto3 clients through ``TranslatingClient``:
-
-- a call AWS throttles (after botocore's own retries are spent) raises
-  ``RateLimited`` (429 ``rate_limited`` with ``Retry-After``) from the
-  ``ClientError``, so no route, MCP tool or job has to know AWS error codes and a
-  throttle is never a 500. A cancelled DynamoDB transaction counts as throttled
-  when one of its ``CancellationReasons`` is ``ThrottlingError`` or
-  ``ProvisionedThroughputExceeded``;
-- a single-item DynamoDB write that collided with a running transaction
-  (``TransactionConflictException``) raises ``Conflict`` (409 ``conflict``).
-
-Every other error passes through untouched, so the adapters keep catching
-``ConditionalCheckFailedException`` and cancelled transactions as before. A
-transaction cancelled only by ``TransactionConflict`` is not throttling either:
-``DynamoDBTable.transact`` runs it again, then answers ``Conflict``
-(docs/DECISIONS.md "Throttling and conflicts").
+"""AWS errors that are the caller's to retry, as domain errors (docs/reference.md#6-errors):
+the storage adapters see their boto3 clients through ``TranslatingClient``, so a call
+AWS throttles (once botocore's retries are spent, or a transaction cancelled for
+throttling) raises ``RateLimited`` (429 ``rate_limited``) and a single-item write that
+collided with a transaction raises ``Conflict`` (409 ``conflict``); every other error
+passes through untouched. Choices: docs/DECISIONS.md#throttling-and-conflicts-issue-12.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from botocore.exceptions import ClientError
 
@@ -45,6 +33,9 @@ THROTTLED_MESSAGE = (
 )
 CONFLICT_MESSAGE = "Another change to the same data was being written; try again."
 _PASS_THROUGH = frozenset({"meta", "exceptions", "get_paginator", "get_waiter", "can_paginate"})
+
+ClientT = TypeVar("ClientT")
+"""A boto3 client type (``DynamoDBClient``, ``S3Client``, …): ``translate_errors`` keeps it."""
 
 
 def error_code(error: ClientError) -> str:
@@ -99,14 +90,14 @@ class TranslatingClient:
     """
 
     def __init__(
-        self, client: Any, codes: frozenset[str], reasons: frozenset[str] = frozenset()
+        self, client: object, codes: frozenset[str], reasons: frozenset[str] = frozenset()
     ) -> None:
         self._client = client
         self._codes = codes
         self._reasons = reasons
 
     @property
-    def wrapped(self) -> Any:
+    def wrapped(self) -> object:
         """The boto3 client itself."""
         return self._client
 
@@ -132,9 +123,13 @@ class TranslatingClient:
 
 
 def translate_errors(
-    client: Any, codes: frozenset[str], reasons: frozenset[str] = frozenset()
-) -> Any:
-    """``client`` behind a ``TranslatingClient`` (once: a wrapped client is kept)."""
+    client: ClientT, codes: frozenset[str], reasons: frozenset[str] = frozenset()
+) -> ClientT:
+    """``client`` behind a ``TranslatingClient`` (once: a wrapped client is kept).
+
+    The wrapper answers every call the client answers, so it keeps the client's
+    type for the type checker (``DynamoDBClient`` stays ``DynamoDBClient``).
+    """
     if isinstance(client, TranslatingClient):
         return client
-    return TranslatingClient(client, codes, reasons)
+    return cast(ClientT, TranslatingClient(client, codes, reasons))

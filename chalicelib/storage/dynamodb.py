@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
@@ -28,6 +28,10 @@ from chalicelib.storage.aws_errors import (
     cancellation_reasons,
     translate_errors,
 )
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_dynamodb.type_defs import TransactWriteItemTypeDef
 
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
@@ -98,7 +102,7 @@ class DynamoDBTable:
         table_name: the single table's name.
     """
 
-    def __init__(self, client: Any, table_name: str) -> None:
+    def __init__(self, client: DynamoDBClient, table_name: str) -> None:
         self.client = translate_errors(client, DYNAMODB_THROTTLING, DYNAMODB_THROTTLED_REASONS)
         self.name = table_name
 
@@ -141,10 +145,11 @@ class DynamoDBTable:
             RateLimited: DynamoDB throttled the transaction (429).
             Conflict: still conflicting with other transactions after the retries (409).
         """
-        transact_items = []
+        transact_items: list[TransactWriteItemTypeDef] = []
         for operation in operations:
             ((kind, body),) = operation.items()
-            transact_items.append({kind: {"TableName": self.name, **body}})
+            item = {kind: {"TableName": self.name, **body}}
+            transact_items.append(cast("TransactWriteItemTypeDef", item))
         for attempt in range(1, TRANSACTION_CONFLICT_ATTEMPTS + 1):
             try:
                 self.client.transact_write_items(TransactItems=transact_items)

@@ -19,7 +19,7 @@ import hashlib
 import logging
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
@@ -27,6 +27,9 @@ from chalicelib.errors import RateLimited
 from chalicelib.storage.aws_errors import S3_THROTTLING, translate_errors
 from chalicelib.storage.dynamodb import DynamoDBTable, from_attributes, to_attributes
 from chalicelib.storage.keys import KV_KEY_PREFIX, KV_TTL_ATTRIBUTE, kv_key, kv_partition
+
+if TYPE_CHECKING:
+    from mypy_boto3_s3 import S3Client
 
 logger = logging.getLogger(__name__)
 
@@ -44,13 +47,13 @@ class S3ObjectStore:
         bucket: the bucket name (``settings.bucket_name``).
     """
 
-    def __init__(self, client_factory: Callable[[], Any], bucket: str) -> None:
+    def __init__(self, client_factory: Callable[[], S3Client], bucket: str) -> None:
         self._client_factory = client_factory
-        self._client: Any = None
+        self._client: S3Client | None = None
         self.bucket = bucket
 
     @property
-    def client(self) -> Any:
+    def client(self) -> S3Client:
         """The S3 client, built on first use (most values never need S3)."""
         if self._client is None:
             self._client = translate_errors(self._client_factory(), S3_THROTTLING)

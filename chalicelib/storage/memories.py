@@ -278,7 +278,9 @@ class DynamoDBMemoryRepository:
             if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
                 raise
             old = error.response.get("Item")
-            if old is None or from_attributes(old).get("status") != MemoryStatus.ACTIVE.value:
+            if not isinstance(old, dict) or from_attributes(old).get("status") != (
+                MemoryStatus.ACTIVE.value
+            ):
                 raise DayRowNotLive(memory_id) from error
             raise DayLogFull(memory_id) from error
         return convert.memory_from_item(from_attributes(response["Attributes"]))

@@ -4,7 +4,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mypy_boto3_sqs import SQSClient
 
 _BATCH = 10
 
@@ -21,13 +24,13 @@ class SqsReviewQueue:
         queue_name: the queue's name (``settings.review_queue_name``).
     """
 
-    def __init__(self, client_factory: Callable[[], Any], queue_name: str) -> None:
+    def __init__(self, client_factory: Callable[[], SQSClient], queue_name: str) -> None:
         self._factory = client_factory
         self._queue_name = queue_name
-        self._client: Any = None
+        self._client: SQSClient | None = None
         self._url: str | None = None
 
-    def _target(self) -> tuple[Any, str]:
+    def _target(self) -> tuple[SQSClient, str]:
         if self._client is None:
             self._client = self._factory()
         if self._url is None:

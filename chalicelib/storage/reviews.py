@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
@@ -38,6 +38,9 @@ from chalicelib.storage.keys import (
 from chalicelib.storage.memories import memory_update
 from chalicelib.storage.protocols import DecisionTaken, LiftClaimed, ReviewDateTaken, WriteConflict
 from chalicelib.storage.review_actions import pending_delete
+
+if TYPE_CHECKING:
+    from mypy_boto3_s3 import S3Client
 
 _RUNNING = "running"
 _DONE = "done"
@@ -459,12 +462,12 @@ class S3ReportStore:
         bucket: the bucket (``settings.bucket_name``).
     """
 
-    def __init__(self, client_factory: Callable[[], Any], bucket: str) -> None:
+    def __init__(self, client_factory: Callable[[], S3Client], bucket: str) -> None:
         self._factory = client_factory
-        self._client: Any = None
+        self._client: S3Client | None = None
         self._bucket = bucket
 
-    def _s3(self) -> Any:
+    def _s3(self) -> S3Client:
         if self._client is None:
             self._client = translate_errors(self._factory(), S3_THROTTLING)
         return self._client

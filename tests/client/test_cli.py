@@ -11,6 +11,7 @@ from typer.testing import CliRunner, Result
 
 from pinework import Client, cli
 from tests.client.fake_api import FakeApi, memory_json
+from tests.helpers import InjectedCliRunner
 
 ENV = {
     "PINEWORK_API_URL": "http://pinework.test",
@@ -48,16 +49,14 @@ HISTORY: dict[str, Any] = {
 
 
 @pytest.fixture
-def runner() -> CliRunner:
-    return CliRunner()
-
-
-@pytest.fixture(autouse=True)
-def use_fake_api(fake_api: FakeApi, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make every command talk to ``fake_api``, configured only by the environment."""
+def runner(fake_api: FakeApi, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
+    """Every command talks to ``fake_api`` (its client injected), configured only by
+    the environment."""
     for name in ENV:
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setattr(cli, "make_client", lambda: Client.from_env(transport=fake_api.transport))
+    return InjectedCliRunner(
+        cli.Connections(client=lambda: Client.from_env(transport=fake_api.transport))
+    )
 
 
 def invoke(runner: CliRunner, *args: str) -> Result:
@@ -372,14 +371,12 @@ def test_api_error_with_json_prints_the_envelope_on_stdout(
     assert "error: memory_day_full: Today's log is full." in result.stderr
 
 
-def test_unreachable_server_is_a_connection_error(
-    runner: CliRunner, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_unreachable_server_is_a_connection_error() -> None:
     def refuse(request: httpx.Request) -> httpx.Response:
         raise httpx.ConnectError("Connection refused", request=request)
 
-    monkeypatch.setattr(
-        cli, "make_client", lambda: Client.from_env(transport=httpx.MockTransport(refuse))
+    runner = InjectedCliRunner(
+        cli.Connections(client=lambda: Client.from_env(transport=httpx.MockTransport(refuse)))
     )
 
     result = invoke(runner, "memory", "list", "--json")
@@ -397,6 +394,18 @@ def test_bad_api_url_is_reported_not_raised(runner: CliRunner, fake_api: FakeApi
     assert result.exit_code == 1
     assert "error: invalid_request: the API URL must start with http" in result.stderr
     assert fake_api.requests == []
+
+
+def test_without_connections_the_commands_build_their_client_from_the_environment() -> None:
+    # What the console script does (main() passes no Connections): make_client() reads
+    # PINEWORK_API_URL, so a bad one is reported before anything is sent.
+    result = CliRunner().invoke(
+        cli.app, ["memory", "list", "--json"], env={**ENV, "PINEWORK_API_URL": "ftp://x"}
+    )
+
+    assert result.exit_code == 1
+    assert json.loads(result.stdout)["error"]["code"] == "invalid_request"
+    assert "the API URL must start with http" in result.stderr
 
 
 def test_day_says_started_for_the_first_line_and_appended_after(

@@ -8,19 +8,17 @@ import json
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-import pinework.admin
 from chalicelib import wiring
 from chalicelib.errors import InvalidRequest
 from chalicelib.models.principal import Principal, PrincipalKind
 from chalicelib.models.requests import EditRequest, SaveFactRequest
-from chalicelib.services.recall.embedding import SENTENCE_BYTES, is_current
+from chalicelib.services.recall.embedding import SENTENCE_BYTES, MiniLMEmbedder, is_current
 from chalicelib.services.run_context import RunContext
 from chalicelib.storage.dynamodb import DynamoDBTable
 from chalicelib.storage.memories import DynamoDBMemoryRepository
 from pinework import cli
-from tests.helpers import TABLE, World
+from tests.helpers import TABLE, InjectedCliRunner, World
 
 
 def agent_of(world: World, agent_id: str) -> Principal:
@@ -81,6 +79,32 @@ def test_backfill_embeds_exactly_the_stale_facts_once(
     assert [record.action for record in history] == ["create"]
 
 
+def test_backfill_rewrites_format_2_from_the_tokenizer_before_its_fix(
+    wired: wiring.Services, world: World, dynamodb: Any
+) -> None:
+    agent = agent_of(world, world.agent.id)
+    text = "Deploy steps:\n1. tag the release\n2. run make deploy"
+    memory_id = save(wired, agent, text)
+    full = stored_embedding(dynamodb, memory_id)
+    assert full is not None and full[0] == 3 and is_current(full)
+    # What the tokenizer before its fix stored: line feeds deleted ("steps:1."), tag 2.
+    before_fix = MiniLMEmbedder().embed([text.replace("\n", "")])[0]
+    format_2 = bytes([2]) + before_fix[1:]
+    assert format_2[1:] != full[1:]
+    key = {"pk": {"S": f"MEMORY#{memory_id}"}, "sk": {"S": "MEMORY"}}
+    dynamodb.update_item(
+        TableName=TABLE,
+        Key=key,
+        UpdateExpression="SET embedding = :e",
+        ExpressionAttributeValues={":e": {"B": format_2}},
+    )
+    report = wired.admin.backfill_embeddings(world.workspace_id, None).to_wire()
+    assert report == {"scanned": 1, "current": 0, "embedded": 1, "changed": 0}
+    assert stored_embedding(dynamodb, memory_id) == full  # format 3, the text as saved
+    again = wired.admin.backfill_embeddings(world.workspace_id, None).to_wire()
+    assert again == {"scanned": 1, "current": 1, "embedded": 0, "changed": 0}
+
+
 def test_a_fact_edited_after_it_was_read_keeps_its_own_embedding(
     wired: wiring.Services, world: World, dynamodb: Any
 ) -> None:
@@ -114,14 +138,11 @@ def test_backfill_refuses_unknown_workspaces_and_foreign_agents(
         wired.admin.backfill_embeddings(world.workspace_id, "agt_nope")
 
 
-def test_the_cli_prints_the_counts(
-    wired: wiring.Services, world: World, dynamodb: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(pinework.admin, "open_admin_service", lambda: wired.admin)
+def test_the_cli_prints_the_counts(wired: wiring.Services, world: World, dynamodb: Any) -> None:
     agent = agent_of(world, world.agent.id)
     first, second = (save(wired, agent, text) for text in ("Use pnpm", "CI runs on arm64"))
     make_stale(dynamodb, first, second)
-    runner = CliRunner()
+    runner = InjectedCliRunner(cli.Connections(admin=lambda: wired.admin))
     args = ["admin", "backfill-embeddings", "--workspace", world.workspace_id]
     result = runner.invoke(cli.app, [*args, "--agent", world.agent.id])
     assert result.exit_code == 0, result.output

@@ -6,20 +6,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
 import pytest
 from chalice.test import Client as ChaliceClient
-from typer.testing import CliRunner
 
-import pinework.admin
 from chalicelib import wiring
 from chalicelib.models.principal import Principal, PrincipalKind
 from chalicelib.models.requests import SaveFactRequest
 from chalicelib.services.run_context import RunContext
 from pinework import Client, cli
-from tests.helpers import World
+from tests.helpers import InjectedCliRunner, World
 
 
 @pytest.fixture
@@ -41,21 +40,28 @@ def app_transport(wired: wiring.Services) -> Iterator[httpx.MockTransport]:
         yield httpx.MockTransport(handle)
 
 
+@dataclass(frozen=True)
+class CliCaller:
+    """Who runs the CLI: a runner (its connections injected) and an environment."""
+
+    runner: InjectedCliRunner
+    env: dict[str, str]
+
+
 @pytest.fixture
-def cli_env(
-    app_transport: httpx.MockTransport,
-    wired: wiring.Services,
-    world: World,
-    monkeypatch: pytest.MonkeyPatch,
-) -> dict[str, str]:
+def cli_env(app_transport: httpx.MockTransport, wired: wiring.Services, world: World) -> CliCaller:
     """The CLI talks to the app as the world's person; admin uses the wired service."""
-    monkeypatch.setattr(cli, "make_client", lambda: Client.from_env(transport=app_transport))
-    monkeypatch.setattr(pinework.admin, "open_admin_service", lambda: wired.admin)
-    return {"PINEWORK_API_URL": "http://pinework.test", "PINEWORK_TOKEN": world.person.token}
+    connections = cli.Connections(
+        client=lambda: Client.from_env(transport=app_transport), admin=lambda: wired.admin
+    )
+    return CliCaller(
+        InjectedCliRunner(connections),
+        {"PINEWORK_API_URL": "http://pinework.test", "PINEWORK_TOKEN": world.person.token},
+    )
 
 
-def invoke(env: dict[str, str], *args: str) -> Any:
-    return CliRunner().invoke(cli.app, list(args), env=env)
+def invoke(caller: CliCaller, *args: str) -> Any:
+    return caller.runner.invoke(cli.app, list(args), env=caller.env)
 
 
 def duplicates(wired: wiring.Services, world: World) -> None:
@@ -64,7 +70,7 @@ def duplicates(wired: wiring.Services, world: World) -> None:
         wired.memories.save(agent, SaveFactRequest(text=text), RunContext())
 
 
-def test_admin_sets_the_review_approval(cli_env: dict[str, str], world: World) -> None:
+def test_admin_sets_the_review_approval(cli_env: CliCaller, world: World) -> None:
     result = invoke(
         cli_env, "admin", "set-review-approval", "--workspace", world.workspace_id, "required"
     )
@@ -87,7 +93,7 @@ def test_admin_sets_the_review_approval(cli_env: dict[str, str], world: World) -
 
 
 def test_review_approve_and_reject_through_the_cli(
-    cli_env: dict[str, str], wired: wiring.Services, world: World
+    cli_env: CliCaller, wired: wiring.Services, world: World
 ) -> None:
     duplicates(wired, world)
     invoke(cli_env, "admin", "set-review-approval", "--workspace", world.workspace_id, "required")
@@ -114,7 +120,7 @@ def test_review_approve_and_reject_through_the_cli(
 
 
 def test_review_pending_approve_keep_and_undo_through_the_cli(
-    cli_env: dict[str, str], wired: wiring.Services, world: World
+    cli_env: CliCaller, wired: wiring.Services, world: World
 ) -> None:
     """Issue 14: a conflict waits for a person in every mode; the CLI lists it, a
     person keeps the other side, then undoes that."""
@@ -141,6 +147,6 @@ def test_review_pending_approve_keep_and_undo_through_the_cli(
     undone = invoke(cli_env, "review", "undo", report["id"], "a1")
     assert undone.exit_code == 0, undone.output
     assert f"[undone by {world.person.id}]" in undone.stdout
-    as_agent = {**cli_env, "PINEWORK_TOKEN": world.agent.token}
+    as_agent = CliCaller(cli_env.runner, {**cli_env.env, "PINEWORK_TOKEN": world.agent.token})
     refused = invoke(as_agent, "review", "undo", report["id"], "a1", "--json")
     assert refused.exit_code == 1 and json.loads(refused.stdout)["error"]["code"] == "forbidden"

@@ -6,11 +6,11 @@ import json
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 from pinework import Client, cli
 from pinework.models import ReviewReport
 from tests.client.fake_api import FakeApi
+from tests.helpers import InjectedCliRunner
 
 ENV = {"PINEWORK_API_URL": "http://pinework.test", "PINEWORK_TOKEN": "tok_person"}
 AGENT = "agt_01JABCDEF0000000000000000"
@@ -65,13 +65,10 @@ REPORT: dict[str, Any] = {
 }
 
 
-@pytest.fixture(autouse=True)
-def use_fake_api(fake_api: FakeApi, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cli, "make_client", lambda: Client.from_env(transport=fake_api.transport))
-
-
-def invoke(*args: str) -> Any:
-    return CliRunner().invoke(cli.app, list(args), env=ENV)
+def invoke(fake_api: FakeApi, *args: str) -> Any:
+    """Run the CLI against ``fake_api`` (its client injected), configured by ``ENV``."""
+    connections = cli.Connections(client=lambda: Client.from_env(transport=fake_api.transport))
+    return InjectedCliRunner(connections).invoke(cli.app, list(args), env=ENV)
 
 
 @pytest.mark.parametrize(
@@ -87,7 +84,7 @@ def test_routine_commands_call_their_routes_and_print_json(
     fake_api: FakeApi, args: list[str], method: str, path: str
 ) -> None:
     fake_api.on(method, path, 200, ROUTINE)
-    result = invoke(*args, "--json")
+    result = invoke(fake_api, *args, "--json")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout) == ROUTINE
     assert fake_api.last.method == method
@@ -95,7 +92,7 @@ def test_routine_commands_call_their_routes_and_print_json(
 
 def test_routine_list_sends_the_agent_and_prints_lines(fake_api: FakeApi) -> None:
     fake_api.on("GET", "/routines", 200, {"object": "list", "data": [ROUTINE], "nextToken": None})
-    result = invoke("routine", "list", "--agent", AGENT)
+    result = invoke(fake_api, "routine", "list", "--agent", AGENT)
     assert result.exit_code == 0
     assert fake_api.last.url.params["agentId"] == AGENT
     assert ROUTINE_ID in result.stdout and "active" in result.stdout
@@ -103,7 +100,7 @@ def test_routine_list_sends_the_agent_and_prints_lines(fake_api: FakeApi) -> Non
 
 def test_routine_list_pages_with_limit_and_next_token(fake_api: FakeApi) -> None:
     fake_api.on("GET", "/routines", 200, {"object": "list", "data": [ROUTINE], "nextToken": "tk1"})
-    result = invoke("routine", "list", "--limit", "1", "--next-token", "tk0")
+    result = invoke(fake_api, "routine", "list", "--limit", "1", "--next-token", "tk0")
     assert result.exit_code == 0, result.output
     assert dict(fake_api.last.url.params) == {"limit": "1", "nextToken": "tk0"}
     assert result.stdout.splitlines()[-1] == "more: --next-token tk1"
@@ -116,17 +113,17 @@ def test_routine_error_exits_1_with_code(fake_api: FakeApi) -> None:
         403,
         {"error": {"code": "forbidden", "message": "Only a person can pause."}},
     )
-    result = invoke("routine", "pause", ROUTINE_ID)
+    result = invoke(fake_api, "routine", "pause", ROUTINE_ID)
     assert result.exit_code == 1 and "forbidden" in result.output
 
 
 def test_review_run_dry_run_sends_the_flag_and_renders_the_plan(fake_api: FakeApi) -> None:
     fake_api.on("POST", "/reviews", 200, REPORT)
-    result = invoke("review", "run", "--agent", AGENT, "--dry-run")
+    result = invoke(fake_api, "review", "run", "--agent", AGENT, "--dry-run")
     assert result.exit_code == 0, result.output
     assert fake_api.last_json() == {"agentId": AGENT, "dryRun": True}
     assert "a1 merge" in result.stdout and "dry run" in result.stdout
-    result = invoke("review", "run", "--agent", AGENT, "--json")
+    result = invoke(fake_api, "review", "run", "--agent", AGENT, "--json")
     assert fake_api.last_json() == {"agentId": AGENT, "dryRun": False}
     assert json.loads(result.stdout) == REPORT
 
@@ -143,7 +140,7 @@ def test_review_show_prints_the_text_a_lift_would_save(fake_api: FakeApi) -> Non
     }
     report = {**REPORT, "plan": {**REPORT["plan"], "actions": [lift]}}
     fake_api.on("GET", f"/reviews/{REPORT['id']}", 200, report)
-    result = invoke("review", "show", REPORT["id"])
+    result = invoke(fake_api, "review", "show", REPORT["id"])
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     at = next(n for n, line in enumerate(lines) if line.startswith("  a1 lift"))
@@ -166,7 +163,7 @@ def test_review_list_prints_summaries(fake_api: FakeApi) -> None:
         "reportKey": "reviews/x.json",
     }
     fake_api.on("GET", "/reviews", 200, {"object": "list", "data": [summary], "nextToken": None})
-    result = invoke("review", "list", "--agent", AGENT)
+    result = invoke(fake_api, "review", "list", "--agent", AGENT)
     assert result.exit_code == 0, result.output
     assert "applied 2, skipped 1" in result.stdout
     assert fake_api.last.url.params["agentId"] == AGENT
@@ -191,12 +188,12 @@ QUEUED: dict[str, Any] = {
 
 def test_a_queued_review_prints_its_id_and_how_to_follow_it(fake_api: FakeApi) -> None:
     fake_api.on("POST", "/reviews", 202, QUEUED)
-    result = invoke("review", "run", "--agent", AGENT)
+    result = invoke(fake_api, "review", "run", "--agent", AGENT)
     assert result.exit_code == 0, result.output
     assert f"review {REPORT['id']} of {AGENT} for 2026-11-29 (manual): queued" in result.stdout
     assert f"pinework review show {REPORT['id']}" in result.stdout
     fake_api.on("GET", f"/reviews/{REPORT['id']}", 200, {**QUEUED, "status": "running"})
-    shown = invoke("review", "show", REPORT["id"])
+    shown = invoke(fake_api, "review", "show", REPORT["id"])
     assert shown.exit_code == 0 and ": running" in shown.stdout
 
 
@@ -204,7 +201,7 @@ def test_review_run_wait_follows_a_queued_review_to_its_report(fake_api: FakeApi
     fake_api.on("POST", "/reviews", 202, QUEUED)
     done = {**REPORT, "dryRun": False, "status": "done"}
     fake_api.on("GET", f"/reviews/{REPORT['id']}", 200, done)
-    result = invoke("review", "run", "--agent", AGENT, "--wait", "--json")
+    result = invoke(fake_api, "review", "run", "--agent", AGENT, "--wait", "--json")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout) == done
     assert [request.method for request in fake_api.requests[-2:]] == ["POST", "GET"]
@@ -214,7 +211,7 @@ def test_review_run_wait_exits_1_when_the_review_failed(fake_api: FakeApi) -> No
     fake_api.on("POST", "/reviews", 202, QUEUED)
     failed = {**QUEUED, "status": "failed", "attempts": 1, "error": "RuntimeError"}
     fake_api.on("GET", f"/reviews/{REPORT['id']}", 200, failed)
-    result = invoke("review", "run", "--agent", AGENT, "--wait")
+    result = invoke(fake_api, "review", "run", "--agent", AGENT, "--wait")
     assert result.exit_code == 1
     assert "attempt 1 failed (RuntimeError); the queue retries it" in result.stdout
 

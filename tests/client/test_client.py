@@ -265,7 +265,7 @@ def test_recall_without_arguments_sends_an_empty_body(client: Client, fake_api: 
     assert result.fallback == "newest"
 
 
-# Results: typing and tolerance
+# Results, typing and tolerance
 
 
 def test_memory_fields_are_typed(client: Client, fake_api: FakeApi) -> None:

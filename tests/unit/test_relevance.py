@@ -1,11 +1,14 @@
 """Behaviour of the calibrated recall scorer and the numpy MiniLM embedder (SPEC §8)."""
 
 import dataclasses
+import json
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from chalicelib.services.recall.cut import Cut
 from chalicelib.services.recall.embedding import (
     MAX_STORED_TOKENS,
     SENTENCE_BYTES,
@@ -92,19 +95,14 @@ def test_deterministic(embedder: MiniLMEmbedder, scorer: RelevanceScorer) -> Non
 
 def test_calibration_shift_is_monotone(embedder: MiniLMEmbedder) -> None:
     base = Coefficients.load()
-    raised = Coefficients(
-        base.first_intercept,
-        base.first_weights,
-        base.intercept + 1.0,
-        base.weights,
-        base.positive_weight,
-        base.probability_at_cut,
-        base.probability_if_unrelated,
-    )
+    # A higher floor (the relative part off) lowers every score and keeps the order.
+    absolute = dataclasses.replace(base, cut=Cut(0.006, 0.0, base.cut.floor_if_unrelated))
+    raised = dataclasses.replace(base, cut=Cut(0.05, 0.0, base.cut.floor_if_unrelated))
     items = candidates(embedder, FACTS)
-    low = RelevanceScorer(embedder, base).score("guinea pig", items, NOW)
-    high = RelevanceScorer(embedder, raised).score("guinea pig", items, NOW)
+    high = RelevanceScorer(embedder, absolute).score("guinea pig", items, NOW)
+    low = RelevanceScorer(embedder, raised).score("guinea pig", items, NOW)
     assert all(b > a for a, b in zip(low, high, strict=True))
+    assert np.array_equal(np.argsort(low), np.argsort(high))
 
 
 def test_stored_embedding_is_compact_and_round_trips(embedder: MiniLMEmbedder) -> None:
@@ -115,7 +113,7 @@ def test_stored_embedding_is_compact_and_round_trips(embedder: MiniLMEmbedder) -
     pieces = [len(embedder.embed_query(text)[1]) for text in FACTS]
     assert [len(item) for item in packed] == [SENTENCE_BYTES + 1 + TOKEN_BYTES * n for n in pieces]
     assert all(is_ours(item) for item in packed) and 8 <= pieces[0] <= 20
-    assert not is_ours(None) and not is_ours(b"\x03" + packed[0][1:])
+    assert not is_ours(None) and not is_ours(b"\x04" + packed[0][1:])
     assert not is_ours(packed[0][:-1]) and not is_ours(packed[0] + b"\x00")
     assert (decode(packed) * vectors).sum(axis=1).min() > 0.999
     assert embedder.embed([]) == []
@@ -254,9 +252,31 @@ def test_bulk_decode_only_when_every_embedding_is_ours(embedder: MiniLMEmbedder)
     stored = embedder.embed(FACTS)
     assert np.allclose(decode_if_all_ours(stored), decode(stored))
     assert decode_if_all_ours([*stored[:2], None]) is None
-    assert decode_if_all_ours([*stored[:2], b"\x03" + stored[0][1:]]) is None
+    assert decode_if_all_ours([*stored[:2], b"\x04" + stored[0][1:]]) is None
     assert decode_if_all_ours([*stored[:2], b"\x01" + stored[0][1:385]]) is None  # format 1
     assert decode_if_all_ours([*stored[:2], stored[0][:-1]]) is None
+    # Format 2 (same layout, the tokenizer before its fix) is read until backfilled.
+    older = [b"\x02" + item[1:] for item in stored[:2]]
+    assert np.allclose(decode_if_all_ours([*older, *stored[2:]]), decode(stored))
+
+
+def test_format_2_is_read_but_not_current(embedder: MiniLMEmbedder) -> None:
+    from chalicelib.services.recall.embedding import EMBEDDING_FORMAT, is_current
+
+    stored = embedder.embed(FACTS[:1])[0]
+    older = b"\x02" + stored[1:]
+    assert stored[0] == EMBEDDING_FORMAT == 3 and is_current(stored)
+    assert is_ours(older) and not is_current(older)
+    signs, current = token_signs(older), token_signs(stored)
+    assert signs is not None and current is not None and np.array_equal(signs, current)
+
+
+def test_multi_line_facts_embed_as_their_one_line_form(embedder: MiniLMEmbedder) -> None:
+    wrapped = "The staging database is\nPostgres 15 on port\t5433."
+    flat = "The staging database is Postgres 15 on port 5433."
+    assert embedder.embed([wrapped]) == embedder.embed([flat])
+    glued = "The staging database isPostgres 15 on port5433."  # what format 2 embedded
+    assert embedder.embed([wrapped]) != embedder.embed([glued])
 
 
 @pytest.mark.parametrize(
@@ -277,8 +297,10 @@ def test_names_unknown(query: str, texts: list[str], unknown: bool) -> None:
 
 
 def without_unrelated_cut(base: Coefficients) -> Coefficients:
-    """``base`` with the unrelated-question cut equal to the normal one (no rule)."""
-    return dataclasses.replace(base, probability_if_unrelated=base.probability_at_cut)
+    """``base`` with the unrelated-question floor equal to the normal one (no rule)."""
+    return dataclasses.replace(
+        base, cut=dataclasses.replace(base.cut, floor_if_unrelated=base.cut.floor)
+    )
 
 
 def test_a_question_about_what_the_store_never_heard_of_keeps_only_strong_matches(
@@ -466,3 +488,37 @@ def test_a_misspelt_question_is_not_taken_as_unrelated() -> None:
     matrix[:, FEATURES.index("cos_best")] = 0.1
     assert not unrelated(typo, texts, matrix)
     assert unrelated("how do i bake sourdough bread at home", texts, matrix)
+
+
+def test_the_cut_follows_the_best_probability_with_a_floor() -> None:
+    rule = Cut(floor=0.005, relative=0.02, floor_if_unrelated=0.15)
+    assert rule.probability(0.1, unrelated=False) == 0.005  # weak best: the floor
+    assert rule.probability(0.5, unrelated=False) == pytest.approx(0.01)  # 2 % of the best
+    assert rule.probability(0.5, unrelated=True) == 0.15
+    assert rule.probability(1.0, unrelated=True) == 0.15
+    assert rule.logit(0.5, unrelated=False) == pytest.approx(np.log(0.01 / 0.99))
+
+
+def test_a_score_is_p_against_the_cut_of_the_best_p(embedder: MiniLMEmbedder) -> None:
+    base = Coefficients.load()
+    items = candidates(embedder, [*FACTS, *DEPLOY_FACTS])
+    for query in ("What pet does Caroline have?", "How do I roll back a deploy?"):
+        matrix = RelevanceScorer(embedder, base).features(query, items)
+        p = 1.0 / (1.0 + np.exp(-(base.intercept + matrix @ np.asarray(base.weights))))
+        cut = base.cut.probability(float(p.max()), unrelated=False)
+        assert cut > base.cut.floor  # these stores' best facts are sure: the relative part
+        scores = np.array(RelevanceScorer(embedder, base).score(query, items, NOW))
+        expected = 1.0 / (1.0 + np.exp(-(np.log(p / (1 - p)) - np.log(cut / (1 - cut)))))
+        assert np.allclose(scores, expected)
+        assert np.array_equal(scores >= 0.5, p >= cut)
+
+
+def test_a_file_without_the_relative_cut_is_refused(tmp_path: Path) -> None:
+    from chalicelib.services.recall.relevance import WEIGHTS_FILE
+
+    data = json.loads(WEIGHTS_FILE.read_text(encoding="utf-8"))
+    del data["cut"]
+    old = tmp_path / "recall-relevance.json"
+    old.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ValueError, match="no relative cut"):
+        Coefficients.load(old)

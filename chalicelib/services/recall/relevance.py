@@ -56,11 +56,13 @@ one more scoring pass (the store is decoded once): at most 9 passes in all.
 The coefficients live in ``chalicelib/data/recall-relevance.json``, written by
 ``scripts/build_recall_model.py`` from the recall benchmark (development half). The
 regression gives ``p``, a calibrated probability that the fact holds evidence for the
-query; the score is ``p`` with its odds divided by those of ``probability_at_cut``
-(the JSON; about 0.006, the cut that keeps a median of <= 20 facts per question on
-held-out conversations): ``score = sigmoid(logit(p) - logit(probability_at_cut))``. So
-score >= 0.5 exactly when ``p >= probability_at_cut`` (SPEC §8 keeps >= 0.5), the
-order is the order of ``p``, and ``p`` can be recovered from the score.
+query (after the clause-by-clause pass: ``sigmoid`` of the larger logit). The cut on
+``p`` follows the query's best candidate (``chalicelib.services.recall.cut``): ``cut =
+max(floor, relative * p_max)`` (the JSON's ``cut``; about 0.005 and 0.02: a median of
+<= 20 facts kept per question on every held-out conversation), and the score is ``p``
+with its odds divided by those of the cut: ``score = sigmoid(logit(p) - logit(cut))``.
+So score >= 0.5 exactly when ``p >= cut`` (SPEC §8 keeps >= 0.5) and the order is the
+order of ``p``.
 
 Unrelated questions. The features are mostly relative (gaps, z-score, rank), so the
 best facts of any store look relevant to any question; in a store of a few facts, "What
@@ -81,9 +83,11 @@ store (``unrelated``) in two cases:
    cosine alone cannot tell it from an unrelated question; its "athentication" is
    one edit from the store's "authentication".
 
-For such a query the cut rises from ``probability_at_cut`` to
-``probability_if_unrelated`` (the JSON; 0.15): ``score = sigmoid(logit(p) -
-logit(0.15))``, same order, only strong matches kept, usually none. The second half of
+For such a query the floor of the cut rises from ``floor`` to ``floor_if_unrelated``
+(the JSON; 0.15): ``cut = max(0.15, relative * p_max)``, same order, only strong
+matches kept, usually none. (With clauses, each pass, the whole query's and each
+clause's, is compared with its own cut, the unrelated one's floor raised, and a fact's
+score comes from its best margin over a cut.) The second half of
 case 1 is there because a single unfamiliar capitalized word ("MacBook", "Monday",
 "Billing API") must not hide a fact the rest of the query clearly matches; with the
 names test alone, "How do I deploy from my MacBook to staging?" lost its staging fact.
@@ -108,6 +112,7 @@ import numpy.typing as npt
 
 from chalicelib.services.recall.candidates import Candidate as Candidate
 from chalicelib.services.recall.candidates import CandidateScorer as CandidateScorer
+from chalicelib.services.recall.cut import Cut
 from chalicelib.services.recall.embedding import (
     DATA_DIR,
     DIMENSIONS,
@@ -161,21 +166,17 @@ class Coefficients:
     Attributes:
         first_intercept, first_weights: the first stage over ``FEATURES`` (only its
             order matters: it picks the ``RERANK_CANDIDATES`` to re-rank).
-        intercept, weights: the second stage over ``RERANK_FEATURES``, shifted so that
-            ``sigmoid(intercept + weights . features) >= 0.5`` is the calibrated cut.
-        positive_weight: odds ratio of that shift (for the record).
-        probability_at_cut: the calibrated cut on ``p`` (score 0.5).
-        probability_if_unrelated: the cut on ``p`` for a query unrelated to the
-            store (``unrelated``: its names unknown, and nothing else matching).
+        intercept, weights: the second stage over ``RERANK_FEATURES``:
+            ``p = sigmoid(intercept + weights . features)``.
+        cut: where the score's 0.5 sits on ``p`` (``cut.Cut``: floor, share of the
+            best ``p``, and the floor for a query unrelated to the store).
     """
 
     first_intercept: float
     first_weights: tuple[float, ...]
     intercept: float
     weights: tuple[float, ...]
-    positive_weight: float
-    probability_at_cut: float
-    probability_if_unrelated: float
+    cut: Cut
 
     @classmethod
     def load(cls, path: Path = WEIGHTS_FILE) -> "Coefficients":
@@ -183,20 +184,25 @@ class Coefficients:
 
         Raises:
             ValueError: when the file's feature lists are not ``FEATURES`` and
-                ``RERANK_FEATURES``.
+                ``RERANK_FEATURES``, or it has no ``cut`` (a file of the absolute cut).
         """
         data = json.loads(path.read_text(encoding="utf-8"))
         first, rerank = data["first"], data["rerank"]
         if tuple(first["features"]) != FEATURES or tuple(rerank["features"]) != RERANK_FEATURES:
             raise ValueError(f"{path} was fitted for other features")
+        if "cut" not in data:
+            raise ValueError(f"{path} has no relative cut: rerun scripts/build_recall_model.py")
+        cut = data["cut"]
         return cls(
             first_intercept=float(first["intercept"]),
             first_weights=tuple(float(value) for value in first["weights"]),
             intercept=float(rerank["intercept"]),
             weights=tuple(float(value) for value in rerank["weights"]),
-            positive_weight=float(data["positive_weight"]),
-            probability_at_cut=float(data["probability_at_cut"]),
-            probability_if_unrelated=float(data["probability_if_unrelated"]),
+            cut=Cut(
+                floor=float(cut["floor"]),
+                relative=float(cut["relative"]),
+                floor_if_unrelated=float(cut["floor_if_unrelated"]),
+            ),
         )
 
 
@@ -257,18 +263,16 @@ class RelevanceScorer:
         self._first_weights = np.asarray(model.first_weights, dtype=np.float64)
         self._intercept = model.intercept
         self._weights = np.asarray(model.weights, dtype=np.float64)
-        # Added to the logits of a query unrelated to the store: the cut moves from
-        # probability_at_cut to probability_if_unrelated (see the module doc).
-        self._unrelated_shift = _logit(model.probability_at_cut) - _logit(
-            model.probability_if_unrelated
-        )
+        self._cut = model.cut
 
     def score(self, query: str, candidates: Sequence[Candidate], now: datetime) -> list[float]:
         """Relevance of each candidate to ``query``, in [0, 1]; >= 0.5 means keep it.
 
         A query of several clauses (``clauses``: a task that asks for several things)
         is also scored clause by clause; a fact's logit is the larger of the whole
-        query's and each clause's minus ``CLAUSE_SHIFT`` (see the module doc).
+        query's and each clause's minus ``CLAUSE_SHIFT`` (see the module doc). The
+        score is ``sigmoid(logit p - logit cut)`` with the cut of ``cut.Cut`` for the
+        query's best ``p`` (per pass, the unrelated one's floor raised).
 
         Args:
             query: The task text or conversation message.
@@ -285,23 +289,27 @@ class RelevanceScorer:
         if not query.strip():
             return [0.0] * len(candidates)
         store = self._store(candidates)
-        logits = self._logits(query, store)
+        passes = [self._logits(query, store)]
         for clause in clauses(query) if self._by_clause else []:
-            logits = np.maximum(logits, self._logits(clause, store) - CLAUSE_SHIFT)
-        scores = 1.0 / (1.0 + np.exp(-np.clip(logits, -30.0, 30.0)))
+            logits, unrelated_clause = self._logits(clause, store)
+            passes.append((logits - CLAUSE_SHIFT, unrelated_clause))
+        best = _sigmoid(max(float(logits.max()) for logits, _ in passes))
+        margin = np.maximum.reduce(
+            [logits - self._cut.logit(best, unrelated_pass) for logits, unrelated_pass in passes]
+        )
+        scores = 1.0 / (1.0 + np.exp(-np.clip(margin, -30.0, 30.0)))
         return [float(value) for value in scores]
 
     def features(self, query: str, candidates: Sequence[Candidate]) -> npt.NDArray[np.float64]:
         """The ``RERANK_FEATURES`` matrix, shape ``(len(candidates), 13)`` (both stages)."""
         return self._matrix(query, self._store(candidates))
 
-    def _logits(self, query: str, store: _Store) -> npt.NDArray[np.float64]:
-        """The second stage's logits for one query, the unrelated-query shift applied."""
+    def _logits(self, query: str, store: _Store) -> tuple[npt.NDArray[np.float64], bool]:
+        """The second stage's logits (of ``p``) for one query, and whether the query is
+        unrelated to the store (``unrelated``)."""
         matrix = self._matrix(query, store)
         logits: npt.NDArray[np.float64] = self._intercept + matrix @ self._weights
-        if unrelated(query, store.texts, matrix):
-            logits = logits + self._unrelated_shift
-        return logits
+        return logits, unrelated(query, store.texts, matrix)
 
     def _store(self, candidates: Sequence[Candidate]) -> _Store:
         """What every query against these candidates needs, computed once."""
@@ -364,7 +372,7 @@ def piece_matches(
         chosen: Indexes of the candidates to match.
 
     Returns:
-        ``(rows, best)``: the chosen indexes that have stored word pieces (format 2),
+        ``(rows, best)``: the chosen indexes that have stored word pieces (formats 2-3),
         in ``chosen`` order, and shape ``(len(rows), m)``: for each of them and each
         query piece, the best cosine of that piece with any of the fact's sign vectors.
         Both empty when the query has no word pieces or no chosen fact has any.
@@ -415,9 +423,9 @@ def token_columns(
     return np.column_stack(columns)
 
 
-def _logit(probability: float) -> float:
-    """``log(p / (1 - p))``."""
-    return math.log(probability / (1.0 - probability))
+def _sigmoid(logit: float) -> float:
+    """``1 / (1 + e^-logit)``, without overflow."""
+    return 1.0 / (1.0 + math.exp(-min(max(logit, -30.0), 30.0)))
 
 
 def unrelated(query: str, texts: Sequence[str], matrix: npt.NDArray[np.float64]) -> bool:

@@ -1,20 +1,10 @@
-"""Facts that say different things about one subject (SPEC §9 step 5, issue 14
-item 2), and the index of live facts the rule reviewer compares them with.
-
-Two live facts whose relation is ``different`` (``sameness.compare``: one subject,
-different details or opposite polarity) are an update or a conflict, never a
-merge. The review resolves one only where the seed says: when the saved evidence
-(the tool output a run saved with a fact) supports one side and not the other,
-that side is kept and the other superseded (``resolve_conflict``). Otherwise both
-stay live and the action *waits for a person* (``waitsForPerson``), in every
-approval mode: it proposes keeping the newer fact, and a person approves (or
-picks the other side), or rejects it — then it is never proposed again.
-
-Evidence ``E`` supports fact ``F`` of a pair when ``E`` states every value that
-only ``F`` has (``5432`` for the 5432 fact) and not every value that only the
-other has, with ``F``'s polarity when the pair's polarity differs; for a pair that
-differs only in polarity, when ``E`` holds >= 50 % of ``F``'s values with ``F``'s
-polarity. Evidence saved with one fact may support the other.
+"""Facts that say different things about one subject (docs/reference.md#review-step-5)
+and the index of live facts the rule reviewer compares them with: a pair whose
+``sameness.compare`` relation is ``different`` is an update or a conflict, never a
+merge. The side the saved evidence supports is kept and the other superseded
+(``resolve_conflict``); without deciding evidence both stay live and the action waits
+for a person (``waitsForPerson``) in every approval mode. When evidence supports a
+side: docs/DECISIONS.md#a-review-that-never-destroys-information-issue-14-items-15.
 """
 
 from __future__ import annotations

@@ -1,24 +1,12 @@
-"""Persons' decisions on review actions that wait for one (issue 4 item 6, issue 14
-item 2).
-
-In a workspace whose ``reviewApproval`` is ``required``, a review stores its
-plan with every action ``pending`` and applies nothing; in any workspace, an
-action marked ``waitsForPerson`` (a conflict no saved evidence decides) is
-``pending`` too. A person of the workspace then approves or rejects each action:
-
-* **approve** claims the action with one conditional put (state ``applying``),
-  so of two concurrent approvals exactly one applies it; the action is applied
-  through ``ActionApplier`` (the same version-checked writes as a review that
-  applies its own plan, audit records naming the review and the approver); then
-  one transaction makes the decision ``applied`` or ``skipped`` (with the reason)
-  and moves the summary's counts.
-* **reject** puts the ``rejected`` decision and moves the counts in one
-  transaction, only if the action is undecided.
-
-Decisions live in DynamoDB (``REVIEW#<rvw>`` / ``ACTION#<id>``) and are merged
-into the S3 report when it is read; once every action is decided the merged
-report is written back to S3 (final decisions never change, so any copy written
-then is the same).
+"""Persons' decisions on review actions that wait for one
+(docs/reference.md#approval-mode): an action is ``pending`` when its workspace's
+``reviewApproval`` is ``required`` or it waits for a person. **approve** claims it
+with one conditional put (``applying``: of two concurrent approvals exactly one
+applies it), applies it through ``ActionApplier`` with the review's version checks,
+then records ``applied`` or ``skipped`` and moves the counts in one transaction;
+**reject** records ``rejected`` and moves the counts in one transaction, only if the
+action is undecided. Decisions live in DynamoDB and are merged into the S3 report
+when it is read. Choices: docs/DECISIONS.md#review-approval-mode-issue-4-item-6.
 """
 
 from __future__ import annotations

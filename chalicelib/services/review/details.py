@@ -1,38 +1,12 @@
-"""What a fact states, token by token, for the review's "same facts" rule (SPEC §9,
-issue 14 item 1): its words as comparable values, which of them are *details*
-(numbers, versions, ports, dates, times, amounts, names, identifiers, paths, URLs,
-e-mail addresses, environments), its quoted strings and its polarity (negation).
-
-``shape(text)`` reads a fact once (cached); ``chalicelib.services.review.sameness``
-compares two shapes. Every token becomes one *value*, whatever its type, so that a
-word detected as a detail in one fact ("VPN", "Ana" mid-sentence) still matches the
-same word written in lower case or at a sentence start in the other:
-
-* words: NFKC, case-folded, a trailing possessive ``'s`` dropped, then an
-  environment name or a synonym of the table below is replaced by its canonical
-  form, then Snowball's English stemmer (``snowballstemmer``) — "deploys" and
-  "deploying" are one value; stop words, fillers ("also", "now", "still") and
-  negations are not values (negation is the fact's *polarity*);
-* numbers: separators and a trailing ``.0`` dropped, a leading ``v`` of a version
-  dropped, the unit or currency attached in canonical form — "v2", "2.0" and "2"
-  are one value, "2.1" another; "30s", "30 sec" and "30 seconds" are ``30 s``;
-  "$40" and "40 USD" are ``40 usd``; number words (two, twelve, thirty) are digits;
-* dates: ISO ``YYYY-MM-DD``; "Nov 30, 2026", "30 November 2026" and "2026-11-30"
-  are one value, a date without a year is ``--MM-DD``; weekdays (plural too) are
-  ``mon`` … ``sun``; clock times are ``HH:MM`` (``4pm`` is ``16:00``);
-* identifiers (any token mixing letters and digits, or joined by ``-``, ``_``,
-  ``.`` or ``:``, camelCase, ALL-CAPS, ``#123``, IP addresses), case-folded;
-  "us-east-1" and "us-west-2" differ, as do "db_stg_2" and "db-stg-2";
-* paths (a token with ``/``, or ``~/…``, ``C:\\…``) and URLs keep their case
-  (paths are case-sensitive), without trailing punctuation or slash; a URL's scheme
-  and host are case-folded; e-mail addresses are case-folded;
-* names: capitalised words that do not start a sentence (a capitalised first word
-  is a word like any other; its value still has to match, so "Ana approves …" and
-  "Bob approves …" differ in one value).
-
-Quoted strings (straight, curly or single quotes, backticks) are kept exactly (case and punctuation,
-spaces collapsed): two facts are the same only if each one's quoted strings appear
-verbatim in the other.
+"""What a fact states, token by token, for the review's "same facts" rule
+(docs/reference.md#review-step-2): ``shape(text)`` (cached) reads a fact into
+comparable *values* (words folded, made canonical and stemmed; numbers with their
+unit; dates, weekdays and times in one form; identifiers, paths, URLs and e-mail
+addresses), which of them are *details*, its quoted strings (kept exactly) and its
+polarity (negations); ``sameness`` compares two shapes. A token's value does not
+depend on the type it was read as, so the same word matches however it is written.
+The normalisation rules, one by one:
+docs/DECISIONS.md#a-review-that-never-destroys-information-issue-14-items-15.
 """
 
 from __future__ import annotations

@@ -1,25 +1,11 @@
-"""A model's review plan (SPEC §9, issue 4 item 5b): the tool schema a model
-answers with, the strict parsing of its answer, and the check of every proposed
-action against the agent's own live memories before ``ReviewService`` sees it.
-
-A model is told the facts, but nothing it says is trusted: the ids it names must
-be the agent's own live facts, each memory takes part in at most one action, the
-versions an action expects come from the facts the review read (never from the
-model), a renewal's new expiry is computed here (old expiry + 90 days, as the
-rule reviewer does), and a lifted text must be copied from a real line of the
-reviewed day's log and must not repeat an existing fact (above all a vetoed one).
-
-The rules' safety checks (issue 14, ``sameness``) hold for a model's plan too: a
-merge folds only facts that say the same thing (a merge of two facts whose
-details differ becomes a conflict that waits for a person); a replace needs a
-keeper that says everything the replaced fact says; a conflict is resolved only
-by saved evidence, else it waits for a person; a lift supersedes only a fact it
-covers.
-
-Parsing is two-level: an answer that is not ``{"actions": [...], "notes": [...]}``
-is rejected whole (``MalformedPlan``); inside a good envelope each action is
-validated on its own, and one with an unknown kind, a missing or an extra field,
-or a wrong type is dropped with the reason while the others stand.
+"""A model's review plan (docs/reference.md#reviewer): the tool schema a model answers
+with and the strict parsing of its answer. Nothing a model says is trusted: an answer
+that is not ``{"actions": [...], "notes": [...]}`` is rejected whole
+(``MalformedPlan``); inside it each action is validated on its own, and one with an
+unknown kind, a missing or extra field or a wrong type is dropped with the reason
+(``ActionDropped``) while the others stand. ``plan_checker.PlanChecker`` then holds
+every action to the agent's own live memories and the rules' safety checks
+(docs/DECISIONS.md#a-review-that-never-destroys-information-issue-14-items-15).
 """
 
 from __future__ import annotations

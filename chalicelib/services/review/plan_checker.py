@@ -98,43 +98,16 @@ class PlanChecker:
             proposed.memory_ids if isinstance(proposed, MergeProposal) else [proposed.memory_id]
         )
         keep, *dropped = self._distinct([proposed.keep_id, *others])
-        now = self._context.now
         if isinstance(proposed, ReplaceProposal):
-            if not dropped[0].is_expired(now):
-                raise ActionDropped(
-                    f"{dropped[0].id} is not expired; only expired facts are replaced"
-                )
-            if keep.is_expired(now):
-                raise ActionDropped(f"{keep.id} is expired itself and cannot replace another")
-            relation = self._facts.relation(keep, dropped[0])
-            if relation.kind not in ("duplicate", "covers"):
-                raise ActionDropped(
-                    f"{keep.id} does not say everything {dropped[0].id} says "
-                    f"({relation.difference()}); only a fact that covers it replaces it"
-                )
+            self._check_replacement(keep, dropped[0])
         if isinstance(proposed, ConflictProposal):
             relation = self._facts.relation(keep, dropped[0])
             return conflict_action(keep, dropped[0], relation, proposed_keep=keep)
         if isinstance(proposed, MergeProposal):
-            same: list[Memory] = []
-            for other in dropped:
-                relation = self._facts.relation(keep, other)
-                if relation.kind == "duplicate":
-                    same.append(other)
-                elif relation.kind == "different" and len(dropped) == 1:
-                    self.notes.append(
-                        f"model merge of {other.id} into {keep.id} is a conflict, not a "
-                        f"merge ({relation.difference()}): proposed as resolve_conflict"
-                    )
-                    return conflict_action(keep, other, relation, proposed_keep=keep)
-                else:
-                    self.notes.append(
-                        f"not merged: {other.id} does not say the same thing as {keep.id} "
-                        f"({relation.kind}: {relation.difference()})"
-                    )
-            if not same:
-                raise ActionDropped(f"none of the facts says the same thing as {keep.id}")
-            dropped = same
+            merged = self._merged(keep, dropped)
+            if isinstance(merged, ReviewAction):
+                return merged
+            dropped = merged
         return ReviewAction(
             id="",
             action=proposed.action,
@@ -144,6 +117,48 @@ class PlanChecker:
             evidence=[_described(fact) for fact in (keep, *dropped)],
             expected_versions=_versions([keep, *dropped]),
         )
+
+    def _check_replacement(self, keep: Memory, replaced: Memory) -> None:
+        """Raise ``ActionDropped`` unless ``keep`` may replace ``replaced``: the replaced
+        fact is expired, the keeper is not, and the keeper says everything it says."""
+        now = self._context.now
+        if not replaced.is_expired(now):
+            raise ActionDropped(f"{replaced.id} is not expired; only expired facts are replaced")
+        if keep.is_expired(now):
+            raise ActionDropped(f"{keep.id} is expired itself and cannot replace another")
+        relation = self._facts.relation(keep, replaced)
+        if relation.kind not in ("duplicate", "covers"):
+            raise ActionDropped(
+                f"{keep.id} does not say everything {replaced.id} says "
+                f"({relation.difference()}); only a fact that covers it replaces it"
+            )
+
+    def _merged(self, keep: Memory, dropped: list[Memory]) -> list[Memory] | ReviewAction:
+        """The facts of a model merge that say the same as ``keep`` (the others get a
+        note), or a conflict action when the only one differs.
+
+        Raises:
+            ActionDropped: none of them says the same thing as ``keep``.
+        """
+        same: list[Memory] = []
+        for other in dropped:
+            relation = self._facts.relation(keep, other)
+            if relation.kind == "duplicate":
+                same.append(other)
+            elif relation.kind == "different" and len(dropped) == 1:
+                self.notes.append(
+                    f"model merge of {other.id} into {keep.id} is a conflict, not a "
+                    f"merge ({relation.difference()}): proposed as resolve_conflict"
+                )
+                return conflict_action(keep, other, relation, proposed_keep=keep)
+            else:
+                self.notes.append(
+                    f"not merged: {other.id} does not say the same thing as {keep.id} "
+                    f"({relation.kind}: {relation.difference()})"
+                )
+        if not same:
+            raise ActionDropped(f"none of the facts says the same thing as {keep.id}")
+        return same
 
     def _change_one(self, proposed: RenewProposal | ArchiveProposal) -> ReviewAction:
         (fact,) = self._distinct([proposed.memory_id])

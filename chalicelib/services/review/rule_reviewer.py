@@ -1,35 +1,12 @@
-"""Judgement for the daily review (SPEC §9): the ``Reviewer`` Protocol and the
-deterministic default, ``RuleReviewer``, which needs no network.
-
-"Says the same thing", "covers" and "says something different about one
-subject" are ``chalicelib.services.review.sameness`` (values, details, polarity
-and the stored embeddings); issue 14 replaced word overlap with them.
-
-Rules of ``RuleReviewer`` (each action names the rule in its reason):
-
-1. **Duplicates**: live facts that say the same thing (``sameness``: same values,
-   details and polarity, and embeddings that agree) are merged into one: the most
-   recalled, then the newest, is kept; the others are superseded by it. A fact
-   whose details differ, or that adds information, is never merged.
-2. **Expired** (``expiresAt`` passed): recalled in the last 30 days → renewed to
-   its old expiry + 90 days (or now + 90 days when that is still past); else,
-   if a newer live fact covers it (says all it says) → replaced (superseded) by
-   that fact; else archived with reason ``expired``.
-3. **Different details about one subject** (an update or a conflict,
-   ``chalicelib.services.review.conflicts``): kept as the saved evidence decides
-   (``resolve_conflict``); without deciding evidence both stay live and the
-   action waits for a person (``waitsForPerson``).
-4. **Stale**: a live fact not recalled in 30 days and older than 30 days is
-   archived (``stale: …``) when a newer live fact covers it.
-5. **Lift**: a line of the reviewed day's log that the agent marked durable
-   (``!fact <text>`` or ``[durable] <text>`` as the line's start) becomes a fact,
-   superseding the live fact it covers (an addition to it). A text that an
-   existing fact already says — the same normalized text or a duplicate, live or
-   archived, above all one a person vetoed; or one a live fact covers — is never
-   lifted.
-
-A memory takes part in at most one action; a merge folds at most ``MAX_FOLDED``
-facts (the rest wait for the next night).
+"""Judgement for the daily review (docs/reference.md#review-steps): the ``Reviewer``
+Protocol and its deterministic default, ``RuleReviewer``, which needs no network. Its
+rules, each named in the action's reason: merge duplicates (``sameness``); renew,
+replace or archive expired facts; resolve different details about one subject by
+evidence or leave them to a person (``conflicts``); archive stale facts a newer one
+covers; lift lines the agent marked durable. A memory takes part in at most one
+action and a merge folds at most ``MAX_FOLDED`` facts. The rules' thresholds and
+measured judgement:
+docs/DECISIONS.md#a-review-that-never-destroys-information-issue-14-items-15.
 """
 
 from __future__ import annotations

@@ -1,38 +1,18 @@
 """When two facts say the same thing, when one covers the other, and when they say
-different things about one subject (SPEC §9, issue 14 items 1-2).
-
-Two facts are compared on their ``details.Shape`` (values, quoted strings,
-polarity) and, when both carry one, on their stored sentence embeddings (MiniLM,
-``chalicelib.services.recall.embedding``; cosine of unit vectors):
-
-* **duplicate** ("says the same thing"): the same values (a multiset: every word,
-  number, name, identifier, path, … of one is in the other and nothing more), the
-  same polarity, each one's quoted strings verbatim in the other, the details
-  they share in the same order ("Ana reports to Bob" is not "Bob reports to
-  Ana"), and — when both have embeddings — cosine >= ``DUPLICATE_MEANING``. So a
-  fact whose number, version, port, date, amount, name, identifier, path, URL,
-  e-mail, quoted string or environment differs, or that adds a clause, or that
-  says "not", is never a duplicate, whatever its word overlap.
-* **covers** (``a`` covers ``b``): ``a`` says everything ``b`` says and more (every
-  value of ``b`` is in ``a``, same polarity, ``b``'s quoted strings in ``a``, the
-  shared details in the same order, cosine >= ``COVER_MEANING``). A duplicate
-  covers too. The review's ``stale`` and ``replace`` rules archive or supersede a
-  fact only when a newer one covers it, so nothing the older one said is lost.
-* **different** (an update or a conflict): one subject — at least
-  ``SUBJECT_SHARED`` shared values (one when the shorter fact has two), and
-  ``SUBJECT_SHARE`` of the shorter fact's values, cosine >= ``SUBJECT_MEANING`` —
-  with different details on both sides (at
-  most ``MAX_SWAPPED`` values each), or opposite polarity, or the same values with
-  different quoted strings or details in another order.
-* **unrelated**: anything else.
-
-Without embeddings (a fact saved before they existed) the lexical tests decide alone.
+different things about one subject (docs/reference.md#review-step-2): ``compare``
+answers ``duplicate``, ``covers``/``covered``, ``different`` or ``unrelated`` from the
+facts' ``details.Shape`` (values, quoted strings, polarity, detail order) and, when
+both carry one, the cosine of their stored sentence embeddings (``DUPLICATE_MEANING``,
+``COVER_MEANING``, ``SUBJECT_MEANING``); without embeddings the lexical tests decide
+alone. A fact whose details differ, that adds a clause or that says "not" is never a
+duplicate. The definitions and how the thresholds were chosen:
+docs/DECISIONS.md#a-review-that-never-destroys-information-issue-14-items-15.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -121,39 +101,63 @@ def compare(
     quotes_of_b_in_a = _quotes_in(shape_b, shape_a)
     ordered = _details_in_order(shape_a, shape_b)
 
-    def relation(kind: RelationKind) -> Relation:
-        return Relation(kind, only_a, only_b, polarity_differs, similarity)
-
     def meaning(threshold: float) -> bool:
         return similarity is None or similarity >= threshold
 
+    kind: RelationKind | None = None
     if not polarity_differs and ordered:
-        same = not only_a and not only_b and quotes_of_a_in_b and quotes_of_b_in_a
-        if same and meaning(DUPLICATE_MEANING):
-            return relation("duplicate")
-        if only_a and not only_b and quotes_of_b_in_a and meaning(COVER_MEANING):
-            return relation("covers")
-        if only_b and not only_a and quotes_of_a_in_b and meaning(COVER_MEANING):
-            return relation("covered")
-    smaller = min(len(shape_a.values), len(shape_b.values))
-    one_subject = (
-        shared >= max(1, min(SUBJECT_SHARED, smaller - 1))
-        and shared >= SUBJECT_SHARE * smaller
-        and meaning(SUBJECT_MEANING)
-    )
-    swapped = len(only_a) <= MAX_SWAPPED and len(only_b) <= MAX_SWAPPED
-    if one_subject and swapped:
-        if polarity_differs:
-            # "X is on" vs "X is not on": the negation, and at most one other value.
-            if max(len(only_a), len(only_b)) <= 1:
-                return relation("different")
-            return relation("unrelated")
-        if only_a and only_b:
-            return relation("different")
-        if not only_a and not only_b:
-            # Same values, but quoted strings, the order of details, or the meaning differ.
-            return relation("different")
-    return relation("unrelated")
+        kind = _containment(only_a, only_b, quotes_of_a_in_b, quotes_of_b_in_a, meaning)
+    if kind is None:
+        smaller = min(len(shape_a.values), len(shape_b.values))
+        one_subject = (
+            shared >= max(1, min(SUBJECT_SHARED, smaller - 1))
+            and shared >= SUBJECT_SHARE * smaller
+            and meaning(SUBJECT_MEANING)
+        )
+        swapped = len(only_a) <= MAX_SWAPPED and len(only_b) <= MAX_SWAPPED
+        kind = (
+            _one_subject_kind(polarity_differs, only_a, only_b)
+            if one_subject and swapped
+            else "unrelated"
+        )
+    return Relation(kind, only_a, only_b, polarity_differs, similarity)
+
+
+def _containment(
+    only_a: tuple[Token, ...],
+    only_b: tuple[Token, ...],
+    quotes_of_a_in_b: bool,
+    quotes_of_b_in_a: bool,
+    meaning: Callable[[float], bool],
+) -> RelationKind | None:
+    """``duplicate``, ``covers`` or ``covered`` for two facts of the same polarity whose
+    details come in the same order, or None when neither holds the other."""
+    same = not only_a and not only_b and quotes_of_a_in_b and quotes_of_b_in_a
+    if same and meaning(DUPLICATE_MEANING):
+        return "duplicate"
+    if only_a and not only_b and quotes_of_b_in_a and meaning(COVER_MEANING):
+        return "covers"
+    if only_b and not only_a and quotes_of_a_in_b and meaning(COVER_MEANING):
+        return "covered"
+    return None
+
+
+def _one_subject_kind(
+    polarity_differs: bool, only_a: tuple[Token, ...], only_b: tuple[Token, ...]
+) -> RelationKind:
+    """``different`` or ``unrelated`` for two facts about one subject with at most
+    ``MAX_SWAPPED`` values each that the other lacks."""
+    if polarity_differs:
+        # "X is on" vs "X is not on": the negation, and at most one other value.
+        if max(len(only_a), len(only_b)) <= 1:
+            return "different"
+        return "unrelated"
+    if only_a and only_b:
+        return "different"
+    if not only_a and not only_b:
+        # Same values, but quoted strings, the order of details, or the meaning differ.
+        return "different"
+    return "unrelated"
 
 
 def is_duplicate(

@@ -1,26 +1,13 @@
-"""The daily review ("Memory dreaming", SPEC §9, issue 4): plan, apply, report.
-
-A review of one agent and one UTC date (the day before the run) reads the
-agent's facts and that date's day log, asks the ``Reviewer`` for a plan, checks
-every proposed action against the agent's own live memories, and applies it
-with the same conditional writes as the API: each action names the versions it
-expects and is skipped, with the reason, when anything changed. Audit records
-name the review (``actorType: system``, ``actorId: rvw_…``). The report (plan,
-applied, skipped) goes to S3 as JSON and is summarised in DynamoDB.
-
-Approval mode (issue 4 item 6): in a workspace whose ``reviewApproval`` is
-``required`` a run applies nothing; it stores the plan with every action
-``pending``, and persons approve or reject each action
-(``chalicelib.services.review.decisions``). In any mode, an action that waits
-for a person (``waitsForPerson``: a conflict no evidence decides, issue 14) is
-stored ``pending`` instead of applied. Pending actions are listed for persons
-(``list_pending``) and not proposed again while they wait; a person undoes an
-applied action with ``undo`` (``chalicelib.services.review.undo``).
-
-Idempotent: a scheduled review claims ``agent + date`` conditionally, so a
-retried message does nothing twice; and every action re-checks the state it
-expects (a merged fact is archived, a renewed one no longer expired, a lifted
-text is claimed), so any rerun, manual ones included, changes nothing twice.
+"""The daily review ("Memory dreaming", docs/reference.md#9-review): plan, apply,
+report. A review of one agent and one UTC date reads the agent's facts and that day's
+log, asks the ``Reviewer`` for a plan, checks every action against the agent's live
+memories and applies it with the API's conditional writes (each action names the
+versions it expects and is skipped, with the reason, when anything changed); audit
+records name the review, the report goes to S3 and its summary to DynamoDB. In
+approval mode, and for actions that wait for a person, actions are stored ``pending``
+instead (``decisions``); ``undo`` reverses an applied one. Scheduled reviews claim
+``agent + date`` and every action re-checks its state, so no rerun changes anything
+twice. Choices: docs/DECISIONS.md#routines-and-the-daily-review-issue-4.
 """
 
 from __future__ import annotations

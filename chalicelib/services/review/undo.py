@@ -1,23 +1,11 @@
-"""A person undoes one action a review applied (SPEC §9, issue 14 item 3).
-
-One call per action (``POST /reviews/{id}/actions/{n}/undo``) restores exactly
-what that action changed, read from the audit records the review wrote (each
-names the review: ``actorType: system``, ``actorId: rvw_…``) and written with the
-same version-checked conditional writes as every change, in one transaction:
-
-* ``merge``, ``replace``, ``resolve_conflict``: each fact the action superseded
-  is live again (status, ``archiveReason``, ``archivedAt``, ``supersededBy`` and
-  ``expiresAt`` as they were before); the kept fact was not changed and stays.
-* ``archive`` (``expired`` or ``stale: …``): the fact is live again.
-* ``renew``: the fact's ``expiresAt`` is what it was (it may be expired again).
-* ``lift``: the lifted fact is archived (``undone: …``) and a fact it superseded
-  is live again. The text stays claimed: later reviews do not lift it again.
-
-A memory changed since the review (its newest audit record is not the review's)
-makes the undo refuse with 409 ``review_undo_conflict`` and change nothing. An
-undone action is marked in the report (``undone``); undoing it again answers the
-report and changes nothing. A person's own supersede is never undone here: it is
-no review's change (SPEC §4 ``memory_superseded`` stays final).
+"""A person undoes one action a review applied (docs/reference.md#review-undo): one
+transaction restores exactly what the action changed, read from the review's own audit
+records, with the usual version-checked writes, and marks the action ``undone`` in the
+report. A memory changed since the review makes the undo refuse with 409
+``review_undo_conflict`` and change nothing; a second undo answers the report and
+changes nothing; a person's own supersede is never undone here. What undo means per
+action kind:
+docs/DECISIONS.md#a-review-that-never-destroys-information-issue-14-items-15.
 """
 
 from __future__ import annotations

@@ -1,0 +1,62 @@
+"""Recall's cut (SPEC §8: a fact is kept when its score is >= 0.5): where it sits on
+the relevance model's probability ``p``, query by query.
+
+The model (``relevance.RelevanceScorer``) gives each candidate fact a calibrated
+probability ``p`` that it holds evidence for the query. The cut on ``p`` is relative
+to the query's best candidate, with a floor::
+
+    cut = max(floor, relative * p_max)
+
+``p_max`` is the best ``p`` among the query's candidates (after the clause-by-clause
+pass). A query unrelated to the store (``relevance.unrelated``) has the higher floor
+``floor_if_unrelated``: ``max(floor_if_unrelated, relative * p_max)``. The score is
+``p`` with its odds divided by those of the cut, ``sigmoid(logit p - logit cut)``:
+the order is the order of ``p``, and the score is >= 0.5 exactly when ``p >= cut``.
+
+Why relative: how sure the model is of a store's best facts shifts from one
+conversation to another (a store whose best facts score 0.5 keeps many more facts
+above an absolute 0.006 than one whose best score 0.3), so an absolute cut tuned on
+some conversations keeps far more on others. A cut that follows the best ``p`` keeps
+a similar number everywhere; the floor keeps a query that matches nothing well (a
+question asked of the wrong store) from keeping dozens of weak facts. Both numbers
+are fitted by ``scripts/build_recall_model.py`` (docs/DECISIONS.md, Recall: "The
+cut") and live in ``chalicelib/data/recall-relevance.json``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Cut:
+    """The cut rule's three numbers (see the module doc).
+
+    Attributes:
+        floor: the lowest cut on ``p`` (``c``), in (0, 1).
+        relative: the cut's share of the query's best ``p`` (``r``), in [0, 1).
+        floor_if_unrelated: the floor for a query unrelated to the store, in (0, 1).
+    """
+
+    floor: float
+    relative: float
+    floor_if_unrelated: float
+
+    def probability(self, best: float, unrelated: bool) -> float:
+        """The cut on ``p`` for a query whose best candidate has probability ``best``.
+
+        Args:
+            best: ``p_max``, in [0, 1].
+            unrelated: whether the query is unrelated to the store (higher floor).
+
+        Returns:
+            ``max(floor or floor_if_unrelated, relative * best)``.
+        """
+        return max(self.floor_if_unrelated if unrelated else self.floor, self.relative * best)
+
+    def logit(self, best: float, unrelated: bool) -> float:
+        """``logit(probability(best, unrelated))``: subtracted from ``logit p`` to give
+        the score's logit."""
+        cut = self.probability(best, unrelated)
+        return math.log(cut / (1.0 - cut))
