@@ -9,6 +9,7 @@ from chalicelib.api.kv import kv_api
 from chalicelib.api.mcp import mcp_api
 from chalicelib.api.memories import memories_api
 from chalicelib.api.observe import observe
+from chalicelib.api.openapi import openapi_api
 from chalicelib.api.recalls import recalls_api
 from chalicelib.api.reviews import reviews_api
 from chalicelib.api.routines import routines_api
@@ -25,6 +26,7 @@ app.register_blueprint(reviews_api, url_prefix="/api/v1")
 app.register_blueprint(kv_api, url_prefix="/api/v1")
 app.register_blueprint(mcp_api, url_prefix="/api/v1")
 app.register_blueprint(dashboard_web)  # the persons' dashboard: /, /agents/…, /sign-in (SPEC §13)
+app.register_blueprint(openapi_api, url_prefix="/api/v1")
 
 
 @app.schedule(Cron(0, 4, "*", "*", "?", "*"), name="review_fanout")

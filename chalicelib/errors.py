@@ -184,6 +184,27 @@ class PayloadTooLarge(PineworkError):
     code = "payload_too_large"
 
 
+class PreconditionFailed(PineworkError):
+    """``If-Match`` names a version of the memory that is no longer current; nothing
+    changed (412, SPEC §6; issue 15)."""
+
+    code = "precondition_failed"
+
+
+class IdempotencyKeyReused(PineworkError):
+    """An ``Idempotency-Key`` already used with another request (method, path or body)
+    by the same caller within 24 hours (422; issue 15, docs/DECISIONS.md)."""
+
+    code = "idempotency_key_reused"
+
+
+class IdempotencyKeyInUse(PineworkError):
+    """The first request with this ``Idempotency-Key`` is still running; retry after
+    ``Retry-After`` seconds to get its answer (409; issue 15, docs/DECISIONS.md)."""
+
+    code = "idempotency_key_in_use"
+
+
 class MemoryVetoed(PineworkError):
     """An agent saved a text a person vetoed: the same text after normalisation, or a
     duplicate of it (SPEC §6, §9; issue 14 item 5). The message names the vetoed
@@ -197,6 +218,27 @@ class ReviewUndoConflict(PineworkError):
     undone (409; issue 14 item 3)."""
 
     code = "review_undo_conflict"
+
+
+class UnsupportedMediaType(PineworkError):
+    """Deployed, API Gateway refused the body's content type and answered itself (415);
+    the app never raises it (``infra/gateway_responses.py``; issue 12)."""
+
+    code = "unsupported_media_type"
+
+
+class BadGateway(PineworkError):
+    """Deployed, the function behind API Gateway crashed or answered badly; API Gateway
+    answers (502). The app never raises it (``infra/gateway_responses.py``; issue 12)."""
+
+    code = "bad_gateway"
+
+
+class GatewayTimeout(PineworkError):
+    """Deployed, the call took longer than API Gateway's 29 s and was cut off (504); its
+    changes may or may not be saved. The app never raises it (issue 12)."""
+
+    code = "timeout"
 
 
 STATUS_BY_CODE: dict[str, int] = {
@@ -223,6 +265,9 @@ STATUS_BY_CODE: dict[str, int] = {
     "method_not_allowed": 405,
     "conflict": 409,
     "payload_too_large": 413,
+    "precondition_failed": 412,
+    "idempotency_key_reused": 422,
+    "idempotency_key_in_use": 409,
     "memory_vetoed": 409,
     "review_undo_conflict": 409,
     "person_exists": 409,

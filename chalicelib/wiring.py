@@ -27,6 +27,7 @@ from chalicelib.services.access.admin import AdminService
 from chalicelib.services.access.auth import AuthService
 from chalicelib.services.access.sessions import DashboardSessions
 from chalicelib.services.access.workspace import WorkspaceService
+from chalicelib.services.idempotency import IdempotencyService
 from chalicelib.services.kv.service import KvService
 from chalicelib.services.memory.browse import MemoryBrowser
 from chalicelib.services.memory.day_log import DayLogService
@@ -51,6 +52,7 @@ from chalicelib.storage.dynamodb import DynamoDBTable
 from chalicelib.storage.kv import DynamoDBKvRepository, S3ObjectStore
 from chalicelib.storage.memories import DynamoDBMemoryRepository
 from chalicelib.storage.memory_index import DynamoDBMemoryIndexRepository
+from chalicelib.storage.protocols import IdempotencyStore
 from chalicelib.storage.queue import SqsReviewQueue
 from chalicelib.storage.recalls import DynamoDBRecallRepository
 from chalicelib.storage.reports import S3ReportStore
@@ -100,6 +102,7 @@ class Services:
     kv: KvService
     routines: RoutineService
     reviews: ReviewService
+    idempotency: IdempotencyService
     review_runs: ManualReviews
     secrets: SecretFinder
     """The secret detector every service shares (the adapters check run headers with it)."""
@@ -293,6 +296,7 @@ def build_services(
             reviewer=settings.reviewer,
             inline_max_facts=settings.review_inline_max_facts,
         ),
+        idempotency=IdempotencyService(lambda: idempotency_store(table)),
         secrets=detector,
         dashboard=Dashboard(
             sessions=DashboardSessions(DynamoDBWebSessionRepository(table), directory, auth, clock),
@@ -304,6 +308,17 @@ def build_services(
             day_logs=DayLogIndex(directory, index),
         ),
     )
+
+
+def idempotency_store(table: DynamoDBTable) -> IdempotencyStore:
+    """The idempotency records' persistence layer on ``table`` (issue 15).
+
+    Imported here, on the first request with an ``Idempotency-Key``: Powertools'
+    idempotency modules are not paid by every cold start.
+    """
+    from chalicelib.storage.idempotency import DynamoDBIdempotencyStore
+
+    return DynamoDBIdempotencyStore(table)
 
 
 @functools.cache

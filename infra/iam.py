@@ -107,8 +107,11 @@ _PENDING_LIST = "dynamodb:BatchWriteItem"
 _API_ITEMS = Grant(
     "MemoryTable", (*_READS, *_WRITES, _PENDING_LIST, "dynamodb:DeleteItem"), (_TABLE,)
 )
-"""Deletes: key-value ``forget``, a day row's pointer released by an archive, and the
-dashboard's sign-out (its session) and one-time sign-in codes (used once)."""
+"""Deletes: key-value ``forget``, a day row's pointer released by an archive, the
+dashboard's sign-out (its session) and one-time sign-in codes (used once), and an
+``Idempotency-Key`` released when its first request failed. The idempotency records
+(issue 15, ``chalicelib/storage/idempotency.py``: conditional ``PutItem``, consistent
+``GetItem``, ``UpdateItem``, ``DeleteItem``) are written by this function only."""
 _REVIEW_ITEMS = Grant("MemoryTable", (*_READS, *_WRITES, _PENDING_LIST), (_TABLE,))
 """A review supersedes, renews, archives facts and lifts new ones: nothing is deleted."""
 _SEND_REVIEWS = Grant("ReviewQueueSend", ("sqs:GetQueueUrl", "sqs:SendMessage"), (_QUEUE,))

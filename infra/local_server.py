@@ -179,6 +179,22 @@ def _lock_data_dir(data_dir: Path) -> Any:
     return handle
 
 
+def _allowed_methods(app: Any, raw_path: str) -> list[str]:
+    """The methods the app serves on a request path (for ``Allow``); empty when no
+    route matches."""
+    from chalice.local import RouteMatcher
+
+    try:
+        route = RouteMatcher(list(app.routes)).match_route(raw_path).route
+    except ValueError:
+        return []
+    return sorted(
+        method
+        for method, entry in app.routes[route].items()
+        if not entry.view_function.__name__.startswith("not_allowed_")
+    )
+
+
 # C901 counts the six overrides of the nested handler class into this function; each
 # has one branch at most, and they only make sense together. See
 # docs/DECISIONS.md#code-rules-complexity-prints-warnings-injection-issue-16-items-3-and-5
@@ -242,6 +258,10 @@ def _local_api_server(app: Any, port: int, host: str = HOST) -> Any:  # noqa: C9
             )
             body = json.dumps({"error": error}).encode()
             self.send_response(405 if code == 501 else code)
+            allowed = _allowed_methods(app, self.path) if code == 501 else []
+            if allowed:
+                # RFC 9110 §15.5.6: a 405 names the methods the path serves.
+                self.send_header("Allow", ", ".join(allowed))
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
             self.send_header("Connection", "close")

@@ -1,8 +1,10 @@
 """Pinework Memory for Python: the HTTP client and the ``pinework`` CLI.
 
-Not deployed; agents and people install it. ``from pinework import Client``.
+Not deployed; agents and people install it. ``from pinework import Client`` (or
+``AsyncClient`` for asyncio code).
 """
 
+from pinework.async_client import AsyncClient
 from pinework.client import Client
 from pinework.errors import PineworkAPIError
 from pinework.models import (
@@ -19,6 +21,7 @@ from pinework.models import (
 )
 
 __all__ = [
+    "AsyncClient",
     "AuditPage",
     "AuditRecord",
     "Client",

@@ -112,6 +112,7 @@ def memory_block(memory: Memory) -> str:
         ("last recalled at", memory.last_recalled_at),
         ("created at", memory.created_at),
         ("updated at", memory.updated_at),
+        ("etag", memory.etag),
     ]
     lines = [f"{label + ':':<18}{_value(value)}" for label, value in fields if value is not None]
     lines.append("text:")

@@ -1,15 +1,20 @@
-"""HTTP plumbing under :class:`pinework.Client`: one authenticated session that
-sends JSON, decodes answers into models and turns every failure into a
-:class:`PineworkAPIError` (SPEC §6).
+"""HTTP plumbing under :class:`pinework.Client` and :class:`pinework.AsyncClient`:
+an authenticated session (sync on ``httpx.Client``, async on ``httpx.AsyncClient``)
+that sends the calls of ``pinework._calls``, retries what is safe to retry, decodes
+answers into models and turns every failure into a :class:`PineworkAPIError` (SPEC §6).
 """
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import math
+import os
+import time
+import uuid
 from collections.abc import Mapping
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 from urllib.parse import quote
 
 import httpx
@@ -17,6 +22,9 @@ from pydantic import ValidationError
 
 from pinework.errors import CONNECTION_ERROR, INVALID_RESPONSE, PineworkAPIError
 from pinework.models import WireModel
+
+if TYPE_CHECKING:
+    from pinework._calls import Call
 
 DEFAULT_API_URL = "http://127.0.0.1:8000"
 """Where the local server listens; used when ``PINEWORK_API_URL`` is unset."""
@@ -35,20 +43,125 @@ except PackageNotFoundError:  # a source tree that is not installed
     _USER_AGENT = "pinework-python"
 
 
-class ApiSession:
-    """An ``httpx.Client`` bound to one API root and one principal.
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+"""Answers worth another try of a request that is safe to repeat."""
+MAX_RETRY_DELAY = 10.0
+"""The longest wait between two tries, in seconds (a longer ``Retry-After`` is cut)."""
+
+
+class _Session:
+    """What the sync and the async session share: headers, retries, decoding.
 
     Args:
         base_url: the server root, without or with the ``/api/v1`` prefix.
         token: bearer token; ``None`` sends no ``Authorization`` header.
         run_id: sent as ``X-Pinework-Run`` when set.
         task_key: sent as ``X-Pinework-Task`` when set.
-        transport: an httpx transport to use instead of the network.
-        timeout: seconds per request phase.
         api_key: sent as ``X-Api-Key`` when set (key-value scope, SPEC §10).
+        max_retries: how often a request that is safe to repeat is sent again after a
+            connection error, a timeout, 429, 5xx or 409 ``idempotency_key_in_use``.
+            A request that changes state is safe to repeat because it carries an
+            ``Idempotency-Key`` (one is made when the caller gave none).
 
     Raises:
-        ValueError: ``base_url`` is not an ``http://`` or ``https://`` URL.
+        ValueError: ``base_url`` is not an ``http://`` or ``https://`` URL, or
+            ``max_retries`` is negative.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str | None,
+        run_id: str | None,
+        task_key: str | None,
+        *,
+        api_key: str | None = None,
+        max_retries: int = 0,
+    ) -> None:
+        if max_retries < 0:
+            raise ValueError("max_retries must be 0 or more")
+        self.api_url = api_root(base_url)
+        self.max_retries = max_retries
+        self.headers = {"Accept": "application/json", "User-Agent": _USER_AGENT}
+        if token:
+            self.headers["Authorization"] = f"Bearer {token}"
+        if run_id:
+            self.headers["X-Pinework-Run"] = run_id
+        if task_key:
+            self.headers["X-Pinework-Task"] = task_key
+        if api_key:
+            self.headers["X-Api-Key"] = api_key
+
+    def request_headers(self, call: Call[Any]) -> dict[str, str]:
+        """The call's own headers, with an ``Idempotency-Key`` when the call changes
+        state and may be retried (the same key on every try)."""
+        headers = dict(call.headers)
+        if call.changes_state and self.max_retries and "Idempotency-Key" not in headers:
+            headers["Idempotency-Key"] = str(uuid.uuid4())
+        return headers
+
+    def retry_delay(
+        self,
+        call: Call[Any],
+        headers: dict[str, str],
+        attempt: int,
+        response: httpx.Response | None,
+    ) -> float | None:
+        """Seconds to wait before the next try, or None to stop (``response`` is None
+        after a connection error or a timeout)."""
+        if attempt >= self.max_retries:
+            return None
+        if call.changes_state and "Idempotency-Key" not in headers:
+            return None  # not safe to repeat
+        if response is not None:
+            in_use = (
+                response.status_code == 409 and _error_code(response) == "idempotency_key_in_use"
+            )
+            if response.status_code not in RETRY_STATUSES and not in_use:
+                return None
+            given = _retry_after(response.headers.get("Retry-After"))
+            if given is not None:
+                return min(given, MAX_RETRY_DELAY)
+        backoff: float = 0.5 * 2**attempt
+        return min(backoff, MAX_RETRY_DELAY)
+
+    def connection_error(self, exc: httpx.TransportError) -> PineworkAPIError:
+        """The client's ``connection_error`` for a request that got no answer."""
+        return PineworkAPIError(
+            CONNECTION_ERROR,
+            f"could not reach the Pinework API at {self.api_url} "
+            f"({type(exc).__name__}: {str(exc) or 'no detail'}); check PINEWORK_API_URL "
+            "and that the server is running",
+            0,
+        )
+
+    def decode(self, call: Call[ModelT], response: httpx.Response) -> ModelT:
+        """Decode a 2xx answer into the call's model (with its ``ETag``), or raise the
+        error the answer carries."""
+        data = _success_json(response)
+        try:
+            model = call.model.from_wire(data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or "body"
+            raise PineworkAPIError(
+                INVALID_RESPONSE,
+                f"{call.method} {response.request.url} answered with JSON that is not a "
+                f"{call.model.__name__} ({exc.error_count()} problem(s); first: {where}: "
+                f"{first['msg']}); is PINEWORK_API_URL a Pinework server of a compatible "
+                "version?",
+                response.status_code,
+            ) from exc
+        model._etag = response.headers.get("ETag")
+        return model
+
+
+class ApiSession(_Session):
+    """An ``httpx.Client`` bound to one API root and one principal (see ``_Session``).
+
+    Args:
+        transport: an httpx transport to use instead of the network.
+        timeout: seconds per request phase.
     """
 
     def __init__(
@@ -61,85 +174,140 @@ class ApiSession:
         timeout: float,
         *,
         api_key: str | None = None,
+        max_retries: int = 0,
     ) -> None:
-        self.api_url = api_root(base_url)
-        headers = {"Accept": "application/json", "User-Agent": _USER_AGENT}
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
-        if run_id:
-            headers["X-Pinework-Run"] = run_id
-        if task_key:
-            headers["X-Pinework-Task"] = task_key
-        if api_key:
-            headers["X-Api-Key"] = api_key
+        super().__init__(
+            base_url, token, run_id, task_key, api_key=api_key, max_retries=max_retries
+        )
         self._http = httpx.Client(
-            base_url=self.api_url, headers=headers, transport=transport, timeout=timeout
+            base_url=self.api_url, headers=self.headers, transport=transport, timeout=timeout
         )
 
     def close(self) -> None:
         """Close the underlying connections."""
         self._http.close()
 
-    def call(
-        self,
-        method: str,
-        path: str,
-        model: type[ModelT],
-        *,
-        json: Any = None,
-        params: Mapping[str, str] | None = None,
-    ) -> ModelT:
-        """Send one request and decode its 2xx answer into ``model``.
-
-        Args:
-            method: the HTTP method.
-            path: the route below ``/api/v1``, e.g. ``/memories``.
-            model: the result type.
-            json: the JSON body, if any.
-            params: the query parameters, if any.
+    def run(self, call: Call[ModelT]) -> ModelT:
+        """Send one call (retrying as ``max_retries`` allows) and decode its answer.
 
         Returns:
-            The decoded answer; its ``raw`` is the body as received.
+            The decoded answer; its ``raw`` is the body as received, its ``etag`` the
+            ``ETag`` header.
 
         Raises:
             PineworkAPIError: the server's error envelope; ``connection_error``
                 (status 0) when no answer arrived; ``invalid_response`` when the
                 answer is not the documented JSON.
         """
-        response = self._send(method, path, json=json, params=params)
-        data = _success_json(response)
-        try:
-            return model.from_wire(data)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(part) for part in first["loc"]) or "body"
-            raise PineworkAPIError(
-                INVALID_RESPONSE,
-                f"{method} {response.request.url} answered with JSON that is not a "
-                f"{model.__name__} ({exc.error_count()} problem(s); first: {where}: "
-                f"{first['msg']}); is PINEWORK_API_URL a Pinework server of a compatible "
-                "version?",
-                response.status_code,
-            ) from exc
+        headers = self.request_headers(call)
+        attempt = 0
+        while True:
+            try:
+                response = self._http.request(
+                    call.method, call.path, json=call.json, params=call.params, headers=headers
+                )
+            except httpx.TransportError as exc:
+                delay = self.retry_delay(call, headers, attempt, None)
+                if delay is None:
+                    raise self.connection_error(exc) from exc
+            else:
+                delay = self.retry_delay(call, headers, attempt, response)
+                if delay is None:
+                    return self.decode(call, response)
+            time.sleep(delay)
+            attempt += 1
 
-    def _send(
+
+class AsyncApiSession(_Session):
+    """An ``httpx.AsyncClient`` bound to one API root and one principal (see
+    ``_Session``): the same requests, retries and answers as ``ApiSession``.
+
+    Args:
+        transport: an async httpx transport to use instead of the network.
+        timeout: seconds per request phase.
+    """
+
+    def __init__(
         self,
-        method: str,
-        path: str,
+        base_url: str,
+        token: str | None,
+        run_id: str | None,
+        task_key: str | None,
+        transport: httpx.AsyncBaseTransport | None,
+        timeout: float,
         *,
-        json: Any,
-        params: Mapping[str, str] | None,
-    ) -> httpx.Response:
-        try:
-            return self._http.request(method, path, json=json, params=params)
-        except httpx.TransportError as exc:
-            raise PineworkAPIError(
-                CONNECTION_ERROR,
-                f"could not reach the Pinework API at {self.api_url} "
-                f"({type(exc).__name__}: {str(exc) or 'no detail'}); check PINEWORK_API_URL "
-                "and that the server is running",
-                0,
-            ) from exc
+        api_key: str | None = None,
+        max_retries: int = 0,
+    ) -> None:
+        super().__init__(
+            base_url, token, run_id, task_key, api_key=api_key, max_retries=max_retries
+        )
+        self._http = httpx.AsyncClient(
+            base_url=self.api_url, headers=self.headers, transport=transport, timeout=timeout
+        )
+
+    async def close(self) -> None:
+        """Close the underlying connections."""
+        await self._http.aclose()
+
+    async def run(self, call: Call[ModelT]) -> ModelT:
+        """Send one call (retrying as ``max_retries`` allows) and decode its answer.
+
+        Raises:
+            PineworkAPIError: as ``ApiSession.run``.
+        """
+        headers = self.request_headers(call)
+        attempt = 0
+        while True:
+            try:
+                response = await self._http.request(
+                    call.method, call.path, json=call.json, params=call.params, headers=headers
+                )
+            except httpx.TransportError as exc:
+                delay = self.retry_delay(call, headers, attempt, None)
+                if delay is None:
+                    raise self.connection_error(exc) from exc
+            else:
+                delay = self.retry_delay(call, headers, attempt, response)
+                if delay is None:
+                    return self.decode(call, response)
+            await asyncio.sleep(delay)
+            attempt += 1
+
+
+class EnvSettings(TypedDict):
+    """What ``settings_from_env`` reads (keyword arguments of both clients)."""
+
+    base_url: str
+    token: str | None
+    run_id: str | None
+    task_key: str | None
+    api_key: str | None
+
+
+def settings_from_env(environ: Mapping[str, str] | None = None) -> EnvSettings:
+    """A client's settings from ``PINEWORK_API_URL``, ``PINEWORK_TOKEN``,
+    ``PINEWORK_RUN``, ``PINEWORK_TASK`` (SPEC §12) and ``PINEWORK_API_KEY``.
+
+    Args:
+        environ: the variables to read; ``os.environ`` when omitted.
+
+    Returns:
+        Keyword arguments of ``Client`` / ``AsyncClient``; unset or empty variables
+        are ``None`` (the URL falls back to ``DEFAULT_API_URL``).
+    """
+    env = os.environ if environ is None else environ
+
+    def read(name: str) -> str | None:
+        return env.get(name, "").strip() or None
+
+    return {
+        "base_url": read("PINEWORK_API_URL") or DEFAULT_API_URL,
+        "token": read("PINEWORK_TOKEN"),
+        "run_id": read("PINEWORK_RUN"),
+        "task_key": read("PINEWORK_TASK"),
+        "api_key": read("PINEWORK_API_KEY"),
+    }
 
 
 def api_root(base_url: str) -> str:
@@ -251,6 +419,17 @@ def _error_from(response: httpx.Response) -> PineworkAPIError:
         response.status_code,
         retry_after=retry_after,
     )
+
+
+def _error_code(response: httpx.Response) -> str | None:
+    """The ``error.code`` of an answer's envelope, if it has one."""
+    try:
+        body = response.json()
+    except ValueError:
+        return None
+    error = body.get("error") if isinstance(body, dict) else None
+    code = error.get("code") if isinstance(error, dict) else None
+    return code if isinstance(code, str) else None
 
 
 def _retry_after(header: str | None) -> float | None:

@@ -358,12 +358,30 @@ def memory_edit(
     memory_id: MemoryId,
     text: Annotated[str | None, typer.Option("--text", help="The new text.")] = None,
     expires: ExpiresOption = None,
+    if_match: Annotated[
+        str | None,
+        typer.Option(
+            "--if-match",
+            help="Edit only if the memory is still at this ETag (as shown by show, "
+            'e.g. "mem_….v3"); default: the version read just before the edit.',
+        ),
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Edit a memory's text and/or expiry (persons only)."""
+    """Edit a memory's text and/or expiry (persons only).
+
+    The edit names the version it is based on (``If-Match``): a fresh read's, or
+    ``--if-match``. When someone changed the memory in between, it fails with
+    ``precondition_failed`` and nothing changes (issue 15: no lost edits).
+    """
     if text is None and expires is None:
         raise typer.BadParameter("give --text, --expires or both")
-    _run(as_json, lambda c: c.edit_memory(memory_id, text=text, expires_at=expires), _say("edited"))
+
+    def edit(client: Client) -> Memory:
+        version = if_match or client.get_memory(memory_id).etag
+        return client.edit_memory(memory_id, text=text, expires_at=expires, if_match=version)
+
+    _run(as_json, edit, _say("edited"))
 
 
 @memory_app.command("archive")

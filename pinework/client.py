@@ -15,27 +15,23 @@ Example::
 from __future__ import annotations
 
 import datetime as dt
-import os
 import time
 from collections.abc import Callable, Iterator, Mapping
 from types import TracebackType
 from typing import Any, Self
 
 import httpx
-from pydantic import ValidationError
 
+from pinework import _calls as calls
 from pinework._wire import (
     API_PREFIX,
     DEFAULT_API_URL,
     DEFAULT_TIMEOUT,
     ApiSession,
-    format_expiry,
-    memory_path,
-    path_segment,
+    settings_from_env,
 )
-from pinework.errors import INVALID_RESPONSE, PineworkAPIError
+from pinework.errors import PineworkAPIError
 from pinework.models import (
-    QUEUED_REVIEW_STATUSES,
     AuditPage,
     KvForgetResult,
     KvKeys,
@@ -52,7 +48,6 @@ from pinework.models import (
     Routine,
     RoutinePage,
     SignInLink,
-    WireModel,
 )
 
 __all__ = ["API_PREFIX", "DEFAULT_API_URL", "DEFAULT_TIMEOUT", "Client", "PineworkAPIError"]
@@ -73,6 +68,15 @@ class Client:
         timeout: seconds per request phase.
         api_key: sent as ``X-Api-Key`` (a bring-your-own key scoping the
             key-value tools, SPEC §10); a bearer token takes precedence.
+        max_retries: how often a request is sent again after a connection error, a
+            timeout, 429, 5xx or 409 ``idempotency_key_in_use`` (default 0). Requests
+            that change state then carry an ``Idempotency-Key`` (yours, or one the
+            client makes), so a retry never writes twice.
+
+    The methods that change state take ``idempotency_key`` (send the same key
+    again to retry safely, within 24 hours); those that change one memory take
+    ``if_match`` (its ``etag``: refused with ``precondition_failed`` when someone
+    changed it since).
 
     Raises:
         ValueError: ``base_url`` is not an ``http://`` or ``https://`` URL.
@@ -88,9 +92,17 @@ class Client:
         transport: httpx.BaseTransport | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         api_key: str | None = None,
+        max_retries: int = 0,
     ) -> None:
         self._session = ApiSession(
-            base_url, token, run_id, task_key, transport, timeout, api_key=api_key
+            base_url,
+            token,
+            run_id,
+            task_key,
+            transport,
+            timeout,
+            api_key=api_key,
+            max_retries=max_retries,
         )
 
     @classmethod
@@ -100,6 +112,7 @@ class Client:
         *,
         transport: httpx.BaseTransport | None = None,
         timeout: float = DEFAULT_TIMEOUT,
+        max_retries: int = 0,
     ) -> Client:
         """Build a client from ``PINEWORK_API_URL``, ``PINEWORK_TOKEN``, ``PINEWORK_RUN``,
         ``PINEWORK_TASK`` (SPEC §12) and ``PINEWORK_API_KEY`` (key-value scope).
@@ -108,6 +121,7 @@ class Client:
             environ: the variables to read; ``os.environ`` when omitted.
             transport: see :class:`Client`.
             timeout: see :class:`Client`.
+            max_retries: see :class:`Client`.
 
         Returns:
             The client; unset or empty variables fall back to the defaults.
@@ -115,19 +129,11 @@ class Client:
         Raises:
             ValueError: ``PINEWORK_API_URL`` is not an http(s) URL.
         """
-        env = os.environ if environ is None else environ
-
-        def read(name: str) -> str | None:
-            return env.get(name, "").strip() or None
-
         return cls(
-            base_url=read("PINEWORK_API_URL") or DEFAULT_API_URL,
-            token=read("PINEWORK_TOKEN"),
-            run_id=read("PINEWORK_RUN"),
-            task_key=read("PINEWORK_TASK"),
-            api_key=read("PINEWORK_API_KEY"),
+            **settings_from_env(environ),
             transport=transport,
             timeout=timeout,
+            max_retries=max_retries,
         )
 
     @property
@@ -176,6 +182,7 @@ class Client:
         supersedes: str | None = None,
         agent_id: str | None = None,
         evidence: str | None = None,
+        idempotency_key: str | None = None,
     ) -> Memory:
         """Save a fact (``POST /memories``).
 
@@ -200,18 +207,18 @@ class Client:
                 ``invalid_request``.
             ValueError: ``expires_at`` is a naive datetime.
         """
-        body: dict[str, Any] = {"text": text}
-        if expires_at is not None:
-            body["expiresAt"] = format_expiry(expires_at)
-        if supersedes is not None:
-            body["supersedes"] = supersedes
-        if agent_id is not None:
-            body["agentId"] = agent_id
-        if evidence is not None:
-            body["evidence"] = evidence
-        return self._session.call("POST", "/memories", Memory, json=body)
+        return self._session.run(
+            calls.save_fact(
+                text,
+                expires_at=expires_at,
+                supersedes=supersedes,
+                agent_id=agent_id,
+                evidence=evidence,
+                idempotency_key=idempotency_key,
+            )
+        )
 
-    def append_day_line(self, line: str) -> Memory:
+    def append_day_line(self, line: str, *, idempotency_key: str | None = None) -> Memory:
         """Append a line to today's (UTC) day log (``POST /memories/day``; agents only).
 
         Args:
@@ -225,7 +232,7 @@ class Client:
             PineworkAPIError: e.g. ``memory_text_too_long``, ``memory_day_full``,
                 ``memory_day_agent_only``, ``secret_in_memory``.
         """
-        return self._session.call("POST", "/memories/day", Memory, json={"line": line})
+        return self._session.run(calls.append_day_line(line, idempotency_key=idempotency_key))
 
     def list_memories(
         self,
@@ -253,15 +260,16 @@ class Client:
         Raises:
             PineworkAPIError: e.g. ``invalid_request``, ``memory_not_own``.
         """
-        params = _page_params(
-            agent_id,
-            limit,
-            next_token,
-            kind=kind,
-            status=status,
-            all="true" if include_archived else None,
+        return self._session.run(
+            calls.list_memories(
+                agent_id=agent_id,
+                kind=kind,
+                status=status,
+                include_archived=include_archived,
+                limit=limit,
+                next_token=next_token,
+            )
         )
-        return self._session.call("GET", "/memories", MemoryPage, params=params)
 
     def iter_memories(
         self,
@@ -316,7 +324,7 @@ class Client:
             PineworkAPIError: ``memory_not_found``, ``memory_not_own``.
             ValueError: ``memory_id`` cannot be a path segment.
         """
-        return self._session.call("GET", memory_path(memory_id), Memory)
+        return self._session.run(calls.get_memory(memory_id))
 
     def edit_memory(
         self,
@@ -324,6 +332,8 @@ class Client:
         *,
         text: str | None = None,
         expires_at: str | dt.datetime | dt.date | None = None,
+        if_match: str | None = None,
+        idempotency_key: str | None = None,
     ) -> Memory:
         """Edit a memory's text and/or expiry (``PATCH /memories/{id}``; persons only).
 
@@ -331,26 +341,37 @@ class Client:
             memory_id: the ``mem_…`` id.
             text: the new text (limits of SPEC §5).
             expires_at: the new expiry; a date means the end of that UTC day.
+            if_match: the ``etag`` of the memory as you read it: the edit is refused
+                (``precondition_failed``, nothing changes) if it changed since.
+            idempotency_key: see :class:`Client`.
 
         Returns:
             The edited memory (``edited_by_person_id`` set).
 
         Raises:
-            PineworkAPIError: e.g. ``memory_superseded``, ``forbidden``,
+            PineworkAPIError: e.g. ``precondition_failed``, ``memory_superseded``, ``forbidden``,
                 ``memory_not_found``, ``memory_text_too_long``, ``invalid_request``.
             ValueError: neither ``text`` nor ``expires_at`` was given, or a bad id
                 or naive datetime.
         """
-        body: dict[str, Any] = {}
-        if text is not None:
-            body["text"] = text
-        if expires_at is not None:
-            body["expiresAt"] = format_expiry(expires_at)
-        if not body:
-            raise ValueError("edit needs text or expires_at")
-        return self._session.call("PATCH", memory_path(memory_id), Memory, json=body)
+        return self._session.run(
+            calls.edit_memory(
+                memory_id,
+                text=text,
+                expires_at=expires_at,
+                if_match=if_match,
+                idempotency_key=idempotency_key,
+            )
+        )
 
-    def archive(self, memory_id: str, reason: str) -> Memory:
+    def archive(
+        self,
+        memory_id: str,
+        reason: str,
+        *,
+        if_match: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Memory:
         """Archive a memory (``POST /memories/{id}/archive``).
 
         Args:
@@ -365,11 +386,18 @@ class Client:
                 ``memory_not_found``, ``invalid_request``.
             ValueError: ``memory_id`` cannot be a path segment.
         """
-        return self._session.call(
-            "POST", memory_path(memory_id, "archive"), Memory, json={"reason": reason}
+        return self._session.run(
+            calls.archive(memory_id, reason, if_match=if_match, idempotency_key=idempotency_key)
         )
 
-    def veto(self, memory_id: str, reason: str | None = None) -> Memory:
+    def veto(
+        self,
+        memory_id: str,
+        reason: str | None = None,
+        *,
+        if_match: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Memory:
         """Veto a memory: archive it with reason ``vetoed`` (persons only).
 
         Args:
@@ -384,10 +412,13 @@ class Client:
                 ``memory_not_found``.
             ValueError: ``memory_id`` cannot be a path segment.
         """
-        body = {"reason": reason} if reason is not None else {}
-        return self._session.call("POST", memory_path(memory_id, "veto"), Memory, json=body)
+        return self._session.run(
+            calls.veto(memory_id, reason, if_match=if_match, idempotency_key=idempotency_key)
+        )
 
-    def unarchive(self, memory_id: str) -> Memory:
+    def unarchive(
+        self, memory_id: str, *, if_match: str | None = None, idempotency_key: str | None = None
+    ) -> Memory:
         """Bring an archived memory back (``POST /memories/{id}/unarchive``; SPEC §4).
 
         Args:
@@ -401,7 +432,9 @@ class Client:
                 ``memory_day_exists``, ``memory_not_archived``, ``memory_not_found``.
             ValueError: ``memory_id`` cannot be a path segment.
         """
-        return self._session.call("POST", memory_path(memory_id, "unarchive"), Memory, json={})
+        return self._session.run(
+            calls.unarchive(memory_id, if_match=if_match, idempotency_key=idempotency_key)
+        )
 
     def history(
         self, memory_id: str, *, limit: int | None = None, next_token: str | None = None
@@ -420,12 +453,15 @@ class Client:
             PineworkAPIError: ``memory_not_found``, ``memory_not_own``.
             ValueError: ``memory_id`` cannot be a path segment.
         """
-        params = _page_params(None, limit, next_token)
-        return self._session.call(
-            "GET", memory_path(memory_id, "history"), AuditPage, params=params
-        )
+        return self._session.run(calls.history(memory_id, limit=limit, next_token=next_token))
 
-    def recall(self, *, query: str | None = None, agent_id: str | None = None) -> RecallResult:
+    def recall(
+        self,
+        *,
+        query: str | None = None,
+        agent_id: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> RecallResult:
         """Recall the memories relevant to a query (``POST /memories/recall``; SPEC §8).
 
         Counts as a recall of every memory returned.
@@ -441,12 +477,9 @@ class Client:
         Raises:
             PineworkAPIError: e.g. ``memory_agent_required``, ``invalid_request``.
         """
-        body: dict[str, Any] = {}
-        if query is not None:
-            body["query"] = query
-        if agent_id is not None:
-            body["agentId"] = agent_id
-        return self._session.call("POST", "/memories/recall", RecallResult, json=body)
+        return self._session.run(
+            calls.recall(query=query, agent_id=agent_id, idempotency_key=idempotency_key)
+        )
 
     def recall_start(
         self,
@@ -456,6 +489,7 @@ class Client:
         task: str | None = None,
         message: str | None = None,
         slash_command: str | None = None,
+        idempotency_key: str | None = None,
     ) -> RecallResult:
         """Run-start recall (``POST /memories/recall/start``; SPEC §8), agents only.
 
@@ -471,11 +505,16 @@ class Client:
         Raises:
             PineworkAPIError: e.g. ``forbidden`` for a person, ``invalid_request``.
         """
-        body: dict[str, Any] = {"sessionId": session_id, "resumed": resumed}
-        for name, value in (("task", task), ("message", message), ("slashCommand", slash_command)):
-            if value is not None:
-                body[name] = value
-        return self._session.call("POST", "/memories/recall/start", RecallResult, json=body)
+        return self._session.run(
+            calls.recall_start(
+                session_id,
+                resumed=resumed,
+                task=task,
+                message=message,
+                slash_command=slash_command,
+                idempotency_key=idempotency_key,
+            )
+        )
 
     def recall_log(
         self,
@@ -494,8 +533,9 @@ class Client:
         Raises:
             PineworkAPIError: e.g. ``memory_agent_required``, ``memory_not_own``.
         """
-        params = _page_params(agent_id, limit, next_token)
-        return self._session.call("GET", "/recalls", RecallLogPage, params=params)
+        return self._session.run(
+            calls.recall_log(agent_id=agent_id, limit=limit, next_token=next_token)
+        )
 
     # Routines (SPEC §7 /routines, §9)
 
@@ -517,8 +557,9 @@ class Client:
         Raises:
             PineworkAPIError: e.g. ``forbidden``, ``invalid_request``.
         """
-        params = _page_params(agent_id, limit, next_token)
-        return self._session.call("GET", "/routines", RoutinePage, params=params)
+        return self._session.run(
+            calls.list_routines(agent_id=agent_id, limit=limit, next_token=next_token)
+        )
 
     def get_routine(self, routine_id: str) -> Routine:
         """Read one routine by its ``rtn_…`` id or its agent's ``agt_…`` id.
@@ -527,35 +568,39 @@ class Client:
             PineworkAPIError: ``not_found``, ``forbidden``.
             ValueError: the id cannot be a path segment.
         """
-        return self._session.call("GET", _routine_path(routine_id), Routine)
+        return self._session.run(calls.get_routine(routine_id))
 
-    def create_routine(self, agent_id: str) -> Routine:
+    def create_routine(self, agent_id: str, *, idempotency_key: str | None = None) -> Routine:
         """Create an agent's routine again after a delete (``POST /routines``; persons).
 
         Raises:
             PineworkAPIError: ``forbidden``, ``memory_agent_required``.
         """
-        return self._session.call("POST", "/routines", Routine, json={"agentId": agent_id})
+        return self._session.run(calls.create_routine(agent_id, idempotency_key=idempotency_key))
 
-    def pause_routine(self, routine_id: str) -> Routine:
+    def pause_routine(self, routine_id: str, *, idempotency_key: str | None = None) -> Routine:
         """Pause a routine so the nightly review skips the agent (persons only).
 
         Raises:
             PineworkAPIError: ``not_found``, ``forbidden``.
             ValueError: the id cannot be a path segment.
         """
-        return self._session.call("POST", _routine_path(routine_id, "pause"), Routine, json={})
+        return self._session.run(
+            calls.set_routine(routine_id, "pause", idempotency_key=idempotency_key)
+        )
 
-    def resume_routine(self, routine_id: str) -> Routine:
+    def resume_routine(self, routine_id: str, *, idempotency_key: str | None = None) -> Routine:
         """Resume a paused routine (persons only).
 
         Raises:
             PineworkAPIError: ``not_found``, ``forbidden``.
             ValueError: the id cannot be a path segment.
         """
-        return self._session.call("POST", _routine_path(routine_id, "resume"), Routine, json={})
+        return self._session.run(
+            calls.set_routine(routine_id, "resume", idempotency_key=idempotency_key)
+        )
 
-    def delete_routine(self, routine_id: str) -> Routine:
+    def delete_routine(self, routine_id: str, *, idempotency_key: str | None = None) -> Routine:
         """Delete a routine; saves do not create it again (persons only).
 
         Returns:
@@ -565,11 +610,13 @@ class Client:
             PineworkAPIError: ``not_found``, ``forbidden``.
             ValueError: the id cannot be a path segment.
         """
-        return self._session.call("DELETE", _routine_path(routine_id), Routine)
+        return self._session.run(calls.delete_routine(routine_id, idempotency_key=idempotency_key))
 
     # Reviews (SPEC §7 /reviews, §9)
 
-    def run_review(self, agent_id: str, *, dry_run: bool = False) -> ReviewReport | ReviewRun:
+    def run_review(
+        self, agent_id: str, *, dry_run: bool = False, idempotency_key: str | None = None
+    ) -> ReviewReport | ReviewRun:
         """Run an agent's review now (``POST /reviews``; persons). With ``dry_run``
         the plan comes back and nothing changes.
 
@@ -581,8 +628,8 @@ class Client:
         Raises:
             PineworkAPIError: ``forbidden``, ``memory_agent_required``, ``invalid_request``.
         """
-        answer = self._session.call(
-            "POST", "/reviews", _ReviewAnswer, json={"agentId": agent_id, "dryRun": dry_run}
+        answer = self._session.run(
+            calls.run_review(agent_id, dry_run=dry_run, idempotency_key=idempotency_key)
         )
         return answer.decoded()
 
@@ -598,8 +645,7 @@ class Client:
         Raises:
             PineworkAPIError: ``memory_agent_required``, ``forbidden``.
         """
-        params = _page_params(agent_id, limit, next_token)
-        return self._session.call("GET", "/reviews", ReviewPage, params=params)
+        return self._session.run(calls.list_reviews(agent_id, limit=limit, next_token=next_token))
 
     def get_review(self, review_id: str) -> ReviewReport | ReviewRun:
         """One full report (``GET /reviews/{id}``), or the queued review's ``ReviewRun``
@@ -609,8 +655,7 @@ class Client:
             PineworkAPIError: ``not_found``.
             ValueError: the id cannot be a path segment.
         """
-        path = memory_path(review_id).replace("/memories/", "/reviews/", 1)
-        return self._session.call("GET", path, _ReviewAnswer).decoded()
+        return self._session.run(calls.get_review(review_id)).decoded()
 
     def wait_for_review(
         self,
@@ -618,7 +663,7 @@ class Client:
         *,
         timeout: float = 900.0,
         interval: float = 2.0,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] | None = None,
     ) -> ReviewReport | ReviewRun:
         """Poll a queued review until it has a report or its last attempt failed.
 
@@ -626,7 +671,7 @@ class Client:
             review_id: the review (``rvw_…``).
             timeout: seconds to wait at most (the worker may take up to 10 minutes).
             interval: seconds between polls.
-            sleep: how to wait (tests pass their own).
+            sleep: how to wait (default ``time.sleep``; tests pass their own).
 
         Returns:
             The report; or the ``ReviewRun`` as last seen (``failed``, or still
@@ -635,6 +680,7 @@ class Client:
         Raises:
             PineworkAPIError: ``not_found``.
         """
+        pause = time.sleep if sleep is None else sleep
         waited = 0.0
         while True:
             answer = self.get_review(review_id)
@@ -642,11 +688,16 @@ class Client:
                 return answer
             if waited >= timeout:
                 return answer
-            sleep(interval)
+            pause(interval)
             waited += interval
 
     def approve_review_action(
-        self, review_id: str, action: int | str, *, keep_id: str | None = None
+        self,
+        review_id: str,
+        action: int | str,
+        *,
+        keep_id: str | None = None,
+        idempotency_key: str | None = None,
     ) -> ReviewReport:
         """Approve one pending action (approval mode, or one that waits for a person);
         it is applied now (``POST /reviews/{id}/actions/{n}/approve``; persons).
@@ -667,12 +718,15 @@ class Client:
                 applied its plan itself).
             ValueError: an id cannot be a path segment.
         """
-        body = {} if keep_id is None else {"keepId": keep_id}
-        return self._session.call(
-            "POST", _review_action_path(review_id, action, "approve"), ReviewReport, json=body
+        return self._session.run(
+            calls.decide_review_action(
+                review_id, action, "approve", keep_id=keep_id, idempotency_key=idempotency_key
+            )
         )
 
-    def reject_review_action(self, review_id: str, action: int | str) -> ReviewReport:
+    def reject_review_action(
+        self, review_id: str, action: int | str, *, idempotency_key: str | None = None
+    ) -> ReviewReport:
         """Reject one pending action of an approval-mode review; it is never applied
         (``POST /reviews/{id}/actions/{n}/reject``; persons).
 
@@ -687,11 +741,13 @@ class Client:
             PineworkAPIError: as for :meth:`approve_review_action`.
             ValueError: an id cannot be a path segment.
         """
-        return self._session.call(
-            "POST", _review_action_path(review_id, action, "reject"), ReviewReport, json={}
+        return self._session.run(
+            calls.decide_review_action(review_id, action, "reject", idempotency_key=idempotency_key)
         )
 
-    def undo_review_action(self, review_id: str, action: int | str) -> ReviewReport:
+    def undo_review_action(
+        self, review_id: str, action: int | str, *, idempotency_key: str | None = None
+    ) -> ReviewReport:
         """Undo one applied action of a review: what it changed is restored
         (``POST /reviews/{id}/actions/{n}/undo``; persons). Undoing twice is harmless.
 
@@ -708,8 +764,8 @@ class Client:
                 ``review_undo_conflict`` (a memory changed since; nothing undone).
             ValueError: an id cannot be a path segment.
         """
-        return self._session.call(
-            "POST", _review_action_path(review_id, action, "undo"), ReviewReport, json={}
+        return self._session.run(
+            calls.decide_review_action(review_id, action, "undo", idempotency_key=idempotency_key)
         )
 
     def list_pending_actions(
@@ -725,8 +781,9 @@ class Client:
         Raises:
             PineworkAPIError: ``forbidden``, ``memory_not_own``, ``invalid_request``.
         """
-        params = _page_params(agent_id, limit, next_token)
-        return self._session.call("GET", "/reviews/pending", PendingPage, params=params)
+        return self._session.run(
+            calls.list_pending_actions(agent_id, limit=limit, next_token=next_token)
+        )
 
     # Key-value meta-tools (SPEC §10)
 
@@ -739,14 +796,16 @@ class Client:
         Raises:
             PineworkAPIError: ``forbidden`` for an agent's token, ``unauthorized``.
         """
-        return self._session.call("POST", "/sign-in-links", SignInLink)
+        return self._session.run(calls.sign_in_link())
 
     @property
     def root_url(self) -> str:
         """The server's root URL (the API URL without ``/api/v1``): where the dashboard is."""
         return self.api_url.removesuffix(API_PREFIX)
 
-    def kv_remember(self, key: str, value: Any) -> KvRememberResult:
+    def kv_remember(
+        self, key: str, value: Any, *, idempotency_key: str | None = None
+    ) -> KvRememberResult:
         """Store ``value`` under ``key`` in the caller's scope (``POST /kv/remember``).
 
         Args:
@@ -759,9 +818,7 @@ class Client:
         Raises:
             PineworkAPIError: e.g. ``invalid_request``, ``rate_limited``.
         """
-        return self._session.call(
-            "POST", "/kv/remember", KvRememberResult, json={"key": key, "value": value}
-        )
+        return self._session.run(calls.kv_remember(key, value, idempotency_key=idempotency_key))
 
     def kv_recall(self, key: str | None = None) -> KvValue | KvKeys:
         """Read one key, or list the caller's keys (``POST /kv/recall``).
@@ -777,10 +834,10 @@ class Client:
             PineworkAPIError: e.g. ``invalid_request``, ``rate_limited``.
         """
         if key is None:
-            return self._session.call("POST", "/kv/recall", KvKeys, json={})
-        return self._session.call("POST", "/kv/recall", KvValue, json={"key": key})
+            return self._session.run(calls.kv_keys())
+        return self._session.run(calls.kv_recall(key))
 
-    def kv_forget(self, key: str) -> KvForgetResult:
+    def kv_forget(self, key: str, *, idempotency_key: str | None = None) -> KvForgetResult:
         """Delete a key from the caller's scope (``POST /kv/forget``).
 
         Args:
@@ -792,61 +849,4 @@ class Client:
         Raises:
             PineworkAPIError: e.g. ``invalid_request``, ``rate_limited``.
         """
-        return self._session.call("POST", "/kv/forget", KvForgetResult, json={"key": key})
-
-
-def _page_params(
-    agent_id: str | None, limit: int | None, next_token: str | None, **more: str | None
-) -> dict[str, str]:
-    """A paged list's query string (SPEC §5): ``agentId``, ``limit``, ``nextToken`` and
-    ``more``, each only when given."""
-    given = {"agentId": agent_id, "limit": None if limit is None else str(limit), **more}
-    return {
-        name: value
-        for name, value in {**given, "nextToken": next_token}.items()
-        if value is not None
-    }
-
-
-def _routine_path(routine_id: str, action: str | None = None) -> str:
-    """``/routines/{id}[/{action}]`` with the id escaped as one path segment.
-
-    Raises:
-        ValueError: the id is empty or a dot segment.
-    """
-    path = memory_path(routine_id, action).replace("/memories/", "/routines/", 1)
-    return path
-
-
-class _ReviewAnswer(WireModel):
-    """A review answer before it is known to be a report or a queued run."""
-
-    status: str = "done"
-
-    def decoded(self) -> ReviewReport | ReviewRun:
-        """The report, or the ``ReviewRun`` of a review that has none yet.
-
-        Raises:
-            PineworkAPIError: ``invalid_response``: the JSON is neither.
-        """
-        kind: type[ReviewReport] | type[ReviewRun] = (
-            ReviewRun if self.status in QUEUED_REVIEW_STATUSES else ReviewReport
-        )
-        try:
-            return kind.from_wire(self.raw)
-        except ValidationError as exc:
-            raise PineworkAPIError(
-                INVALID_RESPONSE,
-                f"a review answer is not a {kind.__name__} ({exc.errors()[0]['msg']})",
-                200,
-            ) from exc
-
-
-def _review_action_path(review_id: str, action: int | str, decision: str) -> str:
-    """``/reviews/{id}/actions/{n}/{decision}`` with both ids escaped as path segments.
-
-    Raises:
-        ValueError: an id is empty or a dot segment.
-    """
-    review = path_segment(review_id, "a review id")
-    return f"/reviews/{review}/actions/{path_segment(str(action), 'an action')}/{decision}"
+        return self._session.run(calls.kv_forget(key, idempotency_key=idempotency_key))

@@ -48,6 +48,7 @@ class WireModel(BaseModel):
     )
 
     _raw: dict[str, Any] | None = PrivateAttr(default=None)
+    _etag: str | None = PrivateAttr(default=None)
 
     @classmethod
     def from_wire(cls, data: Any) -> Self:
@@ -66,6 +67,16 @@ class WireModel(BaseModel):
         if isinstance(data, dict):
             model._raw = data
         return model
+
+    @property
+    def etag(self) -> str | None:
+        """The answer's ``ETag`` header (a memory's version, for ``if_match``), or None.
+
+        Returns:
+            The header as received, quotes included, when this model was decoded
+            from an answer that carried one.
+        """
+        return self._etag
 
     @property
     def raw(self) -> dict[str, Any]:
@@ -297,10 +308,12 @@ class KvKeys(WireModel):
     Attributes:
         keys: the keys of the caller's scope.
         count: how many.
+        truncated: ``True`` when ``keys`` was cut (at 5 MiB); ``count`` has them all.
     """
 
     keys: list[str]
     count: int
+    truncated: bool | None = None
 
 
 class KvForgetResult(WireModel):
@@ -325,6 +338,8 @@ class Routine(WireModel):
         schedule: the EventBridge expression, ``cron(0 4 * * ? *)`` (04:00 UTC daily).
         status: ``active``, ``paused`` (or ``deleted`` in a delete's answer).
         updated_by_person_id: the person who last paused, resumed or deleted it.
+        schedule_description: the schedule in words (``daily at 04:00 UTC``).
+        timezone: the schedule's time zone, ``UTC``.
     """
 
     id: str
@@ -336,6 +351,8 @@ class Routine(WireModel):
     created_at: dt.datetime
     updated_at: dt.datetime
     updated_by_person_id: str | None = None
+    schedule_description: str = ""
+    timezone: str = "UTC"
 
 
 class RoutinePage(WireModel):
@@ -358,6 +375,7 @@ class ReviewAction(WireModel):
     expires_at: dt.datetime | None = None
     reason: str
     evidence: list[str] = []
+    expected_versions: dict[str, int] = {}
     waits_for_person: bool = False
 
 
@@ -367,6 +385,7 @@ class ReviewPlan(WireModel):
     agent_id: str
     date: str
     reviewer: str
+    generated_at: dt.datetime | None = None
     actions: list[ReviewAction]
     notes: list[str] = []
 
@@ -442,6 +461,7 @@ class ReviewRun(WireModel):
 
     id: str
     object_type: str = Field(default="review", alias="object")
+    trigger: str = "manual"
     status: str
     agent_id: str
     date: str
@@ -449,6 +469,7 @@ class ReviewRun(WireModel):
     requested_by: str | None = None
     requested_at: dt.datetime | None = None
     started_at: dt.datetime | None = None
+    finished_at: dt.datetime | None = None
     attempts: int = 0
     error: str | None = None
 
@@ -462,6 +483,7 @@ class ReviewSummary(WireModel):
     (``pending`` and ``rejected`` count an approval-mode review's decisions)."""
 
     id: str
+    object_type: str = Field(default="review_summary", alias="object")
     agent_id: str
     date: str
     trigger: str

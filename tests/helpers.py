@@ -17,7 +17,9 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -89,6 +91,20 @@ class Api:
         headers: dict[str, str] | None = None,
     ) -> tuple[int, Any]:
         """Return (status, parsed JSON body) of one request to ``/api/v1`` + path."""
+        status, _, parsed = self.send(method, path, actor, body, raw=raw, headers=headers)
+        return status, parsed
+
+    def send(
+        self,
+        method: str,
+        path: str,
+        actor: Actor | None = None,
+        body: Any = None,
+        *,
+        raw: bytes | str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> tuple[int, dict[str, str], Any]:
+        """Like ``call``, with the response headers: (status, headers, parsed JSON body)."""
         sent = {"Content-Type": "application/json", **(headers or {})}
         if actor is not None:
             sent["Authorization"] = f"Bearer {actor.token}"
@@ -99,7 +115,7 @@ class Api:
             method, "/api/v1" + path, headers=sent, body=payload or b""
         )
         text = response.body.decode("utf-8") if response.body else ""
-        return response.status_code, (json.loads(text) if text else None)
+        return response.status_code, dict(response.headers), (json.loads(text) if text else None)
 
 
 def save(
@@ -275,6 +291,7 @@ class LocalServer:
         self.api_port = free_port()
         self.dynamodb_port = free_port()
         self.process: subprocess.Popen[str] | None = None
+        self.output: deque[str] = deque(maxlen=2000)
 
     @property
     def env(self) -> dict[str, str]:
@@ -305,9 +322,20 @@ class LocalServer:
                 break
             banner.append(line)
             if "Press Ctrl+C" in line:
+                self._keep_reading(self.process.stdout)
                 return "".join(banner)
         self.stop()
         raise AssertionError("local server did not start:\n" + "".join(banner))
+
+    def _keep_reading(self, stdout: Any) -> None:
+        """Read the server's output from now on (the last 2,000 lines stay in
+        ``output``): it logs every request, and a full pipe would stop it mid-write."""
+
+        def pump() -> None:
+            for line in stdout:
+                self.output.append(line)
+
+        threading.Thread(target=pump, daemon=True).start()
 
     def stop(self) -> None:
         """Stop the server (SIGTERM, then SIGKILL after 20 s) and close its output pipe;

@@ -23,7 +23,7 @@ class CallContext:
 
 def call_context(request: Any, *, takes_query: bool = False) -> CallContext:
     """Authenticate a Chalice request and read an agent's ``X-Pinework-*`` headers
-    (a person's are ignored: persons have no runs).
+    (a person's are checked the same way, then ignored: persons have no runs).
 
     Args:
         takes_query: the route reads a query string; otherwise any is refused.
@@ -40,15 +40,16 @@ def call_context(request: Any, *, takes_query: bool = False) -> CallContext:
     note_principal(principal)
     if not takes_query:
         reject_query(request)
-    if not principal.is_agent:
-        # Run, task and session describe an agent's run; a person has none.
-        return CallContext(services=wired, principal=principal, run=RunContext())
+    # Checked for everyone (the OpenAPI document states one rule for each header).
     run = read_run_context(
         run=headers.get("x-pinework-run"),
         task=headers.get("x-pinework-task"),
         session=headers.get("x-pinework-session"),
         secrets=wired.secrets,
     )
+    if not principal.is_agent:
+        # Run, task and session describe an agent's run; a person has none.
+        return CallContext(services=wired, principal=principal, run=RunContext())
     return CallContext(services=wired, principal=principal, run=run)
 
 

@@ -14,6 +14,7 @@ from chalice.app import Blueprint, Response
 
 from chalicelib.api.exact_json import parse_exact_body
 from chalicelib.api.http import endpoint, json_response, reject_other_methods
+from chalicelib.api.idempotency import idempotent
 from chalicelib.api.observe import note_caller_without_token, note_principal
 from chalicelib.errors import InvalidRequest
 from chalicelib.models.kv import ForgetRequest, KvRecallRequest, RememberRequest
@@ -68,6 +69,20 @@ def kv_scope(request: Any, wired: Services) -> KvScope:
     return wired.kv.scope_for(principal, request.headers.get("x-api-key"), source_ip(request))
 
 
+def kv_caller_scope(request: Any) -> str:
+    """The ``Idempotency-Key`` scope of a key-value call (issue 15): the bearer
+    principal, else the ``X-Api-Key`` or anonymous scope (per caller, not per workspace).
+
+    Raises:
+        Unauthorized, InvalidRequest: as ``kv_scope``.
+    """
+    wired = services()
+    principal = optional_principal(request, wired)
+    if principal is not None:
+        return f"principal#{principal.workspace_id}#{principal.id}"
+    return "kv#" + kv_scope(request, wired).name
+
+
 def _call() -> tuple[Services, KvScope]:
     request = _request()
     if request.query_params:
@@ -78,6 +93,7 @@ def _call() -> tuple[Services, KvScope]:
 
 @kv_api.route("/kv/remember", methods=["POST"], content_types=CONTENT_TYPES)
 @endpoint
+@idempotent(kv_api, scope=kv_caller_scope)
 def kv_remember() -> Response:
     """``{key, value}`` -> ``{stored: true, key, ttl}`` (SPEC §10)."""
     wired, scope = _call()
@@ -98,6 +114,7 @@ def kv_recall() -> Response:
 
 @kv_api.route("/kv/forget", methods=["POST"], content_types=CONTENT_TYPES)
 @endpoint
+@idempotent(kv_api, scope=kv_caller_scope)
 def kv_forget() -> Response:
     """``{key}`` -> ``{deleted, key}`` (SPEC §10)."""
     wired, scope = _call()

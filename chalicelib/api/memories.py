@@ -18,6 +18,8 @@ from chalicelib.api.http import (
     reject_other_methods,
     validate,
 )
+from chalicelib.api.idempotency import idempotent
+from chalicelib.api.preconditions import etag_header, expected_versions
 from chalicelib.errors import MemoryDayAgentOnly
 from chalicelib.models.requests import (
     ArchiveRequest,
@@ -29,6 +31,7 @@ from chalicelib.models.requests import (
     SaveFactRequest,
     VetoRequest,
 )
+from chalicelib.models.responses import AuditList, AuditObject, MemoryList, MemoryObject
 from chalicelib.services.access.who import refuse_agents, refuse_persons
 from chalicelib.services.memory.day_log import DAY_LOG_IS_FOR_AGENTS
 from chalicelib.services.memory.service import EDIT_IS_FOR_PERSONS, VETO_IS_FOR_PERSONS
@@ -42,12 +45,14 @@ def _request() -> Any:
 
 
 def _memory_response(call_memory: Any, status: int = 200) -> Response:
+    """One memory's answer, with its ``ETag`` (issue 15)."""
     memory, wired = call_memory
-    return json_response(memory.to_wire(wired.clock.now()), status)
+    return json_response(memory.to_wire(wired.clock.now()), status, etag_header(memory))
 
 
 @memories_api.route("/memories", methods=["POST"], content_types=ANY_CONTENT)
 @endpoint
+@idempotent(memories_api)
 def save_fact() -> Response:
     """Save a fact (agent, or person naming ``agentId``) -> 201 memory."""
     call = call_context(_request())
@@ -58,6 +63,7 @@ def save_fact() -> Response:
 
 @memories_api.route("/memories/day", methods=["POST"], content_types=ANY_CONTENT)
 @endpoint
+@idempotent(memories_api)
 def append_day_line() -> Response:
     """Append a line to today's day log (agents only) -> 201 new row or 200."""
     call = call_context(_request())
@@ -76,11 +82,10 @@ def list_memories() -> Response:
     page = call.services.memories.list(call.principal, query)
     now = call.services.clock.now()
     return json_response(
-        {
-            "object": "list",
-            "data": [memory.to_wire(now) for memory in page.memories],
-            "nextToken": encode_next_token(page.continue_after),
-        }
+        MemoryList(
+            data=[MemoryObject.model_validate(memory.to_wire(now)) for memory in page.memories],
+            next_token=encode_next_token(page.continue_after),
+        ).wire()
     )
 
 
@@ -94,43 +99,57 @@ def get_memory(memory_id: str) -> Response:
 
 @memories_api.route("/memories/{memory_id}", methods=["PATCH"], content_types=ANY_CONTENT)
 @endpoint
+@idempotent(memories_api)
 def edit_memory(memory_id: str) -> Response:
-    """A person edits text and/or expiry."""
+    """A person edits text and/or expiry (``If-Match`` honoured)."""
     call = call_context(_request())
     refuse_agents(call.principal, EDIT_IS_FOR_PERSONS)
     body = parse_body(_request().raw_body, EditRequest)
-    memory = call.services.memories.edit(call.principal, memory_id, body)
+    versions = expected_versions(_request(), memory_id)
+    memory = call.services.memories.edit(
+        call.principal, memory_id, body, expected_versions=versions
+    )
     return _memory_response((memory, call.services))
 
 
 @memories_api.route("/memories/{memory_id}/archive", methods=["POST"], content_types=ANY_CONTENT)
 @endpoint
+@idempotent(memories_api)
 def archive_memory(memory_id: str) -> Response:
-    """Archive with a required reason (owner agent or person)."""
+    """Archive with a required reason (owner agent or person; ``If-Match`` honoured)."""
     call = call_context(_request())
     body = parse_body(_request().raw_body, ArchiveRequest)
-    memory = call.services.memories.archive(call.principal, memory_id, body)
+    versions = expected_versions(_request(), memory_id)
+    memory = call.services.memories.archive(
+        call.principal, memory_id, body, expected_versions=versions
+    )
     return _memory_response((memory, call.services))
 
 
 @memories_api.route("/memories/{memory_id}/veto", methods=["POST"], content_types=ANY_CONTENT)
 @endpoint
+@idempotent(memories_api)
 def veto_memory(memory_id: str) -> Response:
-    """A person vetoes: archived with reason ``vetoed``."""
+    """A person vetoes: archived with reason ``vetoed`` (``If-Match`` honoured)."""
     call = call_context(_request())
     refuse_agents(call.principal, VETO_IS_FOR_PERSONS)
     body = parse_body(_request().raw_body, VetoRequest)
-    memory = call.services.memories.veto(call.principal, memory_id, body.reason)
+    versions = expected_versions(_request(), memory_id)
+    memory = call.services.memories.veto(
+        call.principal, memory_id, body.reason, expected_versions=versions
+    )
     return _memory_response((memory, call.services))
 
 
 @memories_api.route("/memories/{memory_id}/unarchive", methods=["POST"], content_types=ANY_CONTENT)
 @endpoint
+@idempotent(memories_api)
 def unarchive_memory(memory_id: str) -> Response:
-    """Bring an archived memory back (SPEC §4 rules)."""
+    """Bring an archived memory back (SPEC §4 rules; ``If-Match`` honoured)."""
     call = call_context(_request())
     parse_body(_request().raw_body, EmptyRequest)
-    memory = call.services.memories.unarchive(call.principal, memory_id)
+    versions = expected_versions(_request(), memory_id)
+    memory = call.services.memories.unarchive(call.principal, memory_id, expected_versions=versions)
     return _memory_response((memory, call.services))
 
 
@@ -147,11 +166,10 @@ def memory_history(memory_id: str) -> Response:
         decode_next_token(query.next_token, prefix="aud"),
     )
     return json_response(
-        {
-            "object": "list",
-            "data": [record.to_wire() for record in records],
-            "nextToken": encode_next_token(continue_after),
-        }
+        AuditList(
+            data=[AuditObject.model_validate(record.to_wire()) for record in records],
+            next_token=encode_next_token(continue_after),
+        ).wire()
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from chalice.app import Blueprint, Response
 
@@ -18,10 +18,12 @@ from chalicelib.api.http import (
     reject_other_methods,
     validate,
 )
+from chalicelib.api.idempotency import idempotent
 from chalicelib.api.observe import note_recall
 from chalicelib.errors import Forbidden
 from chalicelib.models.recall import RecallStartRequest
 from chalicelib.models.requests import RecallLogQuery, RecallRequest
+from chalicelib.models.responses import RecallLogList, RecallLogObject, RecallObject
 from chalicelib.services.access.who import refuse_persons
 from chalicelib.services.paging import decode_next_token, encode_next_token
 from chalicelib.services.recall.service import RUN_START_IS_FOR_AGENTS, RecallResult
@@ -33,20 +35,26 @@ def _request() -> Any:
     return recalls_api.current_request
 
 
-def recall_body(result: RecallResult, now: datetime, kind: str) -> dict[str, Any]:
-    """The JSON of a recall: scored memories, the block, and why it was skipped."""
-    return {
-        "object": kind,
-        "recallId": result.recall_id,
-        "skipped": result.skipped is not None,
-        "reason": result.skipped,
-        "query": result.query,
-        "fallback": result.fallback,
-        "memories": [
-            {"score": item.score, "memory": item.memory.to_wire(now)} for item in result.memories
-        ],
-        "block": result.block,
-    }
+def recall_body(
+    result: RecallResult, now: datetime, kind: Literal["recall", "recall_start"]
+) -> dict[str, Any]:
+    """The JSON of a recall (``RecallObject``): scored memories, the block, and why it
+    was skipped."""
+    return RecallObject.model_validate(
+        {
+            "object": kind,
+            "recallId": result.recall_id,
+            "skipped": result.skipped is not None,
+            "reason": result.skipped,
+            "query": result.query,
+            "fallback": result.fallback,
+            "memories": [
+                {"score": item.score, "memory": item.memory.to_wire(now)}
+                for item in result.memories
+            ],
+            "block": result.block,
+        }
+    ).wire()
 
 
 def observe_recall(kind: str, result: RecallResult, started: float) -> None:
@@ -58,6 +66,7 @@ def observe_recall(kind: str, result: RecallResult, started: float) -> None:
 
 @recalls_api.route("/memories/recall", methods=["POST"], content_types=ANY_CONTENT)
 @endpoint
+@idempotent(recalls_api)
 def recall() -> Response:
     """On-demand recall: scored memories and the rendered block."""
     call = call_context(_request())
@@ -70,6 +79,7 @@ def recall() -> Response:
 
 @recalls_api.route("/memories/recall/start", methods=["POST"], content_types=ANY_CONTENT)
 @endpoint
+@idempotent(recalls_api)
 def recall_at_run_start() -> Response:
     """Run-start recall: the block, or ``skipped`` with the reason."""
     call = call_context(_request())
@@ -94,11 +104,10 @@ def recall_log() -> Response:
         decode_next_token(query.next_token, prefix="rcl"),
     )
     return json_response(
-        {
-            "object": "list",
-            "data": [entry.to_wire() for entry in entries],
-            "nextToken": encode_next_token(continue_after),
-        }
+        RecallLogList(
+            data=[RecallLogObject.model_validate(entry.to_wire()) for entry in entries],
+            next_token=encode_next_token(continue_after),
+        ).wire()
     )
 
 

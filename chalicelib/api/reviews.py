@@ -19,9 +19,16 @@ from chalicelib.api.http import (
     reject_other_methods,
     validate,
 )
+from chalicelib.api.idempotency import idempotent
 from chalicelib.api.observe import note_review
 from chalicelib.ids import ULID_PATTERN
 from chalicelib.models.requests import EmptyRequest
+from chalicelib.models.responses import (
+    PendingActionObject,
+    PendingList,
+    ReviewList,
+    ReviewSummaryObject,
+)
 from chalicelib.models.review_requests import (
     ApproveRequest,
     PendingListQuery,
@@ -47,6 +54,7 @@ def _request() -> Any:
 
 @reviews_api.route("/reviews", methods=["POST"], content_types=ANY_CONTENT)
 @endpoint
+@idempotent(reviews_api)
 def run_review() -> Response:
     """A person runs an agent's review now (200 with the report), or, when it may outlast
     API Gateway's 29 s, queues it (202 with its id; ``GET /reviews/{id}`` follows it);
@@ -76,11 +84,10 @@ def list_reviews() -> Response:
         decode_next_token(query.next_token, prefix="rvw"),
     )
     return json_response(
-        {
-            "object": "list",
-            "data": [summary.to_wire() for summary in summaries],
-            "nextToken": encode_next_token(after),
-        }
+        ReviewList(
+            data=[ReviewSummaryObject.model_validate(summary.to_wire()) for summary in summaries],
+            next_token=encode_next_token(after),
+        ).wire()
     )
 
 
@@ -97,11 +104,10 @@ def list_pending_actions() -> Response:
         decode_next_token(query.next_token, pattern=PENDING_TOKEN),
     )
     return json_response(
-        {
-            "object": "list",
-            "data": [entry.to_wire() for entry in pending],
-            "nextToken": encode_next_token(after),
-        }
+        PendingList(
+            data=[PendingActionObject.model_validate(entry.to_wire()) for entry in pending],
+            next_token=encode_next_token(after),
+        ).wire()
     )
 
 
@@ -118,6 +124,7 @@ def get_review(review_id: str) -> Response:
     "/reviews/{review_id}/actions/{action_ref}/approve", methods=["POST"], content_types=ANY_CONTENT
 )
 @endpoint
+@idempotent(reviews_api)
 def approve_review_action(review_id: str, action_ref: str) -> Response:
     """A person approves one pending action (``2`` or ``a2``): it is applied now."""
     return _decide(review_id, action_ref, "approve")
@@ -127,6 +134,7 @@ def approve_review_action(review_id: str, action_ref: str) -> Response:
     "/reviews/{review_id}/actions/{action_ref}/reject", methods=["POST"], content_types=ANY_CONTENT
 )
 @endpoint
+@idempotent(reviews_api)
 def reject_review_action(review_id: str, action_ref: str) -> Response:
     """A person rejects one pending action (``2`` or ``a2``): it is never applied."""
     return _decide(review_id, action_ref, "reject")
@@ -136,6 +144,7 @@ def reject_review_action(review_id: str, action_ref: str) -> Response:
     "/reviews/{review_id}/actions/{action_ref}/undo", methods=["POST"], content_types=ANY_CONTENT
 )
 @endpoint
+@idempotent(reviews_api)
 def undo_review_action(review_id: str, action_ref: str) -> Response:
     """A person undoes one applied action (``2`` or ``a2``): what it changed is restored."""
     call = call_context(_request())

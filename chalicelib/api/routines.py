@@ -20,7 +20,9 @@ from chalicelib.api.http import (
     reject_other_methods,
     validate,
 )
+from chalicelib.api.idempotency import idempotent
 from chalicelib.models.requests import EmptyRequest
+from chalicelib.models.responses import RoutineList, RoutineObject
 from chalicelib.models.routine import CreateRoutineRequest, RoutineQuery
 from chalicelib.services.access.who import refuse_agents
 from chalicelib.services.paging import decode_next_token, encode_next_token
@@ -49,16 +51,16 @@ def list_routines() -> Response:
         decode_next_token(query.next_token, prefix="agt"),
     )
     return json_response(
-        {
-            "object": "list",
-            "data": [routine.to_wire() for routine in routines],
-            "nextToken": encode_next_token(continue_after),
-        }
+        RoutineList(
+            data=[RoutineObject.model_validate(routine.to_wire()) for routine in routines],
+            next_token=encode_next_token(continue_after),
+        ).wire()
     )
 
 
 @routines_api.route("/routines", methods=["POST"], content_types=ANY_CONTENT)
 @endpoint
+@idempotent(routines_api)
 def create_routine() -> Response:
     """A person creates an agent's routine (again) -> 201, or 200 when it exists."""
     call = call_context(_request())
@@ -78,6 +80,7 @@ def get_routine(routine_id: str) -> Response:
 
 @routines_api.route("/routines/{routine_id}", methods=["DELETE"], content_types=ANY_CONTENT)
 @endpoint
+@idempotent(routines_api)
 def delete_routine(routine_id: str) -> Response:
     """A person deletes a routine; the answer shows it with ``status: deleted``."""
     call = call_context(_request())
@@ -88,6 +91,7 @@ def delete_routine(routine_id: str) -> Response:
 
 @routines_api.route("/routines/{routine_id}/pause", methods=["POST"], content_types=ANY_CONTENT)
 @endpoint
+@idempotent(routines_api)
 def pause_routine(routine_id: str) -> Response:
     """A person pauses a routine (idempotent)."""
     call = call_context(_request())
@@ -98,6 +102,7 @@ def pause_routine(routine_id: str) -> Response:
 
 @routines_api.route("/routines/{routine_id}/resume", methods=["POST"], content_types=ANY_CONTENT)
 @endpoint
+@idempotent(routines_api)
 def resume_routine(routine_id: str) -> Response:
     """A person resumes a routine (idempotent)."""
     call = call_context(_request())

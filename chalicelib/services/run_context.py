@@ -136,9 +136,11 @@ def check_header(value: str | None, name: str) -> str | None:
     Raises:
         InvalidRequest: the value is too long or holds control characters.
     """
-    if value is None or value.strip() == "":
+    # Only HTTP's own white space (SP, HTAB) is trimmed: "\x85" or "\xa0" is not
+    # "no header" but a malformed one.
+    if value is None or value.strip(" \t") == "":
         return None
-    value = value.strip()
+    value = value.strip(" \t")
     if len(value) > HEADER_MAX_CHARS or not _HEADER_VALUE.match(value):
         raise InvalidRequest(
             f"{name} must be printable ASCII of at most {HEADER_MAX_CHARS} characters."

@@ -27,14 +27,15 @@
 | a dashboard session | ``WEBSESSION#<sha256 hex of the cookie>`` | ``WEBSESSION`` |
 | a one-time dashboard sign-in code | ``SIGNIN#<sha256 hex of the code>`` | ``SIGNIN`` |
 | a table upgrade done (marker) | ``UPGRADE#<name>`` | ``UPGRADE`` |
+| idempotency record (issue 15) | ``IDEMPOTENCY#<sha256 of scope and key>`` | ``IDEMPOTENCY`` |
 | an undone review action | ``REVIEW#<rvw_id>`` | ``UNDO#<action id>`` |
 | a review action waiting for a person | ``PENDING#<wsp_id>`` | ``<agt_id>#<rvw_id>#<action id>`` |
 | vetoed-text index | ``VETO#<agt_id>`` | ``TEXT#<sha>`` / ``SAME#<sha>`` / ``INDEXED`` |
 
 A key-value scope is ``account#<wsp_id>``, ``byok#<sha256 hex>`` or
 ``anon#<sha256 hex>`` (SPEC §10). Anonymous entries carry ``expiresAtEpoch``,
-the table's DynamoDB TTL attribute (epoch seconds); so do rotated tokens and the
-dashboard's sessions and sign-in codes; memories never do.
+the table's DynamoDB TTL attribute (epoch seconds); so do rotated tokens, idempotency
+records and the dashboard's sessions and sign-in codes; memories never do.
 
 List indexes (GSIs, sort key ``lsk`` = memory id): by agent, by agent and
 status, by workspace, by workspace and status; and ``byAgentKind`` (agent, kind
@@ -294,6 +295,15 @@ def upgrade_marker_key(name: str) -> dict[str, str]:
 def lift_claim_key(agent_id: str, text_digest: str) -> dict[str, str]:
     """Primary key of the claim that a normalized text was lifted once for an agent."""
     return {"pk": f"LIFT#{agent_id}#{text_digest}", "sk": "LIFT"}
+
+
+IDEMPOTENCY_SK = "IDEMPOTENCY"
+
+
+def idempotency_key(record_key: str) -> dict[str, str]:
+    """Key of one idempotency record (issue 15): ``record_key`` is Powertools' hashed
+    key, ``IDEMPOTENCY#<sha256 hex>``, so records spread over partitions."""
+    return {"pk": record_key, "sk": IDEMPOTENCY_SK}
 
 
 UNDO_PREFIX = "UNDO#"

@@ -7,11 +7,11 @@ SPEC §4–6 stay in the services.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum
-from typing import Protocol
+from typing import Any, Protocol
 
 from chalicelib.models.memory import AuditRecord, Memory
 from chalicelib.models.principal import Agent, Person, Principal, ReviewApproval, Workspace
@@ -607,4 +607,29 @@ class ReviewRunRepository(Protocol):
 
     def fail(self, review_id: str, claim_id: str, now: datetime, error: str) -> None:
         """Mark the run ``failed`` with why (only while ``claim_id`` holds it)."""
+        ...
+
+
+class IdempotencyStore(Protocol):
+    """Runs an action at most once per idempotency key (issue 15; the adapter is
+    Powertools' idempotency utility on the single table)."""
+
+    def run_once(
+        self,
+        record_key: str,
+        fingerprint: str,
+        action: Callable[[], dict[str, Any]],
+        *,
+        deadline_ms: int,
+        lifetime_seconds: int,
+    ) -> tuple[dict[str, Any], bool]:
+        """Run ``action`` and keep its answer under ``record_key`` for
+        ``lifetime_seconds``, or return the kept answer; the flag says it was replayed.
+
+        Raises:
+            IdempotencyKeyInUse: the first request with this key is still running
+                (it holds the key ``deadline_ms``).
+            IdempotencyKeyReused: the key was used with another ``fingerprint``.
+            Exception: whatever ``action`` raised (nothing is kept).
+        """
         ...

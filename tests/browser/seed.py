@@ -16,7 +16,7 @@ from typing import Any
 from chalicelib.ids import FixedClock
 from chalicelib.models.principal import Principal
 from chalicelib.models.requests import ArchiveRequest, RecallRequest, SaveFactRequest
-from chalicelib.models.review import RunReviewRequest
+from chalicelib.models.review_requests import RunReviewRequest
 from chalicelib.services.run_context import RunContext
 from chalicelib.settings import Settings
 from chalicelib.wiring import Services, build_services

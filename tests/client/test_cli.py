@@ -72,7 +72,7 @@ COMMANDS: list[tuple[list[str], str, str, int, Any]] = [
     (["memory", "list"], "GET", "/memories", 200, {"object": "list", "data": [memory_json()]}),
     (["memory", "show", MEMORY_ID], "GET", f"/memories/{MEMORY_ID}", 200, memory_json()),
     (
-        ["memory", "edit", MEMORY_ID, "--text", "t"],
+        ["memory", "edit", MEMORY_ID, "--text", "t", "--if-match", f'"{MEMORY_ID}.v1"'],
         "PATCH",
         f"/memories/{MEMORY_ID}",
         200,
@@ -216,12 +216,42 @@ def test_show_prints_a_readable_block(runner: CliRunner, fake_api: FakeApi) -> N
 
 
 def test_edit_sends_only_the_given_fields(runner: CliRunner, fake_api: FakeApi) -> None:
+    fake_api.on("GET", f"/memories/{MEMORY_ID}", 200, memory_json())
     fake_api.on("PATCH", f"/memories/{MEMORY_ID}", 200, memory_json())
 
     result = invoke(runner, "memory", "edit", MEMORY_ID, "--expires", "2026-09-01")
 
     assert result.exit_code == 0, result.output
     assert fake_api.last_json() == {"expiresAt": "2026-09-01"}
+
+
+def test_edit_sends_the_version_it_just_read_as_if_match(
+    runner: CliRunner, fake_api: FakeApi
+) -> None:
+    tag = f'"{MEMORY_ID}.v7"'
+    fake_api.on("GET", f"/memories/{MEMORY_ID}", 200, memory_json(), headers={"ETag": tag})
+    fake_api.on("PATCH", f"/memories/{MEMORY_ID}", 200, memory_json())
+
+    result = invoke(runner, "memory", "edit", MEMORY_ID, "--text", "new words")
+
+    assert result.exit_code == 0, result.output
+    get, patch = fake_api.requests
+    assert get.method == "GET" and "If-Match" not in get.headers
+    assert patch.method == "PATCH" and patch.headers["If-Match"] == tag
+
+
+def test_edit_of_a_memory_changed_meanwhile_fails_with_precondition_failed(
+    runner: CliRunner, fake_api: FakeApi
+) -> None:
+    refused = {"error": {"code": "precondition_failed", "message": "changed since you read it"}}
+    fake_api.on("PATCH", f"/memories/{MEMORY_ID}", 412, refused)
+
+    result = invoke(runner, "memory", "edit", MEMORY_ID, "--text", "x", "--if-match", '"v1"')
+
+    assert result.exit_code == 1
+    assert "precondition_failed" in result.stderr
+    assert [request.method for request in fake_api.requests] == ["PATCH"]
+    assert fake_api.last.headers["If-Match"] == '"v1"'
 
 
 def test_edit_without_changes_is_a_usage_error(runner: CliRunner, fake_api: FakeApi) -> None:

@@ -51,3 +51,13 @@ def test_every_route_is_wrapped_in_the_envelope() -> None:
     assert len(views) >= 10
     for view in views:
         assert view.__name__ in _WRAPPED_VIEWS and hasattr(view, "__wrapped__"), view
+
+
+def test_every_status_code_has_a_class_and_a_row_in_the_reference() -> None:
+    from tests.helpers import REPO
+
+    codes = {cls.code for cls in error_classes()}
+    assert set(errors.STATUS_BY_CODE) - codes == set()
+    reference = (REPO / "docs" / "reference.md").read_text(encoding="utf-8")
+    missing = [code for code in errors.STATUS_BY_CODE if f'<a id="error-{code}">' not in reference]
+    assert missing == []

@@ -9,7 +9,7 @@ on a lost race; the audit record is written in the same transaction.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Literal
 
 from chalicelib.errors import (
@@ -49,6 +49,7 @@ from chalicelib.services.access.who import (
 )
 from chalicelib.services.memory.audit import audit_record, review_undo_hint
 from chalicelib.services.memory.expiry import parse_expiry
+from chalicelib.services.memory.preconditions import check_expected_version
 from chalicelib.services.memory.reasons import check_archive_reason, veto_note
 from chalicelib.services.memory.vetoes import VetoGuard, veto_index_keys
 from chalicelib.services.paging import decode_next_token
@@ -237,13 +238,22 @@ class MemoryService:
         load_visible(self._memories, principal, memory_id)
         return self._memories.history(memory_id, limit, after_audit_id)
 
-    def edit(self, principal: Principal, memory_id: str, request: EditRequest) -> Memory:
+    def edit(
+        self,
+        principal: Principal,
+        memory_id: str,
+        request: EditRequest,
+        *,
+        expected_versions: Collection[int] | None = None,
+    ) -> Memory:
         """A person edits ``text`` and/or ``expiresAt``; sets ``editedByPersonId``.
 
         An edit that changes nothing (the same text, the same expiry) writes nothing:
         the memory comes back as it is, with no new version or history record.
+        ``expected_versions`` (``If-Match``): see ``check_expected_version``.
 
         Raises:
+            PreconditionFailed: the memory is not at one of ``expected_versions``.
             Forbidden: an agent tried to edit (agents archive and save instead).
             InvalidRequest: nothing to change, empty text, bad ``expiresAt``.
             MemoryTextTooLong: a fact over 500 characters.
@@ -258,23 +268,26 @@ class MemoryService:
 
         def attempt() -> Memory:
             before = load_visible(self._memories, principal, memory_id)
+            now = self._clock.now()
+            # Bad input is answered first (400), whatever the version or the state.
+            if request.text is not None:
+                self._check_edited_text(before, request.text)
+            expires_at = (
+                None if request.expires_at is None else parse_expiry(request.expires_at, now)
+            )
+            check_expected_version(before, expected_versions)
             if before.is_superseded:
                 raise MemorySuperseded(
                     f"{memory_id} was replaced by {before.superseded_by}. Edit the newer memory."
                 )
-            now = self._clock.now()
             changes: dict[str, object] = {}
-            if request.text is not None:
-                self._check_edited_text(before, request.text)
-                if request.text != before.text:
-                    changes["text"] = request.text
-                    if before.kind is MemoryKind.FACT:
-                        changes["embedding"] = self._embed(request.text)
-            if request.expires_at is not None:
-                expires_at = parse_expiry(request.expires_at, now)
-                # Compared as stored (milliseconds): ".9991Z" is the stored ".999Z".
-                if to_rfc3339(expires_at) != to_rfc3339(before.expires_at):
-                    changes["expires_at"] = expires_at
+            if request.text is not None and request.text != before.text:
+                changes["text"] = request.text
+                if before.kind is MemoryKind.FACT:
+                    changes["embedding"] = self._embed(request.text)
+            # Compared as stored (milliseconds): ".9991Z" is the stored ".999Z".
+            if expires_at is not None and to_rfc3339(expires_at) != to_rfc3339(before.expires_at):
+                changes["expires_at"] = expires_at
             if not changes:
                 # Nothing would change: no write, no new version, no history record.
                 return before
@@ -302,25 +315,49 @@ class MemoryService:
             )
         check_text(text, limit=DAY_LOG_MAX_CHARS, what="day log", secrets=self._secrets)
 
-    def archive(self, principal: Principal, memory_id: str, request: ArchiveRequest) -> Memory:
+    def archive(
+        self,
+        principal: Principal,
+        memory_id: str,
+        request: ArchiveRequest,
+        *,
+        expected_versions: Collection[int] | None = None,
+    ) -> Memory:
         """Archive a live memory with a reason (owner agent or person; SPEC §4).
+        ``expected_versions`` (``If-Match``): see ``check_expected_version``.
 
         Raises:
+            PreconditionFailed: the memory is not at one of ``expected_versions``.
             InvalidRequest, SecretInMemory: see ``reasons.check_archive_reason``
                 (blank, over 500 characters, a secret, reads as a reserved reason).
             MemoryNotFound, MemoryNotOwn: see ``load_visible``.
             MemoryAlreadyArchived: the memory is archived already.
         """
         check_archive_reason(request.reason, self._secrets)
-        return self._archive(principal, memory_id, request.reason, action="archive")
+        return self._archive(
+            principal,
+            memory_id,
+            request.reason,
+            action="archive",
+            expected_versions=expected_versions,
+        )
 
-    def veto(self, principal: Principal, memory_id: str, note: str | None) -> Memory:
+    def veto(
+        self,
+        principal: Principal,
+        memory_id: str,
+        note: str | None,
+        *,
+        expected_versions: Collection[int] | None = None,
+    ) -> Memory:
         """A person vetoes a memory: archived with reason ``vetoed`` (SPEC §4).
 
         A memory archived for another reason becomes vetoed too, so an agent can
-        no longer bring it back.
+        no longer bring it back. ``expected_versions`` (``If-Match``): see
+        ``check_expected_version``.
 
         Raises:
+            PreconditionFailed: the memory is not at one of ``expected_versions``.
             Forbidden: an agent tried to veto.
             InvalidRequest, SecretInMemory: see ``reasons.veto_note`` (a blank note
                 is no note).
@@ -330,7 +367,14 @@ class MemoryService:
         """
         refuse_agents(principal, VETO_IS_FOR_PERSONS)
         note = veto_note(note, self._secrets)
-        return self._archive(principal, memory_id, VETOED, action="veto", note=note)
+        return self._archive(
+            principal,
+            memory_id,
+            VETOED,
+            action="veto",
+            note=note,
+            expected_versions=expected_versions,
+        )
 
     def _archive(
         self,
@@ -340,9 +384,11 @@ class MemoryService:
         *,
         action: Literal["archive", "veto"],
         note: str | None = None,
+        expected_versions: Collection[int] | None = None,
     ) -> Memory:
         def attempt() -> Memory:
             before = load_visible(self._memories, principal, memory_id)
+            check_expected_version(before, expected_versions)
             now = self._clock.now()
             if before.status is MemoryStatus.ARCHIVED:
                 if action == "archive" or before.archive_reason == VETOED:
@@ -375,10 +421,18 @@ class MemoryService:
 
         return with_retries(attempt)
 
-    def unarchive(self, principal: Principal, memory_id: str) -> Memory:
-        """Bring an archived memory back (SPEC §4 rules).
+    def unarchive(
+        self,
+        principal: Principal,
+        memory_id: str,
+        *,
+        expected_versions: Collection[int] | None = None,
+    ) -> Memory:
+        """Bring an archived memory back (SPEC §4 rules). ``expected_versions``
+        (``If-Match``): see ``check_expected_version``.
 
         Raises:
+            PreconditionFailed: the memory is not at one of ``expected_versions``.
             MemoryNotFound, MemoryNotOwn: see ``load_visible``.
             MemoryNotArchived: the memory is active.
             MemorySuperseded: a newer memory replaced it; it never comes back.
@@ -388,6 +442,7 @@ class MemoryService:
 
         def attempt() -> Memory:
             before = load_visible(self._memories, principal, memory_id)
+            check_expected_version(before, expected_versions)
             if before.status is MemoryStatus.ACTIVE:
                 raise MemoryNotArchived(f"{memory_id} is active; there is nothing to undo.")
             if before.is_superseded:

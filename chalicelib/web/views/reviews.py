@@ -20,7 +20,7 @@ from chalicelib.models.review import (
     ReviewAction,
     ReviewReport,
 )
-from chalicelib.models.review import RunReviewRequest as RunRequest
+from chalicelib.models.review_requests import RunReviewRequest as RunRequest
 from chalicelib.models.review_run import ReviewRun
 from chalicelib.web.context import FormError, WebContext
 from chalicelib.web.http import WebResponse

@@ -1,0 +1,446 @@
+"""What the OpenAPI document says about each route (issue 15): one entry per
+(method, path) of the Chalice route table, under ``/api/v1``.
+
+Adding a route to the document is one entry here; ``chalicelib/api/openapi.py``
+builds the document from the app's route table and these entries (a test fails
+when a route has no entry or an entry no route). The rest comes from the code
+itself: request and response shapes from the pydantic models, statuses from
+``errors.STATUS_BY_CODE``, ``Idempotency-Key`` from the ``idempotent`` decorator.
+Each entry lists the error classes its route raises beyond the common ones
+(``invalid_request``, ``unauthorized`` on bearer routes, ``rate_limited``; the
+idempotency and ``If-Match`` codes where those apply).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel
+
+from chalicelib import errors
+from chalicelib.models.kv import ForgetRequest, KvRecallRequest, RememberRequest
+from chalicelib.models.recall import RecallStartRequest
+from chalicelib.models.requests import (
+    ArchiveRequest,
+    DayLineRequest,
+    EditRequest,
+    EmptyRequest,
+    ListQuery,
+    Paging,
+    RecallLogQuery,
+    RecallRequest,
+    SaveFactRequest,
+    VetoRequest,
+)
+from chalicelib.models.responses import (
+    AuditList,
+    KvForgotten,
+    KvKeys,
+    KvRecalled,
+    KvRemembered,
+    MemoryList,
+    MemoryObject,
+    PendingList,
+    RecallLogList,
+    RecallObject,
+    ReviewList,
+    ReviewObject,
+    ReviewRunObject,
+    RoutineList,
+    RoutineObject,
+)
+from chalicelib.models.review_requests import (
+    ApproveRequest,
+    PendingListQuery,
+    ReviewListQuery,
+    RunReviewRequest,
+)
+from chalicelib.models.routine import CreateRoutineRequest, RoutineQuery
+
+Auth = Literal["bearer", "optional", "none"]
+"""``bearer``: a token is required; ``optional``: bearer, ``X-Api-Key`` or anonymous
+(key-value tools, MCP); ``none``: public."""
+Body = type[BaseModel] | tuple[type[BaseModel], ...] | Literal["mcp", "document"] | None
+"""A response (or request) shape: a model, several (one of), or a special one."""
+
+NOT_FOUND = errors.MemoryNotFound
+NOT_OWN = errors.MemoryNotOwn
+MEMORY_LINKS = ("get_memory", "edit_memory", "archive_memory", "veto_memory")
+FIRST_ACTION = "$response.body#/plan/actions/0/id"
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One route as the document describes it.
+
+    Attributes:
+        summary: one line.
+        who: who may call it (SPEC §7's "who").
+        responses: each success status and its body (None: no body).
+        errors: the error classes the route raises beyond the common ones.
+        body: the request body model; ``body_required`` says if it may be empty.
+        query: the query string model.
+        auth: see ``Auth``.
+        if_match: honours ``If-Match`` (412 ``precondition_failed``).
+        etag: its answer is one memory, with an ``ETag`` header.
+        session_header: reads ``X-Pinework-Session`` (run-start recall).
+        links: where its success answer leads (OpenAPI links): an operation id, whose
+            one path parameter is the answer's ``id``, or (operation id, {parameter:
+            runtime expression}).
+        accepted_links: the links of a 202 answer (a queued run has no plan yet).
+        tag: the group in the document.
+        description: more than the summary, if needed.
+    """
+
+    summary: str
+    who: str
+    responses: dict[int, Body]
+    errors: tuple[type[errors.PineworkError], ...] = ()
+    body: type[BaseModel] | Literal["mcp"] | None = None
+    body_required: bool = False
+    query: type[BaseModel] | None = None
+    auth: Auth = "bearer"
+    if_match: bool = False
+    etag: bool = False
+    session_header: bool = False
+    links: tuple[str | tuple[str, dict[str, str]], ...] = ()
+    accepted_links: tuple[str, ...] = ()
+    tag: str = "memories"
+    description: str = ""
+
+
+OPERATIONS: dict[tuple[str, str], Operation] = {
+    ("POST", "/memories"): Operation(
+        "Save a fact",
+        "agent; person with `agentId`",
+        {201: MemoryObject},
+        (
+            errors.MemoryTextTooLong,
+            errors.SecretInMemory,
+            errors.MemoryAgentRequired,
+            errors.MemoryAgentMismatch,
+            errors.MemoryDayAppendOnly,
+            NOT_OWN,
+            NOT_FOUND,
+            errors.MemorySupersedeArchived,
+            errors.MemoryVetoed,
+            errors.Forbidden,
+            errors.Conflict,
+        ),
+        body=SaveFactRequest,
+        body_required=True,
+        etag=True,
+        links=MEMORY_LINKS,
+        description="A fact of at most 500 characters, no secrets. `expiresAt` is an RFC 3339 "
+        "time or a date (the end of that UTC day), default 90 days; `supersedes` archives "
+        "that fact as `superseded` in the same transaction.",
+    ),
+    ("POST", "/memories/day"): Operation(
+        "Append a line to today's (UTC) day log",
+        "agent",
+        {201: MemoryObject, 200: MemoryObject},
+        (
+            errors.MemoryDayAgentOnly,
+            errors.MemoryTextTooLong,
+            errors.SecretInMemory,
+            errors.MemoryDayFull,
+            errors.Conflict,
+        ),
+        body=DayLineRequest,
+        body_required=True,
+        etag=True,
+        links=("get_memory", "archive_memory"),
+        description="201 with the new day row on the date's first line, 200 with the row "
+        "after the append otherwise. The line (at most 300 characters) gets an `HH:MM` and "
+        "task-key prefix; the day log holds 8,000 characters.",
+    ),
+    ("GET", "/memories"): Operation(
+        "List memories, newest first",
+        "agent (own); person (any agent, every agent if `agentId` is omitted)",
+        {200: MemoryList},
+        (NOT_OWN, errors.Forbidden),
+        query=ListQuery,
+    ),
+    ("GET", "/memories/{memory_id}"): Operation(
+        "Read one memory",
+        "owner agent, person",
+        {200: MemoryObject},
+        (NOT_FOUND, NOT_OWN),
+        etag=True,
+    ),
+    ("PATCH", "/memories/{memory_id}"): Operation(
+        "Edit a memory's text and/or expiry",
+        "person",
+        {200: MemoryObject},
+        (
+            errors.Forbidden,
+            NOT_FOUND,
+            errors.MemorySuperseded,
+            errors.MemoryTextTooLong,
+            errors.MemoryDayFull,
+            errors.SecretInMemory,
+            errors.Conflict,
+        ),
+        body=EditRequest,
+        body_required=True,
+        if_match=True,
+        etag=True,
+    ),
+    ("POST", "/memories/{memory_id}/archive"): Operation(
+        "Archive a memory with a reason",
+        "owner agent, person",
+        {200: MemoryObject},
+        (NOT_FOUND, NOT_OWN, errors.MemoryAlreadyArchived, errors.SecretInMemory, errors.Conflict),
+        body=ArchiveRequest,
+        body_required=True,
+        if_match=True,
+        etag=True,
+        links=("unarchive_memory", "get_memory"),
+    ),
+    ("POST", "/memories/{memory_id}/veto"): Operation(
+        "Veto a memory (archived with reason `vetoed`)",
+        "person",
+        {200: MemoryObject},
+        (
+            errors.Forbidden,
+            NOT_FOUND,
+            errors.MemoryAlreadyArchived,
+            errors.MemorySuperseded,
+            errors.SecretInMemory,
+            errors.Conflict,
+        ),
+        body=VetoRequest,
+        if_match=True,
+        etag=True,
+        links=("unarchive_memory",),
+    ),
+    ("POST", "/memories/{memory_id}/unarchive"): Operation(
+        "Bring an archived memory back (SPEC §4 rules)",
+        "owner agent, person",
+        {200: MemoryObject},
+        (
+            NOT_FOUND,
+            NOT_OWN,
+            errors.MemoryNotArchived,
+            errors.MemorySuperseded,
+            errors.MemoryVetoHumanOnly,
+            errors.MemoryDayExists,
+            errors.Conflict,
+        ),
+        body=EmptyRequest,
+        if_match=True,
+        etag=True,
+        links=("archive_memory",),
+    ),
+    ("GET", "/memories/{memory_id}/history"): Operation(
+        "A memory's audit records, oldest first",
+        "owner agent, person",
+        {200: AuditList},
+        (NOT_FOUND, NOT_OWN),
+        query=Paging,
+    ),
+    ("POST", "/memories/recall"): Operation(
+        "On-demand recall: scored memories and the `--- MEMORY ---` block",
+        "agent; person with `agentId`",
+        {200: RecallObject},
+        (errors.MemoryAgentRequired, NOT_OWN, errors.Forbidden),
+        body=RecallRequest,
+        tag="recall",
+        description="Counts as a recall of every memory returned; never changes the "
+        "run-start skip state. `query` (at most 4,000 characters) defaults to the task.",
+    ),
+    ("POST", "/memories/recall/start"): Operation(
+        "Run-start recall: the block, or `skipped` with the reason",
+        "agent",
+        {200: RecallObject},
+        (errors.Forbidden,),
+        body=RecallStartRequest,
+        body_required=True,
+        session_header=True,
+        tag="recall",
+    ),
+    ("GET", "/recalls"): Operation(
+        "The recall (injection) log, newest first",
+        "agent (own); person with `agentId`",
+        {200: RecallLogList},
+        (errors.MemoryAgentRequired, NOT_OWN, errors.Forbidden),
+        query=RecallLogQuery,
+        tag="recall",
+    ),
+    ("GET", "/routines"): Operation(
+        'List the "Memory dreaming" routines',
+        "agent (own); person (`agentId`, or the whole workspace)",
+        {200: RoutineList},
+        (NOT_OWN, errors.Forbidden),
+        query=RoutineQuery,
+        tag="routines",
+    ),
+    ("POST", "/routines"): Operation(
+        "Create an agent's routine again (after a delete)",
+        "person",
+        {201: RoutineObject, 200: RoutineObject},
+        (errors.Forbidden, errors.MemoryAgentRequired),
+        body=CreateRoutineRequest,
+        body_required=True,
+        links=("get_routine", "pause_routine", "resume_routine", "delete_routine"),
+        tag="routines",
+    ),
+    ("GET", "/routines/{routine_id}"): Operation(
+        "Read one routine (by `rtn_…` or the agent's `agt_…` id)",
+        "owner agent, person",
+        {200: RoutineObject},
+        (errors.NotFound, errors.Forbidden),
+        tag="routines",
+    ),
+    ("DELETE", "/routines/{routine_id}"): Operation(
+        "Delete a routine (its answer shows `status: deleted`)",
+        "person",
+        {200: RoutineObject},
+        (errors.NotFound, errors.Forbidden, errors.Conflict),
+        body=EmptyRequest,
+        tag="routines",
+    ),
+    ("POST", "/routines/{routine_id}/pause"): Operation(
+        "Pause a routine",
+        "person",
+        {200: RoutineObject},
+        (errors.NotFound, errors.Forbidden, errors.Conflict),
+        body=EmptyRequest,
+        links=("resume_routine",),
+        tag="routines",
+    ),
+    ("POST", "/routines/{routine_id}/resume"): Operation(
+        "Resume a routine",
+        "person",
+        {200: RoutineObject},
+        (errors.NotFound, errors.Forbidden, errors.Conflict),
+        body=EmptyRequest,
+        links=("pause_routine",),
+        tag="routines",
+    ),
+    ("POST", "/reviews"): Operation(
+        "Run an agent's review now (`dryRun`: the plan only), or queue it (202)",
+        "person",
+        {200: ReviewObject, 202: ReviewRunObject},
+        (errors.Forbidden, errors.MemoryAgentRequired, NOT_OWN, errors.Conflict),
+        body=RunReviewRequest,
+        body_required=True,
+        links=(
+            "get_review",
+            *(
+                (decision, {"review_id": "$response.body#/id", "action_ref": FIRST_ACTION})
+                for decision in (
+                    "approve_review_action",
+                    "reject_review_action",
+                    "undo_review_action",
+                )
+            ),
+        ),
+        accepted_links=("get_review",),
+        tag="reviews",
+        description="200 with the report when the review surely fits in the call; when it "
+        "may outlast API Gateway's 29 s (the Bedrock reviewer, a large store) it is queued: "
+        "202 with the run (`status: queued`) and `Location`; `GET /reviews/{id}` shows it "
+        "until its report is there.",
+    ),
+    ("GET", "/reviews"): Operation(
+        "An agent's review summaries, newest first",
+        "owner agent; person with `agentId`",
+        {200: ReviewList},
+        (errors.MemoryAgentRequired, NOT_OWN, errors.Forbidden),
+        query=ReviewListQuery,
+        tag="reviews",
+    ),
+    ("GET", "/reviews/pending"): Operation(
+        "Review actions waiting for a person, by agent, oldest review first",
+        "person (the workspace's, or `agentId`'s); agent (own)",
+        {200: PendingList},
+        (NOT_OWN, errors.Forbidden),
+        query=PendingListQuery,
+        tag="reviews",
+    ),
+    ("GET", "/reviews/{review_id}"): Operation(
+        "One full review report (or a queued review's run until it is done)",
+        "owner agent, person",
+        {200: (ReviewObject, ReviewRunObject)},
+        (errors.NotFound,),
+        tag="reviews",
+    ),
+    ("POST", "/reviews/{review_id}/actions/{action_ref}/approve"): Operation(
+        "Approve one pending action: it is applied now (`keepId`: the fact a conflict keeps)",
+        "person",
+        {200: ReviewObject},
+        (errors.Forbidden, errors.NotFound, errors.Conflict),
+        body=ApproveRequest,
+        tag="reviews",
+    ),
+    ("POST", "/reviews/{review_id}/actions/{action_ref}/reject"): Operation(
+        "Reject one pending action: it is never applied (nor proposed again)",
+        "person",
+        {200: ReviewObject},
+        (errors.Forbidden, errors.NotFound, errors.Conflict),
+        body=EmptyRequest,
+        tag="reviews",
+    ),
+    ("POST", "/reviews/{review_id}/actions/{action_ref}/undo"): Operation(
+        "Undo one applied action: what it changed is restored",
+        "person",
+        {200: ReviewObject},
+        (errors.Forbidden, errors.NotFound, errors.Conflict, errors.ReviewUndoConflict),
+        body=EmptyRequest,
+        tag="reviews",
+        description="`review_undo_conflict` when a memory the action changed was changed "
+        "since (nothing is undone); `conflict` when the action changed nothing.",
+    ),
+    ("POST", "/kv/remember"): Operation(
+        "Key-value `remember`: store a JSON value under a key",
+        "anyone (scoped by bearer token, `X-Api-Key`, or the client IP)",
+        {200: KvRemembered},
+        (errors.SecretInMemory, errors.PayloadTooLarge),
+        body=RememberRequest,
+        body_required=True,
+        auth="optional",
+        tag="kv",
+    ),
+    ("POST", "/kv/recall"): Operation(
+        "Key-value `recall`: one key's value, or every key (`{}`)",
+        "anyone (scoped)",
+        {200: (KvRecalled, KvKeys)},
+        body=KvRecallRequest,
+        auth="optional",
+        tag="kv",
+    ),
+    ("POST", "/kv/forget"): Operation(
+        "Key-value `forget`: delete a key",
+        "anyone (scoped)",
+        {200: KvForgotten},
+        body=ForgetRequest,
+        body_required=True,
+        auth="optional",
+        tag="kv",
+    ),
+    ("POST", "/mcp"): Operation(
+        "Model Context Protocol (JSON-RPC 2.0, streamable HTTP, stateless)",
+        "agents (and anyone for the key-value tools)",
+        {200: "mcp", 202: None},
+        body="mcp",
+        body_required=True,
+        auth="optional",
+        tag="mcp",
+        description="`initialize`, `ping`, `tools/list`, `tools/call` for `remember`, "
+        "`recall`, `forget`, `memory_save`, `memory_day`, `memory_recall`, `memory_list`, "
+        "`memory_archive`. Notifications and client responses are answered 202 without a "
+        "body. Refusals before dispatch (bad protocol version 400, bad token 401, a "
+        "browser `Origin` not allowed 403) are JSON-RPC errors with `data.code`; a tool's "
+        "own refusal is a result with `isError: true`.",
+    ),
+    ("GET", "/openapi.json"): Operation(
+        "This document (OpenAPI 3.1)",
+        "anyone",
+        {200: "document"},
+        auth="none",
+        tag="meta",
+    ),
+}
+"""Every documented operation, by (method, path below ``/api/v1``)."""

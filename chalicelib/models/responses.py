@@ -1,0 +1,347 @@
+"""Response bodies of the HTTP API as pydantic models (issue 15): the shapes the
+OpenAPI document (``chalicelib/api/openapi.py``) publishes and the views render.
+
+Stored objects keep their own ``to_wire`` (``Memory``, ``Routine``, ``ReviewReport``
+…); the models here describe exactly what those return (a test checks each one
+round-trips), and wrap them where a view used to build a dict: list pages and
+recall answers. Every model is closed (``extra="forbid"``), so a field added on the
+wire without its model fails the tests and the fuzzer's schema check.
+Timestamps are RFC 3339 UTC strings with milliseconds (``2026-11-30T01:02:03.456Z``).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+from pydantic.alias_generators import to_camel
+
+from chalicelib.models.principal import ReviewApproval
+from chalicelib.models.review import (
+    ActionDecision,
+    ActionOutcome,
+    ActionUndo,
+    ReviewAction,
+    ReviewPlan,
+    Trigger,
+)
+
+WireTime = Annotated[str, WithJsonSchema({"type": "string", "format": "date-time"})]
+"""An RFC 3339 UTC timestamp as sent (kept as the exact string)."""
+WireDate = Annotated[str, WithJsonSchema({"type": "string", "format": "date"})]
+"""A UTC date, ``YYYY-MM-DD``."""
+
+
+class ResponseModel(BaseModel):
+    """Base of response bodies: camelCase on the wire, closed, rendered by ``wire``."""
+
+    # defer_build: validators are built on first use, not at import (cold start).
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="forbid",
+        frozen=True,
+        defer_build=True,
+    )
+
+    def wire(self) -> dict[str, Any]:
+        """The JSON object as the API sends it (camelCase, ``null`` kept)."""
+        return self.model_dump(mode="json", by_alias=True)
+
+
+class MemoryObject(ResponseModel):
+    """A memory (SPEC §3): a fact or a day row. ``expired`` is computed at read time.
+
+    Sent with an ``ETag`` header naming its version (``If-Match`` on changes).
+    """
+
+    id: str = Field(description="`mem_` + a ULID.")
+    object: Literal["memory"]
+    agent_id: str = Field(description="The owner, `agt_…`.")
+    kind: Literal["fact", "day"]
+    date: WireDate | None = Field(description="The UTC date of a day row; null for a fact.")
+    text: str = Field(description="The fact, or the day's lines joined by a newline.")
+    expires_at: WireTime
+    status: Literal["active", "archived"]
+    archive_reason: str | None = Field(
+        description="Why it was archived; `superseded` and `vetoed` are the system's."
+    )
+    archived_at: WireTime | None
+    supersedes: str | None = Field(description="The `mem_…` this memory replaced.")
+    superseded_by: str | None = Field(description="The `mem_…` that replaced this one.")
+    run_id: str | None
+    task_key: str | None
+    saved_by_agent_id: str | None
+    edited_by_person_id: str | None
+    recall_count: int = Field(ge=0, description="How many recalls picked it.")
+    last_recalled_at: WireTime | None
+    created_at: WireTime
+    updated_at: WireTime
+    expired: bool = Field(description="True once `expiresAt` has passed.")
+
+
+class AuditObject(ResponseModel):
+    """One entry of a memory's history (SPEC §4): who did what, when, before/after."""
+
+    id: str
+    object: Literal["audit"]
+    memory_id: str
+    action: str = Field(
+        description="`create`, `append`, `edit`, `archive`, `veto`, `unarchive`, "
+        "`supersede`, or a review's action."
+    )
+    actor_type: Literal["agent", "person", "system"]
+    actor_id: str | None
+    at: WireTime
+    reason: str | None
+    before: dict[str, Any] | None = Field(
+        description="The memory before the change (its wire form without `expired`); "
+        "null on create."
+    )
+    after: dict[str, Any] | None = Field(description="The memory after the change.")
+    evidence: str | None = Field(description="On a fact's `create`: the save's evidence.")
+
+
+class ScoredMemoryObject(ResponseModel):
+    """A memory a recall picked, with its relevance score (null on fallback)."""
+
+    score: float | None = Field(ge=0, le=1)
+    memory: MemoryObject
+
+
+class RecallObject(ResponseModel):
+    """The answer of on-demand (``object: recall``) and run-start (``recall_start``)
+    recall (SPEC §8): the scored memories, best first, and the ``--- MEMORY ---`` block,
+    or ``skipped: true`` with the ``reason`` and no block."""
+
+    object: Literal["recall", "recall_start"]
+    recall_id: str | None = Field(description="The recall log entry (`rcl_…`); null if skipped.")
+    skipped: bool
+    reason: str | None = Field(description="Why no block was given (run-start recall).")
+    query: str = Field(description="The text the facts were scored against.")
+    fallback: Literal["newest"] | None = Field(
+        description="`newest` when scoring failed or ran out of time (SPEC §8)."
+    )
+    memories: list[ScoredMemoryObject]
+    block: str | None
+
+
+class RecalledMemoryObject(ResponseModel):
+    """One memory of a recall log entry and its score."""
+
+    memory_id: str
+    score: float | None
+
+
+class RecallLogObject(ResponseModel):
+    """One recall as the recall (injection) log keeps it."""
+
+    id: str
+    object: Literal["recall_log"]
+    agent_id: str
+    kind: Literal["start", "on_demand"]
+    session_id: str | None
+    run_id: str | None
+    task_key: str | None
+    query: str
+    fallback: str | None
+    at: WireTime
+    memories: list[RecalledMemoryObject]
+
+
+class RoutineObject(ResponseModel):
+    """An agent's "Memory dreaming" routine (SPEC §9)."""
+
+    id: str = Field(description="`rtn_…` (the agent's ULID).")
+    object: Literal["routine"]
+    agent_id: str
+    name: str
+    schedule: str = Field(description="EventBridge expression, `cron(0 4 * * ? *)`.")
+    status: Literal["active", "paused", "deleted"]
+    created_at: WireTime
+    updated_at: WireTime
+    updated_by_person_id: str | None
+    schedule_description: str
+    timezone: Literal["UTC"]
+
+
+class ReviewObject(ResponseModel):
+    """A review report (SPEC §9): its plan, what was applied and skipped, and the
+    decisions of an approval-mode review."""
+
+    id: str
+    object: Literal["review"]
+    status: Literal["planned", "pending", "done"]
+    agent_id: str
+    date: WireDate
+    trigger: Trigger
+    dry_run: bool
+    reviewer: str
+    started_at: WireTime
+    finished_at: WireTime
+    plan: ReviewPlan
+    applied: list[ActionOutcome]
+    skipped: list[ActionOutcome]
+    report_key: str | None
+    approval: ReviewApproval
+    decisions: list[ActionDecision]
+    undone: list[ActionUndo]
+
+
+class ReviewRunObject(ResponseModel):
+    """A review queued instead of run inside the call (``POST /reviews`` answered 202;
+    ``GET /reviews/{id}`` until it is done; issue 12): ``status`` says where it stands."""
+
+    id: str
+    object: Literal["review"]
+    trigger: Literal["manual"]
+    agent_id: str
+    date: WireDate
+    dry_run: bool
+    status: Literal["queued", "running", "failed", "done"]
+    requested_by: str
+    requested_at: WireTime
+    started_at: WireTime | None
+    finished_at: WireTime | None
+    attempts: int
+    error: str | None
+
+
+class PendingActionObject(ResponseModel):
+    """One review action waiting for a person (``GET /reviews/pending``; issue 14)."""
+
+    object: Literal["pending_action"]
+    review_id: str
+    agent_id: str
+    date: WireDate
+    approval: ReviewApproval
+    waiting_since: WireTime
+    action: ReviewAction
+
+
+class ReviewSummaryObject(ResponseModel):
+    """One line of ``GET /reviews``: counts, and where the full report is."""
+
+    id: str
+    object: Literal["review_summary"]
+    status: Literal["pending", "done"]
+    agent_id: str
+    date: WireDate
+    trigger: Trigger
+    reviewer: str
+    started_at: WireTime
+    finished_at: WireTime
+    planned: int
+    applied: int
+    skipped: int
+    report_key: str
+    approval: ReviewApproval
+    pending: int
+    rejected: int
+    undone: int
+
+
+ItemT = TypeVar("ItemT", bound=ResponseModel)
+
+
+class ListPage(ResponseModel, Generic[ItemT]):
+    """A page of a list (SPEC §5): at most ``limit`` items, and the ``nextToken`` of
+    the next page (null on the last)."""
+
+    object: Literal["list"] = "list"
+    data: list[ItemT]
+    next_token: str | None
+
+
+class MemoryList(ListPage[MemoryObject]):
+    """``GET /memories``: memories newest first."""
+
+
+class AuditList(ListPage[AuditObject]):
+    """``GET /memories/{id}/history``: audit records oldest first."""
+
+
+class RecallLogList(ListPage[RecallLogObject]):
+    """``GET /recalls``: the recall log, newest first."""
+
+
+class RoutineList(ListPage[RoutineObject]):
+    """``GET /routines``: routines by agent id."""
+
+
+class ReviewList(ListPage[ReviewSummaryObject]):
+    """``GET /reviews``: review summaries, newest first."""
+
+
+class PendingList(ListPage[PendingActionObject]):
+    """``GET /reviews/pending``: actions waiting for a person, by agent, oldest review first."""
+
+
+class KvRemembered(ResponseModel):
+    """``remember`` (SPEC §10)."""
+
+    stored: Literal[True]
+    key: str
+    ttl: Literal["permanent", "24h"]
+
+
+class KvRecalled(ResponseModel):
+    """``recall {key}`` (SPEC §10): the stored string, not parsed back; null if missing."""
+
+    key: str
+    value: str | None
+    found: bool
+
+
+class KvKeys(ResponseModel):
+    """``recall {}`` (SPEC §10): every key of the caller's scope (``truncated`` only
+    when the list was cut at 5 MiB)."""
+
+    keys: list[str]
+    count: int
+    truncated: Literal[True] | None = Field(default=None, exclude_if=lambda value: value is None)
+
+
+class KvForgotten(ResponseModel):
+    """``forget`` (SPEC §10)."""
+
+    deleted: bool
+    key: str
+
+
+class ErrorDetail(ResponseModel):
+    """The error of an envelope: a stable code (SPEC §6) and what to do."""
+
+    code: str
+    message: str
+
+
+class ErrorEnvelope(ResponseModel):
+    """Every error: ``{"error": {"code", "message"}}`` with the status of SPEC §6."""
+
+    error: ErrorDetail
+
+
+class JsonRpcError(BaseModel):
+    """A JSON-RPC 2.0 error object (``/mcp``); ``data.code`` carries our error code
+    when the request was refused before dispatch."""
+
+    model_config = ConfigDict(extra="allow")
+
+    code: int
+    message: str
+    data: Any = None
+
+
+class JsonRpcMessage(BaseModel):
+    """One JSON-RPC 2.0 message of the MCP endpoint (SPEC §11): a request, a
+    notification (no ``id``), or a response (``result`` or ``error``)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    jsonrpc: Literal["2.0"]
+    id: str | int | None = None
+    method: str | None = None
+    params: dict[str, Any] | list[Any] | None = None
+    result: Any = None
+    error: JsonRpcError | None = None

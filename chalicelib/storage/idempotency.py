@@ -1,0 +1,142 @@
+"""Idempotency records on the single table (issue 15): Powertools' DynamoDB
+persistence layer, with our key layout and the table's TTL attribute.
+
+Powertools (``aws-lambda-powertools``' idempotency utility) writes one record per
+idempotency key: a conditional ``PutItem`` claims the key (``INPROGRESS``), an
+``UpdateItem`` stores the answer (``COMPLETED``), a ``DeleteItem`` releases the key
+when the request failed, and a consistent ``GetItem`` reads a record when the claim
+found one without returning it. On a composite-key table Powertools would put every
+record under one partition key (``static_pk_value``); ``_get_key`` instead gives each
+record its own partition, ``IDEMPOTENCY#<sha256>`` (``keys.idempotency_key``), so
+records spread over the table. ``expiresAtEpoch`` is the table's TTL attribute
+(``infra/tables.py``): DynamoDB deletes records after their 24 hours, and Powertools
+treats an expired record as absent before that.
+
+Imported only when a request carries ``Idempotency-Key`` (cold start, see
+``chalicelib.wiring``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, cast
+
+from aws_lambda_powertools.utilities.idempotency import (
+    DynamoDBPersistenceLayer,
+    IdempotencyConfig,
+    idempotent_function,
+)
+from aws_lambda_powertools.utilities.idempotency.exceptions import (
+    IdempotencyAlreadyInProgressError,
+    IdempotencyValidationError,
+)
+
+from chalicelib.errors import IdempotencyKeyInUse, IdempotencyKeyReused
+from chalicelib.storage.dynamodb import DynamoDBTable, to_attributes
+from chalicelib.storage.keys import KV_TTL_ATTRIBUTE, idempotency_key
+
+
+class DynamoDBIdempotencyStore(DynamoDBPersistenceLayer):
+    """Powertools' ``DynamoDBPersistenceLayer`` on the single table.
+
+    Attributes written: ``pk``/``sk`` (``keys.idempotency_key``), ``status``
+    (``INPROGRESS``/``COMPLETED``), ``expiresAtEpoch`` (TTL, epoch seconds),
+    ``inProgressExpiresAtMs`` (the first request's deadline, epoch milliseconds),
+    ``response`` (the stored answer, JSON) and ``fingerprint`` (the hash of the
+    request the key was first used with).
+
+    Args:
+        table: the wrapped table; its client is reused (no second client).
+    """
+
+    def __init__(self, table: DynamoDBTable) -> None:
+        super().__init__(
+            table_name=table.name,
+            key_attr="pk",
+            sort_key_attr="sk",
+            expiry_attr=KV_TTL_ATTRIBUTE,
+            in_progress_expiry_attr="inProgressExpiresAtMs",
+            status_attr="status",
+            data_attr="response",
+            validation_key_attr="fingerprint",
+            boto3_client=table.client,
+        )
+
+    def _get_key(self, idempotency_key_value: str) -> dict[str, Any]:
+        """The record's key: its own partition per idempotency key (see the module)."""
+        return to_attributes(idempotency_key(idempotency_key_value))
+
+    def run_once(
+        self,
+        record_key: str,
+        fingerprint: str,
+        action: Callable[[], dict[str, Any]],
+        *,
+        deadline_ms: int,
+        lifetime_seconds: int,
+    ) -> tuple[dict[str, Any], bool]:
+        """``IdempotencyStore.run_once`` with Powertools' ``idempotent_function``:
+        ``record_key`` is hashed (SHA-256) into ``IDEMPOTENCY#<hex>``; ``fingerprint``
+        is the payload Powertools validates a retry against.
+
+        Raises:
+            IdempotencyKeyInUse: Powertools' ``IdempotencyAlreadyInProgressError``.
+            IdempotencyKeyReused: Powertools' ``IdempotencyValidationError``.
+            Exception: whatever ``action`` raised (Powertools deletes the record).
+        """
+        config = IdempotencyConfig(
+            event_key_jmespath="key",
+            payload_validation_jmespath="fingerprint",
+            raise_on_no_idempotency_key=True,
+            # Powertools truncates the expiry to whole epoch seconds: one more second
+            # keeps a key for at least ``lifetime_seconds``.
+            expires_after_seconds=lifetime_seconds + 1,
+            hash_function="sha256",
+            response_hook=_mark_replayed,
+        )
+        # Powertools reads only get_remaining_time_in_millis from the context.
+        config.register_lambda_context(cast(Any, _Deadline(deadline_ms)))
+
+        def run_action(request: dict[str, str]) -> dict[str, Any]:
+            return {"answer": action()}
+
+        once: Callable[..., dict[str, Any]] = idempotent_function(
+            data_keyword_argument="request",
+            persistence_store=self,
+            config=config,
+            key_prefix=RECORD_PREFIX,
+        )(run_action)
+
+        try:
+            result = once(request={"key": record_key, "fingerprint": fingerprint})
+        except IdempotencyAlreadyInProgressError as error:
+            raise IdempotencyKeyInUse(
+                "A request with this Idempotency-Key is still running; retry shortly to "
+                "get its answer."
+            ) from error
+        except IdempotencyValidationError as error:
+            raise IdempotencyKeyReused(
+                "This Idempotency-Key was used with another request (method, path or body) "
+                "in the last 24 hours; use a new key for a new request."
+            ) from error
+        return result["answer"], bool(result.get("replayed"))
+
+
+RECORD_PREFIX = "IDEMPOTENCY"
+"""Powertools' key prefix: records are ``IDEMPOTENCY#<sha256 of the scoped key>``."""
+
+
+def _mark_replayed(response: Any, idempotent_data: Any) -> Any:
+    """Powertools' ``response_hook``: runs only when a stored answer is returned."""
+    return {**response, "replayed": True}
+
+
+class _Deadline:
+    """The one part of a Lambda context Powertools reads: the time left."""
+
+    def __init__(self, remaining_ms: int) -> None:
+        self._remaining_ms = remaining_ms
+
+    def get_remaining_time_in_millis(self) -> int:
+        """Milliseconds the request may still run."""
+        return self._remaining_ms
