@@ -1,4 +1,4 @@
-"""Pinework Memory: every Lambda entry point, one line each (STYLE.md rule 1)."""
+"""Pinework Memory: every Lambda entry point, one line each (docs/conventions.md#rule-1)."""
 
 from typing import Any
 
@@ -18,20 +18,23 @@ from chalicelib.settings import REVIEW_QUEUE_NAME
 from chalicelib.wiring import services
 
 app = Chalice(app_name="pinework")
-app.register_middleware(observe, "all")  # a log line and metrics per event (issue 12)
+# a log line and metrics per event (docs/issues.md#issue-12)
+app.register_middleware(observe, "all")
 app.register_blueprint(memories_api, url_prefix="/api/v1")
 app.register_blueprint(recalls_api, url_prefix="/api/v1")
 app.register_blueprint(routines_api, url_prefix="/api/v1")
 app.register_blueprint(reviews_api, url_prefix="/api/v1")
 app.register_blueprint(kv_api, url_prefix="/api/v1")
 app.register_blueprint(mcp_api, url_prefix="/api/v1")
-app.register_blueprint(dashboard_web)  # the persons' dashboard: /, /agents/…, /sign-in (SPEC §13)
+# the persons' dashboard: /, /agents/…, /sign-in (docs/reference.md#13-dashboard)
+app.register_blueprint(dashboard_web)
 app.register_blueprint(openapi_api, url_prefix="/api/v1")
 
 
 @app.schedule(Cron(0, 4, "*", "*", "?", "*"), name="review_fanout")
 def review_fanout(event: CloudWatchEvent) -> dict[str, Any]:
-    """04:00 UTC daily: one review message per agent with an active routine (SPEC §9)."""
+    """04:00 UTC daily: one review message per agent with an active routine
+    (docs/reference.md#9-review)."""
     return fan_out(services(), event.time)
 
 

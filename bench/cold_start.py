@@ -1,4 +1,4 @@
-"""Cold start (issue 12): the import time of the Lambda handler module (``app``) as a
+"""Cold start (docs/issues.md#issue-12): the import time of the Lambda handler module (``app``) as a
 ratio to a hello-world Chalice app that imports boto3, measured side by side in one
 run, and what a recall's first call costs once the heavy pieces load on first use.
 

@@ -1,6 +1,6 @@
-"""Dashboard speed (issue 13, SPEC §13): DynamoDB requests and server time per page
-view, for an agent with 5,000 memories in a workspace of 20 agents, on the embedded
-DynamoDB (moto).
+"""Dashboard speed (docs/issues.md#issue-13, docs/reference.md#13-dashboard): DynamoDB requests and
+server time per page view, for an agent with 5,000 memories in a workspace of 20 agents, on the
+embedded DynamoDB (moto).
 
 The memories are loaded with BatchWriteItem (items built by the storage's own
 ``memory_to_item``, so they carry every index value): 4,820 facts over 90 days

@@ -1,5 +1,5 @@
-"""Key-value meta-tools latency (issue 5): ``remember``/``recall`` through ``KvService``
-against a plain DynamoDB PutItem/GetItem of the same item, on the embedded server.
+"""Key-value meta-tools latency (docs/issues.md#issue-5): ``remember``/``recall`` through
+``KvService`` against a plain DynamoDB PutItem/GetItem of the same item, on the embedded server.
 
 Usage: ``.venv/bin/python bench/kv_speed.py [iterations]`` (default 300).
 

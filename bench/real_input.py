@@ -1,4 +1,4 @@
-"""Real input through the running local server (issue 2, item 14).
+"""Real input through the running local server (docs/issues.md#issue-2-item-14).
 
 Loads one conversation of the recall benchmark (LoCoMo-derived, CC BY-NC 4.0,
 docs/reference.md#recall-benchmark, never copied here) as one new agent's facts

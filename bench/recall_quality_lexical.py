@@ -1,4 +1,5 @@
-"""Measure a recall scorer's quality and speed on the recall-eval benchmark (SPEC §8).
+"""Measure a recall scorer's quality and speed on the recall-eval benchmark
+(docs/reference.md#8-recall).
 
 Each conversation in ``memories.jsonl`` is one agent's store. Every question in
 ``queries.jsonl`` with non-empty ``evidence_ids`` is scored against its conversation's
@@ -9,7 +10,7 @@ does with newer memories). Printed per category, for categories 1-4 together
 - R@5, R@10: share of a question's evidence facts among the first 5 / 10;
 - MRR: mean of 1 / rank of the first evidence fact;
 - Hit@kept: share of questions with at least one evidence fact scored >= 0.5, the
-  SPEC §8 cut-off;
+  docs/reference.md#8-recall cut-off;
 - kept: how many facts score >= 0.5 (median and 90th percentile).
 
 Then the scoring time per question (milliseconds, per store of 184-324 facts) and for

@@ -1,5 +1,5 @@
-"""A fact's save cost with its recall embedding (issue 17: within 2x of before), on one
-BLAS thread: the whole save through ``MemoryService`` on the embedded DynamoDB (moto on
+"""A fact's save cost with its recall embedding (docs/issues.md#issue-17: within 2x of before), on
+one BLAS thread: the whole save through ``MemoryService`` on the embedded DynamoDB (moto on
 loopback), with the process's MiniLM and with no embedding (storage only), and the
 embedding alone. Texts are the recall benchmark's facts (docs/reference.md#recall-benchmark,
 read only).

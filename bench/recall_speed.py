@@ -1,4 +1,4 @@
-"""Recall speed (issue 3): recall over 1,000 and 10,000 live facts of one agent on
+"""Recall speed (docs/issues.md#issue-3): recall over 1,000 and 10,000 live facts of one agent on
 the embedded DynamoDB, as a ratio to listing the same facts, with the DynamoDB
 requests each makes; and the default scorer alone on 10,000 facts as a ratio to
 rank-bm25 on the same texts.

@@ -1,6 +1,6 @@
-"""Issue 17's ranking trials for ``bench/recall_quality.py``: second-stage columns the
-issue 17 research did not try, measured by leave-one-conversation-out MRR against the
-shipped design (paired, with a bootstrap interval). None is shipped unless the bench
+"""docs/issues.md#issue-17's ranking trials for ``bench/recall_quality.py``: second-stage columns
+the docs/issues.md#issue-17 research did not try, measured by leave-one-conversation-out MRR against
+the shipped design (paired, with a bootstrap interval). None is shipped unless the bench
 shows it is worth it (docs/DECISIONS.md, Recall).
 
 - ``idf-weighted MaxSim``: the token match with each query word piece weighted by its

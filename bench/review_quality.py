@@ -1,4 +1,4 @@
-"""Measure the review's judgement on labelled pairs of facts (issue 14 item 4).
+"""Measure the review's judgement on labelled pairs of facts (docs/issues.md#issue-14-item-4).
 
 Every pair is two live facts of one agent (``a`` saved a day before ``b``),
 embedded with the real MiniLM embedder and judged by the real ``RuleReviewer``
@@ -227,8 +227,8 @@ def judge(pairs: list[Pair], embedder: MiniLMEmbedder) -> list[str]:
 
 
 def old_rule_merges(pair: Pair) -> bool:
-    """The rule issue 14 replaced: same normalized text, or content-word Jaccard >= 0.8
-    with the same polarity."""
+    """The rule docs/issues.md#issue-14 replaced: same normalized text, or content-word Jaccard >=
+    0.8 with the same polarity."""
     if normalize(pair.a) == normalize(pair.b):
         return True
     left, right = content_words(pair.a), content_words(pair.b)

@@ -1,5 +1,5 @@
-"""Review scale (issue 4, SPEC §9): the time and the DynamoDB requests of one
-agent's daily review with 1,000 and 10,000 facts, on the embedded DynamoDB.
+"""Review scale (docs/issues.md#issue-4, docs/reference.md#9-review): the time and the DynamoDB
+requests of one agent's daily review with 1,000 and 10,000 facts, on the embedded DynamoDB.
 
 Each size gets its own table. The facts are loaded with BatchWriteItem (items
 built by the storage's own conversion, ``memory_to_item``) so the setup does

@@ -4,9 +4,9 @@ Every ``text`` in a recall-eval ``memories.jsonl`` file (ordinary conversation f
 every hit is a false positive) goes through ``SecretDetector().find_secret``. The script
 prints the count and rate of flagged texts, lists them, and prints the mean time per call.
 A ``queries.jsonl`` file works too (its ``question`` fields: recall queries are checked
-since issue 14). It also counts the flagged texts among the same texts written in
+since docs/issues.md#issue-14). It also counts the flagged texts among the same texts written in
 full-width letters and with zero-width spaces between words (the detector reads text
-as it shows, issue 14), and with ``shapes_only`` (the check on identifiers).
+as it shows, docs/issues.md#issue-14), and with ``shapes_only`` (the check on identifiers).
 
 Usage::
 

@@ -1,4 +1,4 @@
-"""The cost of "vetoes stick" on an agent's save (issue 14 item 5), on the embedded
+"""The cost of "vetoes stick" on an agent's save (docs/issues.md#issue-14-item-5), on the embedded
 DynamoDB: one agent with 5,000 facts, 100 of them vetoed by a person.
 
 Compared, per save of a new fact (median and 90th percentile of the check alone,

@@ -1,8 +1,8 @@
 """Parts whose libraries load on first use, not when the Lambda handler is imported.
 
 Import time is cold-start time, paid by every new Lambda container before its first
-request, whatever route it serves (PITFALLS "AWS deployment"). numpy and the MiniLM
-embedder, the relevance scorer and detect-secrets are each needed by some requests
+request, whatever route it serves (docs/conventions.md#pitfalls "AWS deployment"). numpy and the
+MiniLM embedder, the relevance scorer and detect-secrets are each needed by some requests
 only, so ``chalicelib.wiring`` builds these stand-ins, which satisfy the services'
 Protocols and import and build the real part the first time a method is called
 (once per process, thread-safe). A test checks that ``import app`` loads none of
@@ -111,7 +111,7 @@ def minilm_embedder() -> Embedder:
 
 
 def relevance_scorer(embedder: Embedder) -> CandidateScorer:
-    """The default recall scorer (SPEC §8) over ``embedder`` (numpy)."""
+    """The default recall scorer (docs/reference.md#8-recall) over ``embedder`` (numpy)."""
     from chalicelib.services.recall.relevance import RelevanceScorer
 
     return RelevanceScorer(embedder)

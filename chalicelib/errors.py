@@ -1,4 +1,4 @@
-"""Domain errors: one class per error code of SPEC §6.
+"""Domain errors: one class per error code of docs/reference.md#6-errors.
 
 Services raise these; the HTTP adapter (``chalicelib.api.http``) maps each
 ``code`` to its status through ``STATUS_BY_CODE`` and renders the envelope
@@ -17,7 +17,7 @@ class PineworkError(Exception):
     """Base of every error a client may see.
 
     Attributes:
-        code: the stable error code of SPEC §6 (e.g. ``memory_day_full``).
+        code: the stable error code of docs/reference.md#6-errors (e.g. ``memory_day_full``).
         message: what went wrong and what to do, for a human.
     """
 
@@ -28,7 +28,7 @@ class PineworkError(Exception):
         self.message = message
 
 
-# Codes and meanings from the seed (SPEC §6, first table).
+# Codes and meanings from the seed (docs/reference.md#6-errors, first table).
 class MemoryTextTooLong(PineworkError):
     """A fact over 500 characters or a day line over 300 (400)."""
 
@@ -107,7 +107,7 @@ class MemoryDayExists(PineworkError):
     code = "memory_day_exists"
 
 
-# Ours (SPEC §6, second table).
+# Ours (docs/reference.md#6-errors, second table).
 class InvalidRequest(PineworkError):
     """Malformed JSON, wrong types, unknown fields, bad dates, other limits (400)."""
 
@@ -173,70 +173,72 @@ class Conflict(PineworkError):
 
 
 class PersonExists(PineworkError):
-    """A person of the workspace already has this e-mail address (409; issue 14)."""
+    """A person of the workspace already has this e-mail address (409; docs/issues.md#issue-14)."""
 
     code = "person_exists"
 
 
 class PayloadTooLarge(PineworkError):
-    """A key-value value over the size one response can carry (413; SPEC §10, DECISIONS)."""
+    """A key-value value over the size one response can carry (413; docs/reference.md#10-key-value,
+    DECISIONS)."""
 
     code = "payload_too_large"
 
 
 class PreconditionFailed(PineworkError):
     """``If-Match`` names a version of the memory that is no longer current; nothing
-    changed (412, SPEC §6; issue 15)."""
+    changed (412, docs/reference.md#6-errors; docs/issues.md#issue-15)."""
 
     code = "precondition_failed"
 
 
 class IdempotencyKeyReused(PineworkError):
     """An ``Idempotency-Key`` already used with another request (method, path or body)
-    by the same caller within 24 hours (422; issue 15, docs/DECISIONS.md)."""
+    by the same caller within 24 hours (422; docs/issues.md#issue-15, docs/DECISIONS.md)."""
 
     code = "idempotency_key_reused"
 
 
 class IdempotencyKeyInUse(PineworkError):
     """The first request with this ``Idempotency-Key`` is still running; retry after
-    ``Retry-After`` seconds to get its answer (409; issue 15, docs/DECISIONS.md)."""
+    ``Retry-After`` seconds to get its answer (409; docs/issues.md#issue-15, docs/DECISIONS.md)."""
 
     code = "idempotency_key_in_use"
 
 
 class MemoryVetoed(PineworkError):
     """An agent saved a text a person vetoed: the same text after normalisation, or a
-    duplicate of it (SPEC §6, §9; issue 14 item 5). The message names the vetoed
-    memory (409)."""
+    duplicate of it (docs/reference.md#6-errors, docs/reference.md#9-review;
+    docs/issues.md#issue-14-item-5). The message names the vetoed memory (409)."""
 
     code = "memory_vetoed"
 
 
 class ReviewUndoConflict(PineworkError):
     """Undoing a review action whose memories changed since the review; nothing is
-    undone (409; issue 14 item 3)."""
+    undone (409; docs/issues.md#issue-14-item-3)."""
 
     code = "review_undo_conflict"
 
 
 class UnsupportedMediaType(PineworkError):
     """Deployed, API Gateway refused the body's content type and answered itself (415);
-    the app never raises it (``infra/gateway_responses.py``; issue 12)."""
+    the app never raises it (``infra/gateway_responses.py``; docs/issues.md#issue-12)."""
 
     code = "unsupported_media_type"
 
 
 class BadGateway(PineworkError):
     """Deployed, the function behind API Gateway crashed or answered badly; API Gateway
-    answers (502). The app never raises it (``infra/gateway_responses.py``; issue 12)."""
+    answers (502). The app never raises it (``infra/gateway_responses.py``;
+    docs/issues.md#issue-12)."""
 
     code = "bad_gateway"
 
 
 class GatewayTimeout(PineworkError):
     """Deployed, the call took longer than API Gateway's 29 s and was cut off (504); its
-    changes may or may not be saved. The app never raises it (issue 12)."""
+    changes may or may not be saved. The app never raises it (docs/issues.md#issue-12)."""
 
     code = "timeout"
 
@@ -277,4 +279,5 @@ STATUS_BY_CODE: dict[str, int] = {
     "bad_gateway": 502,
     "timeout": 504,
 }
-"""HTTP status of every error code (SPEC §6); a test checks each class is here."""
+"""HTTP status of every error code (docs/reference.md#6-errors); a test checks each class is
+here."""

@@ -1,6 +1,6 @@
-"""New ids and the clock, injected everywhere so tests control time (STYLE.md rule 7).
+"""New ids and the clock, injected everywhere so tests control time (docs/conventions.md#rule-7).
 
-Ids are a prefix plus a ULID (SPEC §2): ``mem_`` memories, ``aud_`` audit
+Ids are a prefix plus a ULID (docs/reference.md#2-concepts): ``mem_`` memories, ``aud_`` audit
 records, ``wsp_`` workspaces, ``agt_`` agents, ``usr_`` persons. A ULID starts
 with its creation time, so ids sort by creation time.
 """
@@ -26,7 +26,7 @@ class Clock(Protocol):
 
 
 class SystemClock:
-    """The real clock, always UTC whatever the process time zone (PITFALLS: Time)."""
+    """The real clock, always UTC whatever the process time zone (docs/conventions.md#time)."""
 
     def now(self) -> datetime:
         """Return ``datetime.now(UTC)``."""

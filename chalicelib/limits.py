@@ -1,4 +1,5 @@
-"""Every limit of the service, in one place (SPEC §5, §8, §10; ours in docs/DECISIONS.md).
+"""Every limit of the service, in one place (docs/reference.md#5-limits, docs/reference.md#8-recall,
+docs/reference.md#10-key-value; ours in docs/DECISIONS.md).
 
 Characters are Unicode code points (Python ``len``) of the text as received; bytes
 are UTF-8. Services and request models import their limits from here, so a limit
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-# Memories (SPEC §5).
+# Memories (docs/reference.md#5-limits).
 FACT_MAX_CHARS = 500
 """A fact's text; over it: 400 ``memory_text_too_long``."""
 DAY_LINE_MAX_CHARS = 300
@@ -20,19 +21,19 @@ a line that would pass it is 409 ``memory_day_full`` and is not written."""
 ARCHIVE_REASON_MAX_CHARS = 500
 """An archive reason (required) and a veto's note."""
 EVIDENCE_MAX_CHARS = 2000
-"""The tool-output excerpt a save may carry (SPEC §9 step 5)."""
+"""The tool-output excerpt a save may carry (docs/reference.md#review-step-5)."""
 DEFAULT_FACT_LIFETIME = timedelta(days=90)
 """A fact saved without ``expiresAt`` expires this long after its save."""
 HEADER_MAX_CHARS = 128
 """``X-Pinework-Run``, ``-Task``, ``-Session`` and a body's ``sessionId`` (printable ASCII)."""
 
-# Lists (SPEC §5).
+# Lists (docs/reference.md#5-limits).
 DEFAULT_LIST_LIMIT = 100
 """Items in a list page when ``limit`` is not given."""
 MAX_LIST_LIMIT = 500
 """The largest list page; a larger ``limit`` is lowered to it, not refused."""
 
-# Recall (SPEC §5, §8).
+# Recall (docs/reference.md#5-limits, docs/reference.md#8-recall).
 RECALL_QUERY_MAX_CHARS = 4000
 """A recall ``query``, and a run-start ``task``, ``message`` or ``slashCommand``."""
 SCORE_CUTOFF = 0.5
@@ -46,14 +47,14 @@ MAX_DAY_LOG_TOKENS = 2_000
 SESSION_WINDOW = timedelta(hours=24)
 """A resumed session that had a run-start recall this recently gets no block."""
 
-# Reviews (SPEC §9; issue 12).
+# Reviews (docs/reference.md#9-review; docs/issues.md#issue-12).
 REVIEW_INLINE_MAX_FACTS = 1_000
 """A person's ``POST /reviews`` runs inside the API call (200 with the report) when the
 reviewer is ``rules`` and the agent has at most this many facts, live and archived;
 otherwise it is queued (202) for the review worker, so API Gateway's 29 s never cuts a
 review off (``PINEWORK_REVIEW_INLINE_MAX_FACTS``; measured in docs/DECISIONS.md)."""
 
-# Key-value meta-tools (SPEC §10).
+# Key-value meta-tools (docs/reference.md#10-key-value).
 KEY_MAX_BYTES = 512
 """Keys are 1 to 512 bytes of UTF-8."""
 VALUE_MAX_BYTES = 5_767_168
@@ -67,7 +68,7 @@ ANONYMOUS_LIFETIME = timedelta(hours=24)
 API_KEY_MAX_CHARS = 4096
 """The longest ``X-Api-Key`` accepted."""
 
-# The dashboard (SPEC §13; ours, docs/DECISIONS.md "Dashboard").
+# The dashboard (docs/reference.md#13-dashboard; ours, docs/DECISIONS.md "Dashboard").
 SESSION_IDLE_LIFETIME = timedelta(hours=12)
 """A dashboard session ends this long after the person's last request."""
 SESSION_MAX_LIFETIME = timedelta(days=7)
@@ -82,13 +83,13 @@ the newest are read page by page; the person may continue with the next ones).""
 DASHBOARD_PAGE_SIZE = 50
 """Memories on one page of an agent's memory list."""
 
-# Throttling (SPEC §6, issue 12).
+# Throttling (docs/reference.md#6-errors, docs/issues.md#issue-12).
 THROTTLED_RETRY_AFTER_SECONDS = 1
 """``Retry-After`` of a 429 ``rate_limited`` answer. botocore has already retried the
 throttled call (adaptive mode, 5 attempts) before the service gives up, so a client
 that waits this long and retries meets a store that has had time to adapt."""
 
-# Bearer tokens (SPEC §7 auth, issue 12).
+# Bearer tokens (docs/reference.md#authentication, docs/issues.md#issue-12).
 TOKEN_ROTATION_GRACE = timedelta(hours=24)
 """How long a rotated token keeps working beside its replacement (``--grace-hours``)."""
 TOKEN_ROTATION_GRACE_MAX = timedelta(days=30)

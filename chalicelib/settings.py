@@ -1,4 +1,4 @@
-"""Typed settings, read once from the environment (STYLE.md rule 5).
+"""Typed settings, read once from the environment (docs/conventions.md#rule-5).
 
 Only this module reads ``os.environ``. Each Chalice stage sets the variables in
 ``.chalice/config.json``; the local server and the tests build a ``Settings``
@@ -18,7 +18,7 @@ from chalicelib.limits import REVIEW_INLINE_MAX_FACTS
 DEFAULT_LOCAL_DYNAMODB_ENDPOINT = "http://127.0.0.1:8001"
 """Where the local server's embedded DynamoDB listens unless told otherwise."""
 REVIEW_QUEUE_NAME = "pinework-reviews"
-"""The SQS queue of the nightly review fan-out (SPEC §9). ``app.py`` names it in
+"""The SQS queue of the nightly review fan-out (docs/reference.md#9-review). ``app.py`` names it in
 ``@app.on_sqs_message`` (a deploy-time constant); ``infra/template.py`` creates it."""
 DEFAULT_BEDROCK_MODEL_ID = "global.anthropic.claude-haiku-4-5-20251001-v1:0"
 """Claude Haiku 4.5 through its global cross-region inference profile, which every
@@ -37,10 +37,11 @@ class Settings(BaseModel):
             (``PINEWORK_DYNAMODB_ENDPOINT``); ``None`` means real AWS.
         s3_endpoint: endpoint override for S3 (``PINEWORK_S3_ENDPOINT``).
         recall_time_budget_ms: how long scoring may take before recall falls
-            back to the newest facts (``PINEWORK_RECALL_TIME_BUDGET_MS``, SPEC §8).
+            back to the newest facts (``PINEWORK_RECALL_TIME_BUDGET_MS``,
+            docs/reference.md#8-recall).
         review_queue_name: the review fan-out queue (``PINEWORK_REVIEW_QUEUE_NAME``).
         sqs_endpoint: endpoint override for SQS (``PINEWORK_SQS_ENDPOINT``).
-        reviewer: the review's judgement (``PINEWORK_REVIEWER``, SPEC §9):
+        reviewer: the review's judgement (``PINEWORK_REVIEWER``, docs/reference.md#9-review):
             ``rules`` (default, no network) or ``bedrock`` (``BedrockReviewer``).
         mcp_allowed_origins: comma-separated browser origins (``https://app.example``)
             that may call ``/mcp`` besides loopback and the API's own host

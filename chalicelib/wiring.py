@@ -1,7 +1,7 @@
 """The composition root: settings -> boto3 -> repositories -> services, cached.
 
-Nothing is built at import time (STYLE.md rules 5–6). ``services()`` builds
-once per Lambda container; tests call ``services.cache_clear()`` after
+Nothing is built at import time (docs/conventions.md#rule-5 to docs/conventions.md#rule-6).
+``services()`` builds once per Lambda container; tests call ``services.cache_clear()`` after
 starting moto, or build their own with ``build_services``.
 """
 
@@ -76,8 +76,9 @@ if TYPE_CHECKING:  # numpy: loaded by the embedder itself, on first use (chalice
 
 @dataclass(frozen=True)
 class Dashboard:
-    """The services only the persons' dashboard uses (SPEC §13, issue 13); its pages
-    also call every service of ``Services`` as the signed-in person."""
+    """The services only the persons' dashboard uses (docs/reference.md#13-dashboard,
+    docs/issues.md#issue-13); its pages also call every service of ``Services`` as the signed-in
+    person."""
 
     sessions: DashboardSessions
     workspace: WorkspaceService
@@ -159,7 +160,7 @@ def bedrock_runtime_client(settings: Settings) -> BedrockRuntimeClient:
 
 
 def build_reviewer(settings: Settings, bedrock: BedrockRuntimeClient | None = None) -> Reviewer:
-    """The reviewer ``settings.reviewer`` names (SPEC §9; ``PINEWORK_REVIEWER``).
+    """The reviewer ``settings.reviewer`` names (docs/reference.md#9-review; ``PINEWORK_REVIEWER``).
 
     Args:
         settings: ``reviewer`` (``rules`` or ``bedrock``), ``bedrock_model_id``, ``region``.
@@ -192,7 +193,7 @@ def build_services(
     sqs: SQSClient | None = None,
     bedrock: BedrockRuntimeClient | None = None,
 ) -> Services:
-    """Build every service from settings; each part can be injected (STYLE.md rule 7).
+    """Build every service from settings; each part can be injected (docs/conventions.md#rule-7).
 
     Args:
         settings: where the table lives.
@@ -311,7 +312,7 @@ def build_services(
 
 
 def idempotency_store(table: DynamoDBTable) -> IdempotencyStore:
-    """The idempotency records' persistence layer on ``table`` (issue 15).
+    """The idempotency records' persistence layer on ``table`` (docs/issues.md#issue-15).
 
     Imported here, on the first request with an ``Idempotency-Key``: Powertools'
     idempotency modules are not paid by every cold start.

@@ -1,4 +1,5 @@
-"""API Gateway's own errors in the service's envelope (issue 12; SPEC §6, §14).
+"""API Gateway's own errors in the service's envelope (docs/issues.md#issue-12;
+docs/reference.md#6-errors, docs/reference.md#14-operations).
 
 API Gateway answers some requests without calling the Lambda function: an unknown
 route or method, a body over 10 MB, throttling, an integration that took longer than

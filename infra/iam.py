@@ -1,6 +1,7 @@
-"""One least-privilege IAM role per Lambda function (issue 12; SPEC §14), as
-CloudFormation resources: every ARN comes from the stack (``Fn::GetAtt`` of the
-table, bucket, queue and log groups, ``Fn::Sub`` of the pseudo parameters and the
+"""One least-privilege IAM role per Lambda function (docs/issues.md#issue-12;
+docs/reference.md#14-operations), as CloudFormation resources: every ARN comes from the stack
+(``Fn::GetAtt`` of the table, bucket, queue and log groups, ``Fn::Sub`` of the pseudo parameters and
+the
 ``BedrockModelId`` parameter), none is written here.
 
 Both deploy paths use these roles: ``make package`` merges them into Chalice's
@@ -110,7 +111,7 @@ _API_ITEMS = Grant(
 """Deletes: key-value ``forget``, a day row's pointer released by an archive, the
 dashboard's sign-out (its session) and one-time sign-in codes (used once), and an
 ``Idempotency-Key`` released when its first request failed. The idempotency records
-(issue 15, ``chalicelib/storage/idempotency.py``: conditional ``PutItem``, consistent
+(docs/issues.md#issue-15, ``chalicelib/storage/idempotency.py``: conditional ``PutItem``, consistent
 ``GetItem``, ``UpdateItem``, ``DeleteItem``) are written by this function only."""
 _REVIEW_ITEMS = Grant("MemoryTable", (*_READS, *_WRITES, _PENDING_LIST), (_TABLE,))
 """A review supersedes, renews, archives facts and lifts new ones: nothing is deleted."""
@@ -192,7 +193,8 @@ def grants(function: str) -> list[Grant]:
     if function == "review_worker":
         return [
             _REVIEW_ITEMS,
-            # An agent's facts: listed by kind (``memory_index.list_by_kind``), issue 13.
+            # An agent's facts: listed by kind (``memory_index.list_by_kind``),
+            # docs/issues.md#issue-13.
             Grant("AgentFacts", ("dynamodb:Query",), (_index(BY_AGENT_KIND),)),
             Grant("ReviewReports", ("s3:PutObject",), (_objects("reviews/"),)),
             *_bedrock(),

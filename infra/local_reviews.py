@@ -1,4 +1,4 @@
-"""The nightly review on the local server (SPEC §9): the same fan-out and worker
+"""The nightly review on the local server (docs/reference.md#9-review): the same fan-out and worker
 as deployed, on the embedded moto server's SQS.
 
 ``start(endpoint)`` creates the review queue, sets ``PINEWORK_SQS_ENDPOINT``, and

@@ -8,7 +8,7 @@ one agent and one person (kept across restarts), prints their tokens and the
 (and http://[::1]:8000 where IPv6 is available). Like API Gateway, it gives the
 app the connection's address as ``requestContext.identity.sourceIp`` (``chalice
 local`` alone always says 127.0.0.1), which scopes anonymous key-value calls
-(SPEC §10).
+(docs/reference.md#10-key-value).
 
 Environment: ``PINEWORK_PORT`` (API, default 8000), ``PINEWORK_DYNAMODB_PORT``
 (embedded DynamoDB, default 8001), ``PINEWORK_DATA_DIR`` (default
@@ -99,7 +99,8 @@ def _upgrade_table(settings: Any) -> None:
 
 
 def _dashboard_link(api_url: str, person_token: str) -> str:
-    """A one-time sign-in link for the demo person (SPEC §13): single use, 10 minutes."""
+    """A one-time sign-in link for the demo person (docs/reference.md#13-dashboard): single use, 10
+    minutes."""
     from chalicelib.wiring import services
 
     wired = services()

@@ -1,4 +1,4 @@
-"""The DynamoDB table, defined once (issue 2): used by the tests, the local
+"""The DynamoDB table, defined once (docs/issues.md#issue-2): used by the tests, the local
 server and the deploy template (``infra/template.py``).
 
 One table holds every item (single-table design; the access patterns are in
@@ -52,7 +52,7 @@ def table_definition(table_name: str) -> dict[str, Any]:
                 "Projection": {"ProjectionType": "ALL"},
             }
         )
-    # Counts and pictures of the dashboard (issue 13): a few small attributes only.
+    # Counts and pictures of the dashboard (docs/issues.md#issue-13): a few small attributes only.
     attributes.append({"AttributeName": AGENT_KIND_INDEX_PARTITION, "AttributeType": "S"})
     indexes.append(
         {
@@ -67,7 +67,8 @@ def table_definition(table_name: str) -> dict[str, Any]:
             },
         }
     )
-    # Sparse: only live routines carry these attributes (the nightly fan-out, SPEC §9).
+    # Sparse: only live routines carry these attributes (the nightly fan-out,
+    # docs/reference.md#9-review).
     attributes += [
         {"AttributeName": ROUTINE_INDEX_PARTITION, "AttributeType": "S"},
         {"AttributeName": ROUTINE_INDEX_SORT, "AttributeType": "S"},
@@ -82,7 +83,7 @@ def table_definition(table_name: str) -> dict[str, Any]:
             "Projection": {"ProjectionType": "ALL"},
         }
     )
-    # Sparse: only token items carry principalId (a principal's tokens, issue 12).
+    # Sparse: only token items carry principalId (a principal's tokens, docs/issues.md#issue-12).
     attributes.append({"AttributeName": TOKEN_INDEX_PARTITION, "AttributeType": "S"})
     indexes.append(
         {
@@ -105,9 +106,9 @@ def table_definition(table_name: str) -> dict[str, Any]:
 
 def time_to_live() -> TimeToLiveSpecificationTypeDef:
     """The table's TTL setting: ``expiresAtEpoch`` (epoch seconds), carried only by
-    anonymous key-value entries (SPEC §10), rotated tokens past their grace period,
-    and dashboard sessions and sign-in codes (SPEC §13); memories are never deleted
-    by TTL."""
+    anonymous key-value entries (docs/reference.md#10-key-value), rotated tokens past their grace
+    period, and dashboard sessions and sign-in codes (docs/reference.md#13-dashboard); memories are
+    never deleted by TTL."""
     return {"AttributeName": KV_TTL_ATTRIBUTE, "Enabled": True}
 
 
@@ -133,7 +134,8 @@ def create_table(client: DynamoDBClient, table_name: str) -> bool:
 
 
 def _enable_time_to_live(client: DynamoDBClient, table_name: str) -> None:
-    """Turn the TTL on unless it already is (a table made before issue 5 lacks it)."""
+    """Turn the TTL on unless it already is (a table made before docs/issues.md#issue-5 lacks
+    it)."""
     described = client.describe_time_to_live(TableName=table_name)["TimeToLiveDescription"]
     if described.get("TimeToLiveStatus") in ("ENABLED", "ENABLING"):
         return

@@ -102,7 +102,7 @@ def storage_resources(queue_name: Any) -> dict[str, Any]:
 
 
 def review_queue_resources(queue_name: Any) -> dict[str, Any]:
-    """The review fan-out queue (SPEC §9) with its dead-letter queue."""
+    """The review fan-out queue (docs/reference.md#9-review) with its dead-letter queue."""
     return {
         "ReviewDeadLetterQueue": {
             "Type": "AWS::SQS::Queue",

@@ -1,4 +1,4 @@
-"""One request-building layer for both clients (issue 15 item 5): each API operation
+"""One request-building layer for both clients (docs/issues.md#issue-15-item-5): each API operation
 becomes a :class:`Call` (method, path, query, body, headers, the result type);
 :class:`pinework.Client` sends it with ``httpx.Client`` and
 :class:`pinework.AsyncClient` with ``httpx.AsyncClient``. The paths, bodies and
@@ -92,13 +92,14 @@ def _given(**fields: Any) -> dict[str, Any]:
 def page_params(
     agent_id: str | None, limit: int | None, next_token: str | None, **more: str | None
 ) -> dict[str, str]:
-    """A paged list's query string (SPEC §5): ``agentId``, ``limit``, ``nextToken`` and
+    """A paged list's query string (docs/reference.md#5-limits): ``agentId``, ``limit``,
+    ``nextToken`` and
     ``more``, each only when given."""
     given = {"agentId": agent_id, "limit": None if limit is None else str(limit), **more}
     return _given(**given, nextToken=next_token)
 
 
-# Agent memory (SPEC §7)
+# Agent memory (docs/reference.md#7-http-api)
 
 
 def save_fact(
@@ -251,7 +252,7 @@ def recall_log(
     return Call("GET", "/recalls", RecallLogPage, params=params)
 
 
-# Routines (SPEC §7 /routines, §9)
+# Routines (docs/reference.md#routes-routines, docs/reference.md#9-review)
 
 
 def routine_path(routine_id: str, action: str | None = None) -> str:
@@ -294,7 +295,7 @@ def delete_routine(routine_id: str, *, idempotency_key: str | None = None) -> Ca
     return _change("DELETE", routine_path(routine_id), Routine, None, idempotency_key)
 
 
-# Reviews (SPEC §7 /reviews, §9)
+# Reviews (docs/reference.md#routes-reviews, docs/reference.md#9-review)
 
 
 class ReviewAnswer(WireModel):
@@ -367,7 +368,7 @@ def list_pending_actions(
     return Call("GET", "/reviews/pending", PendingPage, params=params)
 
 
-# The dashboard (SPEC §13)
+# The dashboard (docs/reference.md#13-dashboard)
 
 
 def sign_in_link() -> Call[SignInLink]:
@@ -375,7 +376,7 @@ def sign_in_link() -> Call[SignInLink]:
     return Call("POST", "/sign-in-links", SignInLink, changes_state=True)
 
 
-# Key-value meta-tools (SPEC §10)
+# Key-value meta-tools (docs/reference.md#10-key-value)
 
 
 def kv_remember(

@@ -1,7 +1,8 @@
 """HTTP plumbing under :class:`pinework.Client` and :class:`pinework.AsyncClient`:
 an authenticated session (sync on ``httpx.Client``, async on ``httpx.AsyncClient``)
 that sends the calls of ``pinework._calls``, retries what is safe to retry, decodes
-answers into models and turns every failure into a :class:`PineworkAPIError` (SPEC §6).
+answers into models and turns every failure into a :class:`PineworkAPIError`
+(docs/reference.md#6-errors).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ DEFAULT_API_URL = "http://127.0.0.1:8000"
 """Where the local server listens; used when ``PINEWORK_API_URL`` is unset."""
 
 API_PREFIX = "/api/v1"
-"""Path prefix of every route (SPEC §7), appended to the base URL."""
+"""Path prefix of every route (docs/reference.md#7-http-api), appended to the base URL."""
 
 DEFAULT_TIMEOUT = 30.0
 """Seconds to wait per request phase; API Gateway itself gives up at 29 s."""
@@ -57,7 +58,7 @@ class _Session:
         token: bearer token; ``None`` sends no ``Authorization`` header.
         run_id: sent as ``X-Pinework-Run`` when set.
         task_key: sent as ``X-Pinework-Task`` when set.
-        api_key: sent as ``X-Api-Key`` when set (key-value scope, SPEC §10).
+        api_key: sent as ``X-Api-Key`` when set (key-value scope, docs/reference.md#10-key-value).
         max_retries: how often a request that is safe to repeat is sent again after a
             connection error, a timeout, 429, 5xx or 409 ``idempotency_key_in_use``.
             A request that changes state is safe to repeat because it carries an
@@ -287,7 +288,7 @@ class EnvSettings(TypedDict):
 
 def settings_from_env(environ: Mapping[str, str] | None = None) -> EnvSettings:
     """A client's settings from ``PINEWORK_API_URL``, ``PINEWORK_TOKEN``,
-    ``PINEWORK_RUN``, ``PINEWORK_TASK`` (SPEC §12) and ``PINEWORK_API_KEY``.
+    ``PINEWORK_RUN``, ``PINEWORK_TASK`` (docs/reference.md#12-cli) and ``PINEWORK_API_KEY``.
 
     Args:
         environ: the variables to read; ``os.environ`` when omitted.
@@ -364,7 +365,8 @@ def path_segment(value: str, what: str) -> str:
 
 
 def format_expiry(value: str | dt.datetime | dt.date) -> str:
-    """Render an expiry for the wire (SPEC §7: an RFC 3339 timestamp or a date).
+    """Render an expiry for the wire (docs/reference.md#7-http-api: an RFC 3339 timestamp or a
+    date).
 
     Args:
         value: an aware datetime, a date (the end of that UTC day, server-side),
@@ -401,7 +403,7 @@ def _success_json(response: httpx.Response) -> Any:
 
 
 def _error_from(response: httpx.Response) -> PineworkAPIError:
-    """Turn a non-2xx response into the error of its envelope (SPEC §6)."""
+    """Turn a non-2xx response into the error of its envelope (docs/reference.md#6-errors)."""
     retry_after = _retry_after(response.headers.get("Retry-After"))
     try:
         body = response.json()

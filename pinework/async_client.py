@@ -1,4 +1,4 @@
-"""The asyncio client of the Pinework Memory HTTP API (issue 15 item 5), for agents
+"""The asyncio client of the Pinework Memory HTTP API (docs/issues.md#issue-15-item-5), for agents
 that run on an event loop.
 
 :class:`AsyncClient` has the methods of :class:`pinework.Client`, with the same
@@ -150,7 +150,7 @@ class AsyncClient:
         """Close the client at the end of the ``async with`` block."""
         await self.aclose()
 
-    # Agent memory (SPEC §7)
+    # Agent memory (docs/reference.md#7-http-api)
 
     async def save_fact(
         self,
@@ -389,7 +389,7 @@ class AsyncClient:
             calls.recall_log(agent_id=agent_id, limit=limit, next_token=next_token)
         )
 
-    # Routines (SPEC §7 /routines, §9)
+    # Routines (docs/reference.md#routes-routines, docs/reference.md#9-review)
 
     async def list_routines(
         self,
@@ -461,7 +461,7 @@ class AsyncClient:
             calls.delete_routine(routine_id, idempotency_key=idempotency_key)
         )
 
-    # Reviews (SPEC §7 /reviews, §9)
+    # Reviews (docs/reference.md#routes-reviews, docs/reference.md#9-review)
 
     async def run_review(
         self, agent_id: str, *, dry_run: bool = False, idempotency_key: str | None = None
@@ -590,10 +590,11 @@ class AsyncClient:
             calls.list_pending_actions(agent_id, limit=limit, next_token=next_token)
         )
 
-    # The dashboard (SPEC §13)
+    # The dashboard (docs/reference.md#13-dashboard)
 
     async def sign_in_link(self) -> SignInLink:
-        """Make a one-time dashboard sign-in link for the calling person (SPEC §13).
+        """Make a one-time dashboard sign-in link for the calling person
+        (docs/reference.md#13-dashboard).
 
         Returns:
             The link (its ``path`` is relative to :attr:`root_url`) and its expiry.
@@ -608,7 +609,7 @@ class AsyncClient:
         """The server's root URL (the API URL without ``/api/v1``): where the dashboard is."""
         return self.api_url.removesuffix(API_PREFIX)
 
-    # Key-value meta-tools (SPEC §10)
+    # Key-value meta-tools (docs/reference.md#10-key-value)
 
     async def kv_remember(
         self, key: str, value: Any, *, idempotency_key: str | None = None

@@ -1,4 +1,4 @@
-"""The ``pinework`` command line (SPEC §12).
+"""The ``pinework`` command line (docs/reference.md#12-cli).
 
 ``pinework memory …`` and ``pinework kv …`` call the HTTP API through
 :class:`pinework.Client`, configured only by ``PINEWORK_API_URL``,
@@ -372,7 +372,7 @@ def memory_edit(
 
     The edit names the version it is based on (``If-Match``): a fresh read's, or
     ``--if-match``. When someone changed the memory in between, it fails with
-    ``precondition_failed`` and nothing changes (issue 15: no lost edits).
+    ``precondition_failed`` and nothing changes (docs/issues.md#issue-15: no lost edits).
     """
     if text is None and expires is None:
         raise typer.BadParameter("give --text, --expires or both")
@@ -461,8 +461,8 @@ def memory_recall(
 
 
 def _fallback_note(result: RecallResult) -> None:
-    """Say on stderr that a recall fell back to the newest facts (SPEC §8), if it did:
-    stdout stays what the command prints (the block, or the scored lines)."""
+    """Say on stderr that a recall fell back to the newest facts (docs/reference.md#8-recall), if it
+    did: stdout stays what the command prints (the block, or the scored lines)."""
     if result.fallback:
         typer.echo(
             f"fallback: {result.fallback} (scoring failed or ran past its time budget)", err=True
@@ -1053,5 +1053,5 @@ def admin_upgrade_table(as_json: JsonFlag = False) -> None:
             )
 
 
-# The token lifecycle commands (issue 12) register themselves on ``admin``.
+# The token lifecycle commands (docs/issues.md#issue-12) register themselves on ``admin``.
 from pinework import cli_tokens  # noqa: E402, F401

@@ -1,5 +1,6 @@
 """``pinework admin issue-token | list-tokens | revoke-token | rotate-token``: the
-bearer-token lifecycle (SPEC §7 auth, §14; issue 12). Registered on ``admin`` by
+bearer-token lifecycle (docs/reference.md#authentication, docs/reference.md#14-operations;
+docs/issues.md#issue-12). Registered on ``admin`` by
 ``pinework.cli``; like the other admin commands they write straight to the table.
 
 A token is printed once, when it is issued (or rotated in); listings show its

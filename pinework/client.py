@@ -1,4 +1,5 @@
-"""The Python client of the Pinework Memory HTTP API (SPEC §7, §10).
+"""The Python client of the Pinework Memory HTTP API (docs/reference.md#7-http-api,
+docs/reference.md#10-key-value).
 
 One :class:`Client` wraps an ``httpx.Client``, adds the bearer token and the
 run/task headers to every request, and turns answers into the typed models of
@@ -67,7 +68,7 @@ class Client:
             an ``httpx.MockTransport``).
         timeout: seconds per request phase.
         api_key: sent as ``X-Api-Key`` (a bring-your-own key scoping the
-            key-value tools, SPEC §10); a bearer token takes precedence.
+            key-value tools, docs/reference.md#10-key-value); a bearer token takes precedence.
         max_retries: how often a request is sent again after a connection error, a
             timeout, 429, 5xx or 409 ``idempotency_key_in_use`` (default 0). Requests
             that change state then carry an ``Idempotency-Key`` (yours, or one the
@@ -115,7 +116,7 @@ class Client:
         max_retries: int = 0,
     ) -> Client:
         """Build a client from ``PINEWORK_API_URL``, ``PINEWORK_TOKEN``, ``PINEWORK_RUN``,
-        ``PINEWORK_TASK`` (SPEC §12) and ``PINEWORK_API_KEY`` (key-value scope).
+        ``PINEWORK_TASK`` (docs/reference.md#12-cli) and ``PINEWORK_API_KEY`` (key-value scope).
 
         Args:
             environ: the variables to read; ``os.environ`` when omitted.
@@ -172,7 +173,7 @@ class Client:
         """
         self.close()
 
-    # Agent memory (SPEC §7)
+    # Agent memory (docs/reference.md#7-http-api)
 
     def save_fact(
         self,
@@ -187,7 +188,7 @@ class Client:
         """Save a fact (``POST /memories``).
 
         Args:
-            text: the fact, 1-500 characters, no secrets (SPEC §5).
+            text: the fact, 1-500 characters, no secrets (docs/reference.md#5-limits).
             expires_at: when it expires; a date means the end of that UTC day;
                 default 90 days after the save. Must be in the future.
             supersedes: the ``mem_…`` this fact replaces; it gets archived with
@@ -195,7 +196,7 @@ class Client:
             agent_id: the owner; required when a person saves.
             evidence: the tool-output excerpt that supports the fact (at most
                 2,000 characters, no secrets); stored with it, shown in its
-                history, and used by the daily review's conflict step (SPEC §9).
+                history, and used by the daily review's conflict step (docs/reference.md#9-review).
 
         Returns:
             The new memory.
@@ -339,7 +340,7 @@ class Client:
 
         Args:
             memory_id: the ``mem_…`` id.
-            text: the new text (limits of SPEC §5).
+            text: the new text (limits of docs/reference.md#5-limits).
             expires_at: the new expiry; a date means the end of that UTC day.
             if_match: the ``etag`` of the memory as you read it: the edit is refused
                 (``precondition_failed``, nothing changes) if it changed since.
@@ -419,7 +420,8 @@ class Client:
     def unarchive(
         self, memory_id: str, *, if_match: str | None = None, idempotency_key: str | None = None
     ) -> Memory:
-        """Bring an archived memory back (``POST /memories/{id}/unarchive``; SPEC §4).
+        """Bring an archived memory back (``POST /memories/{id}/unarchive``;
+        docs/reference.md#4-states).
 
         Args:
             memory_id: the ``mem_…`` id.
@@ -462,7 +464,8 @@ class Client:
         agent_id: str | None = None,
         idempotency_key: str | None = None,
     ) -> RecallResult:
-        """Recall the memories relevant to a query (``POST /memories/recall``; SPEC §8).
+        """Recall the memories relevant to a query (``POST /memories/recall``;
+        docs/reference.md#8-recall).
 
         Counts as a recall of every memory returned.
 
@@ -491,7 +494,8 @@ class Client:
         slash_command: str | None = None,
         idempotency_key: str | None = None,
     ) -> RecallResult:
-        """Run-start recall (``POST /memories/recall/start``; SPEC §8), agents only.
+        """Run-start recall (``POST /memories/recall/start``; docs/reference.md#8-recall), agents
+        only.
 
         Args:
             session_id: the conversation; a resumed one gets one block per 24 hours.
@@ -537,7 +541,7 @@ class Client:
             calls.recall_log(agent_id=agent_id, limit=limit, next_token=next_token)
         )
 
-    # Routines (SPEC §7 /routines, §9)
+    # Routines (docs/reference.md#routes-routines, docs/reference.md#9-review)
 
     def list_routines(
         self,
@@ -612,7 +616,7 @@ class Client:
         """
         return self._session.run(calls.delete_routine(routine_id, idempotency_key=idempotency_key))
 
-    # Reviews (SPEC §7 /reviews, §9)
+    # Reviews (docs/reference.md#routes-reviews, docs/reference.md#9-review)
 
     def run_review(
         self, agent_id: str, *, dry_run: bool = False, idempotency_key: str | None = None
@@ -785,10 +789,11 @@ class Client:
             calls.list_pending_actions(agent_id, limit=limit, next_token=next_token)
         )
 
-    # Key-value meta-tools (SPEC §10)
+    # Key-value meta-tools (docs/reference.md#10-key-value)
 
     def sign_in_link(self) -> SignInLink:
-        """Make a one-time dashboard sign-in link for the calling person (SPEC §13).
+        """Make a one-time dashboard sign-in link for the calling person
+        (docs/reference.md#13-dashboard).
 
         Returns:
             The link (its ``path`` is relative to :attr:`root_url`) and its expiry.

@@ -1,4 +1,4 @@
-"""``pinework dashboard``: open the persons' dashboard signed in (SPEC §13).
+"""``pinework dashboard``: open the persons' dashboard signed in (docs/reference.md#13-dashboard).
 
 It asks the API for a one-time sign-in link with the person's token
 (``PINEWORK_TOKEN``), prints it and opens it in the default browser. The link

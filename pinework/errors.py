@@ -1,7 +1,7 @@
 """The one exception the Python client raises for a failed call.
 
 Server errors keep the code and message of the envelope
-``{"error": {"code", "message"}}`` (SPEC §6). Two codes are the client's own:
+``{"error": {"code", "message"}}`` (docs/reference.md#6-errors). Two codes are the client's own:
 ``connection_error`` (the server could not be reached; ``status`` 0) and
 ``invalid_response`` (the server answered with something that is not the
 documented JSON).
@@ -24,7 +24,7 @@ class PineworkAPIError(Exception):
     """A call to the Pinework API failed.
 
     Attributes:
-        code: the SPEC §6 error code (e.g. ``memory_not_found``), or
+        code: the docs/reference.md#6-errors error code (e.g. ``memory_not_found``), or
             ``connection_error`` / ``invalid_response``.
         message: what went wrong and what to do, for a human.
         status: the HTTP status; 0 when no HTTP answer arrived.

@@ -1,8 +1,8 @@
 """Typed results of the Pinework HTTP API, as the Python client returns them.
 
-The wire is camelCase JSON (SPEC §3, §7); these models expose snake_case
-attributes and accept either spelling. They ignore fields they do not know, so
-an older client keeps working when the server adds fields. Each model built
+The wire is camelCase JSON (docs/reference.md#3-the-memory-object, docs/reference.md#7-http-api);
+these models expose snake_case attributes and accept either spelling. They ignore fields they do not
+know, so an older client keeps working when the server adds fields. Each model built
 from a response keeps the JSON exactly as the server sent it in ``raw`` (the
 CLI prints that for ``--json``).
 """
@@ -92,7 +92,7 @@ class WireModel(BaseModel):
 
 
 class Memory(WireModel):
-    """A fact or a day row (SPEC §3).
+    """A fact or a day row (docs/reference.md#3-the-memory-object).
 
     Attributes:
         id: ``mem_`` + ULID.
@@ -143,7 +143,7 @@ class Memory(WireModel):
 
 
 class MemoryPage(WireModel):
-    """One page of ``GET /memories``, newest first (SPEC §7).
+    """One page of ``GET /memories``, newest first (docs/reference.md#7-http-api).
 
     Attributes:
         object_type: always ``"list"``.
@@ -158,7 +158,7 @@ class MemoryPage(WireModel):
 
 
 class AuditRecord(WireModel):
-    """One state change of a memory (SPEC §4): who, when, what, before/after.
+    """One state change of a memory (docs/reference.md#4-states): who, when, what, before/after.
 
     Attributes:
         id: the audit record's id.
@@ -205,7 +205,7 @@ class ScoredMemory(WireModel):
     """A memory picked by a recall, with its relevance score.
 
     Attributes:
-        score: relevance in [0, 1]; recall keeps scores >= 0.5 (SPEC §8);
+        score: relevance in [0, 1]; recall keeps scores >= 0.5 (docs/reference.md#8-recall);
             ``None`` when the recall fell back to the newest facts.
         memory: the memory.
     """
@@ -215,7 +215,7 @@ class ScoredMemory(WireModel):
 
 
 class RecallResult(WireModel):
-    """The answer of ``POST /memories/recall`` (SPEC §8).
+    """The answer of ``POST /memories/recall`` (docs/reference.md#8-recall).
 
     Attributes:
         object_type: always ``"recall"``.
@@ -274,7 +274,7 @@ class RecallLogPage(WireModel):
 
 
 class KvRememberResult(WireModel):
-    """The answer of ``POST /kv/remember`` (SPEC §10).
+    """The answer of ``POST /kv/remember`` (docs/reference.md#10-key-value).
 
     Attributes:
         stored: always ``True`` on success.
@@ -288,7 +288,7 @@ class KvRememberResult(WireModel):
 
 
 class KvValue(WireModel):
-    """The answer of ``POST /kv/recall`` with a key (SPEC §10).
+    """The answer of ``POST /kv/recall`` with a key (docs/reference.md#10-key-value).
 
     Attributes:
         key: the key asked for.
@@ -303,7 +303,8 @@ class KvValue(WireModel):
 
 
 class KvKeys(WireModel):
-    """The answer of ``POST /kv/recall`` without a key: the caller's keys (SPEC §10).
+    """The answer of ``POST /kv/recall`` without a key: the caller's keys
+    (docs/reference.md#10-key-value).
 
     Attributes:
         keys: the keys of the caller's scope.
@@ -317,7 +318,7 @@ class KvKeys(WireModel):
 
 
 class KvForgetResult(WireModel):
-    """The answer of ``POST /kv/forget`` (SPEC §10).
+    """The answer of ``POST /kv/forget`` (docs/reference.md#10-key-value).
 
     Attributes:
         deleted: whether a key was removed.
@@ -329,7 +330,7 @@ class KvForgetResult(WireModel):
 
 
 class Routine(WireModel):
-    """An agent's "Memory dreaming" routine (SPEC §9).
+    """An agent's "Memory dreaming" routine (docs/reference.md#9-review).
 
     Attributes:
         id: ``rtn_…`` (shares its ULID with the agent's ``agt_…``).
@@ -364,7 +365,8 @@ class RoutinePage(WireModel):
 
 
 class ReviewAction(WireModel):
-    """One planned change of a review (SPEC §9): what, on which memories, and why."""
+    """One planned change of a review (docs/reference.md#9-review): what, on which memories, and
+    why."""
 
     id: str
     action: str
@@ -510,7 +512,7 @@ class ReviewPage(WireModel):
 
 
 class SignInLink(WireModel):
-    """A one-time dashboard sign-in link (``POST /sign-in-links``; SPEC §13).
+    """A one-time dashboard sign-in link (``POST /sign-in-links``; docs/reference.md#13-dashboard).
 
     Attributes:
         path: relative to the server's root (``/sign-in/link?code=…``); works once.

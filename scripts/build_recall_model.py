@@ -1,4 +1,4 @@
-"""Regenerate the recall model files in ``chalicelib/data/`` (SPEC §8).
+"""Regenerate the recall model files in ``chalicelib/data/`` (docs/reference.md#8-recall).
 
 Two steps, both offline:
 
@@ -181,7 +181,7 @@ def choose_cut(own: rb.Table, foreign: rb.Table) -> Cut:
 
 
 def absolute_cut(own: rb.Table) -> Cut:
-    """The rule before issue 17, for comparison: one absolute cut on ``p``, the best
+    """The rule before docs/issues.md#issue-17, for comparison: one absolute cut on ``p``, the best
     pooled Hit@kept whose pooled median kept is <= 20 under each timing."""
     best = (-1.0, 0.5)
     masks = [own.mask(timing=timing) for timing in rb.TIMINGS]

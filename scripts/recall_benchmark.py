@@ -1,6 +1,6 @@
 """The recall benchmark's development half as the fitting script and the bench read it
-(SPEC §8): stores, question-by-fact features, the two logistic regressions, held-out
-fits and the figures of a cut.
+(docs/reference.md#8-recall): stores, question-by-fact features, the two logistic regressions,
+held-out fits and the figures of a cut.
 
 The data (LoCoMo-derived, CC BY-NC 4.0) is read from where docs/reference.md#recall-benchmark
 says, never copied. Each conversation is one agent's store. A question is scored

@@ -22,7 +22,7 @@ from infra.tables import create_table
 from tests.helpers import BUCKET, START, TABLE, Actor, Api, Faults, World
 
 pytest_plugins = ["tests.iam_plugin"]
-"""Every AWS call of a Lambda entry point is checked against its role (issue 12)."""
+"""Every AWS call of a Lambda entry point is checked against its role (docs/issues.md#issue-12)."""
 
 
 @pytest.fixture
@@ -49,7 +49,7 @@ def dynamodb(aws: None) -> Any:
 
 @pytest.fixture
 def s3(aws: None) -> Any:
-    """An S3 client with the bucket for large key-value values (SPEC §10)."""
+    """An S3 client with the bucket for large key-value values (docs/reference.md#10-key-value)."""
     client = boto3.client("s3", region_name="us-east-1")
     client.create_bucket(Bucket=BUCKET)
     return client

@@ -509,7 +509,8 @@ def growth(run: Callable[[str], object], build: Callable[[int], str], size: int)
     return best(build(8 * size)) / best(build(size))
 
 
-# The dashboard through chalice.test.Client (SPEC §13): a browser-like visitor.
+# The dashboard through chalice.test.Client (docs/reference.md#13-dashboard): a browser-like
+# visitor.
 FORM = "application/x-www-form-urlencoded"
 ORIGIN = "http://localhost"
 

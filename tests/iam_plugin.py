@@ -1,4 +1,4 @@
-"""IAM proven by the calls the code makes (issue 12): a pytest plugin.
+"""IAM proven by the calls the code makes (docs/issues.md#issue-12): a pytest plugin.
 
 Every AWS API operation made by a Lambda entry point during the tests is recorded
 (``infra/aws_calls.py``: a botocore hook, and ``FUNCTION`` set by a Chalice

@@ -1,4 +1,4 @@
-"""The HTTP edge: body parsing, the error envelope, JSON responses (STYLE.md rule 2).
+"""The HTTP edge: body parsing, the error envelope, JSON responses (docs/conventions.md#rule-2).
 
 Bodies are parsed from ``raw_body`` ourselves, so broken JSON is our
 ``invalid_request`` and Chalice's own error shape never reaches a client. Every
@@ -49,7 +49,8 @@ ANY_CONTENT = ["*/*"]
 
 
 def error_response(error: PineworkError) -> Response:
-    """Render a domain error as ``{"error": {"code", "message"}}`` with its status (SPEC §6)."""
+    """Render a domain error as ``{"error": {"code", "message"}}`` with its status
+    (docs/reference.md#6-errors)."""
     status = STATUS_BY_CODE.get(error.code, 500)
     note_error(error.code)
     headers = None
@@ -82,7 +83,7 @@ ALL_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD")
 def reject_other_methods(blueprint: Any, allowed: dict[str, list[str]]) -> None:
     """Answer every method a path does not serve with 405 in our envelope.
 
-    Without this, Chalice answers in its own error shape (STYLE.md rule 2).
+    Without this, Chalice answers in its own error shape (docs/conventions.md#rule-2).
 
     Args:
         blueprint: the Chalice blueprint the paths belong to.

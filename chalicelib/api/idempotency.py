@@ -1,4 +1,5 @@
-"""``Idempotency-Key`` on the routes that change state (issue 15, SPEC §14).
+"""``Idempotency-Key`` on the routes that change state (docs/issues.md#issue-15,
+docs/reference.md#14-operations).
 
 A view decorated with ``idempotent`` (inside ``endpoint``) behaves as before when
 the request has no ``Idempotency-Key``. With one, the caller's scope and the key

@@ -1,4 +1,4 @@
-"""Routes of the key-value meta-tools (SPEC §10), under ``/api/v1``.
+"""Routes of the key-value meta-tools (docs/reference.md#10-key-value), under ``/api/v1``.
 
 ``POST /kv/remember``, ``/kv/recall``, ``/kv/forget``. Anyone may call them;
 the scope comes from the credentials (``KvService.scope_for``): a bearer token
@@ -70,7 +70,7 @@ def kv_scope(request: Any, wired: Services) -> KvScope:
 
 
 def kv_caller_scope(request: Any) -> str:
-    """The ``Idempotency-Key`` scope of a key-value call (issue 15): the bearer
+    """The ``Idempotency-Key`` scope of a key-value call (docs/issues.md#issue-15): the bearer
     principal, else the ``X-Api-Key`` or anonymous scope (per caller, not per workspace).
 
     Raises:
@@ -95,7 +95,7 @@ def _call() -> tuple[Services, KvScope]:
 @endpoint
 @idempotent(kv_api, scope=kv_caller_scope)
 def kv_remember() -> Response:
-    """``{key, value}`` -> ``{stored: true, key, ttl}`` (SPEC §10)."""
+    """``{key, value}`` -> ``{stored: true, key, ttl}`` (docs/reference.md#10-key-value)."""
     wired, scope = _call()
     body = parse_exact_body(_request().raw_body, RememberRequest)
     return json_response(wired.kv.remember(scope, body.key, body.value).to_wire())
@@ -104,7 +104,8 @@ def kv_remember() -> Response:
 @kv_api.route("/kv/recall", methods=["POST"], content_types=CONTENT_TYPES)
 @endpoint
 def kv_recall() -> Response:
-    """``{key}`` -> ``{key, value, found}``; ``{}`` -> ``{keys, count}`` (SPEC §10)."""
+    """``{key}`` -> ``{key, value, found}``; ``{}`` -> ``{keys, count}``
+    (docs/reference.md#10-key-value)."""
     wired, scope = _call()
     body = parse_exact_body(_request().raw_body, KvRecallRequest)
     if body.key is None:
@@ -116,7 +117,7 @@ def kv_recall() -> Response:
 @endpoint
 @idempotent(kv_api, scope=kv_caller_scope)
 def kv_forget() -> Response:
-    """``{key}`` -> ``{deleted, key}`` (SPEC §10)."""
+    """``{key}`` -> ``{deleted, key}`` (docs/reference.md#10-key-value)."""
     wired, scope = _call()
     body = parse_exact_body(_request().raw_body, ForgetRequest)
     return json_response(wired.kv.forget(scope, body.key).to_wire())

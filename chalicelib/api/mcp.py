@@ -1,4 +1,4 @@
-"""``POST /api/v1/mcp``: the MCP endpoint over HTTP (SPEC §11); the protocol is in
+"""``POST /api/v1/mcp``: the MCP endpoint over HTTP (docs/reference.md#11-mcp); the protocol is in
 ``mcp_protocol``.
 
 Streamable HTTP, stateless, JSON responses: POST only (GET, which would open

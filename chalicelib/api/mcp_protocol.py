@@ -90,7 +90,7 @@ RATE_LIMITED_CODE = -32000
 
 
 def rate_limited_error(request_id: Any, error: RateLimited) -> dict[str, Any]:
-    """The JSON-RPC error answering a throttled message (SPEC §6 ``rate_limited``)."""
+    """The JSON-RPC error answering a throttled message (docs/reference.md#error-rate_limited)."""
     data = {"code": error.code, "retryAfterSeconds": error.retry_after_seconds}
     note_error(error.code)
     return _error(request_id, RATE_LIMITED_CODE, error.message, data)

@@ -1,4 +1,4 @@
-"""Routes of the agent-memory API (SPEC §7), under ``/api/v1``.
+"""Routes of the agent-memory API (docs/reference.md#7-http-api), under ``/api/v1``.
 
 Each view: authenticate, parse, call one service method, render. No rules here.
 """
@@ -45,7 +45,7 @@ def _request() -> Any:
 
 
 def _memory_response(call_memory: Any, status: int = 200) -> Response:
-    """One memory's answer, with its ``ETag`` (issue 15)."""
+    """One memory's answer, with its ``ETag`` (docs/issues.md#issue-15)."""
     memory, wired = call_memory
     return json_response(memory.to_wire(wired.clock.now()), status, etag_header(memory))
 
@@ -145,7 +145,7 @@ def veto_memory(memory_id: str) -> Response:
 @endpoint
 @idempotent(memories_api)
 def unarchive_memory(memory_id: str) -> Response:
-    """Bring an archived memory back (SPEC §4 rules; ``If-Match`` honoured)."""
+    """Bring an archived memory back (docs/reference.md#unarchive-rules; ``If-Match`` honoured)."""
     call = call_context(_request())
     parse_body(_request().raw_body, EmptyRequest)
     versions = expected_versions(_request(), memory_id)

@@ -1,5 +1,5 @@
-"""``GET /api/v1/openapi.json``: the OpenAPI 3.1 document of the API (issue 15,
-SPEC §14), without authentication. The document is built by
+"""``GET /api/v1/openapi.json``: the OpenAPI 3.1 document of the API (docs/issues.md#issue-15,
+docs/reference.md#14-operations), without authentication. The document is built by
 ``chalicelib/api/openapi_document.py`` on the first request, once per process:
 its imports (the operation table, JSON schema generation) are not paid at cold start.
 """

@@ -1,10 +1,11 @@
-"""The OpenAPI 3.1 document of the API (issue 15, SPEC §14), served by
+"""The OpenAPI 3.1 document of the API (docs/issues.md#issue-15, docs/reference.md#14-operations),
+served by
 ``chalicelib/api/openapi.py``: generated from the app's route table, the entries
 of ``chalicelib/api/operations.py`` and the pydantic request and response models.
 
 The document lists every route with its parameters, bodies, success statuses and,
 per status, the error codes it may answer (``{"error": {"code", "message"}}``,
-SPEC §6), the ``Idempotency-Key`` of the routes that honour it, ``ETag`` and
+docs/reference.md#6-errors), the ``Idempotency-Key`` of the routes that honour it, ``ETag`` and
 ``If-Match`` on memories, and OpenAPI links (save -> archive -> unarchive) for
 stateful clients and fuzzers. Imported on the first request for the document, not
 at cold start.
@@ -76,8 +77,8 @@ FIELD_LIMITS: dict[tuple[str, str], dict[str, int | str]] = {
     ("RememberRequest", "key"): {"minLength": 1},
     ("ForgetRequest", "key"): {"minLength": 1},
 }
-"""Limits the services check (SPEC §5, ``chalicelib/limits.py``), added to the request
-schemas for clients: the models leave them to the services, which answer with the
+"""Limits the services check (docs/reference.md#5-limits, ``chalicelib/limits.py``), added to the
+request schemas for clients: the models leave them to the services, which answer with the
 seed's codes (e.g. ``memory_text_too_long``) rather than pydantic's. Characters are
 code points, as JSON Schema counts them."""
 
@@ -138,7 +139,9 @@ def build_document(routes: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
                     "type": "apiKey",
                     "in": "header",
                     "name": "X-Api-Key",
-                    "description": "Any string: a key-value scope of its own (SPEC §10).",
+                    "description": (
+                        "Any string: a key-value scope of its own (docs/reference.md#10-key-value)."
+                    ),
                 },
             },
             "parameters": _shared_parameters(),
@@ -506,7 +509,7 @@ def _error_response(
 
 
 def envelope_schema(codes: list[str]) -> dict[str, Any]:
-    """The error envelope with ``code`` limited to ``codes`` (SPEC §6)."""
+    """The error envelope with ``code`` limited to ``codes`` (docs/reference.md#6-errors)."""
     return {
         "type": "object",
         "required": ["error"],
@@ -530,7 +533,7 @@ def _first_line(error: type[errors.PineworkError]) -> str:
 
 
 def _overview() -> str:
-    """The document's description: conventions and the error table (SPEC §6)."""
+    """The document's description: conventions and the error table (docs/reference.md#6-errors)."""
     classes = [
         value
         for value in vars(errors).values()

@@ -1,4 +1,4 @@
-"""What the OpenAPI document says about each route (issue 15): one entry per
+"""What the OpenAPI document says about each route (docs/issues.md#issue-15): one entry per
 (method, path) of the Chalice route table, under ``/api/v1``.
 
 Adding a route to the document is one entry here; ``chalicelib/api/openapi.py``
@@ -76,7 +76,7 @@ class Operation:
 
     Attributes:
         summary: one line.
-        who: who may call it (SPEC §7's "who").
+        who: who may call it (docs/reference.md#who-may-call).
         responses: each success status and its body (None: no body).
         errors: the error classes the route raises beyond the common ones.
         body: the request body model; ``body_required`` says if it may be empty.
@@ -216,7 +216,7 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         links=("unarchive_memory",),
     ),
     ("POST", "/memories/{memory_id}/unarchive"): Operation(
-        "Bring an archived memory back (SPEC §4 rules)",
+        "Bring an archived memory back (docs/reference.md#unarchive-rules)",
         "owner agent, person",
         {200: MemoryObject},
         (

@@ -1,4 +1,5 @@
-"""``ETag`` and ``If-Match`` on memories (SPEC §6, §14; issue 15): no lost edits.
+"""``ETag`` and ``If-Match`` on memories (docs/reference.md#6-errors,
+docs/reference.md#14-operations; docs/issues.md#issue-15): no lost edits.
 
 Every answer that is one memory carries ``ETag: "<memory id>.v<version>"``, a strong
 entity tag naming the memory's stored version (it changes with every change to the

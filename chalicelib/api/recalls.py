@@ -1,5 +1,6 @@
-"""Recall routes (SPEC §7–8, issue 3), under ``/api/v1``: on-demand recall,
-run-start recall, and the recall (injection) log."""
+"""Recall routes (docs/reference.md#7-http-api to docs/reference.md#8-recall,
+docs/issues.md#issue-3), under ``/api/v1``: on-demand recall, run-start recall, and the recall
+(injection) log."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
-"""Review routes (SPEC §7 ``/reviews``, §9), under ``/api/v1``: run an agent's
-review now or queue it (or dry-run it), list an agent's reports, read one report, approve or
-reject one action that waits for a person (issue 4 item 6, issue 14 item 2), list
-the actions waiting, and undo one applied action (issue 14 item 3)."""
+"""Review routes (docs/reference.md#routes-reviews, docs/reference.md#9-review), under ``/api/v1``:
+run an agent's review now or queue it (or dry-run it), list an agent's reports, read one report,
+approve or reject one action that waits for a person (docs/issues.md#issue-4-item-6,
+docs/issues.md#issue-14-item-2), list the actions waiting, and undo one applied action
+(docs/issues.md#issue-14-item-3)."""
 
 from __future__ import annotations
 

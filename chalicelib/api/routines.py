@@ -1,5 +1,6 @@
-"""Routine routes (SPEC §7 ``/routines…``, §9), under ``/api/v1``: list, read,
-create again, pause, resume and delete an agent's "Memory dreaming" routine.
+"""Routine routes (docs/reference.md#routes-routines, docs/reference.md#9-review), under
+``/api/v1``: list, read, create again, pause, resume and delete an agent's "Memory dreaming"
+routine.
 
 Persons do everything; the owner agent may read. A routine is addressed by its
 ``rtn_…`` id or its agent's ``agt_…`` id.

@@ -1,4 +1,5 @@
-"""The nightly review's Lambdas (SPEC §9): the 04:00 UTC fan-out and the SQS worker.
+"""The nightly review's Lambdas (docs/reference.md#9-review): the 04:00 UTC fan-out and the SQS
+worker.
 
 The worker reviews one agent per message (the fan-out's, or a person's queued
 review: ``chalicelib/services/review/manual.py``) and reports partial batch failures

@@ -30,7 +30,7 @@ class WireModel(BaseModel):
 class RequestModel(BaseModel):
     """Base of request bodies: camelCase, unknown fields rejected, no type coercion.
 
-    A body that fails validation becomes 400 ``invalid_request`` (SPEC §6).
+    A body that fails validation becomes 400 ``invalid_request`` (docs/reference.md#6-errors).
     """
 
     model_config = ConfigDict(

@@ -1,4 +1,5 @@
-"""Request bodies of the key-value meta-tools (SPEC §10): ``remember``, ``recall``, ``forget``.
+"""Request bodies of the key-value meta-tools (docs/reference.md#10-key-value): ``remember``,
+``recall``, ``forget``.
 
 Strict and closed like every request model: unknown fields and wrong types are
 ``invalid_request``. The key's byte limit and the value's size, number and

@@ -1,4 +1,4 @@
-"""Arguments of the MCP tools that have no REST body of their own (SPEC §11).
+"""Arguments of the MCP tools that have no REST body of their own (docs/reference.md#11-mcp).
 
 ``memory_save``, ``memory_day`` and ``memory_recall`` take the REST request
 models as they are; ``memory_list`` turns its query string into typed

@@ -1,4 +1,5 @@
-"""The memory object (SPEC §3) and its audit record (SPEC §4)."""
+"""The memory object (docs/reference.md#3-the-memory-object) and its audit record
+(docs/reference.md#4-states)."""
 
 from __future__ import annotations
 
@@ -19,16 +20,18 @@ class MemoryKind(StrEnum):
 
 
 class MemoryStatus(StrEnum):
-    """Lifecycle state (SPEC §4). ``expired`` is computed, not a status."""
+    """Lifecycle state (docs/reference.md#4-states). ``expired`` is computed, not a status."""
 
     ACTIVE = "active"
     ARCHIVED = "archived"
 
 
 SUPERSEDED = "superseded"
-"""Archive reason set when a newer memory replaced this one (reserved, SPEC §3)."""
+"""Archive reason set when a newer memory replaced this one (reserved,
+docs/reference.md#3-the-memory-object)."""
 VETOED = "vetoed"
-"""Archive reason set when a person vetoed the memory (reserved, SPEC §3)."""
+"""Archive reason set when a person vetoed the memory (reserved,
+docs/reference.md#3-the-memory-object)."""
 RESERVED_ARCHIVE_REASONS = frozenset({SUPERSEDED, VETOED})
 
 
@@ -66,20 +69,22 @@ class Memory(WireModel):
     """The text's embedding for recall (``Embedder.embed``), computed at save time."""
     evidence: str | None = Field(default=None, exclude=True, repr=False)
     """The tool-output excerpt the saver gave to support the fact (<= 2,000
-    characters, SPEC §9 step 5); read by the review's conflict step."""
+    characters, docs/reference.md#review-step-5); read by the review's conflict step."""
 
     def is_expired(self, now: datetime) -> bool:
-        """True once ``expires_at`` has passed (SPEC §3: computed at read time)."""
+        """True once ``expires_at`` has passed (docs/reference.md#3-the-memory-object: computed at
+        read time)."""
         return self.expires_at <= now
 
     @property
     def is_superseded(self) -> bool:
-        """True when a newer memory replaced this one; it never comes back (SPEC §4)."""
+        """True when a newer memory replaced this one; it never comes back
+        (docs/reference.md#4-states)."""
         return self.superseded_by is not None or self.archive_reason == SUPERSEDED
 
     def superseded(self, by: str, now: datetime) -> Memory:
-        """This memory archived as replaced by ``by`` (SPEC §4: reason ``superseded``),
-        one version on; the caller writes it conditionally on this version."""
+        """This memory archived as replaced by ``by`` (docs/reference.md#4-states: reason
+        ``superseded``), one version on; the caller writes it conditionally on this version."""
         return self.model_copy(
             update={
                 "status": MemoryStatus.ARCHIVED,
@@ -92,7 +97,8 @@ class Memory(WireModel):
         )
 
     def to_wire(self, now: datetime) -> dict[str, Any]:
-        """Return the JSON object of SPEC §3 (camelCase, ``object: "memory"``).
+        """Return the JSON object of docs/reference.md#3-the-memory-object (camelCase, ``object:
+        "memory"``).
 
         Args:
             now: the time against which ``expired`` is computed.
@@ -102,11 +108,12 @@ class Memory(WireModel):
 
 
 class AuditRecord(WireModel):
-    """One entry of a memory's history: who did what, when, before and after (SPEC §4).
+    """One entry of a memory's history: who did what, when, before and after
+    (docs/reference.md#4-states).
 
     ``before`` / ``after`` are the memory's wire form (without ``expired``) or
     ``None`` (no ``before`` on create). ``evidence`` is set on a fact's
-    ``create`` record when the save carried one (SPEC §9 step 5).
+    ``create`` record when the save carried one (docs/reference.md#review-step-5).
     """
 
     id: str

@@ -1,5 +1,5 @@
-"""What the dashboard shows about agents (SPEC §13, issue 13): the light index
-entries of an agent's memories, per-agent counts for the overview, and the
+"""What the dashboard shows about agents (docs/reference.md#13-dashboard, docs/issues.md#issue-13):
+the light index entries of an agent's memories, per-agent counts for the overview, and the
 series behind the pictures."""
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ class AgentCounts:
     """An agent's memory counts at one moment.
 
     Attributes:
-        live_facts: active facts, expired ones included (SPEC §4: still ``active``).
+        live_facts: active facts, expired ones included (docs/reference.md#4-states: still
+            ``active``).
         expired_facts: of those, the ones past ``expiresAt``.
         archived_facts: archived facts, whatever the reason.
         today_fill: characters in today's (UTC) live day row, 0 without one.
@@ -71,7 +72,7 @@ class DayPoint:
 
 @dataclass(frozen=True)
 class AgentPictures:
-    """The series behind an agent's pictures, oldest date first (issue 13).
+    """The series behind an agent's pictures, oldest date first (docs/issues.md#issue-13).
 
     Attributes:
         live_facts: active facts at the end of each date.

@@ -1,4 +1,4 @@
-"""Who is calling (SPEC §2): workspaces, agents, persons and their tokens."""
+"""Who is calling (docs/reference.md#2-concepts): workspaces, agents, persons and their tokens."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Literal
 from chalicelib.models.common import Timestamp, WireModel
 
 ReviewApproval = Literal["none", "required"]
-"""A workspace's ``reviewApproval`` setting (issue 4 item 6): ``none`` (default)
+"""A workspace's ``reviewApproval`` setting (docs/issues.md#issue-4-item-6): ``none`` (default)
 applies each review's plan at once; ``required`` makes every action wait for a
 person of the workspace to approve or reject it."""
 REVIEW_APPROVAL_VALUES: tuple[ReviewApproval, ...] = ("none", "required")

@@ -1,5 +1,5 @@
-"""Recall requests and the recall log (the injection log, issue 3): which memories
-went to which agent, session, run and task, with their scores (SPEC §8)."""
+"""Recall requests and the recall log (the injection log, docs/issues.md#issue-3): which memories
+went to which agent, session, run and task, with their scores (docs/reference.md#8-recall)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ from chalicelib.models.common import RequestModel, Timestamp, WireModel
 
 
 class RecallStartRequest(RequestModel):
-    """``POST /memories/recall/start``: run-start recall (SPEC §7–8).
+    """``POST /memories/recall/start``: run-start recall (docs/reference.md#7-http-api to
+    docs/reference.md#8-recall).
 
-    ``resumed`` is required (SPEC §7 lists it without ``?``). ``sessionId`` may come
-    from the ``X-Pinework-Session`` header instead (same rules: printable ASCII, at
+    ``resumed`` is required (docs/reference.md#7-http-api lists it without ``?``). ``sessionId`` may
+    come from the ``X-Pinework-Session`` header instead (same rules: printable ASCII, at
     most 128 characters; checked by ``RecallService.start``).
     ``task`` (else ``message``, else the ``X-Pinework-Task`` header) is what facts
     are scored against. A ``slashCommand`` or a resumed session that already had a

@@ -1,4 +1,4 @@
-"""Request bodies and query strings (SPEC §7).
+"""Request bodies and query strings (docs/reference.md#7-http-api).
 
 Limits with their own error codes (text length, secrets) are checked by the
 services, not here, so that they produce the seed's codes.
@@ -20,8 +20,8 @@ class SaveFactRequest(RequestModel):
     """``POST /memories``: ``text``, ``expiresAt?``, ``supersedes?``, ``agentId?``,
     ``evidence?``.
 
-    ``evidence`` is the tool-output excerpt that supports the fact (issue 4,
-    SPEC §9 step 5): at most 2,000 characters, secret-checked by the service.
+    ``evidence`` is the tool-output excerpt that supports the fact (docs/issues.md#issue-4,
+    docs/reference.md#review-step-5): at most 2,000 characters, secret-checked by the service.
     """
 
     text: str
@@ -72,7 +72,8 @@ def _digits_only(value: object) -> object:
     "+3" or " 5"); every refusal gets the same message.
 
     Any number of digits is a number: one too large to convert is over the cap
-    anyway, so it becomes ``MAX_LIST_LIMIT`` (SPEC §5 clamps, it does not refuse).
+    anyway, so it becomes ``MAX_LIST_LIMIT`` (docs/reference.md#5-limits clamps, it does not
+    refuse).
     """
     if isinstance(value, str):
         significant = value.lstrip("0")
@@ -90,7 +91,8 @@ Limit = Annotated[int, BeforeValidator(_digits_only), Field(ge=1)]
 
 
 class Paging(BaseModel):
-    """A paged list's ``limit`` and ``nextToken`` (SPEC §5, §7): values arrive as strings.
+    """A paged list's ``limit`` and ``nextToken`` (docs/reference.md#5-limits,
+    docs/reference.md#7-http-api): values arrive as strings.
 
     ``limit`` over 500 is clamped to 500; below 1 or not plain digits is invalid.
     Alone, it is the query string of a list that takes nothing else (a memory's
@@ -118,7 +120,8 @@ class PageQuery(Paging):
 
 
 class ListQuery(PageQuery):
-    """``GET /memories`` query string (SPEC §7): also ``kind``, ``status``, ``all``.
+    """``GET /memories`` query string (docs/reference.md#7-http-api): also ``kind``, ``status``,
+    ``all``.
 
     ``status`` filters; without it, ``all=true`` lists both states and the
     default lists active memories only.

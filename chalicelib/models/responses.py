@@ -1,4 +1,4 @@
-"""Response bodies of the HTTP API as pydantic models (issue 15): the shapes the
+"""Response bodies of the HTTP API as pydantic models (docs/issues.md#issue-15): the shapes the
 OpenAPI document (``chalicelib/api/openapi.py``) publishes and the views render.
 
 Stored objects keep their own ``to_wire`` (``Memory``, ``Routine``, ``ReviewReport``
@@ -50,7 +50,8 @@ class ResponseModel(BaseModel):
 
 
 class MemoryObject(ResponseModel):
-    """A memory (SPEC §3): a fact or a day row. ``expired`` is computed at read time.
+    """A memory (docs/reference.md#3-the-memory-object): a fact or a day row. ``expired`` is
+    computed at read time.
 
     Sent with an ``ETag`` header naming its version (``If-Match`` on changes).
     """
@@ -81,7 +82,8 @@ class MemoryObject(ResponseModel):
 
 
 class AuditObject(ResponseModel):
-    """One entry of a memory's history (SPEC §4): who did what, when, before/after."""
+    """One entry of a memory's history (docs/reference.md#4-states): who did what, when,
+    before/after."""
 
     id: str
     object: Literal["audit"]
@@ -111,8 +113,8 @@ class ScoredMemoryObject(ResponseModel):
 
 class RecallObject(ResponseModel):
     """The answer of on-demand (``object: recall``) and run-start (``recall_start``)
-    recall (SPEC §8): the scored memories, best first, and the ``--- MEMORY ---`` block,
-    or ``skipped: true`` with the ``reason`` and no block."""
+    recall (docs/reference.md#8-recall): the scored memories, best first, and the ``--- MEMORY ---``
+    block, or ``skipped: true`` with the ``reason`` and no block."""
 
     object: Literal["recall", "recall_start"]
     recall_id: str | None = Field(description="The recall log entry (`rcl_…`); null if skipped.")
@@ -120,7 +122,7 @@ class RecallObject(ResponseModel):
     reason: str | None = Field(description="Why no block was given (run-start recall).")
     query: str = Field(description="The text the facts were scored against.")
     fallback: Literal["newest"] | None = Field(
-        description="`newest` when scoring failed or ran out of time (SPEC §8)."
+        description="`newest` when scoring failed or ran out of time (docs/reference.md#8-recall)."
     )
     memories: list[ScoredMemoryObject]
     block: str | None
@@ -150,7 +152,7 @@ class RecallLogObject(ResponseModel):
 
 
 class RoutineObject(ResponseModel):
-    """An agent's "Memory dreaming" routine (SPEC §9)."""
+    """An agent's "Memory dreaming" routine (docs/reference.md#9-review)."""
 
     id: str = Field(description="`rtn_…` (the agent's ULID).")
     object: Literal["routine"]
@@ -166,7 +168,7 @@ class RoutineObject(ResponseModel):
 
 
 class ReviewObject(ResponseModel):
-    """A review report (SPEC §9): its plan, what was applied and skipped, and the
+    """A review report (docs/reference.md#9-review): its plan, what was applied and skipped, and the
     decisions of an approval-mode review."""
 
     id: str
@@ -190,7 +192,8 @@ class ReviewObject(ResponseModel):
 
 class ReviewRunObject(ResponseModel):
     """A review queued instead of run inside the call (``POST /reviews`` answered 202;
-    ``GET /reviews/{id}`` until it is done; issue 12): ``status`` says where it stands."""
+    ``GET /reviews/{id}`` until it is done; docs/issues.md#issue-12): ``status`` says where it
+    stands."""
 
     id: str
     object: Literal["review"]
@@ -208,7 +211,8 @@ class ReviewRunObject(ResponseModel):
 
 
 class PendingActionObject(ResponseModel):
-    """One review action waiting for a person (``GET /reviews/pending``; issue 14)."""
+    """One review action waiting for a person (``GET /reviews/pending``;
+    docs/issues.md#issue-14)."""
 
     object: Literal["pending_action"]
     review_id: str
@@ -245,8 +249,8 @@ ItemT = TypeVar("ItemT", bound=ResponseModel)
 
 
 class ListPage(ResponseModel, Generic[ItemT]):
-    """A page of a list (SPEC §5): at most ``limit`` items, and the ``nextToken`` of
-    the next page (null on the last)."""
+    """A page of a list (docs/reference.md#5-limits): at most ``limit`` items, and the ``nextToken``
+    of the next page (null on the last)."""
 
     object: Literal["list"] = "list"
     data: list[ItemT]
@@ -278,7 +282,7 @@ class PendingList(ListPage[PendingActionObject]):
 
 
 class KvRemembered(ResponseModel):
-    """``remember`` (SPEC §10)."""
+    """``remember`` (docs/reference.md#10-key-value)."""
 
     stored: Literal[True]
     key: str
@@ -286,7 +290,8 @@ class KvRemembered(ResponseModel):
 
 
 class KvRecalled(ResponseModel):
-    """``recall {key}`` (SPEC §10): the stored string, not parsed back; null if missing."""
+    """``recall {key}`` (docs/reference.md#10-key-value): the stored string, not parsed back; null
+    if missing."""
 
     key: str
     value: str | None
@@ -294,8 +299,8 @@ class KvRecalled(ResponseModel):
 
 
 class KvKeys(ResponseModel):
-    """``recall {}`` (SPEC §10): every key of the caller's scope (``truncated`` only
-    when the list was cut at 5 MiB)."""
+    """``recall {}`` (docs/reference.md#10-key-value): every key of the caller's scope
+    (``truncated`` only when the list was cut at 5 MiB)."""
 
     keys: list[str]
     count: int
@@ -303,21 +308,22 @@ class KvKeys(ResponseModel):
 
 
 class KvForgotten(ResponseModel):
-    """``forget`` (SPEC §10)."""
+    """``forget`` (docs/reference.md#10-key-value)."""
 
     deleted: bool
     key: str
 
 
 class ErrorDetail(ResponseModel):
-    """The error of an envelope: a stable code (SPEC §6) and what to do."""
+    """The error of an envelope: a stable code (docs/reference.md#6-errors) and what to do."""
 
     code: str
     message: str
 
 
 class ErrorEnvelope(ResponseModel):
-    """Every error: ``{"error": {"code", "message"}}`` with the status of SPEC §6."""
+    """Every error: ``{"error": {"code", "message"}}`` with the status of
+    docs/reference.md#6-errors."""
 
     error: ErrorDetail
 
@@ -334,7 +340,7 @@ class JsonRpcError(BaseModel):
 
 
 class JsonRpcMessage(BaseModel):
-    """One JSON-RPC 2.0 message of the MCP endpoint (SPEC §11): a request, a
+    """One JSON-RPC 2.0 message of the MCP endpoint (docs/reference.md#11-mcp): a request, a
     notification (no ``id``), or a response (``result`` or ``error``)."""
 
     model_config = ConfigDict(extra="allow")

@@ -1,6 +1,6 @@
-"""The daily review's shapes (SPEC §9, issue 4): a typed plan of actions, the report
-of what was applied and what was skipped, with reasons, its stored summary, and the
-persons' decisions, undos and pending list entries. Wire form is camelCase. A plan is
+"""The daily review's shapes (docs/reference.md#9-review, docs/issues.md#issue-4): a typed plan of
+actions, the report of what was applied and what was skipped, with reasons, its stored summary, and
+the persons' decisions, undos and pending list entries. Wire form is camelCase. A plan is
 made by a ``Reviewer`` and applied by ``ReviewService``; the report is stored as JSON
 in S3 and summarised in DynamoDB. The review routes' request bodies are in
 ``review_requests``. Choices: docs/DECISIONS.md#routines-and-the-daily-review-issue-4.
@@ -18,7 +18,7 @@ from chalicelib.models.common import Timestamp, WireModel
 from chalicelib.models.principal import ReviewApproval
 
 ActionKind = Literal["merge", "renew", "replace", "archive", "lift", "resolve_conflict"]
-"""What an action does (SPEC §9 steps 1-5):
+"""What an action does (docs/reference.md#9-review steps 1-5):
 
 * ``merge``: duplicates; every id in ``memoryIds`` is superseded by ``keepId``.
 * ``renew``: an expired fact recalled lately gets ``expiresAt``.
@@ -34,7 +34,7 @@ ActionKind = Literal["merge", "renew", "replace", "archive", "lift", "resolve_co
 Trigger = Literal["schedule", "manual"]
 
 DecisionState = Literal["pending", "applying", "applied", "skipped", "rejected"]
-"""Where one action of an approval-mode review stands (issue 4 item 6):
+"""Where one action of an approval-mode review stands (docs/issues.md#issue-4-item-6):
 
 * ``pending``: waits for a person.
 * ``applying``: a person approved it and it is being applied (transient; a
@@ -69,7 +69,8 @@ class ReviewAction(BaseModel):
             skips the action if any changed.
         waits_for_person: the action is not applied by the review itself, in any
             approval mode: it waits until a person approves or rejects it (a
-            conflict no saved evidence decides, SPEC §9 step 5; issue 14 item 2).
+            conflict no saved evidence decides, docs/reference.md#review-step-5;
+            docs/issues.md#issue-14-item-2).
     """
 
     model_config = ConfigDict(
@@ -91,7 +92,7 @@ class ReviewAction(BaseModel):
     def signatures(self) -> dict[str | None, str]:
         """What the action does, independent of plan, wording and versions, as SHA-256
         hex signatures; a person's rejection is remembered by them, so the same change
-        is not proposed again (SPEC §9, approval mode).
+        is not proposed again (docs/reference.md#9-review, approval mode).
 
         Returns:
             For an action that folds memories into a keeper (``merge``, ``replace``,
@@ -155,7 +156,7 @@ class ActionOutcome(BaseModel):
 
 
 class ActionDecision(BaseModel):
-    """A person's decision on one action of an approval-mode review (issue 4 item 6).
+    """A person's decision on one action of an approval-mode review (docs/issues.md#issue-4-item-6).
 
     Attributes:
         action_id: the action (``a1``, ``a2``, …).
@@ -182,7 +183,7 @@ class ActionDecision(BaseModel):
 
 
 class ActionUndo(BaseModel):
-    """A person undid one applied action of a review (issue 14 item 3).
+    """A person undid one applied action of a review (docs/issues.md#issue-14-item-3).
 
     Attributes:
         action_id: the action (``a1``, ``a2``, …).
@@ -364,7 +365,8 @@ class ReviewSummary(WireModel):
 
 
 class PendingAction(WireModel):
-    """One review action waiting for a person (``GET /reviews/pending``, issue 14 item 2).
+    """One review action waiting for a person (``GET /reviews/pending``,
+    docs/issues.md#issue-14-item-2).
 
     Attributes:
         review_id: the review (``rvw_…``) whose plan holds the action.

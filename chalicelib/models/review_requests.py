@@ -1,6 +1,7 @@
-"""The review routes' request bodies and query strings (SPEC §7, §9): running a
-review (``RunReviewRequest``), approving a pending action (``ApproveRequest``) and the
-two listings' query strings. The review's own shapes (plan, report, decisions) are in
+"""The review routes' request bodies and query strings (docs/reference.md#7-http-api,
+docs/reference.md#9-review): running a review (``RunReviewRequest``), approving a pending action
+(``ApproveRequest``) and the two listings' query strings. The review's own shapes (plan, report,
+decisions) are in
 ``review``.
 """
 
@@ -25,8 +26,8 @@ class RunReviewRequest(RequestModel):
 
 
 class ReviewListQuery(PageQuery):
-    """``GET /reviews`` query string: ``agentId`` (persons), ``limit`` (SPEC §5: 100 by
-    default, at most 500), ``nextToken``."""
+    """``GET /reviews`` query string: ``agentId`` (persons), ``limit`` (docs/reference.md#5-limits:
+    100 by default, at most 500), ``nextToken``."""
 
 
 class PendingListQuery(PageQuery):

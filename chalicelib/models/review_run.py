@@ -1,5 +1,5 @@
 """A person's review run that was queued instead of run inside the API call
-(``POST /reviews`` answered 202; issue 12, SPEC §9).
+(``POST /reviews`` answered 202; docs/issues.md#issue-12, docs/reference.md#9-review).
 
 API Gateway stops waiting after 29 s. A manual review that may take longer (the
 Bedrock reviewer, or a large store: ``ManualReviews``) is queued on the review queue

@@ -1,4 +1,4 @@
-"""The "Memory dreaming" routine of an agent (SPEC §9, issue 4).
+"""The "Memory dreaming" routine of an agent (docs/reference.md#9-review, docs/issues.md#issue-4).
 
 One routine per agent, created by the agent's first save. Its id is derived
 from the agent's (``agt_<ULID>`` -> ``rtn_<ULID>``), so either names it.
@@ -18,7 +18,7 @@ from chalicelib.models.requests import PageQuery
 
 ROUTINE_NAME = "Memory dreaming"
 ROUTINE_SCHEDULE = "cron(0 4 * * ? *)"
-"""EventBridge expression of the daily review: 04:00 UTC every day (SPEC §9)."""
+"""EventBridge expression of the daily review: 04:00 UTC every day (docs/reference.md#9-review)."""
 ROUTINE_SCHEDULE_TEXT = "daily at 04:00 UTC"
 
 
@@ -72,7 +72,7 @@ class Routine(WireModel):
 
 class RoutineQuery(PageQuery):
     """``GET /routines`` query string: ``agentId`` (a person's choice; all if omitted),
-    ``limit`` and ``nextToken`` (SPEC §5 lists; pages run by agent id)."""
+    ``limit`` and ``nextToken`` (docs/reference.md#lists; pages run by agent id)."""
 
 
 class CreateRoutineRequest(RequestModel):

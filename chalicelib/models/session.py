@@ -1,5 +1,5 @@
-"""Dashboard sign-in (SPEC §13, issue 13): a person's browser session and the
-one-time sign-in codes that start one.
+"""Dashboard sign-in (docs/reference.md#13-dashboard, docs/issues.md#issue-13): a person's browser
+session and the one-time sign-in codes that start one.
 
 Neither secret is stored: a session is kept under the SHA-256 of its cookie
 value, a code under the SHA-256 of the code.

@@ -1,6 +1,7 @@
-"""Bearer tokens as operators manage them (SPEC §7 auth, §14; issue 12): issued,
-listed, revoked and rotated with ``pinework admin``. Only a token's SHA-256 is
-stored; what a listing shows never includes the token or its hash."""
+"""Bearer tokens as operators manage them (docs/reference.md#authentication,
+docs/reference.md#14-operations; docs/issues.md#issue-12): issued, listed, revoked and rotated with
+``pinework admin``. Only a token's SHA-256 is stored; what a listing shows never includes the token
+or its hash."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Safe retries (issue 15, SPEC §14): a request sent again with the same
+"""Safe retries (docs/issues.md#issue-15, docs/reference.md#14-operations): a request sent again
+with the same
 ``Idempotency-Key`` gets the first answer again and writes nothing.
 
 AWS Lambda Powertools' idempotency utility does the work, behind the
@@ -37,7 +38,7 @@ class Outcome:
 
 
 class IdempotencyService:
-    """Runs an action at most once per scoped key (issue 15).
+    """Runs an action at most once per scoped key (docs/issues.md#issue-15).
 
     Args:
         persistence: builds the store on first use (wiring passes the single

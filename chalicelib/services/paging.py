@@ -1,4 +1,5 @@
-"""Opaque ``nextToken`` values of every list (SPEC §5: ``limit``, ``nextToken``)."""
+"""Opaque ``nextToken`` values of every list (docs/reference.md#5-limits: ``limit``,
+``nextToken``)."""
 
 from __future__ import annotations
 

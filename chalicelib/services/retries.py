@@ -1,5 +1,5 @@
 """Re-running a read-check-write step while it loses races (every state change,
-SPEC §4: conditional writes, re-read and re-checked on a lost race).
+docs/reference.md#4-states: conditional writes, re-read and re-checked on a lost race).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""What an agent's ``X-Pinework-*`` headers say about its run (SPEC §2, §7).
+"""What an agent's ``X-Pinework-*`` headers say about its run (docs/reference.md#2-concepts,
+docs/reference.md#7-http-api).
 
 The HTTP routes and the MCP endpoint read the headers with ``read_run_context``,
 so both apply the same rules (docs/DECISIONS.md "Run headers and task keys"):
@@ -64,8 +65,8 @@ def read_run_context(
 
 
 def check_task_key(value: str | None, name: str, secrets: SecretFinder) -> str | None:
-    """Validate a task key (SPEC §2, "such as PIN-42"): a ticket id, a branch name or
-    a short phrase (``PIN-42``, ``feature/login-page``, ``fix the login bug``).
+    """Validate a task key (docs/reference.md#2-concepts, "such as PIN-42"): a ticket id, a branch
+    name or a short phrase (``PIN-42``, ``feature/login-page``, ``fix the login bug``).
 
     Returns:
         The trimmed task key, or None when absent or blank.

@@ -1,5 +1,6 @@
 """Checks on text people and agents store: not blank, no control characters,
-within its limit, no credential (SPEC §3, §5, §6 ``secret_in_memory``).
+within its limit, no credential (docs/reference.md#3-the-memory-object, docs/reference.md#5-limits,
+docs/reference.md#error-secret_in_memory).
 """
 
 from __future__ import annotations
@@ -35,10 +36,10 @@ def check_text(
         advice: what to do when the text is too long (defaults to splitting a fact).
 
     Raises:
-        InvalidRequest: blank (SPEC §3; ``has_content``: only white space, invisible
-            characters or marks); control characters.
-        MemoryTextTooLong: more than ``limit`` characters (SPEC §5).
-        SecretInMemory: it looks like a credential (SPEC §6).
+        InvalidRequest: blank (docs/reference.md#3-the-memory-object; ``has_content``: only white
+            space, invisible characters or marks); control characters.
+        MemoryTextTooLong: more than ``limit`` characters (docs/reference.md#5-limits).
+        SecretInMemory: it looks like a credential (docs/reference.md#6-errors).
     """
     check_not_blank(text, what)
     if _CONTROL.search(text):
@@ -52,8 +53,8 @@ def check_text(
 
 
 def check_not_blank(text: str, what: str) -> None:
-    """The one blank rule for every text a caller must send (SPEC §3: empty or
-    white-space-only text is invalid): a fact, a day line, an edit, evidence, an
+    """The one blank rule for every text a caller must send (docs/reference.md#3-the-memory-object:
+    empty or white-space-only text is invalid): a fact, a day line, an edit, evidence, an
     archive reason. Blank is what ``has_content`` says holds nothing to read, so
     ``"\\u3164"`` or ``"\\u0301"`` alone is as blank here as in a recall query.
 
@@ -67,8 +68,8 @@ def check_not_blank(text: str, what: str) -> None:
 
 
 def check_evidence(evidence: str, *, secrets: SecretFinder) -> None:
-    """Check a save's ``evidence`` (issue 4, SPEC §9 step 5): the tool-output
-    excerpt that supports a fact. Line breaks and tabs are allowed (it is tool
+    """Check a save's ``evidence`` (docs/issues.md#issue-4, docs/reference.md#review-step-5): the
+    tool-output excerpt that supports a fact. Line breaks and tabs are allowed (it is tool
     output); other control characters are not.
 
     Raises:
@@ -90,7 +91,7 @@ def check_evidence(evidence: str, *, secrets: SecretFinder) -> None:
 def check_no_secret(
     text: str, *, what: str, secrets: SecretFinder, identifier: bool = False
 ) -> None:
-    """Reject text that looks like a credential (SPEC §6 ``secret_in_memory``).
+    """Reject text that looks like a credential (docs/reference.md#error-secret_in_memory).
 
     Args:
         identifier: ``text`` names something (a run, a session, a key-value key):
@@ -118,7 +119,7 @@ def has_content(text: str | None) -> bool:
     U+1160, U+3164, U+FFA0; and the blank Braille pattern U+2800).
 
     The one blank rule (``check_not_blank``): a recall query, task, message or slash
-    command without content counts as absent (SPEC §8; DECISIONS "Run-start
+    command without content counts as absent (docs/reference.md#8-recall; DECISIONS "Run-start
     recall"), and a fact, day line, edit, evidence or reason without content is
     invalid.
     """

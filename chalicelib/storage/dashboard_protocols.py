@@ -1,5 +1,6 @@
-"""What the dashboard's services need from storage besides ``protocols.py`` (SPEC §13,
-issue 13): an agent's memories without their text, and browser sessions."""
+"""What the dashboard's services need from storage besides ``protocols.py``
+(docs/reference.md#13-dashboard, docs/issues.md#issue-13): an agent's memories without their text,
+and browser sessions."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from chalicelib.models.session import SignInCode, WebSession
 
 
 class MemoryIndexRepository(Protocol):
-    """An agent's memories without their text, for counts and pictures (issue 13)."""
+    """An agent's memories without their text, for counts and pictures (docs/issues.md#issue-13)."""
 
     def count(self, agent_id: str, kind: MemoryKind, status: MemoryStatus) -> int:
         """How many of the agent's memories have this kind and status."""
@@ -28,7 +29,7 @@ class MemoryIndexRepository(Protocol):
 
 class WebSessionRepository(Protocol):
     """Dashboard sessions and one-time sign-in codes, stored under their secrets'
-    hashes (SPEC §13)."""
+    hashes (docs/reference.md#13-dashboard)."""
 
     def create_session(self, session: WebSession) -> None:
         """Write a new session."""

@@ -1,5 +1,6 @@
 """The DynamoDB adapter of ``DirectoryRepository``: workspaces, agents, persons and
-token hashes (SPEC §2, §7 auth) on the single table (keys in ``keys.py``).
+token hashes (docs/reference.md#2-concepts, docs/reference.md#authentication) on the single table
+(keys in ``keys.py``).
 
 A token is two items: ``TOKEN#<sha256>`` (what a request's token resolves to) and
 ``TOKENID#<tok_id>`` (what names the hash for revoke and rotate), always written

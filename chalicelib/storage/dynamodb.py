@@ -38,7 +38,8 @@ _deserializer = TypeDeserializer()
 
 QUERY_PAGE = 200
 _BATCH_GET_KEYS = 100
-"""Items read per Query call while filling a filtered page (PITFALLS: Limit before filter)."""
+"""Items read per Query call while filling a filtered page
+(docs/conventions.md#limit-before-filter)."""
 TRANSACTION_CONFLICT_ATTEMPTS = 3
 """How often a transaction cancelled only by ``TransactionConflict`` (another
 transaction was writing one of its items) is sent again before ``Conflict``."""
@@ -52,7 +53,7 @@ Row = TypeVar("Row")
 
 def key_range_after(prefix: str, after: str | None) -> dict[str, str]:
     """``:low`` and ``:high`` of a ``BETWEEN`` over the sort keys starting with
-    ``prefix``, from ``prefix + after`` on: one page of a list (SPEC §5).
+    ``prefix``, from ``prefix + after`` on: one page of a list (docs/reference.md#5-limits).
 
     The range includes the key of ``after`` itself, so a page of ``limit`` reads
     ``limit + 2`` rows (``after``, the page, one more to know the list goes on) and
@@ -93,7 +94,7 @@ class DynamoDBTable:
     """A thin wrapper around one table: serialization and transaction errors.
 
     ``client`` is the boto3 client behind ``aws_errors.TranslatingClient``: every
-    call the adapters make through it raises ``RateLimited`` (429, SPEC §6) when
+    call the adapters make through it raises ``RateLimited`` (429, docs/reference.md#6-errors) when
     DynamoDB throttles it, directly or as a transaction's cancellation reason, and
     ``Conflict`` (409) when a single-item write collides with a transaction.
 
@@ -107,7 +108,7 @@ class DynamoDBTable:
         self.name = table_name
 
     def get(self, key: dict[str, str]) -> dict[str, Any] | None:
-        """Strongly consistent GetItem (read-your-write, PITFALLS: GSIs)."""
+        """Strongly consistent GetItem (read-your-write, docs/conventions.md#gsis)."""
         response = self.client.get_item(
             TableName=self.name, Key=to_attributes(key), ConsistentRead=True
         )

@@ -1,4 +1,4 @@
-"""Idempotency records on the single table (issue 15): Powertools' DynamoDB
+"""Idempotency records on the single table (docs/issues.md#issue-15): Powertools' DynamoDB
 persistence layer, with our key layout and the table's TTL attribute.
 
 Powertools (``aws-lambda-powertools``' idempotency utility) writes one record per

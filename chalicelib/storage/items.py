@@ -1,4 +1,4 @@
-"""Item <-> model conversion, in exactly one place (STYLE.md rule 4).
+"""Item <-> model conversion, in exactly one place (docs/conventions.md#rule-4).
 
 Items here are plain Python dicts (``str``/``int``); ``None`` fields are left
 out. DynamoDB returns numbers as ``Decimal``: ``int()`` turns them back, so an
@@ -288,7 +288,7 @@ def token_to_item(token: StoredToken) -> dict[str, Any]:
 
 
 def token_from_item(item: dict[str, Any]) -> StoredToken:
-    """Rebuild a token from its item; items written before issue 12 carry only the
+    """Rebuild a token from its item; items written before docs/issues.md#issue-12 carry only the
     principal, so every other field may be missing."""
     principal = principal_from_token_item(item)
     values: dict[str, Any] = {
@@ -329,7 +329,7 @@ RECALLED_AT_PREFIX = "t_"
 
 
 def add_recall_counts(memory: Memory, page: dict[str, Any] | None) -> Memory:
-    """``memory`` with the counts of its counter page added (SPEC §8).
+    """``memory`` with the counts of its counter page added (docs/reference.md#8-recall).
 
     A memory item may carry counts of its own (written before the counter pages
     existed); the two add up, and the later ``lastRecalledAt`` wins.

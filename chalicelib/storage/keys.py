@@ -1,4 +1,4 @@
-"""Every key format of the single table, in one place (STYLE.md: storage).
+"""Every key format of the single table, in one place (docs/conventions.md#layers: storage).
 
 | item | pk | sk |
 | --- | --- | --- |
@@ -27,13 +27,14 @@
 | a dashboard session | ``WEBSESSION#<sha256 hex of the cookie>`` | ``WEBSESSION`` |
 | a one-time dashboard sign-in code | ``SIGNIN#<sha256 hex of the code>`` | ``SIGNIN`` |
 | a table upgrade done (marker) | ``UPGRADE#<name>`` | ``UPGRADE`` |
-| idempotency record (issue 15) | ``IDEMPOTENCY#<sha256 of scope and key>`` | ``IDEMPOTENCY`` |
+| idempotency record (docs/issues.md#issue-15) | ``IDEMPOTENCY#<sha256 of scope and key>`` |
+``IDEMPOTENCY`` |
 | an undone review action | ``REVIEW#<rvw_id>`` | ``UNDO#<action id>`` |
 | a review action waiting for a person | ``PENDING#<wsp_id>`` | ``<agt_id>#<rvw_id>#<action id>`` |
 | vetoed-text index | ``VETO#<agt_id>`` | ``TEXT#<sha>`` / ``SAME#<sha>`` / ``INDEXED`` |
 
 A key-value scope is ``account#<wsp_id>``, ``byok#<sha256 hex>`` or
-``anon#<sha256 hex>`` (SPEC §10). Anonymous entries carry ``expiresAtEpoch``,
+``anon#<sha256 hex>`` (docs/reference.md#10-key-value). Anonymous entries carry ``expiresAtEpoch``,
 the table's DynamoDB TTL attribute (epoch seconds); so do rotated tokens, idempotency
 records and the dashboard's sessions and sign-in codes; memories never do.
 
@@ -92,10 +93,10 @@ def recall_log_key(agent_id: str, recall_id: str) -> dict[str, str]:
 
 
 RECALL_COUNTER_PAGES = 190
-"""How many items hold an agent's recall counters (SPEC §8, issue 3). A recall updates
-one item per page it touches, so with the log entry and the session claim it writes
-at most 192 items: two TransactWriteItems (100 items each) however many memories it
-returns. A page holds ``n_<mem_id>`` (count) and ``t_<mem_id>`` (last recalled at)."""
+"""How many items hold an agent's recall counters (docs/reference.md#8-recall,
+docs/issues.md#issue-3). A recall updates one item per page it touches, so with the log entry and
+the session claim it writes at most 192 items: two TransactWriteItems (100 items each) however many
+memories it returns. A page holds ``n_<mem_id>`` (count) and ``t_<mem_id>`` (last recalled at)."""
 
 
 def recall_counter_page(memory_id: str) -> int:
@@ -149,7 +150,7 @@ def person_key(person_id: str) -> dict[str, str]:
 BY_AGENT_KIND = "byAgentKind"
 """GSI over memories: partition ``gsiAgentKind`` = ``<agt_id>#<kind>#<status>``, sort
 ``lsk``; projects only ``AGENT_KIND_PROJECTION``, so counting or charting an agent's
-memories reads a few dozen bytes per memory instead of the whole item (issue 13)."""
+memories reads a few dozen bytes per memory instead of the whole item (docs/issues.md#issue-13)."""
 AGENT_KIND_INDEX_PARTITION = "gsiAgentKind"
 AGENT_KIND_PROJECTION = (
     "createdAt",
@@ -209,7 +210,7 @@ ROUTINE_INDEX_SORT = "routineSk"
 
 
 def routine_key(agent_id: str) -> dict[str, str]:
-    """Primary key of an agent's routine item (one per agent, SPEC §9)."""
+    """Primary key of an agent's routine item (one per agent, docs/reference.md#9-review)."""
     return {"pk": f"ROUTINE#{agent_id}", "sk": ROUTINE_SK}
 
 
@@ -241,7 +242,7 @@ def review_lookup_key(review_id: str) -> dict[str, str]:
 
 
 def review_run_key(review_id: str) -> dict[str, str]:
-    """Primary key of a queued manual review's run record (issue 12)."""
+    """Primary key of a queued manual review's run record (docs/issues.md#issue-12)."""
     return {"pk": review_lookup_partition(review_id), "sk": "RUN"}
 
 
@@ -301,7 +302,7 @@ IDEMPOTENCY_SK = "IDEMPOTENCY"
 
 
 def idempotency_key(record_key: str) -> dict[str, str]:
-    """Key of one idempotency record (issue 15): ``record_key`` is Powertools' hashed
+    """Key of one idempotency record (docs/issues.md#issue-15): ``record_key`` is Powertools' hashed
     key, ``IDEMPOTENCY#<sha256 hex>``, so records spread over partitions."""
     return {"pk": record_key, "sk": IDEMPOTENCY_SK}
 
@@ -326,7 +327,7 @@ def pending_key(workspace_id: str, agent_id: str, review_id: str, action_id: str
 
 
 def veto_partition(agent_id: str) -> str:
-    """Partition of the index of an agent's vetoed texts (issue 14 item 5)."""
+    """Partition of the index of an agent's vetoed texts (docs/issues.md#issue-14-item-5)."""
     return f"VETO#{agent_id}"
 
 

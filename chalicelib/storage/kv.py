@@ -1,4 +1,5 @@
-"""DynamoDB + S3 adapter of ``KvRepository`` (SPEC §10): the key-value meta-tools' storage.
+"""DynamoDB + S3 adapter of ``KvRepository`` (docs/reference.md#10-key-value): the key-value
+meta-tools' storage.
 
 One item per entry, ``pk=KV#<scope>``, ``sk=KEY#<key>`` (``keys.py``). A value
 of up to ``INLINE_MAX_BYTES`` (UTF-8) lives in the item (``storedValue``); a

@@ -1,7 +1,7 @@
 """The DynamoDB adapter of ``MemoryRepository``: memories, their audit records, the
-day-row pointers and the recall counters (SPEC §3–5, §8) on the single table (keys
-in ``keys.py``). Every state change is a conditional write or a transaction; each
-condition says why it exists."""
+day-row pointers and the recall counters (docs/reference.md#3-the-memory-object to
+docs/reference.md#5-limits, docs/reference.md#8-recall) on the single table (keys in ``keys.py``).
+Every state change is a conditional write or a transaction; each condition says why it exists."""
 
 from __future__ import annotations
 
@@ -84,7 +84,8 @@ def memory_update(before: Memory, after: Memory) -> dict[str, Any]:
 def _claim_day_pointer(memory: Memory) -> dict[str, Any]:
     assert memory.date is not None
     item = {**day_pointer_key(memory.agent_id, memory.date), "memoryId": memory.id}
-    # attribute_not_exists: exactly one live day row per agent and UTC date (SPEC §4).
+    # attribute_not_exists: exactly one live day row per agent and UTC date
+    # (docs/reference.md#4-states).
     return put_new(item)
 
 
@@ -158,7 +159,7 @@ class DynamoDBMemoryRepository:
     def supersede(
         self, new: Memory, old_before: Memory, old_after: Memory, audits: Sequence[AuditRecord]
     ) -> None:
-        """Write ``new`` and archive the old memory in one transaction (SPEC §4).
+        """Write ``new`` and archive the old memory in one transaction (docs/reference.md#4-states).
 
         Raises:
             WriteConflict: the old memory changed since it was read.
@@ -236,7 +237,8 @@ class DynamoDBMemoryRepository:
     def append_to_day_row(
         self, memory_id: str, line: str, *, max_chars_before: int, now: datetime
     ) -> Memory:
-        """Append a line to a live day row in one conditional update (SPEC §5: 8,000 cap).
+        """Append a line to a live day row in one conditional update (docs/reference.md#5-limits:
+        8,000 cap).
 
         The stored text grows by the line plus one newline.
 
@@ -298,7 +300,7 @@ class DynamoDBMemoryRepository:
     ) -> MemoryPage:
         """List newest first from the index that needs no filter but ``kind``.
 
-        Keeps reading past short filtered pages (PITFALLS: Limit before filter),
+        Keeps reading past short filtered pages (docs/conventions.md#limit-before-filter),
         so a page holds exactly ``limit`` memories when that many exist.
         """
         if agent_id is not None and kind is not None:
@@ -408,7 +410,8 @@ def count_recall_update(
     agent_id: str, page: int, memory_ids: Sequence[str], now: datetime
 ) -> dict[str, Any]:
     """The transaction action that counts one recall on the memories of one counter page
-    (SPEC §8: ``recallCount + 1``, ``lastRecalledAt = now``; ``keys.RECALL_COUNTER_PAGES``).
+    (docs/reference.md#8-recall: ``recallCount + 1``, ``lastRecalledAt = now``;
+    ``keys.RECALL_COUNTER_PAGES``).
 
     Counters are not a state change: no version bump, no audit record. ``ADD`` creates
     the page (and each memory's counter) on first use.

@@ -1,6 +1,6 @@
 """The DynamoDB adapter of ``MemoryIndexRepository``: an agent's memories as the
 ``byAgentKind`` index keeps them (no text, no embedding), for the dashboard's
-counts and pictures (issue 13; ``keys.BY_AGENT_KIND``).
+counts and pictures (docs/issues.md#issue-13; ``keys.BY_AGENT_KIND``).
 
 Reads are eventually consistent, as every GSI read is: a count may lag a write
 by a moment, which an overview can afford (the pages that act on a memory read
@@ -117,7 +117,7 @@ def ids_by_kind(
     ``byAgentKind`` (keys only), merged by id.
 
     A list filtered by kind reads these instead of filtering the full items of
-    every memory (PITFALLS: Limit before filter): a page of day rows among
+    every memory (docs/conventions.md#limit-before-filter): a page of day rows among
     thousands of facts costs two small queries and one BatchGetItem.
     """
     found: list[str] = []

@@ -1,8 +1,8 @@
-"""What the services need from storage (STYLE.md: services see Protocols only).
+"""What the services need from storage (docs/conventions.md#layers: services see Protocols only).
 
 Adapters (``dynamodb.py``) implement these and translate every backend
 failure: a lost optimistic-concurrency race is ``WriteConflict``; the rules of
-SPEC §4–6 stay in the services.
+docs/reference.md#4-states to docs/reference.md#6-errors stay in the services.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ class WriteConflict(Exception):
 
 
 class DayPointerTaken(Exception):
-    """Another live day row already holds the agent's date (SPEC §4)."""
+    """Another live day row already holds the agent's date (docs/reference.md#4-states)."""
 
 
 class DayRowNotLive(Exception):
@@ -35,7 +35,7 @@ class DayRowNotLive(Exception):
 
 
 class DayLogFull(Exception):
-    """The append would take the stored day text over its cap (SPEC §5)."""
+    """The append would take the stored day text over its cap (docs/reference.md#5-limits)."""
 
 
 class PersonEmailTaken(Exception):
@@ -43,7 +43,8 @@ class PersonEmailTaken(Exception):
 
 
 class SessionAlreadyRecalled(Exception):
-    """A resumed session had a run-start recall within the last 24 hours (SPEC §8)."""
+    """A resumed session had a run-start recall within the last 24 hours
+    (docs/reference.md#8-recall)."""
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,8 @@ class MemoryPage:
 
 
 class MemoryRepository(Protocol):
-    """Stores memories and their audit records (SPEC §3–4)."""
+    """Stores memories and their audit records (docs/reference.md#3-the-memory-object to
+    docs/reference.md#4-states)."""
 
     def get(self, memory_id: str) -> Memory | None:
         """Return the memory (strongly consistent read) or None."""
@@ -166,7 +168,7 @@ class MemoryRepository(Protocol):
 
     def live_facts(self, agent_id: str, *, recall_counts: bool = True) -> list[Memory]:
         """Every active fact of an agent (expired ones included), newest first; with
-        ``recall_counts=False`` without reading the recall counters (SPEC §8)."""
+        ``recall_counts=False`` without reading the recall counters (docs/reference.md#8-recall)."""
         ...
 
     def with_recall_counts(self, memories: list[Memory]) -> list[Memory]:
@@ -182,7 +184,7 @@ class MemoryRepository(Protocol):
 
 
 class RecallRepository(Protocol):
-    """Recall counters, the recall log and run-start session state (SPEC §8)."""
+    """Recall counters, the recall log and run-start session state (docs/reference.md#8-recall)."""
 
     def session_recalled_at(self, agent_id: str, session_id: str) -> datetime | None:
         """When the session last had a run-start recall, or None."""
@@ -215,7 +217,8 @@ class RecallRepository(Protocol):
 
 
 class DirectoryRepository(Protocol):
-    """Stores workspaces, agents, persons and token hashes (SPEC §2, §7 auth)."""
+    """Stores workspaces, agents, persons and token hashes (docs/reference.md#2-concepts,
+    docs/reference.md#authentication)."""
 
     def create_workspace(self, workspace: Workspace) -> None:
         """Write a new workspace."""
@@ -299,7 +302,7 @@ class DirectoryRepository(Protocol):
 
 
 class KvRepository(Protocol):
-    """Stores key-value entries by scope (SPEC §10); large values live in S3.
+    """Stores key-value entries by scope (docs/reference.md#10-key-value); large values live in S3.
 
     ``now`` is epoch seconds: an entry whose ``expires_at`` is not after ``now``
     is expired and never returned or counted, whether or not DynamoDB's TTL has
@@ -328,7 +331,8 @@ class RoutineExists(Exception):
 
 
 class RoutineRepository(Protocol):
-    """Stores each agent's "Memory dreaming" routine (SPEC §9), tombstones included."""
+    """Stores each agent's "Memory dreaming" routine (docs/reference.md#9-review), tombstones
+    included."""
 
     def get(self, agent_id: str) -> Routine | None:
         """Return the agent's routine, a ``deleted`` tombstone included (consistent read)."""
@@ -384,8 +388,8 @@ class DecisionTaken(Exception):
 
 
 class ReviewRepository(Protocol):
-    """The review's own writes (SPEC §9): system changes that need more conditions
-    than the API's, the per-date claim, and report summaries."""
+    """The review's own writes (docs/reference.md#9-review): system changes that need more
+    conditions than the API's, the per-date claim, and report summaries."""
 
     def supersede_by_existing(
         self, old_before: Memory, old_after: Memory, keeper: Memory, audit: AuditRecord
@@ -501,7 +505,7 @@ class ReportStore(Protocol):
 
 
 class ReviewQueue(Protocol):
-    """Where the nightly fan-out puts one review per agent (SQS, SPEC §9)."""
+    """Where the nightly fan-out puts one review per agent (SQS, docs/reference.md#9-review)."""
 
     def send(self, bodies: Sequence[str]) -> int:
         """Send the message bodies; return how many were sent."""
@@ -513,7 +517,7 @@ class UndoTaken(Exception):
 
 
 class PendingActionRepository(Protocol):
-    """The review actions waiting for a person, per workspace (issue 14 item 2)."""
+    """The review actions waiting for a person, per workspace (docs/issues.md#issue-14-item-2)."""
 
     def put_pending(
         self,
@@ -537,7 +541,7 @@ class PendingActionRepository(Protocol):
 
 
 class ReviewUndoRepository(Protocol):
-    """Undo records of review actions (issue 14 item 3)."""
+    """Undo records of review actions (docs/issues.md#issue-14-item-3)."""
 
     def record_undo(
         self,
@@ -560,7 +564,7 @@ class ReviewUndoRepository(Protocol):
 
 
 class VetoIndex(Protocol):
-    """Which of an agent's facts a person vetoed, by text (issue 14 item 5)."""
+    """Which of an agent's facts a person vetoed, by text (docs/issues.md#issue-14-item-5)."""
 
     def candidates(self, agent_id: str, index_keys: Sequence[str]) -> tuple[set[str], bool]:
         """The memory ids filed under any of ``index_keys``, and whether the agent's
@@ -580,7 +584,7 @@ class ReviewRunTaken(Exception):
 
 
 class ReviewRunRepository(Protocol):
-    """Queued manual reviews (``POST /reviews`` answered 202; issue 12)."""
+    """Queued manual reviews (``POST /reviews`` answered 202; docs/issues.md#issue-12)."""
 
     def create(self, run: ReviewRun) -> None:
         """Store a new ``queued`` run (its id is new; never overwrites)."""
@@ -611,7 +615,7 @@ class ReviewRunRepository(Protocol):
 
 
 class IdempotencyStore(Protocol):
-    """Runs an action at most once per idempotency key (issue 15; the adapter is
+    """Runs an action at most once per idempotency key (docs/issues.md#issue-15; the adapter is
     Powertools' idempotency utility on the single table)."""
 
     def run_once(

@@ -1,5 +1,5 @@
 """SQS adapter of ``ReviewQueue``: the nightly fan-out sends one message per agent
-(SPEC §9), in batches of ten (SQS's limit)."""
+(docs/reference.md#9-review), in batches of ten (SQS's limit)."""
 
 from __future__ import annotations
 

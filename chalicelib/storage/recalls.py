@@ -1,5 +1,5 @@
 """DynamoDB adapter of ``RecallRepository``: recall counters, the recall log and
-run-start session state, written together (issue 3: a recall makes at most two
+run-start session state, written together (docs/issues.md#issue-3: a recall makes at most two
 write requests however many memories it returns; see ``keys.RECALL_COUNTER_PAGES``)."""
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def _session_put(claim: SessionClaim, now: datetime) -> dict[str, Any]:
         )
     }
     if claim.resumed:
-        # A resumed session gets one run-start recall per 24 hours (SPEC §8):
+        # A resumed session gets one run-start recall per 24 hours (docs/reference.md#8-recall):
         # the condition makes "check and record" one atomic step.
         put["ConditionExpression"] = "attribute_not_exists(pk) OR #last < :cutoff"
         put["ExpressionAttributeNames"] = {"#last": "lastStartRecallAt"}

@@ -1,5 +1,5 @@
-"""S3 adapter of the review's JSON reports (SPEC §9): ``S3ReportStore`` writes and
-reads one report per review under the key the review service chooses; a missing
+"""S3 adapter of the review's JSON reports (docs/reference.md#9-review): ``S3ReportStore`` writes
+and reads one report per review under the key the review service chooses; a missing
 report reads as None."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 
 class S3ReportStore:
-    """``ReportStore`` on S3; the client is built on first use (STYLE.md rule 6).
+    """``ReportStore`` on S3; the client is built on first use (docs/conventions.md#rule-6).
 
     Args:
         client_factory: returns a boto3 S3 client.

@@ -1,7 +1,8 @@
 """DynamoDB adapters for what persons do with a review's actions after the review
-(issue 14 items 2-3): the list of actions waiting for a person (``PENDING#<wsp>``)
-and the undo of an applied action (``REVIEW#<rvw>`` / ``UNDO#<action>``), which
-restores the memories the action changed in one transaction."""
+(docs/issues.md#issue-14-item-2, docs/issues.md#issue-14-item-3): the list of actions
+waiting for a person (``PENDING#<wsp>``) and the undo of an applied action
+(``REVIEW#<rvw>`` / ``UNDO#<action>``), which restores the memories the action changed in
+one transaction."""
 
 from __future__ import annotations
 

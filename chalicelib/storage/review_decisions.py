@@ -1,9 +1,9 @@
 """DynamoDB adapter of the persons' decisions on the actions of approval-mode reviews
-(SPEC §9, issue 4 item 6; docs/DECISIONS.md#review-approval-mode-issue-4-item-6):
-one decision per action, claimed by a conditional put (an approval that crashed
-while applying may be taken over after its lease), settled in one transaction with
-both summary items' counts and the pending list; a rejection is also remembered under
-the agent by the change's signatures, so the review does not propose it again. The
+(docs/reference.md#9-review, docs/issues.md#issue-4-item-6;
+docs/DECISIONS.md#review-approval-mode-issue-4-item-6): one decision per action, claimed by a
+conditional put (an approval that crashed while applying may be taken over after its lease), settled
+in one transaction with both summary items' counts and the pending list; a rejection is also
+remembered under the agent by the change's signatures, so the review does not propose it again. The
 part of ``reviews.DynamoDBReviewRepository`` that ``ReviewRepository``'s decision
 methods name, with the claim put it shares with the per-date claim.
 """

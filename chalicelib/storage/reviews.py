@@ -1,5 +1,5 @@
-"""DynamoDB adapter of the review's storage (SPEC §9): system supersedes and lifted
-facts (each one transaction, version-checked, the lift claimed once), the per-date
+"""DynamoDB adapter of the review's storage (docs/reference.md#9-review): system supersedes and
+lifted facts (each one transaction, version-checked, the lift claimed once), the per-date
 claim (one review per agent and date; a stale one taken over) and the report
 summaries. The persons' decisions on approval-mode actions are ``review_decisions``;
 the JSON reports in S3 are ``reports``. Choices:

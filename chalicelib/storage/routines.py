@@ -1,5 +1,5 @@
 """DynamoDB adapter of ``RoutineRepository``: one item per agent (``ROUTINE#<agt>``),
-listed through the sparse ``byRoutineStatus`` index (SPEC §9)."""
+listed through the sparse ``byRoutineStatus`` index (docs/reference.md#9-review)."""
 
 from __future__ import annotations
 
@@ -134,7 +134,7 @@ class DynamoDBRoutineRepository:
     def list_workspace(
         self, workspace_id: str, limit: int, after_agent_id: str | None = None
     ) -> tuple[list[Routine], str | None]:
-        """Live routines of a workspace by agent id, a page at a time (SPEC §5 lists).
+        """Live routines of a workspace by agent id, a page at a time (docs/reference.md#lists).
 
         One index query per live status, each over the key range after
         ``after_agent_id`` (``key_range_after``), merged in agent id order.

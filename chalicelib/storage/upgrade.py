@@ -1,5 +1,6 @@
-"""A one-time upgrade of a table written by a version before the dashboard (issue 13):
-agents get their workspace listing item, memories their ``byAgentKind`` index value.
+"""A one-time upgrade of a table written by a version before the dashboard
+(docs/issues.md#issue-13): agents get their workspace listing item, memories their ``byAgentKind``
+index value.
 
 Items written since carry both (``directory.workspace_agent_item``,
 ``items.memory_to_item``). The upgrade scans the whole table once, so it is an

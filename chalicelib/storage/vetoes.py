@@ -1,4 +1,4 @@
-"""The index of an agent's vetoed texts (issue 14 item 5): ``VETO#<agt>`` items
+"""The index of an agent's vetoed texts (docs/issues.md#issue-14-item-5): ``VETO#<agt>`` items
 keyed by a digest of the normalized text (``TEXT#…``) and of its duplicate key
 (``SAME#…``), each holding the set of vetoed memory ids, so an agent's save finds
 the vetoes it would repeat with one BatchGetItem instead of reading its archive."""

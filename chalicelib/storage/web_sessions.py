@@ -1,9 +1,10 @@
 """The DynamoDB adapter of ``WebSessionRepository``: dashboard sessions and one-time
-sign-in codes (SPEC §13, issue 13), each stored under the SHA-256 of its secret.
+sign-in codes (docs/reference.md#13-dashboard, docs/issues.md#issue-13), each stored under the
+SHA-256 of its secret.
 
 Both carry ``expiresAtEpoch``, the table's TTL attribute, so DynamoDB deletes
 them some time after they expire; every read checks the expiry itself (TTL
-deletion is lazy, PITFALLS).
+deletion is lazy, docs/conventions.md#pitfalls).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Server-drawn SVG charts for an agent's pictures (SPEC §13, issue 13): no chart
-library and no script, so they work under the dashboard's CSP and print as they
-look. This module computes the geometry; ``_chart.html`` writes the SVG (colours
+"""Server-drawn SVG charts for an agent's pictures (docs/reference.md#13-dashboard,
+docs/issues.md#issue-13): no chart library and no script, so they work under the dashboard's CSP and
+print as they look. This module computes the geometry; ``_chart.html`` writes the SVG (colours
 come from CSS classes, never inline styles), with a data table beside each chart
 for screen readers and exact figures."""
 

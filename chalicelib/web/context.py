@@ -1,5 +1,5 @@
-"""What every signed-in page has at hand (SPEC §13, issue 13): the request, the
-services, the signed-in person, the time; and how a page answers (a full page,
+"""What every signed-in page has at hand (docs/reference.md#13-dashboard, docs/issues.md#issue-13):
+the request, the services, the signed-in person, the time; and how a page answers (a full page,
 an htmx fragment, a redirect, an error next to the form that caused it)."""
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ class FormError:
 
     @property
     def status(self) -> int:
-        """The HTTP status of the code (SPEC §6), as the page answers it."""
+        """The HTTP status of the code (docs/reference.md#6-errors), as the page answers it."""
         return STATUS_BY_CODE.get(self.code, 500)
 
     @classmethod

@@ -1,4 +1,4 @@
-"""Word-level diffs of a memory's text for its history timeline (SPEC §4 audit
+"""Word-level diffs of a memory's text for its history timeline (docs/reference.md#4-states audit
 before/after, §13), with the standard library's ``difflib``."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""The dashboard's view of HTTP, without Chalice (SPEC §13, issue 13): a request and
-a response as plain values, forms, cookies, the same-origin check and the
-security headers every page carries.
+"""The dashboard's view of HTTP, without Chalice (docs/reference.md#13-dashboard,
+docs/issues.md#issue-13): a request and a response as plain values, forms, cookies, the same-origin
+check and the security headers every page carries.
 
 ``chalicelib/api/dashboard`` turns a Chalice request into a ``WebRequest`` and a
 ``WebResponse`` back into a Chalice ``Response``; nothing here imports Chalice.
@@ -36,7 +36,8 @@ CONTENT_SECURITY_POLICY = "; ".join(
         "base-uri 'none'",
     ]
 )
-"""No inline script or style, nothing from another host, no framing (SPEC §13)."""
+"""No inline script or style, nothing from another host, no framing
+(docs/reference.md#13-dashboard)."""
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,7 @@ class WebRequest:
 
     @property
     def secure(self) -> bool:
-        """True everywhere but loopback: cookies get ``Secure`` (SPEC §13)."""
+        """True everywhere but loopback: cookies get ``Secure`` (docs/reference.md#13-dashboard)."""
         return not self.loopback
 
     @property

@@ -1,5 +1,5 @@
 """Templates of the dashboard (Jinja2, autoescaping on for every template) and the
-filters they share (SPEC §13, issue 13).
+filters they share (docs/reference.md#13-dashboard, docs/issues.md#issue-13).
 
 Everything an agent wrote (facts, day lines, task keys, reasons, evidence, notes)
 reaches a page only through Jinja's escaping: no template marks agent text
@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
-if TYPE_CHECKING:  # Jinja2 loads on the first page rendered, not at cold start (issue 12)
+# Jinja2 loads on the first page rendered, not at cold start (docs/issues.md#issue-12)
+if TYPE_CHECKING:
     from jinja2 import Environment
 
 WEB_DIR = Path(__file__).resolve().parent

@@ -1,4 +1,4 @@
-"""What the dashboard reads besides the API's own answers (issue 13): a workspace's
+"""What the dashboard reads besides the API's own answers (docs/issues.md#issue-13): a workspace's
 agents, per-agent counts, pictures, day rows, lists by kind from the light index,
 filtered and searched pages, the supersede chain, and a recall preview that counts
 nothing."""

@@ -1,6 +1,7 @@
 """The dashboard's pages through the app (chalice.test.Client): sign-in, sessions,
 CSRF and origin checks, the workspace boundary, inert agent text, headers
-(SPEC §13, issue 13). The real browser runs in tests/browser."""
+(docs/reference.md#13-dashboard, docs/issues.md#issue-13). The real browser runs in
+tests/browser."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Dashboard sign-in and sessions (SPEC §13, issue 13): tokens and one-time links,
-agents refused, sliding expiry written at most every 15 minutes, hard expiry,
+"""Dashboard sign-in and sessions (docs/reference.md#13-dashboard, docs/issues.md#issue-13): tokens
+and one-time links, agents refused, sliding expiry written at most every 15 minutes, hard expiry,
 sign-out, CSRF tokens."""
 
 from __future__ import annotations
@@ -149,7 +149,8 @@ def test_csrf_token_is_the_sessions_own(wired: Services, world: World, dynamodb:
 def test_a_rotated_token_past_its_grace_or_a_revoked_one_cannot_sign_in(
     wired: Services, world: World, clock: FixedClock
 ) -> None:
-    # The dashboard resolves a pasted token by the API's rules (AuthService), issue 12.
+    # The dashboard resolves a pasted token by the API's rules (AuthService),
+    # docs/issues.md#issue-12.
     sessions, tokens = wired.dashboard.sessions, wired.admin.tokens
     (first,) = tokens.list(world.person.id)
     assert first.id is not None

@@ -1,5 +1,6 @@
-"""DynamoDB throttling on the dashboard's routes (SPEC §6 and §13; issue 12's 429
-``rate_limited`` rule, issue 13): a page never answers 500; a throttled store gives
+"""DynamoDB throttling on the dashboard's routes (docs/reference.md#6-errors and
+docs/reference.md#13-dashboard; docs/issues.md#issue-12's 429
+``rate_limited`` rule, docs/issues.md#issue-13): a page never answers 500; a throttled store gives
 the error page with the API's code, status 429 and ``Retry-After``. Faults come
 from botocore (``tests.helpers.Faults``); no project module is patched. The API's
 routes have their own sweep in ``test_throttling.py``."""

@@ -1,4 +1,5 @@
-"""The day log through the HTTP API: prefixes, limits, UTC dates, uniqueness (SPEC §4–5)."""
+"""The day log through the HTTP API: prefixes, limits, UTC dates, uniqueness
+(docs/reference.md#4-states to docs/reference.md#5-limits)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""No lost edits (issue 15 item 4): ``ETag`` on every memory answer, ``If-Match`` on
+"""No lost edits (docs/issues.md#issue-15-item-4): ``ETag`` on every memory answer, ``If-Match`` on
 PATCH, veto, archive and unarchive; a stale tag is 412 ``precondition_failed`` and
 nothing changes; without ``If-Match`` nothing changes from before."""
 

@@ -1,5 +1,5 @@
-"""A fact save's optional ``evidence`` (issue 4, SPEC §9 step 5): limits, secret
-check, stored with the fact and shown in its history, used by the review."""
+"""A fact save's optional ``evidence`` (docs/issues.md#issue-4, docs/reference.md#review-step-5):
+limits, secret check, stored with the fact and shown in its history, used by the review."""
 
 from __future__ import annotations
 

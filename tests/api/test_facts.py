@@ -1,4 +1,5 @@
-"""Saving, reading, listing and the lifecycle of facts through the HTTP API (SPEC §3–7)."""
+"""Saving, reading, listing and the lifecycle of facts through the HTTP API
+(docs/reference.md#3-the-memory-object to docs/reference.md#7-http-api)."""
 
 from __future__ import annotations
 
@@ -425,7 +426,7 @@ def test_a_persons_run_headers_are_ignored(api: Api, world: World) -> None:
 
 
 def test_history_pages_oldest_first_with_limit_and_next_token(api: Api, world: World) -> None:
-    """SPEC §5 lists: a memory's history takes ``limit`` and ``nextToken`` (a day row
+    """docs/reference.md#lists: a memory's history takes ``limit`` and ``nextToken`` (a day row
     edited many times would otherwise outgrow one answer)."""
     saved = save(api, world, "v0")
     path = f"/memories/{saved['id']}"

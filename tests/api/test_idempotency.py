@@ -1,4 +1,4 @@
-"""Safe retries (issue 15 item 3): ``Idempotency-Key`` on every state-changing
+"""Safe retries (docs/issues.md#issue-15-item-3): ``Idempotency-Key`` on every state-changing
 route; a retry gets the first answer again and writes nothing; the same key with
 another request is refused; keys are per caller and live 24 hours."""
 

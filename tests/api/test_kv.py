@@ -1,5 +1,6 @@
-"""The key-value meta-tools through the HTTP API (SPEC §10, issue 5): shapes, exact
-values, scopes, the anonymous TTL, sizes and S3, secrets, bad input."""
+"""The key-value meta-tools through the HTTP API (docs/reference.md#10-key-value,
+docs/issues.md#issue-5): shapes, exact values, scopes, the anonymous TTL, sizes and S3, secrets, bad
+input."""
 
 from __future__ import annotations
 

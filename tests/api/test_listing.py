@@ -1,4 +1,5 @@
-"""Listing memories: filters, newest first, limits and pagination (SPEC §5, §7)."""
+"""Listing memories: filters, newest first, limits and pagination (docs/reference.md#5-limits,
+docs/reference.md#7-http-api)."""
 
 from __future__ import annotations
 
@@ -70,7 +71,7 @@ def test_person_lists_every_agent_or_one(api: Api, world: World) -> None:
 
 
 def test_person_lists_every_agents_memories_of_every_status(api: Api, world: World) -> None:
-    # The whole workspace, archived included (the byWorkspace index; issue 12's IAM
+    # The whole workspace, archived included (the byWorkspace index; docs/issues.md#issue-12's IAM
     # check holds the API's role to the indexes the tests reach).
     kept = api.call("POST", "/memories", world.agent, {"text": "kept"})[1]["id"]
     gone = api.call("POST", "/memories", world.other_agent, {"text": "gone"})[1]["id"]
@@ -141,7 +142,8 @@ def test_every_bad_limit_gets_one_message(api: Api, world: World) -> None:
 
 
 def test_every_list_query_defaults_to_100_and_clamps_to_500() -> None:
-    """SPEC §5 holds for each list's query model (reviews defaulted to 20 before)."""
+    """docs/reference.md#5-limits holds for each list's query model (reviews defaulted to 20
+    before)."""
     from chalicelib.models.requests import ListQuery, RecallLogQuery
     from chalicelib.models.review_requests import ReviewListQuery
     from chalicelib.models.routine import RoutineQuery

@@ -1,6 +1,6 @@
-"""``POST /api/v1/mcp`` through the Chalice test client (SPEC §11, issue 5): JSON-RPC
-2.0, the handshake, tools/list with generated schemas, every tool, tool errors
-with the spec's codes, batches, HTTP-level answers."""
+"""``POST /api/v1/mcp`` through the Chalice test client (docs/reference.md#11-mcp,
+docs/issues.md#issue-5): JSON-RPC 2.0, the handshake, tools/list with generated schemas, every tool,
+tool errors with the spec's codes, batches, HTTP-level answers."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""What an operator sees (issue 12; SPEC §14): the JSON log line and EMF metrics each
-request and review writes, parsed from the real output of real requests, and what
-never reaches a log line: tokens, secrets (the secret test corpus), fact texts, day
+"""What an operator sees (docs/issues.md#issue-12; docs/reference.md#14-operations): the JSON log
+line and EMF metrics each request and review writes, parsed from the real output of real requests,
+and what never reaches a log line: tokens, secrets (the secret test corpus), fact texts, day
 lines, queries, key-value keys and values, evidence."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Recall through the HTTP API (SPEC §8, issue 3): cut-off, budgets, counters,
-fallback, the block, run-start skips, the recall log, and write requests."""
+"""Recall through the HTTP API (docs/reference.md#8-recall, docs/issues.md#issue-3): cut-off,
+budgets, counters, fallback, the block, run-start skips, the recall log, and write requests."""
 
 from __future__ import annotations
 
@@ -333,7 +333,8 @@ def test_run_start_checks_every_field_before_anything_happens(api: Api, world: W
     save(api, world, "The staging deploy needs the VPN")
     long_text = "x" * 4001
     refused = [
-        ({"sessionId": "s", "task": "deploy"}, {}),  # resumed is required (SPEC §7)
+        # resumed is required (docs/reference.md#7-http-api)
+        ({"sessionId": "s", "task": "deploy"}, {}),
         ({"sessionId": "s", "resumed": None, "task": "deploy"}, {}),
         ({"sessionId": "s\u0000", "resumed": False, "task": "deploy"}, {}),
         ({"sessionId": "s\u00e9", "resumed": False, "task": "deploy"}, {}),
@@ -421,7 +422,7 @@ def test_a_recall_makes_at_most_two_write_requests(
         for c in calls
         if c in {"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem"}
     ]
-    assert len(result["memories"]) == 300  # the SPEC §8 cap, every one counted
+    assert len(result["memories"]) == 300  # the docs/reference.md#8-recall cap, every one counted
     assert len(writes) <= 2, calls
     returned = {item["memory"]["id"] for item in result["memories"]}
     listed = api.call("GET", "/memories?limit=100", world.agent)[1]["data"]

@@ -1,6 +1,7 @@
-"""Approval mode of the daily review (issue 4 items 6 and 8): with the workspace
-setting ``reviewApproval: required`` a review applies nothing, and persons
-approve or reject each action; approval mode applies only approved actions."""
+"""Approval mode of the daily review (docs/issues.md#issue-4-item-6 and
+docs/issues.md#issue-4-item-8): with the workspace setting ``reviewApproval: required`` a review
+applies nothing, and persons approve or reject each action; approval mode applies only approved
+actions."""
 
 from __future__ import annotations
 
@@ -191,8 +192,8 @@ def test_an_approved_lift_creates_the_fact(api: Api, world: World, clock: FixedC
 def test_an_approved_lift_is_checked_again_for_a_twin_saved_since_the_plan(
     api: Api, world: World, clock: FixedClock, vetoed: bool
 ) -> None:
-    """SPEC §9 step 3 holds at approval too: a fact saved after the plan (and, worse,
-    vetoed) is neither duplicated nor brought back by approving the lift."""
+    """docs/reference.md#review-step-3 holds at approval too: a fact saved after the plan (and,
+    worse, vetoed) is neither duplicated nor brought back by approving the lift."""
     line = {"line": "!fact The cache TTL is 300 seconds"}
     assert api.call("POST", "/memories/day", world.agent, line)[0] in (200, 201)
     clock.set(clock.now() + timedelta(days=1))

@@ -1,5 +1,5 @@
-"""A review that never destroys information (issue 14 items 1-3) through the HTTP
-API: the issue's reproductions (ports, names, vault paths, a longer fact) are not
+"""A review that never destroys information (docs/issues.md#issue-14, items 1 to 3) through
+the HTTP API: the issue's reproductions (ports, names, vault paths, a longer fact) are not
 merged but wait for a person, pending actions are listed and decided, and every
 applied action can be undone by a person."""
 

@@ -1,5 +1,5 @@
-"""The daily review through the HTTP API (SPEC §7 /reviews, §9): plan, apply,
-report in S3, idempotence, dry-run, lift and veto."""
+"""The daily review through the HTTP API (docs/reference.md#routes-reviews,
+docs/reference.md#9-review): plan, apply, report in S3, idempotence, dry-run, lift and veto."""
 
 from __future__ import annotations
 
@@ -144,8 +144,9 @@ def test_durable_day_lines_are_lifted_once_and_a_veto_is_final(
 
 
 def test_contradicting_facts_without_evidence_wait_for_a_person(api: Api, world: World) -> None:
-    """Issue 14: run provenance alone no longer decides a conflict; only saved
-    evidence does (SPEC §9 step 5). Without it both stay live and a person decides."""
+    """docs/issues.md#issue-14: run provenance alone no longer decides a conflict; only saved
+    evidence does (docs/reference.md#review-step-5). Without it both stay live and a person
+    decides."""
     person_fact = api.call(
         "POST",
         "/memories",

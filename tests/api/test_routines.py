@@ -1,4 +1,5 @@
-"""The "Memory dreaming" routine through the HTTP API (SPEC §7 /routines, §9)."""
+"""The "Memory dreaming" routine through the HTTP API (docs/reference.md#routes-routines,
+docs/reference.md#9-review)."""
 
 from __future__ import annotations
 
@@ -165,7 +166,7 @@ def test_bad_routine_requests_are_refused_without_changes(api: Api, world: World
 def test_routines_page_by_agent_id_with_limit_and_next_token(
     api: Api, world: World, wired: wiring.Services
 ) -> None:
-    """SPEC §5 lists: ``limit`` and ``nextToken`` page through active and paused
+    """docs/reference.md#lists: ``limit`` and ``nextToken`` page through active and paused
     routines together, in agent id order, each exactly once."""
     agents = [wired.admin.create_agent(world.workspace_id, f"bot{n}").id for n in range(5)]
     for agent_id in agents:

@@ -1,4 +1,5 @@
-"""DynamoDB throttling through the API (SPEC §6, issue 12): never a 500, always 429
+"""DynamoDB throttling through the API (docs/reference.md#6-errors, docs/issues.md#issue-12): never
+a 500, always 429
 ``rate_limited`` with ``Retry-After``, on every route, the MCP endpoint and the
 key-value tools. Faults come from botocore itself (``Stubber``, or a ``before-call``
 hook on the real moto-backed client: ``tests.conftest.Faults``); no project module

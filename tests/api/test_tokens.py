@@ -1,7 +1,8 @@
-"""The bearer-token lifecycle through the API and the admin service (SPEC §7 auth,
-§14; issue 12): more tokens per principal, listing without secrets, revoke -> 401 at
-once, rotation with a grace period (on the injected clock), ``lastUsedAt`` written
-at most once an hour, and tokens stored before all this still working."""
+"""The bearer-token lifecycle through the API and the admin service
+(docs/reference.md#authentication, docs/reference.md#14-operations; docs/issues.md#issue-12): more
+tokens per principal, listing without secrets, revoke -> 401 at once, rotation with a grace period
+(on the injected clock), ``lastUsedAt`` written at most once an hour, and tokens stored before all
+this still working."""
 
 from __future__ import annotations
 
@@ -179,7 +180,8 @@ def test_a_throttled_last_used_write_does_not_fail_the_request(
 
 
 def legacy_token(dynamodb: Any, world: World, principal_id: str, kind: str) -> str:
-    """A token item as stored before issue 12: the hash and the principal, nothing else."""
+    """A token item as stored before docs/issues.md#issue-12: the hash and the principal, nothing
+    else."""
     token = "pwk_" + "L" * 43 + principal_id[-4:]
     digest = hashlib.sha256(token.encode()).hexdigest()
     dynamodb.put_item(

@@ -1,5 +1,5 @@
-"""Vetoes stick (issue 14 item 5, SPEC §6): an agent's save of a text a person
-vetoed — the same text after normalisation, or a duplicate of it — is refused
+"""Vetoes stick (docs/issues.md#issue-14-item-5, docs/reference.md#6-errors): an agent's save of a
+text a person vetoed — the same text after normalisation, or a duplicate of it — is refused
 with 409 ``memory_vetoed`` naming the vetoed memory; a person may still save it."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""A caller of the wrong kind is refused by the route's "who" (SPEC §7) before its body
-is read: the 403 does not depend on what the body holds (SPEC §6)."""
+"""A caller of the wrong kind is refused by the route's "who" (docs/reference.md#7-http-api) before
+its body is read: the 403 does not depend on what the body holds (docs/reference.md#6-errors)."""
 
 from __future__ import annotations
 

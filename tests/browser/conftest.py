@@ -1,6 +1,6 @@
-"""Real-browser fixtures (SPEC §13, issue 13): Debian's Chromium driven by Playwright
-against the local server (``python -m infra.local_server``) on free ports with its
-own data folder, seeded with ``tests/browser/seed.py``.
+"""Real-browser fixtures (docs/reference.md#13-dashboard, docs/issues.md#issue-13): Debian's
+Chromium driven by Playwright against the local server (``python -m infra.local_server``) on free
+ports with its own data folder, seeded with ``tests/browser/seed.py``.
 
 Playwright's own browser download is never used (it is not reachable here): the
 browser is ``/usr/bin/chromium`` (``apt-get install -y chromium``). Without it the

@@ -1,6 +1,6 @@
-"""The dashboard in a real browser (SPEC §13, issue 13): Debian's Chromium through
-Playwright against the local server. Sign-in by link and by token, finding an
-agent, filters and paging, edit, veto and Undo (by keyboard), approving, undoing and
+"""The dashboard in a real browser (docs/reference.md#13-dashboard, docs/issues.md#issue-13):
+Debian's Chromium through Playwright against the local server. Sign-in by link and by token, finding
+an agent, filters and paging, edit, veto and Undo (by keyboard), approving, undoing and
 rejecting review actions, hostile agent text, CSRF refusal, sign-out, an expired
 session, axe-core, and phone width. Every page is saved under build/screenshots/.
 """

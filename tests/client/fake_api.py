@@ -67,7 +67,7 @@ class FakeApi:
 
 
 def memory_json(**overrides: Any) -> dict[str, Any]:
-    """A memory object as SPEC §3 puts it on the wire."""
+    """A memory object as docs/reference.md#3-the-memory-object puts it on the wire."""
     memory: dict[str, Any] = {
         "id": "mem_01JABCDEF0000000000000000",
         "object": "memory",

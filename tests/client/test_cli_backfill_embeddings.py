@@ -1,4 +1,4 @@
-"""``pinework admin backfill-embeddings`` (issue 3 item 3): facts stored without a
+"""``pinework admin backfill-embeddings`` (docs/issues.md#issue-3-item-3): facts stored without a
 current recall embedding get one, once, with a version-conditioned write; on moto
 through the wired admin service, as the CLI runs it."""
 

@@ -1,5 +1,5 @@
 """``pinework dashboard``: a one-time sign-in link from the person's token, printed
-and opened, never the token in a URL (SPEC §13, issue 13)."""
+and opened, never the token in a URL (docs/reference.md#13-dashboard, docs/issues.md#issue-13)."""
 
 from __future__ import annotations
 

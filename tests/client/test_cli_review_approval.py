@@ -1,5 +1,5 @@
 """``pinework admin set-review-approval`` and ``pinework review approve|reject``
-against the real app (issue 4 item 6): the CLI's HTTP goes through
+against the real app (docs/issues.md#issue-4-item-6): the CLI's HTTP goes through
 ``chalice.test.Client`` on moto, the admin command through the wired service."""
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ def test_review_approve_and_reject_through_the_cli(
 def test_review_pending_approve_keep_and_undo_through_the_cli(
     cli_env: CliCaller, wired: wiring.Services, world: World
 ) -> None:
-    """Issue 14: a conflict waits for a person in every mode; the CLI lists it, a
+    """docs/issues.md#issue-14: a conflict waits for a person in every mode; the CLI lists it, a
     person keeps the other side, then undoes that."""
     agent = Principal(kind=PrincipalKind.AGENT, id=world.agent.id, workspace_id=world.workspace_id)
     older = wired.memories.save(

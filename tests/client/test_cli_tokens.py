@@ -1,5 +1,6 @@
-"""``pinework admin issue-token | list-tokens | revoke-token | rotate-token`` (issue
-12) against the wired service on moto, and the API answering the tokens they print."""
+"""``pinework admin issue-token | list-tokens | revoke-token | rotate-token``
+(docs/issues.md#issue-12) against the wired service on moto, and the API answering the tokens they
+print."""
 
 from __future__ import annotations
 

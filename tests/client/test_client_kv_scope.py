@@ -1,4 +1,5 @@
-"""The client's key-value scope headers (SPEC §10): ``X-Api-Key`` from ``api_key`` or
+"""The client's key-value scope headers (docs/reference.md#10-key-value): ``X-Api-Key`` from
+``api_key`` or
 ``PINEWORK_API_KEY``, no ``Authorization`` when anonymous."""
 
 from __future__ import annotations

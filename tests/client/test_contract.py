@@ -1,4 +1,4 @@
-"""The Python client in step with the contract (issue 15 item 5): its models against
+"""The Python client in step with the contract (docs/issues.md#issue-15-item-5): its models against
 the OpenAPI document field by field, the async client against the sync one, and the
 retry, idempotency and version headers it sends."""
 

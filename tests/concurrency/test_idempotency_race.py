@@ -1,4 +1,4 @@
-"""Concurrent first uses of one ``Idempotency-Key``, in process (issue 15 item 3):
+"""Concurrent first uses of one ``Idempotency-Key``, in process (docs/issues.md#issue-15-item-3):
 threads run the same keyed save and the same keyed day line through the
 idempotency layer against the embedded DynamoDB server, which handles each request
 atomically as DynamoDB does. Exactly one of them writes."""

@@ -1,4 +1,4 @@
-"""Atomic rules under real concurrency (issue 2): threads against the embedded
+"""Atomic rules under real concurrency (docs/issues.md#issue-2): threads against the embedded
 DynamoDB server, which handles each request atomically as DynamoDB does."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Concurrent decisions on one review action (issue 4 item 6): the decision is a
+"""Concurrent decisions on one review action (docs/issues.md#issue-4-item-6): the decision is a
 conditional write, so of many simultaneous approvals (and rejections) exactly
 one wins and the action is applied at most once."""
 
@@ -82,8 +82,9 @@ def test_concurrent_approvals_apply_the_action_exactly_once(wired: wiring.Servic
 
 
 def test_concurrent_undos_restore_once_and_all_answer_the_report(wired: wiring.Services) -> None:
-    """Issue 14 item 3: the undo record is a conditional put in the undo's transaction,
-    so of many simultaneous undos exactly one writes, and every caller gets the report."""
+    """docs/issues.md#issue-14-item-3: the undo record is a conditional put in the undo's
+    transaction, so of many simultaneous undos exactly one writes, and every caller gets the
+    report."""
     workspace = wired.admin.create_workspace("undo-race")
     agent_id = wired.admin.create_agent(workspace.id, "racer").id
     person_id = wired.admin.create_person(workspace.id, "ana@example.com").id

@@ -1,4 +1,5 @@
-"""Concurrent first saves create exactly one routine (SPEC §9, conditional put)."""
+"""Concurrent first saves create exactly one routine (docs/reference.md#9-review, conditional
+put)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The ``IdempotencyStore`` contract (chalicelib/storage/protocols.py; issue 15): an
+"""The ``IdempotencyStore`` contract (chalicelib/storage/protocols.py; docs/issues.md#issue-15): an
 action runs once per record key; a second use with the same fingerprint gets the
 kept answer back (flagged as replayed) without running; another fingerprint is
 refused; a failed action keeps nothing, so the next use runs; a key is held while

@@ -1,5 +1,5 @@
-"""The ``KvRepository`` contract (chalicelib/storage/protocols.py; SPEC §10): scoped
-entries, large values kept elsewhere, expiry, every page of keys.
+"""The ``KvRepository`` contract (chalicelib/storage/protocols.py; docs/reference.md#10-key-value):
+scoped entries, large values kept elsewhere, expiry, every page of keys.
 
 Runs against every implementation in the ``entries`` fixture (today the DynamoDB + S3
 adapter on moto, with a tiny inline limit and page size so every path, S3 pointers

@@ -1,5 +1,5 @@
 """The ``PendingActionRepository`` contract (chalicelib/storage/protocols.py): the
-review actions waiting for a person, per workspace (issue 14 item 2).
+review actions waiting for a person, per workspace (docs/issues.md#issue-14-item-2).
 
 Runs against every implementation in the ``pending`` fixture (today the DynamoDB
 adapter on moto)."""

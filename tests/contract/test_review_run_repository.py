@@ -1,5 +1,5 @@
 """The ``ReviewRunRepository`` contract (chalicelib/storage/protocols.py): queued
-manual reviews (issue 12): created once, claimed by one attempt at a time until the
+manual reviews (docs/issues.md#issue-12): created once, claimed by one attempt at a time until the
 claim is stale, settled only by the claim that holds them, final once done.
 
 Runs against every implementation in the ``runs`` fixture (today the DynamoDB adapter

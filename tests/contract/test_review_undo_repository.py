@@ -1,6 +1,6 @@
 """The ``ReviewUndoRepository`` contract (chalicelib/storage/protocols.py): an undo is
 recorded once, together with the version-checked restores of its memories and the
-summary's count, or not at all (issue 14 item 3).
+summary's count, or not at all (docs/issues.md#issue-14-item-3).
 
 Runs against every implementation in the ``undos`` fixture (today the DynamoDB
 adapter on moto)."""

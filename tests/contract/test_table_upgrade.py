@@ -1,4 +1,4 @@
-"""The one-time table upgrade for the dashboard (issue 13): agents created before
+"""The one-time table upgrade for the dashboard (docs/issues.md#issue-13): agents created before
 workspace listings get one; memories written before the ``byAgentKind`` index get
 its value; a second run reads nothing."""
 

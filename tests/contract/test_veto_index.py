@@ -1,6 +1,6 @@
 """The ``VetoIndex`` contract (chalicelib/storage/protocols.py): vetoed memories filed
 by text keys, found with one lookup, per agent, plus the "earlier vetoes filed"
-marker (issue 14 item 5).
+marker (docs/issues.md#issue-14-item-5).
 
 Runs against every implementation in the ``vetoes`` fixture (today the DynamoDB
 adapter on moto)."""

@@ -1,4 +1,4 @@
-"""The contract against the local server (issue 15): the served document, keyed
+"""The contract against the local server (docs/issues.md#issue-15): the served document, keyed
 retries of every write and concurrent first uses of one key over HTTP, two persons
 editing one memory, and then the fuzzer.
 
@@ -214,7 +214,7 @@ def test_fuzzing_finds_no_server_error_and_no_departure_from_the_document(
     request: pytest.FixtureRequest,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    # The counts are shown on pytest's terminal (issue 15: "print the counts").
+    # The counts are shown on pytest's terminal (docs/issues.md#issue-15: "print the counts").
     terminal = request.config.pluginmanager.get_plugin("terminalreporter")
     demo = server.demo()
     totals: Counter[str] = Counter()

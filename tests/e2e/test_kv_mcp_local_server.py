@@ -1,4 +1,4 @@
-"""The key-value tools and the MCP endpoint against the real local server (issue 5):
+"""The key-value tools and the MCP endpoint against the real local server (docs/issues.md#issue-5):
 the official MCP Python SDK client connects, lists the tools and calls every one;
 a large value (stored in the embedded S3) survives a restart; anonymous scopes
 follow the connection's address (IPv4, IPv6), never forwarding headers."""

@@ -1,4 +1,5 @@
-"""Routines and reviews with the real CLI against the real local server (issue 4 item 7):
+"""Routines and reviews with the real CLI against the real local server
+(docs/issues.md#issue-4-item-7):
 `pinework review run` on the embedded S3, and the local SQS worker."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The real CLI against the real local server (issue 2): `python -m infra.local_server`
-in a subprocess on free ports with a temporary data folder, restarted once to
+"""The real CLI against the real local server (docs/issues.md#issue-2): `python -m
+infra.local_server` in a subprocess on free ports with a temporary data folder, restarted once to
 prove stored data survives."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""A review with ``PINEWORK_REVIEWER=bedrock`` end to end (SPEC §9, issue 4 item
-5b): the model's plan (a stubbed ``bedrock-runtime`` client) is checked against
-the agent's live memories, applied by the real ``ReviewService`` on moto's
-DynamoDB and S3, and reported with the dropped actions and why."""
+"""A review with ``PINEWORK_REVIEWER=bedrock`` end to end (docs/reference.md#9-review,
+docs/issues.md#issue-4-item-5b): the model's plan (a stubbed ``bedrock-runtime`` client) is checked
+against the agent's live memories, applied by the real ``ReviewService`` on moto's DynamoDB and S3,
+and reported with the dropped actions and why."""
 
 from __future__ import annotations
 

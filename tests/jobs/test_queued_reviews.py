@@ -1,4 +1,4 @@
-"""A person's review that may outlast API Gateway's 29 s is queued (issue 12):
+"""A person's review that may outlast API Gateway's 29 s is queued (docs/issues.md#issue-12):
 ``POST /reviews`` answers 202 with its id, the review worker runs it, and
 ``GET /reviews/{id}`` follows it from ``queued`` to the report."""
 
@@ -290,7 +290,8 @@ def test_a_bedrock_review_runs_in_the_worker_with_the_stacks_model(
 def test_the_dashboards_run_now_is_queued_and_its_page_follows_it(
     rewire: Any, client: Client, world: World, sqs: Any
 ) -> None:
-    # The dashboard asks ManualReviews as POST /reviews does (issue 13 with issue 12).
+    # The dashboard asks ManualReviews, as POST /reviews does: the dashboard's issue
+    # (docs/issues.md#issue-13) meets the queued reviews' (docs/issues.md#issue-12).
     rewire(review_inline_max_facts=0)
     save_twins(client, world)
     browser = Page(client)

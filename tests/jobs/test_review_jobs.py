@@ -1,4 +1,4 @@
-"""The nightly review on AWS's own machinery (SPEC §9): the 04:00 UTC schedule,
+"""The nightly review on AWS's own machinery (docs/reference.md#9-review): the 04:00 UTC schedule,
 the fan-out to SQS over every workspace, and the worker with partial failures."""
 
 from __future__ import annotations
@@ -169,7 +169,7 @@ def _facts(wired: wiring.Services, agent: Principal) -> list[Any]:
 def test_the_nightly_review_puts_a_conflict_in_front_of_a_person_once(
     wired: wiring.Services, app_client: Any, clock: FixedClock
 ) -> None:
-    """Issue 14: the scheduled review never merges facts whose port differs; it
+    """docs/issues.md#issue-14: the scheduled review never merges facts whose port differs; it
     leaves both live, lists the pair as pending, and a retried message or the next
     night adds nothing."""
     workspace = wired.admin.create_workspace("Nightly")

@@ -1,6 +1,6 @@
-"""A throttled review fails its own SQS message only (SPEC §6, §9; issue 12): the
-worker reports it in ``batchItemFailures`` so SQS retries that agent alone, and
-the other agents of the batch are reviewed."""
+"""A throttled review fails its own SQS message only (docs/reference.md#6-errors,
+docs/reference.md#9-review; docs/issues.md#issue-12): the worker reports it in ``batchItemFailures``
+so SQS retries that agent alone, and the other agents of the batch are reviewed."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The Bedrock reviewer without AWS (SPEC §9, issue 4 item 5b): a real boto3
+"""The Bedrock reviewer without AWS (docs/reference.md#9-review, docs/issues.md#issue-4-item-5b): a
+real boto3
 ``bedrock-runtime`` client under botocore's Stubber, so every request and answer
 is validated against the service model."""
 
@@ -230,7 +231,7 @@ def test_lifts_must_be_copied_from_a_day_line_and_never_bring_back_a_vetoed_fact
     proposal = reviewer(client).propose(context(vetoed, updated, lines=lines))
     (lift,) = proposal.actions
     # Another database is not "more of the same": the lift does not supersede the old
-    # fact (issue 14: different details are an update a person decides).
+    # fact (docs/issues.md#issue-14: different details are an update a person decides).
     assert (lift.text, lift.supersedes, lift.memory_ids) == ("Staging uses db-stg-2", None, [])
     assert lift.expected_versions == {} and lift.evidence[0] == lines[1]
     veto, made_up, prefix, again, not_superseded = proposal.notes

@@ -1,4 +1,4 @@
-"""Cold start (issue 12): importing the Lambda handler module loads no heavy library;
+"""Cold start (docs/issues.md#issue-12): importing the Lambda handler module loads no heavy library;
 they load where first needed (``chalicelib/deferred.py``). A structural check, not a
 timed one: the figures come from ``bench/cold_start.py``."""
 

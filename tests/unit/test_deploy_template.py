@@ -1,5 +1,5 @@
-"""The deploy artifacts read as an operator would (issue 12): API Gateway's own errors
-in the envelope, names and ARNs from the stack, one least-privilege role per function,
+"""The deploy artifacts read as an operator would (docs/issues.md#issue-12): API Gateway's own
+errors in the envelope, names and ARNs from the stack, one least-privilege role per function,
 and the files ``make deploy`` writes for ``chalice deploy``."""
 
 from __future__ import annotations

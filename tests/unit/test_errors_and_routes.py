@@ -1,4 +1,4 @@
-"""One error envelope, one status table (STYLE.md rule 2)."""
+"""One error envelope, one status table (docs/conventions.md#rule-2)."""
 
 from __future__ import annotations
 

@@ -99,7 +99,7 @@ STACK = Stack(table="t", bucket="b", queue=REVIEW_QUEUE_NAME)
 
 
 def test_the_old_shared_policy_would_have_failed_every_list_on_aws() -> None:
-    # The regression of issue 12: BatchGetItem (recall counters) was not granted.
+    # The regression of docs/issues.md#issue-12: BatchGetItem (recall counters) was not granted.
     old = {
         "Effect": "Allow",
         "Action": ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"],

@@ -1,5 +1,5 @@
-"""How key-value values become stored strings (SPEC §10): JSON.stringify's layout,
-numbers never rounded (issue 5, DECISIONS: number handling)."""
+"""How key-value values become stored strings (docs/reference.md#10-key-value): JSON.stringify's
+layout, numbers never rounded (docs/issues.md#issue-5, DECISIONS: number handling)."""
 
 from __future__ import annotations
 

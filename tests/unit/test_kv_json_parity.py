@@ -1,6 +1,6 @@
 """Parity of the key-value value formatting (``chalicelib/services/kv/json_text.py``, a
 hand-written ``JSON.stringify``) with ``rfc8785``, the JSON Canonicalization Scheme
-(issue 16 item 4: a stand-in gets a parity test).
+(docs/issues.md#issue-16-item-4: a stand-in gets a parity test).
 
 RFC 8785 writes numbers and strings exactly as ECMAScript's ``JSON.stringify``
 does, so the two must agree on every number a double holds exactly and on every

@@ -1,5 +1,5 @@
 """Parity of the embedded server's ``TransactWriteItems`` (``infra/moto_transactions.py``)
-with stock moto (issue 16 item 4: a stand-in gets a parity test).
+with stock moto (docs/issues.md#issue-16-item-4: a stand-in gets a parity test).
 
 Each scenario runs the same transaction on a seeded table three ways: stock moto
 in-process, the replacement in-process (as the embedded server runs it), and

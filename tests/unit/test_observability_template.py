@@ -1,4 +1,4 @@
-"""The alarms and dashboard of the template (issue 12): they refer only to resources
+"""The alarms and dashboard of the template (docs/issues.md#issue-12): they refer only to resources
 of the stack, read the namespace and metric names the functions write, and name
 nothing by a hard-coded ARN."""
 

@@ -1,4 +1,4 @@
-"""The OpenAPI document (issue 15 item 1): valid OpenAPI 3.1, the same routes as
+"""The OpenAPI document (docs/issues.md#issue-15-item-1): valid OpenAPI 3.1, the same routes as
 the Chalice app, every error code, and the retry and version headers where they
 apply."""
 

@@ -1,4 +1,5 @@
-"""Behaviour of the calibrated recall scorer and the numpy MiniLM embedder (SPEC §8)."""
+"""Behaviour of the calibrated recall scorer and the numpy MiniLM embedder
+(docs/reference.md#8-recall)."""
 
 import dataclasses
 import json

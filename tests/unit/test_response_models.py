@@ -1,4 +1,4 @@
-"""The response models describe the wire exactly (issue 15 item 1): every stored
+"""The response models describe the wire exactly (docs/issues.md#issue-15-item-1): every stored
 object's ``to_wire`` validates against its closed model and comes back unchanged,
 with every optional field set and unset."""
 

@@ -1,4 +1,4 @@
-"""The deterministic reviewer's rules, without AWS (SPEC §9)."""
+"""The deterministic reviewer's rules, without AWS (docs/reference.md#9-review)."""
 
 from __future__ import annotations
 

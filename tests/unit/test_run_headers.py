@@ -1,5 +1,5 @@
-"""The ``X-Pinework-*`` headers (SPEC §7): printable ASCII; only HTTP's own white
-space around a value is trimmed (the fuzzer sent a lone U+0085, which Python counts
+"""The ``X-Pinework-*`` headers (docs/reference.md#7-http-api): printable ASCII; only HTTP's own
+white space around a value is trimmed (the fuzzer sent a lone U+0085, which Python counts
 as white space, and it was read as no header at all)."""
 
 from __future__ import annotations

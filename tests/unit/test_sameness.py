@@ -1,4 +1,4 @@
-"""The review's "same facts" rule (issue 14 item 1): details, duplicates, covering,
+"""The review's "same facts" rule (docs/issues.md#issue-14-item-1): details, duplicates, covering,
 and different details about one subject, without AWS."""
 
 from __future__ import annotations

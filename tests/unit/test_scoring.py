@@ -1,4 +1,5 @@
-"""Tests for chalicelib.services.recall.lexical: the lexical recall scorer (SPEC §8)."""
+"""Tests for chalicelib.services.recall.lexical: the lexical recall scorer
+(docs/reference.md#8-recall)."""
 
 import random
 

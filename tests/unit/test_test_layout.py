@@ -1,4 +1,4 @@
-"""The tests' own layout (issue 16: tests that mirror the real thing): shared helpers
+"""The tests' own layout (docs/issues.md#issue-16: tests that mirror the real thing): shared helpers
 live in ``tests/helpers.py`` (and fixtures in ``conftest.py`` files), so no test
 module imports another test module or a ``conftest``."""
 

@@ -1,4 +1,5 @@
-"""Tests for chalicelib.services.recall.tokens: real cl100k counts, offline (SPEC §5).
+"""Tests for chalicelib.services.recall.tokens: real cl100k counts, offline
+(docs/reference.md#5-limits).
 
 bpe-openai (the tokenizer used before tiktoken, a dev dependency) is the reference."""
 

@@ -1,5 +1,5 @@
 """Parity of the vendored cl100k_base (tiktoken + chalicelib/data/cl100k_base.tiktoken)
-with bpe-openai, the tokenizer the service used before (STYLE.md rule 12): the same
+with bpe-openai, the tokenizer the service used before (docs/conventions.md#rule-12): the same
 token ids, and the same counts through ``Cl100kTokenCounter``, on a varied corpus."""
 
 from __future__ import annotations

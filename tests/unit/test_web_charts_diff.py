@@ -1,4 +1,4 @@
-"""The dashboard's SVG chart geometry and history diffs (issue 13)."""
+"""The dashboard's SVG chart geometry and history diffs (docs/issues.md#issue-13)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """The dashboard's HTTP rules without a server: same-origin checks, cookies, forms,
-``next`` paths and the security headers (SPEC §13, issue 13)."""
+``next`` paths and the security headers (docs/reference.md#13-dashboard,
+docs/issues.md#issue-13)."""
 
 from __future__ import annotations
 

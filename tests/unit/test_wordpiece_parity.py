@@ -1,6 +1,6 @@
 """Parity of the hand-written WordPiece tokenizer (``chalicelib/services/recall/wordpiece.py``)
 with transformers' classic Python ``BertTokenizer`` (``BertTokenizerLegacy`` in
-transformers 5; STYLE.md rule 12) over the shipped MiniLM vocabulary: the same ids on
+transformers 5; docs/conventions.md#rule-12) over the shipped MiniLM vocabulary: the same ids on
 a varied corpus of more than a thousand strings, with literal special tokens read as
 plain text (the one deliberate difference, see the module doc)."""
 

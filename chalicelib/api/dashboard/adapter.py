@@ -1,5 +1,6 @@
 """Chalice <-> the dashboard's plain request and response (``chalicelib.web.http``),
-and the wrappers every dashboard route goes through (SPEC §13, issue 13):
+and the wrappers every dashboard route goes through (docs/reference.md#13-dashboard,
+docs/issues.md#issue-13):
 
 * ``page``: a signed-in page. No live session: to the sign-in page. A POST must
   come from this origin and carry the session's CSRF token. A service error that
@@ -70,7 +71,8 @@ def to_response(request: WebRequest, response: WebResponse) -> Response:
 
 def failure_page(request: WebRequest, error: PineworkError, signed_in: bool) -> WebResponse:
     """The error page of a service error no view placed next to a form: its code's
-    status and message; ``Retry-After`` when the store was throttled (SPEC §6)."""
+    status and message; ``Retry-After`` when the store was throttled
+    (docs/reference.md#6-errors)."""
     note_error(error.code)
     response = error_page(request, FormError.of(error), signed_in=signed_in)
     if isinstance(error, RateLimited):

@@ -1,4 +1,5 @@
-"""Every route of the dashboard, one line of view each (SPEC §13, issue 13).
+"""Every route of the dashboard, one line of view each (docs/reference.md#13-dashboard,
+docs/issues.md#issue-13).
 
 Pages: ``/`` (agents), ``/agents/{id}`` (memories) and its ``/days``, ``/recall``,
 ``/reviews``, ``/pictures`` tabs, ``/memories/{id}``, ``/reviews/{id}``,
@@ -131,7 +132,7 @@ def archive_memory(web: WebContext, memory_id: str) -> WebResponse:
 @_route("/memories/{memory_id}/unarchive", "POST")
 @signed_in
 def unarchive_memory(web: WebContext, memory_id: str) -> WebResponse:
-    """Undo a veto or an archive (SPEC §4 rules)."""
+    """Undo a veto or an archive (docs/reference.md#unarchive-rules)."""
     return memory.lifecycle(web, memory_id, "unarchive")
 
 

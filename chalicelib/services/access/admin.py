@@ -1,5 +1,5 @@
-"""Bearer tokens and the operator commands that issue them (SPEC §7 auth, issue 2;
-the token lifecycle, issue 12).
+"""Bearer tokens and the operator commands that issue them (docs/reference.md#authentication,
+docs/issues.md#issue-2; the token lifecycle, docs/issues.md#issue-12).
 
 Tokens are random and shown once; only their SHA-256 hex digest is stored.
 """
@@ -96,7 +96,8 @@ class AdminService:
         after ``normalized_email`` (``Ana@Example.com`` is ``ana@example.com``); the
         claim is written in the person's own transaction, so two concurrent creations
         cannot both win. Persons of different workspaces may share an address
-        (nothing crosses workspaces, SPEC §2; DECISIONS "One person per e-mail").
+        (nothing crosses workspaces, docs/reference.md#2-concepts; DECISIONS "One person per
+        e-mail").
 
         Raises:
             InvalidRequest: no such workspace, or an email without ``@``.
@@ -177,7 +178,7 @@ class AdminService:
         }
 
     def set_review_approval(self, workspace_id: str, value: str) -> Workspace:
-        """Set a workspace's ``reviewApproval`` (issue 4 item 6).
+        """Set a workspace's ``reviewApproval`` (docs/issues.md#issue-4-item-6).
 
         ``required``: every later review stores its plan with each action
         pending until a person approves or rejects it; ``none`` (the default):
@@ -203,7 +204,7 @@ class AdminService:
 
     def backfill_embeddings(self, workspace_id: str, agent_id: str | None) -> BackfillReport:
         """Embed the live facts of a workspace (or one of its agents) whose stored
-        recall embedding is missing or of an older format (issue 3 item 3).
+        recall embedding is missing or of an older format (docs/issues.md#issue-3-item-3).
 
         Args:
             workspace_id: the ``wsp_…`` id.
@@ -223,7 +224,7 @@ class AdminService:
         return self._embeddings.run(workspace_id, agent_id)
 
     def upgrade_table(self) -> UpgradeReport:
-        """Upgrade a table written before the dashboard, once (issue 13): list every
+        """Upgrade a table written before the dashboard, once (docs/issues.md#issue-13): list every
         agent under its workspace and give every memory its ``byAgentKind`` index
         value. Scans the whole table; safe to rerun and to run while the service runs.
 

@@ -1,10 +1,10 @@
-"""Bearer tokens (SPEC §7 auth): random, shown once, stored as their SHA-256;
+"""Bearer tokens (docs/reference.md#authentication): random, shown once, stored as their SHA-256;
 ``AuthService`` resolves a request's token to its principal.
 
 Every request reads its token item with one consistent GetItem (no cache), so a
 revoked token is 401 on its next request and a rotated one from the end of its
 grace period. ``lastUsedAt`` costs no write per request: it is written only when
-the stored value is an hour old or more, with a conditional write (issue 12).
+the stored value is an hour old or more, with a conditional write (docs/issues.md#issue-12).
 """
 
 from __future__ import annotations

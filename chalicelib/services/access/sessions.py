@@ -1,4 +1,4 @@
-"""Dashboard sign-in and sessions (SPEC §13, issue 13).
+"""Dashboard sign-in and sessions (docs/reference.md#13-dashboard, docs/issues.md#issue-13).
 
 A person signs in with their bearer token or with a one-time link (made by
 ``pinework dashboard``, or printed by ``make serve``); either starts a session:
@@ -116,7 +116,7 @@ class DashboardSessions:
         return self._start(principal, via="token")
 
     def create_link(self, principal: Principal) -> SignInLink:
-        """Make a one-time sign-in link for the calling person (SPEC §13).
+        """Make a one-time sign-in link for the calling person (docs/reference.md#13-dashboard).
 
         The code is random, stored only as its SHA-256, works once and for 10 minutes.
 

@@ -1,5 +1,6 @@
-"""The bearer-token lifecycle (SPEC §7 auth, §14; issue 12): issue more tokens for
-an agent or a person, list them, revoke, rotate with a grace period.
+"""The bearer-token lifecycle (docs/reference.md#authentication, docs/reference.md#14-operations;
+docs/issues.md#issue-12): issue more tokens for an agent or a person, list them, revoke, rotate with
+a grace period.
 
 Tokens are ``pwk_`` + 43 random URL-safe characters, shown once; storage keeps
 their SHA-256 (``TOKEN#<hex>``), an id (``tok_…``), the first 8 characters as a
@@ -172,7 +173,7 @@ class TokenService:
         return None if again is None else again.record
 
     def _created_at(self, principal: Principal) -> datetime:
-        # Before issue 12, a token was only ever issued with its principal.
+        # Before docs/issues.md#issue-12, a token was only ever issued with its principal.
         if principal.kind is PrincipalKind.AGENT:
             agent = self._directory.get_agent(principal.id)
             return agent.created_at if agent is not None else self._clock.now()

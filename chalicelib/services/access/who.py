@@ -1,4 +1,4 @@
-"""Who may touch which memory (SPEC §7, the "who" column): an agent its own,
+"""Who may touch which memory (docs/reference.md#7-http-api, the "who" column): an agent its own,
 a person any of the workspace's; some routes are for one kind only.
 """
 
@@ -18,7 +18,7 @@ from chalicelib.storage.protocols import DirectoryRepository, MemoryRepository
 
 
 def refuse_agents(principal: Principal, message: str) -> None:
-    """Refuse an agent what SPEC §7's "who" gives persons only (routes call it before
+    """Refuse an agent what docs/reference.md#who-may-call gives persons only (routes call it before
     reading the body, so the answer does not depend on what the body holds).
 
     Raises:
@@ -29,7 +29,8 @@ def refuse_agents(principal: Principal, message: str) -> None:
 
 
 def refuse_persons(principal: Principal, error: type[PineworkError], message: str) -> None:
-    """Refuse a person what SPEC §7's "who" gives agents only (see ``refuse_agents``).
+    """Refuse a person what docs/reference.md#who-may-call gives agents only (see
+    ``refuse_agents``).
 
     Raises:
         PineworkError: ``error(message)`` when the principal is a person.
@@ -39,7 +40,8 @@ def refuse_persons(principal: Principal, error: type[PineworkError], message: st
 
 
 def check_memory_id(memory_id: str) -> None:
-    """Reject ids that cannot name a memory, as not found (SPEC §6 ``memory_not_found``)."""
+    """Reject ids that cannot name a memory, as not found
+    (docs/reference.md#error-memory_not_found)."""
     if not MEMORY_ID.match(memory_id):
         raise MemoryNotFound(f"No memory {memory_id!r} in your workspace. Check the mem_ id.")
 
@@ -81,7 +83,7 @@ def resolve_agent(
         raise MemoryAgentRequired("Name the agent: pass agentId (or --agent agt_…).")
     agent = directory.get_agent(agent_id) if AGENT_ID.match(agent_id) else None
     if agent is None or agent.workspace_id != principal.workspace_id:
-        # SPEC §6: a person outside the workspace is forbidden; an unknown id
+        # docs/reference.md#6-errors: a person outside the workspace is forbidden; an unknown id
         # answers the same, so ids of other workspaces cannot be probed.
         raise Forbidden(f"agentId {agent_id!r} is not an agent of your workspace.")
     return agent_id

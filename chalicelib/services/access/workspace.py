@@ -1,5 +1,6 @@
-"""A person's own workspace (SPEC §2, §13): its agents, and its review approval
-setting (issue 4 item 6), as the dashboard shows and changes them."""
+"""A person's own workspace (docs/reference.md#2-concepts, docs/reference.md#13-dashboard): its
+agents, and its review approval setting (docs/issues.md#issue-4-item-6), as the dashboard shows and
+changes them."""
 
 from __future__ import annotations
 

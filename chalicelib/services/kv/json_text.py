@@ -48,7 +48,7 @@ def stringify(value: Any) -> str:
             ``JsonNumber``/``Decimal``, ``float``, ``bool``, ``None``).
 
     Returns:
-        The string to store (SPEC §10).
+        The string to store (docs/reference.md#10-key-value).
 
     Raises:
         InvalidRequest: NaN or an infinity, a non-string object key, a value of

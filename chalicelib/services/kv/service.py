@@ -1,4 +1,4 @@
-"""The key-value meta-tools: ``remember``, ``recall``, ``forget`` (SPEC §10, seed 001).
+"""The key-value meta-tools: ``remember``, ``recall``, ``forget`` (docs/reference.md#10-key-value).
 
 A small persistent store scoped by who calls:
 
@@ -64,7 +64,7 @@ class KvScope:
 
     @property
     def permanent(self) -> bool:
-        """False for anonymous scopes, whose entries expire (SPEC §10)."""
+        """False for anonymous scopes, whose entries expire (docs/reference.md#10-key-value)."""
         return self.kind != "anon"
 
 
@@ -76,7 +76,7 @@ class Remembered:
     permanent: bool
 
     def to_wire(self) -> dict[str, Any]:
-        """The JSON body (SPEC §10)."""
+        """The JSON body (docs/reference.md#10-key-value)."""
         return {"stored": True, "key": self.key, "ttl": "permanent" if self.permanent else "24h"}
 
 
@@ -88,7 +88,7 @@ class Recalled:
     value: str | None
 
     def to_wire(self) -> dict[str, Any]:
-        """The JSON body (SPEC §10)."""
+        """The JSON body (docs/reference.md#10-key-value)."""
         return {"key": self.key, "value": self.value, "found": self.value is not None}
 
 
@@ -100,7 +100,8 @@ class KeyList:
     count: int
 
     def to_wire(self) -> dict[str, Any]:
-        """The JSON body (SPEC §10); ``truncated`` appears only when ``keys`` was cut."""
+        """The JSON body (docs/reference.md#10-key-value); ``truncated`` appears only when ``keys``
+        was cut."""
         body: dict[str, Any] = {"keys": self.keys, "count": self.count}
         if len(self.keys) < self.count:
             body["truncated"] = True
@@ -115,7 +116,7 @@ class Forgotten:
     deleted: bool
 
     def to_wire(self) -> dict[str, Any]:
-        """The JSON body (SPEC §10)."""
+        """The JSON body (docs/reference.md#10-key-value)."""
         return {"deleted": self.deleted, "key": self.key}
 
 
@@ -143,7 +144,7 @@ def client_address(source_ip: str | None) -> str:
 
 
 class KvService:
-    """The key-value meta-tools (SPEC §10).
+    """The key-value meta-tools (docs/reference.md#10-key-value).
 
     Args:
         entries: key-value storage.
@@ -193,9 +194,9 @@ class KvService:
             InvalidRequest: a key of 0 or over 512 UTF-8 bytes; NaN/Infinity or a
                 non-JSON value.
             PayloadTooLarge: the value is over 5.5 MiB as it travels (``payload_too_large``).
-            SecretInMemory: the value looks like a credential (SPEC §6; a
-                deliberate difference from seed 001, see DECISIONS); or the key has a
-                credential's shape (keys are listed to the whole scope by ``recall {}``;
+            SecretInMemory: the value looks like a credential (docs/reference.md#6-errors; a
+                deliberate difference from docs/reference.md#10-key-value, see DECISIONS); or the
+                key has a credential's shape (keys are listed to the whole scope by ``recall {}``;
                 a key is an identifier, so the generic high-entropy rule does not apply).
         """
         check_key(key)
@@ -263,7 +264,7 @@ class KvService:
 
 
 def check_key(key: str) -> None:
-    """A key is 1 to 512 bytes of UTF-8 (SPEC §10).
+    """A key is 1 to 512 bytes of UTF-8 (docs/reference.md#10-key-value).
 
     Raises:
         InvalidRequest: empty, over 512 bytes, or not encodable (a lone surrogate).

@@ -1,4 +1,5 @@
-"""The audit record of one memory change (SPEC §4: who, when, what, before/after)."""
+"""The audit record of one memory change (docs/reference.md#4-states: who, when, what,
+before/after)."""
 
 from __future__ import annotations
 
@@ -17,13 +18,14 @@ def audit_record(
     after: Memory,
     reason: str | None = None,
 ) -> AuditRecord:
-    """Build the audit record of one change (who, when, what, before/after; SPEC §4).
+    """Build the audit record of one change (who, when, what, before/after;
+    docs/reference.md#4-states).
 
     Args:
         principal: the actor; ``None`` means the system (e.g. the daily review).
         action: ``create``, ``edit``, ``archive``, ``veto``, ``unarchive`` or ``supersede``.
 
-    A ``create`` record carries the fact's ``evidence`` (SPEC §9 step 5), so the
+    A ``create`` record carries the fact's ``evidence`` (docs/reference.md#review-step-5), so the
     history shows what the saver said supports it.
     """
     return AuditRecord(
@@ -43,7 +45,7 @@ def audit_record(
 
 def review_undo_hint(memories: MemoryRepository, memory_id: str) -> str:
     """When the memory's newest audit record is a review's (``actorType: system``,
-    ``actorId: rvw_…``), a sentence telling how a person undoes it (issue 14 item 3);
+    ``actorId: rvw_…``), a sentence telling how a person undoes it (docs/issues.md#issue-14-item-3);
     else an empty string. Reads the memory's history to its end."""
     last = None
     records, after = memories.history(memory_id, 100)

@@ -1,5 +1,6 @@
-"""Browsing an agent's memories in the dashboard (SPEC §13, issue 13): the list
-API's filters (kind, status) plus two it has not, ``expired`` and a text search.
+"""Browsing an agent's memories in the dashboard (docs/reference.md#13-dashboard,
+docs/issues.md#issue-13): the list API's filters (kind, status) plus two it has not, ``expired`` and
+a text search.
 
 DynamoDB has no text search. Without those two filters a page is one list call
 (``MemoryService.list``, the same rules as ``GET /memories``). With either, the
@@ -87,7 +88,8 @@ class MemoryBrowser:
 
     Args:
         memories: the memory service (its ``list`` applies who-may-see-what).
-        clock: the current time (``expired`` is computed at read time, SPEC §3).
+        clock: the current time (``expired`` is computed at read time,
+            docs/reference.md#3-the-memory-object).
         scan_max: memories one filtered request reads at most (``SEARCH_SCAN_MAX``).
     """
 

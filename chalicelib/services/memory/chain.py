@@ -1,5 +1,5 @@
-"""A memory's supersede chain both ways (SPEC §3 ``supersedes`` / ``supersededBy``,
-§13): the memories it replaced, oldest last, and the ones that replaced it."""
+"""A memory's supersede chain both ways (docs/reference.md#3-the-memory-object ``supersedes`` /
+``supersededBy``, §13): the memories it replaced, oldest last, and the ones that replaced it."""
 
 from __future__ import annotations
 

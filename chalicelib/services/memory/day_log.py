@@ -1,4 +1,5 @@
-"""The day log: one row per agent per UTC date, one line per append (SPEC §4–5).
+"""The day log: one row per agent per UTC date, one line per append (docs/reference.md#4-states to
+docs/reference.md#5-limits).
 
 A line is stored as ``HH:MM`` (UTC) + ``[TASK]`` when the run named its task +
 the line as sent. The 300-character limit is on the line as sent; the

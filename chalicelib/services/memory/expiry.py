@@ -1,5 +1,5 @@
 """``expiresAt``: an RFC 3339 timestamp, or a date meaning the end of that UTC day
-(SPEC §7).
+(docs/reference.md#7-http-api).
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ def parse_expiry(value: str, now: datetime) -> datetime:
         An aware UTC datetime in the future.
 
     Raises:
-        InvalidRequest: unparseable, without a time zone, or not in the future (SPEC §7).
+        InvalidRequest: unparseable, without a time zone, or not in the future
+            (docs/reference.md#7-http-api).
     """
     try:
         if _DATE_ONLY.match(value):

@@ -1,6 +1,6 @@
-"""``If-Match`` on memories (SPEC §6 ``precondition_failed``, §14; issue 15): a change
-names the versions it was based on, and a memory at any other version is refused
-before anything is written.
+"""``If-Match`` on memories (docs/reference.md#error-precondition_failed,
+docs/reference.md#14-operations; docs/issues.md#issue-15): a change names the versions it was based
+on, and a memory at any other version is refused before anything is written.
 
 The check runs inside each change's read-check-write attempt: the write that
 follows is conditional on the version that was read (``version = :read``), so a
@@ -22,7 +22,8 @@ def check_expected_version(memory: Memory, expected_versions: Collection[int] | 
     Args:
         memory: the memory as just read (consistently) for the change.
         expected_versions: the versions the caller's ``If-Match`` names for this
-            memory; ``None`` when it sent none (or ``*``): no check, as before issue 15.
+            memory; ``None`` when it sent none (or ``*``): no check, as before
+            docs/issues.md#issue-15.
 
     Raises:
         PreconditionFailed: ``memory.version`` is not one of ``expected_versions``

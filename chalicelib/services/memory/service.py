@@ -1,5 +1,6 @@
 """Facts and the memory lifecycle: save, supersede, edit, archive, veto,
-unarchive, read, list and history (SPEC §3–4, §7).
+unarchive, read, list and history (docs/reference.md#3-the-memory-object to
+docs/reference.md#4-states, docs/reference.md#7-http-api).
 
 Every change reads the memory, checks the rules against what it read, and
 writes conditionally on the memory being unchanged (``version``), retrying
@@ -86,9 +87,9 @@ class MemoryService:
         embedder: computes each fact's recall embedding at save and edit time
             (``None``: facts are embedded at recall instead).
         after_save: called with ``(workspace_id, agent_id)`` after every fact is
-            saved (wiring passes ``RoutineService.ensure_routine``, SPEC §9); a
+            saved (wiring passes ``RoutineService.ensure_routine``, docs/reference.md#9-review); a
             failure there is logged, never turned into a failed save.
-        vetoes: refuses an agent's save of a vetoed text (issue 14 item 5), and
+        vetoes: refuses an agent's save of a vetoed text (docs/issues.md#issue-14-item-5), and
             files each vetoed fact in its index; ``None``: no such check.
     """
 
@@ -113,7 +114,7 @@ class MemoryService:
         self._after_save = after_save
 
     def _embed(self, text: str) -> bytes | None:
-        """The fact's recall embedding, computed once at save time (issue 3)."""
+        """The fact's recall embedding, computed once at save time (docs/issues.md#issue-3)."""
         return None if self._embedder is None else self._embedder.embed([text])[0]
 
     def save(self, principal: Principal, request: SaveFactRequest, run: RunContext) -> Memory:
@@ -227,7 +228,7 @@ class MemoryService:
         after_audit_id: str | None = None,
     ) -> tuple[list[AuditRecord], str | None]:
         """A page of the audit records of a memory the caller may see, oldest first
-        (SPEC §5 lists: ``limit``, continuing after ``after_audit_id``).
+        (docs/reference.md#lists: ``limit``, continuing after ``after_audit_id``).
 
         Returns:
             The page, and the audit id to continue after (None at the end).
@@ -323,7 +324,7 @@ class MemoryService:
         *,
         expected_versions: Collection[int] | None = None,
     ) -> Memory:
-        """Archive a live memory with a reason (owner agent or person; SPEC §4).
+        """Archive a live memory with a reason (owner agent or person; docs/reference.md#4-states).
         ``expected_versions`` (``If-Match``): see ``check_expected_version``.
 
         Raises:
@@ -350,7 +351,7 @@ class MemoryService:
         *,
         expected_versions: Collection[int] | None = None,
     ) -> Memory:
-        """A person vetoes a memory: archived with reason ``vetoed`` (SPEC §4).
+        """A person vetoes a memory: archived with reason ``vetoed`` (docs/reference.md#4-states).
 
         A memory archived for another reason becomes vetoed too, so an agent can
         no longer bring it back. ``expected_versions`` (``If-Match``): see
@@ -428,7 +429,7 @@ class MemoryService:
         *,
         expected_versions: Collection[int] | None = None,
     ) -> Memory:
-        """Bring an archived memory back (SPEC §4 rules). ``expected_versions``
+        """Bring an archived memory back (docs/reference.md#unarchive-rules). ``expected_versions``
         (``If-Match``): see ``check_expected_version``.
 
         Raises:
@@ -482,8 +483,8 @@ class MemoryService:
         return with_retries(attempt)
 
     def list(self, principal: Principal, query: ListQuery) -> MemoryPage:
-        """List memories newest first (SPEC §7): an agent its own, a person any of
-        the workspace's (every agent's when ``agentId`` is omitted).
+        """List memories newest first (docs/reference.md#7-http-api): an agent its own, a person any
+        of the workspace's (every agent's when ``agentId`` is omitted).
 
         Raises:
             MemoryNotOwn: an agent named another agent.

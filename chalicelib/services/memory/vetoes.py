@@ -1,7 +1,8 @@
-"""Vetoes stick (SPEC §6, §9; issue 14 item 5): an agent's save of a text a person
-vetoed — the same text after normalisation, or a duplicate of it by the review's
-"same facts" rule (``chalicelib.services.review.sameness``) — is refused with
-409 ``memory_vetoed`` naming the vetoed memory. A person may still save it.
+"""Vetoes stick (docs/reference.md#6-errors, docs/reference.md#9-review;
+docs/issues.md#issue-14-item-5): an agent's save of a text a person vetoed — the same text after
+normalisation, or a duplicate of it by the review's "same facts" rule
+(``chalicelib.services.review.sameness``) — is refused with 409 ``memory_vetoed`` naming the vetoed
+memory. A person may still save it.
 
 The check reads one index (``VetoIndex``: entries keyed by a digest of the
 normalized text and of its duplicate key, written in the veto's own transaction)

@@ -1,5 +1,5 @@
-"""The agents overview of the dashboard (SPEC §13, issue 13): for each agent of a
-person's workspace, its live, expired and archived facts, today's day-log fill,
+"""The agents overview of the dashboard (docs/reference.md#13-dashboard, docs/issues.md#issue-13):
+for each agent of a person's workspace, its live, expired and archived facts, today's day-log fill,
 its last recall, its routine and the review actions waiting for a person.
 
 Counts come from the light ``byAgentKind`` index (no text is read); each agent

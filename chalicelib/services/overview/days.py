@@ -1,5 +1,5 @@
-"""An agent's day logs by date (SPEC §13, issue 13): every day row, live and
-archived, with its fill, from the light ``byAgentKind`` index (the lines
+"""An agent's day logs by date (docs/reference.md#13-dashboard, docs/issues.md#issue-13): every day
+row, live and archived, with its fill, from the light ``byAgentKind`` index (the lines
 themselves are read only for the date a person opens)."""
 
 from __future__ import annotations

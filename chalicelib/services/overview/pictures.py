@@ -1,5 +1,5 @@
-"""The series behind an agent's pictures (SPEC §13, issue 13): live, expired and
-archived facts at the end of each UTC date, recalls per date, and each date's
+"""The series behind an agent's pictures (docs/reference.md#13-dashboard, docs/issues.md#issue-13):
+live, expired and archived facts at the end of each UTC date, recalls per date, and each date's
 day-log fill.
 
 Facts over time are rebuilt from each fact's ``createdAt``, ``expiresAt`` and

@@ -1,4 +1,5 @@
-"""Backfill of recall embeddings (issue 3 item 3): ``pinework admin backfill-embeddings``.
+"""Backfill of recall embeddings (docs/issues.md#issue-3-item-3): ``pinework admin
+backfill-embeddings``.
 
 A save or an edit embeds its fact once (``MemoryService``), and so does a review's
 lift. Facts written before that, or by an earlier version of the format (format 1,

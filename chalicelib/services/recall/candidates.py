@@ -1,4 +1,4 @@
-"""What recall hands its scorer (SPEC §8): the candidate facts and the scorer's
+"""What recall hands its scorer (docs/reference.md#8-recall): the candidate facts and the scorer's
 contract. No numpy here, so the recall service imports it without loading the scorer
 (docs/DECISIONS.md "Cold start"); ``relevance`` re-exports both names.
 """
@@ -29,7 +29,8 @@ class Candidate:
 
 
 class CandidateScorer(Protocol):
-    """Relevance of candidate facts to a recall query, each in [0, 1] (SPEC §8)."""
+    """Relevance of candidate facts to a recall query, each in [0, 1]
+    (docs/reference.md#8-recall)."""
 
     def score(self, query: str, candidates: Sequence[Candidate], now: datetime) -> list[float]:
         """One score per candidate, same order; >= 0.5 means "worth recalling"."""

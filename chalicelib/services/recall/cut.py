@@ -1,5 +1,5 @@
-"""Recall's cut (SPEC §8: a fact is kept when its score is >= 0.5): where it sits on
-the relevance model's probability ``p``, query by query.
+"""Recall's cut (docs/reference.md#8-recall: a fact is kept when its score is >= 0.5): where it sits
+on the relevance model's probability ``p``, query by query.
 
 The model (``relevance.RelevanceScorer``) gives each candidate fact a calibrated
 probability ``p`` that it holds evidence for the query. The cut on ``p`` is relative

@@ -1,4 +1,5 @@
-"""Sentence embeddings for recall (SPEC §8), computed at save time and stored compactly.
+"""Sentence embeddings for recall (docs/reference.md#8-recall), computed at save time and stored
+compactly.
 
 ``MiniLMEmbedder`` runs all-MiniLM-L6-v2 (sentence-transformers; 6 layers, 384 dims,
 mean pooling, unit length) in plain numpy: no torch, no onnxruntime, no network. Its

@@ -1,5 +1,5 @@
-"""The stored recall embedding's format (SPEC §8): tags, sizes and the checks that need
-no numpy, so the API's import chain stays light (docs/DECISIONS.md "Cold start").
+"""The stored recall embedding's format (docs/reference.md#8-recall): tags, sizes and the checks
+that need no numpy, so the API's import chain stays light (docs/DECISIONS.md "Cold start").
 
 ``chalicelib.services.recall.embedding`` writes and reads these bytes (and re-exports
 every name here); ``EmbeddingBackfill`` and the relevance scorer check them.

@@ -1,9 +1,10 @@
-"""Recall relevance scoring (SPEC §8): the pluggable ``Scorer`` and the default lexical one.
+"""Recall relevance scoring (docs/reference.md#8-recall): the pluggable ``Scorer`` and the default
+lexical one.
 
 ``LexicalScorer`` is a BM25-style scorer in pure Python: no network, no model files, no
 third-party code, so it runs inside the Lambda within recall's time budget. Its scores
 are calibrated on the recall benchmark's development half
-(docs/reference.md#recall-benchmark) so that the SPEC §8
+(docs/reference.md#recall-benchmark) so that the docs/reference.md#8-recall
 cut-off of 0.5 means "probably useful"; ``bench/recall_quality_lexical.py`` measures it.
 """
 
@@ -74,18 +75,19 @@ _CAPPED_SHARE = 1.0 - _SMOOTH_SHARE
 
 
 class Scorer(Protocol):
-    """Relevance of stored facts to a recall query (SPEC §8); pluggable."""
+    """Relevance of stored facts to a recall query (docs/reference.md#8-recall); pluggable."""
 
     def score(self, query: str, documents: Sequence[str]) -> list[float]:
         """Relevance of each document to the query, each in [0, 1]; same order as documents.
 
         Args:
-            query: The task text or conversation message (at most 4,000 chars, SPEC §5).
+            query: The task text or conversation message (at most 4,000 chars,
+                docs/reference.md#5-limits).
             documents: The fact texts to score.
 
         Returns:
             One score per document, in ``documents`` order; 0.5 and above means
-            "probably useful" (the SPEC §8 cut-off).
+            "probably useful" (the docs/reference.md#8-recall cut-off).
         """
         ...
 
@@ -150,7 +152,8 @@ def _strip_verb_ending(word: str, size: int) -> str:
 
 
 class LexicalScorer:
-    """BM25-style lexical relevance mapped to [0, 1] (the default SPEC §8 scorer).
+    """BM25-style lexical relevance mapped to [0, 1] (the default docs/reference.md#8-recall
+    scorer).
 
     Terms are lower-cased, stemmed words without stop words. Each distinct query term
     gets the BM25 IDF over the documents being scored, ``ln(1 + (N - df + 0.5) / (df +
@@ -186,7 +189,7 @@ class LexicalScorer:
             coverage_terms: how many of the query's highest-IDF terms make a full match
                 (raw coverage 1.0), >= 1.
             useful_coverage: the raw coverage, in (0, 1), that maps to the 0.5 cut-off;
-                calibrated on the recall benchmark (SPEC §8).
+                calibrated on the recall benchmark (docs/reference.md#8-recall).
 
         Raises:
             ValueError: when a parameter is outside its range.
@@ -208,13 +211,13 @@ class LexicalScorer:
         """Relevance of each document to the query, each in [0, 1]; same order as documents.
 
         Args:
-            query: The task text or conversation message (SPEC §8).
+            query: The task text or conversation message (docs/reference.md#8-recall).
             documents: The fact texts to score (any number; IDF is computed over them).
 
         Returns:
             One score per document in ``documents`` order, in [0, 1]; >= 0.5 means
-            "probably useful" (SPEC §8). All zeros when the query has no terms (empty,
-            or only stop words) or shares none with the documents; ``[]`` for no documents.
+            "probably useful" (docs/reference.md#8-recall). All zeros when the query has no terms
+            (empty, or only stop words) or shares none with the documents; ``[]`` for no documents.
         """
         if not documents:
             return []

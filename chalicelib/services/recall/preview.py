@@ -1,5 +1,5 @@
-"""Recall preview (SPEC §13, issue 13): what an agent would get for a task, with
-every fact's score and whether it would be kept, and the block it would see.
+"""Recall preview (docs/reference.md#13-dashboard, docs/issues.md#issue-13): what an agent would get
+for a task, with every fact's score and whether it would be kept, and the block it would see.
 
 A preview is not a recall: it counts nothing (no ``recallCount``, no
 ``lastRecalledAt``), writes no recall log entry and leaves run-start session

@@ -1,4 +1,4 @@
-"""Calibrated recall relevance (SPEC §8): ``RelevanceScorer``, the default
+"""Calibrated recall relevance (docs/reference.md#8-recall): ``RelevanceScorer``, the default
 ``CandidateScorer``, scores every candidate fact for a query in [0, 1], >= 0.5 meaning
 keep it. Two logistic regressions, fitted by ``scripts/build_recall_model.py`` into
 ``chalicelib/data/recall-relevance.json`` (``Coefficients``): the first, over

@@ -1,4 +1,5 @@
-"""The features the recall relevance model reads (SPEC §8, docs/DECISIONS.md#recall):
+"""The features the recall relevance model reads (docs/reference.md#8-recall,
+docs/DECISIONS.md#recall):
 ``features`` gives the first stage's ``FEATURES`` columns for one query over its
 candidate facts (cosine of the sentence embeddings, BM25-weighted lexical coverage
 ``lexical_coverage``, their gaps to the best candidate, the cosine's z-score, the best

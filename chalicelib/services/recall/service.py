@@ -1,4 +1,4 @@
-"""Recall (SPEC §8): score an agent's live facts against the task or message,
+"""Recall (docs/reference.md#8-recall): score an agent's live facts against the task or message,
 keep scores >= 0.5 best first, cut to 300 memories and 12,000 tokens, count the
 recall on exactly the memories returned, log it, and render the
 ``--- MEMORY ---`` block with today's and yesterday's day log.
@@ -93,7 +93,7 @@ class RecallService:
         memories: memory storage (facts, day rows).
         recalls: counters, the recall log and session state.
         directory: agents, to check a person's ``agentId``.
-        scorer: relevance in [0, 1] (pluggable, SPEC §8).
+        scorer: relevance in [0, 1] (pluggable, docs/reference.md#8-recall).
         tokens: the real tokenizer's counter.
         clock: the current time.
         ids: the id factory (``rcl_`` log ids).
@@ -153,7 +153,7 @@ class RecallService:
     def start(
         self, principal: Principal, request: RecallStartRequest, run: RunContext
     ) -> RecallResult:
-        """Run-start recall for the calling agent (SPEC §8).
+        """Run-start recall for the calling agent (docs/reference.md#8-recall).
 
         Scores against ``task``, else ``message``, else the run's task key; a
         slash command or a resumed session recalled in the last 24 hours is
@@ -162,7 +162,7 @@ class RecallService:
         The session is ``sessionId`` or the ``X-Pinework-Session`` header (both must be
         printable ASCII of at most 128 characters, and name the same session when both
         are sent); ``task``, ``message`` and ``slashCommand`` are each at most 4,000
-        characters, whichever of them is scored (SPEC §5 query limit).
+        characters, whichever of them is scored (docs/reference.md#5-limits query limit).
 
         Raises:
             Forbidden: a person called it (persons use on-demand recall).
@@ -286,7 +286,7 @@ class RecallService:
     ) -> tuple[list[ScoredMemory], str | None]:
         """Score every fact against ``query``, best first (ties: newer first), or, when
         the scorer fails or runs past its budget, the facts newest first unscored with
-        ``fallback: "newest"`` (SPEC §8). Nothing is counted or logged.
+        ``fallback: "newest"`` (docs/reference.md#8-recall). Nothing is counted or logged.
 
         Args:
             facts: live, unexpired facts, newest first (``live_facts`` order).
@@ -355,14 +355,14 @@ class RecallService:
         check_no_secret(query, what=name, secrets=self._secrets)
 
     def check_query(self, query: str, name: str = "query") -> None:
-        """Refuse a recall text as a recall would (SPEC §5, §8): over 4,000 characters
-        (``InvalidRequest``), or a credential (``SecretInMemory``); the recall preview
-        checks its task with it."""
+        """Refuse a recall text as a recall would (docs/reference.md#5-limits,
+        docs/reference.md#8-recall): over 4,000 characters (``InvalidRequest``), or a credential
+        (``SecretInMemory``); the recall preview checks its task with it."""
         self._check_query(query, name)
 
     def render_block(self, agent_id: str, picked: Sequence[ScoredMemory], now: datetime) -> str:
         """The ``--- MEMORY ---`` block of ``picked`` and the agent's day log of today and
-        yesterday (SPEC §8)."""
+        yesterday (docs/reference.md#8-recall)."""
         lines = [BLOCK_HEADER, *(memory_line(item.memory) for item in picked)]
         day_lines = self._day_log_lines(agent_id, now)
         if day_lines:

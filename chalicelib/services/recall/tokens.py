@@ -1,10 +1,11 @@
-"""Token counting for the recall budgets (SPEC §5: 12,000 tokens of memories, 2,000 of day log).
+"""Token counting for the recall budgets (docs/reference.md#5-limits: 12,000 tokens of memories,
+2,000 of day log).
 
-SPEC §5 asks for a real tokenizer of the cl100k/o200k class that works offline, not a
-character estimate. ``Cl100kTokenCounter`` uses ``tiktoken`` with OpenAI's cl100k_base
+docs/reference.md#5-limits asks for a real tokenizer of the cl100k/o200k class that works offline,
+not a character estimate. ``Cl100kTokenCounter`` uses ``tiktoken`` with OpenAI's cl100k_base
 vocabulary read from ``chalicelib/data/cl100k_base.tiktoken`` (vendored, hash-checked):
-``tiktoken`` would otherwise download it on first use (PITFALLS), so its own loader is
-never called. ``tiktoken`` is imported on the first count, not when this module is
+``tiktoken`` would otherwise download it on first use (docs/conventions.md#pitfalls), so its own
+loader is never called. ``tiktoken`` is imported on the first count, not when this module is
 (cold start: docs/DECISIONS.md "Cold start").
 """
 
@@ -52,7 +53,7 @@ class Encoding(Protocol):
 
 
 class TokenCounter(Protocol):
-    """Counts the tokens of a text the way the recall budgets do (SPEC §5)."""
+    """Counts the tokens of a text the way the recall budgets do (docs/reference.md#5-limits)."""
 
     def count(self, text: str) -> int:
         """Number of tokens in ``text``.
@@ -100,7 +101,8 @@ def load_cl100k(path: Path = VOCABULARY_PATH) -> Encoding:
 
 
 class Cl100kTokenCounter:
-    """``TokenCounter`` with OpenAI's cl100k_base encoding (tiktoken, offline; SPEC §5).
+    """``TokenCounter`` with OpenAI's cl100k_base encoding (tiktoken, offline;
+    docs/reference.md#5-limits).
 
     The encoding is built on the first ``count`` (once per instance, thread-safe) and
     kept; building the counter costs nothing. Special-token strings such as

@@ -1,4 +1,5 @@
-"""Whether a recall query is unrelated to the store (SPEC §8, docs/DECISIONS.md#recall):
+"""Whether a recall query is unrelated to the store (docs/reference.md#8-recall,
+docs/DECISIONS.md#recall):
 ``unrelated`` decides, from the first stage's features and the fact texts, that no
 fact of the store can be what the query asks about (it names someone or something no
 fact mentions, ``names_unknown``, and nothing else matches; or nothing matches at all

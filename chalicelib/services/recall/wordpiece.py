@@ -1,4 +1,5 @@
-"""BERT's uncased WordPiece tokenizer in pure Python, for MiniLM (SPEC §8 recall).
+"""BERT's uncased WordPiece tokenizer in pure Python, for MiniLM (docs/reference.md#8-recall
+recall).
 
 ``WordPieceTokenizer`` gives the token ids that the classic (pure Python)
 ``transformers`` ``BertTokenizer`` gives with ``do_lower_case=True`` (in transformers

@@ -1,9 +1,9 @@
-"""Applies one review action (SPEC §9) with the API's conditional writes.
+"""Applies one review action (docs/reference.md#9-review) with the API's conditional writes.
 
 Every action names the versions it expects; applying re-reads each memory and
 raises ``ActionSkipped`` with the reason when anything changed, is no longer
 live, or is not the agent's own fact, so a retried or late action (a person
-approving it hours after the plan, issue 4 item 6) never changes anything the
+approving it hours after the plan, docs/issues.md#issue-4-item-6) never changes anything the
 plan did not see. Audit records name the review (``actorType: system``,
 ``actorId: rvw_…``) and, for an approved action, the approving person in the
 reason.
@@ -40,7 +40,7 @@ def all_facts(memories: MemoryRepository, workspace_id: str, agent_id: str) -> l
     """Every fact of the agent, live and archived, newest first (pages of ``FACT_PAGE``).
 
     What a review plans against (``ReviewContext.facts``), and what an approved lift
-    is checked against again (SPEC §9 step 3).
+    is checked against again (docs/reference.md#review-step-3).
     """
     facts: list[Memory] = []
     after: str | None = None
@@ -200,7 +200,8 @@ class ActionApplier:
         except PineworkError as refused:
             raise ActionSkipped(f"not lifted: {refused.message}") from refused
         if scope.approved_by is not None:
-            # Approved later than planned: the twin check the plan made (SPEC §9 step
+            # Approved later than planned: the twin check the plan made (docs/reference.md#9-review
+            # step
             # 3) is made again, so a fact saved, or saved and vetoed, since then is
             # neither duplicated nor brought back.
             twin = twin_of(text, all_facts(self._memories, scope.workspace_id, scope.agent_id))
@@ -226,7 +227,7 @@ class ActionApplier:
             task_key=task,
             created_at=now,
             updated_at=now,
-            # Embedded once here, as a save would (issue 3 item 3): recall never
+            # Embedded once here, as a save would (docs/issues.md#issue-3-item-3): recall never
             # re-embeds the store.
             embedding=None if self._embedder is None else self._embedder.embed([text])[0],
         )

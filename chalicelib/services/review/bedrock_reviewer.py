@@ -98,11 +98,11 @@ class BedrockUnavailable(Exception):
 
 
 class BedrockReviewer:
-    """``Reviewer`` backed by a Bedrock model through the Converse API (SPEC §9).
+    """``Reviewer`` backed by a Bedrock model through the Converse API (docs/reference.md#9-review).
 
     Args:
         client_factory: returns a ``bedrock-runtime`` client; called on first use
-            (STYLE.md rule 6).
+            (docs/conventions.md#rule-6).
         model_id: a Bedrock model or inference-profile id that supports tool use
             with a forced tool (Anthropic Claude 3 and later, Amazon Nova).
         fallback: the reviewer used when Bedrock fails; ``RuleReviewer`` by default.

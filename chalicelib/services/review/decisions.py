@@ -80,7 +80,7 @@ class ReviewDecisions:
         applier: applies one action, version-checked.
         clock: the current time.
         ids: the id factory (claim ids).
-        undos: the undo records merged into a report (issue 14 item 3).
+        undos: the undo records merged into a report (docs/issues.md#issue-14-item-3).
     """
 
     def __init__(

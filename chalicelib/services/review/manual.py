@@ -1,5 +1,5 @@
 """A person's ``POST /reviews``: inside the API call when it surely fits, else queued
-(issue 12; SPEC §7, §9).
+(docs/issues.md#issue-12; docs/reference.md#7-http-api, docs/reference.md#9-review).
 
 API Gateway stops waiting after 29 seconds and the caller gets a 504 while the review
 may go on, or be cut off, behind it. So a manual review runs inline (200 with the

@@ -1,6 +1,6 @@
-"""What a review does not propose again (SPEC §9; issue 4 item 6, issue 14 item 2):
-an action a person rejected, and an action that still waits for a person in an
-earlier review. Both are matched by ``ReviewAction.signatures`` and explained in
+"""What a review does not propose again (docs/reference.md#9-review; docs/issues.md#issue-4-item-6,
+docs/issues.md#issue-14-item-2): an action a person rejected, and an action that still waits for a
+person in an earlier review. Both are matched by ``ReviewAction.signatures`` and explained in
 the plan's notes."""
 
 from __future__ import annotations

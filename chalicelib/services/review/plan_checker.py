@@ -1,6 +1,7 @@
-"""Checks a model's proposed review actions against what the review read (SPEC §9,
-issue 4 item 5b, issue 14): ids, versions, the rules' own conditions, and the
-"same facts" safety checks the rule reviewer applies (``sameness``).
+"""Checks a model's proposed review actions against what the review read
+(docs/reference.md#9-review, docs/issues.md#issue-4-item-5b, docs/issues.md#issue-14): ids,
+versions, the rules' own conditions, and the "same facts" safety checks the rule reviewer applies
+(``sameness``).
 
 See ``model_plan`` for the tool schema and the parsing of the model's answer.
 """

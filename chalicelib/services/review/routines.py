@@ -1,5 +1,5 @@
-"""The "Memory dreaming" routine (SPEC §9, issue 4): created by an agent's first
-save, read by persons and the owner agent, paused, resumed and deleted by persons.
+"""The "Memory dreaming" routine (docs/reference.md#9-review, docs/issues.md#issue-4): created by an
+agent's first save, read by persons and the owner agent, paused, resumed and deleted by persons.
 
 A routine is addressed by its ``rtn_…`` id or by its agent's ``agt_…`` id (the
 two share their ULID). Deleting keeps a tombstone so the next save does not
@@ -46,7 +46,8 @@ class RoutineService:
         self._clock = clock
 
     def ensure_routine(self, workspace_id: str, agent_id: str) -> bool:
-        """Create the agent's routine unless one (or its tombstone) exists (SPEC §9).
+        """Create the agent's routine unless one (or its tombstone) exists
+        (docs/reference.md#9-review).
 
         Called after every save: one consistent GetItem, and a conditional put only
         when nothing is stored, so concurrent first saves create exactly one.
@@ -80,7 +81,7 @@ class RoutineService:
     ) -> tuple[list[Routine], str | None]:
         """The routines a caller may read: an agent its own; a person one agent's
         (``agentId``) or the workspace's live routines, a page at a time by agent id
-        (SPEC §5: ``limit``, continuing after ``after_agent_id``).
+        (docs/reference.md#5-limits: ``limit``, continuing after ``after_agent_id``).
 
         Returns:
             The page, and the agent id to continue after (None at the end).
@@ -170,7 +171,8 @@ class RoutineService:
         return routine, True
 
     def iter_active(self) -> Iterator[Routine]:
-        """Every active routine of every workspace (the nightly fan-out, SPEC §9)."""
+        """Every active routine of every workspace (the nightly fan-out,
+        docs/reference.md#9-review)."""
         return self._routines.iter_active()
 
     def is_active(self, agent_id: str) -> bool:

@@ -81,7 +81,8 @@ class Proposal:
 
 
 class Reviewer(Protocol):
-    """Pluggable judgement of the review (SPEC §9, STYLE.md rule 7)."""
+    """Pluggable judgement of the review (docs/reference.md#9-review,
+    docs/conventions.md#rule-7)."""
 
     name: str
 
@@ -117,13 +118,14 @@ def durable_text(line: str) -> tuple[str, str | None] | None:
 
 
 def day_line_body(line: str) -> str:
-    """The line an agent wrote, without the stored ``HH:MM [TASK] `` prefix (SPEC §2)."""
+    """The line an agent wrote, without the stored ``HH:MM [TASK] `` prefix
+    (docs/reference.md#2-concepts)."""
     match = _DAY_LINE.match(line)
     return line if match is None else match.group(3)
 
 
 def twin_of(text: str, facts: Iterable[Memory]) -> Memory | None:
-    """The first fact that already says ``text`` (SPEC §9 step 3): live or archived
+    """The first fact that already says ``text`` (docs/reference.md#review-step-3): live or archived
     with the same normalized text or a duplicate of it (``sameness``), above all one
     a person vetoed; or a live fact that covers it. Such a text is never lifted."""
     normalized = normalize(text)

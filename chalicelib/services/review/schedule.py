@@ -1,4 +1,4 @@
-"""When the daily review runs (SPEC §9): each run covers the UTC day before it
+"""When the daily review runs (docs/reference.md#9-review): each run covers the UTC day before it
 (``review_date_for``), the 04:00 UTC schedule enqueues one message per agent with an
 active routine (``fan_out``), and a claim of ``agent + date`` still running after
 ``CLAIM_LEASE`` is taken over by a retry. ``service.ReviewService`` runs what the
@@ -22,7 +22,8 @@ _PAGE = 500
 
 
 def review_date_for(moment: datetime) -> str:
-    """The date a review run at ``moment`` covers: the UTC day before (SPEC §9)."""
+    """The date a review run at ``moment`` covers: the UTC day before
+    (docs/reference.md#9-review)."""
     return (moment.astimezone(UTC).date() - timedelta(days=1)).isoformat()
 
 
@@ -31,7 +32,7 @@ def fan_out(routines: RoutineService, queue: ReviewQueue, event_time: datetime) 
 
     Pages through every workspace's active routines; each message is
     ``{"workspaceId", "agentId", "date"}`` with ``date`` the UTC day before
-    ``event_time`` (the event's time, never the machine clock; PITFALLS).
+    ``event_time`` (the event's time, never the machine clock; docs/conventions.md#pitfalls).
 
     Returns:
         How many messages were sent.

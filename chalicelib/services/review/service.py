@@ -87,10 +87,10 @@ class ReviewService:
         clock: the current time.
         ids: the id factory.
         queue: the fan-out queue (SQS).
-        embedder: embeds a lifted fact when it is created, as a save does (issue 3
+        embedder: embeds a lifted fact when it is created, as a save does (docs/issues.md#issue-3
             item 3); ``None``: lifted facts are embedded at recall instead.
-        pending: the list of actions waiting for a person (issue 14 item 2).
-        undos: undo records of applied actions (issue 14 item 3).
+        pending: the list of actions waiting for a person (docs/issues.md#issue-14-item-2).
+        undos: undo records of applied actions (docs/issues.md#issue-14-item-3).
     """
 
     def __init__(
@@ -130,7 +130,7 @@ class ReviewService:
         With ``dryRun`` the plan is returned and nothing is written (no memory
         change, no report). Otherwise the report is stored and returned; in a
         workspace with ``reviewApproval: required`` nothing is applied and every
-        action is ``pending`` (issue 4 item 6).
+        action is ``pending`` (docs/issues.md#issue-4-item-6).
 
         Raises:
             Forbidden: an agent called, or the agent is not in the workspace.
@@ -146,7 +146,8 @@ class ReviewService:
     def plan_report(
         self, workspace_id: str, agent_id: str, day: str, review_id: str | None = None
     ) -> ReviewReport:
-        """A dry run's report: the plan; nothing is written (``dryRun``, SPEC §7).
+        """A dry run's report: the plan; nothing is written (``dryRun``,
+        docs/reference.md#7-http-api).
 
         Args:
             review_id: the id to give it (a queued dry run's); a new one when omitted.
@@ -170,8 +171,8 @@ class ReviewService:
     def run_queued(
         self, workspace_id: str, agent_id: str, day: str, review_id: str
     ) -> ReviewReport:
-        """A person's review that was queued (``ManualReviews``, issue 12), run by the
-        review worker as ``run_now`` would have run it, under the id the 202 gave."""
+        """A person's review that was queued (``ManualReviews``, docs/issues.md#issue-12), run by
+        the review worker as ``run_now`` would have run it, under the id the 202 gave."""
         return self._run(workspace_id, agent_id, day, "manual", review_id=review_id)
 
     def fan_out(self, event_time: datetime) -> int:
@@ -267,7 +268,8 @@ class ReviewService:
         (for a conflict, ``keep_id`` may pick the other side).
 
         See ``ReviewDecisions.approve`` (errors ``forbidden``, ``not_found``,
-        ``invalid_request``, ``conflict``; issue 4 item 6, issue 14 item 2).
+        ``invalid_request``, ``conflict``; docs/issues.md#issue-4-item-6,
+        docs/issues.md#issue-14-item-2).
         """
         return self._decisions.approve(principal, review_id, action_ref, keep_id)
 
@@ -275,7 +277,8 @@ class ReviewService:
         """A person undoes one applied action: what it changed is restored.
 
         See ``ReviewUndo.undo`` (errors ``forbidden``, ``not_found``,
-        ``invalid_request``, ``conflict``, ``review_undo_conflict``; issue 14 item 3).
+        ``invalid_request``, ``conflict``, ``review_undo_conflict``;
+        docs/issues.md#issue-14-item-3).
         """
         return self._undo.undo(principal, review_id, action_ref)
 
@@ -297,7 +300,7 @@ class ReviewService:
         """A person rejects one pending action: it is never applied.
 
         See ``ReviewDecisions.reject`` (errors ``forbidden``, ``not_found``,
-        ``invalid_request``, ``conflict``; issue 4 item 6).
+        ``invalid_request``, ``conflict``; docs/issues.md#issue-4-item-6).
         """
         return self._decisions.reject(principal, review_id, action_ref)
 

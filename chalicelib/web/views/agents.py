@@ -1,5 +1,5 @@
-"""The agents overview (SPEC §13, issue 13): every agent of the person's workspace
-with its live, expired and archived facts, today's day-log fill, last recall,
+"""The agents overview (docs/reference.md#13-dashboard, docs/issues.md#issue-13): every agent of the
+person's workspace with its live, expired and archived facts, today's day-log fill, last recall,
 routine and pending review actions; found by name, 25 to a page."""
 
 from __future__ import annotations

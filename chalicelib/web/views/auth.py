@@ -1,4 +1,5 @@
-"""Sign-in, one-time links and sign-out pages (SPEC §13, issue 13).
+"""Sign-in, one-time links and sign-out pages (docs/reference.md#13-dashboard,
+docs/issues.md#issue-13).
 
 A token is only ever sent in a form body (POST), never in a URL. A one-time link's
 code is consumed by the first request that carries it, and the answer is a

@@ -1,5 +1,5 @@
-"""An agent's day logs by date (SPEC §13, issue 13): each date's fill against the
-8,000-character cap, and the lines of the date a person opens."""
+"""An agent's day logs by date (docs/reference.md#13-dashboard, docs/issues.md#issue-13): each
+date's fill against the 8,000-character cap, and the lines of the date a person opens."""
 
 from __future__ import annotations
 

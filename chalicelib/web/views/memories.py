@@ -1,6 +1,6 @@
-"""An agent's memories (SPEC §13, issue 13): facts and day rows newest first, with
-filters (kind, status, expired), text search and paging, a form to save a fact for
-the agent, and the row actions (veto with a note, archive with a reason, Undo).
+"""An agent's memories (docs/reference.md#13-dashboard, docs/issues.md#issue-13): facts and day rows
+newest first, with filters (kind, status, expired), text search and paging, a form to save a fact
+for the agent, and the row actions (veto with a note, archive with a reason, Undo).
 
 Every change calls ``MemoryService`` as the signed-in person; its error codes and
 messages are shown next to the form or row that caused them.
@@ -106,7 +106,8 @@ def agent_memories(
 
 
 def save_fact(web: WebContext, agent_id: str) -> WebResponse:
-    """``POST /agents/{agent_id}/facts``: a person saves a fact for the agent (SPEC §7
+    """``POST /agents/{agent_id}/facts``: a person saves a fact for the agent
+    (docs/reference.md#7-http-api
     ``POST /memories`` with ``agentId``)."""
     form = web.request.form()
     try:

@@ -1,6 +1,6 @@
-"""One memory (SPEC §13, issue 13): every field, the supersede chain both ways, its
-history as a timeline (who, when, what, a word diff for edits), and the forms that
-edit, veto, archive and bring it back (Undo; SPEC §4 rules, enforced by
+"""One memory (docs/reference.md#13-dashboard, docs/issues.md#issue-13): every field, the supersede
+chain both ways, its history as a timeline (who, when, what, a word diff for edits), and the forms
+that edit, veto, archive and bring it back (Undo; docs/reference.md#unarchive-rules, enforced by
 ``MemoryService``)."""
 
 from __future__ import annotations
@@ -86,7 +86,8 @@ def memory_page(
 
 
 def edit(web: WebContext, memory_id: str) -> WebResponse:
-    """``POST /memories/{memory_id}/edit``: a person edits text and/or expiry (SPEC §7
+    """``POST /memories/{memory_id}/edit``: a person edits text and/or expiry
+    (docs/reference.md#7-http-api
     ``PATCH /memories/{id}``). The expiry is sent only when the person changed the
     date shown (a date means the end of that UTC day).
 

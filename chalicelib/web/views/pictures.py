@@ -1,5 +1,5 @@
-"""An agent's pictures (SPEC §13, issue 13): live, expired and archived facts over
-time, recalls per day, and the day-log fill per date, for the last 7, 30 or 90
+"""An agent's pictures (docs/reference.md#13-dashboard, docs/issues.md#issue-13): live, expired and
+archived facts over time, recalls per day, and the day-log fill per date, for the last 7, 30 or 90
 days (server-drawn SVG, ``chalicelib.web.charts``)."""
 
 from __future__ import annotations

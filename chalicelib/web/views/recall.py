@@ -1,5 +1,5 @@
-"""Recall for one agent (SPEC §13, issue 13): a preview of what the agent would get
-for a task (every fact's score, kept or not, and the block) and the recall log
+"""Recall for one agent (docs/reference.md#13-dashboard, docs/issues.md#issue-13): a preview of what
+the agent would get for a task (every fact's score, kept or not, and the block) and the recall log
 (which memories each run and session was given).
 
 The preview runs ``RecallPreviewService``: it counts nothing and logs nothing

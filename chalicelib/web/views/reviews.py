@@ -1,5 +1,6 @@
 """Reviews and the routine of an agent, one review's report, and the workspace's
-review approval (SPEC §9, §13, issue 13).
+review approval (docs/reference.md#9-review, docs/reference.md#13-dashboard,
+docs/issues.md#issue-13).
 
 Approve, reject and undo call ``ReviewService`` as the signed-in person (the same
 version-checked apply as ``POST /reviews/{id}/actions/{n}/approve``, the same

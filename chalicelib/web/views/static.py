@@ -1,4 +1,5 @@
-"""The dashboard's own static files (SPEC §13: vendored, served by the app, no CDN).
+"""The dashboard's own static files (docs/reference.md#13-dashboard: vendored, served by the app, no
+CDN).
 
 Only the files listed here are served, as text (API Gateway passes text bodies
 through; none of them is binary). A URL carrying the file's current version
