@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from pinework.cli import _TOKEN_NOTE, JsonFlag, _admin, admin_app
+from pinework.cli import JsonFlag, admin_app
+from pinework.cli_admin import _TOKEN_NOTE, _admin
 
 if TYPE_CHECKING:
     from pinework.admin import AdminOperations

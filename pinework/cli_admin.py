@@ -1,0 +1,171 @@
+"""``pinework admin …``: the operator commands that write straight to the table
+(workspaces, agents, persons, backfills, review approval, the table upgrade;
+docs/reference.md#14-operations). Registered on ``admin`` by ``pinework.cli``; the token
+commands are in ``pinework.cli_tokens``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from pinework import _render
+from pinework.cli import (
+    JsonFlag,
+    _connections,
+    _fail,
+    admin_app,
+)
+
+if TYPE_CHECKING:
+    from pinework.admin import AdminOperations
+
+
+# pinework admin …
+
+
+def _admin(as_json: bool, operation: Callable[[AdminOperations], dict[str, Any]]) -> dict[str, Any]:
+    """Run an admin operation; print its result as JSON with ``--json``."""
+    from chalicelib.errors import PineworkError  # no dependencies beyond the standard library
+
+    try:
+        opener = _connections().admin
+        if opener is None:
+            from pinework.admin import open_admin_service
+
+            opener = open_admin_service
+        service = opener()
+    except ValueError as exc:  # a bad setting (pydantic's errors are ValueErrors too)
+        _fail("invalid_setting", str(exc), as_json)
+    except ImportError as exc:
+        _fail(
+            "admin_unavailable",
+            f"the admin commands need the service code and boto3 ({exc}); "
+            "install them with: pip install 'pinework[admin]'",
+            as_json,
+        )
+    try:
+        result = operation(service)
+    except PineworkError as exc:
+        _fail(exc.code, exc.message, as_json)
+    except Exception as exc:  # boto3/endpoint failures: one line, not a traceback
+        hint = ""
+        if type(exc).__name__ == "EndpointConnectionError":
+            hint = (
+                " (is `make serve` running? If it was started on another port, set "
+                "PINEWORK_DYNAMODB_PORT, or the PINEWORK_DYNAMODB_ENDPOINT line its banner prints)"
+            )
+        _fail("admin_failed", f"{type(exc).__name__}: {exc}{hint}", as_json)
+    if as_json:
+        typer.echo(_render.to_json(result))
+    return result
+
+
+_TOKEN_NOTE = "store the token now: only its hash is kept, it cannot be shown again"
+
+
+@admin_app.command("create-workspace")
+def admin_create_workspace(
+    name: Annotated[str, typer.Option("--name", help="The workspace's name.")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Create a workspace and print its id."""
+    result = _admin(as_json, lambda svc: {"id": svc.create_workspace(name).id})
+    if not as_json:
+        typer.echo(f"created workspace {result['id']} ({name})")
+
+
+@admin_app.command("create-agent")
+def admin_create_agent(
+    workspace: Annotated[str, typer.Option("--workspace", help="The workspace, wsp_….")],
+    name: Annotated[str, typer.Option("--name", help="The agent's name.")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Create an agent in a workspace and print its id and bearer token."""
+
+    def create(svc: AdminOperations) -> dict[str, str | None]:
+        issued = svc.create_agent(workspace, name)
+        return {"id": issued.id, "token": issued.token, "tokenId": issued.token_id}
+
+    result = _admin(as_json, create)
+    if not as_json:
+        typer.echo(f"created agent {result['id']} in {workspace}\ntoken: {result['token']}")
+        typer.echo(_TOKEN_NOTE, err=True)
+
+
+@admin_app.command("create-person")
+def admin_create_person(
+    workspace: Annotated[str, typer.Option("--workspace", help="The workspace, wsp_….")],
+    email: Annotated[str, typer.Option("--email", help="The person's email address.")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Create a person in a workspace and print their id and bearer token."""
+
+    def create(svc: AdminOperations) -> dict[str, str | None]:
+        issued = svc.create_person(workspace, email)
+        return {"id": issued.id, "token": issued.token, "tokenId": issued.token_id}
+
+    result = _admin(as_json, create)
+    if not as_json:
+        typer.echo(f"created person {result['id']} ({email}) in {workspace}")
+        typer.echo(f"token: {result['token']}")
+        typer.echo(_TOKEN_NOTE, err=True)
+
+
+@admin_app.command("backfill-embeddings")
+def admin_backfill_embeddings(
+    workspace: Annotated[str, typer.Option("--workspace", help="The workspace, wsp_….")],
+    agent: Annotated[
+        str | None, typer.Option("--agent", help="Only this agent, agt_… (default: all).")
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Embed live facts saved without a recall embedding, or with an older format."""
+    result = _admin(as_json, lambda svc: svc.backfill_embeddings(workspace, agent).to_wire())
+    if not as_json:
+        typer.echo(
+            f"scanned {result['scanned']} live facts: {result['current']} already current, "
+            f"{result['embedded']} embedded, {result['changed']} changed meanwhile "
+            "(their edit stored a fresh embedding)"
+        )
+
+
+@admin_app.command("set-review-approval")
+def admin_set_review_approval(
+    workspace: Annotated[str, typer.Option("--workspace", help="The workspace, wsp_….")],
+    value: Annotated[
+        str,
+        typer.Argument(
+            help="required: each review action waits for a person; none: reviews apply at once.",
+            metavar="required|none",
+        ),
+    ],
+    as_json: JsonFlag = False,
+) -> None:
+    """Set whether the workspace's reviews wait for a person to approve each action."""
+
+    def configure(svc: AdminOperations) -> dict[str, str]:
+        configured = svc.set_review_approval(workspace, value)
+        return {"id": configured.id, "reviewApproval": configured.review_approval}
+
+    result = _admin(as_json, configure)
+    if not as_json:
+        typer.echo(f"workspace {result['id']}: reviewApproval {result['reviewApproval']}")
+
+
+@admin_app.command("upgrade-table")
+def admin_upgrade_table(as_json: JsonFlag = False) -> None:
+    """Once, after upgrading a table written before the dashboard: list every agent
+    under its workspace and index every memory for the dashboard (scans the table;
+    safe to rerun)."""
+    result = _admin(as_json, lambda svc: svc.upgrade_table().to_wire())
+    if not as_json:
+        if result["doneBefore"]:
+            typer.echo("the table was upgraded before; nothing to do")
+        else:
+            typer.echo(
+                f"scanned {result['scanned']} items: {result['agentsListed']} agents listed, "
+                f"{result['memoriesIndexed']} memories indexed, "
+                f"{result['changedMeanwhile']} changed meanwhile (their change indexed them)"
+            )

@@ -1,0 +1,85 @@
+"""``pinework kv remember | recall | forget``: the key-value meta-tools
+(docs/reference.md#10-key-value). Registered on ``kv`` by ``pinework.cli``."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import typer
+
+from pinework.cli import (
+    JsonFlag,
+    _run,
+    kv_app,
+)
+from pinework.models import (
+    KvKeys,
+    KvValue,
+)
+
+# pinework kv …
+
+
+@kv_app.command("remember")
+def kv_remember(
+    key: Annotated[str, typer.Argument(help="The key, 1-512 bytes.")],
+    value: Annotated[str, typer.Argument(help="The value; stored as a string unless --parse.")],
+    parse: Annotated[
+        bool, typer.Option("--parse", help="Parse VALUE as JSON and store that value.")
+    ] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Store a value under a key."""
+    stored: Any = value
+    if parse:
+        try:
+            stored = json.loads(value)
+        except ValueError as exc:
+            raise typer.BadParameter(f"VALUE is not JSON: {exc}") from exc
+    _run(
+        as_json,
+        lambda c: c.kv_remember(key, stored),
+        lambda result: typer.echo(f"stored {result.key} (ttl: {result.ttl})"),
+    )
+
+
+@kv_app.command("recall")
+def kv_recall(
+    key: Annotated[str | None, typer.Argument(help="The key; omit it to list keys.")] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Print a key's stored value, or list the keys without KEY.
+
+    Without --json, a missing key exits with status 1 (like grep); with --json
+    the answer's "found" says it and the exit status is 0.
+    """
+    result = _run(as_json, lambda c: c.kv_recall(key), _render_kv_recall)
+    if not as_json and isinstance(result, KvValue) and not result.found:
+        raise typer.Exit(1)
+
+
+def _render_kv_recall(result: KvValue | KvKeys) -> None:
+    """Print the value, a not-found note (stderr), or one key per line."""
+    if isinstance(result, KvKeys):
+        for key in result.keys:
+            typer.echo(key)
+    elif result.found:
+        typer.echo(result.value)
+    else:
+        typer.echo(f"not found: {result.key}", err=True)
+
+
+@kv_app.command("forget")
+def kv_forget(
+    key: Annotated[str, typer.Argument(help="The key.")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Delete a key."""
+    _run(
+        as_json,
+        lambda c: c.kv_forget(key),
+        lambda result: typer.echo(
+            f"forgot {result.key}" if result.deleted else f"nothing stored under {result.key}"
+        ),
+    )

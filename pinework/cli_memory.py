@@ -1,0 +1,309 @@
+"""``pinework memory …``: facts, day lines, the lifecycle, history and recall
+(docs/reference.md#4-states, docs/reference.md#8-recall). Registered on ``memory`` by
+``pinework.cli``."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from pinework import _render
+from pinework.cli import (
+    AgentFilterOption,
+    AgentOption,
+    ExpiresOption,
+    JsonFlag,
+    LimitOption,
+    MemoryId,
+    NextTokenOption,
+    _more,
+    _run,
+    _say,
+    memory_app,
+)
+from pinework.client import Client
+from pinework.models import (
+    AuditPage,
+    Memory,
+    MemoryPage,
+    RecallLogPage,
+    RecallResult,
+)
+
+# pinework memory …
+
+
+@memory_app.command("save")
+def memory_save(
+    fact: Annotated[str, typer.Argument(help="The fact, at most 500 characters.")],
+    expires: ExpiresOption = None,
+    supersedes: Annotated[
+        str | None, typer.Option("--supersedes", help="The mem_… this fact replaces.")
+    ] = None,
+    agent: AgentOption = None,
+    evidence: Annotated[
+        str | None,
+        typer.Option(
+            "--evidence",
+            help="The tool-output excerpt that supports the fact (at most 2,000 characters).",
+        ),
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Save a fact."""
+    _run(
+        as_json,
+        lambda c: c.save_fact(
+            fact, expires_at=expires, supersedes=supersedes, agent_id=agent, evidence=evidence
+        ),
+        _say("saved"),
+    )
+
+
+@memory_app.command("day")
+def memory_day(
+    line: Annotated[str, typer.Argument(help="The line, at most 300 characters.")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Append a line to today's (UTC) day log (agents only)."""
+
+    def render(memory: Memory) -> None:
+        lines = len(memory.text.splitlines())
+        noun = "line" if lines == 1 else "lines"
+        verb = "started day log" if lines == 1 else "appended to"
+        typer.echo(f"{verb} {memory.id} (day log of {memory.date}, {lines} {noun})")
+
+    _run(as_json, lambda c: c.append_day_line(line), render)
+
+
+@memory_app.command("list")
+def memory_list(
+    kind: Annotated[str | None, typer.Option("--kind", help="fact or day.")] = None,
+    status: Annotated[str | None, typer.Option("--status", help="active or archived.")] = None,
+    agent: AgentFilterOption = None,
+    include_archived: Annotated[
+        bool, typer.Option("--all", help="Include archived memories.")
+    ] = False,
+    limit: LimitOption = None,
+    next_token: NextTokenOption = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """List memories, newest first, one per line."""
+
+    def render(page: MemoryPage) -> None:
+        for memory in page.data:
+            typer.echo(_render.memory_row(memory))
+        if not page.data:
+            typer.echo("no memories")
+        _more(page.next_token)
+
+    _run(
+        as_json,
+        lambda c: c.list_memories(
+            agent_id=agent,
+            kind=kind,
+            status=status,
+            include_archived=include_archived,
+            limit=limit,
+            next_token=next_token,
+        ),
+        render,
+    )
+
+
+@memory_app.command("show")
+def memory_show(memory_id: MemoryId, as_json: JsonFlag = False) -> None:
+    """Show one memory with every field."""
+    _run(
+        as_json,
+        lambda c: c.get_memory(memory_id),
+        lambda memory: typer.echo(_render.memory_block(memory)),
+    )
+
+
+@memory_app.command("edit")
+def memory_edit(
+    memory_id: MemoryId,
+    text: Annotated[str | None, typer.Option("--text", help="The new text.")] = None,
+    expires: ExpiresOption = None,
+    if_match: Annotated[
+        str | None,
+        typer.Option(
+            "--if-match",
+            help="Edit only if the memory is still at this ETag (as shown by show, "
+            'e.g. "mem_….v3"); default: the version read just before the edit.',
+        ),
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Edit a memory's text and/or expiry (persons only).
+
+    The edit names the version it is based on (``If-Match``): a fresh read's, or
+    ``--if-match``. When someone changed the memory in between, it fails with
+    ``precondition_failed`` and nothing changes (docs/issues.md#issue-15: no lost edits).
+    """
+    if text is None and expires is None:
+        raise typer.BadParameter("give --text, --expires or both")
+
+    def edit(client: Client) -> Memory:
+        version = if_match or client.get_memory(memory_id).etag
+        return client.edit_memory(memory_id, text=text, expires_at=expires, if_match=version)
+
+    _run(as_json, edit, _say("edited"))
+
+
+@memory_app.command("archive")
+def memory_archive(
+    memory_id: MemoryId,
+    reason: Annotated[str, typer.Option("--reason", help="Why (required, 500 characters).")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Archive a memory so it is never recalled."""
+    _run(as_json, lambda c: c.archive(memory_id, reason), _say("archived"))
+
+
+@memory_app.command("veto")
+def memory_veto(
+    memory_id: MemoryId,
+    reason: Annotated[str | None, typer.Option("--reason", help="A note for the audit.")] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Veto a memory: archive it with reason 'vetoed' (persons only)."""
+    _run(as_json, lambda c: c.veto(memory_id, reason), _say("vetoed"))
+
+
+@memory_app.command("unarchive")
+def memory_unarchive(memory_id: MemoryId, as_json: JsonFlag = False) -> None:
+    """Bring an archived memory back."""
+    _run(as_json, lambda c: c.unarchive(memory_id), _say("unarchived"))
+
+
+@memory_app.command("history")
+def memory_history(
+    memory_id: MemoryId,
+    limit: LimitOption = None,
+    next_token: NextTokenOption = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Show a memory's audit records, oldest first: who changed what, when."""
+
+    def render(page: AuditPage) -> None:
+        for record in page.data:
+            typer.echo(_render.audit_row(record))
+        if not page.data:
+            typer.echo("no history")
+        _more(page.next_token)
+
+    _run(as_json, lambda c: c.history(memory_id, limit=limit, next_token=next_token), render)
+
+
+@memory_app.command("recall")
+def memory_recall(
+    query: Annotated[
+        str | None, typer.Option("--query", help="What to recall for (default: the task).")
+    ] = None,
+    agent: AgentOption = None,
+    block: Annotated[
+        bool, typer.Option("--block", help="Print the rendered --- MEMORY --- block instead.")
+    ] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Recall the memories relevant to a query, best first, with their scores."""
+
+    def render(result: RecallResult) -> None:
+        _fallback_note(result)
+        if block:
+            typer.echo(result.block)
+            return
+        for scored in result.memories:
+            typer.echo(_render.scored_row(scored))
+        if not result.memories:
+            typer.echo("no memories recalled")
+
+    _run(
+        as_json,
+        lambda c: c.recall(query=query, agent_id=agent),
+        render,
+        no_query_hint="give --query, or set PINEWORK_TASK (agents)",
+    )
+
+
+def _fallback_note(result: RecallResult) -> None:
+    """Say on stderr that a recall fell back to the newest facts (docs/reference.md#8-recall), if it
+    did: stdout stays what the command prints (the block, or the scored lines)."""
+    if result.fallback:
+        typer.echo(
+            f"fallback: {result.fallback} (scoring failed or ran past its time budget)", err=True
+        )
+
+
+@memory_app.command("start")
+def memory_recall_start(
+    session: Annotated[
+        str,
+        typer.Option("--session", envvar="PINEWORK_SESSION", help="The conversation's id."),
+    ],
+    resumed: Annotated[bool, typer.Option("--resumed", help="This run resumes it.")] = False,
+    task: Annotated[str | None, typer.Option("--task", help="The task text.")] = None,
+    message: Annotated[str | None, typer.Option("--message", help="The message.")] = None,
+    slash: Annotated[
+        str | None, typer.Option("--slash-command", help="The run is a slash command.")
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Run-start recall (agents): print the --- MEMORY --- block, or why it was skipped."""
+
+    def render(result: RecallResult) -> None:
+        if result.skipped:
+            typer.echo(f"skipped: {result.reason}")
+            return
+        _fallback_note(result)
+        typer.echo(result.block or "")
+
+    _run(
+        as_json,
+        lambda c: c.recall_start(
+            session, resumed=resumed, task=task, message=message, slash_command=slash
+        ),
+        render,
+        no_query_hint="give --task or --message, or set PINEWORK_TASK",
+    )
+
+
+@memory_app.command("recalls")
+def memory_recall_log(
+    agent: AgentOption = None,
+    limit: LimitOption = None,
+    next_token: NextTokenOption = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Show the recall log: which memories went to which session, run and task."""
+
+    def render(page: RecallLogPage) -> None:
+        for entry in page.data:
+            where = " ".join(
+                f"{label}={value}"
+                for label, value in (
+                    ("session", entry.session_id),
+                    ("run", entry.run_id),
+                    ("task", entry.task_key),
+                )
+                if value
+            )
+            picked = ", ".join(
+                m.memory_id if m.score is None else f"{m.memory_id} ({m.score:.2f})"
+                for m in entry.memories
+            )
+            typer.echo(f"{entry.at:%Y-%m-%dT%H:%M:%SZ}  {entry.kind:<9} {where}  {picked or '-'}")
+            if entry.query:
+                typer.echo(f"    query: {entry.query}")
+        if not page.data:
+            typer.echo("no recalls")
+        _more(page.next_token)
+
+    _run(
+        as_json,
+        lambda c: c.recall_log(agent_id=agent, limit=limit, next_token=next_token),
+        render,
+    )
