@@ -151,6 +151,8 @@ def test_veto_undo_and_errors_next_to_the_row(api: Api, browser: Page, world: Wo
     )
     page = text(browser.get(f"/memories/{memory['id']}"))
     assert "never comes back" in page and f"/memories/{memory['id']}/unarchive" not in page
+    assert f"<title>{memory['id']} · Pinework dashboard</title>" in page  # plain text only
+    assert page.count('id="fields-heading"') == 1
     superseded = browser.post(f"/memories/{memory['id']}/unarchive", {"csrf": token})
     assert superseded.status_code == 409 and "<code>memory_superseded</code>" in text(superseded)
     assert newer["supersedes"] == memory["id"]
