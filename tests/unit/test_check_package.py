@@ -4,9 +4,20 @@ or over the size limits fails ``make package``."""
 from __future__ import annotations
 
 import zipfile
+from importlib import metadata
 from pathlib import Path
 
-from infra.check_package import UNZIPPED_LIMIT_BYTES, ZIPPED_LIMIT_BYTES, problems
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+from infra.check_package import (
+    UNZIPPED_LIMIT_BYTES,
+    ZIPPED_LIMIT_BYTES,
+    problems,
+    required_distributions,
+)
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _zip(path: Path, folders: list[str]) -> Path:
@@ -64,3 +75,22 @@ def test_sizes_over_the_limits_are_problems(tmp_path: Path) -> None:
 def test_the_limits_are_lambdas_with_room_to_spare() -> None:
     assert ZIPPED_LIMIT_BYTES <= 50 * 1024 * 1024  # a direct upload
     assert UNZIPPED_LIMIT_BYTES <= 250 * 1000 * 1000 * 0.6
+
+
+def test_no_dev_only_pin_is_a_run_time_dependency() -> None:
+    # A package the deployed code needs (even indirectly, as tiktoken needs regex) must
+    # be pinned in requirements.txt, or `make package` finds it in the zip and fails.
+    runtime = set(required_distributions(REPO / "requirements.txt"))
+    dev_only = set(required_distributions(REPO / "requirements-dev.txt")) - runtime
+    needed: set[str] = set()
+    waiting = list(runtime)
+    while waiting:
+        name = waiting.pop()
+        if name in needed:
+            continue
+        needed.add(name)
+        for line in metadata.requires(name) or []:
+            requirement = Requirement(line)
+            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
+                waiting.append(canonicalize_name(requirement.name))
+    assert sorted(dev_only & needed) == []
