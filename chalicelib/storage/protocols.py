@@ -548,9 +548,12 @@ class ReviewUndoRepository(Protocol):
         summary: ReviewSummary,
         undo: ActionUndo,
         changes: Sequence[tuple[Memory, Memory, AuditRecord]],
+        signatures: Sequence[str] = (),
     ) -> None:
         """Store the undo record, restore every memory (version-checked) with its
-        audit record, and count it on the summary, in one transaction.
+        audit record, count it on the summary, and remember the action's ``signatures``
+        (``ReviewAction.signatures``) as undone, so later reviews do not propose it again
+        (read back by ``ReviewRepository.rejections``), in one transaction.
 
         Raises:
             UndoTaken: undone already.

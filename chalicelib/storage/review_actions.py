@@ -19,6 +19,7 @@ from chalicelib.storage.keys import (
     UNDO_PREFIX,
     pending_key,
     pending_partition,
+    rejection_key,
     review_key,
     review_lookup_key,
     review_lookup_partition,
@@ -26,6 +27,9 @@ from chalicelib.storage.keys import (
 )
 from chalicelib.storage.memories import memory_update
 from chalicelib.storage.protocols import UndoTaken, WriteConflict
+
+_MAX_TRANSACTION_ITEMS = 100
+"""DynamoDB's limit on the items of one ``TransactWriteItems``."""
 
 _BATCH_WRITE = 25
 
@@ -163,9 +167,12 @@ class DynamoDBUndoRepository:
         summary: ReviewSummary,
         undo: ActionUndo,
         changes: Sequence[tuple[Memory, Memory, AuditRecord]],
+        signatures: Sequence[str] = (),
     ) -> None:
         """One transaction: the undo record (put new), every memory restored
-        (version-checked) with its audit record, and both summary items counted.
+        (version-checked) with its audit record, both summary items counted, and the
+        action remembered under the agent as undone (``rejection_key``, as a rejection
+        is; at most what the transaction's 100 items leave room for).
 
         Raises:
             UndoTaken: the action was undone already (the record exists).
@@ -184,6 +191,18 @@ class DynamoDBUndoRepository:
         for before, after, audit in changes:
             operations.append(memory_update(before, after))
             operations.append(put_new(convert.audit_to_item(audit)))
+        remembered = {
+            "entity": "review_rejection",
+            "reviewId": summary.id,
+            "actionId": undo.action_id,
+            "decidedBy": undo.undone_by,
+            "decidedAt": to_rfc3339(undo.undone_at),
+            "undone": True,
+        }
+        room = _MAX_TRANSACTION_ITEMS - len(operations) - 2  # the two summary counts
+        for signature in list(dict.fromkeys(signatures))[: max(room, 0)]:
+            key = rejection_key(summary.agent_id, signature)
+            operations.append({"Put": {"Item": to_attributes({**key, **remembered})}})
         for key in (review_key(summary.agent_id, summary.id), review_lookup_key(summary.id)):
             operations.append(
                 {

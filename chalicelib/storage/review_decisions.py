@@ -220,7 +220,8 @@ class DynamoDBReviewDecisions:
         )
         return {
             str(item["sk"]): (
-                f"{item['reviewId']} {item['actionId']} by {item.get('decidedBy', '?')} "
+                f"{item['reviewId']} {item['actionId']}"
+                f"{' undone' if item.get('undone') else ''} by {item.get('decidedBy', '?')} "
                 f"on {str(item.get('decidedAt', ''))[:10]}"
             )
             for item in items

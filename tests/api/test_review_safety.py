@@ -175,6 +175,11 @@ def test_undo_brings_back_a_fact_the_review_merged_away(api: Api, world: World) 
     assert summaries["data"][0]["undone"] == 1
     status, shown = api.call("GET", f"/reviews/{report['id']}", world.person)
     assert shown["undone"] == undone["undone"]
+    # The next review does not merge them again: an undo is a person's decision.
+    later = review(api, world)
+    assert later["plan"]["actions"] == []
+    assert any("undone by" in note for note in later["plan"]["notes"])
+    assert all(m["status"] == "active" for m in every_memory(api, world))
 
 
 def test_undo_refuses_when_the_memory_changed_since(

@@ -116,7 +116,7 @@ class ReviewUndo:
         detail = "; ".join(_what(before, after) for before, after, _ in changes)
         undo = ActionUndo(action_id=action.id, undone_by=principal.id, undone_at=now, detail=detail)
         try:
-            self._undos.record_undo(summary, undo, changes)
+            self._undos.record_undo(summary, undo, changes, list(action.signatures().values()))
         except UndoTaken:
             pass  # another call undid it first: the same outcome
         except WriteConflict as conflict:
