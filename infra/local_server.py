@@ -425,10 +425,10 @@ def main() -> None:
         )
     ipv6_server = _serve_ipv6_too(app, api_port)
     api_url = f"http://{HOST}:{api_port}"
-    if ipv6_server is not None:
-        print(f"API also on http://[::1]:{api_port}/api/v1 (IPv6)", flush=True)
     link = _dashboard_link(api_url, demo["personToken"])
     print(_banner(api_url, endpoint, demo, aws.replayed, link), flush=True)
+    if ipv6_server is not None:
+        print(f"API also on http://[::1]:{api_port}/api/v1 (IPv6)", flush=True)
 
     def stop(signum: int, frame: Any) -> None:
         threading.Thread(target=server.shutdown, daemon=True).start()
