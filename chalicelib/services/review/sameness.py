@@ -58,6 +58,14 @@ class Relation:
     polarity_differs: bool
     similarity: float | None
 
+    @property
+    def qualifiers_only(self) -> bool:
+        """The facts differ only in environments or cloud regions (``prod`` ≠ ``staging``)."""
+        differing = self.only_a + self.only_b
+        return bool(differing) and all(
+            token.kind == "environment" or token.is_region for token in differing
+        )
+
     def difference(self) -> str:
         """What differs, for a person: ``5432 ≠ 6432``, ``"not" on one side``, …"""
         parts = []
