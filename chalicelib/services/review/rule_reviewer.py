@@ -2,7 +2,8 @@
 Protocol and its deterministic default, ``RuleReviewer``, which needs no network. Its
 rules, each named in the action's reason: merge duplicates (``sameness``); renew,
 replace or archive expired facts; resolve different details about one subject by
-evidence or leave them to a person (``conflicts``); archive stale facts a newer one
+evidence or leave them to a person (``conflicts``; facts about different
+subjects, ``sameness.different_subjects``, are left alone); archive stale facts a newer one
 covers; lift lines the agent marked durable. A memory takes part in at most one
 action and a merge folds at most ``MAX_FOLDED`` facts. The rules' thresholds and
 measured judgement:

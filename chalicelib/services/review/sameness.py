@@ -5,7 +5,10 @@ facts' ``details.Shape`` (values, quoted strings, polarity, detail order) and, w
 both carry one, the cosine of their stored sentence embeddings (``DUPLICATE_MEANING``,
 ``COVER_MEANING``, ``SUBJECT_MEANING``); without embeddings the lexical tests decide
 alone. A fact whose details differ, that adds a clause or that says "not" is never a
-duplicate. The definitions and how the thresholds were chosen:
+duplicate; two facts that differ in a subject qualifier (environment, region, the
+thing they are about) as well as a value are about different subjects
+(``different_subjects``: ``unrelated``, not ``different``). The definitions and how
+the thresholds were chosen:
 docs/DECISIONS.md#a-review-that-never-destroys-information-issue-14-items-15.
 """
 
