@@ -17,7 +17,10 @@ changed value or a contradiction: must not merge; should reach a person),
 
 Pairs: ``bench/data/review_pairs.jsonl`` (written for this bench: deploys,
 configs, people, schedules, preferences; split ``tune``, the pairs the thresholds
-were chosen on, and ``heldout``, written apart and never tuned on), plus pairs
+were chosen on; ``heldout``, written apart and never tuned on; and ``subjects``,
+pairs whose facts differ in a subject qualifier (environment, region, component,
+host, name) as well as a value, with same-subject counterparts and duplicates,
+written for the different-subjects rule), plus pairs
 built at run time from the recall benchmark's conversations (``--data``, default the
 ``shared/recall-eval/dev`` folder beside the repository; never copied into it): a
 fact against a copy with punctuation, case or a filler word changed
@@ -282,7 +285,9 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=14)
     parser.add_argument("--show-misses", action="store_true", help="print every wrong outcome")
     parser.add_argument(
-        "--split", choices=("tune", "heldout", "conversations", "all"), default="all"
+        "--split",
+        choices=("tune", "heldout", "subjects", "conversations", "all"),
+        default="all",
     )
     args = parser.parse_args()
     written = written_pairs(args.pairs)
@@ -294,12 +299,14 @@ def main() -> int:
     sets = {
         "tune": [p for p in written if p.split == "tune"],
         "heldout": [p for p in written if p.split == "heldout"],
+        "subjects": [p for p in written if p.split == "subjects"],
         "conversations": built,
     }
     chosen = sets if args.split == "all" else {args.split: sets[args.split]}
     titles = {
         "tune": "written pairs, tune split (the thresholds were chosen on these)",
         "heldout": "written pairs, held-out split (never tuned on)",
+        "subjects": "written pairs, subjects split (a subject qualifier differs, or one subject)",
         "conversations": f"pairs built from the recall benchmark's conversations ({args.data})",
     }
     false_merges = 0

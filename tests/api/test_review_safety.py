@@ -88,6 +88,31 @@ def test_one_different_detail_is_never_merged_and_waits_for_a_person(
     assert memories[older["id"]]["status"] == memories[newer["id"]]["status"] == "active"
 
 
+OTHER_SUBJECTS = [
+    ("The prod database listens on port 6432", "The staging database listens on port 5432"),
+    ("The us-east-1 cluster has 12 nodes", "The eu-west-1 cluster has 8 nodes"),
+    ("Python 3.11 is used by the API", "Python 3.12 is used by the worker"),
+]
+
+
+def test_facts_about_different_subjects_are_not_a_conflict_but_one_subject_is(
+    api: Api, world: World
+) -> None:
+    """A user's reproductions (environment, region, component): nothing to decide;
+    the same subject with another value still waits for a person."""
+    saved = [save(api, world, text)["id"] for pair in OTHER_SUBJECTS for text in pair]
+    report = review(api, world)
+    assert report["plan"]["actions"] == [] and pending(api, world) == []
+    memories = by_id(api, world)
+    assert all(memories[i]["status"] == "active" for i in saved)
+    same = save(api, world, "The prod database listens on port 5432")
+    report = review(api, world)
+    (action,) = report["plan"]["actions"]
+    assert action["action"] == "resolve_conflict" and action["waitsForPerson"] is True
+    assert (action["keepId"], action["memoryIds"]) == (same["id"], [saved[0]])
+    assert [w["action"]["keepId"] for w in pending(api, world)] == [same["id"]]
+
+
 def test_a_longer_fact_keeps_its_clause(api: Api, world: World) -> None:
     longer = save(api, world, "Nightly backups go to the archive bucket and are kept for 35 days")
     save(api, world, "Nightly backups go to the archive bucket")

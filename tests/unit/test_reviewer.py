@@ -98,6 +98,70 @@ def test_facts_with_one_different_detail_are_never_merged(older: str, newer: str
     assert action.keep_id == second.id and action.memory_ids == [first.id]
 
 
+SUBJECT_PAIRS = {
+    # (older, newer, the same subject with the newer value)
+    "environment": (
+        "The prod database listens on port 6432",
+        "The staging database listens on port 5432",
+        "The prod database listens on port 5432",
+    ),
+    "region": (
+        "The us-east-1 cluster has 12 nodes",
+        "The eu-west-1 cluster has 8 nodes",
+        "The us-east-1 cluster has 8 nodes",
+    ),
+    "component": (
+        "Python 3.11 is used by the API",
+        "Python 3.12 is used by the worker",
+        "Python 3.12 is used by the API",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(SUBJECT_PAIRS))
+def test_facts_about_different_subjects_are_left_alone(case: str) -> None:
+    """A user's reproductions: a qualifier and a value differ on both sides."""
+    older, other_subject, _ = SUBJECT_PAIRS[case]
+    assert propose(fact(2, other_subject), fact(1, older)) == []
+
+
+@pytest.mark.parametrize("case", list(SUBJECT_PAIRS))
+def test_a_new_value_of_the_same_subject_still_waits_for_a_person(case: str) -> None:
+    older, _, same_subject = SUBJECT_PAIRS[case]
+    first, second = fact(1, older), fact(2, same_subject)
+    (action,) = propose(second, first)
+    assert action.action == "resolve_conflict" and action.waits_for_person
+    assert (action.keep_id, action.memory_ids) == (second.id, [first.id])
+
+
+@pytest.mark.parametrize("case", ["environment", "region"])
+def test_an_update_is_paired_with_its_own_subject_not_the_other_environment(case: str) -> None:
+    older, other_subject, same_subject = SUBJECT_PAIRS[case]
+    first, second, third = fact(1, older), fact(2, other_subject), fact(3, same_subject)
+    # third and second differ only in the environment or region; third and first in
+    # the value: the value is the update.
+    (action,) = propose(third, second, first)
+    assert action.action == "resolve_conflict" and action.waits_for_person
+    assert (action.keep_id, action.memory_ids) == (third.id, [first.id])
+
+
+def test_only_an_environment_differing_is_still_a_conflict() -> None:
+    staging = fact(1, "Feature flags live in the staging account")
+    prod = fact(2, "Feature flags live in the prod account")
+    (action,) = propose(prod, staging)
+    assert action.action == "resolve_conflict" and action.memory_ids == [staging.id]
+
+
+def test_the_api_s_python_version_is_one_subject_and_a_copy_still_merges() -> None:
+    first, second = fact(1, "The API uses Python 3.11"), fact(2, "The API uses Python 3.12")
+    (action,) = propose(second, first)
+    assert action.action == "resolve_conflict" and action.waits_for_person
+    copy = fact(3, "The prod database listens on port 6432.")
+    original = fact(4, "The production database listens on port 6432")
+    (merge,) = propose(original, copy)
+    assert merge.action == "merge" and merge.memory_ids == [copy.id]
+
+
 def test_a_longer_fact_is_not_merged_into_a_shorter_newer_one() -> None:
     longer = fact(1, "The staging database is db-stg-2 and it is rebuilt every Sunday night")
     shorter = fact(2, "The staging database is db-stg-2")

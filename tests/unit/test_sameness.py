@@ -10,6 +10,7 @@ from chalicelib.services.review.details import shape
 from chalicelib.services.review.sameness import (
     compare,
     covers,
+    different_subjects,
     duplicate_key,
     is_duplicate,
 )
@@ -127,6 +128,70 @@ def test_details_in_another_order_are_not_the_same_fact() -> None:
     assert reordered.kind == "different"
     # Words (not details) may move: the same fact.
     assert compare("Deploys need the VPN on", "The VPN on deploys need").kind == "duplicate"
+
+
+OTHER_SUBJECTS = [
+    (
+        "environment",
+        "The prod database listens on port 6432",
+        "The staging database listens on port 5432",
+    ),
+    ("region", "The us-east-1 cluster has 12 nodes", "The eu-west-1 cluster has 8 nodes"),
+    ("component", "Python 3.11 is used by the API", "Python 3.12 is used by the worker"),
+    (
+        "service",
+        "The billing service times out after 30 seconds",
+        "The search service times out after 5s",
+    ),
+    ("name", "Ana's laptop runs macOS 14", "Bob's laptop runs macOS 13"),
+]
+ONE_SUBJECT = [
+    (
+        "environment",
+        "The prod database listens on port 6432",
+        "The prod database listens on port 5432",
+    ),
+    ("region", "The us-east-1 cluster has 12 nodes", "The us-east-1 cluster has 8 nodes"),
+    ("component", "The API uses Python 3.11", "The API uses Python 3.12"),
+    ("passive", "Python 3.11 is used by the API", "Python 3.12 is used by the API"),
+    ("value noun", "The API uses Python 3.11", "The API uses Node 20"),
+    ("verb", "The API runs Python 3.11", "The API was upgraded to Python 3.12"),
+    (
+        "environment only",
+        "Feature flags live in the staging account",
+        "Feature flags live in the prod account",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("kind", "first", "second"), OTHER_SUBJECTS, ids=[k for k, _, _ in OTHER_SUBJECTS]
+)
+def test_a_qualifier_and_a_value_differing_on_both_sides_are_two_subjects(
+    kind: str, first: str, second: str
+) -> None:
+    relation = compare(first, second)
+    assert relation.kind == "unrelated", (kind, relation)
+    assert compare(second, first).kind == "unrelated"
+    assert different_subjects(shape(first), shape(second), relation.only_a, relation.only_b)
+
+
+@pytest.mark.parametrize(
+    ("kind", "first", "second"), ONE_SUBJECT, ids=[k for k, _, _ in ONE_SUBJECT]
+)
+def test_a_different_value_of_one_subject_stays_different(
+    kind: str, first: str, second: str
+) -> None:
+    relation = compare(first, second)
+    assert relation.kind == "different", (kind, relation)
+    assert not different_subjects(shape(first), shape(second), relation.only_a, relation.only_b)
+
+
+def test_cloud_regions_and_zones_are_recognised_and_lookalikes_are_not() -> None:
+    regions = shape("us-east-1 eu-west-2a europe-west4 us-central1-b ap-southeast-2").tokens
+    assert [t.is_region for t in regions] == [True] * 5
+    lookalikes = shape("db-east-1 east-1 us-east us-east-1-db").tokens
+    assert len(lookalikes) == 4 and not any(t.is_region for t in lookalikes)
 
 
 def test_a_quoted_string_must_appear_verbatim_in_the_other_fact() -> None:

@@ -67,6 +67,14 @@ _QUOTED = re.compile(
     r"|`([^`\n]+)`|(?<![\w])'([^'\n]+)'(?![\w])"
 )
 _SENTENCE_END = re.compile(r"[.!?;:]\s*$|[\n•*-]\s*$")
+_REGION = re.compile(
+    r"(?:us|eu|ap|sa|ca|me|af|il|mx|cn)(?:-gov|-iso)?-(?:north|south|east|west|central)"
+    r"(?:east|west)?-\d+[a-z]?"
+    r"|(?:us|europe|asia|australia|northamerica|southamerica|me|africa)"
+    r"-(?:north|south|east|west|central)(?:east|west)?\d+(?:-[a-z])?"
+)
+"""A cloud region or zone as agents write it: AWS ``us-east-1``, ``eu-west-2a``;
+Google ``europe-west4``, ``us-central1-b``."""
 _STEMMER = snowballstemmer.stemmer("english")
 
 
@@ -79,16 +87,24 @@ class Token:
         kind: ``word``, or the detail's type: ``number``, ``date``, ``time``,
             ``name``, ``identifier``, ``path``, ``url``, ``email``, ``environment``.
         raw: the token as written (for a report's reason).
+        after: the word written just before it (stop words included), case-folded;
+            empty at the start of a sentence.
     """
 
     value: str
     kind: str
     raw: str = ""
+    after: str = ""
 
     @property
     def is_detail(self) -> bool:
         """True for every kind but a plain word."""
         return self.kind != "word"
+
+    @property
+    def is_region(self) -> bool:
+        """True for a cloud region or zone (``us-east-1``, ``europe-west4``)."""
+        return self.kind == "identifier" and _REGION.fullmatch(self.value) is not None
 
 
 @dataclass(frozen=True)
@@ -138,6 +154,7 @@ def shape(text: str) -> Shape:
     tokens: list[Token] = []
     negations = 0
     previous_end = 0
+    previous = ""
     for match in _TOKEN.finditer(spelled):
         kind = match.lastgroup or "word"
         raw = match.group(0)
@@ -146,6 +163,7 @@ def shape(text: str) -> Shape:
         gap = spelled[previous_end : match.start()]
         sentence_start = not gap.strip() if previous_end == 0 else bool(_SENTENCE_END.search(gap))
         previous_end = match.end()
+        after, previous = ("" if sentence_start else previous), raw.casefold()
         if kind == "word":
             lowered = raw.casefold()
             if lowered in NEGATIONS:
@@ -155,7 +173,7 @@ def shape(text: str) -> Shape:
         else:
             found = _detail(kind, raw)
         if found is not None:
-            tokens.append(Token(found.value, found.kind, raw.rstrip(".,;:!?)]}'\"")))
+            tokens.append(Token(found.value, found.kind, raw.rstrip(".,;:!?)]}'\""), after))
     return Shape(tokens=_joined(tokens), quoted=quoted, negations=negations, plain=plain)
 
 
@@ -167,13 +185,16 @@ def _joined(tokens: list[Token]) -> tuple[Token, ...]:
         unit = UNITS.get(token.raw.casefold()) if token.kind == "word" else None
         if result and result[-1].kind == "number" and " " not in result[-1].value and unit:
             result[-1] = Token(
-                f"{result[-1].value} {unit}", "number", f"{result[-1].raw} {token.raw}"
+                f"{result[-1].value} {unit}",
+                "number",
+                f"{result[-1].raw} {token.raw}",
+                result[-1].after,
             )
             continue
         if result and result[-1].kind == "word" and token.kind == "word":
             pair = SYNONYMS.get(f"{result[-1].value} {token.value}")
             if pair is not None:
-                result[-1] = Token(pair, "word", f"{result[-1].raw} {token.raw}")
+                result[-1] = Token(pair, "word", f"{result[-1].raw} {token.raw}", result[-1].after)
                 continue
         result.append(token)
     return tuple(result)

@@ -2,7 +2,8 @@
 Protocol and its deterministic default, ``RuleReviewer``, which needs no network. Its
 rules, each named in the action's reason: merge duplicates (``sameness``); renew,
 replace or archive expired facts; resolve different details about one subject by
-evidence or leave them to a person (``conflicts``); archive stale facts a newer one
+evidence or leave them to a person (``conflicts``; facts about different
+subjects, ``sameness.different_subjects``, are left alone); archive stale facts a newer one
 covers; lift lines the agent marked durable. A memory takes part in at most one
 action and a merge folds at most ``MAX_FOLDED`` facts. The rules' thresholds and
 measured judgement:
@@ -26,6 +27,7 @@ from chalicelib.services.review.conflicts import LiveFacts, conflict_action
 from chalicelib.services.review.details import shape
 from chalicelib.services.review.sameness import (
     SUBJECT_SHARED,
+    Relation,
     compare,
     duplicate_key,
     is_duplicate,
@@ -290,21 +292,37 @@ class RuleReviewer:
         for first in live.live:
             if first.id in used or first.is_expired(now):
                 continue
-            # Two values in common make one subject, one when a fact has only two.
-            minimum = max(1, min(SUBJECT_SHARED, len(shape(first.text).values) - 1))
-            for second in live.sharing(first, minimum=minimum):
-                pair = (first.id, second.id) if first.id < second.id else (second.id, first.id)
-                if pair in seen:
-                    continue
-                seen.add(pair)
-                if second.id in used or second.is_expired(now) or first.id in used:
-                    continue
-                relation = live.relation(first, second)
-                if relation.kind != "different":
-                    continue
+            found = self._conflict_partner(first, live, now, used, seen)
+            if found is not None:
+                second, relation = found
                 used.update((first.id, second.id))
                 actions.append(conflict_action(first, second, relation))
         return actions
+
+    def _conflict_partner(
+        self,
+        first: Memory,
+        live: LiveFacts,
+        now: datetime,
+        used: set[str],
+        seen: set[tuple[str, str]],
+    ) -> tuple[Memory, Relation] | None:
+        """The newest unused live fact that says something different about ``first``'s
+        subject, preferring one whose difference is a value over one that differs only
+        in an environment or region (with "prod … 6432", "staging … 5432" and a new
+        "prod … 5432", the update is to the prod fact)."""
+        # Two values in common make one subject, one when a fact has only two.
+        minimum = max(1, min(SUBJECT_SHARED, len(shape(first.text).values) - 1))
+        found: list[tuple[Memory, Relation]] = []
+        for second in live.sharing(first, minimum=minimum):
+            pair = (first.id, second.id) if first.id < second.id else (second.id, first.id)
+            if pair in seen or second.id in used or second.is_expired(now):
+                continue
+            seen.add(pair)
+            relation = live.relation(first, second)
+            if relation.kind == "different":
+                found.append((second, relation))
+        return min(found, key=lambda one: one[1].qualifiers_only, default=None)
 
     def _stale(self, context: ReviewContext, live: LiveFacts, used: set[str]) -> list[ReviewAction]:
         now = context.now

@@ -5,7 +5,10 @@ facts' ``details.Shape`` (values, quoted strings, polarity, detail order) and, w
 both carry one, the cosine of their stored sentence embeddings (``DUPLICATE_MEANING``,
 ``COVER_MEANING``, ``SUBJECT_MEANING``); without embeddings the lexical tests decide
 alone. A fact whose details differ, that adds a clause or that says "not" is never a
-duplicate. The definitions and how the thresholds were chosen:
+duplicate; two facts that differ in a subject qualifier (environment, region, the
+thing they are about) as well as a value are about different subjects
+(``different_subjects``: ``unrelated``, not ``different``). The definitions and how
+the thresholds were chosen:
 docs/DECISIONS.md#a-review-that-never-destroys-information-issue-14-items-15.
 """
 
@@ -17,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from chalicelib.services.review.details import Shape, Token, shape
+from chalicelib.services.review.vocabulary import DETERMINERS
 
 if TYPE_CHECKING:  # numpy loads with the embedder, on first use (cold start)
     from chalicelib.services.recall.embedding import FloatArray
@@ -30,6 +34,9 @@ SUBJECT_MEANING = 0.55
 SUBJECT_SHARED = 2
 SUBJECT_SHARE = 0.5
 MAX_SWAPPED = 3
+
+VALUE_KINDS = frozenset({"number", "date", "time", "url", "email", "path", "identifier"})
+"""Kinds of token a fact attaches to its subject as a value (``different_subjects``)."""
 
 RelationKind = Literal["duplicate", "covers", "covered", "different", "unrelated"]
 
@@ -53,6 +60,14 @@ class Relation:
     only_b: tuple[Token, ...]
     polarity_differs: bool
     similarity: float | None
+
+    @property
+    def qualifiers_only(self) -> bool:
+        """The facts differ only in environments or cloud regions (``prod`` ≠ ``staging``)."""
+        differing = self.only_a + self.only_b
+        return bool(differing) and all(
+            token.kind == "environment" or token.is_region for token in differing
+        )
 
     def difference(self) -> str:
         """What differs, for a person: ``5432 ≠ 6432``, ``"not" on one side``, …"""
@@ -120,6 +135,8 @@ def compare(
             if one_subject and swapped
             else "unrelated"
         )
+        if kind == "different" and different_subjects(shape_a, shape_b, only_a, only_b):
+            kind = "unrelated"
     return Relation(kind, only_a, only_b, polarity_differs, similarity)
 
 
@@ -158,6 +175,51 @@ def _one_subject_kind(
         # Same values, but quoted strings, the order of details, or the meaning differ.
         return "different"
     return "unrelated"
+
+
+def different_subjects(
+    shape_a: Shape, shape_b: Shape, only_a: Sequence[Token], only_b: Sequence[Token]
+) -> bool:
+    """True when two facts give their values to different subjects: each side's
+    differing tokens (``only_a``, ``only_b``) hold a subject qualifier *and* a value
+    (a ``VALUE_KINDS`` token that is not the qualifier). "The prod database listens on
+    port 6432" / "The staging database … 5432", "The us-east-1 cluster has 12 nodes" /
+    "The eu-west-1 cluster has 8 nodes", "Python 3.11 is used by the API" / "Python
+    3.12 is used by the worker" are two subjects; "The API uses Python 3.11" / "… 3.12"
+    (only the value differs) is one. See ``_qualifies`` for what a qualifier is."""
+    return _qualified_value(shape_a, only_a) and _qualified_value(shape_b, only_b)
+
+
+def _qualified_value(found: Shape, differing: Sequence[Token]) -> bool:
+    """``differing`` (tokens of ``found``) holds a subject qualifier and a value."""
+    qualifiers = [token for token in differing if _qualifies(found, token, differing)]
+    values = [
+        token
+        for token in differing
+        if token.kind in VALUE_KINDS and all(token is not q for q in qualifiers)
+    ]
+    return bool(qualifiers) and bool(values)
+
+
+def _qualifies(found: Shape, token: Token, differing: Sequence[Token]) -> bool:
+    """A subject qualifier: an environment (``prod``), a cloud region (``us-east-1``),
+    or a noun in a subject's place (first in its sentence, or right after a determiner:
+    "by *the* API", "*the* billing service") that is not written next to a differing
+    value (in "uses Python 3.11" / "uses Node 20" the noun is part of the value)."""
+    if token.kind == "environment" or token.is_region:
+        return True
+    if token.kind not in ("word", "name", "identifier"):
+        return False
+    if token.after and token.after not in DETERMINERS:
+        return False
+    position = next(n for n, own in enumerate(found.tokens) if own is token)
+    neighbours = found.tokens[max(0, position - 1) : position + 2]
+    return not any(
+        other is not token
+        and other.kind in VALUE_KINDS
+        and any(other is changed for changed in differing)
+        for other in neighbours
+    )
 
 
 def is_duplicate(

@@ -39,6 +39,13 @@ ENVIRONMENTS: dict[str, str] = {
 }
 """Environment names and their canonical form (an environment is a detail)."""
 
+DETERMINERS = frozenset(
+    """the a an this that these those each every our my your their its his her""".split()  # noqa: SIM905
+)
+"""Words after which a differing noun names what a fact is about ("by *the* API",
+"*the* billing service"): a subject qualifier of ``sameness`` when each fact of a pair
+has one and a differing value too."""
+
 SYNONYMS: dict[str, str] = {
     "requires": "need",
     "require": "need",
