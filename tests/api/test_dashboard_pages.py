@@ -379,3 +379,37 @@ def test_a_conflict_waits_and_a_person_keeps_either_side_then_undoes(
     _, body = api.call("GET", f"/reviews/{review_id}", world.person)
     assert [undo["actionId"] for undo in body["undone"]] == ["a1"]
     assert "Waiting for a person" not in text(browser.get(f"/agents/{world.agent.id}/reviews"))
+
+
+def test_a_decision_updates_the_header_counts_and_drops_the_stale_banner(
+    api: Api, browser: Page, world: World, clock: FixedClock
+) -> None:
+    api.call("POST", "/memories", world.agent, {"text": "Use pnpm in the web monorepo"})
+    api.call("POST", "/memories", world.agent, {"text": "Use pnpm in the web monorepo."})
+    clock.set(START + timedelta(days=1))
+    browser.sign_in(world.person.token)
+    token = browser.csrf("/settings")
+    browser.post("/settings/review-approval", {"csrf": token, "approval": "required"})
+    ran = browser.post(f"/agents/{world.agent.id}/reviews", {"csrf": token, "dry_run": "no"})
+    review_id = ran.headers["Location"].split("/reviews/")[1].split("?")[0]
+    page = text(browser.get(f"/reviews/{review_id}?done=reviewed"))
+    assert '<span id="review-status" class="badge pending">pending</span>' in page
+    assert "1 applied" not in page and "1 pending · 0 undone" in page
+    assert "Review finished." in page
+    htmx = {"HX-Request": "true"}
+    path = f"/reviews/{review_id}/actions/a1"
+    approved = browser.post(f"{path}/approve", {"csrf": token}, **htmx)
+    body = text(approved)
+    assert approved.status_code == 200
+    assert 'id="review-status" class="badge done" hx-swap-oob="true">done<' in body
+    assert 'id="review-counts" hx-swap-oob="true">1 planned · 1 applied · 0 skipped' in body
+    assert "0 pending · 0 undone" in body
+    assert '<div id="page-notice" hx-swap-oob="true"></div>' in body  # the banner goes
+    assert approved.headers["HX-Replace-Url"] == f"/reviews/{review_id}"  # no ?done= left
+    undone = text(browser.post(f"{path}/undo", {"csrf": token}, **htmx))
+    assert "1 applied · 0 skipped · 0 rejected · 0 pending · 1 undone" in undone
+    assert 'id="page-notice" hx-swap-oob="true"></div>' in undone
+    reloaded = text(browser.get(f"/reviews/{review_id}"))
+    assert "Review finished." not in reloaded and "1 undone" in reloaded
+    listing = text(browser.get(f"/agents/{world.agent.id}/reviews"))
+    assert '<td class="num" data-label="Undone">1</td>' in listing
