@@ -5,6 +5,7 @@ tests/browser."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from datetime import timedelta
 from urllib.parse import quote
@@ -413,3 +414,25 @@ def test_a_decision_updates_the_header_counts_and_drops_the_stale_banner(
     assert "Review finished." not in reloaded and "1 undone" in reloaded
     listing = text(browser.get(f"/agents/{world.agent.id}/reviews"))
     assert '<td class="num" data-label="Undone">1</td>' in listing
+
+
+def test_an_impossible_day_log_date_is_a_bad_request(browser: Page, world: World) -> None:
+    browser.sign_in(world.person.token)
+    for wanted in ["2026-13-45", "2026-02-30", "2026-1-5"]:
+        page = browser.get(f"/agents/{world.agent.id}/days?date={wanted}")
+        assert page.status_code == 400, wanted
+        assert "<code>invalid_request</code>" in text(page) and "No day log" not in text(page)
+    assert browser.get(f"/agents/{world.agent.id}/days?date=2026-02-28").status_code == 200
+
+
+def test_the_pictures_page_marks_the_chosen_period(browser: Page, world: World) -> None:
+    browser.sign_in(world.person.token)
+    base = f"/agents/{world.agent.id}/pictures"
+    for days in (7, 30, 90):
+        page = text(browser.get(f"{base}?days={days}"))
+        marked = re.findall(r'<a href="[^"]*pictures\?days=(\d+)" aria-current="page"', page)
+        assert marked == [str(days)]
+    default = text(browser.get(base))  # 30 days unless asked
+    assert re.findall(r'pictures\?days=(\d+)" aria-current="page"', default) == ["30"]
+    css = text(browser.get("/static/dashboard.css"))
+    assert '.pager a[aria-current="page"]' in css  # a visible mark, not only for readers
