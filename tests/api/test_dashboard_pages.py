@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import timedelta
 from urllib.parse import quote
 
 import pytest
 from chalice.test import Client
 
+from chalicelib import wiring
 from chalicelib.ids import FixedClock
+from chalicelib.settings import Settings
 from chalicelib.wiring import Services
 from tests.helpers import FORM, START, Api, World, text
 from tests.helpers import DashboardPage as Page
@@ -436,3 +439,19 @@ def test_the_pictures_page_marks_the_chosen_period(browser: Page, world: World) 
     assert re.findall(r'pictures\?days=(\d+)" aria-current="page"', default) == ["30"]
     css = text(browser.get("/static/dashboard.css"))
     assert '.pager a[aria-current="page"]' in css  # a visible mark, not only for readers
+
+
+def test_sign_in_names_the_local_demo_file_only_where_there_is_one(
+    browser: Page, wired: Services
+) -> None:
+    assert "demo.json" not in text(browser.get("/sign-in"))  # on AWS: no demo, no hint
+    elsewhere = "/srv/pinework-data/demo.json"
+    local = replace(wired, settings=wired.settings.model_copy(update={"demo_file": elsewhere}))
+    wiring.install(local)
+    page = text(browser.get("/sign-in"))
+    assert f"<code>{elsewhere}</code>" in page and ".pinework-local" not in page
+
+
+def test_settings_read_the_demo_file_from_the_environment() -> None:
+    assert Settings.from_env({"PINEWORK_DEMO_FILE": "/d/demo.json"}).demo_file == "/d/demo.json"
+    assert Settings.from_env({}).demo_file is None
