@@ -59,6 +59,10 @@ class Settings(BaseModel):
             ``on``/``off``; off by default: nothing is imported or sent).
         metrics_namespace: the CloudWatch namespace of the EMF metrics
             (``PINEWORK_METRICS_NAMESPACE``).
+        demo_file: where the local server keeps the demo workspace's tokens
+            (``PINEWORK_DEMO_FILE``, set by ``infra/local_server.py`` to
+            ``$PINEWORK_DATA_DIR/demo.json``); ``None`` on AWS, where there is no
+            demo. The sign-in page names it.
     """
 
     model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
@@ -78,6 +82,7 @@ class Settings(BaseModel):
     log_format: Literal["json", "text"] = "json"
     tracing: bool = False
     metrics_namespace: str = Field(default="Pinework", min_length=1, max_length=255)
+    demo_file: str | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -109,6 +114,7 @@ class Settings(BaseModel):
             ("log_format", "PINEWORK_LOG_FORMAT"),
             ("tracing", "PINEWORK_TRACING"),
             ("metrics_namespace", "PINEWORK_METRICS_NAMESPACE"),
+            ("demo_file", "PINEWORK_DEMO_FILE"),
         ):
             if env.get(name):
                 values[field] = env[name]

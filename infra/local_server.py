@@ -404,6 +404,7 @@ def main() -> None:
     os.environ["PINEWORK_DYNAMODB_ENDPOINT"] = endpoint
     os.environ["PINEWORK_BUCKET_NAME"] = BUCKET
     os.environ["PINEWORK_S3_ENDPOINT"] = endpoint  # moto's server serves S3 too
+    os.environ["PINEWORK_DEMO_FILE"] = str((data_dir / "demo.json").resolve())  # sign-in hint
     reviews_stop = threading.Event()
     local_reviews.start(endpoint, reviews_stop)  # the 04:00 UTC fan-out and the SQS worker
 

@@ -120,7 +120,8 @@ def routine_create(
 
 def _render_report(report: ReviewReport) -> None:
     """The plan, one action per line (with its decision in approval mode), then
-    what was applied and skipped."""
+    the counts (applied, skipped; rejected and pending when a decision is recorded;
+    undone) and what was skipped."""
     mode = "dry run" if report.dry_run else report.trigger
     approval = ", approval required" if report.approval == "required" else ""
     typer.echo(f"review {report.id} of {report.agent_id} for {report.date} ({mode}{approval})")
@@ -150,7 +151,7 @@ def _render_report(report: ReviewReport) -> None:
             pending = sum(d.state in ("pending", "applying") for d in report.decisions)
             rejected = sum(d.state == "rejected" for d in report.decisions)
             counts += f", rejected {rejected}, pending {pending}"
-        typer.echo(counts)
+        typer.echo(f"{counts}, undone {len(report.undone)}")
         for outcome in report.skipped:
             typer.echo(f"  skipped {outcome.action_id}: {outcome.detail}")
 
@@ -215,18 +216,22 @@ def review_list(
     next_token: NextTokenOption = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """List an agent's review reports, newest first."""
+    """List an agent's review reports, newest first (counts: planned, applied,
+    skipped, pending and rejected when a person decides, undone)."""
 
     def render(page: ReviewPage) -> None:
         for item in page.data:
+            # A conflict waits for a person in every mode: pending shows whenever
+            # something waits, not only under reviewApproval required.
             decisions = (
                 f", pending {item.pending}, rejected {item.rejected}"
-                if item.approval == "required"
+                if item.approval == "required" or item.pending
                 else ""
             )
             typer.echo(
                 f"{item.id}  {item.date}  {item.trigger:<8} {item.status:<7} planned "
                 f"{item.planned}, applied {item.applied}, skipped {item.skipped}{decisions}"
+                f", undone {item.undone}"
             )
         if not page.data:
             typer.echo("no reviews")

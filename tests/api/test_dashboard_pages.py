@@ -5,14 +5,18 @@ tests/browser."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import timedelta
 from urllib.parse import quote
 
 import pytest
 from chalice.test import Client
 
+from chalicelib import wiring
 from chalicelib.ids import FixedClock
+from chalicelib.settings import Settings
 from chalicelib.wiring import Services
 from tests.helpers import FORM, START, Api, World, text
 from tests.helpers import DashboardPage as Page
@@ -379,3 +383,75 @@ def test_a_conflict_waits_and_a_person_keeps_either_side_then_undoes(
     _, body = api.call("GET", f"/reviews/{review_id}", world.person)
     assert [undo["actionId"] for undo in body["undone"]] == ["a1"]
     assert "Waiting for a person" not in text(browser.get(f"/agents/{world.agent.id}/reviews"))
+
+
+def test_a_decision_updates_the_header_counts_and_drops_the_stale_banner(
+    api: Api, browser: Page, world: World, clock: FixedClock
+) -> None:
+    api.call("POST", "/memories", world.agent, {"text": "Use pnpm in the web monorepo"})
+    api.call("POST", "/memories", world.agent, {"text": "Use pnpm in the web monorepo."})
+    clock.set(START + timedelta(days=1))
+    browser.sign_in(world.person.token)
+    token = browser.csrf("/settings")
+    browser.post("/settings/review-approval", {"csrf": token, "approval": "required"})
+    ran = browser.post(f"/agents/{world.agent.id}/reviews", {"csrf": token, "dry_run": "no"})
+    review_id = ran.headers["Location"].split("/reviews/")[1].split("?")[0]
+    page = text(browser.get(f"/reviews/{review_id}?done=reviewed"))
+    assert '<span id="review-status" class="badge pending">pending</span>' in page
+    assert "1 applied" not in page and "1 pending · 0 undone" in page
+    assert "Review finished." in page
+    htmx = {"HX-Request": "true"}
+    path = f"/reviews/{review_id}/actions/a1"
+    approved = browser.post(f"{path}/approve", {"csrf": token}, **htmx)
+    body = text(approved)
+    assert approved.status_code == 200
+    assert 'id="review-status" class="badge done" hx-swap-oob="true">done<' in body
+    assert 'id="review-counts" hx-swap-oob="true">1 planned · 1 applied · 0 skipped' in body
+    assert "0 pending · 0 undone" in body
+    assert '<div id="page-notice" hx-swap-oob="true"></div>' in body  # the banner goes
+    assert approved.headers["HX-Replace-Url"] == f"/reviews/{review_id}"  # no ?done= left
+    undone = text(browser.post(f"{path}/undo", {"csrf": token}, **htmx))
+    assert "1 applied · 0 skipped · 0 rejected · 0 pending · 1 undone" in undone
+    assert 'id="page-notice" hx-swap-oob="true"></div>' in undone
+    reloaded = text(browser.get(f"/reviews/{review_id}"))
+    assert "Review finished." not in reloaded and "1 undone" in reloaded
+    listing = text(browser.get(f"/agents/{world.agent.id}/reviews"))
+    assert '<td class="num" data-label="Undone">1</td>' in listing
+
+
+def test_an_impossible_day_log_date_is_a_bad_request(browser: Page, world: World) -> None:
+    browser.sign_in(world.person.token)
+    for wanted in ["2026-13-45", "2026-02-30", "2026-1-5"]:
+        page = browser.get(f"/agents/{world.agent.id}/days?date={wanted}")
+        assert page.status_code == 400, wanted
+        assert "<code>invalid_request</code>" in text(page) and "No day log" not in text(page)
+    assert browser.get(f"/agents/{world.agent.id}/days?date=2026-02-28").status_code == 200
+
+
+def test_the_pictures_page_marks_the_chosen_period(browser: Page, world: World) -> None:
+    browser.sign_in(world.person.token)
+    base = f"/agents/{world.agent.id}/pictures"
+    for days in (7, 30, 90):
+        page = text(browser.get(f"{base}?days={days}"))
+        marked = re.findall(r'<a href="[^"]*pictures\?days=(\d+)" aria-current="page"', page)
+        assert marked == [str(days)]
+    default = text(browser.get(base))  # 30 days unless asked
+    assert re.findall(r'pictures\?days=(\d+)" aria-current="page"', default) == ["30"]
+    css = text(browser.get("/static/dashboard.css"))
+    assert '.pager a[aria-current="page"]' in css  # a visible mark, not only for readers
+
+
+def test_sign_in_names_the_local_demo_file_only_where_there_is_one(
+    browser: Page, wired: Services
+) -> None:
+    assert "demo.json" not in text(browser.get("/sign-in"))  # on AWS: no demo, no hint
+    elsewhere = "/srv/pinework-data/demo.json"
+    local = replace(wired, settings=wired.settings.model_copy(update={"demo_file": elsewhere}))
+    wiring.install(local)
+    page = text(browser.get("/sign-in"))
+    assert f"<code>{elsewhere}</code>" in page and ".pinework-local" not in page
+
+
+def test_settings_read_the_demo_file_from_the_environment() -> None:
+    assert Settings.from_env({"PINEWORK_DEMO_FILE": "/d/demo.json"}).demo_file == "/d/demo.json"
+    assert Settings.from_env({}).demo_file is None

@@ -236,3 +236,31 @@ def test_bad_review_requests_change_nothing(api: Api, world: World) -> None:
     ) == (403, "forbidden")
     assert error_code(api.call("GET", "/reviews?agentId=x&limit=0", world.person))[0] == 400
     assert every_memory(api, world) == before
+
+
+def test_deciding_an_undone_action_says_it_was_undone(
+    api: Api, world: World, wired: wiring.Services
+) -> None:
+    save(api, world, "Deploys need the VPN on")
+    save(api, world, "deploys need the VPN on!")
+    report = review(api, world)
+    path = f"/reviews/{report['id']}/actions/a1"
+    before = api.call("POST", f"{path}/approve", world.person, {})
+    assert error_code(before) == (409, "conflict") and "undo it instead" in str(before[1])
+    assert api.call("POST", f"{path}/undo", world.person, {})[0] == 200
+    for verb in ("approve", "reject"):
+        status, body = api.call("POST", f"{path}/{verb}", world.person, {})
+        assert (status, body["error"]["code"]) == (409, "conflict")
+        message = body["error"]["message"]
+        assert f"{world.person.id} undid it at" in message and "undo it instead" not in message
+    # Approval mode: approved, then undone; a second decision names both.
+    wired.admin.set_review_approval(world.workspace_id, "required")
+    save(api, world, "Use pnpm, not npm")
+    save(api, world, "use pnpm, not npm")
+    second = review(api, world)
+    path = f"/reviews/{second['id']}/actions/a1"
+    assert api.call("POST", f"{path}/approve", world.person, {})[0] == 200
+    assert api.call("POST", f"{path}/undo", world.person, {})[0] == 200
+    status, body = api.call("POST", f"{path}/reject", world.person, {})
+    assert (status, body["error"]["code"]) == (409, "conflict")
+    assert f"then undone by {world.person.id} at" in body["error"]["message"]

@@ -147,21 +147,34 @@ def test_approve_and_reject_review_actions(page: Any, server: Server) -> None:
     page.goto(f"{server.url}/agents/{server.agent('builder')}/reviews")
     page.get_by_role("link", name=re.compile(r"\d{4}-\d{2}-\d{2}")).first.click()
     page.wait_for_url(re.compile(r"/reviews/rvw_"))
+    page.goto(re.split("[?#]", page.url)[0] + "?done=reviewed")  # as after "Run review"
+    assert page.locator("#page-notice").inner_text() == "Review finished."
     pending = page.locator("article.action:has(.badge.pending)")
     assert pending.count() >= 2
+    waiting = pending.count()
+    assert f"{waiting} pending · 0 undone" in page.locator("#review-counts").inner_text()
     first_id = pending.nth(0).get_attribute("id")
     second_id = pending.nth(1).get_attribute("id")
     screenshot(page, "review")
     page.locator(f"#{first_id}").get_by_role("button", name=re.compile("^Approve")).click()
     page.locator(f"#{first_id}").get_by_text("Approved.").wait_for()
     assert page.locator(f"#{first_id} .badge").first.inner_text() == "applied"
+    # The header and the summary follow the card; the stale banner goes.
+    counts = page.locator("#review-counts")
+    assert f"{waiting - 1} pending · 0 undone" in counts.inner_text()
+    assert page.locator("#page-notice").inner_text() == "" and "done=" not in page.url
     page.locator(f"#{first_id}").get_by_role("button", name=re.compile("^Undo")).click()
     page.locator(f"#{first_id}").get_by_text("Undone: what it changed is restored.").wait_for()
     assert page.locator(f"#{first_id}").get_by_role("button").count() == 0
+    assert "1 undone" in counts.inner_text()
     page.locator(f"#{second_id}").get_by_role("button", name=re.compile("^Reject")).click()
     page.locator(f"#{second_id}").get_by_text("Rejected.").wait_for()
+    assert f"1 rejected · {waiting - 2} pending · 1 undone" in counts.inner_text()
+    status = "pending" if waiting > 2 else "done"
+    assert page.locator("#review-status").inner_text() == status
     assert page.locator(f"#{second_id} .badge").first.inner_text() == "rejected"
     page.reload()
+    assert page.locator("#page-notice").inner_text() == ""  # no "Review finished." again
     assert page.locator(f"#{second_id} .badge").first.inner_text() == "rejected"
     assert page.locator(f"#{second_id}").get_by_role("button").count() == 0
     no_script_ran(page)

@@ -109,12 +109,14 @@ def test_review_approve_and_reject_through_the_cli(
     rejected = invoke(cli_env, "review", "reject", report["id"], "a2")
     assert rejected.exit_code == 0, rejected.output
     assert f"[rejected by {world.person.id}]" in rejected.stdout
-    assert "applied 1, skipped 0, rejected 1, pending 0" in rejected.stdout
+    assert "applied 1, skipped 0, rejected 1, pending 0, undone 0" in rejected.stdout
     again = invoke(cli_env, "review", "approve", report["id"], "1", "--json")
     assert again.exit_code == 1
     assert json.loads(again.stdout)["error"]["code"] == "conflict"
     listed = invoke(cli_env, "review", "list", "--agent", world.agent.id)
-    assert "done    planned 2, applied 1, skipped 0, pending 0, rejected 1" in listed.stdout
+    assert "done    planned 2, applied 1, skipped 0, pending 0, rejected 1, undone 0" in (
+        listed.stdout
+    )
     blank = invoke(cli_env, "review", "approve", report["id"], "")
     assert blank.exit_code == 1 and "not an action: ''" in blank.output
 
@@ -141,12 +143,20 @@ def test_review_pending_approve_keep_and_undo_through_the_cli(
     listed = invoke(cli_env, "review", "pending")
     assert listed.exit_code == 0, listed.output
     assert f"{report['id']} a1  {world.agent.id}  resolve_conflict" in listed.stdout
+    waiting = invoke(cli_env, "review", "list", "--agent", world.agent.id).stdout
+    assert "pending planned 1, applied 0, skipped 0, pending 1, rejected 0, undone 0" in waiting
     kept = invoke(cli_env, "review", "approve", report["id"], "a1", "--keep", older.id)
     assert kept.exit_code == 0, kept.output
     assert invoke(cli_env, "review", "pending").stdout.strip() == "nothing waits for a person"
     undone = invoke(cli_env, "review", "undo", report["id"], "a1")
     assert undone.exit_code == 0, undone.output
     assert f"[undone by {world.person.id}]" in undone.stdout
+    assert undone.stdout.rstrip().endswith("applied 1, skipped 0, rejected 0, pending 0, undone 1")
+    listed = invoke(cli_env, "review", "list", "--agent", world.agent.id).stdout
+    assert "done    planned 1, applied 1, skipped 0, undone 1" in listed
+    again = invoke(cli_env, "review", "approve", report["id"], "a1")
+    assert again.exit_code == 1 and "conflict" in again.output
+    assert "undone by" in again.output and "undo it instead" not in again.output
     as_agent = CliCaller(cli_env.runner, {**cli_env.env, "PINEWORK_TOKEN": world.agent.token})
     refused = invoke(as_agent, "review", "undo", report["id"], "a1", "--json")
     assert refused.exit_code == 1 and json.loads(refused.stdout)["error"]["code"] == "forbidden"

@@ -21,6 +21,7 @@ from chalicelib.ids import Clock, IdFactory, to_rfc3339
 from chalicelib.models.principal import Principal
 from chalicelib.models.review import (
     ActionDecision,
+    ActionUndo,
     ReviewAction,
     ReviewReport,
     ReviewSummary,
@@ -157,7 +158,9 @@ class ReviewDecisions:
         try:
             self._reviews.claim_approval(summary.id, claim, claim_id, now - APPROVAL_LEASE)
         except DecisionTaken as taken:
-            raise _already_decided(summary.id, action.id, taken) from taken
+            raise _already_decided(
+                summary.id, action.id, taken, self._undo_of(summary.id, action.id)
+            ) from taken
         scope = ActionScope(summary.workspace_id, summary.agent_id, summary.id, principal.id)
         try:
             outcome = self._applier.apply(scope, chosen)
@@ -207,7 +210,9 @@ class ReviewDecisions:
             signatures = list(action.signatures().values())
             self._reviews.record_rejection(summary, decision, signatures)
         except DecisionTaken as taken:
-            raise _already_decided(summary.id, action.id, taken) from taken
+            raise _already_decided(
+                summary.id, action.id, taken, self._undo_of(summary.id, action.id)
+            ) from taken
         except WriteConflict as conflict:
             raise Conflict(f"{summary.id} has no undecided action left.") from conflict
         logger.info("review %s action %s rejected by %s", summary.id, action.id, principal.id)
@@ -230,12 +235,24 @@ class ReviewDecisions:
             )
         action = report.plan.actions[number - 1]
         if not decides(action, summary.approval):
+            undo = self._undo_of(summary.id, action.id)
+            if undo is not None:
+                raise Conflict(
+                    f"{summary.id} applied {action.id} when it ran, and {undo.undone_by} "
+                    f"undid it at {to_rfc3339(undo.undone_at)}: nothing waits for a "
+                    "decision, and nothing is left to undo."
+                )
             raise Conflict(
                 f"{summary.id} applied {action.id} when it ran (reviewApproval was none and "
                 "the action does not wait for a person): nothing waits for a decision; "
                 "undo it instead."
             )
         return summary, report, action
+
+    def _undo_of(self, review_id: str, action_id: str) -> ActionUndo | None:
+        """The undo record of an action, if a person undid it."""
+        undos = self._undos.list_undos(review_id)
+        return next((undo for undo in undos if undo.action_id == action_id), None)
 
     def _stored_report(self, summary: ReviewSummary) -> ReviewReport:
         body = self._reports.get(summary.report_key)
@@ -276,7 +293,11 @@ def _with_keeper(action: ReviewAction, keep_id: str | None) -> ReviewAction:
     return action.model_copy(update={"keep_id": keep_id, "memory_ids": others})
 
 
-def _already_decided(review_id: str, action_id: str, taken: DecisionTaken) -> Conflict:
+def _already_decided(
+    review_id: str, action_id: str, taken: DecisionTaken, undo: ActionUndo | None = None
+) -> Conflict:
+    """The ``conflict`` for a decision already taken: by whom and when, and, when a
+    person undid the applied action since, that it was undone (docs/reference.md#9-review)."""
     existing = taken.existing
     if existing is None or existing.decided_at is None:
         return Conflict(f"Action {action_id} of {review_id} was decided already.")
@@ -286,7 +307,12 @@ def _already_decided(review_id: str, action_id: str, taken: DecisionTaken) -> Co
             f"Action {action_id} of {review_id} is being applied "
             f"(approved by {existing.decided_by} at {when}); read the review again."
         )
+    undone = (
+        f", then undone by {undo.undone_by} at {to_rfc3339(undo.undone_at)}"
+        if undo is not None
+        else ""
+    )
     return Conflict(
         f"Action {action_id} of {review_id} was already {existing.state} "
-        f"(decided by {existing.decided_by} at {when})."
+        f"(decided by {existing.decided_by} at {when}){undone}."
     )

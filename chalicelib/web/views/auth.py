@@ -36,8 +36,11 @@ def sign_in_form(
     notice: str | None = None,
     status: int = 200,
     next_path: str = "/",
+    demo_file: str | None = None,
 ) -> WebResponse:
-    """The sign-in page: paste a person token (or use ``pinework dashboard``)."""
+    """The sign-in page: paste a person token (or use ``pinework dashboard``);
+    ``demo_file`` (the local server's ``demo.json``, ``Settings.demo_file``) is named
+    as where the demo person's token is, and nothing is said of it on AWS."""
     body = render(
         "sign_in.html",
         base=request.base,
@@ -45,6 +48,7 @@ def sign_in_form(
         error=error,
         notice=notice,
         next_path=safe_next(next_path),
+        demo_file=demo_file,
     )
     return WebResponse(status=status, body=body)
 
@@ -60,7 +64,13 @@ def sign_in_page(request: WebRequest, services: Services) -> WebResponse:
     error = None
     if request.param("link") == "unusable":
         error = FormError("unauthorized", LINK_UNUSABLE, "link")
-    return sign_in_form(request, error=error, notice=notice, next_path=next_path)
+    return sign_in_form(
+        request,
+        error=error,
+        notice=notice,
+        next_path=next_path,
+        demo_file=services.settings.demo_file,
+    )
 
 
 def sign_in_submit(request: WebRequest, services: Services) -> WebResponse:
@@ -72,7 +82,13 @@ def sign_in_submit(request: WebRequest, services: Services) -> WebResponse:
         issued = services.dashboard.sessions.sign_in_with_token(form.get("token", ""))
     except PineworkError as error:
         failure = FormError.of(error, "token")
-        return sign_in_form(request, error=failure, status=failure.status, next_path=next_path)
+        return sign_in_form(
+            request,
+            error=failure,
+            status=failure.status,
+            next_path=next_path,
+            demo_file=services.settings.demo_file,
+        )
     return _signed_in(request, services, issued.secret, next_path)
 
 

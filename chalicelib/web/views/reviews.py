@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Literal
+from urllib.parse import quote
 
 from chalicelib.errors import InvalidRequest, PineworkError
 from chalicelib.models.review import (
@@ -177,8 +178,10 @@ def decide(web: WebContext, review_id: str, action_ref: str, verb: Verb) -> WebR
     approval may name the fact to keep (``keep``, a conflict's other side).
 
     With htmx the answer is the action's card (its new state, or the error next to
-    its buttons); otherwise a redirect back to the report, or the report with the
-    error shown.
+    its buttons) and, swapped out of band, the review's status badge and counts and
+    an emptied page notice (``_review_decided.html``), with ``HX-Replace-Url``
+    dropping ``?done=`` from the address; otherwise a redirect back to the report
+    (``?done=`` says what was done), or the report with the error shown.
     """
     reviews = web.services.reviews
     keep = web.request.form().get("keep") or None
@@ -196,14 +199,17 @@ def decide(web: WebContext, review_id: str, action_ref: str, verb: Verb) -> WebR
     views = {view.action.id: view for view in action_views(report)}
     wanted = action_ref if action_ref.startswith("a") else f"a{action_ref}"
     if web.request.htmx and wanted in views:
-        return web.page(
-            "_review_action.html",
+        answer = web.page(
+            "_review_decided.html",
             status=error.status if error else 200,
             report=report,
             item=views[wanted],
             action_error=error,
             action_notice=None if error else DECIDED[verb][1],
         )
+        # The address loses an earlier ``?done=``: a reload shows no stale banner.
+        answer.headers["HX-Replace-Url"] = web.request.url(f"/reviews/{quote(report.id)}")
+        return answer
     if error is not None:
         agent = web.services.dashboard.workspace.agent(web.principal, report.agent_id)
         return web.page(
