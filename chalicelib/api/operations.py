@@ -49,6 +49,7 @@ from chalicelib.models.responses import (
     ReviewRunObject,
     RoutineList,
     RoutineObject,
+    SignInLinkObject,
 )
 from chalicelib.models.review_requests import (
     ApproveRequest,
@@ -419,6 +420,18 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         body_required=True,
         auth="optional",
         tag="kv",
+    ),
+    ("POST", "/sign-in-links"): Operation(
+        "A one-time dashboard sign-in link for the calling person",
+        "person",
+        {201: SignInLinkObject},
+        (errors.Forbidden,),
+        tag="dashboard",
+        description=(
+            "No `Idempotency-Key`: the answer is a one-time credential, which is never"
+            " stored in clear (a replay would have to keep it); a retry makes a new link"
+            " and a lost one expires unused."
+        ),
     ),
     ("POST", "/mcp"): Operation(
         "Model Context Protocol (JSON-RPC 2.0, streamable HTTP, stateless)",

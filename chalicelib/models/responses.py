@@ -314,6 +314,14 @@ class KvForgotten(ResponseModel):
     key: str
 
 
+class SignInLinkObject(ResponseModel):
+    """A one-time dashboard sign-in link (docs/reference.md#13-dashboard), shown once."""
+
+    object: Literal["sign_in_link"]
+    path: str = Field(description="Relative to the API's root; works once, for 10 minutes.")
+    expires_at: WireTime
+
+
 class ErrorDetail(ResponseModel):
     """The error of an envelope: a stable code (docs/reference.md#6-errors) and what to do."""
 

@@ -42,6 +42,7 @@ CLIENT_TO_DOCUMENT = {
     models.ReviewRun: "ReviewRunObject",
     models.PendingAction: "PendingActionObject",
     models.PendingPage: "PendingList",
+    models.SignInLink: "SignInLinkObject",
 }
 """Each client model and the document schema it decodes."""
 
