@@ -22,8 +22,6 @@ Usage: ``.venv/bin/python bench/dashboard_speed.py [--memories 5000] [--agents 2
 from __future__ import annotations
 
 import argparse
-import logging
-import os
 import random
 import statistics
 import sys
@@ -45,7 +43,7 @@ from chalicelib.settings import Settings
 from chalicelib.storage.dynamodb import to_attributes
 from chalicelib.storage.items import memory_to_item
 from chalicelib.storage.recalls import log_entry_to_item
-from infra.local_dynamodb import EmbeddedAWS
+from infra.local_dynamodb import embedded_for_bench
 from infra.tables import create_table
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
@@ -143,15 +141,8 @@ def main() -> None:
     parser.add_argument("--agents", type=int, default=20)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    os.environ.setdefault("AWS_ACCESS_KEY_ID", "bench")
-    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "bench")
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)
-    server = EmbeddedAWS()
-    endpoint = server.start()
-    try:
+    with embedded_for_bench() as endpoint:
         run(endpoint, args.memories, args.agents, args.repeat)
-    finally:
-        server.stop()
 
 
 def run(endpoint: str, size: int, agent_count: int, repeat: int) -> None:

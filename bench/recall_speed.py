@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
-import os
 import statistics
 import time
 from collections import Counter
@@ -38,7 +36,7 @@ from chalicelib.services.run_context import RunContext
 from chalicelib.settings import Settings
 from chalicelib.storage.dynamodb import to_attributes
 from chalicelib.storage.items import memory_to_item
-from infra.local_dynamodb import EmbeddedAWS
+from infra.local_dynamodb import embedded_for_bench
 from infra.tables import create_table
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "recall-eval" / "dev"
@@ -117,44 +115,39 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    os.environ.setdefault("AWS_ACCESS_KEY_ID", "bench")
-    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "bench")
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)
-    server = EmbeddedAWS()
-    endpoint = server.start()
-    client = boto3.client("dynamodb", endpoint_url=endpoint, region_name="us-east-1")
-    requests: Counter[str] = Counter()
+    with embedded_for_bench() as endpoint:
+        client = boto3.client("dynamodb", endpoint_url=endpoint, region_name="us-east-1")
+        requests: Counter[str] = Counter()
 
-    def count(event_name: str, **_: Any) -> None:
-        requests[event_name.rsplit(".", 1)[-1]] += 1
+        def count(event_name: str, **_: Any) -> None:
+            requests[event_name.rsplit(".", 1)[-1]] += 1
 
-    client.meta.events.register("before-call.dynamodb", count)
-    question = "What did Caroline say about the LGBTQ support group and her painting?"
-    print("facts   recall_s  list_s  ratio  requests/recall  kept")
-    for size in args.sizes:
-        table = f"speed-{size}"
-        create_table(client, table)
-        services = wiring.build_services(
-            Settings(table_name=table, recall_time_budget_ms=60_000), client=client
-        )
-        workspace = services.admin.create_workspace("speed")
-        issued = services.admin.create_agent(workspace.id, "speed")
-        agent = Principal(kind=PrincipalKind.AGENT, id=issued.id, workspace_id=workspace.id)
-        load(client, table, agent, size, wiring.default_embedder())
-        ask = RecallRequest(query=question)
-        recall_seconds = timed(
-            args.repeat, lambda a=agent, s=services, q=ask: s.recall.recall(a, q, RunContext())
-        )
-        list_seconds = timed(args.repeat, lambda a=agent, s=services: list_all(s, a))
-        requests.clear()
-        result = services.recall.recall(agent, RecallRequest(query=question), RunContext())
-        per_recall = dict(requests)
-        print(
-            f"{size:>6}  {recall_seconds:8.3f}  {list_seconds:6.3f}  "
-            f"{recall_seconds / list_seconds:5.2f}  {sum(per_recall.values()):>3} {per_recall}  "
-            f"{len(result.memories)}"
-        )
-    server.stop()
+        client.meta.events.register("before-call.dynamodb", count)
+        question = "What did Caroline say about the LGBTQ support group and her painting?"
+        print("facts   recall_s  list_s  ratio  requests/recall  kept")
+        for size in args.sizes:
+            table = f"speed-{size}"
+            create_table(client, table)
+            services = wiring.build_services(
+                Settings(table_name=table, recall_time_budget_ms=60_000), client=client
+            )
+            workspace = services.admin.create_workspace("speed")
+            issued = services.admin.create_agent(workspace.id, "speed")
+            agent = Principal(kind=PrincipalKind.AGENT, id=issued.id, workspace_id=workspace.id)
+            load(client, table, agent, size, wiring.default_embedder())
+            ask = RecallRequest(query=question)
+            recall_seconds = timed(
+                args.repeat, lambda a=agent, s=services, q=ask: s.recall.recall(a, q, RunContext())
+            )
+            list_seconds = timed(args.repeat, lambda a=agent, s=services: list_all(s, a))
+            requests.clear()
+            result = services.recall.recall(agent, RecallRequest(query=question), RunContext())
+            per_recall = dict(requests)
+            print(
+                f"{size:>6}  {recall_seconds:8.3f}  {list_seconds:6.3f}  "
+                f"{recall_seconds / list_seconds:5.2f}  "
+                f"{sum(per_recall.values()):>3} {per_recall}  {len(result.memories)}"
+            )
 
     corpus = texts(10_000)
     now = datetime.now(UTC)

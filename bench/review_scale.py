@@ -24,8 +24,6 @@ Usage: ``.venv/bin/python bench/review_scale.py [--sizes 1000 10000]``
 from __future__ import annotations
 
 import argparse
-import logging
-import os
 import random
 import time
 from collections import Counter
@@ -46,7 +44,7 @@ from chalicelib.services.run_context import RunContext
 from chalicelib.settings import Settings
 from chalicelib.storage.dynamodb import to_attributes
 from chalicelib.storage.items import memory_to_item
-from infra.local_dynamodb import EmbeddedAWS
+from infra.local_dynamodb import embedded_for_bench
 from infra.tables import create_table
 
 NOW = datetime(2026, 12, 1, 4, 0, tzinfo=UTC)
@@ -196,29 +194,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
     args = parser.parse_args()
-    os.environ.setdefault("AWS_ACCESS_KEY_ID", "bench")
-    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "bench")
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)
-    server = EmbeddedAWS()
-    endpoint = server.start()
-    client = boto3.client("dynamodb", endpoint_url=endpoint, region_name="us-east-1")
-    s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
-    s3.create_bucket(Bucket=BUCKET)
-    requests: Counter[str] = Counter()
+    with embedded_for_bench() as endpoint:
+        client = boto3.client("dynamodb", endpoint_url=endpoint, region_name="us-east-1")
+        s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
+        s3.create_bucket(Bucket=BUCKET)
+        requests: Counter[str] = Counter()
 
-    def count(event_name: str, **_: Any) -> None:
-        requests[event_name.rsplit(".", 1)[-1]] += 1
+        def count(event_name: str, **_: Any) -> None:
+            requests[event_name.rsplit(".", 1)[-1]] += 1
 
-    client.meta.events.register("before-call.dynamodb", count)
-    print(
-        "facts   run       seconds  reviewer  DDB-req  plan  applied  skip  actions  "
-        "requests by operation"
-    )
-    try:
+        client.meta.events.register("before-call.dynamodb", count)
+        print(
+            "facts   run       seconds  reviewer  DDB-req  plan  applied  skip  actions  "
+            "requests by operation"
+        )
         for size in args.sizes:
             run_size(client, s3, requests, size)
-    finally:
-        server.stop()
 
 
 if __name__ == "__main__":

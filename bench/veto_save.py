@@ -24,8 +24,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import hashlib
-import logging
-import os
 import statistics
 import sys
 import time
@@ -56,7 +54,7 @@ from chalicelib.storage.dynamodb import DynamoDBTable, to_attributes  # noqa: E4
 from chalicelib.storage.items import memory_to_item  # noqa: E402
 from chalicelib.storage.memories import DynamoDBMemoryRepository  # noqa: E402
 from chalicelib.storage.vetoes import DynamoDBVetoIndex  # noqa: E402
-from infra.local_dynamodb import EmbeddedAWS  # noqa: E402
+from infra.local_dynamodb import embedded_for_bench  # noqa: E402
 from infra.tables import create_table  # noqa: E402
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
@@ -178,12 +176,7 @@ def main() -> None:
     parser.add_argument("--vetoed", type=int, default=100)
     parser.add_argument("--saves", type=int, default=40)
     args = parser.parse_args()
-    os.environ.setdefault("AWS_ACCESS_KEY_ID", "bench")
-    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "bench")
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)
-    server = EmbeddedAWS()
-    endpoint = server.start()
-    try:
+    with embedded_for_bench() as endpoint:
         client = boto3.client("dynamodb", endpoint_url=endpoint, region_name="us-east-1")
         requests: Counter[str] = Counter()
         client.meta.events.register(
@@ -238,8 +231,6 @@ def main() -> None:
                 for n in range(args.saves)
             ],
         )
-    finally:
-        server.stop()
 
 
 if __name__ == "__main__":

@@ -10,10 +10,13 @@ docs/DECISIONS.md#local-server.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
+import logging
+import os
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -205,3 +208,18 @@ class EmbeddedAWS:
         self._server.server_close()
         if self._thread is not None:
             self._thread.join(timeout=5)
+
+
+@contextlib.contextmanager
+def embedded_for_bench() -> Iterator[str]:
+    """An in-memory embedded AWS for a ``bench/`` script: placeholder credentials unless
+    real ones are set, no log line per request; yields the endpoint and stops the
+    server when the block ends (also on an error)."""
+    os.environ.setdefault("AWS_ACCESS_KEY_ID", "bench")
+    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "bench")
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
+    server = EmbeddedAWS()
+    try:
+        yield server.start()
+    finally:
+        server.stop()

@@ -19,7 +19,7 @@ from pinework.cli import (
 )
 
 if TYPE_CHECKING:
-    from pinework.admin import AdminOperations
+    from pinework.admin import AdminOperations, IssuedCredential
 
 
 # pinework admin …
@@ -65,6 +65,11 @@ def _admin(as_json: bool, operation: Callable[[AdminOperations], dict[str, Any]]
 _TOKEN_NOTE = "store the token now: only its hash is kept, it cannot be shown again"
 
 
+def _issued(issued: IssuedCredential) -> dict[str, str | None]:
+    """The JSON ``create-agent`` and ``create-person`` print: the id and the new token."""
+    return {"id": issued.id, "token": issued.token, "tokenId": issued.token_id}
+
+
 @admin_app.command("create-workspace")
 def admin_create_workspace(
     name: Annotated[str, typer.Option("--name", help="The workspace's name.")],
@@ -84,11 +89,7 @@ def admin_create_agent(
 ) -> None:
     """Create an agent in a workspace and print its id and bearer token."""
 
-    def create(svc: AdminOperations) -> dict[str, str | None]:
-        issued = svc.create_agent(workspace, name)
-        return {"id": issued.id, "token": issued.token, "tokenId": issued.token_id}
-
-    result = _admin(as_json, create)
+    result = _admin(as_json, lambda svc: _issued(svc.create_agent(workspace, name)))
     if not as_json:
         typer.echo(f"created agent {result['id']} in {workspace}\ntoken: {result['token']}")
         typer.echo(_TOKEN_NOTE, err=True)
@@ -102,11 +103,7 @@ def admin_create_person(
 ) -> None:
     """Create a person in a workspace and print their id and bearer token."""
 
-    def create(svc: AdminOperations) -> dict[str, str | None]:
-        issued = svc.create_person(workspace, email)
-        return {"id": issued.id, "token": issued.token, "tokenId": issued.token_id}
-
-    result = _admin(as_json, create)
+    result = _admin(as_json, lambda svc: _issued(svc.create_person(workspace, email)))
     if not as_json:
         typer.echo(f"created person {result['id']} ({email}) in {workspace}")
         typer.echo(f"token: {result['token']}")
