@@ -63,6 +63,9 @@ class Settings(BaseModel):
             (``PINEWORK_DEMO_FILE``, set by ``infra/local_server.py`` to
             ``$PINEWORK_DATA_DIR/demo.json``); ``None`` on AWS, where there is no
             demo. The sign-in page names it.
+        read_concurrency: how many agents the dashboard's agents overview reads at the
+            same time (``PINEWORK_READ_CONCURRENCY``, default 8; boto3's clients are
+            thread-safe). The tests under in-process moto, which is not, set 1.
     """
 
     model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
@@ -83,6 +86,7 @@ class Settings(BaseModel):
     tracing: bool = False
     metrics_namespace: str = Field(default="Pinework", min_length=1, max_length=255)
     demo_file: str | None = None
+    read_concurrency: int = Field(default=8, ge=1, le=32)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -115,6 +119,7 @@ class Settings(BaseModel):
             ("tracing", "PINEWORK_TRACING"),
             ("metrics_namespace", "PINEWORK_METRICS_NAMESPACE"),
             ("demo_file", "PINEWORK_DEMO_FILE"),
+            ("read_concurrency", "PINEWORK_READ_CONCURRENCY"),
         ):
             if env.get(name):
                 values[field] = env[name]

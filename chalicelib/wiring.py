@@ -302,7 +302,14 @@ def build_services(
         dashboard=Dashboard(
             sessions=DashboardSessions(DynamoDBWebSessionRepository(table), directory, auth, clock),
             workspace=WorkspaceService(directory),
-            overview=AgentOverview(index, recall_store, review_store, routine_store, clock),
+            overview=AgentOverview(
+                index,
+                recall_store,
+                review_store,
+                routine_store,
+                clock,
+                workers=settings.read_concurrency,
+            ),
             pictures=AgentPicturesService(directory, index, recall_store, clock),
             browser=MemoryBrowser(memory_service, clock),
             recall_preview=RecallPreviewService(recall, memories, directory, clock),

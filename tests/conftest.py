@@ -63,9 +63,15 @@ def clock() -> FixedClock:
 
 @pytest.fixture
 def wired(dynamodb: Any, s3: Any, clock: FixedClock) -> Iterator[wiring.Services]:
-    """Services on the moto table and bucket with the fixed clock, installed for the API."""
+    """Services on the moto table and bucket with the fixed clock, installed for the API.
+
+    In-process moto is not thread-safe, so the overview reads its agents one at a time
+    here (``read_concurrency=1``); parallel reads are tested against the embedded server."""
     built = wiring.build_services(
-        Settings(table_name=TABLE, bucket_name=BUCKET), clock=clock, client=dynamodb, s3=s3
+        Settings(table_name=TABLE, bucket_name=BUCKET, read_concurrency=1),
+        clock=clock,
+        client=dynamodb,
+        s3=s3,
     )
     wiring.install(built)
     yield built

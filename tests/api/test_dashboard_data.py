@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 
 from chalicelib.errors import Forbidden, InvalidRequest
-from chalicelib.ids import FixedClock
+from chalicelib.ids import FixedClock, IdFactory
 from chalicelib.models.principal import Principal
 from chalicelib.services.memory.browse import BrowseFilters, MemoryBrowser
 from chalicelib.services.memory.chain import supersede_chain
@@ -53,7 +53,9 @@ def test_another_workspaces_agent_answers_like_a_missing_one(wired: Services, wo
     person = principal(wired, world.person.token)
     with pytest.raises(Forbidden) as foreign:
         wired.dashboard.workspace.agent(person, world.outsider_agent.id)
-    missing_id = world.outsider_agent.id[:-1] + ("0" if world.outsider_agent.id[-1] != "0" else "1")
+    # A well-formed id from a year before: ids made at one fixed instant are monotonic
+    # ULIDs, so changing a character of one can name another agent of the world.
+    missing_id = IdFactory(FixedClock(START - timedelta(days=365))).new("agt")
     with pytest.raises(Forbidden) as missing:
         wired.dashboard.workspace.agent(person, missing_id)
     assert str(foreign.value).replace(world.outsider_agent.id, "ID") == str(missing.value).replace(

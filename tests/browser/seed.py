@@ -10,7 +10,7 @@ everything goes through the same services and rules as the API.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
 from chalicelib.ids import FixedClock
@@ -87,13 +87,20 @@ def local_settings(endpoint: str) -> Settings:
 def seed(endpoint: str, demo: dict[str, str], *, now: datetime | None = None) -> Seeded:
     """Write the demo data into the local server's table (see the module doc).
 
+    Every time is fixed from the start of "today" (UTC midnight), never from the time
+    of day, so the same calendar days hold the same rows at 00:30 as at 23:30: the
+    month of history ends yesterday, yesterday's day log is full, the person's
+    changes and ``ops-bot``'s facts are yesterday evening, and the review runs at
+    midnight for yesterday (the server's pages, on the real clock, agree).
+
     Args:
         endpoint: the embedded DynamoDB/S3 endpoint.
         demo: the local server's ``demo.json`` (workspace, agent, person, tokens).
-        now: "today" (default: the real time, so the server's pages agree).
+        now: the real time (default: now), only its UTC date is used.
     """
-    today = (now or datetime.now(UTC)).replace(microsecond=0)
-    clock = FixedClock(today - timedelta(days=29, hours=3))
+    midnight = datetime.combine((now or datetime.now(UTC)).astimezone(UTC).date(), time(), UTC)
+    yesterday = midnight - timedelta(days=1)
+    clock = FixedClock(midnight - timedelta(days=30))
     wired = services_at(local_settings(endpoint), clock)
     person = wired.auth.authenticate(f"Bearer {demo['personToken']}")
     builder = wired.auth.authenticate(f"Bearer {demo['agentToken']}")
@@ -102,7 +109,7 @@ def seed(endpoint: str, demo: dict[str, str], *, now: datetime | None = None) ->
     hostile = _agent(wired, workspace, "<img src=x onerror=\"window.__pwned='name'\">bot")
     saved: list[str] = []
     for day in range(30):
-        clock.set(today - timedelta(days=29 - day, hours=3))
+        clock.set(midnight - timedelta(days=30 - day) + timedelta(hours=9))
         if day < len(BUILDER_FACTS):
             text, task = BUILDER_FACTS[day]
             run = RunContext(run_id=f"run_{day:04d}", task_key=task)
@@ -126,14 +133,14 @@ def seed(endpoint: str, demo: dict[str, str], *, now: datetime | None = None) ->
                 RunContext(task_key=f"RES-{day}"),
             )
     # A full day log yesterday, with a durable line the review lifts.
-    clock.set(today - timedelta(days=1, hours=2))
+    clock.set(yesterday + timedelta(hours=10))
     _day(wired, builder, "!fact The staging database is db-stg-2", "PIN-815")
     while True:
         try:
             _day(wired, builder, "x" * 280, "PIN-815")
         except Exception:  # memory_day_full: the log is at its cap
             break
-    clock.set(today - timedelta(hours=2))
+    clock.set(yesterday + timedelta(hours=20))
     vetoed = wired.memories.veto(person, saved[3], "Dana moved teams")
     wired.memories.archive(person, saved[6], ArchiveRequest(reason="we moved to npm workspaces"))
     newer = wired.memories.save(
@@ -154,7 +161,7 @@ def seed(endpoint: str, demo: dict[str, str], *, now: datetime | None = None) ->
     )
     ops = _agent(wired, workspace, "ops-bot")
     for number in range(OPS_FACTS):
-        clock.set(today - timedelta(hours=1, minutes=OPS_FACTS - number))
+        clock.set(midnight - timedelta(hours=1, minutes=OPS_FACTS - number))
         wired.memories.save(
             ops,
             _fact(f"Runbook step {number}: restart worker pool {number % 7}"),
@@ -165,6 +172,7 @@ def seed(endpoint: str, demo: dict[str, str], *, now: datetime | None = None) ->
             hostile, _fact(payload, evidence=payload), RunContext(task_key=payload[:60])
         )
     _day(wired, hostile, HOSTILE[0], None)
+    clock.set(midnight)
     wired.admin.set_review_approval(workspace, "required")
     report = wired.reviews.run_now(person, RunReviewRequest.model_validate({"agentId": builder.id}))
     wired.admin.set_review_approval(workspace, "none")
