@@ -10,6 +10,15 @@ REVIEWER ?= rules
 BEDROCK_MODEL_ID ?= global.anthropic.claude-haiku-4-5-20251001-v1:0
 AWS_REGION ?= $(or $(AWS_DEFAULT_REGION),us-east-1)
 PARAMETERS := Reviewer=$(REVIEWER) BedrockModelId=$(BEDROCK_MODEL_ID)
+# Rate limits (docs/reference.md#14-operations): the API stage's throttle (requests/s, burst)
+# and the optional WAF web ACL (on|off; requests per 5 minutes per IP and per credential).
+API_RATE_LIMIT ?= 50
+API_BURST_LIMIT ?= 100
+WAF_RATE_LIMITING ?= off
+WAF_IP_LIMIT ?= 3000
+WAF_CREDENTIAL_LIMIT ?= 1500
+WAF_PARAMETERS := WafIpLimit=$(WAF_IP_LIMIT) WafCredentialLimit=$(WAF_CREDENTIAL_LIMIT)
+RATE_PARAMETERS := ApiThrottleRateLimit=$(API_RATE_LIMIT) ApiThrottleBurstLimit=$(API_BURST_LIMIT) WafRateLimiting=$(WAF_RATE_LIMITING) $(WAF_PARAMETERS)
 # Where `aws cloudformation package` uploads the zip (created if missing; one per account and region).
 ARTIFACT_BUCKET ?= pinework-artifacts-$(shell aws sts get-caller-identity --query Account --output text 2>/dev/null)-$(AWS_REGION)
 
@@ -63,11 +72,20 @@ deploy: package  ## chalice deploy --stage STAGE (the zip checked by make packag
 	$(PY) -m infra.deploy configure --stage $(STAGE) --stack build/resources-stack-$(STAGE).json
 	AWS_DEFAULT_REGION=$(AWS_REGION) $(VENV)/bin/chalice deploy --stage $(STAGE)
 	AWS_DEFAULT_REGION=$(AWS_REGION) $(PY) -m infra.deploy gateway-responses --stage $(STAGE)
+	AWS_DEFAULT_REGION=$(AWS_REGION) $(PY) -m infra.deploy throttle --stage $(STAGE) --rate $(API_RATE_LIMIT) --burst $(API_BURST_LIMIT)
+ifeq ($(WAF_RATE_LIMITING),on)
+	$(PY) -m infra.template waf > build/waf-stack.json
+	$(VENV)/bin/cfn-lint build/waf-stack.json
+	aws cloudformation deploy --region $(AWS_REGION) --stack-name $(STACK)-waf --template-file build/waf-stack.json --no-fail-on-empty-changeset --parameter-overrides $$($(PY) -m infra.deploy waf-parameters --stage $(STAGE)) $(WAF_PARAMETERS)
+else
+	aws cloudformation delete-stack --region $(AWS_REGION) --stack-name $(STACK)-waf
+	aws cloudformation wait stack-delete-complete --region $(AWS_REGION) --stack-name $(STACK)-waf
+endif
 
 deploy-cloudformation: package  ## the whole stack STACK (functions, API, storage) from make package's template
 	aws s3api head-bucket --bucket $(ARTIFACT_BUCKET) 2>/dev/null || aws s3 mb s3://$(ARTIFACT_BUCKET) --region $(AWS_REGION)
 	aws cloudformation package --region $(AWS_REGION) --template-file build/package/sam.json --s3-bucket $(ARTIFACT_BUCKET) --output-template-file build/packaged.yaml
-	aws cloudformation deploy --region $(AWS_REGION) --stack-name $(STACK) --template-file build/packaged.yaml --capabilities CAPABILITY_IAM CAPABILITY_AUTO_EXPAND --no-fail-on-empty-changeset --parameter-overrides $(PARAMETERS)
+	aws cloudformation deploy --region $(AWS_REGION) --stack-name $(STACK) --template-file build/packaged.yaml --capabilities CAPABILITY_IAM CAPABILITY_AUTO_EXPAND --no-fail-on-empty-changeset --parameter-overrides $(PARAMETERS) $(RATE_PARAMETERS)
 	aws cloudformation describe-stacks --region $(AWS_REGION) --stack-name $(STACK) --query "Stacks[0].Outputs" --output table
 
 clean:

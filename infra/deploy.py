@@ -2,12 +2,16 @@
 stack (``python -m infra.template resources``) is deployed, ``configure`` writes its
 outputs into the stage of ``.chalice/config.json`` (the table, bucket, queue and
 reviewer variables, and each function's ``iam_role_arn``), ``chalice deploy`` runs,
-and ``gateway-responses`` puts API Gateway's error answers in the envelope on the
+``gateway-responses`` puts API Gateway's error answers in the envelope on the
 deployed API and redeploys its stage (every time: Chalice replaces the API
-definition). Usage: ``python -m infra.deploy configure --stage prod --stack
-build/stack-prod.json``; ``python -m infra.deploy gateway-responses --stage prod``.
- Choices:
-docs/DECISIONS.md#packaging-cold-start-and-iam-issue-12-deploy-iam-gateway-errors-queued-reviews
+definition), ``throttle`` sets the stage's rate and burst limits, and
+``waf-parameters`` prints the API and stage the WAF stack (``python -m infra.template
+waf``) is put in front of. Usage: ``python -m infra.deploy configure --stage prod
+--stack build/stack-prod.json``; ``python -m infra.deploy gateway-responses --stage
+prod``; ``python -m infra.deploy throttle --stage prod --rate 50 --burst 100``.
+Choices:
+docs/DECISIONS.md#packaging-cold-start-and-iam-issue-12-deploy-iam-gateway-errors-queued-reviews,
+docs/DECISIONS.md#rate-limits-where-aws-gives-them-issue-21-item-5
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import boto3
 from chalicelib.settings import REVIEW_QUEUE_NAME
 from infra import iam
 from infra.gateway_responses import put_gateway_responses
+from infra.rate_limits import DEFAULT_BURST_LIMIT, DEFAULT_RATE_LIMIT, put_stage_throttling
 
 REPO = Path(__file__).resolve().parent.parent
 CONFIG = REPO / ".chalice" / "config.json"
@@ -100,29 +105,68 @@ def deployed_rest_api(project: Path, stage: str) -> str:
     raise ValueError(f"chalice deploy recorded no REST API for stage {stage!r}")
 
 
+def deployed_stage(config: dict[str, Any], project: Path, stage: str) -> tuple[str, str]:
+    """The REST API id and API Gateway stage ``chalice deploy`` made for ``stage``.
+
+    Raises:
+        ValueError: no API is recorded for the stage.
+    """
+    api_stage = str(config["stages"][stage].get("api_gateway_stage", "api"))
+    return deployed_rest_api(project, stage), api_stage
+
+
+def _configure(parsed: argparse.Namespace, config: dict[str, Any]) -> None:
+    """``configure``: write the resources stack's outputs into the stage."""
+    outputs = stack_outputs(json.loads(parsed.stack.read_text()))
+    parsed.config.write_text(
+        json.dumps(configure_stage(config, parsed.stage, outputs), indent=2) + "\n"
+    )
+    print(f"{parsed.config}: stage {parsed.stage} set from the resources stack")
+
+
+def _gateway_responses(parsed: argparse.Namespace, config: dict[str, Any]) -> None:
+    """``gateway-responses``: the envelope on API Gateway's own answers."""
+    rest_api, api_stage = deployed_stage(config, parsed.project, parsed.stage)
+    count = put_gateway_responses(boto3.client("apigateway"), rest_api, api_stage)
+    print(f"{count} gateway responses set on {rest_api} and stage {api_stage} redeployed")
+
+
+def _throttle(parsed: argparse.Namespace, config: dict[str, Any]) -> None:
+    """``throttle``: the stage's default method throttle."""
+    rest_api, api_stage = deployed_stage(config, parsed.project, parsed.stage)
+    put_stage_throttling(boto3.client("apigateway"), rest_api, api_stage, parsed.rate, parsed.burst)
+    print(f"stage {api_stage} of {rest_api}: {parsed.rate} requests/s, burst {parsed.burst}")
+
+
+def _waf_parameters(parsed: argparse.Namespace, config: dict[str, Any]) -> None:
+    """``waf-parameters``: ``RestApiId=… ApiStage=…`` for the WAF stack's deploy."""
+    rest_api, api_stage = deployed_stage(config, parsed.project, parsed.stage)
+    print(f"RestApiId={rest_api} ApiStage={api_stage}")
+
+
+STEPS = {
+    "configure": _configure,
+    "gateway-responses": _gateway_responses,
+    "throttle": _throttle,
+    "waf-parameters": _waf_parameters,
+}
+"""The steps of ``make deploy`` this module runs, by name."""
+
+
 def main(arguments: list[str] | None = None) -> None:
-    """The two steps around ``chalice deploy`` (see the module docstring)."""
+    """The steps around ``chalice deploy`` (see the module docstring)."""
     parser = argparse.ArgumentParser(description="Steps of make deploy.")
-    parser.add_argument("step", choices=["configure", "gateway-responses"])
+    parser.add_argument("step", choices=list(STEPS))
     parser.add_argument("--stage", default="prod")
     parser.add_argument("--stack", type=Path, help="describe-stacks JSON (configure)")
     parser.add_argument("--config", type=Path, default=CONFIG)
+    parser.add_argument("--rate", type=float, default=DEFAULT_RATE_LIMIT, help="requests/s")
+    parser.add_argument("--burst", type=int, default=DEFAULT_BURST_LIMIT)
     parsed = parser.parse_args(arguments)
-    config = json.loads(parsed.config.read_text())
-    if parsed.step == "configure":
-        if parsed.stack is None:
-            parser.error("configure needs --stack")
-        outputs = stack_outputs(json.loads(parsed.stack.read_text()))
-        parsed.config.write_text(
-            json.dumps(configure_stage(config, parsed.stage, outputs), indent=2) + "\n"
-        )
-        print(f"{parsed.config}: stage {parsed.stage} set from the resources stack")
-        return
-    project = parsed.config.resolve().parent.parent
-    api_stage = config["stages"][parsed.stage].get("api_gateway_stage", "api")
-    rest_api = deployed_rest_api(project, parsed.stage)
-    count = put_gateway_responses(boto3.client("apigateway"), rest_api, api_stage)
-    print(f"{count} gateway responses set on {rest_api} and stage {api_stage} redeployed")
+    if parsed.step == "configure" and parsed.stack is None:
+        parser.error("configure needs --stack")
+    parsed.project = parsed.config.resolve().parent.parent
+    STEPS[parsed.step](parsed, json.loads(parsed.config.read_text()))
 
 
 if __name__ == "__main__":

@@ -1,12 +1,14 @@
 """The CloudFormation of both deploy paths, from one set of definitions:
 ``package_fragment()`` is merged into ``chalice package``'s SAM template (the table,
 bucket, review queues, a log group and a least-privilege role per function, the
-functions' names, roles and environment, the worker's event source and the gateway
-responses); ``resources_stack()`` is the same storage, queues, log groups and roles as
-a stack of their own for ``make deploy`` (``infra/deploy.py``). No name or ARN is
+functions' names, roles and environment, the worker's event source, the gateway
+responses, the stage throttle and the optional WAF web ACL); ``resources_stack()`` is
+the same storage, queues, log groups and roles as a stack of their own for ``make
+deploy`` (``infra/deploy.py``). No name or ARN is
 fixed here: every one comes from the stack (``<stack>-memories``, ``<stack>-reviews``,
 ``Ref``/``Fn::GetAtt``/``Fn::Sub``). Usage: ``python -m infra.template package`` or
-``python -m infra.template resources``. Choices:
+``python -m infra.template resources`` (``waf``: the web ACL stack of ``make deploy``,
+``infra/rate_limits.py``). Choices:
 docs/DECISIONS.md#packaging-cold-start-and-iam-issue-12-deploy-iam-gateway-errors-queued-reviews
 """
 
@@ -18,7 +20,7 @@ import sys
 from typing import Any
 
 from chalicelib.settings import DEFAULT_BEDROCK_MODEL_ID, REVIEW_QUEUE_NAME
-from infra import iam, observability
+from infra import iam, observability, rate_limits
 from infra.gateway_responses import NOT_FOUND_BODY as NOT_FOUND_BODY
 from infra.gateway_responses import sam_gateway_responses
 from infra.tables import table_definition, time_to_live
@@ -220,15 +222,22 @@ def package_fragment() -> dict[str, Any]:
         }
     }
     return {
-        "Parameters": PARAMETERS,
-        "Conditions": CONDITIONS,
+        "Parameters": {**PARAMETERS, **rate_limits.package_parameters()},
+        "Conditions": {**CONDITIONS, **rate_limits.WAF_CONDITIONS},
         "Resources": {
             **storage_resources({"Fn::Sub": "${AWS::StackName}-reviews"}),
             **log_group_resources(names),
             **iam.role_resources(),
             **functions,
-            # API Gateway's own answers in our envelope (SAM puts them in the API).
-            "RestAPI": {"Properties": {"GatewayResponses": sam_gateway_responses()}},
+            # API Gateway's own answers in our envelope (SAM puts them in the API), and
+            # the stage's throttle (infra/rate_limits.py).
+            "RestAPI": {
+                "Properties": {
+                    "GatewayResponses": sam_gateway_responses(),
+                    "MethodSettings": rate_limits.method_settings(),
+                }
+            },
+            **rate_limits.package_resources(),  # the optional WAF web ACL
             **observability.resources(),  # alarms, their topic, the operations dashboard
         },
         "Outputs": {
@@ -303,9 +312,13 @@ def resources_stack() -> dict[str, Any]:
 def main(arguments: list[str] | None = None) -> None:
     """Print one of the two templates as JSON."""
     parser = argparse.ArgumentParser(description="Print a CloudFormation template.")
-    parser.add_argument("kind", choices=["package", "resources"])
+    parser.add_argument("kind", choices=["package", "resources", "waf"])
     parsed = parser.parse_args(arguments)
-    template = package_fragment() if parsed.kind == "package" else resources_stack()
+    template = {
+        "package": package_fragment,
+        "resources": resources_stack,
+        "waf": rate_limits.waf_stack,
+    }[parsed.kind]()
     json.dump(template, sys.stdout, indent=2)
     sys.stdout.write("\n")
 
