@@ -1,4 +1,4 @@
-"""No lost edits in the dashboard (docs/issues.md#issue-21, docs/reference.md#stale-forms): every
+"""No lost edits in the dashboard (docs/reference.md#stale-forms): every
 form that changes a memory carries the version it was shown at, and a stale one is refused with
 412 ``precondition_failed`` and a conflict page that keeps what the person typed; the history's
 word diff is bounded (docs/reference.md#history-diff). Through the app (chalice.test.Client)."""

@@ -1,4 +1,4 @@
-"""Stale dashboard forms (docs/reference.md#stale-forms, docs/issues.md#issue-21): every form that
+"""Stale dashboard forms (docs/reference.md#stale-forms): every form that
 changes a memory carries the version it was shown at, and ``MemoryService`` refuses a change to a
 memory at any other version (the ``If-Match`` mechanism of the API: the check is inside the
 conditional write's attempt, docs/reference.md#error-precondition_failed).
