@@ -101,7 +101,7 @@ TOKEN_PREFIX_CHARS = 8
 TOKEN_LABEL_MAX_CHARS = 100
 """An operator's label for a token (``--label``)."""
 
-# The dashboard's history (docs/reference.md#history-diff).
+# The dashboard's history (docs/reference.md#history-diff, docs/issues.md#issue-21-item-6).
 HISTORY_DIFF_MAX_STEPS = 20_000
 """Work allowed for one edit record's word diff on a memory's page (token comparisons
 and edit-graph steps); past it the page shows the plain before and after."""

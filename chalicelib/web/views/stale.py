@@ -1,7 +1,7 @@
-"""Stale dashboard forms (docs/reference.md#stale-forms): every form that
-changes a memory carries the version it was shown at, and ``MemoryService`` refuses a change to a
-memory at any other version (the ``If-Match`` mechanism of the API: the check is inside the
-conditional write's attempt, docs/reference.md#error-precondition_failed).
+"""Stale dashboard forms (docs/reference.md#stale-forms, docs/issues.md#issue-21-item-1): every
+form that changes a memory carries the version it was shown at, and ``MemoryService`` refuses a
+change to a memory at any other version (the ``If-Match`` mechanism of the API: the check is
+inside the conditional write's attempt, docs/reference.md#error-precondition_failed).
 
 A stale edit is answered with the conflict page: the stored text beside the person's own,
 which stays in an editable form carrying the new version, so nothing typed is lost.
