@@ -13,7 +13,7 @@ import pytest
 
 from chalicelib.wiring import build_services
 from tests.browser.seed import local_settings
-from tests.browser.support import Server, screenshot, sign_in
+from tests.browser.support import Server, axe_violations, screenshot, sign_in
 
 
 @pytest.fixture
@@ -71,6 +71,7 @@ def test_two_persons_edit_one_memory_and_the_second_keeps_their_text(
     )
     assert other_page.locator("#conflict-text").input_value() == mine
     assert other_page.locator("#conflict-error code").inner_text() == "precondition_failed"
+    assert axe_violations(other_page) == []
     screenshot(other_page, "edit-conflict")
     page.reload()
     assert page.locator(".memory-text").inner_text() == "Retrieval beats fine-tuning, said Ana"
