@@ -28,6 +28,7 @@ import sys
 import threading
 import time
 from collections import Counter
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -145,13 +146,30 @@ def main() -> None:
         run(endpoint, args.memories, args.agents, args.repeat)
 
 
-def run(endpoint: str, size: int, agent_count: int, repeat: int) -> None:
-    """Build the workspace, sign in, and print one line per page."""
-    from chalice.test import Client
+@dataclass
+class Bench:
+    """A loaded workspace, signed in: what ``time_pages`` needs.
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from app import app
+    Attributes:
+        services: the services on the embedded AWS (installed for the app).
+        client: the DynamoDB client (its calls are counted).
+        cookie: the signed-in person's session cookie.
+        person: the person (a principal, for changes made through the services).
+        agent: the agent with ``size`` memories.
+        memories: that agent's memories.
+    """
 
+    services: wiring.Services
+    client: Any
+    cookie: str
+    person: Principal
+    agent: Principal
+    memories: list[Memory]
+
+
+def build(endpoint: str, size: int, agent_count: int) -> Bench:
+    """Create the table and bucket, a workspace of ``agent_count`` agents (the first with
+    ``size`` memories and a recall log, the others 100 each) and a signed-in person."""
     client = boto3.client("dynamodb", endpoint_url=endpoint, region_name="us-east-1")
     s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
     s3.create_bucket(Bucket=BUCKET)
@@ -177,27 +195,26 @@ def run(endpoint: str, size: int, agent_count: int, repeat: int) -> None:
         f"loaded {size} memories (+{100 * (agent_count - 1)} for the other agents) "
         f"in {time.perf_counter() - started:.1f} s"
     )
-    requests: Counter[str] = Counter()
-    waited = [0.0]
-    local = threading.local()
-
-    def count(event_name: str, **_: Any) -> None:
-        requests[event_name.rsplit(".", 1)[-1]] += 1
-        local.began = time.perf_counter()
-
-    def done(**_: Any) -> None:
-        waited[0] += time.perf_counter() - local.began
-
-    client.meta.events.register("before-call.dynamodb", count)
-    client.meta.events.register("after-call.dynamodb", done)
     wiring.install(services)
     issued = services.dashboard.sessions.sign_in_with_token(person.token)
-    cookie = f"pinework_session={issued.secret}"
+    return Bench(
+        services=services,
+        client=client,
+        cookie=f"pinework_session={issued.secret}",
+        person=services.auth.authenticate(f"Bearer {person.token}"),
+        agent=big,
+        memories=memories,
+    )
+
+
+def agent_pages(bench: Bench) -> list[tuple[str, str]]:
+    """Every dashboard page of the loaded workspace (label, path)."""
+    memories = bench.memories
     fact = next(m for m in memories if m.kind is MemoryKind.FACT)
     second_page = sorted((m.id for m in memories), reverse=True)[49]
-    agent = big.id
-    pages = [
-        ("agents overview (20 agents)", "/"),
+    agent = bench.agent.id
+    return [
+        ("agents overview", "/"),
         ("agent memories, page 1", f"/agents/{agent}"),
         ("agent memories, page 2", f"/agents/{agent}?after={second_page}"),
         ("agent memories, all statuses", f"/agents/{agent}?status=all"),
@@ -212,6 +229,28 @@ def run(endpoint: str, size: int, agent_count: int, repeat: int) -> None:
         ("pictures, 30 days", f"/agents/{agent}/pictures"),
         ("pictures, 90 days", f"/agents/{agent}/pictures?days=90"),
     ]
+
+
+def time_pages(bench: Bench, pages: list[tuple[str, str]], repeat: int) -> None:
+    """Ask each page ``repeat`` times through the app; print one line per page."""
+    from chalice.test import Client
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from app import app
+
+    requests: Counter[str] = Counter()
+    waited = [0.0]
+    local = threading.local()
+
+    def count(event_name: str, **_: Any) -> None:
+        requests[event_name.rsplit(".", 1)[-1]] += 1
+        local.began = time.perf_counter()
+
+    def done(**_: Any) -> None:
+        waited[0] += time.perf_counter() - local.began
+
+    bench.client.meta.events.register("before-call.dynamodb", count)
+    bench.client.meta.events.register("after-call.dynamodb", done)
     print(
         f"{'page':<32} {'median s':>8} {'app s':>6} {'DDB req':>7} {'KB':>6}  requests by operation"
     )
@@ -224,7 +263,7 @@ def run(endpoint: str, size: int, agent_count: int, repeat: int) -> None:
                 requests.clear()
                 waited[0] = 0.0
                 begun = time.perf_counter()
-                response = http.http.get(path, headers={"Cookie": cookie})
+                response = http.http.get(path, headers={"Cookie": bench.cookie})
                 seconds.append(time.perf_counter() - begun)
                 own.append(max(0.0, seconds[-1] - waited[0]))
                 assert response.status_code == 200, (path, response.body[:300])
@@ -236,7 +275,15 @@ def run(endpoint: str, size: int, agent_count: int, repeat: int) -> None:
                 f"{size_kb:6.1f}  {calls}",
                 flush=True,
             )
-    wiring.install(None)
+
+
+def run(endpoint: str, size: int, agent_count: int, repeat: int) -> None:
+    """Build the workspace, sign in, and print one line per page."""
+    bench = build(endpoint, size, agent_count)
+    try:
+        time_pages(bench, agent_pages(bench), repeat)
+    finally:
+        wiring.install(None)
 
 
 if __name__ == "__main__":

@@ -100,3 +100,11 @@ TOKEN_PREFIX_CHARS = 8
 """The non-secret start of a token kept for listings (``pwk_`` + 4 random characters)."""
 TOKEN_LABEL_MAX_CHARS = 100
 """An operator's label for a token (``--label``)."""
+
+# The dashboard's history (docs/reference.md#history-diff, docs/issues.md#issue-21-item-6).
+HISTORY_DIFF_MAX_STEPS = 20_000
+"""Work allowed for one edit record's word diff on a memory's page (token comparisons
+and edit-graph steps); past it the page shows the plain before and after."""
+HISTORY_PAGE_DIFF_MAX_STEPS = 200_000
+"""Work allowed for all the word diffs of one page of a memory's history (100 records);
+once spent, the page's later edit records show the plain before and after."""

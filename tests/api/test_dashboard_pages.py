@@ -123,7 +123,10 @@ def test_changes_without_csrf_or_from_another_origin_are_refused(
     assert no_origin.status_code == 403
     assert api.call("GET", f"/memories/{memory['id']}", world.person)[1]["status"] == "active"
     done = browser.post(
-        path, {"csrf": token, "note": "wrong"}, Origin="null", **{"Sec-Fetch-Site": "same-origin"}
+        path,
+        {"csrf": token, "note": "wrong", "version": "1"},
+        Origin="null",
+        **{"Sec-Fetch-Site": "same-origin"},
     )
     assert done.status_code == 303
     assert (
@@ -135,17 +138,19 @@ def test_veto_undo_and_errors_next_to_the_row(api: Api, browser: Page, world: Wo
     _, memory = api.call("POST", "/memories", world.agent, {"text": "The VPN is needed"})
     browser.sign_in(world.person.token)
     token = browser.csrf()
-    row = {"csrf": token, "from": "row"}
+    row = {"csrf": token, "from": "row", "version": "1"}
     htmx = {"HX-Request": "true"}
     vetoed = browser.post(f"/memories/{memory['id']}/veto", {**row, "note": "wrong"}, **htmx)
     assert vetoed.status_code == 200
     assert f'id="row-{memory["id"]}"' in text(vetoed) and "Vetoed." in text(vetoed)
     assert f"/memories/{memory['id']}/unarchive" in text(vetoed)  # the Undo button
-    again = browser.post(f"/memories/{memory['id']}/veto", row, **htmx)
+    again = browser.post(f"/memories/{memory['id']}/veto", {**row, "version": "2"}, **htmx)
     assert again.status_code == 409 and "<code>memory_already_archived</code>" in text(again)
-    undone = browser.post(f"/memories/{memory['id']}/unarchive", row, **htmx)
+    undone = browser.post(f"/memories/{memory['id']}/unarchive", {**row, "version": "2"}, **htmx)
     assert undone.status_code == 200 and "Brought back." in text(undone)
-    blank = browser.post(f"/memories/{memory['id']}/archive", {**row, "reason": " "}, **htmx)
+    blank = browser.post(
+        f"/memories/{memory['id']}/archive", {**row, "reason": " ", "version": "3"}, **htmx
+    )
     assert blank.status_code == 400 and "<code>invalid_request</code>" in text(blank)
     _, newer = api.call(
         "POST",
@@ -157,7 +162,9 @@ def test_veto_undo_and_errors_next_to_the_row(api: Api, browser: Page, world: Wo
     assert "never comes back" in page and f"/memories/{memory['id']}/unarchive" not in page
     assert f"<title>{memory['id']} · Pinework dashboard</title>" in page  # plain text only
     assert page.count('id="fields-heading"') == 1
-    superseded = browser.post(f"/memories/{memory['id']}/unarchive", {"csrf": token})
+    superseded = browser.post(
+        f"/memories/{memory['id']}/unarchive", {"csrf": token, "version": "4"}
+    )
     assert superseded.status_code == 409 and "<code>memory_superseded</code>" in text(superseded)
     assert newer["supersedes"] == memory["id"]
 
@@ -172,6 +179,7 @@ def test_edit_from_the_memory_page(api: Api, browser: Page, world: World) -> Non
         "text": "Deploys go through bastion-3",
         "expires": shown,
         "expires_was": shown,
+        "version": "1",
     }
     done = browser.post(f"/memories/{memory['id']}/edit", form)
     assert done.status_code == 303 and done.headers["Location"].endswith("?done=edited")
@@ -181,7 +189,9 @@ def test_edit_from_the_memory_page(api: Api, browser: Page, world: World) -> Non
     assert after["editedByPersonId"] == world.person.id
     page = text(browser.get(f"/memories/{memory['id']}"))
     assert "<del>bastion-2</del><ins>bastion-3</ins>" in page
-    too_long = browser.post(f"/memories/{memory['id']}/edit", {**form, "text": "x" * 501})
+    too_long = browser.post(
+        f"/memories/{memory['id']}/edit", {**form, "text": "x" * 501, "version": "2"}
+    )
     assert too_long.status_code == 400 and "<code>memory_text_too_long</code>" in text(too_long)
 
 

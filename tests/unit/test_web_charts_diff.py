@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import difflib
+import random
 
 import pytest
 
+from chalicelib.limits import DAY_LOG_MAX_CHARS, HISTORY_DIFF_MAX_STEPS
 from chalicelib.models.overview import DayPoint
 from chalicelib.web.charts import HEIGHT, bar_chart, line_chart, nice_top
-from chalicelib.web.diff import word_diff
+from chalicelib.web.diff import _TOKENS, DiffBudget, DiffPart, _edit_script, word_diff
 
 
 @pytest.mark.parametrize(
@@ -55,6 +57,7 @@ def test_lines_have_one_point_per_date_and_higher_values_are_higher() -> None:
 )
 def test_word_diff_rebuilds_both_texts(before: str, after: str) -> None:
     parts = word_diff(before, after)
+    assert parts is not None
     assert "".join(p.text for p in parts if p.kind != "ins") == before
     assert "".join(p.text for p in parts if p.kind != "del") == after
     # Parity with difflib's own opinion of whether anything changed.
@@ -64,9 +67,73 @@ def test_word_diff_rebuilds_both_texts(before: str, after: str) -> None:
 
 def test_word_diff_marks_the_replaced_word() -> None:
     parts = word_diff("through bastion-2 today", "through bastion-3 today")
+    assert parts is not None
     assert [(p.kind, p.text) for p in parts] == [
         ("same", "through "),
         ("del", "bastion-2"),
         ("ins", "bastion-3"),
         ("same", " today"),
     ]
+
+
+def _words(rng: random.Random, chars: int, vocabulary: list[str]) -> str:
+    words: list[str] = []
+    while sum(len(word) + 1 for word in words) < chars:
+        words.append(rng.choice(vocabulary))
+    return " ".join(words)[:chars]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_word_diff_keeps_at_least_as_much_as_difflib(seed: int) -> None:
+    # A stand-in for difflib (docs/conventions.md#rule-12): the same texts rebuilt,
+    # and at least as many tokens kept (a shortest edit script keeps the most).
+    rng = random.Random(seed)
+    vocabulary = ["a", "b", "deploy", "staging", "\n", "x", "bastion-2", "vpn"][: 2 + seed % 7]
+    before = _words(rng, rng.randint(0, 300), vocabulary)
+    after = _words(rng, rng.randint(0, 300), vocabulary)
+    parts = word_diff(before, after, DiffBudget(remaining=10**9, per_diff=10**9))
+    assert parts is not None
+    assert "".join(p.text for p in parts if p.kind != "ins") == before
+    assert "".join(p.text for p in parts if p.kind != "del") == after
+    old, new = _TOKENS.findall(before), _TOKENS.findall(after)
+    script, _ = _edit_script(old, new, 10**9)
+    assert script is not None
+    assert [token for kind, token in script if kind != "ins"] == old
+    kept = sum(1 for kind, _ in script if kind == "same")
+    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
+    assert kept >= sum(block.size for block in matcher.get_matching_blocks())
+
+
+def test_large_unrelated_texts_get_the_plain_before_and_after() -> None:
+    # Two unrelated maximal day rows: quadratic for a word diff, so none is made.
+    rng = random.Random(7)
+    vocabulary = [f"w{number}" for number in range(300)]
+    before = _words(rng, DAY_LOG_MAX_CHARS, vocabulary)
+    after = _words(rng, DAY_LOG_MAX_CHARS, vocabulary)
+    budget = DiffBudget()
+    assert word_diff(before, after, budget) is None
+    spent = DiffBudget().remaining - budget.remaining
+    assert HISTORY_DIFF_MAX_STEPS <= spent <= HISTORY_DIFF_MAX_STEPS + DAY_LOG_MAX_CHARS
+    # The same, built to defeat a bound on length alone: one repeated word each.
+    assert word_diff("a " * 4000, "b " * 4000) is None
+
+
+def test_a_small_edit_of_a_full_day_row_still_gets_a_word_diff() -> None:
+    rng = random.Random(3)
+    lines = [_words(rng, 60, ["step", "checked", "deploy", "PIN-7"]) for _ in range(120)]
+    before = "\n".join(lines)[:DAY_LOG_MAX_CHARS]
+    after = before.replace(lines[5], lines[5] + " fixed", 1).replace(
+        lines[100], "rewritten line", 1
+    )
+    parts = word_diff(before, after)
+    assert parts is not None
+    assert [p.text for p in parts if p.kind == "ins"] == [" fixed", "rewritten line"]
+    assert [p.text for p in parts if p.kind == "del"] == [lines[100]]
+
+
+def test_a_spent_page_budget_shows_later_records_plain() -> None:
+    budget = DiffBudget(remaining=HISTORY_DIFF_MAX_STEPS + 10)
+    assert word_diff("a " * 4000, "b " * 4000, budget) is None
+    assert budget.allowance() == 0
+    assert word_diff("one two three", "one 2 three", budget) is None
+    assert word_diff("same text", "same text", budget) == [DiffPart("same", "same text")]

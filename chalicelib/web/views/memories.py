@@ -135,15 +135,18 @@ def row(
     notice: str | None = None,
     error: FormError | None = None,
     status: int = 200,
+    form: dict[str, str] | None = None,
 ) -> WebResponse:
     """One row of the list after an action (htmx swaps it in place), with the outcome
-    next to it."""
+    next to it; after an error its forms are open and keep what was typed (``form``'s
+    ``note`` and ``reason``), and carry the memory's version as it is now."""
     return web.page(
         "_memory_row.html",
         status=status,
         memory=memory,
         row_notice=notice,
         row_error=error,
+        row_form=form or {},
         reason_max=ARCHIVE_REASON_MAX_CHARS,
         # Where the row's plain forms return to (without JavaScript): the agent's list.
         next_path=f"/agents/{memory.agent_id}",

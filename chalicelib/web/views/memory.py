@@ -1,23 +1,25 @@
 """One memory (docs/reference.md#13-dashboard, docs/issues.md#issue-13): every field, the supersede
-chain both ways, its history as a timeline (who, when, what, a word diff for edits), and the forms
-that edit, veto, archive and bring it back (Undo; docs/reference.md#unarchive-rules, enforced by
-``MemoryService``)."""
+chain both ways, its history as a timeline (who, when, what, a bounded word diff for edits:
+docs/reference.md#history-diff), and the forms that edit, veto, archive and bring it back (Undo;
+docs/reference.md#unarchive-rules, enforced by ``MemoryService``). Each form carries the version
+it was shown at; a stale one changes nothing (docs/reference.md#stale-forms)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from chalicelib.errors import InvalidRequest, PineworkError
+from chalicelib.errors import InvalidRequest, PineworkError, PreconditionFailed
 from chalicelib.ids import from_rfc3339
 from chalicelib.limits import ARCHIVE_REASON_MAX_CHARS, DAY_LOG_MAX_CHARS, FACT_MAX_CHARS
-from chalicelib.models.memory import AuditRecord, MemoryKind
+from chalicelib.models.memory import AuditRecord, Memory, MemoryKind
 from chalicelib.models.requests import EditRequest
 from chalicelib.services.memory.chain import supersede_chain
 from chalicelib.web.context import FormError, WebContext
-from chalicelib.web.diff import DiffPart, word_diff
+from chalicelib.web.diff import DiffBudget, DiffPart, word_diff
 from chalicelib.web.http import WebResponse
 from chalicelib.web.views.memories import archive_request, row
+from chalicelib.web.views.stale import conflict_page, form_version, stale_error
 
 HISTORY_PAGE = 100
 Action = Literal["veto", "archive", "unarchive"]
@@ -31,23 +33,35 @@ ROW_NOTICE = {
 
 @dataclass(frozen=True)
 class TimelineEntry:
-    """One audit record as the timeline shows it."""
+    """One audit record as the timeline shows it.
+
+    Attributes:
+        record: the audit record.
+        text_diff: the word diff of a text change, when it fit the budget.
+        text_plain: the text before and after, when the word diff did not
+            (docs/reference.md#history-diff).
+        expiry_change: the expiry before and after, as shown.
+    """
 
     record: AuditRecord
     text_diff: list[DiffPart] | None
     expiry_change: tuple[str, str] | None
+    text_plain: tuple[str, str] | None = None
 
 
-def timeline_entry(record: AuditRecord) -> TimelineEntry:
-    """What changed in one record: a word diff of the text, the expiry before/after."""
+def timeline_entry(record: AuditRecord, budget: DiffBudget | None = None) -> TimelineEntry:
+    """What changed in one record: a word diff of the text (or, past ``budget``, the
+    plain before and after), the expiry before/after."""
     before, after = record.before or {}, record.after or {}
-    diff = None
+    diff, plain = None, None
     if before and after and before.get("text") != after.get("text"):
-        diff = word_diff(str(before.get("text", "")), str(after.get("text", "")))
+        old, new = str(before.get("text", "")), str(after.get("text", ""))
+        diff = word_diff(old, new, budget)
+        plain = (old, new) if diff is None else None
     expiry = None
     if before and after and before.get("expiresAt") != after.get("expiresAt"):
         expiry = (_shown_time(before.get("expiresAt")), _shown_time(after.get("expiresAt")))
-    return TimelineEntry(record, diff, expiry)
+    return TimelineEntry(record, diff, expiry, plain)
 
 
 def memory_page(
@@ -65,6 +79,7 @@ def memory_page(
     if after is not None and not after.startswith("aud_"):
         raise InvalidRequest("history_after must be an aud_ id from this page.")
     records, more = services.memories.history(web.principal, memory_id, HISTORY_PAGE, after)
+    budget = DiffBudget()  # one budget for the whole page's diffs
     errors = errors or {}
     status = next(iter(errors.values())).status if errors else 200
     return web.page(
@@ -74,7 +89,7 @@ def memory_page(
         memory=memory,
         agent=agent,
         chain=supersede_chain(services.memories, web.principal, memory),
-        timeline=[timeline_entry(record) for record in records],
+        timeline=[timeline_entry(record, budget) for record in records],
         history_more=more,
         history_after=after,
         errors=errors,
@@ -82,7 +97,20 @@ def memory_page(
         text_max=FACT_MAX_CHARS if memory.kind is MemoryKind.FACT else DAY_LOG_MAX_CHARS,
         reason_max=ARCHIVE_REASON_MAX_CHARS,
         expires_date=memory.expires_at.date().isoformat(),
+        shown_version=shown_version(memory, errors, form or {}),
     )
+
+
+def shown_version(memory: Memory, errors: dict[str, FormError], form: dict[str, str]) -> int:
+    """The version the page's forms carry: after an error, the one the person's form
+    was made from (what they typed was based on it), unless it was refused as stale:
+    then the memory's own, shown now (docs/reference.md#stale-forms)."""
+    if not form or any(error.code == PreconditionFailed.code for error in errors.values()):
+        return memory.version
+    try:
+        return min(form_version(form))
+    except InvalidRequest:
+        return memory.version
 
 
 def edit(web: WebContext, memory_id: str) -> WebResponse:
@@ -91,9 +119,9 @@ def edit(web: WebContext, memory_id: str) -> WebResponse:
     ``PATCH /memories/{id}``). The expiry is sent only when the person changed the
     date shown (a date means the end of that UTC day).
 
-    The form also carries the version it was made from (``version``): once ``PATCH``
-    takes ``If-Match`` (issue "API contract"), it is passed on so a stale form is
-    refused instead of overwriting a newer edit.
+    The form carries the version it was made from (``version``), passed on as the
+    API's ``If-Match``: a stale form changes nothing and is answered with the conflict
+    page (412, ``stale.conflict_page``; docs/reference.md#stale-forms).
     """
     form = web.request.form()
     before = web.services.memories.get(web.principal, memory_id)
@@ -105,7 +133,13 @@ def edit(web: WebContext, memory_id: str) -> WebResponse:
         }
     )
     try:
-        after = web.services.memories.edit(web.principal, memory_id, request)
+        expected = form_version(form)
+        after = web.services.memories.edit(
+            web.principal, memory_id, request, expected_versions=expected
+        )
+    except PreconditionFailed as error:
+        current = web.services.memories.get(web.principal, memory_id)
+        return conflict_page(web, current, form, error)
     except PineworkError as error:
         return memory_page(web, memory_id, errors={"edit": FormError.of(error, "edit")}, form=form)
     done = "edited" if after.version != before.version else None
@@ -117,24 +151,32 @@ def lifecycle(web: WebContext, memory_id: str, action: Action) -> WebResponse:
 
     From a list row (htmx, ``from=row``) the answer is the row itself, with the outcome
     and, after a veto or archive, the Undo button; otherwise a redirect back, or this
-    memory's page with the error next to the form.
+    memory's page with the error next to the form. The form's ``version`` is passed on
+    as ``If-Match``: a stale form changes nothing (412; the row or page shows the memory
+    as it is now, with the note or reason typed kept; docs/reference.md#stale-forms).
     """
     form = web.request.form()
     from_row = web.request.htmx and form.get("from") == "row"
     memories = web.services.memories
     try:
+        expected = form_version(form)
         if action == "veto":
             note = form.get("note", "").strip() or None
-            memory = memories.veto(web.principal, memory_id, note)
+            memory = memories.veto(web.principal, memory_id, note, expected_versions=expected)
         elif action == "archive":
-            memory = memories.archive(web.principal, memory_id, archive_request(form))
+            request = archive_request(form)
+            memory = memories.archive(web.principal, memory_id, request, expected_versions=expected)
         else:
-            memory = memories.unarchive(web.principal, memory_id)
+            memory = memories.unarchive(web.principal, memory_id, expected_versions=expected)
     except PineworkError as error:
-        failure = FormError.of(error, action)
+        failure = (
+            stale_error(error, action)
+            if isinstance(error, PreconditionFailed)
+            else FormError.of(error, action)
+        )
         if from_row:
             current = memories.get(web.principal, memory_id)
-            return row(web, current, error=failure, status=failure.status)
+            return row(web, current, error=failure, status=failure.status, form=form)
         return memory_page(web, memory_id, errors={action: failure}, form=form)
     if from_row:
         return row(web, memory, notice=ROW_NOTICE[action])
