@@ -127,7 +127,7 @@ def test_a_page_stops_at_1_mib_of_keys_and_continues_with_next() -> None:
     entries = Mock(spec=KvRepository)
     # 512 control characters: 3,072 bytes each once JSON-escaped.
     keys = [f"{number:04}" + "\x01" * 508 for number in range(1000)]
-    entries.keys.return_value = keys + ["more"]
+    entries.keys.return_value = [*keys, "more"]
     entries.usage.return_value = KvUsage(1001, 0)
     page = service(entries).list_keys(ACCOUNT, limit=1000)
     assert 0 < len(page.keys) < 1000
