@@ -248,10 +248,12 @@ class DynamoDBKvRepository:
         found: list[str] = []
         for item in self._table.query(**request):
             sort_key = str(item["sk"])
-            if not sort_key.startswith(KV_KEY_PREFIX) or len(found) == limit:
-                break  # past the entries (the usage item sorts after them) or a full page
+            if not sort_key.startswith(KV_KEY_PREFIX):
+                break  # past the entries: the usage item sorts after them
             if live(item, now):
                 found.append(sort_key[len(KV_KEY_PREFIX) :])
+                if len(found) == limit:
+                    break  # a full page: read no further Query page
         return found
 
     def usage(self, scope: str, *, now: float) -> KvUsage:
