@@ -1,6 +1,6 @@
 """Key-value quotas, paged key listings and bounded MCP batches through the HTTP API and MCP
-(docs/reference.md#kv-quotas, docs/reference.md#kv-listing, docs/reference.md#11-mcp;
-docs/issues.md#issue-21): small quotas per scope kind so each is reached in a few calls."""
+(docs/reference.md#kv-quotas, docs/reference.md#kv-listing, docs/reference.md#11-mcp):
+small quotas per scope kind so each is reached in a few calls."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The bucket's lifecycle rule for anonymous key-value values (docs/reference.md#kv-lifetime,
-docs/issues.md#issue-21): every template that creates the bucket expires ``kv/anon/`` within
+"""The bucket's lifecycle rule for anonymous key-value values (docs/reference.md#kv-lifetime):
+every template that creates the bucket expires ``kv/anon/`` within
 two days and never expires the permanent scopes' values, and the rule is one S3 accepts."""
 
 from __future__ import annotations
