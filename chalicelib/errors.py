@@ -185,6 +185,13 @@ class PayloadTooLarge(PineworkError):
     code = "payload_too_large"
 
 
+class KvQuotaExceeded(PineworkError):
+    """The write would take a key-value scope past its quota of keys or bytes (403;
+    docs/reference.md#kv-quotas); nothing was stored."""
+
+    code = "kv_quota_exceeded"
+
+
 class PreconditionFailed(PineworkError):
     """``If-Match`` names a version of the memory that is no longer current; nothing
     changed (412, docs/reference.md#6-errors; docs/issues.md#issue-15)."""
@@ -267,6 +274,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "method_not_allowed": 405,
     "conflict": 409,
     "payload_too_large": 413,
+    "kv_quota_exceeded": 403,
     "precondition_failed": 412,
     "idempotency_key_reused": 422,
     "idempotency_key_in_use": 409,

@@ -61,8 +61,33 @@ VALUE_MAX_BYTES = 5_767_168
 """5.5 MiB: the largest value, measured as it travels in a recall answer (UTF-8,
 JSON-escaped). A Lambda answer stops at 6 MB (API Gateway at 10 MB), and the
 answer's envelope needs the rest; larger is 413 ``payload_too_large``."""
-LIST_MAX_BYTES = 5_242_880
-"""5 MiB of keys (as JSON) at most in one ``recall {}`` answer; past it the list is cut."""
+KV_PAGE_DEFAULT_KEYS = 100
+"""Keys in one ``recall {}`` page when ``limit`` is not given."""
+KV_PAGE_MAX_KEYS = 1000
+"""The most keys in one ``recall {}`` page; a larger ``limit`` is lowered to it."""
+KV_PAGE_MAX_BYTES = 1_048_576
+"""1 MiB of keys (as JSON, quotes, escapes and commas counted) at most in one
+``recall {}`` page; past it the page ends early and ``next`` continues."""
+MCP_BATCH_MAX_MESSAGES = 10
+"""The most JSON-RPC messages in one ``/mcp`` batch; a larger batch is refused whole."""
+
+# Key-value quotas per scope kind (docs/reference.md#kv-quotas; PINEWORK_KV_* settings).
+# A scope's bytes are the UTF-8 bytes of its keys plus those of its stored values.
+KV_ANON_MAX_KEYS = 250
+"""Keys one anonymous (client IP) scope may hold."""
+KV_ANON_MAX_BYTES = 4 * 1_048_576
+"""4 MiB: keys and values one anonymous scope may hold."""
+KV_ANON_VALUE_MAX_BYTES = 262_144
+"""256 KiB: the largest anonymous value, measured like ``VALUE_MAX_BYTES``; below the
+300 KiB kept in the item, so anonymous values never reach S3 at the defaults."""
+KV_BYOK_MAX_KEYS = 10_000
+"""Keys one ``X-Api-Key`` scope may hold."""
+KV_BYOK_MAX_BYTES = 100 * 1_048_576
+"""100 MiB: keys and values one ``X-Api-Key`` scope may hold."""
+KV_ACCOUNT_MAX_KEYS = 100_000
+"""Keys one workspace (bearer token) scope may hold."""
+KV_ACCOUNT_MAX_BYTES = 1_073_741_824
+"""1 GiB: keys and values one workspace scope may hold."""
 ANONYMOUS_LIFETIME = timedelta(hours=24)
 """Anonymous entries expire this long after their last write."""
 API_KEY_MAX_CHARS = 4096

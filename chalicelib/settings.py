@@ -13,7 +13,16 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from chalicelib.limits import REVIEW_INLINE_MAX_FACTS
+from chalicelib.limits import (
+    KV_ACCOUNT_MAX_BYTES,
+    KV_ACCOUNT_MAX_KEYS,
+    KV_ANON_MAX_BYTES,
+    KV_ANON_MAX_KEYS,
+    KV_ANON_VALUE_MAX_BYTES,
+    KV_BYOK_MAX_BYTES,
+    KV_BYOK_MAX_KEYS,
+    REVIEW_INLINE_MAX_FACTS,
+)
 
 DEFAULT_LOCAL_DYNAMODB_ENDPOINT = "http://127.0.0.1:8001"
 """Where the local server's embedded DynamoDB listens unless told otherwise."""
@@ -66,6 +75,15 @@ class Settings(BaseModel):
         read_concurrency: how many agents the dashboard's agents overview reads at the
             same time (``PINEWORK_READ_CONCURRENCY``, default 8; boto3's clients are
             thread-safe). The tests under in-process moto, which is not, set 1.
+        kv_anon_max_keys, kv_anon_max_bytes: the quota of one anonymous key-value scope,
+            in keys and in bytes of keys and values (``PINEWORK_KV_ANON_MAX_KEYS``,
+            ``PINEWORK_KV_ANON_MAX_BYTES``; docs/reference.md#kv-quotas).
+        kv_anon_max_value_bytes: the largest anonymous value, as it travels
+            (``PINEWORK_KV_ANON_MAX_VALUE_BYTES``).
+        kv_byok_max_keys, kv_byok_max_bytes: the quota of one ``X-Api-Key`` scope
+            (``PINEWORK_KV_BYOK_MAX_KEYS``, ``PINEWORK_KV_BYOK_MAX_BYTES``).
+        kv_account_max_keys, kv_account_max_bytes: the quota of one workspace scope
+            (``PINEWORK_KV_ACCOUNT_MAX_KEYS``, ``PINEWORK_KV_ACCOUNT_MAX_BYTES``).
     """
 
     model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
@@ -87,6 +105,13 @@ class Settings(BaseModel):
     metrics_namespace: str = Field(default="Pinework", min_length=1, max_length=255)
     demo_file: str | None = None
     read_concurrency: int = Field(default=8, ge=1, le=32)
+    kv_anon_max_keys: int = Field(default=KV_ANON_MAX_KEYS, ge=0)
+    kv_anon_max_bytes: int = Field(default=KV_ANON_MAX_BYTES, ge=0)
+    kv_anon_max_value_bytes: int = Field(default=KV_ANON_VALUE_MAX_BYTES, ge=0)
+    kv_byok_max_keys: int = Field(default=KV_BYOK_MAX_KEYS, ge=0)
+    kv_byok_max_bytes: int = Field(default=KV_BYOK_MAX_BYTES, ge=0)
+    kv_account_max_keys: int = Field(default=KV_ACCOUNT_MAX_KEYS, ge=0)
+    kv_account_max_bytes: int = Field(default=KV_ACCOUNT_MAX_BYTES, ge=0)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -120,6 +145,13 @@ class Settings(BaseModel):
             ("metrics_namespace", "PINEWORK_METRICS_NAMESPACE"),
             ("demo_file", "PINEWORK_DEMO_FILE"),
             ("read_concurrency", "PINEWORK_READ_CONCURRENCY"),
+            ("kv_anon_max_keys", "PINEWORK_KV_ANON_MAX_KEYS"),
+            ("kv_anon_max_bytes", "PINEWORK_KV_ANON_MAX_BYTES"),
+            ("kv_anon_max_value_bytes", "PINEWORK_KV_ANON_MAX_VALUE_BYTES"),
+            ("kv_byok_max_keys", "PINEWORK_KV_BYOK_MAX_KEYS"),
+            ("kv_byok_max_bytes", "PINEWORK_KV_BYOK_MAX_BYTES"),
+            ("kv_account_max_keys", "PINEWORK_KV_ACCOUNT_MAX_KEYS"),
+            ("kv_account_max_bytes", "PINEWORK_KV_ACCOUNT_MAX_BYTES"),
         ):
             if env.get(name):
                 values[field] = env[name]

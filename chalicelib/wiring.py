@@ -28,7 +28,7 @@ from chalicelib.services.access.auth import AuthService
 from chalicelib.services.access.sessions import DashboardSessions
 from chalicelib.services.access.workspace import WorkspaceService
 from chalicelib.services.idempotency import IdempotencyService
-from chalicelib.services.kv.service import KvService
+from chalicelib.services.kv.service import KvLimits, KvService
 from chalicelib.services.memory.browse import MemoryBrowser
 from chalicelib.services.memory.day_log import DayLogService
 from chalicelib.services.memory.service import MemoryService
@@ -52,7 +52,7 @@ from chalicelib.storage.dynamodb import DynamoDBTable
 from chalicelib.storage.kv import DynamoDBKvRepository, S3ObjectStore
 from chalicelib.storage.memories import DynamoDBMemoryRepository
 from chalicelib.storage.memory_index import DynamoDBMemoryIndexRepository
-from chalicelib.storage.protocols import IdempotencyStore
+from chalicelib.storage.protocols import IdempotencyStore, KvQuota
 from chalicelib.storage.queue import SqsReviewQueue
 from chalicelib.storage.recalls import DynamoDBRecallRepository
 from chalicelib.storage.reports import S3ReportStore
@@ -179,6 +179,16 @@ def build_reviewer(settings: Settings, bedrock: BedrockRuntimeClient | None = No
     return RuleReviewer()
 
 
+def kv_limits(settings: Settings) -> KvLimits:
+    """The key-value quotas the settings name (``PINEWORK_KV_*``, docs/reference.md#kv-quotas)."""
+    return KvLimits(
+        anon=KvQuota(settings.kv_anon_max_keys, settings.kv_anon_max_bytes),
+        byok=KvQuota(settings.kv_byok_max_keys, settings.kv_byok_max_bytes),
+        account=KvQuota(settings.kv_account_max_keys, settings.kv_account_max_bytes),
+        anon_value_max_bytes=settings.kv_anon_max_value_bytes,
+    )
+
+
 def build_services(
     settings: Settings,
     *,
@@ -281,6 +291,7 @@ def build_services(
             ),
             detector,
             clock,
+            kv_limits(settings),
         ),
         routines=routines,
         reviews=reviews,

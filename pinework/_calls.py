@@ -392,9 +392,14 @@ def kv_recall(key: str) -> Call[KvValue]:
     return Call("POST", "/kv/recall", KvValue, json={"key": key})
 
 
-def kv_keys() -> Call[KvKeys]:
-    """``POST /kv/recall`` without a key: the scope's keys."""
-    return Call("POST", "/kv/recall", KvKeys, json={})
+def kv_keys(cursor: str | None = None, limit: int | None = None) -> Call[KvKeys]:
+    """``POST /kv/recall`` without a key: a page of the scope's keys (after ``cursor``)."""
+    body: dict[str, Any] = {}
+    if cursor is not None:
+        body["cursor"] = cursor
+    if limit is not None:
+        body["limit"] = limit
+    return Call("POST", "/kv/recall", KvKeys, json=body)
 
 
 def kv_forget(key: str, *, idempotency_key: str | None = None) -> Call[KvForgetResult]:

@@ -623,15 +623,33 @@ class AsyncClient:
             calls.kv_remember(key, value, idempotency_key=idempotency_key)
         )
 
-    async def kv_recall(self, key: str | None = None) -> KvValue | KvKeys:
-        """Read one key, or list the caller's keys without one (``POST /kv/recall``).
+    async def kv_recall(
+        self, key: str | None = None, *, cursor: str | None = None, limit: int | None = None
+    ) -> KvValue | KvKeys:
+        """Read one key, or list a page of the caller's keys without one (``POST /kv/recall``;
+        ``cursor`` and ``limit`` as in :meth:`pinework.Client.kv_recall`).
 
         Returns:
-            :class:`KvValue` for a key, :class:`KvKeys` without one.
+            :class:`KvValue` for a key, :class:`KvKeys` (one page) without one.
         """
         if key is None:
-            return await self._session.run(calls.kv_keys())
+            return await self.kv_keys(cursor=cursor, limit=limit)
         return await self._session.run(calls.kv_recall(key))
+
+    async def kv_keys(self, *, cursor: str | None = None, limit: int | None = None) -> KvKeys:
+        """One page of the caller's keys (as :meth:`pinework.Client.kv_keys`)."""
+        return await self._session.run(calls.kv_keys(cursor, limit))
+
+    async def iter_kv_keys(self, *, page_size: int | None = None) -> AsyncIterator[str]:
+        """Every key of the caller's scope, in key order, following ``next`` lazily."""
+        cursor: str | None = None
+        while True:
+            page = await self.kv_keys(cursor=cursor, limit=page_size)
+            for key in page.keys:
+                yield key
+            if page.next_cursor is None or page.next_cursor == cursor:
+                return
+            cursor = page.next_cursor
 
     async def kv_forget(self, key: str, *, idempotency_key: str | None = None) -> KvForgetResult:
         """Delete a key from the caller's scope (``POST /kv/forget``).

@@ -13,6 +13,7 @@ from pinework.cli import (
     _run,
     kv_app,
 )
+from pinework.client import Client
 from pinework.models import (
     KvKeys,
     KvValue,
@@ -47,23 +48,57 @@ def kv_remember(
 @kv_app.command("recall")
 def kv_recall(
     key: Annotated[str | None, typer.Argument(help="The key; omit it to list keys.")] = None,
+    cursor: Annotated[
+        str | None,
+        typer.Option("--cursor", help="List the page after this cursor (a listing's `next`)."),
+    ] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option("--limit", min=1, help="Keys per page (100 by default, at most 1000)."),
+    ] = None,
+    every: Annotated[
+        bool, typer.Option("--all", help="List every key, following the pages.")
+    ] = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """Print a key's stored value, or list the keys without KEY.
+    """Print a key's stored value, or list the keys without KEY (a page; --all for every one).
 
     Without --json, a missing key exits with status 1 (like grep); with --json
-    the answer's "found" says it and the exit status is 0.
+    the answer's "found" says it and the exit status is 0. A listing prints one key
+    per line and, when more follow, "next: <cursor>" on stderr (pass it to --cursor).
     """
-    result = _run(as_json, lambda c: c.kv_recall(key), _render_kv_recall)
+    if key is not None and (cursor is not None or limit is not None or every):
+        raise typer.BadParameter("--cursor, --limit and --all list keys: leave out KEY.")
+    if every:
+        _run(as_json, lambda c: _every_key(c, cursor, limit), _render_kv_recall)
+        return
+    result = _run(
+        as_json,
+        lambda c: c.kv_recall(key, cursor=cursor, limit=limit),
+        _render_kv_recall,
+    )
     if not as_json and isinstance(result, KvValue) and not result.found:
         raise typer.Exit(1)
 
 
+def _every_key(client: Client, cursor: str | None, limit: int | None) -> KvKeys:
+    """Every key from ``cursor`` on, one request per page, as one ``KvKeys`` (``next`` null)."""
+    keys: list[str] = []
+    while True:
+        page = client.kv_keys(cursor=cursor, limit=limit)
+        keys += page.keys
+        if page.next_cursor is None or page.next_cursor == cursor:
+            return KvKeys.from_wire({"keys": keys, "count": page.count, "next": None})
+        cursor = page.next_cursor
+
+
 def _render_kv_recall(result: KvValue | KvKeys) -> None:
-    """Print the value, a not-found note (stderr), or one key per line."""
+    """Print the value, a not-found note (stderr), or one key per line (and ``next``)."""
     if isinstance(result, KvKeys):
         for key in result.keys:
             typer.echo(key)
+        if result.next_cursor is not None:
+            typer.echo(f"next: {result.next_cursor}", err=True)
     elif result.found:
         typer.echo(result.value)
     else:

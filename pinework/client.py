@@ -825,22 +825,55 @@ class Client:
         """
         return self._session.run(calls.kv_remember(key, value, idempotency_key=idempotency_key))
 
-    def kv_recall(self, key: str | None = None) -> KvValue | KvKeys:
-        """Read one key, or list the caller's keys (``POST /kv/recall``).
+    def kv_recall(
+        self, key: str | None = None, *, cursor: str | None = None, limit: int | None = None
+    ) -> KvValue | KvKeys:
+        """Read one key, or list a page of the caller's keys (``POST /kv/recall``).
 
         Args:
-            key: the key to read; ``None`` lists the keys instead.
+            key: the key to read; ``None`` lists keys instead.
+            cursor: listing only: ``next_cursor`` of the previous page.
+            limit: listing only: keys per page (100 by default, at most 1,000).
 
         Returns:
             :class:`KvValue` for a key (``found`` false when missing), or
-            :class:`KvKeys` without one.
+            :class:`KvKeys`, one page, without one.
 
         Raises:
-            PineworkAPIError: e.g. ``invalid_request``, ``rate_limited``.
+            PineworkAPIError: e.g. ``invalid_request`` (a bad cursor), ``rate_limited``.
         """
         if key is None:
-            return self._session.run(calls.kv_keys())
+            return self.kv_keys(cursor=cursor, limit=limit)
         return self._session.run(calls.kv_recall(key))
+
+    def kv_keys(self, *, cursor: str | None = None, limit: int | None = None) -> KvKeys:
+        """One page of the caller's keys (``POST /kv/recall`` without a key).
+
+        Args:
+            cursor: ``next_cursor`` of the previous page; None for the first.
+            limit: keys per page (100 by default, at most 1,000).
+
+        Returns:
+            The page's keys, the scope's ``count`` and the ``next_cursor``.
+
+        Raises:
+            PineworkAPIError: ``invalid_request`` for a bad cursor or limit.
+        """
+        return self._session.run(calls.kv_keys(cursor, limit))
+
+    def iter_kv_keys(self, *, page_size: int | None = None) -> Iterator[str]:
+        """Every key of the caller's scope, in key order, following ``next`` page by page.
+
+        Raises:
+            PineworkAPIError: as :meth:`kv_recall`.
+        """
+        cursor: str | None = None
+        while True:
+            page = self.kv_keys(cursor=cursor, limit=page_size)
+            yield from page.keys
+            if page.next_cursor is None or page.next_cursor == cursor:
+                return
+            cursor = page.next_cursor
 
     def kv_forget(self, key: str, *, idempotency_key: str | None = None) -> KvForgetResult:
         """Delete a key from the caller's scope (``POST /kv/forget``).

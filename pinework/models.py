@@ -303,17 +303,19 @@ class KvValue(WireModel):
 
 
 class KvKeys(WireModel):
-    """The answer of ``POST /kv/recall`` without a key: the caller's keys
-    (docs/reference.md#10-key-value).
+    """The answer of ``POST /kv/recall`` without a key: one page of the caller's keys
+    (docs/reference.md#kv-listing).
 
     Attributes:
-        keys: the keys of the caller's scope.
-        count: how many.
-        truncated: ``True`` when ``keys`` was cut (at 5 MiB); ``count`` has them all.
+        keys: this page's keys, in key order.
+        count: how many keys the scope holds (all pages).
+        next_cursor: the ``next`` cursor of the following page; None on the last.
+        truncated: ``True`` while more keys follow this page.
     """
 
     keys: list[str]
     count: int
+    next_cursor: str | None = Field(default=None, alias="next")
     truncated: bool | None = None
 
 

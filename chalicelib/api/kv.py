@@ -104,12 +104,12 @@ def kv_remember() -> Response:
 @kv_api.route("/kv/recall", methods=["POST"], content_types=CONTENT_TYPES)
 @endpoint
 def kv_recall() -> Response:
-    """``{key}`` -> ``{key, value, found}``; ``{}`` -> ``{keys, count}``
-    (docs/reference.md#10-key-value)."""
+    """``{key}`` -> ``{key, value, found}``; ``{}`` or ``{cursor, limit}`` -> a page
+    ``{keys, count, next}`` (docs/reference.md#10-key-value)."""
     wired, scope = _call()
     body = parse_exact_body(_request().raw_body, KvRecallRequest)
     if body.key is None:
-        return json_response(wired.kv.list_keys(scope).to_wire())
+        return json_response(wired.kv.list_keys(scope, body.cursor, body.limit).to_wire())
     return json_response(wired.kv.recall(scope, body.key).to_wire())
 
 

@@ -24,6 +24,7 @@ from chalicelib.api.http import validate
 from chalicelib.api.mcp_tools import TOOLS, TOOLS_BY_NAME, McpCaller
 from chalicelib.api.observe import note_error, note_tool
 from chalicelib.errors import InvalidRequest, PineworkError, RateLimited
+from chalicelib.limits import MCP_BATCH_MAX_MESSAGES
 
 logger = logging.getLogger(__name__)
 
@@ -64,7 +65,9 @@ def handle_post(raw_body: bytes | None, caller: McpCaller) -> McpReply:
     Returns:
         200 with the response (or the batch's responses); 202 without a body
         when nothing needs an answer (notifications, client responses); 400
-        with a JSON-RPC error for an unparseable body or an invalid message.
+        with a JSON-RPC error for an unparseable body, an invalid message, or a
+        batch of more than ``MCP_BATCH_MAX_MESSAGES`` messages (none of it run;
+        docs/reference.md#11-mcp).
     """
     try:
         parsed = load_exact(raw_body)
@@ -73,6 +76,13 @@ def handle_post(raw_body: bytes | None, caller: McpCaller) -> McpReply:
     if isinstance(parsed, list):
         if not parsed:
             return McpReply(400, _error(None, mcp.INVALID_REQUEST, "An empty batch."))
+        if len(parsed) > MCP_BATCH_MAX_MESSAGES:
+            # Refused whole, before any message runs: a batch never multiplies a request.
+            message = (
+                f"A batch holds at most {MCP_BATCH_MAX_MESSAGES} messages; this one has "
+                f"{len(parsed)}. Nothing was run: send them in smaller batches."
+            )
+            return McpReply(400, _error(None, mcp.INVALID_REQUEST, message))
         answers = [answer for item in parsed if (answer := _answer(item, caller)) is not None]
         return McpReply(200, answers) if answers else McpReply(202)
     answer = _answer(parsed, caller)

@@ -85,7 +85,7 @@ def _remember(caller: McpCaller, arguments: RememberRequest) -> dict[str, Any]:
 def _recall(caller: McpCaller, arguments: KvRecallRequest) -> dict[str, Any]:
     kv = caller.services.kv
     if arguments.key is None:
-        return kv.list_keys(caller.kv_scope()).to_wire()
+        return kv.list_keys(caller.kv_scope(), arguments.cursor, arguments.limit).to_wire()
     return kv.recall(caller.kv_scope(), arguments.key).to_wire()
 
 
@@ -172,7 +172,8 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "recall",
         "Read the string stored under a key: {key, value, found}. The value is not parsed "
-        "back: JSON.parse it yourself if you stored an object. Without a key: {keys, count}.",
+        "back: JSON.parse it yourself if you stored an object. Without a key: a page of your "
+        "keys {keys, count, next}; pass next as cursor for the next page (limit: 1-1000).",
         KvRecallRequest,
         _recall,
         _hints(read_only=True, destructive=False, idempotent=True),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from chalicelib.models.common import RequestModel
 
@@ -29,11 +29,27 @@ class RememberRequest(RequestModel):
 
 
 class KvRecallRequest(RequestModel):
-    """``recall {key}`` reads one key; ``recall {}`` (or ``key: null``) lists the scope's keys."""
+    """``recall {key}`` reads one key; ``recall {}`` (or ``key: null``) lists a page of the
+    scope's keys, ``{cursor, limit}`` choosing the page (docs/reference.md#kv-listing)."""
 
     key: str | None = Field(
-        default=None, description="The key to read; omit it to list every key of your scope."
+        default=None, description="The key to read; omit it to list the keys of your scope."
     )
+    cursor: str | None = Field(
+        default=None,
+        description="Listing only: the `next` of the previous page, to continue after it.",
+    )
+    limit: int | None = Field(
+        default=None,
+        ge=1,
+        description="Listing only: keys per page (100 by default; more than 1000 reads as 1000).",
+    )
+
+    @model_validator(mode="after")
+    def _paging_only_when_listing(self) -> KvRecallRequest:
+        if self.key is not None and (self.cursor is not None or self.limit is not None):
+            raise ValueError("cursor and limit page a listing: leave them out with a key")
+        return self
 
 
 class ForgetRequest(RequestModel):

@@ -299,11 +299,13 @@ class KvRecalled(ResponseModel):
 
 
 class KvKeys(ResponseModel):
-    """``recall {}`` (docs/reference.md#10-key-value): every key of the caller's scope
-    (``truncated`` only when the list was cut at 5 MiB)."""
+    """``recall {}`` (docs/reference.md#kv-listing): one page of the caller's keys, the
+    scope's key ``count``, and ``next``, the cursor of the next page (null on the last;
+    ``truncated: true`` too while more keys follow)."""
 
     keys: list[str]
     count: int
+    next_cursor: str | None = Field(alias="next")
     truncated: Literal[True] | None = Field(default=None, exclude_if=lambda value: value is None)
 
 

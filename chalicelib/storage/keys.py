@@ -15,6 +15,7 @@
 | person | ``PERSON#<usr_id>`` | ``PERSON`` |
 | e-mail claim of a person | ``PERSONEMAIL#<wsp_id>#<sha256 of the e-mail>`` | ``PERSONEMAIL`` |
 | key-value entry | ``KV#<scope>`` | ``KEY#<key>`` |
+| key-value scope usage (keys, bytes) | ``KV#<scope>`` | ``USAGE`` |
 | routine | ``ROUTINE#<agt_id>`` | ``ROUTINE`` |
 | review of one date (claim) | ``REVIEWDATE#<agt_id>#<YYYY-MM-DD>`` | ``REVIEWDATE`` |
 | review summary | ``REVIEWS#<agt_id>`` | ``<rvw_id>`` |
@@ -198,6 +199,16 @@ def kv_partition(scope: str) -> str:
 def kv_key(scope: str, key: str) -> dict[str, str]:
     """Primary key of one key-value entry: the scope's partition, ``KEY#<key>``."""
     return {"pk": kv_partition(scope), "sk": f"{KV_KEY_PREFIX}{key}"}
+
+
+KV_USAGE_SK = "USAGE"
+"""Sort key of a scope's usage item; it sorts after every ``KEY#`` entry of the partition."""
+
+
+def kv_usage_key(scope: str) -> dict[str, str]:
+    """Primary key of one key-value scope's usage item (its key count and bytes,
+    docs/reference.md#kv-quotas): the scope's partition, ``USAGE``."""
+    return {"pk": kv_partition(scope), "sk": KV_USAGE_SK}
 
 
 ROUTINE_SK = "ROUTINE"

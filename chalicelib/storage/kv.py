@@ -4,9 +4,11 @@ meta-tools' storage.
 One item per entry, ``pk=KV#<scope>``, ``sk=KEY#<key>`` (``keys.py``). A value
 of up to ``INLINE_MAX_BYTES`` (UTF-8) lives in the item (``storedValue``); a
 larger one is written to S3 first, under a fresh object name, and the item
-keeps the pointer (``objectKey``). Every write is one ``PutItem`` /
-``DeleteItem`` returning the old item, so the object a replaced or deleted entry
-pointed to is deleted afterwards and concurrent writers never share an object.
+keeps the pointer (``objectKey``). Every write is one transaction with the
+scope's usage item (``kv_usage.py``), conditional on the old entry being the one
+read, so the quota holds under concurrent writers and the object a replaced or
+deleted entry pointed to is known and deleted afterwards; concurrent writers never
+share an object.
 
 Anonymous entries carry ``expiresAtEpoch`` (the table's TTL attribute); since
 TTL deletion is lazy (and moto never deletes), every read and listing skips
@@ -24,10 +26,12 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from chalicelib.errors import RateLimited
-from chalicelib.storage.aws_errors import S3_THROTTLING, translate_errors
-from chalicelib.storage.dynamodb import DynamoDBTable, from_attributes, to_attributes
+from chalicelib.errors import Conflict, RateLimited
+from chalicelib.storage.aws_errors import CONFLICT_MESSAGE, S3_THROTTLING, translate_errors
+from chalicelib.storage.dynamodb import DynamoDBTable, TransactionCancelled, to_attributes
 from chalicelib.storage.keys import KV_KEY_PREFIX, KV_TTL_ATTRIBUTE, kv_key, kv_partition
+from chalicelib.storage.kv_usage import KvUsageItems, entry_size, live
+from chalicelib.storage.protocols import KvQuota, KvQuotaReached, KvUsage
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
@@ -38,6 +42,8 @@ INLINE_MAX_BYTES = 300 * 1024
 """Largest value kept in the item itself; DynamoDB items stop at 400 KB (key included)."""
 _READ_ATTEMPTS = 3
 """How often a read retries when a concurrent overwrite deleted the object it pointed to."""
+_WRITE_ATTEMPTS = 5
+"""How often a write reads again when the entry or the scope's count changed under it."""
 
 
 class S3ObjectStore:
@@ -86,13 +92,13 @@ class S3ObjectStore:
 
 
 class DynamoDBKvRepository:
-    """Key-value entries in the single table, large values in S3.
+    """Key-value entries in the single table, large values in S3, and each scope's usage.
 
     Args:
         table: the single table.
         objects: the bucket for values over ``inline_max_bytes``.
         inline_max_bytes: the largest value kept in the item.
-        page_size: ``Limit`` of each listing Query (None: DynamoDB's 1 MB pages);
+        page_size: ``Limit`` of each listing Query (None: the page asked for);
             tests set it small to cross page boundaries.
     """
 
@@ -108,41 +114,88 @@ class DynamoDBKvRepository:
         self._objects = objects
         self._inline_max_bytes = inline_max_bytes
         self._page_size = page_size
+        self._usage = KvUsageItems(table, objects.delete)
 
-    def put(self, scope: str, key: str, value: str, *, expires_at: int | None) -> None:
-        """Store ``value`` under ``key``, replacing any entry; one PutItem for inline values.
+    def put(
+        self,
+        scope: str,
+        key: str,
+        value: str,
+        *,
+        expires_at: int | None,
+        now: float,
+        quota: KvQuota,
+    ) -> None:
+        """Store ``value`` under ``key``, replacing any entry, in one transaction with the
+        scope's usage (docs/reference.md#kv-quotas).
 
         Args:
             expires_at: epoch seconds after which the entry is gone (anonymous
                 scopes), or None for a permanent entry.
+            now: epoch seconds (expiry of the usage item and old entries).
+            quota: the scope's quota; an overwrite counts the difference in bytes.
+
+        Raises:
+            KvQuotaReached: the scope would pass ``quota``; nothing was stored.
+            Conflict: other writers kept changing the key (409).
         """
-        data = value.encode("utf-8")
-        item: dict[str, Any] = {**kv_key(scope, key), "entity": "kv", "valueBytes": len(data)}
-        object_key = None
-        if len(data) > self._inline_max_bytes:
-            object_key = _object_name(scope, key, temporary=expires_at is not None)
-            self._objects.put(object_key, data)
-            item["objectKey"] = object_key
-        else:
-            item["storedValue"] = value
-        if expires_at is not None:
-            item[KV_TTL_ATTRIBUTE] = expires_at
+        write = _Write(scope, key, value, expires_at, now)
         try:
-            # Unconditional: remember overwrites. ALL_OLD names the object to clean up.
-            response = self._table.client.put_item(
-                TableName=self._table.name, Item=to_attributes(item), ReturnValues="ALL_OLD"
-            )
-        except Exception:
-            if object_key is not None:
-                self._objects.delete(object_key)
+            for _ in range(_WRITE_ATTEMPTS):
+                if self._try_put(write, quota):
+                    return
+            raise Conflict(CONFLICT_MESSAGE)
+        except BaseException:
+            if write.object_key is not None:
+                self._objects.delete(write.object_key)
             raise
-        self._drop_object_of(response.get("Attributes"))
+
+    def _try_put(self, write: _Write, quota: KvQuota) -> bool:
+        """One attempt: read usage and the old entry, check, write; False to try again."""
+        stored = self._usage.ensure(
+            write.scope, now=write.now, expires_at=write.expires_at, create=True
+        )
+        old = self._table.get(kv_key(write.scope, write.key))
+        added_keys, added_bytes = _added(old, write.size)
+        if _over(stored.usage, added_keys, added_bytes, quota):
+            if stored.expires_at is None or write.recounted:
+                raise KvQuotaReached(stored.usage, added_keys, added_bytes)
+            # Expiring entries may have gone without the count knowing: count again once.
+            write.recounted = True
+            self._usage.recount(
+                write.scope, now=write.now, expires_at=write.expires_at, replacing=stored
+            )
+            return False
+        if write.object_key is None and len(write.data) > self._inline_max_bytes:
+            write.object_key = _object_name(
+                write.scope, write.key, temporary=write.expires_at is not None
+            )
+            self._objects.put(write.object_key, write.data)
+        try:
+            self._table.transact(
+                [
+                    _put_entry(write, old),
+                    self._usage.change(
+                        write.scope,
+                        added_keys,
+                        added_bytes,
+                        now=write.now,
+                        quota=quota,
+                        expires_at=write.expires_at,
+                    ),
+                ]
+            )
+        except TransactionCancelled:
+            return False  # the entry or the count changed meanwhile: read both again
+        write.object_key = None  # stored: the entry owns it now
+        self._drop_object_of(old)
+        return True
 
     def get(self, scope: str, key: str, *, now: float) -> str | None:
         """Return the live value of ``key`` (read from S3 when the item points there), or None."""
         for _ in range(_READ_ATTEMPTS):
             item = self._table.get(kv_key(scope, key))
-            if item is None or not _live(item, now):
+            if item is None or not live(item, now):
                 return None
             if "storedValue" in item:
                 return str(item["storedValue"])
@@ -153,40 +206,126 @@ class DynamoDBKvRepository:
         raise RuntimeError(f"the value of {key!r} kept moving while it was read")
 
     def delete(self, scope: str, key: str, *, now: float) -> bool:
-        """Delete ``key`` (one DeleteItem); True if a live entry was there."""
-        response = self._table.client.delete_item(
-            TableName=self._table.name,
-            Key=to_attributes(kv_key(scope, key)),
-            ReturnValues="ALL_OLD",
-        )
-        old = response.get("Attributes")
-        self._drop_object_of(old)
-        return old is not None and _live(from_attributes(old), now)
+        """Delete ``key`` and free its keys and bytes in one transaction; True if a live
+        entry was there.
 
-    def keys(self, scope: str, *, now: float) -> list[str]:
-        """Every live key of the scope in key (UTF-8 byte) order, following every page."""
+        Raises:
+            Conflict: other writers kept changing the key (409).
+        """
+        for _ in range(_WRITE_ATTEMPTS):
+            old = self._table.get(kv_key(scope, key))
+            if old is None:
+                return False
+            self._usage.ensure(scope, now=now, expires_at=None, create=True)
+            size = entry_size(old)
+            try:
+                self._table.transact(
+                    [
+                        {"Delete": {"Key": to_attributes(kv_key(scope, key)), **_unchanged(old)}},
+                        self._usage.change(scope, -1, -size.byte_count, now=now),
+                    ]
+                )
+            except TransactionCancelled:
+                continue  # changed meanwhile (or counted and expired): read it again
+            self._drop_object_of(old)
+            return live(old, now)
+        raise Conflict(CONFLICT_MESSAGE)
+
+    def keys(self, scope: str, *, now: float, after: str | None, limit: int) -> list[str]:
+        """Up to ``limit`` live keys after ``after``, in key (UTF-8 byte) order; reads on
+        past expired entries (docs/conventions.md#limit-before-filter)."""
         request: dict[str, Any] = {
-            "KeyConditionExpression": "pk = :pk",
-            "ExpressionAttributeValues": {":pk": {"S": kv_partition(scope)}},
+            # ``sk > KEY#<after>``: keys are never empty, so ``KEY#`` alone starts the list.
+            "KeyConditionExpression": "pk = :pk AND sk > :start",
+            "ExpressionAttributeValues": {
+                ":pk": {"S": kv_partition(scope)},
+                ":start": {"S": KV_KEY_PREFIX + (after or "")},
+            },
             "ProjectionExpression": f"sk, {KV_TTL_ATTRIBUTE}",
             "ConsistentRead": True,
+            "Limit": self._page_size or limit,
         }
-        if self._page_size is not None:
-            request["Limit"] = self._page_size
-        return [
-            str(item["sk"])[len(KV_KEY_PREFIX) :]
-            for item in self._table.query(**request)
-            if _live(item, now)
-        ]
+        found: list[str] = []
+        for item in self._table.query(**request):
+            sort_key = str(item["sk"])
+            if not sort_key.startswith(KV_KEY_PREFIX):
+                break  # past the entries: the usage item sorts after them
+            if live(item, now):
+                found.append(sort_key[len(KV_KEY_PREFIX) :])
+                if len(found) == limit:
+                    break  # a full page: read no further Query page
+        return found
 
-    def _drop_object_of(self, attributes: dict[str, Any] | None) -> None:
-        if attributes is not None and "objectKey" in attributes:
-            self._objects.delete(attributes["objectKey"]["S"])
+    def usage(self, scope: str, *, now: float) -> KvUsage:
+        """The scope's keys and bytes from its usage item (counted once if it has none)."""
+        return self._usage.ensure(scope, now=now, expires_at=None, create=False).usage
+
+    def _drop_object_of(self, item: dict[str, Any] | None) -> None:
+        if item is not None and "objectKey" in item:
+            self._objects.delete(str(item["objectKey"]))
 
 
-def _live(item: dict[str, Any], now: float) -> bool:
-    expires_at = item.get(KV_TTL_ATTRIBUTE)
-    return expires_at is None or now < int(expires_at)
+class _Write:
+    """One ``put`` across its attempts: the value's bytes and the S3 object written, if any."""
+
+    def __init__(
+        self, scope: str, key: str, value: str, expires_at: int | None, now: float
+    ) -> None:
+        self.scope, self.key, self.value = scope, key, value
+        self.expires_at, self.now = expires_at, now
+        self.data = value.encode("utf-8")
+        self.size = len(key.encode("utf-8")) + len(self.data)
+        self.object_key: str | None = None
+        self.recounted = False
+
+
+def _added(old: dict[str, Any] | None, size: int) -> tuple[int, int]:
+    """Keys and bytes a write of ``size`` bytes adds over the entry it replaces."""
+    if old is None:
+        return 1, size
+    return 0, size - entry_size(old).byte_count
+
+
+def _over(usage: KvUsage, added_keys: int, added_bytes: int, quota: KvQuota) -> bool:
+    """Whether a write passes the quota; one that adds nothing (an equal or smaller
+    overwrite) always fits, so a scope over a lowered quota can shrink."""
+    return (added_keys > 0 and usage.key_count + added_keys > quota.max_keys) or (
+        added_bytes > 0 and usage.byte_count + added_bytes > quota.max_bytes
+    )
+
+
+def _put_entry(write: _Write, old: dict[str, Any] | None) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        **kv_key(write.scope, write.key),
+        "entity": "kv",
+        "valueBytes": len(write.data),
+    }
+    if write.object_key is not None:
+        item["objectKey"] = write.object_key
+    else:
+        item["storedValue"] = write.value
+    if write.expires_at is not None:
+        item[KV_TTL_ATTRIBUTE] = write.expires_at
+    if old is None:
+        # A new key: only if still absent, since the count adds one key.
+        return {
+            "Put": {"Item": to_attributes(item), "ConditionExpression": "attribute_not_exists(pk)"}
+        }
+    return {"Put": {"Item": to_attributes(item), **_unchanged(old)}}
+
+
+def _unchanged(old: dict[str, Any]) -> dict[str, Any]:
+    """Condition: the entry is still the one read (its size is what the count frees, its
+    object the one to delete); each write of a large value has its own object name."""
+    size = entry_size(old)
+    values: dict[str, Any] = {":valueBytes": size.value_bytes}
+    condition = "valueBytes = :valueBytes AND "
+    if size.object_key is None:
+        condition += "attribute_not_exists(objectKey)"
+    else:
+        condition += "objectKey = :objectKey"
+        values[":objectKey"] = size.object_key
+    return {"ConditionExpression": condition, "ExpressionAttributeValues": to_attributes(values)}
 
 
 def _object_name(scope: str, key: str, *, temporary: bool) -> str:

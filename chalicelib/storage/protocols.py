@@ -301,16 +301,67 @@ class DirectoryRepository(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class KvQuota:
+    """The most one key-value scope may hold (docs/reference.md#kv-quotas).
+
+    Attributes:
+        max_keys: keys.
+        max_bytes: UTF-8 bytes of its keys plus those of its stored values.
+    """
+
+    max_keys: int
+    max_bytes: int
+
+
+@dataclass(frozen=True)
+class KvUsage:
+    """What one key-value scope holds: ``key_count`` keys, ``byte_count`` bytes of keys
+    and values (UTF-8), as its usage item counts them (docs/reference.md#kv-quotas)."""
+
+    key_count: int
+    byte_count: int
+
+
+class KvQuotaReached(Exception):
+    """A ``put`` would take the scope past its quota; nothing was stored.
+
+    Attributes:
+        usage: the scope's usage before the write.
+        added_keys, added_bytes: what the write would add (0 or 1 key; bytes may be negative).
+    """
+
+    def __init__(self, usage: KvUsage, added_keys: int, added_bytes: int) -> None:
+        super().__init__(f"{usage} + {added_keys} keys, {added_bytes} bytes")
+        self.usage = usage
+        self.added_keys = added_keys
+        self.added_bytes = added_bytes
+
+
 class KvRepository(Protocol):
     """Stores key-value entries by scope (docs/reference.md#10-key-value); large values live in S3.
 
     ``now`` is epoch seconds: an entry whose ``expires_at`` is not after ``now``
-    is expired and never returned or counted, whether or not DynamoDB's TTL has
-    deleted it yet.
+    is expired and never returned or listed, whether or not DynamoDB's TTL has
+    deleted it yet. Each scope's usage (keys, bytes) changes in the same transaction
+    as its entries (docs/reference.md#kv-quotas).
     """
 
-    def put(self, scope: str, key: str, value: str, *, expires_at: int | None) -> None:
-        """Store ``value`` under ``key``, replacing any entry (``expires_at`` None: permanent)."""
+    def put(
+        self,
+        scope: str,
+        key: str,
+        value: str,
+        *,
+        expires_at: int | None,
+        now: float,
+        quota: KvQuota,
+    ) -> None:
+        """Store ``value`` under ``key``, replacing any entry (``expires_at`` None: permanent).
+
+        Raises:
+            KvQuotaReached: the scope would pass ``quota``; nothing was stored.
+        """
         ...
 
     def get(self, scope: str, key: str, *, now: float) -> str | None:
@@ -318,11 +369,16 @@ class KvRepository(Protocol):
         ...
 
     def delete(self, scope: str, key: str, *, now: float) -> bool:
-        """Delete ``key``; return True if a live entry was there."""
+        """Delete ``key`` (freeing its quota); return True if a live entry was there."""
         ...
 
-    def keys(self, scope: str, *, now: float) -> list[str]:
-        """Every live key of the scope, in key order (all pages)."""
+    def keys(self, scope: str, *, now: float, after: str | None, limit: int) -> list[str]:
+        """Up to ``limit`` live keys of the scope after ``after`` (None: from the first),
+        in key (UTF-8 byte) order."""
+        ...
+
+    def usage(self, scope: str, *, now: float) -> KvUsage:
+        """The scope's usage (zero for a scope never written)."""
         ...
 
 

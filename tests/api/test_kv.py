@@ -14,7 +14,7 @@ from chalice.test import Client
 
 from chalicelib import wiring
 from chalicelib.ids import FixedClock
-from chalicelib.limits import VALUE_MAX_BYTES
+from chalicelib.limits import KV_ANON_VALUE_MAX_BYTES, VALUE_MAX_BYTES
 from chalicelib.storage.kv import INLINE_MAX_BYTES
 from tests.helpers import BUCKET, START, TABLE, Actor, World
 
@@ -129,11 +129,15 @@ def test_missing_key_is_found_false_and_forget_reports_deleted(kv: Kv) -> None:
 
 
 def test_recall_without_a_key_lists_keys_with_the_count(kv: Kv, world: World) -> None:
-    assert kv.ok("recall", {}, actor=world.agent) == {"keys": [], "count": 0}
+    assert kv.ok("recall", {}, actor=world.agent) == {"keys": [], "count": 0, "next": None}
     for key in ["b", "a", "ключ", "c"]:
         kv.ok("remember", {"key": key, "value": 1}, actor=world.agent)
     kv.ok("forget", {"key": "c"}, actor=world.agent)
-    assert kv.ok("recall", {}, actor=world.agent) == {"keys": ["a", "b", "ключ"], "count": 3}
+    assert kv.ok("recall", {}, actor=world.agent) == {
+        "keys": ["a", "b", "ключ"],
+        "count": 3,
+        "next": None,
+    }
     assert kv.ok("recall", raw=b"", actor=world.agent)["count"] == 3
     assert kv.ok("recall", {"key": None}, actor=world.agent)["count"] == 3
 
@@ -150,7 +154,7 @@ def test_listing_follows_every_dynamodb_page(kv: Kv, world: World, dynamodb: Any
         ExpressionAttributeValues={":pk": {"S": f"KV#account#{world.workspace_id}"}},
     )
     assert "LastEvaluatedKey" in first_page and len(first_page["Items"]) < len(keys)
-    assert kv.ok("recall", {}, actor=world.agent) == {"keys": keys, "count": 6}
+    assert kv.ok("recall", {}, actor=world.agent) == {"keys": keys, "count": 6, "next": None}
 
 
 def test_overwrite_replaces_the_value(kv: Kv) -> None:
@@ -179,7 +183,7 @@ def test_byo_keys_that_share_a_prefix_never_see_each_other(kv: Kv) -> None:
     assert recall_value(kv, "k", api_key="k1") == "one"
     assert recall_value(kv, "k", api_key="k12") == "twelve"
     assert kv.ok("remember", {"key": "x", "value": 1}, api_key="k1")["ttl"] == "permanent"
-    assert kv.ok("recall", {}, api_key="k12") == {"keys": ["k"], "count": 1}
+    assert kv.ok("recall", {}, api_key="k12") == {"keys": ["k"], "count": 1, "next": None}
     assert recall_value(kv, "k") is None
 
 
@@ -196,7 +200,7 @@ def test_anonymous_callers_by_ip_never_see_each_other(kv: Kv, first: str, second
     assert kv.ok("remember", {"key": "k", "value": "mine"}, ip=first)["ttl"] == "24h"
     assert recall_value(kv, "k", ip=first) == "mine"
     assert recall_value(kv, "k", ip=second) is None
-    assert kv.ok("recall", {}, ip=second) == {"keys": [], "count": 0}
+    assert kv.ok("recall", {}, ip=second) == {"keys": [], "count": 0, "next": None}
 
 
 def test_one_ipv6_address_in_any_spelling_is_one_scope(kv: Kv) -> None:
@@ -235,7 +239,7 @@ def test_an_invalid_bearer_token_is_401_not_anonymous(kv: Kv) -> None:
             401,
             "unauthorized",
         )
-    assert kv.ok("recall", {}) == {"keys": [], "count": 0}
+    assert kv.ok("recall", {}) == {"keys": [], "count": 0, "next": None}
 
 
 def test_an_empty_api_key_is_invalid(kv: Kv) -> None:
@@ -249,10 +253,10 @@ def test_anonymous_entries_live_24_hours_after_their_last_write(kv: Kv, clock: F
     kv.ok("remember", {"key": "k", "value": "v"})
     clock.set(START + timedelta(hours=23, minutes=59, seconds=59))
     assert recall_value(kv, "k") == "v"
-    assert kv.ok("recall", {}) == {"keys": ["k"], "count": 1}
+    assert kv.ok("recall", {}) == {"keys": ["k"], "count": 1, "next": None}
     clock.set(START + timedelta(hours=24, seconds=1))
     assert recall_value(kv, "k") is None
-    assert kv.ok("recall", {}) == {"keys": [], "count": 0}
+    assert kv.ok("recall", {}) == {"keys": [], "count": 0, "next": None}
     assert kv.ok("forget", {"key": "k"})["deleted"] is False
 
 
@@ -325,24 +329,38 @@ def test_large_values_go_to_s3_and_come_back(kv: Kv, world: World, s3: Any) -> N
 
 def test_a_5_mb_value_round_trips(kv: Kv, s3: Any) -> None:
     value = {"blob": "0123456789abcdef" * (5 * 1024 * 1024 // 16)}
-    kv.ok("remember", {"key": "five", "value": value})
-    assert objects(s3)[0].startswith("kv/anon/")
-    stored = recall_value(kv, "five")
+    kv.ok("remember", {"key": "five", "value": value}, api_key="mine")
+    assert objects(s3)[0].startswith("kv/keep/")
+    stored = recall_value(kv, "five", api_key="mine")
     assert stored is not None and len(stored) > 5 * 1024 * 1024
     assert json.loads(stored) == value
-    assert kv.ok("forget", {"key": "five"})["deleted"] is True
+    assert kv.ok("forget", {"key": "five"}, api_key="mine")["deleted"] is True
     assert objects(s3) == []
 
 
 def test_values_over_the_maximum_are_413_and_change_nothing(kv: Kv, s3: Any) -> None:
-    kv.ok("remember", {"key": "k", "value": "kept"})
+    kv.ok("remember", {"key": "k", "value": "kept"}, api_key="mine")
     too_big = "x" * (VALUE_MAX_BYTES - 1)  # two quotes make it one byte too many
-    assert kv.error("remember", {"key": "k", "value": too_big}) == (413, "payload_too_large")
+    refused = kv.error("remember", {"key": "k", "value": too_big}, api_key="mine")
+    assert refused == (413, "payload_too_large")
     # Escapes count: 2 bytes each in the answer that would carry the value.
     escaped = "\n" * (VALUE_MAX_BYTES // 2)
-    assert kv.error("remember", {"key": "k", "value": escaped}) == (413, "payload_too_large")
-    assert recall_value(kv, "k") == "kept"
+    refused = kv.error("remember", {"key": "k", "value": escaped}, api_key="mine")
+    assert refused == (413, "payload_too_large")
+    assert recall_value(kv, "k", api_key="mine") == "kept"
     assert objects(s3) == []
+
+
+def test_anonymous_values_stop_at_256_kib_and_stay_in_the_table(kv: Kv, s3: Any) -> None:
+    largest = "x" * (KV_ANON_VALUE_MAX_BYTES - 2)  # with its quotes, exactly the cap
+    kv.ok("remember", {"key": "k", "value": largest})
+    assert kv.error("remember", {"key": "k", "value": largest + "x"}) == (
+        413,
+        "payload_too_large",
+    )
+    assert recall_value(kv, "k") == largest
+    assert objects(s3) == []  # under the inline limit: anonymous values never reach S3
+    kv.ok("remember", {"key": "k", "value": largest + "x"}, api_key="mine")
 
 
 # Secrets

@@ -156,8 +156,8 @@ def test_key_value_tools_anonymous_and_with_a_token(mcp: Mcp, world: World) -> N
         "ttl": "24h",
     }
     assert mcp.ok("recall", {"key": "k"}) == {"key": "k", "value": '{"a":1}', "found": True}
-    assert mcp.ok("recall", {}) == {"keys": ["k"], "count": 1}
-    assert mcp.ok("recall") == {"keys": ["k"], "count": 1}
+    assert mcp.ok("recall", {}) == {"keys": ["k"], "count": 1, "next": None}
+    assert mcp.ok("recall") == {"keys": ["k"], "count": 1, "next": None}
     assert mcp.ok("forget", {"key": "k"}) == {"deleted": True, "key": "k"}
     assert mcp.ok("forget", {"key": "k"}) == {"deleted": False, "key": "k"}
 
@@ -361,4 +361,4 @@ def test_the_input_rules_of_issue_14_give_the_same_codes_over_mcp(mcp: Mcp, worl
     spoof = {"memoryId": saved["id"], "reason": "v\u0435toed"}
     assert mcp.tool_error("memory_archive", spoof, **agent) == "invalid_request"
     assert [m["id"] for m in mcp.ok("memory_list", {"all": True}, **agent)["data"]] == [saved["id"]]
-    assert mcp.ok("recall", {}, **agent) == {"keys": [], "count": 0}
+    assert mcp.ok("recall", {}, **agent) == {"keys": [], "count": 0, "next": None}

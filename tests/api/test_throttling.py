@@ -265,10 +265,13 @@ def test_a_throttled_archive_changes_nothing(api: Api, world: World, faults: Fau
 
 def test_throttled_s3_on_a_large_value_is_429(api: Api, s3: Any) -> None:
     Faults(s3).fail("SlowDown", operation="PutObject")
-    big = "x " * 200_000
-    status, body = api.call("POST", "/kv/remember", None, {"key": "big", "value": big})
+    big = "x " * 200_000  # past the anonymous value cap: sent with a key of one's own
+    mine = {"X-Api-Key": "mine"}
+    status, body = api.call(
+        "POST", "/kv/remember", None, {"key": "big", "value": big}, headers=mine
+    )
     assert_rate_limited(status, body)
-    status, found = api.call("POST", "/kv/recall", None, {"key": "big"})
+    status, found = api.call("POST", "/kv/recall", None, {"key": "big"}, headers=mine)
     assert status == 200 and found["found"] is False
 
 

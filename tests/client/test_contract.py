@@ -119,7 +119,7 @@ def test_the_async_client_has_every_method_with_the_same_signature(name: str) ->
     for parameter, expected in sync_signature.parameters.items():
         got = async_signature.parameters[parameter]
         assert (got.kind, got.default) == (expected.kind, expected.default), parameter
-    if name == "iter_memories":
+    if name.startswith("iter_"):
         assert inspect.isasyncgenfunction(async_method)
     elif name != "from_env":
         assert inspect.iscoroutinefunction(async_method), name

@@ -1,5 +1,6 @@
 """The ``KvRepository`` contract (chalicelib/storage/protocols.py; docs/reference.md#10-key-value):
-scoped entries, large values kept elsewhere, expiry, every page of keys.
+scoped entries, large values kept elsewhere, expiry, pages of keys, and each scope's usage
+held within its quota (docs/reference.md#kv-quotas).
 
 Runs against every implementation in the ``entries`` fixture (today the DynamoDB + S3
 adapter on moto, with a tiny inline limit and page size so every path, S3 pointers
@@ -14,8 +15,28 @@ import pytest
 
 from chalicelib.storage.dynamodb import DynamoDBTable
 from chalicelib.storage.kv import DynamoDBKvRepository, S3ObjectStore
-from chalicelib.storage.protocols import KvRepository
+from chalicelib.storage.protocols import KvQuota, KvQuotaReached, KvRepository, KvUsage
 from tests.helpers import BUCKET, TABLE
+
+ROOMY = KvQuota(max_keys=1000, max_bytes=1_000_000)
+
+
+def put(
+    entries: KvRepository,
+    scope: str,
+    key: str,
+    value: str,
+    *,
+    expires_at: int | None = None,
+    now: float = 0,
+    quota: KvQuota = ROOMY,
+) -> None:
+    entries.put(scope, key, value, expires_at=expires_at, now=now, quota=quota)
+
+
+def all_keys(entries: KvRepository, scope: str, now: float) -> list[str]:
+    return entries.keys(scope, now=now, after=None, limit=1000)
+
 
 IMPLEMENTATIONS: dict[str, Callable[[Any, Any], KvRepository]] = {
     "dynamodb+s3": lambda dynamodb, s3: DynamoDBKvRepository(
@@ -37,8 +58,8 @@ def objects(s3: Any) -> list[str]:
 
 
 def test_inline_and_s3_values_round_trip(entries: KvRepository, s3: Any) -> None:
-    entries.put("byok#a", "small", "12345678", expires_at=None)
-    entries.put("byok#a", "large", "123456789 ü", expires_at=None)
+    put(entries, "byok#a", "small", "12345678", expires_at=None)
+    put(entries, "byok#a", "large", "123456789 ü", expires_at=None)
     assert entries.get("byok#a", "small", now=0) == "12345678"
     assert entries.get("byok#a", "large", now=0) == "123456789 ü"
     assert len(objects(s3)) == 1 and objects(s3)[0].startswith("kv/keep/")
@@ -48,10 +69,10 @@ def test_inline_and_s3_values_round_trip(entries: KvRepository, s3: Any) -> None
 def test_replacing_or_deleting_a_large_value_deletes_its_object(
     entries: KvRepository, s3: Any
 ) -> None:
-    entries.put("anon#x", "k", "a large value", expires_at=100)
+    put(entries, "anon#x", "k", "a large value", expires_at=100)
     first = objects(s3)
     assert len(first) == 1 and first[0].startswith("kv/anon/")
-    entries.put("anon#x", "k", "another large one", expires_at=100)
+    put(entries, "anon#x", "k", "another large one", expires_at=100)
     assert len(objects(s3)) == 1 and objects(s3) != first
     assert entries.delete("anon#x", "k", now=0) is True
     assert objects(s3) == []
@@ -59,22 +80,22 @@ def test_replacing_or_deleting_a_large_value_deletes_its_object(
 
 
 def test_expired_entries_are_never_returned(entries: KvRepository) -> None:
-    entries.put("anon#x", "k", "v", expires_at=1000)
-    entries.put("anon#x", "big", "a large value", expires_at=1000)
+    put(entries, "anon#x", "k", "v", expires_at=1000)
+    put(entries, "anon#x", "big", "a large value", expires_at=1000)
     assert entries.get("anon#x", "k", now=999.9) == "v"
-    assert entries.keys("anon#x", now=999.9) == ["big", "k"]
+    assert all_keys(entries, "anon#x", 999.9) == ["big", "k"]
     assert entries.get("anon#x", "k", now=1000) is None
     assert entries.get("anon#x", "big", now=1000) is None
-    assert entries.keys("anon#x", now=1000) == []
+    assert all_keys(entries, "anon#x", 1000) == []
     assert entries.delete("anon#x", "k", now=1000) is False
 
 
 def test_keys_follow_every_page_and_stay_in_their_scope(entries: KvRepository) -> None:
     for number in range(7):
-        entries.put("account#wsp_1", f"k{number}", "v", expires_at=None)
-    entries.put("account#wsp_12", "other", "v", expires_at=None)
-    assert entries.keys("account#wsp_1", now=0) == [f"k{number}" for number in range(7)]
-    assert entries.keys("account#wsp_12", now=0) == ["other"]
+        put(entries, "account#wsp_1", f"k{number}", "v", expires_at=None)
+    put(entries, "account#wsp_12", "other", "v", expires_at=None)
+    assert all_keys(entries, "account#wsp_1", 0) == [f"k{number}" for number in range(7)]
+    assert all_keys(entries, "account#wsp_12", 0) == ["other"]
 
 
 class RacingStore(S3ObjectStore):
@@ -88,7 +109,7 @@ class RacingStore(S3ObjectStore):
     def get(self, object_key: str) -> bytes | None:
         self.reads += 1
         if self.reads == 1 and self.entries is not None:
-            self.entries.put("byok#a", "k", "second large value", expires_at=None)
+            put(self.entries, "byok#a", "k", "second large value", expires_at=None)
         return super().get(object_key)
 
 
@@ -96,6 +117,198 @@ def test_a_read_racing_an_overwrite_reads_the_item_again(dynamodb: Any, s3: Any)
     store = RacingStore(s3)
     entries = DynamoDBKvRepository(DynamoDBTable(dynamodb, TABLE), store, inline_max_bytes=8)
     store.entries = entries
-    entries.put("byok#a", "k", "first large value", expires_at=None)
+    put(entries, "byok#a", "k", "first large value", expires_at=None)
     assert entries.get("byok#a", "k", now=0) == "second large value"
     assert store.reads == 2
+
+
+# Usage and quotas (docs/reference.md#kv-quotas)
+
+
+def table_items(dynamodb: Any, scope: str) -> list[str]:
+    found = dynamodb.query(
+        TableName=TABLE,
+        KeyConditionExpression="pk = :pk",
+        ExpressionAttributeValues={":pk": {"S": f"KV#{scope}"}},
+        ConsistentRead=True,
+    )["Items"]
+    return [item["sk"]["S"] for item in found]
+
+
+def test_usage_counts_keys_and_bytes_of_keys_and_values(entries: KvRepository) -> None:
+    assert entries.usage("byok#u", now=0) == KvUsage(0, 0)
+    put(entries, "byok#u", "ab", "xyz")
+    put(entries, "byok#u", "ключ", "a large value ü")  # 8 + 16 bytes of UTF-8, in S3
+    assert entries.usage("byok#u", now=0) == KvUsage(2, 5 + 24)
+
+
+def test_an_overwrite_counts_the_difference_in_bytes(entries: KvRepository) -> None:
+    put(entries, "byok#u", "k", "a large value")
+    put(entries, "byok#u", "k", "v")
+    assert entries.usage("byok#u", now=0) == KvUsage(1, 2)
+    put(entries, "byok#u", "k", "twelve bytes")
+    assert entries.usage("byok#u", now=0) == KvUsage(1, 13)
+
+
+def test_forget_frees_its_key_and_bytes(entries: KvRepository) -> None:
+    put(entries, "byok#u", "k", "a large value")
+    put(entries, "byok#u", "j", "v")
+    assert entries.delete("byok#u", "k", now=0) is True
+    assert entries.usage("byok#u", now=0) == KvUsage(1, 2)
+    assert entries.delete("byok#u", "k", now=0) is False
+    assert entries.usage("byok#u", now=0) == KvUsage(1, 2)
+
+
+@pytest.mark.parametrize(
+    ("quota", "key", "value"),
+    [
+        (KvQuota(max_keys=2, max_bytes=1000), "new", "v"),  # a third key
+        (KvQuota(max_keys=9, max_bytes=7), "new", "v"),  # 4 + 3 + 1 bytes > 7
+        (KvQuota(max_keys=9, max_bytes=7), "a", "longer"),  # an overwrite that grows to 9
+    ],
+)
+def test_a_write_past_the_quota_stores_nothing(
+    entries: KvRepository, dynamodb: Any, s3: Any, quota: KvQuota, key: str, value: str
+) -> None:
+    put(entries, "byok#q", "a", "1", quota=quota)
+    put(entries, "byok#q", "b", "2", quota=quota)
+    with pytest.raises(KvQuotaReached) as refused:
+        put(entries, "byok#q", key, value, quota=quota)
+    assert refused.value.usage == KvUsage(2, 4)
+    assert table_items(dynamodb, "byok#q") == ["KEY#a", "KEY#b", "USAGE"]
+    assert entries.get("byok#q", "a", now=0) == "1"
+    assert entries.usage("byok#q", now=0) == KvUsage(2, 4)
+    assert objects(s3) == []
+
+
+def test_a_large_value_past_the_quota_leaves_no_object(entries: KvRepository, s3: Any) -> None:
+    with pytest.raises(KvQuotaReached):
+        put(entries, "byok#q", "k", "a large value", quota=KvQuota(max_keys=9, max_bytes=5))
+    assert objects(s3) == []
+
+
+def test_a_full_scope_may_overwrite_in_place_and_shrink(entries: KvRepository) -> None:
+    quota = KvQuota(max_keys=1, max_bytes=4)
+    put(entries, "byok#q", "k", "abc", quota=quota)
+    put(entries, "byok#q", "k", "xyz", quota=quota)
+    put(entries, "byok#q", "k", "x", quota=KvQuota(max_keys=0, max_bytes=0))  # lowered quota
+    assert entries.usage("byok#q", now=0) == KvUsage(1, 2)
+
+
+def test_forgetting_frees_room_under_the_quota(entries: KvRepository) -> None:
+    quota = KvQuota(max_keys=1, max_bytes=100)
+    put(entries, "byok#q", "k", "v", quota=quota)
+    with pytest.raises(KvQuotaReached):
+        put(entries, "byok#q", "j", "v", quota=quota)
+    entries.delete("byok#q", "k", now=0)
+    put(entries, "byok#q", "j", "v", quota=quota)
+    assert all_keys(entries, "byok#q", 0) == ["j"]
+
+
+def test_expired_entries_are_counted_out_when_the_quota_is_reached(
+    entries: KvRepository, dynamodb: Any
+) -> None:
+    quota = KvQuota(max_keys=2, max_bytes=1000)
+    put(entries, "anon#e", "old", "v", expires_at=100, now=0, quota=quota)
+    put(entries, "anon#e", "new", "v", expires_at=200, now=50, quota=quota)
+    # "old" expired at 100 but the count still holds it (TTL deletes without telling).
+    assert entries.usage("anon#e", now=150) == KvUsage(2, 8)
+    put(entries, "anon#e", "third", "v", expires_at=250, now=160, quota=quota)
+    assert all_keys(entries, "anon#e", 160) == ["new", "third"]
+    assert table_items(dynamodb, "anon#e") == ["KEY#new", "KEY#third", "USAGE"]
+    assert entries.usage("anon#e", now=160) == KvUsage(2, 10)
+
+
+def test_the_usage_of_an_expiring_scope_expires_with_its_last_write(
+    entries: KvRepository, dynamodb: Any
+) -> None:
+    put(entries, "anon#e", "a", "v", expires_at=100, now=0)
+    put(entries, "anon#e", "b", "v", expires_at=150, now=50)
+    usage = dynamodb.get_item(
+        TableName=TABLE, Key={"pk": {"S": "KV#anon#e"}, "sk": {"S": "USAGE"}}
+    )["Item"]
+    assert usage["expiresAtEpoch"] == {"N": "150"}
+    assert entries.usage("anon#e", now=149) == KvUsage(2, 4)
+    assert entries.usage("anon#e", now=150) == KvUsage(0, 0)
+    put(entries, "anon#e", "c", "v", expires_at=300, now=200)
+    assert entries.usage("anon#e", now=200) == KvUsage(1, 2)
+    assert table_items(dynamodb, "anon#e") == ["KEY#c", "USAGE"]
+
+
+def test_a_scope_written_before_usage_was_kept_is_counted_once(
+    entries: KvRepository, dynamodb: Any
+) -> None:
+    for key in ("a", "bb"):
+        dynamodb.put_item(
+            TableName=TABLE,
+            Item={
+                "pk": {"S": "KV#byok#old"},
+                "sk": {"S": f"KEY#{key}"},
+                "entity": {"S": "kv"},
+                "valueBytes": {"N": "3"},
+                "storedValue": {"S": "xyz"},
+            },
+        )
+    assert entries.usage("byok#old", now=0) == KvUsage(2, 9)
+    put(entries, "byok#old", "a", "x")
+    assert entries.delete("byok#old", "bb", now=0) is True
+    assert entries.usage("byok#old", now=0) == KvUsage(1, 2)
+
+
+# Pages of keys
+
+
+def test_keys_come_in_pages_after_a_key(entries: KvRepository) -> None:
+    for key in ["b", "a", "ключ", "c", "d"]:
+        put(entries, "byok#p", key, "v")
+    assert entries.keys("byok#p", now=0, after=None, limit=2) == ["a", "b"]
+    assert entries.keys("byok#p", now=0, after="b", limit=2) == ["c", "d"]
+    assert entries.keys("byok#p", now=0, after="d", limit=2) == ["ключ"]
+    assert entries.keys("byok#p", now=0, after="ключ", limit=2) == []
+    assert entries.keys("byok#p", now=0, after="bz", limit=9) == ["c", "d", "ключ"]
+
+
+def test_a_page_skips_expired_entries_and_stays_full(entries: KvRepository) -> None:
+    for number in range(6):
+        put(entries, "anon#p", f"k{number}", "v", expires_at=100 if number % 2 else 200)
+    assert entries.keys("anon#p", now=150, after=None, limit=2) == ["k0", "k2"]
+    assert entries.keys("anon#p", now=150, after="k2", limit=2) == ["k4"]
+
+
+class InterleavingStore(S3ObjectStore):
+    """An S3 store that runs another write while a large value is uploaded: between the
+    write's reads and its transaction."""
+
+    def __init__(self, s3: Any) -> None:
+        super().__init__(lambda: s3, BUCKET)
+        self.meanwhile: Callable[[], None] | None = None
+
+    def put(self, object_key: str, data: bytes) -> None:
+        super().put(object_key, data)
+        meanwhile, self.meanwhile = self.meanwhile, None
+        if meanwhile is not None:
+            meanwhile()
+
+
+def test_a_write_that_lost_a_race_for_its_key_counts_the_winner(dynamodb: Any, s3: Any) -> None:
+    store = InterleavingStore(s3)
+    entries = DynamoDBKvRepository(DynamoDBTable(dynamodb, TABLE), store, inline_max_bytes=8)
+    store.meanwhile = lambda: put(entries, "byok#r", "k", "a much larger racing value")
+    put(entries, "byok#r", "k", "large value")
+    assert entries.get("byok#r", "k", now=0) == "large value"
+    assert entries.usage("byok#r", now=0) == KvUsage(1, 1 + 11)
+    assert len(objects(s3)) == 1  # the racing value's object went with its entry
+
+
+def test_a_write_that_lost_the_last_room_is_refused_and_leaves_no_object(
+    dynamodb: Any, s3: Any
+) -> None:
+    store = InterleavingStore(s3)
+    entries = DynamoDBKvRepository(DynamoDBTable(dynamodb, TABLE), store, inline_max_bytes=8)
+    quota = KvQuota(max_keys=1, max_bytes=1000)
+    store.meanwhile = lambda: put(entries, "byok#r", "other", "v", quota=quota)
+    with pytest.raises(KvQuotaReached):
+        put(entries, "byok#r", "k", "large value", quota=quota)
+    assert all_keys(entries, "byok#r", 0) == ["other"]
+    assert entries.usage("byok#r", now=0) == KvUsage(1, 6)
+    assert objects(s3) == []

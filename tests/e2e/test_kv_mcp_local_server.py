@@ -205,7 +205,11 @@ def test_a_large_value_survives_a_restart(tmp_path: Path) -> None:
         url = api(running)
         stored = recall(url, "big", headers=token)["value"]
         assert stored == json.dumps(value, separators=(",", ":"))
-        assert recall(url, None, headers=token) == {"keys": ["big", "small"], "count": 2}
+        assert recall(url, None, headers=token) == {
+            "keys": ["big", "small"],
+            "count": 2,
+            "next": None,
+        }
     finally:
         running.stop()
 

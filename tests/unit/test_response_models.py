@@ -38,7 +38,8 @@ from chalicelib.models.review import (
 )
 from chalicelib.models.review_run import ReviewRun
 from chalicelib.models.routine import Routine
-from chalicelib.services.kv.service import Forgotten, KeyList, Recalled, Remembered
+from chalicelib.services.kv.key_pages import KeyList
+from chalicelib.services.kv.service import Forgotten, Recalled, Remembered
 
 NOW = datetime(2026, 11, 30, 12, 0, 0, 123000, tzinfo=UTC)
 
@@ -236,7 +237,6 @@ def test_key_value_answers_round_trip() -> None:
     round_trip(KvForgotten, Forgotten("k", deleted=True).to_wire())
     listed = KeyList(["a"], count=1).to_wire()
     assert KvKeys.model_validate(listed).wire() == listed
-    cut = KeyList(["a"], count=2).to_wire()
-    assert (
-        KvKeys.model_validate(cut).wire() == cut == {"keys": ["a"], "count": 2, "truncated": True}
-    )
+    cut = KeyList(["a"], count=2, next_cursor="YQ").to_wire()
+    assert KvKeys.model_validate(cut).wire() == cut
+    assert cut == {"keys": ["a"], "count": 2, "next": "YQ", "truncated": True}

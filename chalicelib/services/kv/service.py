@@ -20,22 +20,35 @@ import ipaddress
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from chalicelib.errors import InvalidRequest, PayloadTooLarge, SecretInMemory, Unauthorized
+from chalicelib.errors import (
+    InvalidRequest,
+    KvQuotaExceeded,
+    PayloadTooLarge,
+    SecretInMemory,
+    Unauthorized,
+)
 from chalicelib.ids import Clock
 from chalicelib.limits import (
     ANONYMOUS_LIFETIME,
     API_KEY_MAX_CHARS,
     KEY_MAX_BYTES,
-    LIST_MAX_BYTES,
+    KV_ACCOUNT_MAX_BYTES,
+    KV_ACCOUNT_MAX_KEYS,
+    KV_ANON_MAX_BYTES,
+    KV_ANON_MAX_KEYS,
+    KV_ANON_VALUE_MAX_BYTES,
+    KV_BYOK_MAX_BYTES,
+    KV_BYOK_MAX_KEYS,
     VALUE_MAX_BYTES,
 )
 from chalicelib.models.principal import Principal
 from chalicelib.services.kv.json_text import stringify
+from chalicelib.services.kv.key_pages import KeyList, page_of_keys
 from chalicelib.services.text import SecretFinder
-from chalicelib.storage.protocols import KvRepository
+from chalicelib.storage.protocols import KvQuota, KvQuotaReached, KvRepository
 
 _DATA_RUN = re.compile(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/=_\-]{1025,}")
 """A token over 1 KiB: an image, a dump, a hash list: data, not a credential. Blanked
@@ -69,6 +82,35 @@ class KvScope:
 
 
 @dataclass(frozen=True)
+class KvLimits:
+    """The quotas of each kind of scope and the largest anonymous value
+    (docs/reference.md#kv-quotas; ``PINEWORK_KV_*`` settings).
+
+    Attributes:
+        anon, byok, account: the quota of one scope of that kind.
+        anon_value_max_bytes: the largest anonymous value, measured like ``VALUE_MAX_BYTES``.
+    """
+
+    anon: KvQuota = field(default_factory=lambda: KvQuota(KV_ANON_MAX_KEYS, KV_ANON_MAX_BYTES))
+    byok: KvQuota = field(default_factory=lambda: KvQuota(KV_BYOK_MAX_KEYS, KV_BYOK_MAX_BYTES))
+    account: KvQuota = field(
+        default_factory=lambda: KvQuota(KV_ACCOUNT_MAX_KEYS, KV_ACCOUNT_MAX_BYTES)
+    )
+    anon_value_max_bytes: int = KV_ANON_VALUE_MAX_BYTES
+
+    def quota(self, scope: KvScope) -> KvQuota:
+        """The quota of ``scope``'s kind."""
+        quotas = {"anon": self.anon, "byok": self.byok, "account": self.account}
+        return quotas[scope.kind]
+
+    def value_max_bytes(self, scope: KvScope) -> int:
+        """The largest value ``scope`` may store, as it travels."""
+        return (
+            VALUE_MAX_BYTES if scope.permanent else min(VALUE_MAX_BYTES, self.anon_value_max_bytes)
+        )
+
+
+@dataclass(frozen=True)
 class Remembered:
     """``remember`` answer: ``{stored: true, key, ttl: "permanent" | "24h"}``."""
 
@@ -90,22 +132,6 @@ class Recalled:
     def to_wire(self) -> dict[str, Any]:
         """The JSON body (docs/reference.md#10-key-value)."""
         return {"key": self.key, "value": self.value, "found": self.value is not None}
-
-
-@dataclass(frozen=True)
-class KeyList:
-    """``recall {}`` answer: ``{keys, count}`` (plus ``truncated: true`` when cut)."""
-
-    keys: list[str]
-    count: int
-
-    def to_wire(self) -> dict[str, Any]:
-        """The JSON body (docs/reference.md#10-key-value); ``truncated`` appears only when ``keys``
-        was cut."""
-        body: dict[str, Any] = {"keys": self.keys, "count": self.count}
-        if len(self.keys) < self.count:
-            body["truncated"] = True
-        return body
 
 
 @dataclass(frozen=True)
@@ -150,12 +176,20 @@ class KvService:
         entries: key-value storage.
         secrets: the secret detector memories use; it guards ``remember`` too.
         clock: the current time (anonymous expiry).
+        limits: the quotas per kind of scope (the defaults of ``chalicelib/limits.py``).
     """
 
-    def __init__(self, entries: KvRepository, secrets: SecretFinder, clock: Clock) -> None:
+    def __init__(
+        self,
+        entries: KvRepository,
+        secrets: SecretFinder,
+        clock: Clock,
+        limits: KvLimits | None = None,
+    ) -> None:
         self._entries = entries
         self._secrets = secrets
         self._clock = clock
+        self._limits = limits or KvLimits()
 
     def scope_for(
         self, principal: Principal | None, api_key: str | None, source_ip: str | None
@@ -193,7 +227,10 @@ class KvService:
         Raises:
             InvalidRequest: a key of 0 or over 512 UTF-8 bytes; NaN/Infinity or a
                 non-JSON value.
-            PayloadTooLarge: the value is over 5.5 MiB as it travels (``payload_too_large``).
+            PayloadTooLarge: the value is over 5.5 MiB as it travels, or over the
+                anonymous cap in an anonymous scope (``payload_too_large``).
+            KvQuotaExceeded: the scope would pass its quota of keys or bytes
+                (``kv_quota_exceeded``, docs/reference.md#kv-quotas); nothing is stored.
             SecretInMemory: the value looks like a credential (docs/reference.md#6-errors; a
                 deliberate difference from docs/reference.md#10-key-value, see DECISIONS); or the
                 key has a credential's shape (keys are listed to the whole scope by ``recall {}``;
@@ -207,24 +244,41 @@ class KvService:
                 "the keys: name the entry, and keep credentials in a secret manager."
             )
         stored = stringify(value)
-        size = len(json.dumps(stored, ensure_ascii=False).encode("utf-8"))
-        if size > VALUE_MAX_BYTES:
-            raise PayloadTooLarge(
-                f"The value is {size:,} bytes as JSON; the limit is {VALUE_MAX_BYTES:,} "
-                "(5.5 MiB). Split it over several keys, or keep it elsewhere and remember a "
-                "pointer."
-            )
+        self._check_size(scope, stored)
         kind = self._secrets.find_secret(_DATA_RUN.sub(" ", stored))
         if kind is not None:
             raise SecretInMemory(
                 f"The value looks like a secret ({kind}). The key-value store is not a vault: "
                 "pass credentials in headers or keep them in a secret manager."
             )
+        now = self._clock.now()
         expires_at = None
         if not scope.permanent:
-            expires_at = math.ceil((self._clock.now() + ANONYMOUS_LIFETIME).timestamp())
-        self._entries.put(scope.name, key, stored, expires_at=expires_at)
+            expires_at = math.ceil((now + ANONYMOUS_LIFETIME).timestamp())
+        quota = self._limits.quota(scope)
+        try:
+            self._entries.put(
+                scope.name, key, stored, expires_at=expires_at, now=now.timestamp(), quota=quota
+            )
+        except KvQuotaReached as reached:
+            raise quota_exceeded(scope, quota, reached) from reached
         return Remembered(key=key, permanent=scope.permanent)
+
+    def _check_size(self, scope: KvScope, stored: str) -> None:
+        size = len(json.dumps(stored, ensure_ascii=False).encode("utf-8"))
+        limit = self._limits.value_max_bytes(scope)
+        if size <= limit:
+            return
+        if limit < VALUE_MAX_BYTES:
+            raise PayloadTooLarge(
+                f"The value is {size:,} bytes as JSON; an anonymous value may be {limit:,}. "
+                "Send X-Api-Key (or a bearer token) to store larger values, or split it."
+            )
+        raise PayloadTooLarge(
+            f"The value is {size:,} bytes as JSON; the limit is {VALUE_MAX_BYTES:,} "
+            "(5.5 MiB). Split it over several keys, or keep it elsewhere and remember a "
+            "pointer."
+        )
 
     def recall(self, scope: KvScope, key: str) -> Recalled:
         """Read one key: the stored string, or ``found: false`` (missing or expired).
@@ -235,20 +289,24 @@ class KvService:
         check_key(key)
         return Recalled(key, self._entries.get(scope.name, key, now=self._now()))
 
-    def list_keys(self, scope: KvScope) -> KeyList:
-        """Every live key of the scope (all pages) with the count, in key order.
+    def list_keys(
+        self, scope: KvScope, cursor: str | None = None, limit: int | None = None
+    ) -> KeyList:
+        """One page of the scope's live keys in key order, with the scope's key count.
 
-        The list stops at 5 MiB of keys so the answer fits a Lambda response;
-        ``count`` is always the full count.
+        Args:
+            cursor: ``next`` of the previous page (opaque), or None for the first page.
+            limit: keys per page, from 1 (100 by default; more than 1,000 reads as 1,000).
+
+        Returns:
+            ``{keys, count, next}``: at most ``limit`` keys and 1 MiB of them as JSON;
+            ``next`` continues after the last one (null on the last page);
+            ``count`` comes from the scope's usage item, not from reading every key.
+
+        Raises:
+            InvalidRequest: a cursor not made by a listing (``invalid_request``).
         """
-        keys = self._entries.keys(scope.name, now=self._now())
-        shown, size = [], 0
-        for key in keys:
-            size += len(json.dumps(key, ensure_ascii=False).encode("utf-8")) + 1
-            if size > LIST_MAX_BYTES:
-                break
-            shown.append(key)
-        return KeyList(keys=shown, count=len(keys))
+        return page_of_keys(self._entries, scope.name, self._now(), cursor, limit)
 
     def forget(self, scope: KvScope, key: str) -> Forgotten:
         """Delete one key; ``deleted`` is false when nothing live was stored under it.
@@ -261,6 +319,22 @@ class KvService:
 
     def _now(self) -> float:
         return self._clock.now().timestamp()
+
+
+def quota_exceeded(scope: KvScope, quota: KvQuota, reached: KvQuotaReached) -> KvQuotaExceeded:
+    """The ``kv_quota_exceeded`` error of a refused write, saying which bound it passes
+    and what to do (docs/reference.md#error-kv_quota_exceeded)."""
+    usage = reached.usage
+    if reached.added_keys > 0 and usage.key_count + reached.added_keys > quota.max_keys:
+        held = f"{usage.key_count:,} of its {quota.max_keys:,} keys"
+    else:
+        held = f"{usage.byte_count:,} of its {quota.max_bytes:,} bytes"
+    advice = {
+        "anon": "Forget keys you no longer need, or send X-Api-Key for a larger quota.",
+        "byok": "Forget keys you no longer need, or use a workspace token.",
+        "account": "Forget keys you no longer need.",
+    }[scope.kind]
+    return KvQuotaExceeded(f"This key-value scope holds {held}; nothing was stored. {advice}")
 
 
 def check_key(key: str) -> None:
