@@ -50,7 +50,9 @@ class Settings(BaseModel):
             ``localhost``, ``127.0.0.1`` and ``[::1]`` (``PINEWORK_ALLOWED_HOSTS``:
             ``name``, ``name:port`` or ``*.suffix``); ``/mcp`` refuses any other
             ``Host``, and browser ``Origin``s must name one of them
-            (docs/reference.md#cross-site). ``make deploy`` sets the API Gateway names.
+            (docs/reference.md#cross-site). On AWS the name API Gateway received the
+            request on is allowed besides, so only names that reach the API another way
+            (a proxy in front of it) need listing.
         bedrock_model_id: the Bedrock model or inference profile of the
             ``bedrock`` reviewer (``PINEWORK_BEDROCK_MODEL_ID``); called in ``region``.
         review_inline_max_facts: the largest store (facts of the agent) whose manual

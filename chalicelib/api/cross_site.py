@@ -56,27 +56,43 @@ def _host_matches(host: str, port: str | None, entry: str) -> bool:
     return host == name
 
 
-def allowed_host_entries(settings: Settings) -> list[str]:
-    """The configured host names (``PINEWORK_ALLOWED_HOSTS``) plus the loopback names."""
+def gateway_domain(request: Any) -> str | None:
+    """The name API Gateway received the request on (``requestContext.domainName``:
+    the execute-api name or a custom domain mapped to this API), or None off AWS.
+
+    The gateway routes by that name, so it is one of this API's names whatever a
+    page's DNS says; the local server's events never carry it."""
+    context = getattr(request, "context", None) or {}
+    value = context.get("domainName")
+    return value if isinstance(value, str) and value else None
+
+
+def allowed_host_entries(settings: Settings, gateway: str | None = None) -> list[str]:
+    """The loopback names, the configured ones (``PINEWORK_ALLOWED_HOSTS``) and the
+    name API Gateway received the request on (``gateway_domain``)."""
     configured = [item.strip() for item in settings.allowed_hosts.split(",") if item.strip()]
-    return [*LOOPBACK_HOSTS, *configured]
+    return [*LOOPBACK_HOSTS, *configured, *([gateway] if gateway else [])]
 
 
-def host_allowed(value: str, settings: Settings) -> bool:
+def host_allowed(value: str, settings: Settings, gateway: str | None = None) -> bool:
     """Whether a ``Host`` (``name[:port]``) names this API.
 
-    Allowed: ``localhost``, ``127.0.0.1``, ``[::1]`` with any port, and each entry of
+    Allowed: ``localhost``, ``127.0.0.1``, ``[::1]`` with any port; each entry of
     ``PINEWORK_ALLOWED_HOSTS`` (``name`` with any port, ``name:port``, or ``*.suffix``
-    for any name below ``suffix``) (docs/reference.md#cross-site).
+    for any name below ``suffix``); on AWS the name API Gateway received the request on
+    (``gateway``) (docs/reference.md#cross-site).
     """
     split = _split_host(value)
     if split is None:
         return False
     host, port = split
-    return any(_host_matches(host, port, entry) for entry in allowed_host_entries(settings))
+    entries = allowed_host_entries(settings, gateway)
+    return any(_host_matches(host, port, entry) for entry in entries)
 
 
-def origin_allowed(origin: str, settings: Settings, extra_origins: str = "") -> bool:
+def origin_allowed(
+    origin: str, settings: Settings, extra_origins: str = "", gateway: str | None = None
+) -> bool:
     """Whether a browser ``Origin`` may call the API: ``http(s)`` on an allowed host
     (``host_allowed``), or exactly one of ``extra_origins`` (comma-separated
     ``scheme://host[:port]``: ``PINEWORK_MCP_ALLOWED_ORIGINS`` for ``/mcp``).
@@ -91,7 +107,7 @@ def origin_allowed(origin: str, settings: Settings, extra_origins: str = "") -> 
         return False
     if parts.scheme not in ("http", "https") or parts.path not in ("", "/") or parts.query:
         return False
-    return host_allowed(parts.netloc, settings)
+    return host_allowed(parts.netloc, settings, gateway)
 
 
 def is_json_media_type(content_type: str | None) -> bool:
@@ -108,8 +124,9 @@ def is_json_media_type(content_type: str | None) -> bool:
     return True
 
 
-def refuse_cross_site(headers: Any, settings: Settings) -> None:
-    """Refuse a request a page on another site made a browser send.
+def refuse_cross_site(headers: Any, settings: Settings, gateway: str | None = None) -> None:
+    """Refuse a request a page on another site made a browser send (``gateway``: the
+    name API Gateway received it on, ``gateway_domain``).
 
     Raises:
         Forbidden: ``Sec-Fetch-Site`` is ``cross-site`` or ``same-site``, or an
@@ -122,7 +139,7 @@ def refuse_cross_site(headers: Any, settings: Settings) -> None:
             f"{site}); it was refused. Call the API from a program, not a web page."
         )
     origin = headers.get("origin")
-    if origin is not None and not origin_allowed(origin, settings):
+    if origin is not None and not origin_allowed(origin, settings, gateway=gateway):
         raise Forbidden(
             f"Requests from the web origin {origin[:100]!r} are refused; call the API "
             "from a program (no Origin header), or from this API's own host."
@@ -162,7 +179,7 @@ def same_site_json_only(
         @functools.wraps(view)
         def guarded(*args: Any, **kwargs: Any) -> Any:
             request = current_request()
-            refuse_cross_site(request.headers, settings())
+            refuse_cross_site(request.headers, settings(), gateway_domain(request))
             require_json(request.headers, request.raw_body)
             return view(*args, **kwargs)
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from chalice.app import Blueprint, Response
 
-from chalicelib.api.cross_site import host_allowed, origin_allowed
+from chalicelib.api.cross_site import gateway_domain, host_allowed, origin_allowed
 from chalicelib.api.http import endpoint, reject_other_methods
 from chalicelib.api.kv import optional_principal, source_ip
 from chalicelib.api.observe import note_caller_without_token, note_error
@@ -52,7 +52,7 @@ def mcp_post() -> Response:
         if refused is not None:
             return _render(refused.status, refused.body)
     wired = services()
-    refused_place = wrong_place(headers, wired.settings)
+    refused_place = wrong_place(headers, wired.settings, gateway_domain(request))
     if refused_place is not None:
         return _render(403, _refusal("forbidden", refused_place))
     try:
@@ -81,24 +81,26 @@ def mcp_post() -> Response:
     return _render(reply.status, reply.body, reply.headers)
 
 
-def wrong_place(headers: Any, settings: Settings) -> str | None:
+def wrong_place(headers: Any, settings: Settings, gateway: str | None = None) -> str | None:
     """Why ``/mcp`` refuses a request's ``Host`` or ``Origin`` (MCP transport: servers
     validate them against DNS rebinding), or None when both are fine.
 
-    ``Host`` must be an allowed host (``cross_site.host_allowed``: loopback names and
-    ``PINEWORK_ALLOWED_HOSTS``); a request without one is not from a browser and passes.
+    ``Host`` must be an allowed host (``cross_site.host_allowed``: loopback names,
+    ``PINEWORK_ALLOWED_HOSTS``, and on AWS the name API Gateway received the request on,
+    ``gateway``); a request without one is not from a browser and passes.
     A browser ``Origin`` must be on an allowed host or listed in
     ``PINEWORK_MCP_ALLOWED_ORIGINS``; neither is ever compared with the other
     (docs/reference.md#cross-site).
     """
     host = headers.get("host")
-    if host is not None and not host_allowed(host, settings):
+    if host is not None and not host_allowed(host, settings, gateway):
         return (
             f"Host {host[:100]!r} is not a name of this API (DNS-rebinding guard): allow it "
             "with PINEWORK_ALLOWED_HOSTS."
         )
     origin = headers.get("origin")
-    if origin is not None and not origin_allowed(origin, settings, settings.mcp_allowed_origins):
+    extra = settings.mcp_allowed_origins
+    if origin is not None and not origin_allowed(origin, settings, extra, gateway):
         return (
             f"Origin {origin[:100]!r} may not call /mcp (DNS-rebinding guard): allow it "
             "with PINEWORK_MCP_ALLOWED_ORIGINS."

@@ -9,7 +9,12 @@ import json
 
 import pytest
 
-from chalicelib.api.cross_site import host_allowed, is_json_media_type, origin_allowed
+from chalicelib.api.cross_site import (
+    gateway_domain,
+    host_allowed,
+    is_json_media_type,
+    origin_allowed,
+)
 from chalicelib.settings import Settings
 from tests.helpers import Api, World
 
@@ -51,7 +56,7 @@ def test_a_body_not_declared_json_is_415_and_stores_nothing(
 
 def test_a_body_without_content_type_is_415(api: Api, world: World) -> None:
     # fetch() with a Blob body sends no Content-Type and needs no preflight.
-    response = api._client.http.request(  # noqa: SLF001
+    response = api._client.http.request(
         "POST", "/api/v1/kv/remember", headers={}, body=json.dumps(PLANT).encode()
     )
     assert response.status_code == 415
@@ -130,7 +135,7 @@ def test_a_bearer_token_does_not_make_a_cross_site_request_acceptable(
         ("evilapi.example.com", "*.api.example.com", False),
         ("localhost/..", "", False),
         ("localhost\\x", "", False),
-        ("lоcalhost", "", False),  # Cyrillic о
+        ("l\u043ecalhost", "", False),  # Cyrillic o
         ("", "", False),
         ("localhost:notaport", "", False),
     ],
@@ -161,3 +166,21 @@ def test_origin_rule_never_trusts_paths_or_other_schemes() -> None:
 )
 def test_json_media_type_rule(value: str | None, ok: bool) -> None:
     assert is_json_media_type(value) is ok
+
+
+def test_on_aws_the_name_the_gateway_received_the_request_on_is_allowed() -> None:
+    name = "abc123.execute-api.eu-west-1.amazonaws.com"
+
+    class Request:
+        context = {"domainName": name, "identity": {"sourceIp": "198.51.100.7"}}
+
+    assert gateway_domain(Request()) == name
+    assert host_allowed(name, Settings(), gateway=name)
+    assert origin_allowed(f"https://{name}", Settings(), gateway=name)
+    assert not host_allowed("other.execute-api.eu-west-1.amazonaws.com", Settings(), gateway=name)
+    assert not origin_allowed("https://evil.example", Settings(), gateway=name)
+
+    class Local:
+        context = {"identity": {"sourceIp": "127.0.0.1"}}
+
+    assert gateway_domain(Local()) is None

@@ -5,8 +5,8 @@ tool errors with the spec's codes, batches, HTTP-level answers."""
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import mcp_types
