@@ -25,7 +25,10 @@ from chalicelib.web.http import (
 from chalicelib.web.render import render
 from chalicelib.wiring import Services
 
-SESSION_ENDED = "Your session has ended (signed out, or idle for 12 hours). Sign in again."
+SESSION_ENDED = (
+    "Your session has ended (signed out, idle for 12 hours, its token revoked, or ended by "
+    "an admin). Sign in again."
+)
 _MAX_AGE = int(SESSION_MAX_LIFETIME.total_seconds())
 
 
