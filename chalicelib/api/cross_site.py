@@ -1,4 +1,4 @@
-"""Requests from the wrong place (docs/reference.md#cross-site, docs/issues.md#issue-21):
+"""Requests from the wrong place (docs/reference.md#cross-site, docs/issues.md#issue-21-item-3):
 which ``Host`` and browser ``Origin`` the API answers, and the guard of the routes any
 caller may use without a token (the key-value routes).
 

@@ -1,4 +1,4 @@
-"""Requests from the wrong place (docs/reference.md#cross-site, docs/issues.md#issue-21): the
+"""Requests from the wrong place (docs/reference.md#cross-site, docs/issues.md#issue-21-item-3): the
 key-value routes refuse bodies not declared JSON and requests a browser sends for a page on
 another site, before anything is read or written; programs (no ``Origin``, no
 ``Sec-Fetch-Site``) are served as before."""

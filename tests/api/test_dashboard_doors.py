@@ -1,4 +1,4 @@
-"""The dashboard's doors (docs/reference.md#13-dashboard, docs/issues.md#issue-21): opening a
+"""The dashboard's doors (docs/reference.md#13-dashboard, docs/issues.md#issue-21-item-3): opening a
 one-time link signs nobody in (login CSRF) until a same-origin POST confirms it, and a ``next``
 path of any characters is a path of this app or ``/``, never a broken answer."""
 

@@ -1,6 +1,6 @@
 """``pinework admin end-sessions | remove-person`` (docs/reference.md#offboarding,
-docs/issues.md#issue-21) against the wired service on moto: what they print, and what the API and
-the dashboard's sessions do afterwards."""
+docs/issues.md#issue-21-item-4) against the wired service on moto: what they print, and
+what the API and the dashboard's sessions do afterwards."""
 
 from __future__ import annotations
 
