@@ -1,7 +1,8 @@
 """Offboarding (docs/reference.md#offboarding, docs/issues.md#issue-21-item-4): a dashboard
-session ends at its next request once the token it was signed in with is revoked or past its rotation grace,
-once the person's sessions are ended, or once the person is removed; a removed person's tokens
-are 401, their e-mail address is free again, and their past edits still name them."""
+session ends at its next request once the token it was signed in with is revoked or past its
+rotation grace, once the person's sessions are ended, or once the person is removed; a removed
+person's tokens are 401, their e-mail address is free again, and their past edits still name
+them."""
 
 from __future__ import annotations
 
