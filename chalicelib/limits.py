@@ -102,6 +102,9 @@ SESSION_REFRESH_INTERVAL = timedelta(minutes=15)
 """The idle expiry is pushed back at most this often (one write, not one per request)."""
 SIGN_IN_LINK_LIFETIME = timedelta(minutes=10)
 """A one-time sign-in link works once, within this long of being made."""
+NEXT_PATH_MAX_CHARS = 2000
+"""A ``next`` path (where to go after sign-in or a form) longer than this, once
+percent-encoded, is replaced by ``/`` (docs/reference.md#13-dashboard)."""
 SEARCH_SCAN_MAX = 2000
 """Memories one dashboard search request reads at most (DynamoDB has no text search:
 the newest are read page by page; the person may continue with the next ones)."""

@@ -53,8 +53,15 @@ class Settings(BaseModel):
         reviewer: the review's judgement (``PINEWORK_REVIEWER``, docs/reference.md#9-review):
             ``rules`` (default, no network) or ``bedrock`` (``BedrockReviewer``).
         mcp_allowed_origins: comma-separated browser origins (``https://app.example``)
-            that may call ``/mcp`` besides loopback and the API's own host
+            that may call ``/mcp`` besides those on an allowed host (``allowed_hosts``)
             (``PINEWORK_MCP_ALLOWED_ORIGINS``; MCP's DNS-rebinding guard).
+        allowed_hosts: comma-separated host names this API answers to besides
+            ``localhost``, ``127.0.0.1`` and ``[::1]`` (``PINEWORK_ALLOWED_HOSTS``:
+            ``name``, ``name:port`` or ``*.suffix``); ``/mcp`` refuses any other
+            ``Host``, and browser ``Origin``s must name one of them
+            (docs/reference.md#cross-site). On AWS the name API Gateway received the
+            request on is allowed besides, so only names that reach the API another way
+            (a proxy in front of it) need listing.
         bedrock_model_id: the Bedrock model or inference profile of the
             ``bedrock`` reviewer (``PINEWORK_BEDROCK_MODEL_ID``); called in ``region``.
         review_inline_max_facts: the largest store (facts of the agent) whose manual
@@ -99,6 +106,7 @@ class Settings(BaseModel):
     reviewer: Literal["rules", "bedrock"] = "rules"
     bedrock_model_id: str = Field(default=DEFAULT_BEDROCK_MODEL_ID, min_length=1)
     mcp_allowed_origins: str = ""
+    allowed_hosts: str = ""
     review_inline_max_facts: int = Field(default=REVIEW_INLINE_MAX_FACTS, ge=0)
     log_format: Literal["json", "text"] = "json"
     tracing: bool = False
@@ -139,6 +147,7 @@ class Settings(BaseModel):
             ("reviewer", "PINEWORK_REVIEWER"),
             ("bedrock_model_id", "PINEWORK_BEDROCK_MODEL_ID"),
             ("mcp_allowed_origins", "PINEWORK_MCP_ALLOWED_ORIGINS"),
+            ("allowed_hosts", "PINEWORK_ALLOWED_HOSTS"),
             ("review_inline_max_facts", "PINEWORK_REVIEW_INLINE_MAX_FACTS"),
             ("log_format", "PINEWORK_LOG_FORMAT"),
             ("tracing", "PINEWORK_TRACING"),

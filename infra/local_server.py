@@ -101,11 +101,13 @@ def _upgrade_table(settings: Any) -> None:
 def _dashboard_link(api_url: str, person_token: str) -> str:
     """A one-time sign-in link for the demo person (docs/reference.md#13-dashboard): single use, 10
     minutes."""
+    from chalicelib.services.access.auth import hash_token
     from chalicelib.wiring import services
 
     wired = services()
     person = wired.auth.authenticate(f"Bearer {person_token}")
-    return api_url + wired.dashboard.sessions.create_link(person).path
+    link = wired.dashboard.sessions.create_link(person, token_hash=hash_token(person_token))
+    return api_url + link.path
 
 
 def _banner(

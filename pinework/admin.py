@@ -207,6 +207,25 @@ class AdminOperations(Protocol):
         """
         ...
 
+    def end_sessions(self, person_id: str, /) -> dict[str, Any]:
+        """End every dashboard session of a person at its next request (their tokens
+        keep working). Returns ``{id, email, workspaceId, sessionsEpoch}``.
+
+        Raises:
+            chalicelib.errors.PineworkError: ``not_found`` (no such person, or removed).
+        """
+        ...
+
+    def remove_person(self, person_id: str, /) -> dict[str, Any]:
+        """Remove a person: tokens revoked, sessions ended, e-mail address free again;
+        their past edits stay attributed. Returns ``{id, email, workspaceId, removedAt,
+        tokensRevoked}``.
+
+        Raises:
+            chalicelib.errors.PineworkError: ``not_found`` (no such person, or removed).
+        """
+        ...
+
     def set_review_approval(self, workspace_id: str, value: str, /) -> ConfiguredWorkspace:
         """Set a workspace's ``reviewApproval``.
 

@@ -1,5 +1,6 @@
 """``pinework admin …``: the operator commands that write straight to the table
-(workspaces, agents, persons, backfills, review approval, the table upgrade;
+(workspaces, agents, persons and their offboarding, backfills, review approval, the
+table upgrade;
 docs/reference.md#14-operations). Registered on ``admin`` by ``pinework.cli``; the token
 commands are in ``pinework.cli_tokens``."""
 
@@ -108,6 +109,30 @@ def admin_create_person(
         typer.echo(f"created person {result['id']} ({email}) in {workspace}")
         typer.echo(f"token: {result['token']}")
         typer.echo(_TOKEN_NOTE, err=True)
+
+
+PersonOption = Annotated[str, typer.Option("--person", help="The person, usr_….")]
+
+
+@admin_app.command("end-sessions")
+def admin_end_sessions(person: PersonOption, as_json: JsonFlag = False) -> None:
+    """End every dashboard session of a person at its next request (their tokens keep
+    working; they may sign in again)."""
+    result = _admin(as_json, lambda svc: svc.end_sessions(person))
+    if not as_json:
+        typer.echo(f"ended the dashboard sessions of {result['id']} ({result['email']})")
+
+
+@admin_app.command("remove-person")
+def admin_remove_person(person: PersonOption, as_json: JsonFlag = False) -> None:
+    """Remove a person: their tokens are revoked, their sessions end, their e-mail address
+    may be given to a new person; their past edits stay attributed to them."""
+    result = _admin(as_json, lambda svc: svc.remove_person(person))
+    if not as_json:
+        typer.echo(
+            f"removed person {result['id']} ({result['email']}) from {result['workspaceId']}: "
+            f"{result['tokensRevoked']} tokens revoked, sessions ended, e-mail address released"
+        )
 
 
 @admin_app.command("backfill-embeddings")

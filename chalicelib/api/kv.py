@@ -12,6 +12,7 @@ from typing import Any
 
 from chalice.app import Blueprint, Response
 
+from chalicelib.api.cross_site import same_site_json_only
 from chalicelib.api.exact_json import parse_exact_body
 from chalicelib.api.http import endpoint, json_response, reject_other_methods
 from chalicelib.api.idempotency import idempotent
@@ -24,11 +25,15 @@ from chalicelib.wiring import Services, services
 
 kv_api = Blueprint(__name__)
 CONTENT_TYPES = ["*/*"]
-"""Any content type reaches our own JSON parser, so a wrong one is ``invalid_request``."""
+"""Any content type reaches our own guard, so a wrong one is our 415 ``unsupported_media_type``."""
 
 
 def _request() -> Any:
     return kv_api.current_request
+
+
+same_site_json = same_site_json_only(_request, lambda: services().settings)
+"""Cross-site requests and non-JSON bodies are refused first (docs/reference.md#cross-site)."""
 
 
 def optional_principal(request: Any, wired: Services) -> Principal | None:
@@ -93,6 +98,7 @@ def _call() -> tuple[Services, KvScope]:
 
 @kv_api.route("/kv/remember", methods=["POST"], content_types=CONTENT_TYPES)
 @endpoint
+@same_site_json
 @idempotent(kv_api, scope=kv_caller_scope)
 def kv_remember() -> Response:
     """``{key, value}`` -> ``{stored: true, key, ttl}`` (docs/reference.md#10-key-value)."""
@@ -103,6 +109,7 @@ def kv_remember() -> Response:
 
 @kv_api.route("/kv/recall", methods=["POST"], content_types=CONTENT_TYPES)
 @endpoint
+@same_site_json
 def kv_recall() -> Response:
     """``{key}`` -> ``{key, value, found}``; ``{}`` or ``{cursor, limit}`` -> a page
     ``{keys, count, next}`` (docs/reference.md#10-key-value)."""
@@ -115,6 +122,7 @@ def kv_recall() -> Response:
 
 @kv_api.route("/kv/forget", methods=["POST"], content_types=CONTENT_TYPES)
 @endpoint
+@same_site_json
 @idempotent(kv_api, scope=kv_caller_scope)
 def kv_forget() -> Response:
     """``{key}`` -> ``{deleted, key}`` (docs/reference.md#10-key-value)."""

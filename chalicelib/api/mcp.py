@@ -12,16 +12,17 @@ from __future__ import annotations
 
 import json
 from typing import Any
-from urllib.parse import urlsplit
 
 from chalice.app import Blueprint, Response
 
+from chalicelib.api.cross_site import gateway_domain, host_allowed, origin_allowed
 from chalicelib.api.http import endpoint, reject_other_methods
 from chalicelib.api.kv import optional_principal, source_ip
 from chalicelib.api.observe import note_caller_without_token, note_error
 from chalicelib.errors import InvalidRequest, RateLimited, SecretInMemory, Unauthorized
 from chalicelib.models.principal import Principal
 from chalicelib.services.run_context import RunContext, read_run_context
+from chalicelib.settings import Settings
 from chalicelib.wiring import Services, services
 
 mcp_api = Blueprint(__name__)
@@ -51,15 +52,9 @@ def mcp_post() -> Response:
         if refused is not None:
             return _render(refused.status, refused.body)
     wired = services()
-    origin = headers.get("origin")
-    if origin is not None and not origin_allowed(
-        origin, headers.get("host"), wired.settings.mcp_allowed_origins
-    ):
-        message = (
-            f"Origin {origin[:100]!r} may not call /mcp (DNS-rebinding guard): allow it "
-            "with PINEWORK_MCP_ALLOWED_ORIGINS."
-        )
-        return _render(403, _refusal("forbidden", message))
+    refused_place = wrong_place(headers, wired.settings, gateway_domain(request))
+    if refused_place is not None:
+        return _render(403, _refusal("forbidden", refused_place))
     try:
         principal = optional_principal(request, wired)
         run = _run_context(headers, principal, wired)
@@ -86,24 +81,31 @@ def mcp_post() -> Response:
     return _render(reply.status, reply.body, reply.headers)
 
 
-_LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
+def wrong_place(headers: Any, settings: Settings, gateway: str | None = None) -> str | None:
+    """Why ``/mcp`` refuses a request's ``Host`` or ``Origin`` (MCP transport: servers
+    validate them against DNS rebinding), or None when both are fine.
 
-
-def origin_allowed(origin: str, host: str | None, allowed: str) -> bool:
-    """Whether a browser ``Origin`` may call ``/mcp`` (MCP transport: servers validate
-    ``Origin`` against DNS rebinding).
-
-    Allowed: a loopback origin, the API's own host (``Host``), or one of ``allowed``
-    (comma-separated ``scheme://host[:port]``, ``PINEWORK_MCP_ALLOWED_ORIGINS``).
-    Requests without ``Origin`` (SDK clients, curl) are not browser requests and pass.
+    ``Host`` must be an allowed host (``cross_site.host_allowed``: loopback names,
+    ``PINEWORK_ALLOWED_HOSTS``, and on AWS the name API Gateway received the request on,
+    ``gateway``); a request without one is not from a browser and passes.
+    A browser ``Origin`` must be on an allowed host or listed in
+    ``PINEWORK_MCP_ALLOWED_ORIGINS``; neither is ever compared with the other
+    (docs/reference.md#cross-site).
     """
-    parts = urlsplit(origin.strip())
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return False
-    if parts.hostname in _LOOPBACK or (host is not None and parts.netloc == host.strip()):
-        return True
-    listed = {item.strip().rstrip("/") for item in allowed.split(",") if item.strip()}
-    return f"{parts.scheme}://{parts.netloc}" in listed
+    host = headers.get("host")
+    if host is not None and not host_allowed(host, settings, gateway):
+        return (
+            f"Host {host[:100]!r} is not a name of this API (DNS-rebinding guard): allow it "
+            "with PINEWORK_ALLOWED_HOSTS."
+        )
+    origin = headers.get("origin")
+    extra = settings.mcp_allowed_origins
+    if origin is not None and not origin_allowed(origin, settings, extra, gateway):
+        return (
+            f"Origin {origin[:100]!r} may not call /mcp (DNS-rebinding guard): allow it "
+            "with PINEWORK_MCP_ALLOWED_ORIGINS."
+        )
+    return None
 
 
 def _run_context(headers: Any, principal: Principal | None, wired: Services) -> RunContext:

@@ -376,7 +376,7 @@ def _error_classes(operation: Operation, idempotent: bool) -> list[type[errors.P
     classes: list[type[errors.PineworkError]] = list(COMMON_ERRORS)
     if operation.auth in ("bearer", "optional"):
         classes += BEARER_ERRORS
-    if operation.body == "mcp":
+    if operation.body == "mcp" or operation.tag == "kv":  # cross-site refusals
         classes += [errors.Forbidden]
     classes += operation.errors
     if operation.body is not None:

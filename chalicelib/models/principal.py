@@ -56,12 +56,23 @@ class Agent(WireModel):
 
 
 class Person(WireModel):
-    """A human member (``usr_…``) of one workspace."""
+    """A human member (``usr_…``) of one workspace.
+
+    Attributes:
+        sessions_epoch: raised by one each time the person's dashboard sessions are
+            ended (``end-sessions``, ``remove-person``); a session signed in under
+            another value has ended (docs/reference.md#offboarding).
+        removed_at: when an operator removed the person (``remove-person``); the item
+            stays so their past edits keep naming them, but they cannot sign in, their
+            tokens are 401 and their e-mail address is free again.
+    """
 
     id: str
     workspace_id: str
     email: str
     created_at: Timestamp
+    sessions_epoch: int = 0
+    removed_at: Timestamp | None = None
 
 
 class IssuedCredential(WireModel):

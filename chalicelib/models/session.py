@@ -31,6 +31,11 @@ class WebSession(WireModel):
             every 15 minutes, never past ``absolute_expires_at``.
         absolute_expires_at: sign-in + 7 days, whatever the activity.
         via: ``token`` or ``link``: how the person signed in.
+        token_hash: SHA-256 of the bearer token the session was signed in with (pasted,
+            or the one that made the link): the session ends when that token is
+            revoked or past its rotation grace (docs/reference.md#offboarding). None only
+            for records made before sessions were tied to tokens, which have ended.
+        person_epoch: the person's ``sessions_epoch`` at sign-in; None as above.
     """
 
     secret_hash: str
@@ -42,6 +47,8 @@ class WebSession(WireModel):
     expires_at: Timestamp
     absolute_expires_at: Timestamp
     via: str
+    token_hash: str | None = Field(default=None, repr=False)
+    person_epoch: int | None = None
 
     def is_live(self, now: datetime) -> bool:
         """True while neither expiry has passed."""
@@ -56,13 +63,16 @@ class WebSession(WireModel):
 
 
 class SignInCode(WireModel):
-    """A one-time sign-in code as stored (under its hash): who it signs in, until when."""
+    """A one-time sign-in code as stored (under its hash): who it signs in, until when,
+    and the bearer token that made it (``token_hash``; the session it starts is tied to
+    that token)."""
 
     code_hash: str
     person_id: str
     workspace_id: str
     created_at: Timestamp
     expires_at: Timestamp
+    token_hash: str | None = Field(default=None, repr=False)
 
 
 class SignInLink(WireModel):

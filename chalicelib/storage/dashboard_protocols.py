@@ -57,6 +57,10 @@ class WebSessionRepository(Protocol):
         not exist (never issued or used already)."""
         ...
 
+    def get_code(self, code_hash: str) -> SignInCode | None:
+        """Read a code without using it (expired or not); None when it does not exist."""
+        ...
+
 
 @dataclass(frozen=True)
 class UpgradeReport:

@@ -295,6 +295,56 @@ class DynamoDBDirectoryRepository:
             raise
         return True
 
+    def end_person_sessions(self, person_id: str) -> Person | None:
+        """Add one to the person's ``sessionsEpoch`` (one conditional UpdateItem): every
+        dashboard session signed in before ends at its next request. None when there is
+        no such person or they were removed."""
+        try:
+            response = self._table.client.update_item(
+                TableName=self._table.name,
+                Key=to_attributes(person_key(person_id)),
+                UpdateExpression="ADD #epoch :one",
+                # A live person only: never create a bare item, nor touch a removed one.
+                ConditionExpression="attribute_exists(pk) AND attribute_not_exists(#removed)",
+                ExpressionAttributeNames={"#epoch": "sessionsEpoch", "#removed": "removedAt"},
+                ExpressionAttributeValues=to_attributes({":one": 1}),
+                ReturnValues="ALL_NEW",
+            )
+        except ClientError as error:
+            if error.response["Error"]["Code"] == _CONDITION_FAILED:
+                return None
+            raise
+        return convert.person_from_item(from_attributes(response["Attributes"]))
+
+    def remove_person(self, person: Person, *, email_digest: str, now: datetime) -> bool:
+        """Mark the person removed (the item stays: audit records name them), end their
+        sessions and release their e-mail claim, in one transaction. Returns False when
+        the person is gone or was removed meanwhile (nothing written)."""
+        mark = {
+            "Update": {
+                "Key": to_attributes(person_key(person.id)),
+                "UpdateExpression": "SET #removed = :now ADD #epoch :one",
+                # Removed once: a second removal reports it instead of moving the time.
+                "ConditionExpression": "attribute_exists(pk) AND attribute_not_exists(#removed)",
+                "ExpressionAttributeNames": {"#removed": "removedAt", "#epoch": "sessionsEpoch"},
+                "ExpressionAttributeValues": to_attributes({":now": to_rfc3339(now), ":one": 1}),
+            }
+        }
+        release = {
+            "Delete": {
+                "Key": to_attributes(person_email_key(person.workspace_id, email_digest)),
+                # Only this person's claim (a person made before claims existed has none).
+                "ConditionExpression": "attribute_not_exists(pk) OR #person = :person",
+                "ExpressionAttributeNames": {"#person": "personId"},
+                "ExpressionAttributeValues": to_attributes({":person": person.id}),
+            }
+        }
+        try:
+            self._table.transact([mark, release])
+        except TransactionCancelled:
+            return False
+        return True
+
 
 def _put_token(token: StoredToken) -> list[dict[str, Any]]:
     if token.record.id is None:

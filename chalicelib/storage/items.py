@@ -224,6 +224,8 @@ def person_to_item(person: Person) -> dict[str, Any]:
         "workspaceId": person.workspace_id,
         "email": person.email,
         "createdAt": to_rfc3339(person.created_at),
+        "sessionsEpoch": person.sessions_epoch,
+        **({} if person.removed_at is None else {"removedAt": to_rfc3339(person.removed_at)}),
     }
 
 
@@ -234,6 +236,8 @@ def person_from_item(item: dict[str, Any]) -> Person:
         workspace_id=item["workspaceId"],
         email=item["email"],
         created_at=from_rfc3339(item["createdAt"]),
+        sessions_epoch=int(item.get("sessionsEpoch", 0)),
+        removed_at=from_rfc3339(item["removedAt"]) if item.get("removedAt") else None,
     )
 
 

@@ -300,6 +300,18 @@ class DirectoryRepository(Protocol):
         ``stale_before`` or later (conditional); False when nothing was written."""
         ...
 
+    def end_person_sessions(self, person_id: str) -> Person | None:
+        """Raise a person's ``sessionsEpoch`` by one (their dashboard sessions end);
+        the person as now stored, or None when there is no such person or they were
+        removed."""
+        ...
+
+    def remove_person(self, person: Person, *, email_digest: str, now: datetime) -> bool:
+        """Mark a person removed at ``now``, raise their ``sessionsEpoch`` and release
+        their e-mail claim (``email_digest``), in one transaction; False when they are
+        gone or were removed meanwhile."""
+        ...
+
 
 @dataclass(frozen=True)
 class KvQuota:

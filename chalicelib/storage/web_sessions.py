@@ -37,6 +37,8 @@ def session_to_item(session: WebSession) -> dict[str, Any]:
         "expiresAt": to_rfc3339(session.expires_at),
         "absoluteExpiresAt": to_rfc3339(session.absolute_expires_at),
         "via": session.via,
+        **({} if session.token_hash is None else {"tokenHash": session.token_hash}),
+        **({} if session.person_epoch is None else {"personEpoch": session.person_epoch}),
         KV_TTL_ATTRIBUTE: _epoch(min(session.expires_at, session.absolute_expires_at)),
     }
 
@@ -53,6 +55,8 @@ def session_from_item(secret_hash: str, item: dict[str, Any]) -> WebSession:
         expires_at=from_rfc3339(item["expiresAt"]),
         absolute_expires_at=from_rfc3339(item["absoluteExpiresAt"]),
         via=item["via"],
+        token_hash=item.get("tokenHash"),
+        person_epoch=None if item.get("personEpoch") is None else int(item["personEpoch"]),
     )
 
 
@@ -128,6 +132,7 @@ class DynamoDBWebSessionRepository:
             "workspaceId": code.workspace_id,
             "createdAt": to_rfc3339(code.created_at),
             "expiresAt": to_rfc3339(code.expires_at),
+            **({} if code.token_hash is None else {"tokenHash": code.token_hash}),
             KV_TTL_ATTRIBUTE: _epoch(code.expires_at),
         }
         self._table.client.put_item(
@@ -154,11 +159,21 @@ class DynamoDBWebSessionRepository:
             if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
                 return None
             raise
-        item = from_attributes(response["Attributes"])
-        return SignInCode(
-            code_hash=code_hash,
-            person_id=item["personId"],
-            workspace_id=item["workspaceId"],
-            created_at=from_rfc3339(item["createdAt"]),
-            expires_at=from_rfc3339(item["expiresAt"]),
-        )
+        return _code_from_item(code_hash, from_attributes(response["Attributes"]))
+
+    def get_code(self, code_hash: str) -> SignInCode | None:
+        """Return a code (expired or not) without using it, or None (never issued, or
+        used already): the confirmation page reads it (consistent read)."""
+        found = self._table.get(sign_in_code_key(code_hash))
+        return None if found is None else _code_from_item(code_hash, found)
+
+
+def _code_from_item(code_hash: str, item: dict[str, Any]) -> SignInCode:
+    return SignInCode(
+        code_hash=code_hash,
+        person_id=item["personId"],
+        workspace_id=item["workspaceId"],
+        created_at=from_rfc3339(item["createdAt"]),
+        expires_at=from_rfc3339(item["expiresAt"]),
+        token_hash=item.get("tokenHash"),
+    )

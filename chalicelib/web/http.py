@@ -11,9 +11,10 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
 from chalicelib.errors import Forbidden, InvalidRequest
+from chalicelib.limits import NEXT_PATH_MAX_CHARS
 
 SESSION_COOKIE = "pinework_session"
 """The session cookie's name on loopback (plain HTTP)."""
@@ -224,13 +225,33 @@ def security_headers(request: WebRequest, response: WebResponse) -> dict[str, st
 
 
 def safe_next(path: str | None) -> str:
-    """A ``next`` path to go to after sign-in: only a path within the app (``/…``,
-    never ``//host`` or a backslash trick); anything else is the overview."""
-    if not path or not path.startswith("/") or path.startswith("//") or "\\" in path:
+    """A ``next`` path to go to after sign-in or a form: a path within the app, as ASCII
+    (docs/reference.md#13-dashboard).
+
+    Anything that is not a path of this origin is ``/``: no leading ``/``; ``//`` or
+    ``/\\`` (another host); a backslash or a control character anywhere; the same
+    once percent-decoded (``/%2F%2Fevil``); a lone surrogate; longer than
+    ``NEXT_PATH_MAX_CHARS``. Other characters outside ASCII's URL set are
+    percent-encoded as UTF-8, so the answer's ``Location`` is always ASCII.
+    """
+    if not path or _leaves_the_app(path) or _leaves_the_app(unquote(path, errors="replace")):
         return "/"
-    if any(ord(character) < 0x20 for character in path):
+    try:
+        encoded = quote(path, safe=_URL_CHARACTERS, errors="strict")
+    except UnicodeEncodeError:
         return "/"
-    return path
+    return encoded if len(encoded) <= NEXT_PATH_MAX_CHARS else "/"
+
+
+_URL_CHARACTERS = "/?#[]@!$&'()*+,;=:-._~%"
+"""What ``safe_next`` keeps as is: RFC 3986's reserved and unreserved characters
+(letters and digits always), and ``%`` of the escapes already there."""
+
+
+def _leaves_the_app(path: str) -> bool:
+    if not path.startswith("/") or path[1:2] in ("/", "\\") or "\\" in path:
+        return True
+    return any(ord(character) < 0x20 or 0x7F <= ord(character) <= 0x9F for character in path)
 
 
 def _is_loopback(host: str) -> bool:

@@ -64,13 +64,20 @@ def test_sign_in_from_another_site_is_refused(browser: Page, world: World) -> No
 def test_one_time_link_signs_in_then_is_used(api: Api, browser: Page, world: World) -> None:
     status, link = api.call("POST", "/sign-in-links", world.person)
     assert status == 201 and link["object"] == "sign_in_link"
-    first = browser.get(link["path"])
+    code = link["path"].split("code=", 1)[1]
+    page = browser.get(link["path"])
+    assert page.status_code == 200 and "Set-Cookie" not in page.headers
+    assert (
+        "Continue as <strong>ana@example.com</strong> in workspace <strong>Acme</strong>"
+        in text(page)
+    )
+    first = browser.post("/sign-in/link", {"code": code})
     assert first.status_code == 303 and first.headers["Location"] == "/"
-    assert "Set-Cookie" in first.headers
-    browser.cookie = first.headers["Set-Cookie"].split(";")[0]
+    assert browser.cookie is not None
     assert browser.get("/").status_code == 200
     other = Page(browser.client)
-    again = other.get(link["path"])
+    assert other.get(link["path"]).headers["Location"] == "/sign-in?link=unusable"
+    again = other.post("/sign-in/link", {"code": code})
     assert again.status_code == 303 and again.headers["Location"] == "/sign-in?link=unusable"
     assert "Set-Cookie" not in again.headers
     assert "used already or has expired" in text(other.get("/sign-in?link=unusable"))

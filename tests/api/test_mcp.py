@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import mcp_types
@@ -13,6 +14,7 @@ import pytest
 from chalice.test import Client
 
 from chalicelib import wiring
+from chalicelib.settings import Settings
 from tests.helpers import Actor, World
 
 TOOL_NAMES = [
@@ -44,6 +46,7 @@ class Mcp:
         method: str = "POST",
     ) -> tuple[int, dict[str, str], Any]:
         sent = {
+            "Host": "127.0.0.1:8000",  # what a client of the local server sends
             "Content-Type": "application/json",
             "Accept": "application/json, text/event-stream",
             **(headers or {}),
@@ -306,23 +309,36 @@ def test_a_malformed_run_header_is_400(mcp: Mcp, world: World) -> None:
 
 
 @pytest.mark.parametrize(
-    ("origin", "host", "allowed", "ok"),
+    ("origin", "hosts", "allowed", "ok"),
     [
-        ("http://localhost:3000", None, "", True),
-        ("http://127.0.0.1:8000", None, "", True),
-        ("http://[::1]:8000", None, "", True),
+        ("http://localhost:3000", "", "", True),
+        ("http://127.0.0.1:8000", "", "", True),
+        ("http://[::1]:8000", "", "", True),
         ("https://api.example.com", "api.example.com", "", True),
+        ("https://api.example.com", "", "", False),  # never compared with Host
         ("https://app.example", "api.example.com", "https://app.example, https://b.example", True),
         ("https://evil.example", "api.example.com", "https://app.example", False),
-        ("http://localhost.evil.example", None, "", False),
-        ("null", None, "", False),
-        ("file://", None, "", False),
+        ("http://localhost.evil.example", "", "", False),
+        (
+            "https://x.execute-api.eu-west-1.amazonaws.com",
+            "*.execute-api.eu-west-1.amazonaws.com",
+            "",
+            True,
+        ),
+        (
+            "https://execute-api.eu-west-1.amazonaws.com.evil",
+            "*.execute-api.eu-west-1.amazonaws.com",
+            "",
+            False,
+        ),
+        ("null", "", "", False),
+        ("file://", "", "", False),
     ],
 )
-def test_origin_rule(origin: str, host: str | None, allowed: str, ok: bool) -> None:
-    from chalicelib.api.mcp import origin_allowed
+def test_origin_rule(origin: str, hosts: str, allowed: str, ok: bool) -> None:
+    from chalicelib.api.cross_site import origin_allowed
 
-    assert origin_allowed(origin, host, allowed) is ok
+    assert origin_allowed(origin, Settings(allowed_hosts=hosts), allowed) is ok
 
 
 def test_a_foreign_browser_origin_is_refused_before_anything_runs(mcp: Mcp) -> None:
@@ -334,6 +350,47 @@ def test_a_foreign_browser_origin_is_refused_before_anything_runs(mcp: Mcp) -> N
     assert status == 200 and body["result"] == {}
     status, _, body = mcp.post(ping)  # no Origin: not a browser
     assert status == 200
+
+
+def test_a_host_that_is_not_this_api_is_refused_whatever_the_origin(
+    mcp: Mcp, wired: wiring.Services
+) -> None:
+    """DNS rebinding: the attacker's name resolves to the server, so ``Host`` and
+    ``Origin`` agree with each other; both are held to the configured hosts."""
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    for host, origin in (
+        ("rebind.attacker.example:8000", "http://rebind.attacker.example:8000"),
+        ("rebind.attacker.example", None),
+        ("127.0.0.1.nip.io:8000", None),
+        ("localhost@evil.example", None),
+    ):
+        extra = {"Host": host, **({"Origin": origin} if origin else {})}
+        status, _, body = mcp.post(ping, headers=extra)
+        assert status == 403, host
+        assert body["error"]["data"]["code"] == "forbidden"
+        assert "PINEWORK_ALLOWED_HOSTS" in body["error"]["message"]
+    for host in ("localhost:8000", "[::1]:9", "127.0.0.1"):
+        assert mcp.post(ping, headers={"Host": host})[0] == 200, host
+
+
+def test_configured_hosts_are_answered(wired: wiring.Services) -> None:
+    from app import app
+
+    hosts = "mcp.example.com, *.execute-api.eu-west-1.amazonaws.com"
+    wiring.install(
+        replace(wired, settings=wired.settings.model_copy(update={"allowed_hosts": hosts}))
+    )
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    with Client(app) as client:
+        mcp = Mcp(client)
+        for host, ok in (
+            ("mcp.example.com", True),
+            ("abc123.execute-api.eu-west-1.amazonaws.com", True),
+            ("execute-api.eu-west-1.amazonaws.com", False),
+            ("mcp.example.com.evil.example", False),
+        ):
+            origin = {"Origin": f"https://{host}"}
+            assert (mcp.post(ping, headers={"Host": host, **origin})[0] == 200) is ok, host
 
 
 def test_the_input_rules_of_issue_14_give_the_same_codes_over_mcp(mcp: Mcp, world: World) -> None:

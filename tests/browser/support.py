@@ -60,6 +60,15 @@ class Server:
             aws_secret_access_key="local",
         )
 
+    def admin(self, monkeypatch: Any) -> Any:
+        """``pinework admin``'s service on the server's embedded DynamoDB (its dummy
+        credentials set for the test with ``monkeypatch``)."""
+        from pinework.admin import open_admin_service
+
+        for name, value in (("AWS_ACCESS_KEY_ID", "local"), ("AWS_SECRET_ACCESS_KEY", "local")):
+            monkeypatch.setenv(name, value)
+        return open_admin_service({"PINEWORK_DYNAMODB_ENDPOINT": self.endpoint})
+
 
 def sign_in(page: Any, server: Server, token: str | None = None) -> None:
     """Sign in through the form with a token (the demo person's by default)."""

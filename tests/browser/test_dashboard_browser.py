@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import pytest
+
 from chalicelib.storage.keys import web_session_key
 from tests.browser.seed import HOSTILE
 from tests.browser.support import (
@@ -39,6 +41,10 @@ def test_one_time_link_signs_in_once_and_leaves_no_usable_code(
     page: Any, server: Server, chromium: Any
 ) -> None:
     page.goto(server.link)
+    # Opening the link signs nobody in: a confirmation page names who and where.
+    assert page.get_by_text("Continue as demo@example.com in workspace").is_visible()
+    screenshot(page, "sign-in-link")
+    page.get_by_role("button", name="Continue").click()
     page.wait_for_url(server.url + "/")
     assert "code=" not in page.url
     assert page.get_by_role("heading", name="Agents", exact=True).is_visible()
@@ -49,6 +55,21 @@ def test_one_time_link_signs_in_once_and_leaves_no_usable_code(
     assert "/sign-in" in other.url
     assert other.get_by_text("used already or has expired").is_visible()
     other.context.close()
+
+
+def test_a_session_ends_at_its_next_request_once_its_token_is_revoked(
+    page: Any, server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    admin = server.admin(monkeypatch)
+    issued = admin.issue_token(server.demo["personId"], "browser-test")
+    sign_in(page, server, issued["token"])
+    assert page.get_by_role("heading", name="Agents", exact=True).is_visible()
+    admin.revoke_token(issued["id"])
+    page.reload()
+    assert "/sign-in" in page.url
+    assert page.get_by_text("Your session has ended").is_visible()
+    page.goto(server.url + "/")
+    assert "/sign-in" in page.url
 
 
 def test_sign_in_find_an_agent_and_page_through_its_memories(page: Any, server: Server) -> None:

@@ -142,3 +142,49 @@ def test_agents_are_listed_by_workspace_and_persons_read_back(
     directory.create_person(person, stored_person("f" * 64, person), email_digest="9" * 64)
     assert directory.get_person(person.id) == person
     assert directory.get_person(ids.new("usr")) is None
+
+
+def test_ending_sessions_and_removing_a_person(
+    directory: DirectoryRepository, ids: IdFactory, clock: FixedClock
+) -> None:
+    workspace = Workspace(id=ids.new("wsp"), name="Acme", created_at=clock.now())
+    directory.create_workspace(workspace)
+    person = Person(
+        id=ids.new("usr"),
+        workspace_id=workspace.id,
+        email="ana@example.com",
+        created_at=clock.now(),
+    )
+    directory.create_person(person, stored_person("1" * 64, person), email_digest="d" * 64)
+    ended = directory.end_person_sessions(person.id)
+    assert ended is not None and ended.sessions_epoch == 1
+    assert directory.end_person_sessions("usr_nobody") is None
+    assert directory.remove_person(person, email_digest="d" * 64, now=clock.now())
+    read = directory.get_person(person.id)
+    assert read is not None and read.removed_at == clock.now() and read.sessions_epoch == 2
+    assert not directory.remove_person(person, email_digest="d" * 64, now=clock.now())
+    assert directory.end_person_sessions(person.id) is None  # removed: nothing written
+    # The address is free again in that workspace.
+    again = Person(
+        id=ids.new("usr"),
+        workspace_id=workspace.id,
+        email="ana@example.com",
+        created_at=clock.now(),
+    )
+    directory.create_person(again, stored_person("2" * 64, again), email_digest="d" * 64)
+    # Removing a person never releases another person's claim (nothing is written then).
+    other = Person(
+        id=ids.new("usr"), workspace_id=workspace.id, email="bo@example.com", created_at=clock.now()
+    )
+    directory.create_person(other, stored_person("3" * 64, other), email_digest="e" * 64)
+    assert not directory.remove_person(other, email_digest="d" * 64, now=clock.now())
+    kept = directory.get_person(other.id)
+    assert kept is not None and kept.removed_at is None and kept.sessions_epoch == 0
+    with pytest.raises(PersonEmailTaken):
+        third = Person(
+            id=ids.new("usr"),
+            workspace_id=workspace.id,
+            email="x@example.com",
+            created_at=clock.now(),
+        )
+        directory.create_person(third, stored_person("4" * 64, third), email_digest="d" * 64)

@@ -88,3 +88,29 @@ def test_a_code_is_consumed_exactly_once(store: WebSessionRepository, clock: Fix
     assert [found for found in results if found is not None] == [code]
     assert store.consume_code(code.code_hash) is None
     assert store.consume_code("d" * 64) is None
+
+
+def test_a_code_is_read_without_being_used_and_keeps_its_token(
+    store: WebSessionRepository, clock: FixedClock
+) -> None:
+    code = SignInCode(
+        code_hash="e" * 64,
+        person_id="usr_01",
+        workspace_id="wsp_01",
+        created_at=clock.now(),
+        expires_at=clock.now() + timedelta(minutes=10),
+        token_hash="f" * 64,
+    )
+    store.create_code(code)
+    assert store.get_code(code.code_hash) == code
+    assert store.get_code(code.code_hash) == code  # reading uses nothing
+    assert store.consume_code(code.code_hash) == code
+    assert store.get_code(code.code_hash) is None
+
+
+def test_a_session_keeps_its_token_and_person_epoch(
+    store: WebSessionRepository, clock: FixedClock
+) -> None:
+    made = session(clock, "b" * 64).model_copy(update={"token_hash": "9" * 64, "person_epoch": 3})
+    store.create_session(made)
+    assert store.get_session(made.secret_hash) == made

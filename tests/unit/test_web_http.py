@@ -106,10 +106,30 @@ def test_cookie_and_repeated_query_parameters() -> None:
         ("/\\evil.example", "/"),
         ("javascript:alert(1)", "/"),
         ("/ok\r\nSet-Cookie: x=1", "/"),
+        ("/agents/\u65e5\u672c?q=caf\u00e9", "/agents/%E6%97%A5%E6%9C%AC?q=caf%C3%A9"),
+        ("/\U0001f600", "/%F0%9F%98%80"),
+        ("/\u2028x", "/%E2%80%A8x"),
+        ('/a b"<>', "/a%20b%22%3C%3E"),
+        ("/agents/agt_1?kind=day&q=a%20b", "/agents/agt_1?kind=day&q=a%20b"),
+        ("/\ud83d", "/"),
+        ("/\x7f", "/"),
+        ("/\x85x", "/"),
+        ("/\tevil", "/"),
+        ("/%2F%2Fevil.example", "/"),
+        ("/%2f/evil.example", "/"),
+        ("/%5Cevil.example", "/"),
+        ("/x/%5C..", "/"),
+        ("/%0d%0aSet-Cookie:%20x=1", "/"),
+        ("\\evil.example", "/"),
+        ("/\uff0f/evil.example", "/%EF%BC%8F/evil.example"),
+        ("/" + "a" * 3000, "/"),
+        ("", "/"),
     ],
 )
 def test_next_paths_stay_inside_the_app(given: str | None, expected: str) -> None:
     assert safe_next(given) == expected
+    assert safe_next(expected) == expected  # a path made safe once stays as it is
+    expected.encode("ascii")  # fits a Location header
 
 
 def test_security_headers_forbid_inline_script_framing_and_caching() -> None:

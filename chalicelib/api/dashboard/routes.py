@@ -17,6 +17,7 @@ from chalice.app import Blueprint, Response
 from chalicelib.api.context import call_context
 from chalicelib.api.dashboard.adapter import page, public
 from chalicelib.api.http import ANY_CONTENT, endpoint, json_response, reject_other_methods
+from chalicelib.services.access.auth import bearer_token_hash
 from chalicelib.web.context import WebContext
 from chalicelib.web.http import WebRequest, WebResponse
 from chalicelib.web.views import (
@@ -69,7 +70,14 @@ def sign_in(request: WebRequest, wired: Services) -> WebResponse:
 @_route("/sign-in/link")
 @open_to_all
 def sign_in_link(request: WebRequest, wired: Services) -> WebResponse:
-    """Sign in with a one-time link, then redirect."""
+    """A one-time link's confirmation page (signs nobody in)."""
+    return auth.confirm_link(request, wired)
+
+
+@_route("/sign-in/link", "POST")
+@open_to_all
+def sign_in_link_confirmed(request: WebRequest, wired: Services) -> WebResponse:
+    """Sign in with a one-time link's code (form body, same origin), then redirect."""
     return auth.sign_in_with_link(request, wired)
 
 
@@ -252,8 +260,10 @@ def set_review_approval(web: WebContext) -> WebResponse:
 @endpoint
 def create_sign_in_link() -> Response:
     """A person's bearer token -> a one-time dashboard sign-in link (201)."""
-    call = call_context(dashboard_web.current_request)
-    link = call.services.dashboard.sessions.create_link(call.principal)
+    request = dashboard_web.current_request
+    call = call_context(request)
+    made_with = bearer_token_hash(request.headers.get("authorization"))
+    link = call.services.dashboard.sessions.create_link(call.principal, token_hash=made_with)
     return json_response(link.to_wire(), 201)
 
 
@@ -262,7 +272,7 @@ reject_other_methods(
     {
         "/": ["GET"],
         "/sign-in": ["GET", "POST"],
-        "/sign-in/link": ["GET"],
+        "/sign-in/link": ["GET", "POST"],
         "/sign-out": ["POST"],
         "/static/{name}": ["GET"],
         "/agents/{agent_id}": ["GET"],

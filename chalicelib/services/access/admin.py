@@ -11,8 +11,8 @@ import unicodedata
 from datetime import timedelta
 from typing import Any
 
-from chalicelib.errors import InvalidRequest, PersonExists
-from chalicelib.ids import WORKSPACE_ID, Clock, IdFactory
+from chalicelib.errors import InvalidRequest, NotFound, PersonExists
+from chalicelib.ids import WORKSPACE_ID, Clock, IdFactory, to_rfc3339
 from chalicelib.limits import TOKEN_ROTATION_GRACE
 from chalicelib.models.principal import (
     Agent,
@@ -32,9 +32,9 @@ _NAME_MAX_CHARS = 200
 
 
 class AdminService:
-    """Operator commands: create workspaces, agents and persons with tokens; issue,
-    list, revoke and rotate tokens; set a workspace's review approval; backfill
-    recall embeddings.
+    """Operator commands: create workspaces, agents and persons with tokens; end a
+    person's sessions or remove them; issue, list, revoke and rotate tokens; set a
+    workspace's review approval; backfill recall embeddings.
 
     Args:
         directory: where workspaces, agents, persons and token hashes live.
@@ -115,7 +115,7 @@ class AdminService:
         )
         principal = Principal(kind=PrincipalKind.PERSON, id=person.id, workspace_id=workspace_id)
         token, stored = self.tokens.mint(principal)
-        digest = hashlib.sha256(normalized_email(email).encode("utf-8")).hexdigest()
+        digest = email_digest(email)
         try:
             self._directory.create_person(person, stored, email_digest=digest)
         except PersonEmailTaken as taken:
@@ -175,6 +175,62 @@ class AdminService:
         return {
             "token": rotated.issued.model_dump(mode="json", by_alias=True),
             "previous": rotated.previous.to_listing(self._clock.now()),
+        }
+
+    def end_sessions(self, person_id: str) -> dict[str, Any]:
+        """End every dashboard session of a person at its next request
+        (docs/reference.md#offboarding): one conditional write raises their
+        ``sessionsEpoch``, which each session's resume compares with its own. Their
+        tokens keep working; they can sign in again.
+
+        Returns:
+            ``{id, email, workspaceId, sessionsEpoch}``.
+
+        Raises:
+            NotFound: no such person, or they were removed.
+        """
+        person = self._directory.end_person_sessions(person_id.strip())
+        if person is None:
+            raise NotFound(f"No person {person_id!r} (never created, or removed).")
+        return {
+            "id": person.id,
+            "email": person.email,
+            "workspaceId": person.workspace_id,
+            "sessionsEpoch": person.sessions_epoch,
+        }
+
+    def remove_person(self, person_id: str) -> dict[str, Any]:
+        """Offboard a person (docs/reference.md#offboarding): in one transaction they
+        are marked removed, their sessions end and their e-mail claim is released (the
+        address may be given to a new person); then each of their tokens is revoked.
+        Their item stays, so memories, audit records and decisions keep naming them;
+        a token the index did not list yet is refused anyway (``AuthService`` reads the
+        person of every person token).
+
+        Returns:
+            ``{id, email, workspaceId, removedAt, tokensRevoked}``.
+
+        Raises:
+            NotFound: no such person, or removed already.
+        """
+        person = self._directory.get_person(person_id.strip())
+        if person is None or person.removed_at is not None:
+            raise NotFound(f"No person {person_id!r} (never created, or removed already).")
+        now = self._clock.now()
+        digest = email_digest(person.email)
+        if not self._directory.remove_person(person, email_digest=digest, now=now):
+            raise NotFound(f"Person {person.id} was removed meanwhile.")
+        revoked = sum(
+            self._directory.revoke_token(stored)
+            for stored in self._directory.list_tokens(person.id)
+            if stored.record.id is not None
+        )
+        return {
+            "id": person.id,
+            "email": person.email,
+            "workspaceId": person.workspace_id,
+            "removedAt": to_rfc3339(now),
+            "tokensRevoked": revoked,
         }
 
     def set_review_approval(self, workspace_id: str, value: str) -> Workspace:
@@ -252,6 +308,11 @@ def normalized_email(email: str) -> str:
     """An e-mail address as compared for uniqueness: NFKC, trimmed, case-folded
     (``" Ana@Example.COM"`` and full-width ``ａｎａ@example.com`` are ``ana@example.com``)."""
     return unicodedata.normalize("NFKC", email).strip().casefold()
+
+
+def email_digest(email: str) -> str:
+    """SHA-256 hex of ``normalized_email``: the key of a workspace's claim on an address."""
+    return hashlib.sha256(normalized_email(email).encode("utf-8")).hexdigest()
 
 
 def _check_name(value: str, what: str) -> str:

@@ -3,8 +3,10 @@
 
 Every request reads its token item with one consistent GetItem (no cache), so a
 revoked token is 401 on its next request and a rotated one from the end of its
-grace period. ``lastUsedAt`` costs no write per request: it is written only when
-the stored value is an hour old or more, with a conditional write (docs/issues.md#issue-12).
+grace period; a person's token also reads the person, so a removed person's token is
+401 (docs/reference.md#offboarding). ``lastUsedAt`` costs no write per request: it is
+written only when the stored value is an hour old or more, with a conditional write
+(docs/issues.md#issue-12).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import secrets
 from chalicelib.errors import RateLimited, Unauthorized
 from chalicelib.ids import Clock, to_rfc3339
 from chalicelib.limits import TOKEN_LAST_USED_INTERVAL
-from chalicelib.models.principal import Principal
+from chalicelib.models.principal import Principal, PrincipalKind
 from chalicelib.models.token import StoredToken, TokenStatus
 from chalicelib.storage.protocols import DirectoryRepository
 
@@ -66,8 +68,17 @@ class AuthService:
                 f"The bearer token was rotated and stopped working at {to_rfc3339(expires_at)}; "
                 "use its replacement, or ask an admin for a new one."
             )
+        principal = stored.record.principal
+        if principal.kind is PrincipalKind.PERSON and not self._person_present(principal.id):
+            raise Unauthorized("This person was removed from the workspace; the token is revoked.")
         self._note_use(stored)
-        return stored.record.principal
+        return principal
+
+    def _person_present(self, person_id: str) -> bool:
+        # A removed person's tokens are revoked by remove-person; this read also covers
+        # one issued so recently that the token index did not list it yet.
+        person = self._directory.get_person(person_id)
+        return person is not None and person.removed_at is None
 
     def _note_use(self, stored: StoredToken) -> None:
         now = self._clock.now()
@@ -79,6 +90,14 @@ class AuthService:
         except RateLimited:
             # Bookkeeping only: the request goes on, and a later one writes it.
             logger.warning("lastUsedAt of token %s not written (throttled)", stored.record.id)
+
+
+def bearer_token_hash(authorization: str | None) -> str | None:
+    """The stored hash of the token in an ``Authorization: Bearer <token>`` value, or
+    None when there is none (what ``authenticate`` looked up)."""
+    scheme, _, token = (authorization or "").strip().partition(" ")
+    token = token.strip()
+    return hash_token(token) if scheme.lower() == "bearer" and token else None
 
 
 def new_token() -> str:

@@ -7,6 +7,13 @@ a random cookie value whose SHA-256 keys a server-side record. The record ends
 requests write nothing), 7 days after sign-in at the latest, or at sign-out,
 which deletes it. Agents cannot sign in. Each session has its own CSRF token,
 which every state-changing form must carry.
+
+A session is tied to the bearer token it was signed in with (pasted, or the one that
+made its link) and to the person's ``sessionsEpoch``: it ends at its next request once
+that token is revoked or past its rotation grace, once the person's sessions are ended
+(``pinework admin end-sessions``), or once the person is removed
+(docs/reference.md#offboarding). A link is only a pointer: opening it shows a
+confirmation page, and only a same-origin POST of its code signs in.
 """
 
 from __future__ import annotations
@@ -25,9 +32,10 @@ from chalicelib.limits import (
     SESSION_REFRESH_INTERVAL,
     SIGN_IN_LINK_LIFETIME,
 )
-from chalicelib.models.principal import Person, Principal, PrincipalKind
+from chalicelib.models.principal import Person, Principal, PrincipalKind, Workspace
 from chalicelib.models.session import SignInCode, SignInLink, WebSession
-from chalicelib.services.access.auth import AuthService
+from chalicelib.models.token import TokenStatus
+from chalicelib.services.access.auth import AuthService, hash_token
 from chalicelib.services.access.who import refuse_agents
 from chalicelib.storage.dashboard_protocols import WebSessionRepository
 from chalicelib.storage.protocols import DirectoryRepository
@@ -56,6 +64,14 @@ class IssuedSession:
 
     secret: str
     session: WebSession
+
+
+@dataclass(frozen=True)
+class LinkInvitation:
+    """What a one-time link would sign in as (its confirmation page shows it)."""
+
+    person: Person
+    workspace: Workspace
 
 
 @dataclass(frozen=True)
@@ -113,12 +129,15 @@ class DashboardSessions:
         principal = self._auth.authenticate(f"Bearer {token}")
         if principal.is_agent:
             raise Forbidden(AGENTS_CANNOT_SIGN_IN)
-        return self._start(principal, via="token")
+        return self._start(principal, via="token", token_hash=hash_token(token))
 
-    def create_link(self, principal: Principal) -> SignInLink:
+    def create_link(self, principal: Principal, *, token_hash: str | None) -> SignInLink:
         """Make a one-time sign-in link for the calling person (docs/reference.md#13-dashboard).
 
         The code is random, stored only as its SHA-256, works once and for 10 minutes.
+        ``token_hash`` is the hash of the bearer token that asked (``bearer_token_hash``):
+        the session the link starts is tied to that token (docs/reference.md#offboarding);
+        None ties it to the person only.
 
         Returns:
             The link's path (relative to the app's root) and when it expires.
@@ -137,29 +156,54 @@ class DashboardSessions:
                 workspace_id=principal.workspace_id,
                 created_at=now,
                 expires_at=expires_at,
+                token_hash=token_hash,
             )
         )
         return SignInLink(path=f"{SIGN_IN_LINK_PATH}?code={quote(code)}", expires_at=expires_at)
 
-    def sign_in_with_link(self, code: str) -> IssuedSession:
-        """Use a one-time code: it is deleted whatever happens next (single use).
+    def describe_link(self, code: str) -> LinkInvitation:
+        """Who a one-time code would sign in, without using it (the confirmation page).
 
         Raises:
-            Unauthorized: no such code (never issued, or used already), expired, or
-                its person no longer exists.
+            Unauthorized: no such code, expired, its person removed, or the token
+                that made it revoked or past its grace.
+        """
+        if not code or len(code) > _SECRET_MAX_CHARS:
+            raise Unauthorized(LINK_UNUSABLE)
+        found = self._store.get_code(secret_hash(code))
+        person = self._usable(found)
+        workspace = self._directory.get_workspace(person.workspace_id)
+        if workspace is None:
+            raise Unauthorized(LINK_UNUSABLE)
+        return LinkInvitation(person=person, workspace=workspace)
+
+    def sign_in_with_link(self, code: str) -> IssuedSession:
+        """Use a one-time code: it is deleted whatever happens next (single use, one
+        conditional delete). Called on the confirmation page's same-origin POST only.
+
+        Raises:
+            Unauthorized: no such code (never issued, or used already), expired, its
+                person removed, or the token that made it revoked or past its grace.
         """
         if not code or len(code) > _SECRET_MAX_CHARS:
             raise Unauthorized(LINK_UNUSABLE)
         found = self._store.consume_code(secret_hash(code))
-        if found is None or found.expires_at <= self._clock.now():
-            raise Unauthorized(LINK_UNUSABLE)
-        person = self._directory.get_person(found.person_id)
-        if person is None or person.workspace_id != found.workspace_id:
-            raise Unauthorized(LINK_UNUSABLE)
+        person = self._usable(found)
         principal = Principal(
             kind=PrincipalKind.PERSON, id=person.id, workspace_id=person.workspace_id
         )
-        return self._start(principal, via="link")
+        token_hash = None if found is None else found.token_hash
+        return self._start(principal, via="link", token_hash=token_hash)
+
+    def _usable(self, found: SignInCode | None) -> Person:
+        if found is None or found.expires_at <= self._clock.now():
+            raise Unauthorized(LINK_UNUSABLE)
+        person = self._directory.get_person(found.person_id)
+        if person is None or person.workspace_id != found.workspace_id or person.removed_at:
+            raise Unauthorized(LINK_UNUSABLE)
+        if found.token_hash is not None and not self._token_live(found.token_hash, person.id):
+            raise Unauthorized(LINK_UNUSABLE)
+        return person
 
     def resume(self, secret: str | None) -> SignedIn | None:
         """The live session a cookie value names, its idle expiry pushed back when the
@@ -167,7 +211,9 @@ class DashboardSessions:
 
         Returns:
             None when there is no such session, it expired, it was signed out
-            meanwhile, or its person is gone.
+            meanwhile, or it was ended (``ended``: its token revoked or past its
+            grace, the person's sessions ended, the person removed or gone; the
+            record is deleted then).
         """
         if not secret or len(secret) > _SECRET_MAX_CHARS:
             return None
@@ -176,7 +222,8 @@ class DashboardSessions:
         if session is None or not session.is_live(now):
             return None
         person = self._directory.get_person(session.person_id)
-        if person is None or person.workspace_id != session.workspace_id:
+        if person is None or self.ended(session, person):
+            self._store.delete_session(session.secret_hash)
             return None
         if now - session.last_seen_at >= SESSION_REFRESH_INTERVAL:
             expires_at = min(now + SESSION_IDLE_LIFETIME, session.absolute_expires_at)
@@ -184,6 +231,27 @@ class DashboardSessions:
                 return None
             session = session.model_copy(update={"last_seen_at": now, "expires_at": expires_at})
         return SignedIn(session=session, person=person)
+
+    def ended(self, session: WebSession, person: Person) -> bool:
+        """True when a live session was ended by offboarding (docs/reference.md#offboarding):
+        its person removed (or of another workspace), their sessions ended since it
+        began (``sessions_epoch``), its token revoked or past its rotation grace, or it
+        predates sessions being tied to tokens."""
+        if person.workspace_id != session.workspace_id or person.removed_at is not None:
+            return True
+        if session.person_epoch is None or session.person_epoch != person.sessions_epoch:
+            return True
+        return session.token_hash is not None and not self._token_live(
+            session.token_hash, person.id
+        )
+
+    def _token_live(self, token_hash: str, person_id: str) -> bool:
+        stored = self._directory.get_token(token_hash)
+        return (
+            stored is not None
+            and stored.record.principal_id == person_id
+            and stored.record.status(self._clock.now()) is not TokenStatus.EXPIRED
+        )
 
     def sign_out(self, secret: str | None) -> None:
         """End the session a cookie value names (deletes its record; none is fine)."""
@@ -205,7 +273,10 @@ class DashboardSessions:
                 "try again."
             )
 
-    def _start(self, principal: Principal, *, via: str) -> IssuedSession:
+    def _start(self, principal: Principal, *, via: str, token_hash: str | None) -> IssuedSession:
+        person = self._directory.get_person(principal.id)
+        if person is None or person.removed_at is not None:
+            raise Unauthorized(LINK_UNUSABLE if via == "link" else "This person was removed.")
         now = self._clock.now()
         secret = secrets.token_urlsafe(32)
         session = WebSession(
@@ -218,6 +289,8 @@ class DashboardSessions:
             expires_at=now + SESSION_IDLE_LIFETIME,
             absolute_expires_at=now + SESSION_MAX_LIFETIME,
             via=via,
+            token_hash=token_hash,
+            person_epoch=person.sessions_epoch,
         )
         self._store.create_session(session)
         return IssuedSession(secret=secret, session=session)

@@ -190,6 +190,8 @@ class TokenService:
                 )
         elif principal_id.startswith("usr_"):
             person = self._directory.get_person(principal_id)
+            if person is not None and person.removed_at is not None:
+                raise InvalidRequest(f"Person {principal_id} was removed.")
             if person is not None:
                 return Principal(
                     kind=PrincipalKind.PERSON, id=person.id, workspace_id=person.workspace_id

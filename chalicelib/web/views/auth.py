@@ -1,9 +1,9 @@
 """Sign-in, one-time links and sign-out pages (docs/reference.md#13-dashboard,
 docs/issues.md#issue-13).
 
-A token is only ever sent in a form body (POST), never in a URL. A one-time link's
-code is consumed by the first request that carries it, and the answer is a
-redirect, so the address left in the browser's history holds a used code.
+A token is only ever sent in a form body (POST), never in a URL. Opening a one-time
+link shows a confirmation page; only its same-origin POST uses the code (once) and
+signs in, so another site cannot sign a visitor in as someone else (login CSRF).
 """
 
 from __future__ import annotations
@@ -25,7 +25,10 @@ from chalicelib.web.http import (
 from chalicelib.web.render import render
 from chalicelib.wiring import Services
 
-SESSION_ENDED = "Your session has ended (signed out, or idle for 12 hours). Sign in again."
+SESSION_ENDED = (
+    "Your session has ended (signed out, idle for 12 hours, its token revoked, or ended by "
+    "an admin). Sign in again."
+)
 _MAX_AGE = int(SESSION_MAX_LIFETIME.total_seconds())
 
 
@@ -103,12 +106,33 @@ def _signed_in(request: WebRequest, services: Services, secret: str, path: str) 
     return response
 
 
-def sign_in_with_link(request: WebRequest, services: Services) -> WebResponse:
-    """``GET /sign-in/link?code=…``: use the one-time code, then redirect (so the
-    address kept in history holds a used code). A throttled store is the 429 page,
-    not "used already": the code was not consumed, so the link still works."""
+def confirm_link(request: WebRequest, services: Services) -> WebResponse:
+    """``GET /sign-in/link?code=…``: the confirmation page ("Continue as … in workspace
+    …?"). Nothing is used or signed in: a page of another site that opens the link
+    (login CSRF) signs nobody in (docs/reference.md#13-dashboard)."""
+    code = request.param("code") or ""
     try:
-        issued = services.dashboard.sessions.sign_in_with_link(request.param("code") or "")
+        invitation = services.dashboard.sessions.describe_link(code)
+    except Unauthorized:
+        return redirect(request, "/sign-in?link=unusable")
+    body = render(
+        "sign_in_link.html",
+        base=request.base,
+        person=None,
+        notice=None,
+        invitation=invitation,
+        code=code,
+    )
+    return WebResponse(body=body)
+
+
+def sign_in_with_link(request: WebRequest, services: Services) -> WebResponse:
+    """``POST /sign-in/link`` (the confirmation page's button, same origin only): use
+    the one-time code of the form body, then redirect. A throttled store is the 429
+    page, not "used already": the code was not consumed, so the link still works."""
+    check_same_origin(request)
+    try:
+        issued = services.dashboard.sessions.sign_in_with_link(request.form().get("code", ""))
     except Unauthorized:
         return redirect(request, "/sign-in?link=unusable")
     return _signed_in(request, services, issued.secret, "/")
@@ -134,11 +158,12 @@ def to_sign_in(request: WebRequest, *, ended: bool) -> WebResponse:
     back = request.path
     if request.method == "GET" and request.query:
         back += "?" + "&".join(
-            f"{quote(name)}={quote(value)}"
+            f"{quote(name, errors='replace')}={quote(value, errors='replace')}"
             for name, values in request.query.items()
             for value in values
         )
-    target = "/sign-in?next=" + quote(back if request.method == "GET" else "/", safe="")
+    back = back if request.method == "GET" else "/"
+    target = "/sign-in?next=" + quote(back, safe="", errors="replace")
     if ended:
         target += "&ended=1"
     response = redirect(request, target)
