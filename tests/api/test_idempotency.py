@@ -267,7 +267,7 @@ def test_another_task_header_is_another_request(api: Api, world: World) -> None:
 def test_a_stale_if_match_412_is_not_replayed_to_a_retry_with_the_fresh_tag(
     api: Api, world: World
 ) -> None:
-    status, headers, saved = api.send("POST", "/memories", world.agent, {"text": "uses blue"})
+    _, headers, saved = api.send("POST", "/memories", world.agent, {"text": "uses blue"})
     stale = headers["ETag"]
     path = f"/memories/{saved['id']}"
     api.call("PATCH", path, world.person, {"text": "uses green"})
@@ -282,7 +282,7 @@ def test_a_stale_if_match_412_is_not_replayed_to_a_retry_with_the_fresh_tag(
 
 
 def test_another_if_match_under_a_used_key_is_another_request(api: Api, world: World) -> None:
-    status, headers, saved = api.send("POST", "/memories", world.agent, {"text": "uses blue"})
+    _, headers, saved = api.send("POST", "/memories", world.agent, {"text": "uses blue"})
     path = f"/memories/{saved['id']}/archive"
     first = api.send(
         "POST", path, world.agent, {"reason": "old"}, headers={**key(), "If-Match": headers["ETag"]}
