@@ -136,3 +136,18 @@ and edit-graph steps); past it the page shows the plain before and after."""
 HISTORY_PAGE_DIFF_MAX_STEPS = 200_000
 """Work allowed for all the word diffs of one page of a memory's history (100 records);
 once spent, the page's later edit records show the plain before and after."""
+
+# --- the secret check's bounds (docs/reference.md#secret-check-bounds) -----------------------
+
+SECRET_DATA_RUN_MIN_CHARS = 1025
+"""A run of base64-like characters this long (over 1 KiB) is data: only credential
+shapes are looked for in it, and it is also read decoded when it decodes to text."""
+SECRET_WINDOWED_FROM_CHARS = 65_536
+"""Text longer than this is checked in windows around the places a rule could match."""
+SECRET_TOKEN_WINDOW_CHARS = 64
+"""Characters read on each side of a candidate token in such text."""
+SECRET_KEYWORD_WINDOW_CHARS = (128, 320)
+"""Characters read before and after a secret keyword or marker in such text (an
+assignment's key comes before it, its value, up to 256 characters, after)."""
+SECRET_SCAN_BUDGET_CHARS = 1_048_576
+"""The most characters the full detector reads for one text; past it the text is refused."""

@@ -1,13 +1,19 @@
-"""Human-readable text for the CLI: one line per memory, a block for one memory.
+"""Human-readable text for the CLI: one line per memory, a block for one memory; and
+the one door every CLI output goes through (``echo``), which never lets a control
+character, terminal escape or invisible format character of stored data reach the
+terminal (docs/reference.md#12-cli).
 
-``--json`` output never comes through here; it is the server's JSON as received.
+``--json`` output is the server's JSON as received, written by ``to_json``.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from typing import Any
+
+import typer
 
 from pinework.models import AuditRecord, Memory, ScoredMemory
 
@@ -15,8 +21,54 @@ TEXT_WIDTH = 72
 """Characters of a memory's text shown on a list line before it is cut with ``…``."""
 
 
+UNSAFE_CHARACTERS = (
+    "\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f\\xad\\u0600-\\u0605\\u061c\\u06dd\\u070f\\u0890-\\u0891"
+    "\\u08e2\\u180e\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u206f\\ufeff\\ufff9-\\ufffb"
+    "\\U000110bd\\U000110cd\\U00013430-\\U0001343f\\U0001bca0-\\U0001bca3"
+    "\\U0001d173-\\U0001d17a\\U000e0000-\\U000e007f"
+)
+"""A character class of the code points that act on a terminal or hide themselves:
+Unicode's control (Cc: C0 but line feed and tab, DEL, C1), format (Cf: bidi
+overrides and isolates, zero-width characters, U+200E/F, the BOM, the soft hyphen,
+tag characters) and line and paragraph separators (Zl, Zp), written out (computing
+them from ``unicodedata`` costs 0.6 s at start); whole blocks where Unicode keeps
+adding format characters. A test holds it to ``unicodedata``."""
+_UNSAFE = re.compile(f"[{UNSAFE_CHARACTERS}]")
+
+
+def marker(ch: str) -> str:
+    """The visible stand-in of one unsafe character: ``⟨U+202E⟩``."""
+    return f"⟨U+{ord(ch):04X}⟩"
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with every control, format and separator character (``UNSAFE_CHARACTERS``)
+    written as a visible marker naming it (``\x1b`` becomes ``⟨U+001B⟩``, a
+    right-to-left override ``⟨U+202E⟩``), so stored data cannot move the cursor,
+    clear the screen, set a title, make a link or reorder what it shows. Line feeds
+    and tabs stay. The dashboard marks the same code points
+    (``chalicelib.web.render.visible``).
+    """
+    return _UNSAFE.sub(lambda match: marker(match.group()), text)
+
+
+def echo(message: object = "", *, err: bool = False) -> None:
+    """Print one line through ``terminal_safe`` (stdout, or stderr with ``err``): the
+    only way the CLI writes text."""
+    typer.echo(terminal_safe(str(message)), err=err)
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    """``\\uXXXX`` (a surrogate pair above U+FFFF) of one unsafe character."""
+    encoded = match.group().encode("utf-16-be")
+    units = [int.from_bytes(encoded[i : i + 2], "big") for i in range(0, len(encoded), 2)]
+    return "".join(f"\\u{unit:04x}" for unit in units)
+
+
 def to_json(data: Any) -> str:
-    """Serialise JSON for stdout: indented, non-ASCII kept as is.
+    """Serialise JSON for stdout: indented, non-ASCII kept as is, except the
+    characters ``terminal_safe`` marks, which are written as ``\\uXXXX`` escapes (the
+    same JSON value; they only occur inside strings).
 
     Args:
         data: decoded JSON.
@@ -24,7 +76,7 @@ def to_json(data: Any) -> str:
     Returns:
         The JSON text.
     """
-    return json.dumps(data, indent=2, ensure_ascii=False)
+    return _UNSAFE.sub(_json_escape, json.dumps(data, indent=2, ensure_ascii=False))
 
 
 def one_line(text: str, width: int = TEXT_WIDTH) -> str:

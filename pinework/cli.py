@@ -171,7 +171,7 @@ def main() -> None:
         raise SystemExit(error.exit_code) from None
     except UsageError as error:
         if "--json" in sys.argv[1:]:
-            typer.echo(
+            _render.echo(
                 _render.to_json(
                     {"error": {"code": "invalid_request", "message": error.format_message()}}
                 )
@@ -188,8 +188,8 @@ def main() -> None:
 def _fail(code: str, message: str, as_json: bool) -> NoReturn:
     """Report an error: envelope on stdout with ``--json``, ``error: code: message`` on stderr."""
     if as_json:
-        typer.echo(_render.to_json({"error": {"code": code, "message": message}}))
-    typer.echo(f"error: {code}: {message}", err=True)
+        _render.echo(_render.to_json({"error": {"code": code, "message": message}}))
+    _render.echo(f"error: {code}: {message}", err=True)
     raise typer.Exit(1)
 
 
@@ -216,7 +216,7 @@ def _run(
     except ValueError as exc:  # a bad argument or PINEWORK_API_URL, found before sending
         _fail("invalid_request", str(exc), as_json)
     if as_json:
-        typer.echo(_render.to_json(result.raw))
+        _render.echo(_render.to_json(result.raw))
     else:
         render(result)
     return result
@@ -224,7 +224,7 @@ def _run(
 
 def _say(prefix: str) -> Callable[[Memory], None]:
     """A renderer printing ``prefix`` and the memory's list line."""
-    return lambda memory: typer.echo(f"{prefix} {_render.memory_row(memory)}")
+    return lambda memory: _render.echo(f"{prefix} {_render.memory_row(memory)}")
 
 
 def _print_version(value: bool) -> None:
@@ -233,9 +233,9 @@ def _print_version(value: bool) -> None:
         from importlib.metadata import PackageNotFoundError, version
 
         try:
-            typer.echo(version("pinework"))
+            _render.echo(version("pinework"))
         except PackageNotFoundError:
-            typer.echo("unknown")
+            _render.echo("unknown")
         raise typer.Exit()
 
 
@@ -257,7 +257,7 @@ def _root(
 def _more(next_token: str | None) -> None:
     """Tell how to read the next page of a list, if there is one."""
     if next_token:
-        typer.echo(f"more: --next-token {next_token}")
+        _render.echo(f"more: --next-token {next_token}")
 
 
 # The commands register themselves on the groups above, one module per group.

@@ -59,7 +59,7 @@ def _admin(as_json: bool, operation: Callable[[AdminOperations], dict[str, Any]]
             )
         _fail("admin_failed", f"{type(exc).__name__}: {exc}{hint}", as_json)
     if as_json:
-        typer.echo(_render.to_json(result))
+        _render.echo(_render.to_json(result))
     return result
 
 
@@ -79,7 +79,7 @@ def admin_create_workspace(
     """Create a workspace and print its id."""
     result = _admin(as_json, lambda svc: {"id": svc.create_workspace(name).id})
     if not as_json:
-        typer.echo(f"created workspace {result['id']} ({name})")
+        _render.echo(f"created workspace {result['id']} ({name})")
 
 
 @admin_app.command("create-agent")
@@ -92,8 +92,8 @@ def admin_create_agent(
 
     result = _admin(as_json, lambda svc: _issued(svc.create_agent(workspace, name)))
     if not as_json:
-        typer.echo(f"created agent {result['id']} in {workspace}\ntoken: {result['token']}")
-        typer.echo(_TOKEN_NOTE, err=True)
+        _render.echo(f"created agent {result['id']} in {workspace}\ntoken: {result['token']}")
+        _render.echo(_TOKEN_NOTE, err=True)
 
 
 @admin_app.command("create-person")
@@ -106,9 +106,9 @@ def admin_create_person(
 
     result = _admin(as_json, lambda svc: _issued(svc.create_person(workspace, email)))
     if not as_json:
-        typer.echo(f"created person {result['id']} ({email}) in {workspace}")
-        typer.echo(f"token: {result['token']}")
-        typer.echo(_TOKEN_NOTE, err=True)
+        _render.echo(f"created person {result['id']} ({email}) in {workspace}")
+        _render.echo(f"token: {result['token']}")
+        _render.echo(_TOKEN_NOTE, err=True)
 
 
 PersonOption = Annotated[str, typer.Option("--person", help="The person, usr_….")]
@@ -146,7 +146,7 @@ def admin_backfill_embeddings(
     """Embed live facts saved without a recall embedding, or with an older format."""
     result = _admin(as_json, lambda svc: svc.backfill_embeddings(workspace, agent).to_wire())
     if not as_json:
-        typer.echo(
+        _render.echo(
             f"scanned {result['scanned']} live facts: {result['current']} already current, "
             f"{result['embedded']} embedded, {result['changed']} changed meanwhile "
             "(their edit stored a fresh embedding)"
@@ -173,7 +173,7 @@ def admin_set_review_approval(
 
     result = _admin(as_json, configure)
     if not as_json:
-        typer.echo(f"workspace {result['id']}: reviewApproval {result['reviewApproval']}")
+        _render.echo(f"workspace {result['id']}: reviewApproval {result['reviewApproval']}")
 
 
 @admin_app.command("upgrade-table")
@@ -184,9 +184,9 @@ def admin_upgrade_table(as_json: JsonFlag = False) -> None:
     result = _admin(as_json, lambda svc: svc.upgrade_table().to_wire())
     if not as_json:
         if result["doneBefore"]:
-            typer.echo("the table was upgraded before; nothing to do")
+            _render.echo("the table was upgraded before; nothing to do")
         else:
-            typer.echo(
+            _render.echo(
                 f"scanned {result['scanned']} items: {result['agentsListed']} agents listed, "
                 f"{result['memoriesIndexed']} memories indexed, "
                 f"{result['changedMeanwhile']} changed meanwhile (their change indexed them)"

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
+from pinework import _render
 from pinework.cli import (
     JsonFlag,
     _run,
@@ -41,7 +42,7 @@ def kv_remember(
     _run(
         as_json,
         lambda c: c.kv_remember(key, stored),
-        lambda result: typer.echo(f"stored {result.key} (ttl: {result.ttl})"),
+        lambda result: _render.echo(f"stored {result.key} (ttl: {result.ttl})"),
     )
 
 
@@ -96,13 +97,13 @@ def _render_kv_recall(result: KvValue | KvKeys) -> None:
     """Print the value, a not-found note (stderr), or one key per line (and ``next``)."""
     if isinstance(result, KvKeys):
         for key in result.keys:
-            typer.echo(key)
+            _render.echo(key)
         if result.next_cursor is not None:
-            typer.echo(f"next: {result.next_cursor}", err=True)
+            _render.echo(f"next: {result.next_cursor}", err=True)
     elif result.found:
-        typer.echo(result.value)
+        _render.echo(result.value)
     else:
-        typer.echo(f"not found: {result.key}", err=True)
+        _render.echo(f"not found: {result.key}", err=True)
 
 
 @kv_app.command("forget")
@@ -114,7 +115,7 @@ def kv_forget(
     _run(
         as_json,
         lambda c: c.kv_forget(key),
-        lambda result: typer.echo(
+        lambda result: _render.echo(
             f"forgot {result.key}" if result.deleted else f"nothing stored under {result.key}"
         ),
     )

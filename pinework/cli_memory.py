@@ -72,7 +72,7 @@ def memory_day(
         lines = len(memory.text.splitlines())
         noun = "line" if lines == 1 else "lines"
         verb = "started day log" if lines == 1 else "appended to"
-        typer.echo(f"{verb} {memory.id} (day log of {memory.date}, {lines} {noun})")
+        _render.echo(f"{verb} {memory.id} (day log of {memory.date}, {lines} {noun})")
 
     _run(as_json, lambda c: c.append_day_line(line), render)
 
@@ -93,9 +93,9 @@ def memory_list(
 
     def render(page: MemoryPage) -> None:
         for memory in page.data:
-            typer.echo(_render.memory_row(memory))
+            _render.echo(_render.memory_row(memory))
         if not page.data:
-            typer.echo("no memories")
+            _render.echo("no memories")
         _more(page.next_token)
 
     _run(
@@ -118,7 +118,7 @@ def memory_show(memory_id: MemoryId, as_json: JsonFlag = False) -> None:
     _run(
         as_json,
         lambda c: c.get_memory(memory_id),
-        lambda memory: typer.echo(_render.memory_block(memory)),
+        lambda memory: _render.echo(_render.memory_block(memory)),
     )
 
 
@@ -190,9 +190,9 @@ def memory_history(
 
     def render(page: AuditPage) -> None:
         for record in page.data:
-            typer.echo(_render.audit_row(record))
+            _render.echo(_render.audit_row(record))
         if not page.data:
-            typer.echo("no history")
+            _render.echo("no history")
         _more(page.next_token)
 
     _run(as_json, lambda c: c.history(memory_id, limit=limit, next_token=next_token), render)
@@ -214,12 +214,12 @@ def memory_recall(
     def render(result: RecallResult) -> None:
         _fallback_note(result)
         if block:
-            typer.echo(result.block)
+            _render.echo(result.block)
             return
         for scored in result.memories:
-            typer.echo(_render.scored_row(scored))
+            _render.echo(_render.scored_row(scored))
         if not result.memories:
-            typer.echo("no memories recalled")
+            _render.echo("no memories recalled")
 
     _run(
         as_json,
@@ -233,7 +233,7 @@ def _fallback_note(result: RecallResult) -> None:
     """Say on stderr that a recall fell back to the newest facts (docs/reference.md#8-recall), if it
     did: stdout stays what the command prints (the block, or the scored lines)."""
     if result.fallback:
-        typer.echo(
+        _render.echo(
             f"fallback: {result.fallback} (scoring failed or ran past its time budget)", err=True
         )
 
@@ -256,10 +256,10 @@ def memory_recall_start(
 
     def render(result: RecallResult) -> None:
         if result.skipped:
-            typer.echo(f"skipped: {result.reason}")
+            _render.echo(f"skipped: {result.reason}")
             return
         _fallback_note(result)
-        typer.echo(result.block or "")
+        _render.echo(result.block or "")
 
     _run(
         as_json,
@@ -295,11 +295,11 @@ def memory_recall_log(
                 m.memory_id if m.score is None else f"{m.memory_id} ({m.score:.2f})"
                 for m in entry.memories
             )
-            typer.echo(f"{entry.at:%Y-%m-%dT%H:%M:%SZ}  {entry.kind:<9} {where}  {picked or '-'}")
+            _render.echo(f"{entry.at:%Y-%m-%dT%H:%M:%SZ}  {entry.kind:<9} {where}  {picked or '-'}")
             if entry.query:
-                typer.echo(f"    query: {entry.query}")
+                _render.echo(f"    query: {entry.query}")
         if not page.data:
-            typer.echo("no recalls")
+            _render.echo("no recalls")
         _more(page.next_token)
 
     _run(

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from pinework import _render
 from pinework.cli import (
     AgentFilterOption,
     AgentOption,
@@ -54,9 +55,9 @@ def routine_list(
 
     def render(page: RoutinePage) -> None:
         for routine in page.data:
-            typer.echo(_routine_line(routine))
+            _render.echo(_routine_line(routine))
         if not page.data:
-            typer.echo("no routines")
+            _render.echo("no routines")
         _more(page.next_token)
 
     _run(
@@ -69,7 +70,7 @@ def routine_list(
 @routine_app.command("show")
 def routine_show(routine_id: RoutineId, as_json: JsonFlag = False) -> None:
     """Show one routine."""
-    _run(as_json, lambda c: c.get_routine(routine_id), lambda r: typer.echo(_routine_line(r)))
+    _run(as_json, lambda c: c.get_routine(routine_id), lambda r: _render.echo(_routine_line(r)))
 
 
 @routine_app.command("pause")
@@ -78,7 +79,7 @@ def routine_pause(routine_id: RoutineId, as_json: JsonFlag = False) -> None:
     _run(
         as_json,
         lambda c: c.pause_routine(routine_id),
-        lambda r: typer.echo(f"paused {_routine_line(r)}"),
+        lambda r: _render.echo(f"paused {_routine_line(r)}"),
     )
 
 
@@ -88,7 +89,7 @@ def routine_resume(routine_id: RoutineId, as_json: JsonFlag = False) -> None:
     _run(
         as_json,
         lambda c: c.resume_routine(routine_id),
-        lambda r: typer.echo(f"resumed {_routine_line(r)}"),
+        lambda r: _render.echo(f"resumed {_routine_line(r)}"),
     )
 
 
@@ -98,7 +99,7 @@ def routine_delete(routine_id: RoutineId, as_json: JsonFlag = False) -> None:
     _run(
         as_json,
         lambda c: c.delete_routine(routine_id),
-        lambda r: typer.echo(f"deleted {r.id} ({r.agent_id})"),
+        lambda r: _render.echo(f"deleted {r.id} ({r.agent_id})"),
     )
 
 
@@ -111,7 +112,7 @@ def routine_create(
     _run(
         as_json,
         lambda c: c.create_routine(agent),
-        lambda r: typer.echo(_routine_line(r)),
+        lambda r: _render.echo(_routine_line(r)),
     )
 
 
@@ -124,7 +125,7 @@ def _render_report(report: ReviewReport) -> None:
     undone) and what was skipped."""
     mode = "dry run" if report.dry_run else report.trigger
     approval = ", approval required" if report.approval == "required" else ""
-    typer.echo(f"review {report.id} of {report.agent_id} for {report.date} ({mode}{approval})")
+    _render.echo(f"review {report.id} of {report.agent_id} for {report.date} ({mode}{approval})")
     states = {decision.action_id: decision for decision in report.decisions}
     for action in report.plan.actions:
         ids = ", ".join(action.memory_ids) or "-"
@@ -137,23 +138,23 @@ def _render_report(report: ReviewReport) -> None:
         undone = next((u for u in report.undone if u.action_id == action.id), None)
         if undone is not None:
             state += f"  [undone by {undone.undone_by}]"
-        typer.echo(f"  {action.id} {action.action:<16} {ids}{keep}: {action.reason}{state}")
+        _render.echo(f"  {action.id} {action.action:<16} {ids}{keep}: {action.reason}{state}")
         if action.text is not None:
             # What a lift would save: a person deciding needs to read it.
-            typer.echo(f"      text: {action.text}")
+            _render.echo(f"      text: {action.text}")
     if not report.plan.actions:
-        typer.echo("  nothing to do")
+        _render.echo("  nothing to do")
     for note in report.plan.notes:
-        typer.echo(f"  note: {note}")
+        _render.echo(f"  note: {note}")
     if not report.dry_run:
         counts = f"applied {len(report.applied)}, skipped {len(report.skipped)}"
         if report.decisions:
             pending = sum(d.state in ("pending", "applying") for d in report.decisions)
             rejected = sum(d.state == "rejected" for d in report.decisions)
             counts += f", rejected {rejected}, pending {pending}"
-        typer.echo(f"{counts}, undone {len(report.undone)}")
+        _render.echo(f"{counts}, undone {len(report.undone)}")
         for outcome in report.skipped:
-            typer.echo(f"  skipped {outcome.action_id}: {outcome.detail}")
+            _render.echo(f"  skipped {outcome.action_id}: {outcome.detail}")
 
 
 @review_app.command("run")
@@ -197,13 +198,13 @@ def _render_review(answer: ReviewReport | ReviewRun) -> None:
         _render_report(answer)
         return
     mode = "dry run" if answer.dry_run else "manual"
-    typer.echo(
+    _render.echo(
         f"review {answer.id} of {answer.agent_id} for {answer.date} ({mode}): {answer.status}"
     )
     if answer.status == "failed":
-        typer.echo(f"  attempt {answer.attempts} failed ({answer.error}); the queue retries it")
+        _render.echo(f"  attempt {answer.attempts} failed ({answer.error}); the queue retries it")
     else:
-        typer.echo(
+        _render.echo(
             "  queued: it may take longer than API Gateway's 29 s, so the review worker runs "
             f"it; follow it with: pinework review show {answer.id}"
         )
@@ -228,13 +229,13 @@ def review_list(
                 if item.approval == "required" or item.pending
                 else ""
             )
-            typer.echo(
+            _render.echo(
                 f"{item.id}  {item.date}  {item.trigger:<8} {item.status:<7} planned "
                 f"{item.planned}, applied {item.applied}, skipped {item.skipped}{decisions}"
                 f", undone {item.undone}"
             )
         if not page.data:
-            typer.echo("no reviews")
+            _render.echo("no reviews")
         _more(page.next_token)
 
     _run(as_json, lambda c: c.list_reviews(agent, limit=limit, next_token=next_token), render)
@@ -310,12 +311,12 @@ def review_pending(
             action = item.action
             ids = ", ".join(action.memory_ids) or "-"
             keep = f" -> {action.keep_id}" if action.keep_id else ""
-            typer.echo(
+            _render.echo(
                 f"{item.review_id} {action.id}  {item.agent_id}  {action.action} {ids}{keep}: "
                 f"{action.reason}"
             )
         if not page.data:
-            typer.echo("nothing waits for a person")
+            _render.echo("nothing waits for a person")
         _more(page.next_token)
 
     _run(

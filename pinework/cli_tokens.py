@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from pinework import _render
 from pinework.cli import JsonFlag, admin_app
 from pinework.cli_admin import _TOKEN_NOTE, _admin
 
@@ -36,9 +37,9 @@ def admin_issue_token(
     """Issue one more bearer token for an agent or a person (the others keep working)."""
     result = _admin(as_json, lambda svc: svc.issue_token(principal, label))
     if not as_json:
-        typer.echo(f"issued token {result['id']} for {result['principalId']}")
-        typer.echo(f"token: {result['token']}")
-        typer.echo(_TOKEN_NOTE, err=True)
+        _render.echo(f"issued token {result['id']} for {result['principalId']}")
+        _render.echo(f"token: {result['token']}")
+        _render.echo(_TOKEN_NOTE, err=True)
 
 
 @admin_app.command("list-tokens")
@@ -53,9 +54,9 @@ def admin_list_tokens(principal: PrincipalId, as_json: JsonFlag = False) -> None
     if as_json:
         return
     if not result["data"]:
-        typer.echo(f"{principal} has no tokens")
+        _render.echo(f"{principal} has no tokens")
     for token in result["data"]:
-        typer.echo(_line(token))
+        _render.echo(_line(token))
 
 
 @admin_app.command("revoke-token")
@@ -63,7 +64,7 @@ def admin_revoke_token(token_id: TokenId, as_json: JsonFlag = False) -> None:
     """Revoke a token now: its next request is refused (401)."""
     result = _admin(as_json, lambda svc: svc.revoke_token(token_id))
     if not as_json:
-        typer.echo(f"revoked token {result['id']} of {result['principalId']}")
+        _render.echo(f"revoked token {result['id']} of {result['principalId']}")
 
 
 @admin_app.command("rotate-token")
@@ -82,12 +83,12 @@ def admin_rotate_token(
     result = _admin(as_json, lambda svc: svc.rotate_token(token_id, grace_hours))
     if not as_json:
         previous, issued = result["previous"], result["token"]
-        typer.echo(
+        _render.echo(
             f"rotated {previous['id']} -> {issued['id']}; "
             f"{previous['id']} works until {previous['expiresAt']}"
         )
-        typer.echo(f"token: {issued['token']}")
-        typer.echo(_TOKEN_NOTE, err=True)
+        _render.echo(f"token: {issued['token']}")
+        _render.echo(_TOKEN_NOTE, err=True)
 
 
 def _line(token: dict[str, Any]) -> str:

@@ -35,9 +35,9 @@ def dashboard(
     except ValueError as exc:
         cli._fail("invalid_request", str(exc), as_json)
     if as_json:
-        typer.echo(_render.to_json({**(link.raw or {}), "url": url}))
+        _render.echo(_render.to_json({**(link.raw or {}), "url": url}))
     else:
-        typer.echo(f"Dashboard sign-in link (works once, until {link.expires_at:%H:%M} UTC):")
-        typer.echo(url)
+        _render.echo(f"Dashboard sign-in link (works once, until {link.expires_at:%H:%M} UTC):")
+        _render.echo(url)
     if not no_browser:
         webbrowser.open(url)

@@ -242,6 +242,6 @@ SECRETS: list[tuple[str, Factory, str]] = [
     (
         "bearer",
         lambda r: f"curl -H 'Authorization: Bearer {rand(r, URLSAFE, 40)}Z9'",
-        HIGH_ENTROPY_KIND,
+        "Authorization header credentials",
     ),
 ]

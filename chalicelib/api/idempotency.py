@@ -6,8 +6,8 @@ the request has no ``Idempotency-Key``. With one, the caller's scope and the key
 name one record (``IdempotencyService``, 24 hours):
 
 * the first request runs and its answer (status, headers, body) is stored;
-* a retry with the same key and the same request (route, path, body, and the
-  ``X-Pinework-*`` run headers) gets that answer again, with
+* a retry with the same key and the same request (route, path, query string, body,
+  ``If-Match`` and the ``X-Pinework-*`` run headers) gets that answer again, with
   ``Idempotent-Replayed: true``, and writes nothing;
 * the same key with another request: 422 ``idempotency_key_reused``;
 * while the first request still runs: 409 ``idempotency_key_in_use`` with
@@ -15,8 +15,9 @@ name one record (``IdempotencyService``, 24 hours):
 
 Answers are kept when the request ran to a decision: 2xx, and 4xx errors that the
 same request would get again. Failures a retry may not repeat (5xx, 429
-``rate_limited``, 409 ``conflict`` after losing races) release the key instead, so
-the retry runs. The scope is the principal (agents and persons, by their bearer
+``rate_limited``, 409 ``conflict`` after losing races, 412 ``precondition_failed``:
+nothing changed, and the retry that follows carries the fresh ``ETag``) release the
+key instead, so the retry runs. The scope is the principal (agents and persons, by their bearer
 token); on the key-value routes it is the principal, else the ``X-Api-Key`` or
 anonymous scope (``kv_caller_scope``). docs/DECISIONS.md "Idempotency-Key".
 """
@@ -49,9 +50,9 @@ COMPRESS_FROM_BYTES = 16_384
 """Stored bodies at least this long are kept zlib-compressed (DynamoDB items stop at 400 KB)."""
 MAX_STORED_BYTES = 300_000
 """A stored (compressed) body over this is not kept; see ``_stored``."""
-RUN_HEADERS = ("x-pinework-run", "x-pinework-task", "x-pinework-session")
+RUN_HEADERS = ("x-pinework-run", "x-pinework-task", "x-pinework-session", "if-match")
 """Headers that are part of a request's identity (``request_fingerprint``)."""
-RELEASED_CODES = frozenset({"conflict", "rate_limited", "internal_error"})
+RELEASED_CODES = frozenset({"conflict", "rate_limited", "internal_error", "precondition_failed"})
 """Errors a retry may not get again: the key is released, not answered."""
 
 Scope = Callable[[Any], str]
@@ -90,7 +91,9 @@ def idempotent(blueprint: Any, scope: Scope = principal_scope) -> Callable[[View
             key = check_key(header)
             scoped_key = f"{scope(request)}#{key}"
             run_headers = [request.headers.get(name) for name in RUN_HEADERS]
-            fingerprint = request_fingerprint(view.__name__, kwargs, request.raw_body, run_headers)
+            fingerprint = request_fingerprint(
+                view.__name__, kwargs, request.raw_body, run_headers, canonical_query(request)
+            )
             try:
                 outcome = services().idempotency.run(
                     scoped_key,
@@ -149,13 +152,31 @@ def request_fingerprint(
     path_params: dict[str, Any],
     raw_body: bytes | None,
     run_headers: list[str | None] | None = None,
+    query: list[tuple[str, str]] | None = None,
 ) -> str:
     """SHA-256 hex of what makes two requests the same: the route, its path
     parameters, the body as JSON (key order and spacing do not matter; a body that
-    is not JSON counts byte for byte), and the ``X-Pinework-*`` headers (an agent's
-    run, task and session change what a request stores)."""
-    parts = [route, sorted(path_params.items()), canonical_body(raw_body), run_headers or []]
+    is not JSON counts byte for byte), the ``X-Pinework-*`` headers (an agent's run,
+    task and session change what a request stores) and ``If-Match`` (``RUN_HEADERS``),
+    and the query string (``canonical_query``)."""
+    parts = [
+        route,
+        sorted(path_params.items()),
+        canonical_body(raw_body),
+        run_headers or [],
+        query or [],
+    ]
     return hashlib.sha256(json.dumps(parts, default=str).encode("utf-8")).hexdigest()
+
+
+def canonical_query(request: Any) -> list[tuple[str, str]]:
+    """The query string for the fingerprint: every (name, value) pair, repeated names
+    included, sorted, so ``?b=2&a=1`` is the same request as ``?a=1&b=2`` and
+    ``?a=1&a=2`` is not ``?a=1`` (docs/reference.md#14-operations)."""
+    params = request.query_params
+    if not params:
+        return []
+    return sorted((name, value) for name in params for value in params.getlist(name))
 
 
 def canonical_body(raw_body: bytes | None) -> str:

@@ -4,7 +4,8 @@ prompts, so every text a caller stores is checked, and ``SecretDetector.find_sec
 answers the short kind of the first credential it finds ("AWS access key", "JWT", …)
 or None, never the value. Text is read as it shows (``lookalike.ascii_visible_form``);
 rules run from most to least specific (private key, provider tokens, JWT, connection
-string: ``secret_rules.known_rules``; then assignment, password in words, high
+string: ``secret_rules.known_rules``; passwords on command lines, ``Authorization``
+headers: ``secret_context_rules``; then assignment, password in words, high
 entropy), and ``shapes_only`` skips the last for identifiers. How the detect-secrets
 plugins are used and tuned, and the false-positive figures:
 docs/DECISIONS.md#secret-detection-how-it-was-built-and-tuned.
@@ -21,12 +22,17 @@ from detect_secrets.plugins.high_entropy_strings import (
 from detect_secrets.plugins.keyword import DENYLIST as KEYWORD_DENYLIST
 
 from chalicelib.services.lookalike import ascii_visible_form
+from chalicelib.services.secret_context_rules import context_rules
 from chalicelib.services.secret_rules import HEX_ONLY, NON_SECRET_VALUE, known_rules
+from chalicelib.services.secret_scan import plan_scan
 
-__all__ = ["HIGH_ENTROPY_KIND", "SecretDetector"]
+__all__ = ["HIGH_ENTROPY_KIND", "UNSCANNABLE_KIND", "SecretDetector"]
 
 HIGH_ENTROPY_KIND = "high-entropy string"
 """The kind reported for a random-looking token that matches no provider pattern."""
+UNSCANNABLE_KIND = "too much credential-like text to check"
+"""The kind reported for a text whose windows exceed the scan budget (``secret_scan``)."""
+_AWS_KEY_ID_ANYWHERE = re.compile(r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}")
 
 # --- safe shapes ------------------------------------------------------------------------
 
@@ -121,7 +127,7 @@ class SecretDetector:
         """Instantiate the detect-secrets plugins and assemble the ordered rule list."""
         self._base64_entropy = Base64HighEntropyString()
         self._hex_entropy = HexHighEntropyString()
-        self._rules = known_rules()
+        self._rules = known_rules() + context_rules()
 
     def find_secret(self, text: str, *, shapes_only: bool = False) -> str | None:
         """Return the kind of the first secret found in ``text``, or None.
@@ -145,6 +151,25 @@ class SecretDetector:
         if not text:
             return None
         masked = _PINEWORK_ID.sub(" ", ascii_visible_form(text))
+        plan = plan_scan(masked)
+        if plan.unscannable:
+            return UNSCANNABLE_KIND
+        for part in plan.full:
+            kind = self._check(part, shapes_only=shapes_only)
+            if kind is not None:
+                return kind
+        for part in plan.shapes:
+            kind = self._check(part, shapes_only=True)
+            if kind is None and _AWS_KEY_ID_ANYWHERE.search(part):
+                kind = "AWS access key"  # glued to data: 16 of 36 characters by chance is ~1e-11
+            if kind is not None:
+                return kind
+        return None
+
+    def _check(self, masked: str, *, shapes_only: bool) -> str | None:
+        """Run the rules, most specific first, on one part of a text (``find_secret``)."""
+        if not masked.strip():
+            return None
         lowered = masked.lower()
         for rule in self._rules:
             if rule.hints and not any(hint in lowered for hint in rule.hints):

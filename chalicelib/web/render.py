@@ -3,14 +3,18 @@ filters they share (docs/reference.md#13-dashboard, docs/issues.md#issue-13).
 
 Everything an agent wrote (facts, day lines, task keys, reasons, evidence, notes)
 reaches a page only through Jinja's escaping: no template marks agent text
-``safe``, and no agent text is ever a whole URL or a script. Times are shown in
-UTC, as stored.
+``safe``, and no agent text is ever a whole URL or a script. Control, format and
+separator characters in stored text (a right-to-left override that would spoof a
+file name, zero-width spaces, tag characters) are shown as visible markers naming
+them (the ``visible`` filter), never rendered live. Times are shown in UTC, as
+stored.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,10 +23,24 @@ from urllib.parse import urlencode
 # Jinja2 loads on the first page rendered, not at cold start (docs/issues.md#issue-12)
 if TYPE_CHECKING:
     from jinja2 import Environment
+    from markupsafe import Markup
 
 WEB_DIR = Path(__file__).resolve().parent
 TEMPLATES = WEB_DIR / "templates"
 STATIC = WEB_DIR / "static"
+
+INVISIBLE_CHARACTERS = (
+    "\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f\\xad\\u0600-\\u0605\\u061c\\u06dd\\u070f\\u0890-\\u0891"
+    "\\u08e2\\u180e\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u206f\\ufeff\\ufff9-\\ufffb"
+    "\\U000110bd\\U000110cd\\U00013430-\\U0001343f\\U0001bca0-\\U0001bca3"
+    "\\U0001d173-\\U0001d17a\\U000e0000-\\U000e007f"
+)
+"""A character class of the code points a page must not render live: Unicode's
+control (Cc, but line feed and tab), format (Cf: bidi overrides and isolates,
+zero-width characters, U+200E/F, the BOM, the soft hyphen, tag characters) and line
+and paragraph separators (Zl, Zp). The CLI marks the same ones
+(``pinework._render.UNSAFE_CHARACTERS``); a test holds both to ``unicodedata``."""
+_INVISIBLE = re.compile(f"[{INVISIBLE_CHARACTERS}]")
 
 
 @functools.cache
@@ -43,6 +61,8 @@ def environment() -> Environment:
     env.filters["ago"] = ago
     env.filters["count"] = count
     env.filters["score"] = score
+    env.filters["visible"] = visible
+    env.filters["visible_text"] = visible_text
     env.globals["query"] = query
     env.globals["asset"] = asset_version
     return env
@@ -52,6 +72,31 @@ def render(template: str, **context: Any) -> str:
     """Render a template with ``context`` (every value escaped unless a template
     says otherwise, which none does for agent text)."""
     return environment().get_template(template).render(**context)
+
+
+def visible_text(value: object) -> str:
+    """Plain text with each ``INVISIBLE_CHARACTERS`` code point written as a marker
+    naming it (``⟨U+202E⟩``), for places that hold no markup (a ``<title>``, an
+    attribute); the template escapes the result (docs/reference.md#13-dashboard)."""
+    text = "" if value is None else str(value)
+    return _INVISIBLE.sub(lambda match: f"⟨U+{ord(match.group()):04X}⟩", text)
+
+
+def visible(value: object) -> Markup:
+    """Escaped HTML of stored text with each ``INVISIBLE_CHARACTERS`` code point shown
+    as ``<span class="codepoint">⟨U+202E⟩</span>``, styled apart from the text, so
+    a fact cannot reorder or hide what a person reads (docs/reference.md#13-dashboard).
+    The text is escaped first; the markers hold only our markup and hex digits.
+    What is stored does not change."""
+    from markupsafe import Markup, escape
+
+    text = "" if value is None else str(value)
+    return Markup(
+        _INVISIBLE.sub(
+            lambda match: f'<span class="codepoint">⟨U+{ord(match.group()):04X}⟩</span>',
+            str(escape(text)),
+        )
+    )
 
 
 def when(moment: datetime | None) -> str:

@@ -262,3 +262,57 @@ def test_another_task_header_is_another_request(api: Api, world: World) -> None:
     assert status == 422 and body["error"]["code"] == "idempotency_key_reused"
     (row,) = memories(api, world, kind="day")
     assert "[PIN-2]" not in row["text"]
+
+
+def test_a_stale_if_match_412_is_not_replayed_to_a_retry_with_the_fresh_tag(
+    api: Api, world: World
+) -> None:
+    _, headers, saved = api.send("POST", "/memories", world.agent, {"text": "uses blue"})
+    stale = headers["ETag"]
+    path = f"/memories/{saved['id']}"
+    api.call("PATCH", path, world.person, {"text": "uses green"})
+    fresh = api.send("GET", path, world.person)[1]["ETag"]
+    edit = {"text": "uses blue-green"}
+    first = api.send("PATCH", path, world.person, edit, headers={**key(), "If-Match": stale})
+    assert first[0] == 412 and first[2]["error"]["code"] == "precondition_failed"
+    retry = api.send("PATCH", path, world.person, edit, headers={**key(), "If-Match": fresh})
+    assert retry[0] == 200, retry[2]
+    assert "Idempotent-Replayed" not in retry[1]
+    assert api.call("GET", path, world.person)[1]["text"] == "uses blue-green"
+
+
+def test_another_if_match_under_a_used_key_is_another_request(api: Api, world: World) -> None:
+    _, headers, saved = api.send("POST", "/memories", world.agent, {"text": "uses blue"})
+    path = f"/memories/{saved['id']}/archive"
+    first = api.send(
+        "POST", path, world.agent, {"reason": "old"}, headers={**key(), "If-Match": headers["ETag"]}
+    )
+    assert first[0] == 200
+    again = api.send(
+        "POST", path, world.agent, {"reason": "old"}, headers={**key(), "If-Match": '"other"'}
+    )
+    assert again[0] == 422 and again[2]["error"]["code"] == "idempotency_key_reused"
+    same = api.send(
+        "POST", path, world.agent, {"reason": "old"}, headers={**key(), "If-Match": headers["ETag"]}
+    )
+    assert (same[0], same[2]) == first[::2]
+    assert same[1]["Idempotent-Replayed"] == "true"
+
+
+@pytest.mark.parametrize("query", ["?agentId=agt_x", "?a=1&b=2", "?a=1&a=2"])
+def test_another_query_string_under_a_used_key_is_another_request(
+    api: Api, world: World, query: str
+) -> None:
+    body = {"text": "the deploy uses blue green"}
+    assert api.call("POST", "/memories", world.agent, body, headers=key())[0] == 201
+    status, answer = api.call("POST", f"/memories{query}", world.agent, body, headers=key())
+    assert status == 422 and answer["error"]["code"] == "idempotency_key_reused"
+    assert len(memories(api, world)) == 1
+
+
+def test_the_order_of_query_parameters_does_not_matter(api: Api, world: World) -> None:
+    body = {"text": "the deploy uses blue green"}
+    first = api.call("POST", "/memories?b=2&a=1", world.agent, body, headers=key())
+    retry = api.send("POST", "/memories?a=1&b=2", world.agent, body, headers=key())
+    assert (retry[0], retry[2]) == first
+    assert retry[1]["Idempotent-Replayed"] == "true"

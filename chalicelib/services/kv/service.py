@@ -19,7 +19,6 @@ import hashlib
 import ipaddress
 import json
 import math
-import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -49,11 +48,6 @@ from chalicelib.services.kv.json_text import stringify
 from chalicelib.services.kv.key_pages import KeyList, page_of_keys
 from chalicelib.services.text import SecretFinder
 from chalicelib.storage.protocols import KvQuota, KvQuotaReached, KvRepository
-
-_DATA_RUN = re.compile(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/=_\-]{1025,}")
-"""A token over 1 KiB: an image, a dump, a hash list: data, not a credential. Blanked
-before the secret check, which would otherwise call any long random blob a secret.
-(It starts only at a token's start, so it scans in linear time.)"""
 
 ScopeKind = Literal["account", "byok", "anon"]
 
@@ -245,7 +239,7 @@ class KvService:
             )
         stored = stringify(value)
         self._check_size(scope, stored)
-        kind = self._secrets.find_secret(_DATA_RUN.sub(" ", stored))
+        kind = self._secrets.find_secret(stored)
         if kind is not None:
             raise SecretInMemory(
                 f"The value looks like a secret ({kind}). The key-value store is not a vault: "
