@@ -63,6 +63,7 @@ def environment() -> Environment:
     env.filters["score"] = score
     env.filters["visible"] = visible
     env.filters["visible_text"] = visible_text
+    env.filters["invisible_names"] = invisible_names
     env.globals["query"] = query
     env.globals["asset"] = asset_version
     return env
@@ -80,6 +81,15 @@ def visible_text(value: object) -> str:
     attribute); the template escapes the result (docs/reference.md#13-dashboard)."""
     text = "" if value is None else str(value)
     return _INVISIBLE.sub(lambda match: f"⟨U+{ord(match.group()):04X}⟩", text)
+
+
+def invisible_names(value: object) -> list[str]:
+    """The distinct ``INVISIBLE_CHARACTERS`` code points of ``value`` as markers
+    (``["⟨U+202E⟩"]``), in code point order; empty when it holds none. An edit box must
+    hold the stored text as it is (saving changes nothing else), so the page names
+    these beside it instead (docs/reference.md#13-dashboard)."""
+    text = "" if value is None else str(value)
+    return [f"⟨U+{code:04X}⟩" for code in sorted({ord(c) for c in _INVISIBLE.findall(text)})]
 
 
 def visible(value: object) -> Markup:

@@ -130,7 +130,8 @@ def test_a_form_posts_next_is_made_safe_too(api: Api, browser: Page, world: Worl
     for number, (given, location) in enumerate(NEXT_PATHS):
         memory = save(api, world, f"The build cache lives on volume {number}")
         response = browser.post(
-            f"/memories/{memory['id']}/veto", {"csrf": csrf, "note": "", "next": given}
+            f"/memories/{memory['id']}/veto",
+            {"csrf": csrf, "version": "1", "note": "", "next": given},
         )
         assert response.status_code == 303, text(response)[:300]
         assert response.headers["Location"].split("done=")[0].rstrip("?&") == location

@@ -42,7 +42,8 @@ def opened(page: Page, memory_id: str) -> dict[str, str]:
     """The edit form of a memory's page as the browser would send it back."""
     body = text(page.get(f"/memories/{memory_id}"))
     edit = body[body.index(f'action="/memories/{memory_id}/edit"') :]
-    fields = dict(re.findall(r'name="(csrf|version|expires_was)" value="([^"]*)"', edit))
+    found = re.findall(r'name="(csrf|version|expires_was|text_was)" value="([^"]*)"', edit)
+    fields = {name: unescape(value) for name, value in found}
     textarea = re.search(r'name="text"[^>]*>(.*?)</textarea>', edit, re.S)
     assert textarea is not None
     expires = re.search(r'name="expires" value="([^"]*)"', edit)
@@ -122,6 +123,93 @@ def test_an_agents_day_line_survives_a_persons_stale_edit(
     assert "rolled it back" in text(refused)  # the line that came in meanwhile is shown
     after = stored(api, world, memory_id)
     assert "rolled it back" in after["text"] and "started the migration" in after["text"]
+
+
+def conflict_form(page: str) -> dict[str, str]:
+    """The conflict page's form as the browser would send it back."""
+    form = page[page.index('id="conflict-form"') :]
+    fields = {
+        name: unescape(value) for name, value in re.findall(r'name="(\w+)" value="([^"]*)"', form)
+    }
+    textarea = re.search(
+        r'<textarea id="conflict-text" name="text"[^>]*>(.*?)</textarea>', form, re.S
+    )
+    assert textarea is not None
+    return {**fields, "text": unescape(textarea.group(1))}
+
+
+def test_an_expiry_only_change_from_the_conflict_page_keeps_the_newer_text(
+    api: Api, browser: Page, other: Page, world: World, second: Actor
+) -> None:
+    _, memory = api.call("POST", "/memories", world.agent, {"text": "Builds run on runner-a"})
+    browser.sign_in(world.person.token)
+    other.sign_in(second.token)
+    first, late = opened(browser, memory["id"]), opened(other, memory["id"])
+    assert late["text_was"] == "Builds run on runner-a"
+    browser.post(f"/memories/{memory['id']}/edit", {**first, "text": "Builds run on runner-b"})
+    refused = other.post(f"/memories/{memory['id']}/edit", {**late, "expires": "2027-06-30"})
+    assert refused.status_code == 412
+    again = conflict_form(text(refused))
+    # They changed only the date: the form starts from the stored text, with their date.
+    assert again["text"] == "Builds run on runner-b" and again["expires"] == "2027-06-30"
+    assert 'id="kept-note"' in text(refused)
+    saved = other.post(f"/memories/{memory['id']}/edit", again)
+    assert saved.status_code == 303
+    after = stored(api, world, memory["id"])
+    assert after["text"] == "Builds run on runner-b"
+    assert after["expiresAt"].startswith("2027-06-30")
+
+
+def test_an_expiry_only_save_does_not_send_the_text(api: Api, browser: Page, world: World) -> None:
+    _, memory = api.call("POST", "/memories", world.agent, {"text": "Logs go to Loki\nand Tempo"})
+    browser.sign_in(world.person.token)
+    form = opened(browser, memory["id"])
+    sent = {**form, "text": form["text"].replace("\n", "\r\n"), "expires": "2027-01-15"}
+    done = browser.post(f"/memories/{memory['id']}/edit", sent)  # CRLF, as browsers send
+    assert done.status_code == 303
+    after = stored(api, world, memory["id"])
+    assert after["text"] == "Logs go to Loki\nand Tempo"  # not the form's copy of it
+    assert after["expiresAt"].startswith("2027-01-15")
+
+
+def test_a_stale_day_row_form_starts_again_with_the_agents_new_lines(
+    api: Api, browser: Page, world: World
+) -> None:
+    api.call("POST", "/memories/day", world.agent, {"line": "opened the incident"})
+    day = api.call("GET", f"/memories?agentId={world.agent.id}&kind=day", world.person)[1]
+    memory_id = day["data"][0]["id"]
+    browser.sign_in(world.person.token)
+    form = opened(browser, memory_id)
+    api.call("POST", "/memories/day", world.agent, {"line": "paged the database team"})
+    api.call("POST", "/memories/day", world.agent, {"line": "closed the incident"})
+    mine = form["text"].replace("\n", "\r\n") + "\r\nnote from a person"  # as browsers send
+    refused = browser.post(f"/memories/{memory_id}/edit", {**form, "text": mine})
+    assert refused.status_code == 412
+    again = conflict_form(text(refused))
+    lines = again["text"].split("\n")
+    assert lines[-3].endswith("note from a person")
+    assert lines[-2].endswith("paged the database team")
+    assert lines[-1].endswith("closed the incident")
+    saved = browser.post(f"/memories/{memory_id}/edit", again)
+    assert saved.status_code == 303
+    after = stored(api, world, memory_id)["text"]
+    for line in ("opened the incident", "note from a person", "paged the database", "closed the"):
+        assert line in after
+
+
+def test_an_edit_box_names_the_invisible_characters_it_holds(
+    api: Api, browser: Page, world: World
+) -> None:
+    spoof = "Run the report in \u202egpj.exe\u202c then \u200bmail it"
+    _, memory = api.call("POST", "/memories", world.agent, {"text": spoof})
+    browser.sign_in(world.person.token)
+    page = text(browser.get(f"/memories/{memory['id']}"))
+    warning = re.search(r'<p class="hint warning" id="edit-invisible">(.*?)</p>', page, re.S)
+    assert warning is not None
+    assert all(mark in warning.group(1) for mark in ("⟨U+200B⟩", "⟨U+202C⟩", "⟨U+202E⟩"))
+    assert opened(browser, memory["id"])["text"] == spoof  # the box keeps the text as stored
+    _, plain = api.call("POST", "/memories", world.agent, {"text": "Nothing hidden here"})
+    assert 'id="edit-invisible"' not in text(browser.get(f"/memories/{plain['id']}"))
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,7 @@ from chalicelib.web.context import FormError, WebContext
 from chalicelib.web.diff import DiffBudget, DiffPart, word_diff
 from chalicelib.web.http import WebResponse
 from chalicelib.web.views.memories import archive_request, row
-from chalicelib.web.views.stale import conflict_page, form_version, stale_error
+from chalicelib.web.views.stale import conflict_page, form_version, stale_error, text_changed
 
 HISTORY_PAGE = 100
 Action = Literal["veto", "archive", "unarchive"]
@@ -121,17 +121,17 @@ def edit(web: WebContext, memory_id: str) -> WebResponse:
 
     The form carries the version it was made from (``version``), passed on as the
     API's ``If-Match``: a stale form changes nothing and is answered with the conflict
-    page (412, ``stale.conflict_page``; docs/reference.md#stale-forms).
+    page (412, ``stale.conflict_page``; docs/reference.md#stale-forms). The text is sent
+    only when the person changed the one shown (``text_was``) or left the expiry alone.
     """
     form = web.request.form()
     before = web.services.memories.get(web.principal, memory_id)
     expires = form.get("expires", "")
-    request = EditRequest.model_validate(
-        {
-            "text": form.get("text"),
-            "expiresAt": expires if expires and expires != form.get("expires_was") else None,
-        }
-    )
+    new_expiry = expires if expires and expires != form.get("expires_was") else None
+    # The text only when the person changed the one shown (or nothing else changed), so
+    # moving the expiry never writes back a text someone has replaced meanwhile.
+    text = form.get("text") if new_expiry is None or text_changed(form) else None
+    request = EditRequest.model_validate({"text": text, "expiresAt": new_expiry})
     try:
         expected = form_version(form)
         after = web.services.memories.edit(

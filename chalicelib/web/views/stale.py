@@ -44,6 +44,42 @@ def form_version(form: dict[str, str]) -> frozenset[int]:
     return frozenset({int(value)})
 
 
+def _plain(text: str) -> str:
+    """``text`` with the browser's CRLF (and lone CR) line breaks as LF."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def text_changed(form: dict[str, str]) -> bool:
+    """Whether the person changed the text the edit form showed (``text`` against the
+    ``text_was`` it was rendered with; line breaks compared as LF). A form without
+    ``text_was`` counts as changed. Only a changed text is sent, so a person who moved
+    only the expiry never writes back the text they were shown
+    (docs/reference.md#stale-forms)."""
+    if "text_was" not in form:
+        return True
+    return _plain(form.get("text", "")) != _plain(form["text_was"])
+
+
+def kept_text(memory: Memory, form: dict[str, str]) -> tuple[str, str]:
+    """The text the conflict page's form starts with, and what happened to it.
+
+    Returns:
+        ``(text, how)``: the stored text when the person did not change the one shown
+        (``how == "stored"``); for a day row the agent appended to meanwhile (the stored
+        text begins with the text shown), the person's text with the lines added since
+        (``"appended"``); otherwise the person's text as sent (``"yours"``).
+    """
+    typed = form.get("text", memory.text)
+    if not text_changed(form):
+        return memory.text, "stored"
+    shown, stored = _plain(form["text_was"]), _plain(memory.text)
+    if memory.kind is MemoryKind.DAY and stored.startswith(shown) and len(stored) > len(shown):
+        added = stored[len(shown) :]
+        joint = "" if typed.endswith(("\n", "\r")) or added.startswith("\n") else "\n"
+        return _plain(typed) + joint + added, "appended"
+    return typed, "yours"
+
+
 def stale_error(error: PreconditionFailed, form: str) -> FormError:
     """``precondition_failed`` (412) worded for a person at the dashboard."""
     return FormError(error.code, STALE_MESSAGE, form)
@@ -59,7 +95,7 @@ def conflict_page(
     Args:
         web: the request.
         memory: the memory as stored now (read after the refusal).
-        form: the edit form as sent (``text``, ``expires``, ``expires_was``).
+        form: the edit form as sent (``text``, ``text_was``, ``expires``, ``expires_was``).
         error: the service's refusal.
     """
     stored_date = memory.expires_at.date().isoformat()
@@ -68,6 +104,7 @@ def conflict_page(
     expires = chosen if chosen and chosen != form.get("expires_was") else stored_date
     agent = web.services.dashboard.workspace.agent(web.principal, memory.agent_id)
     failure = stale_error(error, "edit")
+    text, how = kept_text(memory, form)
     return web.page(
         "memory_conflict.html",
         status=failure.status,
@@ -75,7 +112,8 @@ def conflict_page(
         memory=memory,
         agent=agent,
         error=failure,
-        typed_text=form.get("text", memory.text),
+        typed_text=text,
+        kept=how,
         typed_expires=expires,
         expires_date=stored_date,
         text_max=FACT_MAX_CHARS if memory.kind is MemoryKind.FACT else DAY_LOG_MAX_CHARS,
