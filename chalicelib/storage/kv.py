@@ -10,6 +10,10 @@ read, so the quota holds under concurrent writers and the object a replaced or
 deleted entry pointed to is known and deleted afterwards; concurrent writers never
 share an object.
 
+The first write of a new scope that counts against its network's new scopes of the
+day (``X-Api-Key`` scopes, docs/reference.md#kv-new-scopes) creates the usage item in
+the same transaction as the entry and the day's counter (``kv_usage.count_new_scope``).
+
 Anonymous entries carry ``expiresAtEpoch`` (the table's TTL attribute); since
 TTL deletion is lazy (and moto never deletes), every read and listing skips
 entries that expired at ``now``. Their S3 objects sit under ``kv/anon/``,
