@@ -80,10 +80,19 @@ KV_ANON_MAX_BYTES = 4 * 1_048_576
 KV_ANON_VALUE_MAX_BYTES = 262_144
 """256 KiB: the largest anonymous value, measured like ``VALUE_MAX_BYTES``; below the
 300 KiB kept in the item, so anonymous values never reach S3 at the defaults."""
-KV_BYOK_MAX_KEYS = 10_000
-"""Keys one ``X-Api-Key`` scope may hold."""
-KV_BYOK_MAX_BYTES = 100 * 1_048_576
-"""100 MiB: keys and values one ``X-Api-Key`` scope may hold."""
+KV_BYOK_MAX_KEYS = 5_000
+"""Keys one ``X-Api-Key`` scope may hold (any client can make up a key: kept modest)."""
+KV_BYOK_MAX_BYTES = 50 * 1_048_576
+"""50 MiB: keys and values one ``X-Api-Key`` scope may hold."""
+KV_BYOK_NEW_SCOPES_PER_DAY = 5
+"""New ``X-Api-Key`` scopes one source network (an IPv4 address or an IPv6 /64) may
+start per UTC day; 0 starts none. Scopes that exist keep working from anywhere."""
+KV_NEW_SCOPES_COUNTER_LIFETIME = timedelta(days=2)
+"""A network's counter of new scopes for one UTC day is kept this long after the day
+starts (DynamoDB TTL), past the day's end."""
+IPV6_SCOPE_PREFIX = 64
+"""IPv6 callers are grouped by this prefix (a /64 is one subscriber's network) for the
+anonymous scope and the new-scope cap; IPv4 callers by their address."""
 KV_ACCOUNT_MAX_KEYS = 100_000
 """Keys one workspace (bearer token) scope may hold."""
 KV_ACCOUNT_MAX_BYTES = 1_073_741_824

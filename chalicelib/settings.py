@@ -21,6 +21,7 @@ from chalicelib.limits import (
     KV_ANON_VALUE_MAX_BYTES,
     KV_BYOK_MAX_BYTES,
     KV_BYOK_MAX_KEYS,
+    KV_BYOK_NEW_SCOPES_PER_DAY,
     REVIEW_INLINE_MAX_FACTS,
 )
 
@@ -89,6 +90,9 @@ class Settings(BaseModel):
             (``PINEWORK_KV_ANON_MAX_VALUE_BYTES``).
         kv_byok_max_keys, kv_byok_max_bytes: the quota of one ``X-Api-Key`` scope
             (``PINEWORK_KV_BYOK_MAX_KEYS``, ``PINEWORK_KV_BYOK_MAX_BYTES``).
+        kv_byok_new_scopes_per_day: new ``X-Api-Key`` scopes one source network (IPv4
+            address or IPv6 /64) may start per UTC day; 0 starts none
+            (``PINEWORK_KV_BYOK_NEW_SCOPES_PER_DAY``).
         kv_account_max_keys, kv_account_max_bytes: the quota of one workspace scope
             (``PINEWORK_KV_ACCOUNT_MAX_KEYS``, ``PINEWORK_KV_ACCOUNT_MAX_BYTES``).
     """
@@ -118,6 +122,7 @@ class Settings(BaseModel):
     kv_anon_max_value_bytes: int = Field(default=KV_ANON_VALUE_MAX_BYTES, ge=0)
     kv_byok_max_keys: int = Field(default=KV_BYOK_MAX_KEYS, ge=0)
     kv_byok_max_bytes: int = Field(default=KV_BYOK_MAX_BYTES, ge=0)
+    kv_byok_new_scopes_per_day: int = Field(default=KV_BYOK_NEW_SCOPES_PER_DAY, ge=0)
     kv_account_max_keys: int = Field(default=KV_ACCOUNT_MAX_KEYS, ge=0)
     kv_account_max_bytes: int = Field(default=KV_ACCOUNT_MAX_BYTES, ge=0)
 
@@ -159,6 +164,7 @@ class Settings(BaseModel):
             ("kv_anon_max_value_bytes", "PINEWORK_KV_ANON_MAX_VALUE_BYTES"),
             ("kv_byok_max_keys", "PINEWORK_KV_BYOK_MAX_KEYS"),
             ("kv_byok_max_bytes", "PINEWORK_KV_BYOK_MAX_BYTES"),
+            ("kv_byok_new_scopes_per_day", "PINEWORK_KV_BYOK_NEW_SCOPES_PER_DAY"),
             ("kv_account_max_keys", "PINEWORK_KV_ACCOUNT_MAX_KEYS"),
             ("kv_account_max_bytes", "PINEWORK_KV_ACCOUNT_MAX_BYTES"),
         ):

@@ -184,6 +184,7 @@ def kv_limits(settings: Settings) -> KvLimits:
     return KvLimits(
         anon=KvQuota(settings.kv_anon_max_keys, settings.kv_anon_max_bytes),
         byok=KvQuota(settings.kv_byok_max_keys, settings.kv_byok_max_bytes),
+        byok_new_scopes_per_day=settings.kv_byok_new_scopes_per_day,
         account=KvQuota(settings.kv_account_max_keys, settings.kv_account_max_bytes),
         anon_value_max_bytes=settings.kv_anon_max_value_bytes,
     )

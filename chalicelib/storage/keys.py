@@ -16,6 +16,7 @@
 | e-mail claim of a person | ``PERSONEMAIL#<wsp_id>#<sha256 of the e-mail>`` | ``PERSONEMAIL`` |
 | key-value entry | ``KV#<scope>`` | ``KEY#<key>`` |
 | key-value scope usage (keys, bytes) | ``KV#<scope>`` | ``USAGE`` |
+| new X-Api-Key scopes of a network, per UTC day | ``KVNEW#<sha256 of network>`` | ``DAY#<date>`` |
 | routine | ``ROUTINE#<agt_id>`` | ``ROUTINE`` |
 | review of one date (claim) | ``REVIEWDATE#<agt_id>#<YYYY-MM-DD>`` | ``REVIEWDATE`` |
 | review summary | ``REVIEWS#<agt_id>`` | ``<rvw_id>`` |
@@ -37,7 +38,8 @@
 A key-value scope is ``account#<wsp_id>``, ``byok#<sha256 hex>`` or
 ``anon#<sha256 hex>`` (docs/reference.md#10-key-value). Anonymous entries carry ``expiresAtEpoch``,
 the table's DynamoDB TTL attribute (epoch seconds); so do rotated tokens, idempotency
-records and the dashboard's sessions and sign-in codes; memories never do.
+records, the counters of new key-value scopes and the dashboard's sessions and sign-in
+codes; memories never do.
 
 List indexes (GSIs, sort key ``lsk`` = memory id): by agent, by agent and
 status, by workspace, by workspace and status; and ``byAgentKind`` (agent, kind
@@ -209,6 +211,12 @@ def kv_usage_key(scope: str) -> dict[str, str]:
     """Primary key of one key-value scope's usage item (its key count and bytes,
     docs/reference.md#kv-quotas): the scope's partition, ``USAGE``."""
     return {"pk": kv_partition(scope), "sk": KV_USAGE_SK}
+
+
+def kv_new_scopes_key(network: str, day: str) -> dict[str, str]:
+    """Primary key of the counter of new key-value scopes one source network started
+    on one UTC day (docs/reference.md#kv-quotas): ``KVNEW#<network>``, ``DAY#<YYYY-MM-DD>``."""
+    return {"pk": f"KVNEW#{network}", "sk": f"DAY#{day}"}
 
 
 ROUTINE_SK = "ROUTINE"

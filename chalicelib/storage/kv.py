@@ -10,6 +10,10 @@ read, so the quota holds under concurrent writers and the object a replaced or
 deleted entry pointed to is known and deleted afterwards; concurrent writers never
 share an object.
 
+The first write of a new scope that counts against its network's new scopes of the
+day (``X-Api-Key`` scopes, docs/reference.md#kv-new-scopes) creates the usage item in
+the same transaction as the entry and the day's counter (``kv_usage.count_new_scope``).
+
 Anonymous entries carry ``expiresAtEpoch`` (the table's TTL attribute); since
 TTL deletion is lazy (and moto never deletes), every read and listing skips
 entries that expired at ``now``. Their S3 objects sit under ``kv/anon/``,
@@ -30,8 +34,14 @@ from chalicelib.errors import Conflict, RateLimited
 from chalicelib.storage.aws_errors import CONFLICT_MESSAGE, S3_THROTTLING, translate_errors
 from chalicelib.storage.dynamodb import DynamoDBTable, TransactionCancelled, to_attributes
 from chalicelib.storage.keys import KV_KEY_PREFIX, KV_TTL_ATTRIBUTE, kv_key, kv_partition
-from chalicelib.storage.kv_usage import KvUsageItems, entry_size, live
-from chalicelib.storage.protocols import KvQuota, KvQuotaReached, KvUsage
+from chalicelib.storage.kv_usage import KvUsageItems, count_new_scope, entry_size, live
+from chalicelib.storage.protocols import (
+    KvNewScopes,
+    KvNewScopesReached,
+    KvQuota,
+    KvQuotaReached,
+    KvUsage,
+)
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
@@ -125,6 +135,7 @@ class DynamoDBKvRepository:
         expires_at: int | None,
         now: float,
         quota: KvQuota,
+        new_scopes: KvNewScopes | None = None,
     ) -> None:
         """Store ``value`` under ``key``, replacing any entry, in one transaction with the
         scope's usage (docs/reference.md#kv-quotas).
@@ -134,15 +145,20 @@ class DynamoDBKvRepository:
                 scopes), or None for a permanent entry.
             now: epoch seconds (expiry of the usage item and old entries).
             quota: the scope's quota; an overwrite counts the difference in bytes.
+            new_scopes: the caller's network's cap on new scopes per day; when the scope
+                is new (no usage item, no entries), its usage item is created in the
+                same transaction as the entry and one more new scope of the day.
 
         Raises:
             KvQuotaReached: the scope would pass ``quota``; nothing was stored.
+            KvNewScopesReached: the scope is new and its network started
+                ``new_scopes.max_new`` scopes that day already; nothing was stored.
             Conflict: other writers kept changing the key (409).
         """
         write = _Write(scope, key, value, expires_at, now)
         try:
             for _ in range(_WRITE_ATTEMPTS):
-                if self._try_put(write, quota):
+                if self._try_put(write, quota, new_scopes):
                     return
             raise Conflict(CONFLICT_MESSAGE)
         except BaseException:
@@ -150,11 +166,24 @@ class DynamoDBKvRepository:
                 self._objects.delete(write.object_key)
             raise
 
-    def _try_put(self, write: _Write, quota: KvQuota) -> bool:
+    def _try_put(self, write: _Write, quota: KvQuota, new_scopes: KvNewScopes | None) -> bool:
         """One attempt: read usage and the old entry, check, write; False to try again."""
-        stored = self._usage.ensure(
-            write.scope, now=write.now, expires_at=write.expires_at, create=True
-        )
+        if new_scopes is None:
+            stored = self._usage.ensure(
+                write.scope, now=write.now, expires_at=write.expires_at, create=True
+            )
+        else:
+            found = self._usage.read(write.scope, now=write.now)
+            if found is None:
+                # Counted without storing when empty: an empty scope is a new one.
+                found = self._usage.recount(
+                    write.scope, now=write.now, expires_at=write.expires_at, create=False
+                )
+                if found is None:
+                    return False  # another writer stored the count: read it again
+                if found.revision < 0:
+                    return self._start_scope(write, quota, new_scopes)
+            stored = found
         old = self._table.get(kv_key(write.scope, write.key))
         added_keys, added_bytes = _added(old, write.size)
         if _over(stored.usage, added_keys, added_bytes, quota):
@@ -166,11 +195,7 @@ class DynamoDBKvRepository:
                 write.scope, now=write.now, expires_at=write.expires_at, replacing=stored
             )
             return False
-        if write.object_key is None and len(write.data) > self._inline_max_bytes:
-            write.object_key = _object_name(
-                write.scope, write.key, temporary=write.expires_at is not None
-            )
-            self._objects.put(write.object_key, write.data)
+        self._write_object(write)
         try:
             self._table.transact(
                 [
@@ -190,6 +215,45 @@ class DynamoDBKvRepository:
         write.object_key = None  # stored: the entry owns it now
         self._drop_object_of(old)
         return True
+
+    def _start_scope(self, write: _Write, quota: KvQuota, new_scopes: KvNewScopes) -> bool:
+        """Write the first entry of a new scope, its usage item and one more new scope of
+        its network's day in one transaction; False to try again."""
+        if _over(KvUsage(0, 0), 1, write.size, quota):
+            raise KvQuotaReached(KvUsage(0, 0), 1, write.size)
+        if new_scopes.max_new <= 0:
+            raise KvNewScopesReached(f"no new scopes allowed ({new_scopes.max_new})")
+        self._write_object(write)
+        try:
+            self._table.transact(
+                [
+                    _put_entry(write, None),
+                    self._usage.create(
+                        write.scope,
+                        KvUsage(1, write.size),
+                        now=write.now,
+                        expires_at=write.expires_at,
+                    ),
+                    count_new_scope(new_scopes),
+                ]
+            )
+        except TransactionCancelled as cancelled:
+            scope_taken = any(reason != "None" for reason in cancelled.reasons[:2])
+            if not scope_taken and cancelled.reasons[2:3] == ["ConditionalCheckFailed"]:
+                raise KvNewScopesReached(
+                    f"{new_scopes.max_new} new scopes on {new_scopes.day}"
+                ) from cancelled
+            return False  # another writer started the scope meanwhile: read it again
+        write.object_key = None  # stored: the entry owns it now
+        return True
+
+    def _write_object(self, write: _Write) -> None:
+        """Write a large value to S3 once per ``put`` (the entry then points to it)."""
+        if write.object_key is None and len(write.data) > self._inline_max_bytes:
+            write.object_key = _object_name(
+                write.scope, write.key, temporary=write.expires_at is not None
+            )
+            self._objects.put(write.object_key, write.data)
 
     def get(self, scope: str, key: str, *, now: float) -> str | None:
         """Return the live value of ``key`` (read from S3 when the item points there), or None."""

@@ -24,8 +24,14 @@ from botocore.exceptions import ClientError
 from chalicelib.errors import Conflict
 from chalicelib.storage.aws_errors import CONFLICT_MESSAGE
 from chalicelib.storage.dynamodb import DynamoDBTable, to_attributes
-from chalicelib.storage.keys import KV_KEY_PREFIX, KV_TTL_ATTRIBUTE, kv_partition, kv_usage_key
-from chalicelib.storage.protocols import KvQuota, KvUsage
+from chalicelib.storage.keys import (
+    KV_KEY_PREFIX,
+    KV_TTL_ATTRIBUTE,
+    kv_new_scopes_key,
+    kv_partition,
+    kv_usage_key,
+)
+from chalicelib.storage.protocols import KvNewScopes, KvQuota, KvUsage
 
 _TTL = "#expiresAt"
 """Alias of the TTL attribute in expressions."""
@@ -190,6 +196,29 @@ class KvUsageItems:
             }
         }
 
+    def create(
+        self, scope: str, usage: KvUsage, *, now: float, expires_at: int | None
+    ) -> dict[str, Any]:
+        """The transaction's ``Put`` of a new scope's usage item holding ``usage`` (its
+        first entry), only where no live usage item is kept."""
+        item: dict[str, Any] = {
+            **kv_usage_key(scope),
+            "entity": "kvUsage",
+            "keyCount": usage.key_count,
+            "byteCount": usage.byte_count,
+            "revision": 1,
+        }
+        if expires_at is not None:
+            item[KV_TTL_ATTRIBUTE] = expires_at
+        return {
+            "Put": {
+                "Item": to_attributes(item),
+                "ConditionExpression": f"attribute_not_exists(pk) OR {_TTL} <= :now",
+                "ExpressionAttributeNames": {_TTL: KV_TTL_ATTRIBUTE},
+                "ExpressionAttributeValues": to_attributes({":now": math.floor(now)}),
+            }
+        }
+
     def _entries(self, scope: str) -> Iterator[dict[str, Any]]:
         return self._table.query(
             KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
@@ -250,3 +279,28 @@ class KvUsageItems:
                 raise
             return False
         return True
+
+
+def count_new_scope(new_scopes: KvNewScopes) -> dict[str, Any]:
+    """The transaction's ``Update`` adding one to the network's new scopes of the day,
+    only while that stays within ``new_scopes.max_new`` (docs/reference.md#kv-quotas)."""
+    return {
+        "Update": {
+            "Key": to_attributes(kv_new_scopes_key(new_scopes.network, new_scopes.day)),
+            "UpdateExpression": (
+                "SET newScopes = if_not_exists(newScopes, :zero) + :one, "
+                f"entity = :entity, {_TTL} = :expires"
+            ),
+            "ConditionExpression": "attribute_not_exists(newScopes) OR newScopes < :max",
+            "ExpressionAttributeNames": {_TTL: KV_TTL_ATTRIBUTE},
+            "ExpressionAttributeValues": to_attributes(
+                {
+                    ":zero": 0,
+                    ":one": 1,
+                    ":max": new_scopes.max_new,
+                    ":entity": "kvNewScopes",
+                    ":expires": new_scopes.expires_at,
+                }
+            ),
+        }
+    }

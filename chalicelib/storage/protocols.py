@@ -350,6 +350,30 @@ class KvQuotaReached(Exception):
         self.added_bytes = added_bytes
 
 
+@dataclass(frozen=True)
+class KvNewScopes:
+    """The cap on new scopes one source network may start per UTC day
+    (docs/reference.md#kv-quotas): a ``put`` that creates the scope's usage item counts
+    one against it, in the same transaction.
+
+    Attributes:
+        network: the SHA-256 hex of the caller's network (IPv4 address or IPv6 /64).
+        day: the UTC day, ``YYYY-MM-DD``.
+        max_new: new scopes the network may start that day (0: none).
+        expires_at: when the day's counter may go (epoch seconds; DynamoDB TTL).
+    """
+
+    network: str
+    day: str
+    max_new: int
+    expires_at: int
+
+
+class KvNewScopesReached(Exception):
+    """A ``put`` would start a new scope past its network's ``KvNewScopes`` cap for the
+    day; nothing was stored."""
+
+
 class KvRepository(Protocol):
     """Stores key-value entries by scope (docs/reference.md#10-key-value); large values live in S3.
 
@@ -368,11 +392,16 @@ class KvRepository(Protocol):
         expires_at: int | None,
         now: float,
         quota: KvQuota,
+        new_scopes: KvNewScopes | None = None,
     ) -> None:
         """Store ``value`` under ``key``, replacing any entry (``expires_at`` None: permanent).
 
+        ``new_scopes``: when given and the scope is new (no usage item, no entries), the
+        write also counts one new scope against it, atomically.
+
         Raises:
             KvQuotaReached: the scope would pass ``quota``; nothing was stored.
+            KvNewScopesReached: the scope is new and ``new_scopes`` is used up.
         """
         ...
 

@@ -191,8 +191,8 @@ def test_byo_keys_that_share_a_prefix_never_see_each_other(kv: Kv) -> None:
     ("first", "second"),
     [
         ("203.0.113.1", "203.0.113.10"),
-        ("2001:db8::1", "2001:db8::12"),
-        ("2001:db8::1", "2001:db8:0:1::1"),
+        ("2001:db8::1", "2001:db8:0:1::1"),  # different /64s
+        ("2001:db8:0:1::1", "2001:db8:1:1::1"),
         ("10.0.0.1", "::ffff:10.0.0.2"),
     ],
 )
@@ -201,6 +201,12 @@ def test_anonymous_callers_by_ip_never_see_each_other(kv: Kv, first: str, second
     assert recall_value(kv, "k", ip=first) == "mine"
     assert recall_value(kv, "k", ip=second) is None
     assert kv.ok("recall", {}, ip=second) == {"keys": [], "count": 0, "next": None}
+
+
+def test_the_addresses_of_one_ipv6_64_share_one_anonymous_scope(kv: Kv) -> None:
+    kv.ok("remember", {"key": "k", "value": "one /64"}, ip="2001:db8::1")
+    assert recall_value(kv, "k", ip="2001:db8::12") == "one /64"
+    assert recall_value(kv, "k", ip="2001:db8::ffff:ffff:ffff:ffff") == "one /64"
 
 
 def test_one_ipv6_address_in_any_spelling_is_one_scope(kv: Kv) -> None:

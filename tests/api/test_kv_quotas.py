@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -21,6 +22,7 @@ from chalicelib.limits import (
     KV_ANON_VALUE_MAX_BYTES,
     KV_BYOK_MAX_BYTES,
     KV_BYOK_MAX_KEYS,
+    KV_BYOK_NEW_SCOPES_PER_DAY,
     MCP_BATCH_MAX_MESSAGES,
 )
 from chalicelib.settings import Settings
@@ -33,6 +35,7 @@ SMALL = {
     "kv_byok_max_bytes": 100,
     "kv_account_max_keys": 8,
     "kv_account_max_bytes": 160,
+    "kv_byok_new_scopes_per_day": 2,
 }
 KINDS = {
     # kind: (scope prefix, max keys, max bytes)
@@ -109,6 +112,7 @@ def test_the_default_quotas_differ_by_scope_kind_and_come_from_the_environment()
         "PINEWORK_KV_BYOK_MAX_BYTES": "5",
         "PINEWORK_KV_ACCOUNT_MAX_KEYS": "6",
         "PINEWORK_KV_ACCOUNT_MAX_BYTES": "7",
+        "PINEWORK_KV_BYOK_NEW_SCOPES_PER_DAY": "8",
     }
     read = Settings.from_env(names)
     assert [
@@ -119,7 +123,9 @@ def test_the_default_quotas_differ_by_scope_kind_and_come_from_the_environment()
         read.kv_byok_max_bytes,
         read.kv_account_max_keys,
         read.kv_account_max_bytes,
-    ] == [1, 2, 3, 4, 5, 6, 7]
+        read.kv_byok_new_scopes_per_day,
+    ] == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert defaults.kv_byok_new_scopes_per_day == KV_BYOK_NEW_SCOPES_PER_DAY
 
 
 # Quotas per scope kind
@@ -173,6 +179,67 @@ def test_scopes_have_separate_quotas(api: Api, world: World) -> None:
     assert refused(kv(api, "remember", {"key": "k9", "value": 1}, {}))[1] == "kv_quota_exceeded"
     other_key = {"X-Api-Key": "another"}
     assert kv(api, "remember", {"key": "k9", "value": 1}, other_key)[0] == 200
+
+
+# Networks: the anonymous scope and new X-Api-Key scopes per day
+
+
+def from_ip(api: Api, address: str) -> None:
+    """Send the next requests from ``address`` (API Gateway's ``sourceIp``)."""
+    api._client.http._local_gateway.event_converter.LOCAL_SOURCE_IP = address
+
+
+def scopes(dynamodb: Any, prefix: str) -> set[str]:
+    items = dynamodb.scan(TableName=TABLE)["Items"]
+    return {item["pk"]["S"] for item in items if item["pk"]["S"].startswith("KV#" + prefix)}
+
+
+def test_anonymous_ipv6_callers_share_one_scope_per_64(api: Api, world: World) -> None:
+    from_ip(api, "2001:db8:1:2::1")
+    assert kv(api, "remember", {"key": "k", "value": "mine"}, {})[0] == 200
+    from_ip(api, "2001:db8:1:2:ffff:ffff:ffff:fffe")
+    assert kv(api, "recall", {"key": "k"}, {})[1]["value"] == "mine"
+    assert kv(api, "remember", {"key": "k2", "value": 1}, {})[0] == 200
+    assert kv(api, "remember", {"key": "k3", "value": 1}, {})[0] == 200
+    # The /64 holds one anonymous quota (3 keys here), whatever address it uses.
+    from_ip(api, "2001:db8:1:2::9")
+    assert refused(kv(api, "remember", {"key": "k4", "value": 1}, {})) == (
+        403,
+        "kv_quota_exceeded",
+    )
+    from_ip(api, "2001:db8:1:3::1")
+    assert kv(api, "recall", {"key": "k"}, {})[1]["found"] is False
+    assert kv(api, "remember", {"key": "k4", "value": 1}, {})[0] == 200
+
+
+def test_a_network_starts_at_most_its_new_x_api_key_scopes_a_day(
+    api: Api, world: World, dynamodb: Any, clock: FixedClock
+) -> None:
+    from_ip(api, "2001:db8:1:2::1")
+    for number in range(2):
+        headers = {"X-Api-Key": f"key {number}"}
+        assert kv(api, "remember", {"key": "k", "value": 1}, headers)[0] == 200
+    from_ip(api, "2001:db8:1:2::77")  # the same /64
+    answer = kv(api, "remember", {"key": "k", "value": 1}, {"X-Api-Key": "key 2"})
+    assert refused(answer) == (403, "kv_quota_exceeded")
+    assert "2 new X-Api-Key scopes per UTC day" in answer[1]["error"]["message"]
+    assert len(scopes(dynamodb, "byok#")) == 2  # no entry, no usage item of "key 2"
+    assert kv(api, "recall", {}, {"X-Api-Key": "key 2"})[1] == {
+        "keys": [],
+        "count": 0,
+        "next": None,
+    }
+    # Keys that exist keep working, here and from any other network.
+    assert kv(api, "remember", {"key": "k2", "value": 1}, {"X-Api-Key": "key 0"})[0] == 200
+    from_ip(api, "203.0.113.5")
+    assert kv(api, "remember", {"key": "k3", "value": 1}, {"X-Api-Key": "key 1"})[0] == 200
+    # Another network starts its own; the full one may again the next UTC day.
+    assert kv(api, "remember", {"key": "k", "value": 1}, {"X-Api-Key": "key 2"})[0] == 200
+    from_ip(api, "2001:db8:1:2::1")
+    assert refused(kv(api, "remember", {"key": "k", "value": 1}, {"X-Api-Key": "key 3"}))[0] == 403
+    clock.set(clock.now().replace(hour=0, minute=0, second=0) + timedelta(days=1))
+    assert kv(api, "remember", {"key": "k", "value": 1}, {"X-Api-Key": "key 3"})[0] == 200
+    assert len(scopes(dynamodb, "byok#")) == 4
 
 
 # Paged listing

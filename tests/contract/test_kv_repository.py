@@ -15,7 +15,14 @@ import pytest
 
 from chalicelib.storage.dynamodb import DynamoDBTable
 from chalicelib.storage.kv import DynamoDBKvRepository, S3ObjectStore
-from chalicelib.storage.protocols import KvQuota, KvQuotaReached, KvRepository, KvUsage
+from chalicelib.storage.protocols import (
+    KvNewScopes,
+    KvNewScopesReached,
+    KvQuota,
+    KvQuotaReached,
+    KvRepository,
+    KvUsage,
+)
 from tests.helpers import BUCKET, TABLE
 
 ROOMY = KvQuota(max_keys=1000, max_bytes=1_000_000)
@@ -30,8 +37,11 @@ def put(
     expires_at: int | None = None,
     now: float = 0,
     quota: KvQuota = ROOMY,
+    new_scopes: KvNewScopes | None = None,
 ) -> None:
-    entries.put(scope, key, value, expires_at=expires_at, now=now, quota=quota)
+    entries.put(
+        scope, key, value, expires_at=expires_at, now=now, quota=quota, new_scopes=new_scopes
+    )
 
 
 def all_keys(entries: KvRepository, scope: str, now: float) -> list[str]:
@@ -253,6 +263,90 @@ def test_a_scope_written_before_usage_was_kept_is_counted_once(
     put(entries, "byok#old", "a", "x")
     assert entries.delete("byok#old", "bb", now=0) is True
     assert entries.usage("byok#old", now=0) == KvUsage(1, 2)
+
+
+# New scopes per network and day (docs/reference.md#kv-quotas)
+
+
+def new_scopes(network: str = "net-a", day: str = "2026-11-30", max_new: int = 2) -> KvNewScopes:
+    return KvNewScopes(network=network, day=day, max_new=max_new, expires_at=2_000_000_000)
+
+
+def counted(dynamodb: Any, network: str, day: str) -> int | None:
+    item = dynamodb.get_item(
+        TableName=TABLE,
+        Key={"pk": {"S": f"KVNEW#{network}"}, "sk": {"S": f"DAY#{day}"}},
+        ConsistentRead=True,
+    ).get("Item")
+    return None if item is None else int(item["newScopes"]["N"])
+
+
+def test_a_network_starts_at_most_its_new_scopes_a_day(
+    entries: KvRepository, dynamodb: Any, s3: Any
+) -> None:
+    put(entries, "byok#n1", "k", "v", new_scopes=new_scopes())
+    put(entries, "byok#n2", "k", "a large value", new_scopes=new_scopes())
+    assert counted(dynamodb, "net-a", "2026-11-30") == 2
+    assert len(objects(s3)) == 1
+    with pytest.raises(KvNewScopesReached):
+        put(entries, "byok#n3", "k", "another large value", new_scopes=new_scopes())
+    assert table_items(dynamodb, "byok#n3") == []  # no entry, no usage item
+    assert entries.get("byok#n3", "k", now=0) is None
+    assert len(objects(s3)) == 1  # the refused value's object was deleted
+    assert counted(dynamodb, "net-a", "2026-11-30") == 2
+    # Existing scopes keep growing, whatever network writes them.
+    put(entries, "byok#n1", "k2", "v", new_scopes=new_scopes())
+    put(entries, "byok#n2", "k2", "v", new_scopes=new_scopes("net-b"))
+    assert entries.usage("byok#n1", now=0) == KvUsage(2, 5)
+    assert counted(dynamodb, "net-a", "2026-11-30") == 2
+    assert counted(dynamodb, "net-b", "2026-11-30") is None
+    # Another network, or the next day, starts new scopes again.
+    put(entries, "byok#n3", "k", "v", new_scopes=new_scopes("net-b"))
+    put(entries, "byok#n4", "k", "v", new_scopes=new_scopes(day="2026-12-01"))
+    assert table_items(dynamodb, "byok#n3") == ["KEY#k", "USAGE"]
+    assert entries.usage("byok#n4", now=0) == KvUsage(1, 2)
+    assert counted(dynamodb, "net-b", "2026-11-30") == 1
+    assert counted(dynamodb, "net-a", "2026-12-01") == 1
+
+
+def test_a_new_scope_starts_with_its_first_entry_counted(
+    entries: KvRepository, dynamodb: Any
+) -> None:
+    put(entries, "byok#first", "ab", "xyz", new_scopes=new_scopes())
+    assert entries.usage("byok#first", now=0) == KvUsage(1, 5)
+    assert entries.delete("byok#first", "ab", now=0) is True
+    assert entries.usage("byok#first", now=0) == KvUsage(0, 0)
+    # Emptied is not new: its usage item stays, so writing again counts nothing.
+    put(entries, "byok#first", "ab", "xyz", new_scopes=new_scopes(max_new=1))
+    assert counted(dynamodb, "net-a", "2026-11-30") == 1
+
+
+def test_no_new_scopes_when_the_cap_is_zero_or_the_quota_too_small(
+    entries: KvRepository, dynamodb: Any
+) -> None:
+    with pytest.raises(KvNewScopesReached):
+        put(entries, "byok#z", "k", "v", new_scopes=new_scopes(max_new=0))
+    with pytest.raises(KvQuotaReached):
+        put(entries, "byok#z", "k", "v" * 10, quota=KvQuota(5, 5), new_scopes=new_scopes())
+    assert table_items(dynamodb, "byok#z") == []
+    assert counted(dynamodb, "net-a", "2026-11-30") is None
+
+
+def test_a_scope_written_before_usage_was_kept_is_not_new(
+    entries: KvRepository, dynamodb: Any
+) -> None:
+    dynamodb.put_item(
+        TableName=TABLE,
+        Item={
+            "pk": {"S": "KV#byok#legacy"},
+            "sk": {"S": "KEY#a"},
+            "entity": {"S": "kv"},
+            "valueBytes": {"N": "3"},
+            "storedValue": {"S": "xyz"},
+        },
+    )
+    put(entries, "byok#legacy", "b", "v", new_scopes=new_scopes(max_new=0))
+    assert entries.usage("byok#legacy", now=0) == KvUsage(2, 6)
 
 
 # Pages of keys

@@ -5,12 +5,13 @@ check which quota each scope kind gets, how a refusal reads, and how pages are c
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Any
 from unittest.mock import Mock
 
 import pytest
 
-from chalicelib.errors import InvalidRequest, KvQuotaExceeded, PayloadTooLarge
+from chalicelib.errors import InvalidRequest, KvQuotaExceeded, PayloadTooLarge, Unauthorized
 from chalicelib.ids import FixedClock
 from chalicelib.limits import (
     KV_ACCOUNT_MAX_BYTES,
@@ -20,12 +21,20 @@ from chalicelib.limits import (
     KV_ANON_VALUE_MAX_BYTES,
     KV_BYOK_MAX_BYTES,
     KV_BYOK_MAX_KEYS,
+    KV_BYOK_NEW_SCOPES_PER_DAY,
     KV_PAGE_MAX_BYTES,
     VALUE_MAX_BYTES,
 )
 from chalicelib.services.kv.key_pages import decode_cursor, encode_cursor, page_size
-from chalicelib.services.kv.service import KvLimits, KvScope, KvService
-from chalicelib.storage.protocols import KvQuota, KvQuotaReached, KvRepository, KvUsage
+from chalicelib.services.kv.service import KvLimits, KvScope, KvService, client_network
+from chalicelib.storage.protocols import (
+    KvNewScopes,
+    KvNewScopesReached,
+    KvQuota,
+    KvQuotaReached,
+    KvRepository,
+    KvUsage,
+)
 from tests.helpers import START
 
 ANON = KvScope("anon", "a" * 64)
@@ -38,8 +47,10 @@ class NoSecrets:
         return None
 
 
-def service(entries: Any, limits: KvLimits | None = None) -> KvService:
-    return KvService(entries, NoSecrets(), FixedClock(START), limits)
+def service(
+    entries: Any, limits: KvLimits | None = None, clock: FixedClock | None = None
+) -> KvService:
+    return KvService(entries, NoSecrets(), clock or FixedClock(START), limits)
 
 
 @pytest.mark.parametrize(
@@ -54,6 +65,85 @@ def test_each_scope_kind_is_held_to_its_default_quota(scope: KvScope, quota: KvQ
     entries = Mock(spec=KvRepository)
     service(entries).remember(scope, "k", "v")
     assert entries.put.call_args.kwargs["quota"] == quota
+
+
+def test_the_x_api_key_quota_is_modest_by_default() -> None:
+    assert (KV_BYOK_MAX_KEYS, KV_BYOK_MAX_BYTES) == (5_000, 50 * 1_048_576)
+    assert KV_BYOK_NEW_SCOPES_PER_DAY == 5
+    assert KvLimits().byok_new_scopes_per_day == KV_BYOK_NEW_SCOPES_PER_DAY
+
+
+# Networks: IPv4 addresses, IPv6 /64s
+
+
+@pytest.mark.parametrize(
+    ("source_ip", "network"),
+    [
+        ("203.0.113.9", "203.0.113.9"),
+        ("::ffff:203.0.113.9", "203.0.113.9"),
+        ("2001:db8:1:2::1", "2001:db8:1:2::/64"),
+        ("2001:DB8:1:2:ffff:ffff:ffff:ffff", "2001:db8:1:2::/64"),
+        (" 2001:db8:1:3:a:b:c:d ", "2001:db8:1:3::/64"),
+    ],
+)
+def test_a_client_network_is_the_ipv4_address_or_the_ipv6_64(source_ip: str, network: str) -> None:
+    assert client_network(source_ip) == network
+
+
+def test_anonymous_ipv6_callers_share_a_scope_per_64() -> None:
+    kv = service(Mock(spec=KvRepository))
+    same = {
+        kv.scope_for(None, None, address)
+        for address in ("2001:db8:1:2::1", "2001:db8:1:2::2", "2001:db8:1:2:abcd:ef01:2345:6789")
+    }
+    assert len(same) == 1 and next(iter(same)).kind == "anon"
+    assert kv.scope_for(None, None, "2001:db8:1:3::1") not in same
+    assert kv.scope_for(None, None, "2001:db8:2:2::1") not in same
+    # IPv4 stays per address, and an IPv4-mapped IPv6 address is that IPv4 address.
+    assert kv.scope_for(None, None, "203.0.113.9") != kv.scope_for(None, None, "203.0.113.10")
+    assert kv.scope_for(None, None, "::ffff:203.0.113.9") == kv.scope_for(None, None, "203.0.113.9")
+    with pytest.raises(Unauthorized):
+        kv.scope_for(None, None, None)
+
+
+def test_an_x_api_key_scope_is_the_key_and_remembers_the_callers_network() -> None:
+    kv = service(Mock(spec=KvRepository))
+    here = kv.scope_for(None, "key", "2001:db8:1:2::1")
+    there = kv.scope_for(None, "key", "198.51.100.1")
+    assert here == there and here.name == there.name  # the same scope from anywhere
+    assert here.network == kv.scope_for(None, "other", "2001:db8:1:2::9").network
+    assert here.network != there.network
+    assert kv.scope_for(None, "key", None).network is None  # no usable IP: shared bucket
+
+
+def test_only_x_api_key_writes_count_against_their_networks_new_scopes() -> None:
+    entries = Mock(spec=KvRepository)
+    clock = FixedClock(datetime(2026, 11, 30, 23, 59, 59, tzinfo=UTC))
+    kv = service(entries, KvLimits(byok_new_scopes_per_day=3), clock)
+    byok = kv.scope_for(None, "key", "2001:db8:1:2::1")
+    kv.remember(byok, "k", "v")
+    sent = entries.put.call_args.kwargs["new_scopes"]
+    assert sent == KvNewScopes(
+        network=byok.network or "",
+        day="2026-11-30",
+        max_new=3,
+        expires_at=int(datetime(2026, 12, 2, tzinfo=UTC).timestamp()),
+    )
+    clock.set(datetime(2026, 12, 1, 0, 0, 0, tzinfo=UTC))
+    kv.remember(byok, "k", "v")
+    assert entries.put.call_args.kwargs["new_scopes"].day == "2026-12-01"
+    for scope in (ANON, ACCOUNT):
+        kv.remember(scope, "k", "v")
+        assert entries.put.call_args.kwargs["new_scopes"] is None
+
+
+def test_a_refused_new_scope_names_the_rule() -> None:
+    entries = Mock(spec=KvRepository)
+    entries.put.side_effect = KvNewScopesReached("full")
+    with pytest.raises(KvQuotaExceeded) as refused:
+        service(entries).remember(BYOK, "k", "v")
+    message = refused.value.message
+    assert "5 new X-Api-Key scopes per UTC day" in message and "nothing was stored" in message
 
 
 @pytest.mark.parametrize(

@@ -4,9 +4,13 @@ A small persistent store scoped by who calls:
 
 * a workspace bearer token (agent or person) -> ``account#<wsp_id>``, shared by
   every agent and person of the workspace (hand-offs between agents);
-* else an ``X-Api-Key`` -> ``byok#<sha256 hex of the key>``;
-* else anonymous -> ``anon#<sha256 hex of the client IP>``, the IP as API
-  Gateway saw the connection (never a header the caller controls).
+* else an ``X-Api-Key`` -> ``byok#<sha256 hex of the key>``; a source network
+  (below) starts at most ``PINEWORK_KV_BYOK_NEW_SCOPES_PER_DAY`` new ones per UTC day;
+* else anonymous -> ``anon#<sha256 hex of the client network>``.
+
+The client network is the IP as API Gateway saw the connection (never a header
+the caller controls): an IPv4 address as is, an IPv6 address as its /64, since one
+subscriber commonly holds a whole /64 (docs/reference.md#kv-quotas).
 
 Anonymous entries live 24 hours after their last write (``ttl: "24h"``); the
 others are permanent. Values are stored as strings (``kv_json.stringify``) and
@@ -20,6 +24,7 @@ import ipaddress
 import json
 import math
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from chalicelib.errors import (
@@ -33,6 +38,7 @@ from chalicelib.ids import Clock
 from chalicelib.limits import (
     ANONYMOUS_LIFETIME,
     API_KEY_MAX_CHARS,
+    IPV6_SCOPE_PREFIX,
     KEY_MAX_BYTES,
     KV_ACCOUNT_MAX_BYTES,
     KV_ACCOUNT_MAX_KEYS,
@@ -41,13 +47,21 @@ from chalicelib.limits import (
     KV_ANON_VALUE_MAX_BYTES,
     KV_BYOK_MAX_BYTES,
     KV_BYOK_MAX_KEYS,
+    KV_BYOK_NEW_SCOPES_PER_DAY,
+    KV_NEW_SCOPES_COUNTER_LIFETIME,
     VALUE_MAX_BYTES,
 )
 from chalicelib.models.principal import Principal
 from chalicelib.services.kv.json_text import stringify
 from chalicelib.services.kv.key_pages import KeyList, page_of_keys
 from chalicelib.services.text import SecretFinder
-from chalicelib.storage.protocols import KvQuota, KvQuotaReached, KvRepository
+from chalicelib.storage.protocols import (
+    KvNewScopes,
+    KvNewScopesReached,
+    KvQuota,
+    KvQuotaReached,
+    KvRepository,
+)
 
 ScopeKind = Literal["account", "byok", "anon"]
 
@@ -58,11 +72,14 @@ class KvScope:
 
     Attributes:
         kind: ``account`` (workspace token), ``byok`` (``X-Api-Key``) or ``anon``.
-        owner: the workspace id, or the SHA-256 hex of the key or of the client IP.
+        owner: the workspace id, or the SHA-256 hex of the key or of the client network.
+        network: for ``byok``, the SHA-256 hex of the caller's network (``client_network``),
+            which a new scope counts against; not part of the scope's identity.
     """
 
     kind: ScopeKind
     owner: str
+    network: str | None = field(default=None, compare=False)
 
     @property
     def name(self) -> str:
@@ -83,6 +100,8 @@ class KvLimits:
     Attributes:
         anon, byok, account: the quota of one scope of that kind.
         anon_value_max_bytes: the largest anonymous value, measured like ``VALUE_MAX_BYTES``.
+        byok_new_scopes_per_day: new ``X-Api-Key`` scopes one network may start per UTC
+            day (0: none).
     """
 
     anon: KvQuota = field(default_factory=lambda: KvQuota(KV_ANON_MAX_KEYS, KV_ANON_MAX_BYTES))
@@ -91,6 +110,7 @@ class KvLimits:
         default_factory=lambda: KvQuota(KV_ACCOUNT_MAX_KEYS, KV_ACCOUNT_MAX_BYTES)
     )
     anon_value_max_bytes: int = KV_ANON_VALUE_MAX_BYTES
+    byok_new_scopes_per_day: int = KV_BYOK_NEW_SCOPES_PER_DAY
 
     def quota(self, scope: KvScope) -> KvQuota:
         """The quota of ``scope``'s kind."""
@@ -163,6 +183,20 @@ def client_address(source_ip: str | None) -> str:
     return address.compressed
 
 
+def client_network(source_ip: str | None) -> str:
+    """The caller's network as text: an IPv4 address (IPv4-mapped IPv6 included) as
+    ``client_address`` gives it, an IPv6 address as its /64 (``2001:db8:1:2::/64``).
+
+    Raises:
+        Unauthorized: no usable source IP (API Gateway always sends one).
+    """
+    address = client_address(source_ip)
+    if ":" not in address:
+        return address
+    network = ipaddress.IPv6Network(f"{address}/{IPV6_SCOPE_PREFIX}", strict=False)
+    return network.compressed
+
+
 class KvService:
     """The key-value meta-tools (docs/reference.md#10-key-value).
 
@@ -209,8 +243,8 @@ class KvService:
                     f"X-Api-Key must be 1 to {API_KEY_MAX_CHARS} characters; "
                     "leave the header out to call anonymously."
                 )
-            return KvScope("byok", sha256_hex(api_key))
-        return KvScope("anon", sha256_hex(client_address(source_ip)))
+            return KvScope("byok", sha256_hex(api_key), network=_network_or_unknown(source_ip))
+        return KvScope("anon", sha256_hex(client_network(source_ip)))
 
     def remember(self, scope: KvScope, key: str, value: Any) -> Remembered:
         """Store ``value`` under ``key``: a string as given, anything else serialized.
@@ -223,7 +257,8 @@ class KvService:
                 non-JSON value.
             PayloadTooLarge: the value is over 5.5 MiB as it travels, or over the
                 anonymous cap in an anonymous scope (``payload_too_large``).
-            KvQuotaExceeded: the scope would pass its quota of keys or bytes
+            KvQuotaExceeded: the scope would pass its quota of keys or bytes, or it is a
+                new ``X-Api-Key`` scope past its network's new scopes for the UTC day
                 (``kv_quota_exceeded``, docs/reference.md#kv-quotas); nothing is stored.
             SecretInMemory: the value looks like a credential (docs/reference.md#6-errors; a
                 deliberate difference from docs/reference.md#10-key-value, see DECISIONS); or the
@@ -250,13 +285,41 @@ class KvService:
         if not scope.permanent:
             expires_at = math.ceil((now + ANONYMOUS_LIFETIME).timestamp())
         quota = self._limits.quota(scope)
+        new_scopes = self._new_scopes(scope, now)
         try:
             self._entries.put(
-                scope.name, key, stored, expires_at=expires_at, now=now.timestamp(), quota=quota
+                scope.name,
+                key,
+                stored,
+                expires_at=expires_at,
+                now=now.timestamp(),
+                quota=quota,
+                new_scopes=new_scopes,
             )
         except KvQuotaReached as reached:
             raise quota_exceeded(scope, quota, reached) from reached
+        except KvNewScopesReached as reached:
+            raise KvQuotaExceeded(
+                f"This network (an IPv4 address or an IPv6 /64) may start "
+                f"{self._limits.byok_new_scopes_per_day:,} new X-Api-Key scopes per UTC day "
+                "and has; nothing was stored. Keep using an X-Api-Key you already have "
+                "(it works from any network), use a workspace token, or try again after "
+                "midnight UTC."
+            ) from reached
         return Remembered(key=key, permanent=scope.permanent)
+
+    def _new_scopes(self, scope: KvScope, now: datetime) -> KvNewScopes | None:
+        """The cap a new ``X-Api-Key`` scope counts against: its network's UTC day."""
+        if scope.kind != "byok":
+            return None
+        day = now.astimezone(UTC).date()
+        day_start = datetime(day.year, day.month, day.day, tzinfo=UTC)
+        return KvNewScopes(
+            network=scope.network or sha256_hex("unknown"),
+            day=day.isoformat(),
+            max_new=self._limits.byok_new_scopes_per_day,
+            expires_at=math.ceil((day_start + KV_NEW_SCOPES_COUNTER_LIFETIME).timestamp()),
+        )
 
     def _check_size(self, scope: KvScope, stored: str) -> None:
         size = len(json.dumps(stored, ensure_ascii=False).encode("utf-8"))
@@ -313,6 +376,15 @@ class KvService:
 
     def _now(self) -> float:
         return self._clock.now().timestamp()
+
+
+def _network_or_unknown(source_ip: str | None) -> str | None:
+    """The SHA-256 hex of the caller's network, or None without a usable source IP
+    (those callers then share one network for the new-scope cap)."""
+    try:
+        return sha256_hex(client_network(source_ip))
+    except Unauthorized:
+        return None
 
 
 def quota_exceeded(scope: KvScope, quota: KvQuota, reached: KvQuotaReached) -> KvQuotaExceeded:
