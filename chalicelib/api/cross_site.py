@@ -92,6 +92,15 @@ def host_allowed(value: str, settings: Settings, gateway: str | None = None) -> 
     return any(_host_matches(host, port, entry) for entry in entries)
 
 
+def origin_listed(origin: str | None, extra_origins: str) -> bool:
+    """Whether ``origin`` is exactly one of ``extra_origins`` (comma-separated
+    ``scheme://host[:port]``, case and a trailing ``/`` ignored)."""
+    if origin is None:
+        return False
+    listed = {item.strip().rstrip("/").lower() for item in extra_origins.split(",")} - {""}
+    return origin.strip().rstrip("/").lower() in listed
+
+
 def origin_allowed(
     origin: str, settings: Settings, extra_origins: str = "", gateway: str | None = None
 ) -> bool:
@@ -100,8 +109,7 @@ def origin_allowed(
     ``scheme://host[:port]``: ``PINEWORK_MCP_ALLOWED_ORIGINS`` for ``/mcp``).
     ``null`` and other schemes are refused (docs/reference.md#cross-site)."""
     text = origin.strip()
-    listed = {item.strip().rstrip("/").lower() for item in extra_origins.split(",") if item}
-    if text.rstrip("/").lower() in listed - {""}:
+    if origin_listed(text, extra_origins):
         return True
     try:
         parts = urlsplit(text)

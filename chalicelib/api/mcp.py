@@ -23,6 +23,7 @@ from chalicelib.api.cross_site import (
     gateway_domain,
     host_allowed,
     origin_allowed,
+    origin_listed,
     refuse_foreign_fetch_site,
     refuse_repeated_headers,
     require_json,
@@ -102,12 +103,16 @@ def mcp_post() -> Response:
 
 def _refuse_before_reading(request: Any, settings: Settings) -> Response | None:
     """The guards of the key-value routes, in MCP's refusal shape (docs/reference.md#cross-site):
-    a repeated guarded header or a request from the wrong place is 403 ``forbidden``, a
-    body not declared JSON 415 ``unsupported_media_type``; None when all pass."""
+    a repeated guarded header or a request from the wrong place (``wrong_place``, or
+    ``Sec-Fetch-Site`` of another site unless ``Origin`` is listed in
+    ``PINEWORK_MCP_ALLOWED_ORIGINS``) is 403 ``forbidden``, a body not declared JSON
+    415 ``unsupported_media_type``; None when all pass."""
     headers = request.headers
     try:
         refuse_repeated_headers(request)
-        refuse_foreign_fetch_site(headers)
+        # An origin the operator listed is another site by definition.
+        if not origin_listed(headers.get("origin"), settings.mcp_allowed_origins):
+            refuse_foreign_fetch_site(headers)
     except Forbidden as error:
         return _render(403, _refusal(error.code, error.message))
     refused_place = wrong_place(headers, settings, gateway_domain(request))

@@ -402,6 +402,23 @@ def test_sec_fetch_site_of_another_site_is_403_even_with_an_allowed_origin(
         assert status == 200 and body["result"]["isError"] is False, body
 
 
+def test_an_origin_listed_for_mcp_may_be_another_site(mcp: Mcp, wired: wiring.Services) -> None:
+    wiring.install(
+        replace(
+            wired,
+            settings=wired.settings.model_copy(
+                update={"mcp_allowed_origins": "https://app.example"}
+            ),
+        )
+    )
+    listed = {"Origin": "https://app.example", "Sec-Fetch-Site": "cross-site"}
+    status, _, body = mcp.post(PLANT_CALL, headers=listed)
+    assert status == 200 and body["result"]["isError"] is False, body
+    unlisted = {"Origin": "http://localhost:5173", "Sec-Fetch-Site": "cross-site"}
+    status, _, body = mcp.post(PLANT_CALL, headers=unlisted)
+    assert_refused(status, body, 403, "forbidden")
+
+
 @pytest.mark.parametrize(
     "extra",
     [
