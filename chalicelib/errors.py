@@ -229,8 +229,9 @@ class ReviewUndoConflict(PineworkError):
 
 
 class UnsupportedMediaType(PineworkError):
-    """Deployed, API Gateway refused the body's content type and answered itself (415);
-    the app never raises it (``infra/gateway_responses.py``; docs/issues.md#issue-12)."""
+    """A body not declared ``application/json`` on the key-value routes or ``/mcp``
+    (415; docs/reference.md#cross-site); deployed, API Gateway also answers it itself
+    for content types it refuses (``infra/gateway_responses.py``; docs/issues.md#issue-12)."""
 
     code = "unsupported_media_type"
 

@@ -165,6 +165,17 @@ def _read_chunked(stream: Any) -> bytes:
         stream.readline()
 
 
+def _gateway_headers(message: Any) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """A request's headers as API Gateway's REST proxy event gives them: each name's
+    last value (``headers``) and every value in order (``multiValueHeaders``), names in
+    lower case. ``chalice local`` alone keeps the first value and drops the rest, so the
+    app would read a repeated header unlike the deployed API (docs/reference.md#cross-site)."""
+    every: dict[str, list[str]] = {}
+    for name, value in message.items():
+        every.setdefault(name.lower(), []).append(value)
+    return {name: values[-1] for name, values in every.items()}, every
+
+
 def _lock_data_dir(data_dir: Path) -> Any:
     """Hold an exclusive lock on the data folder for the server's life.
 
@@ -203,17 +214,31 @@ def _allowed_methods(app: Any, raw_path: str) -> list[str]:
 # docs/DECISIONS.md#code-rules-complexity-prints-warnings-injection-issue-16-items-3-and-5
 def _local_api_server(app: Any, port: int, host: str = HOST) -> Any:  # noqa: C901
     """Chalice's threaded local server, with unknown routes answered in our envelope
-    (as the deployed API's GatewayResponse does, see ``infra/template.py``) and the
-    peer's address as the request context's ``sourceIp``, as API Gateway gives it."""
+    (as the deployed API's GatewayResponse does, see ``infra/template.py``), the
+    peer's address as the request context's ``sourceIp``, and repeated headers as
+    ``headers`` (last value) and ``multiValueHeaders`` (all), as API Gateway gives them."""
     from chalice.config import Config
     from chalice.local import (
         ChaliceRequestHandler,
         CustomLocalChalice,
         ForbiddenError,
+        LambdaEventConverter,
         LocalChalice,
         LocalDevServer,
+        RouteMatcher,
         ThreadedHTTPServer,
     )
+
+    class GatewayEventConverter(LambdaEventConverter):
+        # chalice local's events have no multiValueHeaders; API Gateway's do.
+        multi_value_headers: dict[str, list[str]] = {}
+
+        def create_lambda_event(
+            self, method: str, path: str, headers: dict[str, str], body: bytes | None = None
+        ) -> dict[str, Any]:
+            event: dict[str, Any] = super().create_lambda_event(method, path, headers, body)
+            event["multiValueHeaders"] = self.multi_value_headers
+            return event
 
     class EnvelopeRequestHandler(ChaliceRequestHandler):
         def _generic_handle(self) -> None:
@@ -224,9 +249,16 @@ def _local_api_server(app: Any, port: int, host: str = HOST) -> Any:  # noqa: C9
                 self.close_connection = True
                 self.send_error(400, "Content-Length must be one number of bytes.")
                 return
+            converter = self.local_gateway.event_converter
+            if not isinstance(converter, GatewayEventConverter):
+                converter = GatewayEventConverter(
+                    RouteMatcher(list(app.routes)), app.api.binary_types
+                )
+                self.local_gateway.event_converter = converter
+            converter.multi_value_headers = _gateway_headers(self.headers)[1]
             # chalice local writes 127.0.0.1 whatever the peer; API Gateway writes
             # the connection's address. Never a header: those are caller-controlled.
-            self.local_gateway.event_converter.LOCAL_SOURCE_IP = self.client_address[0]
+            converter.LOCAL_SOURCE_IP = self.client_address[0]
             super()._generic_handle()
 
         def _send_http_response_with_body(
@@ -246,9 +278,12 @@ def _local_api_server(app: Any, port: int, host: str = HOST) -> Any:  # noqa: C9
 
         def _parse_payload(self) -> tuple[dict[str, str], bytes | None]:
             # API Gateway buffers chunked bodies before the Lambda sees them; so do we.
-            if "chunked" not in self.headers.get("transfer-encoding", "").lower():
-                return super()._parse_payload()
-            return dict(self.headers), _read_chunked(self.rfile)
+            if "chunked" in self.headers.get("transfer-encoding", "").lower():
+                body: bytes | None = _read_chunked(self.rfile)
+            else:
+                body = super()._parse_payload()[1]
+            # Each header's last value, as API Gateway (chalice local keeps the first).
+            return _gateway_headers(self.headers)[0], body
 
         def send_error(
             self, code: int, message: str | None = None, explain: str | None = None

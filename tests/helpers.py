@@ -140,6 +140,42 @@ def pages(api: Api, actor: Actor, path: str) -> list[list[dict[str, Any]]]:
             return found
 
 
+def gateway_call(
+    path: str, header_pairs: Sequence[tuple[str, str]], body: bytes = b""
+) -> tuple[int, Any]:
+    """POST to ``app.py`` with the event API Gateway's REST proxy gives a Lambda:
+    every header value in ``multiValueHeaders``, each name's last value in
+    ``headers`` (the test client can send a header only once); (status, parsed body)."""
+    from chalice.local import LambdaContext
+
+    from app import app
+
+    every: dict[str, list[str]] = {}
+    for name, value in header_pairs:
+        every.setdefault(name, []).append(value)
+    event = {
+        "resource": path,
+        "path": path,
+        "httpMethod": "POST",
+        "requestContext": {
+            "httpMethod": "POST",
+            "resourcePath": path,
+            "path": path,
+            "identity": {"sourceIp": "127.0.0.1"},  # the test client's
+        },
+        "headers": {name: values[-1] for name, values in every.items()},
+        "multiValueHeaders": every,
+        "multiValueQueryStringParameters": None,
+        "pathParameters": None,
+        "stageVariables": None,
+        "body": body.decode(),
+        "isBase64Encoded": False,
+    }
+    response = app(event, LambdaContext("pinework", 256))
+    text = response.get("body") or ""
+    return int(response["statusCode"]), json.loads(text) if text else None
+
+
 def error_code(response: tuple[int, object]) -> tuple[int, str]:
     """The status and error code of an error answer (checking the envelope's shape)."""
     status, body = response

@@ -26,6 +26,8 @@ LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 _FOREIGN_FETCH_SITES = frozenset({"cross-site", "same-site"})
 """``Sec-Fetch-Site`` values of a page on another origin: a sibling subdomain is as
 foreign as another site."""
+GUARDED_HEADERS = ("host", "origin", "content-type", "sec-fetch-site")
+"""Headers the guards decide on: a request may carry each at most once."""
 
 
 def _split_host(value: str) -> tuple[str, str | None] | None:
@@ -90,6 +92,15 @@ def host_allowed(value: str, settings: Settings, gateway: str | None = None) -> 
     return any(_host_matches(host, port, entry) for entry in entries)
 
 
+def origin_listed(origin: str | None, extra_origins: str) -> bool:
+    """Whether ``origin`` is exactly one of ``extra_origins`` (comma-separated
+    ``scheme://host[:port]``, case and a trailing ``/`` ignored)."""
+    if origin is None:
+        return False
+    listed = {item.strip().rstrip("/").lower() for item in extra_origins.split(",")} - {""}
+    return origin.strip().rstrip("/").lower() in listed
+
+
 def origin_allowed(
     origin: str, settings: Settings, extra_origins: str = "", gateway: str | None = None
 ) -> bool:
@@ -98,8 +109,7 @@ def origin_allowed(
     ``scheme://host[:port]``: ``PINEWORK_MCP_ALLOWED_ORIGINS`` for ``/mcp``).
     ``null`` and other schemes are refused (docs/reference.md#cross-site)."""
     text = origin.strip()
-    listed = {item.strip().rstrip("/").lower() for item in extra_origins.split(",") if item}
-    if text.rstrip("/").lower() in listed - {""}:
+    if origin_listed(text, extra_origins):
         return True
     try:
         parts = urlsplit(text)
@@ -124,6 +134,49 @@ def is_json_media_type(content_type: str | None) -> bool:
     return True
 
 
+def repeated_headers(request: Any) -> list[str]:
+    """The ``GUARDED_HEADERS`` a request carries more than once (lower case, sorted).
+
+    Read from the event's ``multiValueHeaders`` (API Gateway's REST proxy event keeps
+    every value there, and only the last in ``headers``; the local server writes both
+    the same way, ``infra/local_server.py``). An event without them (the test client)
+    has none repeated (docs/reference.md#cross-site)."""
+    event = request.to_original_event() or {}
+    counts: dict[str, int] = {}
+    for name, values in (event.get("multiValueHeaders") or {}).items():
+        key = str(name).lower()
+        if key in GUARDED_HEADERS and isinstance(values, list):
+            counts[key] = counts.get(key, 0) + len(values)
+    return sorted(name for name, count in counts.items() if count > 1)
+
+
+def refuse_repeated_headers(request: Any) -> None:
+    """Refuse a request that sends a guarded header twice (``repeated_headers``): one
+    layer could read the first value and another the last.
+
+    Raises:
+        Forbidden: ``Host``, ``Origin``, ``Content-Type`` or ``Sec-Fetch-Site`` is
+            sent more than once.
+    """
+    repeated = repeated_headers(request)
+    if repeated:
+        raise Forbidden(f"The request sends {', '.join(repeated)} more than once; send each once.")
+
+
+def refuse_foreign_fetch_site(headers: Any) -> None:
+    """Refuse a request a browser labels as made by a page on another site.
+
+    Raises:
+        Forbidden: ``Sec-Fetch-Site`` is ``cross-site`` or ``same-site``.
+    """
+    site = (headers.get("sec-fetch-site") or "").strip().lower()
+    if site in _FOREIGN_FETCH_SITES:
+        raise Forbidden(
+            "A page on another site made this request (Sec-Fetch-Site: "
+            f"{site}); it was refused. Call the API from a program, not a web page."
+        )
+
+
 def refuse_cross_site(headers: Any, settings: Settings, gateway: str | None = None) -> None:
     """Refuse a request a page on another site made a browser send (``gateway``: the
     name API Gateway received it on, ``gateway_domain``).
@@ -132,12 +185,7 @@ def refuse_cross_site(headers: Any, settings: Settings, gateway: str | None = No
         Forbidden: ``Sec-Fetch-Site`` is ``cross-site`` or ``same-site``, or an
             ``Origin`` is sent that is not an allowed origin (``origin_allowed``).
     """
-    site = (headers.get("sec-fetch-site") or "").strip().lower()
-    if site in _FOREIGN_FETCH_SITES:
-        raise Forbidden(
-            "A page on another site made this request (Sec-Fetch-Site: "
-            f"{site}); it was refused. Call the API from a program, not a web page."
-        )
+    refuse_foreign_fetch_site(headers)
     origin = headers.get("origin")
     if origin is not None and not origin_allowed(origin, settings, gateway=gateway):
         raise Forbidden(
@@ -166,9 +214,9 @@ def require_json(headers: Any, raw_body: bytes | None) -> None:
 def same_site_json_only(
     current_request: Callable[[], Any], settings: Callable[[], Settings]
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """A view decorator: ``refuse_cross_site`` then ``require_json`` before the view
-    runs (below ``endpoint``, so a refusal is the error envelope; nothing is read or
-    written first).
+    """A view decorator: ``refuse_repeated_headers``, ``refuse_cross_site`` then
+    ``require_json`` before the view runs (below ``endpoint``, so a refusal is the
+    error envelope; nothing is read or written first).
 
     Args:
         current_request: returns the Chalice request being answered.
@@ -179,6 +227,7 @@ def same_site_json_only(
         @functools.wraps(view)
         def guarded(*args: Any, **kwargs: Any) -> Any:
             request = current_request()
+            refuse_repeated_headers(request)
             refuse_cross_site(request.headers, settings(), gateway_domain(request))
             require_json(request.headers, request.raw_body)
             return view(*args, **kwargs)

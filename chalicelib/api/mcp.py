@@ -5,7 +5,11 @@ Streamable HTTP, stateless, JSON responses: POST only (GET, which would open
 an SSE stream, and DELETE, which would end a session, are 405 with
 ``Allow: POST``). Credentials work as on the key-value routes: an invalid
 bearer token is 401 before any message is read; without one, only the
-key-value tools work (anonymous or ``X-Api-Key`` scope).
+key-value tools work (anonymous or ``X-Api-Key`` scope). Before any of that, the
+key-value routes' guards (``cross_site``): a repeated ``Host``/``Origin``/
+``Content-Type``/``Sec-Fetch-Site`` or a request from the wrong place is 403, a body
+not declared ``application/json`` 415, each as an HTTP status with a JSON-RPC error
+whose ``data.code`` is the API's code.
 """
 
 from __future__ import annotations
@@ -15,11 +19,26 @@ from typing import Any
 
 from chalice.app import Blueprint, Response
 
-from chalicelib.api.cross_site import gateway_domain, host_allowed, origin_allowed
+from chalicelib.api.cross_site import (
+    gateway_domain,
+    host_allowed,
+    origin_allowed,
+    origin_listed,
+    refuse_foreign_fetch_site,
+    refuse_repeated_headers,
+    require_json,
+)
 from chalicelib.api.http import endpoint, reject_other_methods
 from chalicelib.api.kv import optional_principal, source_ip
 from chalicelib.api.observe import note_caller_without_token, note_error
-from chalicelib.errors import InvalidRequest, RateLimited, SecretInMemory, Unauthorized
+from chalicelib.errors import (
+    Forbidden,
+    InvalidRequest,
+    RateLimited,
+    SecretInMemory,
+    Unauthorized,
+    UnsupportedMediaType,
+)
 from chalicelib.models.principal import Principal
 from chalicelib.services.run_context import RunContext, read_run_context
 from chalicelib.settings import Settings
@@ -27,9 +46,10 @@ from chalicelib.wiring import Services, services
 
 mcp_api = Blueprint(__name__)
 CONTENT_TYPES = ["*/*"]
-"""Any content type reaches the JSON-RPC parser (a wrong one is a parse error, not 415)."""
+"""Any content type reaches the view, which refuses all but JSON (415 in the JSON-RPC
+refusal shape, not Chalice's own)."""
 _SERVER_ERROR = -32000
-"""JSON-RPC "server error" code used for answers refused before dispatch (401, 400)."""
+"""JSON-RPC "server error" code used for answers refused before dispatch (401, 400, 403, 415)."""
 
 
 def _request() -> Any:
@@ -52,9 +72,9 @@ def mcp_post() -> Response:
         if refused is not None:
             return _render(refused.status, refused.body)
     wired = services()
-    refused_place = wrong_place(headers, wired.settings, gateway_domain(request))
-    if refused_place is not None:
-        return _render(403, _refusal("forbidden", refused_place))
+    guarded = _refuse_before_reading(request, wired.settings)
+    if guarded is not None:
+        return guarded
     try:
         principal = optional_principal(request, wired)
         run = _run_context(headers, principal, wired)
@@ -79,6 +99,30 @@ def mcp_post() -> Response:
     )
     reply = mcp_protocol.handle_post(request.raw_body, caller)
     return _render(reply.status, reply.body, reply.headers)
+
+
+def _refuse_before_reading(request: Any, settings: Settings) -> Response | None:
+    """The guards of the key-value routes, in MCP's refusal shape (docs/reference.md#cross-site):
+    a repeated guarded header or a request from the wrong place (``wrong_place``, or
+    ``Sec-Fetch-Site`` of another site unless ``Origin`` is listed in
+    ``PINEWORK_MCP_ALLOWED_ORIGINS``) is 403 ``forbidden``, a body not declared JSON
+    415 ``unsupported_media_type``; None when all pass."""
+    headers = request.headers
+    try:
+        refuse_repeated_headers(request)
+        # An origin the operator listed is another site by definition.
+        if not origin_listed(headers.get("origin"), settings.mcp_allowed_origins):
+            refuse_foreign_fetch_site(headers)
+    except Forbidden as error:
+        return _render(403, _refusal(error.code, error.message))
+    refused_place = wrong_place(headers, settings, gateway_domain(request))
+    if refused_place is not None:
+        return _render(403, _refusal("forbidden", refused_place))
+    try:
+        require_json(headers, request.raw_body)
+    except UnsupportedMediaType as error:
+        return _render(415, _refusal(error.code, error.message))
+    return None
 
 
 def wrong_place(headers: Any, settings: Settings, gateway: str | None = None) -> str | None:

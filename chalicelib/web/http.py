@@ -54,6 +54,8 @@ class WebRequest:
         headers: header names in lower case.
         body: the raw body.
         source_ip: the connection's address as the gateway saw it.
+        repeated_headers: the guarded headers (``Host``, ``Origin``, ``Content-Type``,
+            ``Sec-Fetch-Site``) the request sent more than once, lower case.
     """
 
     method: str
@@ -63,6 +65,7 @@ class WebRequest:
     headers: Mapping[str, str] = field(default_factory=dict)
     body: bytes = b""
     source_ip: str = ""
+    repeated_headers: tuple[str, ...] = ()
 
     def param(self, name: str) -> str | None:
         """A query parameter's value (None when absent).
@@ -189,11 +192,18 @@ def check_same_origin(request: WebRequest) -> None:
     dashboard's ``Referrer-Policy: no-referrer`` a form's ``Origin`` is ``null`` (Fetch
     standard), so then ``Sec-Fetch-Site`` (which no page can set) must say
     ``same-origin``. The CSRF token is checked besides (``DashboardSessions.check_csrf``).
+    A guarded header sent twice is refused first: the gateway and a proxy could each
+    read a different one (docs/reference.md#cross-site).
 
     Raises:
-        Forbidden: another origin, or neither a real origin nor ``Sec-Fetch-Site:
-            same-origin``.
+        Forbidden: a guarded header sent more than once, another origin, or neither a
+            real origin nor ``Sec-Fetch-Site: same-origin``.
     """
+    if request.repeated_headers:
+        raise Forbidden(
+            f"The request sends {', '.join(request.repeated_headers)} more than once; "
+            "it was refused."
+        )
     origin = request.headers.get("origin")
     if origin is not None and origin != "null":
         if origin.rstrip("/") != request.origin:

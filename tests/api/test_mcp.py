@@ -15,7 +15,7 @@ from chalice.test import Client
 
 from chalicelib import wiring
 from chalicelib.settings import Settings
-from tests.helpers import Actor, World
+from tests.helpers import Actor, World, gateway_call
 
 TOOL_NAMES = [
     "remember",
@@ -350,6 +350,96 @@ def test_a_foreign_browser_origin_is_refused_before_anything_runs(mcp: Mcp) -> N
     assert status == 200 and body["result"] == {}
     status, _, body = mcp.post(ping)  # no Origin: not a browser
     assert status == 200
+
+
+PLANT_CALL = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "tools/call",
+    "params": {"name": "remember", "arguments": {"key": "planted", "value": "x"}},
+}
+
+
+def planted(mcp: Mcp) -> bool:
+    return bool(mcp.ok("recall", {"key": "planted"})["found"])
+
+
+def assert_refused(status: int, body: Any, wanted_status: int, code: str) -> None:
+    assert status == wanted_status, body
+    assert body["jsonrpc"] == "2.0" and body["id"] is None
+    assert body["error"]["code"] == -32000 and body["error"]["message"]
+    assert body["error"]["data"] == {"code": code}
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    ["text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded", ""],
+)
+def test_a_body_not_declared_json_is_415_and_runs_nothing(mcp: Mcp, content_type: str) -> None:
+    status, _, body = mcp.post(PLANT_CALL, headers={"Content-Type": content_type})
+    assert_refused(status, body, 415, "unsupported_media_type")
+    assert not planted(mcp)
+
+
+def test_a_body_without_content_type_is_415(mcp: Mcp) -> None:
+    response = mcp._http.request(
+        "POST", "/api/v1/mcp", headers={"Host": "127.0.0.1:8000"}, body=json.dumps(PLANT_CALL)
+    )
+    assert_refused(response.status_code, json.loads(response.body), 415, "unsupported_media_type")
+    assert not planted(mcp)
+
+
+@pytest.mark.parametrize("site", ["cross-site", "same-site", " Cross-Site "])
+def test_sec_fetch_site_of_another_site_is_403_even_with_an_allowed_origin(
+    mcp: Mcp, site: str
+) -> None:
+    headers = {"Sec-Fetch-Site": site, "Origin": "http://localhost:5173"}
+    status, _, body = mcp.post(PLANT_CALL, headers=headers)
+    assert_refused(status, body, 403, "forbidden")
+    assert not planted(mcp)
+    for fine in ["same-origin", "none"]:
+        status, _, body = mcp.post(PLANT_CALL, headers={"Sec-Fetch-Site": fine})
+        assert status == 200 and body["result"]["isError"] is False, body
+
+
+def test_an_origin_listed_for_mcp_may_be_another_site(mcp: Mcp, wired: wiring.Services) -> None:
+    wiring.install(
+        replace(
+            wired,
+            settings=wired.settings.model_copy(
+                update={"mcp_allowed_origins": "https://app.example"}
+            ),
+        )
+    )
+    listed = {"Origin": "https://app.example", "Sec-Fetch-Site": "cross-site"}
+    status, _, body = mcp.post(PLANT_CALL, headers=listed)
+    assert status == 200 and body["result"]["isError"] is False, body
+    unlisted = {"Origin": "http://localhost:5173", "Sec-Fetch-Site": "cross-site"}
+    status, _, body = mcp.post(PLANT_CALL, headers=unlisted)
+    assert_refused(status, body, 403, "forbidden")
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        [("Origin", "http://localhost:8600"), ("Origin", "https://evil.example")],
+        [("Origin", "https://evil.example"), ("Origin", "http://localhost:8600")],
+        [("Content-Type", "text/plain")],
+        [("Sec-Fetch-Site", "same-origin"), ("Sec-Fetch-Site", "cross-site")],
+        [("Host", "evil.example")],
+    ],
+)
+def test_a_guarded_header_sent_twice_is_403_in_the_json_rpc_shape(
+    mcp: Mcp, extra: list[tuple[str, str]]
+) -> None:
+    sent = [("Host", "127.0.0.1:8000"), ("Content-Type", "application/json"), *extra]
+    status, body = gateway_call("/api/v1/mcp", sent, json.dumps(PLANT_CALL).encode())
+    assert_refused(status, body, 403, "forbidden")
+    assert "more than once" in body["error"]["message"]
+    assert not planted(mcp)
+    once = [("Host", "127.0.0.1:8000"), ("Content-Type", "application/json")]
+    status, body = gateway_call("/api/v1/mcp", once, json.dumps(PLANT_CALL).encode())
+    assert status == 200 and body["result"]["isError"] is False, body
 
 
 def test_a_host_that_is_not_this_api_is_refused_whatever_the_origin(

@@ -6,6 +6,7 @@ follow the connection's address (IPv4, IPv6), never forwarding headers."""
 from __future__ import annotations
 
 import asyncio
+import http.client
 import json
 import socket
 from collections.abc import AsyncIterator, Iterator
@@ -227,3 +228,61 @@ def test_the_cli_kv_commands_against_the_local_server(server: LocalServer) -> No
     assert json.loads(forgot.stdout) == {"deleted": True, "key": "cli-key"}
     missing = cli(server, token, "kv", "recall", "cli-key")
     assert missing.returncode == 1
+
+
+def raw_post(
+    server: LocalServer, path: str, header_pairs: list[tuple[str, str]], body: bytes
+) -> tuple[int, bytes]:
+    """POST with these headers exactly, repeats included (httpx and the SDK send each once)."""
+    connection = http.client.HTTPConnection("127.0.0.1", server.api_port, timeout=30)
+    try:
+        connection.putrequest("POST", path, skip_host=True, skip_accept_encoding=True)
+        for name, value in header_pairs:
+            connection.putheader(name, value)
+        connection.putheader("Content-Length", str(len(body)))
+        connection.endheaders(body)
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+def test_a_guarded_header_sent_twice_is_refused_by_the_local_server(server: LocalServer) -> None:
+    host = ("Host", f"127.0.0.1:{server.api_port}")
+    json_type = ("Content-Type", "application/json")
+    plant = json.dumps({"key": "twice", "value": "x"}).encode()
+    call = {"name": "remember", "arguments": {"key": "twice", "value": "x"}}
+    message = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call})
+    repeats = [
+        [("Origin", f"http://localhost:{server.api_port}"), ("Origin", "https://evil.example")],
+        [("Content-Type", "text/plain")],
+        [("Sec-Fetch-Site", "same-origin"), ("Sec-Fetch-Site", "cross-site")],
+        [("Host", "evil.example")],
+    ]
+    for extra in repeats:
+        status, body = raw_post(server, "/api/v1/kv/remember", [host, json_type, *extra], plant)
+        assert status == 403 and json.loads(body)["error"]["code"] == "forbidden", body
+        status, body = raw_post(server, "/api/v1/mcp", [host, json_type, *extra], message.encode())
+        assert status == 403 and json.loads(body)["error"]["data"]["code"] == "forbidden", body
+        form = ("Content-Type", "application/x-www-form-urlencoded")
+        status, body = raw_post(server, "/sign-in", [host, form, *extra], b"token=x")
+        assert status == 403 and b"more than once" in body, body
+    found = httpx.post(f"{api(server)}/kv/recall", json={"key": "twice"}).json()
+    assert found["found"] is False
+
+
+def test_the_local_server_reads_a_repeated_header_as_api_gateway_does_the_last(
+    server: LocalServer,
+) -> None:
+    host = ("Host", f"127.0.0.1:{server.api_port}")
+    keys = [("X-Api-Key", "first-key"), ("X-Api-Key", "last-key")]
+    plant = json.dumps({"key": "which", "value": "x"}).encode()
+    status, body = raw_post(
+        server, "/api/v1/kv/remember", [host, ("Content-Type", "application/json"), *keys], plant
+    )
+    assert status == 200, body
+    for key, found in [("last-key", True), ("first-key", False)]:
+        answer = httpx.post(
+            f"{api(server)}/kv/recall", json={"key": "which"}, headers={"X-Api-Key": key}
+        ).json()
+        assert answer["found"] is found, (key, answer)

@@ -33,6 +33,14 @@ def test_same_origin_post_passes_and_another_origin_is_refused() -> None:
         check_same_origin(request({**LOCAL, "origin": "http://127.0.0.1:9000"}))
 
 
+def test_a_guarded_header_sent_twice_is_refused_even_when_the_last_value_is_fine() -> None:
+    same_origin = {**LOCAL, "origin": "http://127.0.0.1:8000"}
+    check_same_origin(request(same_origin))
+    for name in ["origin", "host", "content-type", "sec-fetch-site"]:
+        with pytest.raises(Forbidden, match=name):
+            check_same_origin(request(same_origin, repeated_headers=(name,)))
+
+
 def test_null_origin_needs_sec_fetch_site_same_origin() -> None:
     # Under Referrer-Policy: no-referrer a form's Origin is "null" (Fetch standard).
     check_same_origin(request({**LOCAL, "origin": "null", "sec-fetch-site": "same-origin"}))

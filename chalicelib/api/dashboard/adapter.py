@@ -20,6 +20,7 @@ from typing import Any
 
 from chalice.app import Response
 
+from chalicelib.api.cross_site import repeated_headers
 from chalicelib.api.http import _WRAPPED_VIEWS
 from chalicelib.api.observe import note_error, note_principal
 from chalicelib.errors import PineworkError, RateLimited
@@ -38,7 +39,8 @@ INTERNAL = FormError("internal_error", "Something went wrong on our side; try ag
 
 def web_request(request: Any) -> WebRequest:
     """The plain form of a Chalice request: the path within the app, the stage
-    prefix the browser's URL carries (``base``), query, headers, body, peer."""
+    prefix the browser's URL carries (``base``), query, headers, body, peer, and the
+    guarded headers sent more than once (``cross_site.repeated_headers``)."""
     params = request.uri_params or {}
     path = request.path
     for name, value in params.items():
@@ -59,6 +61,7 @@ def web_request(request: Any) -> WebRequest:
         headers={name.lower(): value for name, value in request.headers.items()},
         body=request.raw_body or b"",
         source_ip=str((context.get("identity") or {}).get("sourceIp") or ""),
+        repeated_headers=tuple(repeated_headers(request)),
     )
 
 
