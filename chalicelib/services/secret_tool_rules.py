@@ -9,7 +9,7 @@ value that is not a placeholder (``docker login -p``, ``redis-cli -a``, ``sqlcmd
 value that is not a placeholder (``secret_rules.is_placeholder``). Each command is
 read from its name to the end of its pipeline stage (at most
 ``_STAGE_CHARS`` characters), so long texts scan in linear time. Choices:
-docs/DECISIONS.md#smaller-gaps-idempotency-fingerprint-secret-families.
+docs/DECISIONS.md#smaller-gaps-idempotency-fingerprint-secret-families-invisible-characters-terminal-safety-issue-21-item-7.
 """
 
 import re

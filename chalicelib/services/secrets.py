@@ -5,8 +5,11 @@ answers the short kind of the first credential it finds ("AWS access key", "JWT"
 or None, never the value. Text is read as it shows (``lookalike.ascii_visible_form``);
 rules run from most to least specific (private key, provider tokens, JWT, connection
 string: ``secret_rules.known_rules``; passwords on command lines, ``Authorization``
-headers: ``secret_context_rules``; then assignment, password in words, high
-entropy), and ``shapes_only`` skips the last for identifiers. How the detect-secrets
+headers: ``secret_context_rules``; passwords given to known tools, credential
+headers: ``secret_tool_rules``; then assignment, password in words, high entropy),
+and ``shapes_only`` skips the last for identifiers. Placeholders (``password``,
+``<key>``, ``$VAR``) are not values (``secret_rules.is_placeholder``), and a
+``data:`` URI's payload is content. How the detect-secrets
 plugins are used and tuned, and the false-positive figures:
 docs/DECISIONS.md#secret-detection-how-it-was-built-and-tuned.
 """
