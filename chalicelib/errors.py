@@ -200,8 +200,9 @@ class PreconditionFailed(PineworkError):
 
 
 class IdempotencyKeyReused(PineworkError):
-    """An ``Idempotency-Key`` already used with another request (method, path or body)
-    by the same caller within 24 hours (422; docs/issues.md#issue-15, docs/DECISIONS.md)."""
+    """An ``Idempotency-Key`` already used with another request (method, path, query
+    string, body, ``If-Match`` or run headers) by the same caller within 24 hours
+    (422; docs/issues.md#issue-15, docs/DECISIONS.md)."""
 
     code = "idempotency_key_reused"
 

@@ -61,6 +61,11 @@ VALUE_MAX_BYTES = 5_767_168
 """5.5 MiB: the largest value, measured as it travels in a recall answer (UTF-8,
 JSON-escaped). A Lambda answer stops at 6 MB (API Gateway at 10 MB), and the
 answer's envelope needs the rest; larger is 413 ``payload_too_large``."""
+JSON_INTEGER_MAX_DIGITS = 4000
+"""Digits of an integer in a request body read as a Python ``int``; a longer one is
+kept as its text in key-value values and MCP (``exact_json``) and is
+``invalid_request`` in other bodies, whose numbers are counts and limits (Python
+refuses to convert integers over 4,300 digits)."""
 KV_PAGE_DEFAULT_KEYS = 100
 """Keys in one ``recall {}`` page when ``limit`` is not given."""
 KV_PAGE_MAX_KEYS = 1000

@@ -79,6 +79,15 @@ def to_json(data: Any) -> str:
     return _UNSAFE.sub(_json_escape, json.dumps(data, indent=2, ensure_ascii=False))
 
 
+def lines_of(text: str) -> list[str]:
+    """``text`` split at line feeds only (``[""]`` for no text, a final line feed
+    ends the last line): a carriage return, U+0085, U+2028 and U+2029, which
+    ``str.splitlines`` also breaks at, stay in the line and show as markers
+    (``terminal_safe``), as on the dashboard (``chalicelib.web.render.visible``)."""
+    parts = text.split("\n")
+    return parts[:-1] if len(parts) > 1 and parts[-1] == "" else parts
+
+
 def one_line(text: str, width: int = TEXT_WIDTH) -> str:
     """Fold ``text`` onto one line and cut it to ``width`` characters.
 
@@ -89,7 +98,7 @@ def one_line(text: str, width: int = TEXT_WIDTH) -> str:
     Returns:
         The folded, possibly shortened text.
     """
-    folded = " ⏎ ".join(part.strip() for part in text.strip().splitlines())
+    folded = " ⏎ ".join(part.strip(" \t") for part in lines_of(text.strip(" \t\n")))
     return folded if len(folded) <= width else folded[: width - 1] + "…"
 
 
@@ -168,7 +177,7 @@ def memory_block(memory: Memory) -> str:
     ]
     lines = [f"{label + ':':<18}{_value(value)}" for label, value in fields if value is not None]
     lines.append("text:")
-    lines.extend(f"  {line}" for line in memory.text.splitlines() or [""])
+    lines.extend(f"  {line}" for line in lines_of(memory.text))
     return "\n".join(lines)
 
 

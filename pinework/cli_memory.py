@@ -69,7 +69,7 @@ def memory_day(
     """Append a line to today's (UTC) day log (agents only)."""
 
     def render(memory: Memory) -> None:
-        lines = len(memory.text.splitlines())
+        lines = len(_render.lines_of(memory.text))
         noun = "line" if lines == 1 else "lines"
         verb = "started day log" if lines == 1 else "appended to"
         _render.echo(f"{verb} {memory.id} (day log of {memory.date}, {lines} {noun})")

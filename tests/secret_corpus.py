@@ -195,8 +195,8 @@ SECRETS: list[tuple[str, Factory, str]] = [
         "connection string with password",
     ),
     (
-        "postgres-trivial",
-        lambda r: "postgres://user:" + "pa" + "ss@host/db",
+        "postgres-trivial",  # a weak password, not a placeholder ("pass" is one)
+        lambda r: "postgres://user:" + "hunter" + "2@host/db",
         "connection string with password",
     ),
     (

@@ -3,7 +3,9 @@
 Like ``http.parse_json_body`` (NaN/Infinity, duplicate keys and lone
 surrogates are ``invalid_request``), except that a number with a fraction or an
 exponent becomes a ``JsonNumber`` (exact value, original text) instead of a
-rounded ``float``, so ``remember`` stores it digit for digit (``kv_json``).
+rounded ``float``, and so does an integer over ``JSON_INTEGER_MAX_DIGITS`` digits
+(Python will not convert it to ``int``), so ``remember`` stores it digit for digit
+(``kv_json``).
 """
 
 from __future__ import annotations
@@ -15,9 +17,16 @@ from pydantic import BaseModel
 
 from chalicelib.api.http import check_encodable, reject_constant, reject_duplicate_keys, validate
 from chalicelib.errors import InvalidRequest
+from chalicelib.limits import JSON_INTEGER_MAX_DIGITS
 from chalicelib.services.kv.json_text import JsonNumber
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+def exact_int(text: str) -> int | JsonNumber:
+    """``parse_int``: an ``int``, or a ``JsonNumber`` keeping the digits of one over
+    ``JSON_INTEGER_MAX_DIGITS`` digits."""
+    return int(text) if len(text.lstrip("-")) <= JSON_INTEGER_MAX_DIGITS else JsonNumber(text)
 
 
 def load_exact(raw_body: bytes | None) -> Any:
@@ -32,6 +41,7 @@ def load_exact(raw_body: bytes | None) -> Any:
         parsed = json.loads(
             text,
             parse_float=JsonNumber,
+            parse_int=exact_int,
             parse_constant=reject_constant,
             object_pairs_hook=reject_duplicate_keys,
         )

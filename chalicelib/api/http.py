@@ -25,6 +25,7 @@ from chalicelib.errors import (
     PineworkError,
     RateLimited,
 )
+from chalicelib.limits import JSON_INTEGER_MAX_DIGITS
 
 logger = logging.getLogger(__name__)
 
@@ -115,7 +116,10 @@ def parse_json_body(raw_body: bytes | None) -> dict[str, Any]:
     try:
         text = raw_body.decode("utf-8")
         parsed = json.loads(
-            text, parse_constant=reject_constant, object_pairs_hook=reject_duplicate_keys
+            text,
+            parse_int=limited_int,
+            parse_constant=reject_constant,
+            object_pairs_hook=reject_duplicate_keys,
         )
     except RecursionError as error:
         raise InvalidRequest("The body is nested too deeply.") from error
@@ -167,6 +171,21 @@ def reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
             raise ValueError(f"the key {key!r} appears twice")
         result[key] = value
     return result
+
+
+def limited_int(text: str) -> int:
+    """``parse_int``: an integer of at most ``JSON_INTEGER_MAX_DIGITS`` digits.
+
+    Raises:
+        InvalidRequest: a longer integer (Python's own error would name its internals).
+    """
+    digits = len(text.lstrip("-"))
+    if digits > JSON_INTEGER_MAX_DIGITS:
+        raise InvalidRequest(
+            f"A number in the body has {digits} digits; numbers here have at most "
+            f"{JSON_INTEGER_MAX_DIGITS}."
+        )
+    return int(text)
 
 
 def reject_constant(name: str) -> Any:

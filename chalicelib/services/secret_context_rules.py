@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 from detect_secrets.filters.heuristic import is_templated_secret
 
-from chalicelib.services.secret_rules import NON_SECRET_VALUE, Rule
+from chalicelib.services.secret_rules import NON_SECRET_VALUE, Rule, is_placeholder
 
 _VALUE = r"(?P<quote>[\"']?)(?P<value>[^\s\"'`]{1,256})(?P=quote)"
 # A value that names where a secret is rather than holding it: $VAR, ${VAR}, %VAR%,
@@ -76,6 +76,7 @@ def _is_value(value: str, minimum: int = 4) -> bool:
         and not is_templated_secret(value)
         and NON_SECRET_VALUE.match(value) is None
         and _INDIRECT.match(value) is None
+        and not is_placeholder(value)
     )
 
 

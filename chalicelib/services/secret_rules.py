@@ -82,6 +82,35 @@ NON_SECRET_VALUE = re.compile(
     re.IGNORECASE,
 )
 
+# Values that stand for a credential in an example: the word itself ("password",
+# "your_api_key", "changeme"), a mask, or a variable/template ($VAR, ${VAR}, %VAR%,
+# {{var}}, <your key>).
+_PLACEHOLDER_WORD = re.compile(
+    r"(?:(?:my|your|the|some|example|sample|dummy|fake|test|new|old|db|user|admin|app|api|"
+    r"root|default|secret|super)[_\-]?)*"
+    r"(?:password|passwd|passwort|pass|pwd|passphrase|secret|token|api[_\-]?key|key|"
+    r"credentials?|pw|pin)s?(?:[_\-]?here)?"
+    r"|change[_\-]?(?:me|it|this)|placeholder|example|sample|dummy|redacted|omitted|removed|"
+    r"foo|bar|foobar|baz|qwerty|todo|tbd|fixme|replace[_\-]?me|\.\.\.+|\u2026|[x*#.\-_]{3,}",
+    re.IGNORECASE,
+)
+_VARIABLE = re.compile(r"^(?:\$|%\w+%|<[^<>]*>$|\{\{|\[[^\[\]]*\]$)")
+
+
+def is_placeholder(value: str) -> bool:
+    """Whether a URL password, option value or header value stands for a credential
+    rather than holding one: ``password``, ``changeme``, ``your_api_key``, ``***``,
+    ``xxx``, ``<token>``, ``${DB_PASS}``, ``$VAR``, ``%VAR%``, ``{{ secret }}``."""
+    value = value.strip("\"'`")
+    return (
+        not value
+        or NON_SECRET_VALUE.match(value) is not None
+        or _PLACEHOLDER_WORD.fullmatch(value) is not None
+        or _VARIABLE.match(value) is not None
+        or is_templated_secret(value)
+    )
+
+
 # A hex digest (a commit SHA) is not an AWS secret, nor random enough alone.
 HEX_ONLY = re.compile(r"[0-9a-fA-F]+")
 
@@ -207,7 +236,7 @@ def _mentions(*words: str) -> _Acceptor:
 
 
 def _accept_url_password(_text: str, value: str) -> bool:
-    return not is_templated_secret(value) and NON_SECRET_VALUE.match(value) is None
+    return not is_placeholder(value)
 
 
 def known_rules() -> tuple[Rule, ...]:

@@ -5,8 +5,11 @@ answers the short kind of the first credential it finds ("AWS access key", "JWT"
 or None, never the value. Text is read as it shows (``lookalike.ascii_visible_form``);
 rules run from most to least specific (private key, provider tokens, JWT, connection
 string: ``secret_rules.known_rules``; passwords on command lines, ``Authorization``
-headers: ``secret_context_rules``; then assignment, password in words, high
-entropy), and ``shapes_only`` skips the last for identifiers. How the detect-secrets
+headers: ``secret_context_rules``; passwords given to known tools, credential
+headers: ``secret_tool_rules``; then assignment, password in words, high entropy),
+and ``shapes_only`` skips the last for identifiers. Placeholders (``password``,
+``<key>``, ``$VAR``) are not values (``secret_rules.is_placeholder``), and a
+``data:`` URI's payload is content. How the detect-secrets
 plugins are used and tuned, and the false-positive figures:
 docs/DECISIONS.md#secret-detection-how-it-was-built-and-tuned.
 """
@@ -23,8 +26,14 @@ from detect_secrets.plugins.keyword import DENYLIST as KEYWORD_DENYLIST
 
 from chalicelib.services.lookalike import ascii_visible_form
 from chalicelib.services.secret_context_rules import context_rules
-from chalicelib.services.secret_rules import HEX_ONLY, NON_SECRET_VALUE, known_rules
+from chalicelib.services.secret_rules import (
+    HEX_ONLY,
+    NON_SECRET_VALUE,
+    is_placeholder,
+    known_rules,
+)
 from chalicelib.services.secret_scan import plan_scan
+from chalicelib.services.secret_tool_rules import tool_rules
 
 __all__ = ["HIGH_ENTROPY_KIND", "UNSCANNABLE_KIND", "SecretDetector"]
 
@@ -54,6 +63,12 @@ _HEX_DIGEST = re.compile(
 # The scheme is bounded: unbounded, a long "a-b-c-…" run is rescanned from every word
 # start, which is quadratic (seconds for 64 KB); real schemes are short.
 _URL = re.compile(r"\b[a-z][a-z0-9+.\-]{0,31}://\S+", re.IGNORECASE)
+# A data URI's base64 payload is content (an image, a font), not a credential.
+_DATA_URI = re.compile(
+    r"\bdata:(?:[a-z0-9.+\-]{1,64}/[a-z0-9.+\-]{1,128})?(?:;[a-z0-9.+\-]{1,64}=[^;,\s]{1,128})*"
+    r";base64,[A-Za-z0-9+/_\-]*+={0,2}",
+    re.IGNORECASE,
+)
 
 
 # --- assignment rule ----------------------------------------------------------------------
@@ -127,7 +142,7 @@ class SecretDetector:
         """Instantiate the detect-secrets plugins and assemble the ordered rule list."""
         self._base64_entropy = Base64HighEntropyString()
         self._hex_entropy = HexHighEntropyString()
-        self._rules = known_rules() + context_rules()
+        self._rules = known_rules() + context_rules() + tool_rules()
 
     def find_secret(self, text: str, *, shapes_only: bool = False) -> str | None:
         """Return the kind of the first secret found in ``text``, or None.
@@ -201,6 +216,7 @@ class SecretDetector:
                 len(value) < 4
                 or is_templated_secret(value)
                 or NON_SECRET_VALUE.match(value)
+                or is_placeholder(value)
                 or _INDIRECT_VALUE.search(value)
             ):
                 continue
@@ -216,7 +232,7 @@ class SecretDetector:
         """Return True if a long, random-looking base64/hex token survives the safe shapes."""
         if _CANDIDATE.search(text) is None:
             return False  # the common case: prose has no 20-character tokens
-        for pattern in (_URL, _UUID, _HEX_DIGEST):
+        for pattern in (_DATA_URI, _URL, _UUID, _HEX_DIGEST):
             text = pattern.sub(" ", text)
         for match in _CANDIDATE.finditer(text):
             token = match.group().strip("/+_-")

@@ -116,8 +116,9 @@ class DynamoDBIdempotencyStore(DynamoDBPersistenceLayer):
             ) from error
         except IdempotencyValidationError as error:
             raise IdempotencyKeyReused(
-                "This Idempotency-Key was used with another request (method, path or body) "
-                "in the last 24 hours; use a new key for a new request."
+                "This Idempotency-Key was used in the last 24 hours with another request "
+                "(another method, path, query string, body, If-Match or X-Pinework-Run, "
+                "-Task or -Session header); use a new key for a new request."
             ) from error
         return result["answer"], bool(result.get("replayed"))
 

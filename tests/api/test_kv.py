@@ -110,6 +110,15 @@ def test_numbers_are_kept_digit_for_digit(kv: Kv) -> None:
     assert recall_value(kv, "n") == '{"big":12345678901234567890123,"f":1.1,"e":1e400,"x":0.1}'
 
 
+def test_integers_longer_than_python_converts_are_kept_digit_for_digit(kv: Kv) -> None:
+    huge = "9" + "0123456789" * 500  # 5,001 digits: Python's int() refuses over 4,300
+    kv.ok("remember", raw=b'{"key": "h", "value": ' + huge.encode() + b"}")
+    assert recall_value(kv, "h") == huge
+    nested = f'{{"key": "g", "value": {{"n": -{huge}, "m": [1, {huge}]}}}}'
+    kv.ok("remember", raw=nested.encode())
+    assert recall_value(kv, "g") == f'{{"n":-{huge},"m":[1,{huge}]}}'
+
+
 @pytest.mark.parametrize(
     ("value", "stored"),
     [(None, "null"), ("", ""), (0, "0"), (True, "true"), ([], "[]"), ("1.10", "1.10")],

@@ -35,7 +35,36 @@ def in_data() -> str:
     return f"{PW_WORD}={rand(rng, ALNUM, 10)}7x" + data
 
 
-FAMILIES = {"glued-aws": glued_aws, "command-line": command_line, "authorization": authorization}
+def tool_option() -> str:
+    return f"htpasswd -b .htpasswd admin {rand(rng_for('channels-tool'), ALNUM, 10)}4!"
+
+
+def api_key_header() -> str:
+    return f"X-Api-Key: {rand(rng_for('channels-header'), '0123456789abcdef', 32)}"
+
+
+FAMILIES = {
+    "glued-aws": glued_aws,
+    "command-line": command_line,
+    "authorization": authorization,
+    "tool-option": tool_option,
+    "api-key-header": api_key_header,
+}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"postgres://user:{PW_WORD}@localhost:5432/db is the template",
+        "the logo is data:image/png;base64,"
+        + base64.b64encode(rng_for("channels-png").randbytes(300)).decode(),
+        "docker login -u ci --password-stdin, then redis-cli -a $REDIS_PASSWORD",
+    ],
+)
+def test_placeholders_and_data_uris_are_saved_as_facts(api: Api, world: World, text: str) -> None:
+    status, saved = api.call("POST", "/memories", world.agent, {"text": text})
+    assert status == 201, saved
+    assert saved["text"] == text
 
 
 def refused(answer: tuple[int, object]) -> bool:

@@ -86,6 +86,33 @@ def test_memory_show_and_list_escape_stored_text(
     assert unsafe_characters(listed.stdout) == []
 
 
+@pytest.mark.parametrize("separator", ["\r", "\r\n", "\x85", "\u2028", "\u2029", "\x0b", "\x0c"])
+def test_memory_show_breaks_lines_only_at_line_feeds(
+    runner: CliRunner, fake_api: FakeApi, separator: str
+) -> None:
+    memory = memory_json(text=f"first{separator}second\nthird")
+    fake_api.on("GET", f"/memories/{memory['id']}", 200, memory)
+    shown = runner.invoke(cli.app, ["memory", "show", memory["id"]])
+    assert shown.exit_code == 0, shown.output
+    markers = "".join(f"⟨U+{ord(ch):04X}⟩" for ch in separator.rstrip("\n"))
+    ending = "\n" if separator.endswith("\n") else ""
+    text_lines = shown.stdout.split("text:\n", 1)[1].splitlines()
+    if ending:
+        assert text_lines == [f"  first{markers}", "  second", "  third"]
+    else:
+        assert text_lines == [f"  first{markers}second", "  third"]
+    fake_api.on("GET", "/memories", 200, {"object": "list", "data": [memory], "nextToken": None})
+    listed = runner.invoke(cli.app, ["memory", "list"])
+    assert f"first{markers}" in listed.stdout and "⏎" in listed.stdout
+    assert unsafe_characters(listed.stdout) == []
+
+
+def test_lines_of_splits_at_line_feeds_only() -> None:
+    assert _render.lines_of("") == [""]
+    assert _render.lines_of("a\n") == ["a"]
+    assert _render.lines_of("a\rb\u2028c\n\nd") == ["a\rb\u2028c", "", "d"]
+
+
 def test_an_api_error_message_is_escaped_on_stderr(runner: CliRunner, fake_api: FakeApi) -> None:
     envelope = {"error": {"code": "invalid_request", "message": "bad \x1b]0;pwn\x07 key"}}
     fake_api.on("POST", "/kv/recall", 400, envelope)

@@ -38,3 +38,11 @@ def test_visible_escapes_then_marks() -> None:
     )
     assert render.visible_text("a\u200bb") == "a⟨U+200B⟩b"
     assert str(render.visible("plain, ünïcödé, 日本 👍\ttab")) == "plain, ünïcödé, 日本 👍\ttab"
+
+
+def test_both_mark_the_line_breaks_python_would_split_at_but_keep_line_feeds() -> None:
+    for separator in ("\r", "\x0b", "\x0c", "\x1c", "\x85", "\u2028", "\u2029"):
+        expected = f"a⟨U+{ord(separator):04X}⟩b\nc"
+        assert _render.terminal_safe(f"a{separator}b\nc") == expected
+        assert render.visible_text(f"a{separator}b\nc") == expected
+        assert _render.lines_of(f"a{separator}b\nc") == [f"a{separator}b", "c"]
