@@ -51,6 +51,16 @@ def opened(page: Page, memory_id: str) -> dict[str, str]:
     return {**fields, "text": unescape(textarea.group(1)), "expires": expires.group(1)}
 
 
+def day_row_opened(api: Api, page: Page, world: World, line: str) -> tuple[str, dict[str, str]]:
+    """The agent's day row after its first ``line``, and its edit form as the person
+    (signed in on ``page``) opened it."""
+    api.call("POST", "/memories/day", world.agent, {"line": line})
+    day = api.call("GET", f"/memories?agentId={world.agent.id}&kind=day", world.person)[1]
+    memory_id = day["data"][0]["id"]
+    page.sign_in(world.person.token)
+    return memory_id, opened(page, memory_id)
+
+
 def unescape(html: str) -> str:
     from html import unescape as unescaped
 
@@ -110,11 +120,7 @@ def test_a_stale_expiry_only_change_overwrites_nothing(
 def test_an_agents_day_line_survives_a_persons_stale_edit(
     api: Api, browser: Page, world: World
 ) -> None:
-    api.call("POST", "/memories/day", world.agent, {"line": "started the migration"})
-    day = api.call("GET", f"/memories?agentId={world.agent.id}&kind=day", world.person)[1]
-    memory_id = day["data"][0]["id"]
-    browser.sign_in(world.person.token)
-    form = opened(browser, memory_id)
+    memory_id, form = day_row_opened(api, browser, world, "started the migration")
     status, _ = api.call("POST", "/memories/day", world.agent, {"line": "rolled it back"})
     assert status in (200, 201)
     edited = form["text"].replace("started", "finished")
@@ -175,11 +181,7 @@ def test_an_expiry_only_save_does_not_send_the_text(api: Api, browser: Page, wor
 def test_a_stale_day_row_form_starts_again_with_the_agents_new_lines(
     api: Api, browser: Page, world: World
 ) -> None:
-    api.call("POST", "/memories/day", world.agent, {"line": "opened the incident"})
-    day = api.call("GET", f"/memories?agentId={world.agent.id}&kind=day", world.person)[1]
-    memory_id = day["data"][0]["id"]
-    browser.sign_in(world.person.token)
-    form = opened(browser, memory_id)
+    memory_id, form = day_row_opened(api, browser, world, "opened the incident")
     api.call("POST", "/memories/day", world.agent, {"line": "paged the database team"})
     api.call("POST", "/memories/day", world.agent, {"line": "closed the incident"})
     mine = form["text"].replace("\n", "\r\n") + "\r\nnote from a person"  # as browsers send
