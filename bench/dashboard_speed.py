@@ -167,16 +167,21 @@ class Bench:
     memories: list[Memory]
 
 
-def build(endpoint: str, size: int, agent_count: int) -> Bench:
+def build(endpoint: str, size: int, agent_count: int, read_concurrency: int = 8) -> Bench:
     """Create the table and bucket, a workspace of ``agent_count`` agents (the first with
-    ``size`` memories and a recall log, the others 100 each) and a signed-in person."""
+    ``size`` memories and a recall log, the others 100 each) and a signed-in person.
+    ``read_concurrency`` 1 reads the overview's agents one at a time, so its app time
+    (wall time less DynamoDB time) can be told apart."""
     client = boto3.client("dynamodb", endpoint_url=endpoint, region_name="us-east-1")
     s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
     s3.create_bucket(Bucket=BUCKET)
     create_table(client, TABLE)
     clock = FixedClock(NOW)
     services = wiring.build_services(
-        Settings(table_name=TABLE, bucket_name=BUCKET), clock=clock, client=client, s3=s3
+        Settings(table_name=TABLE, bucket_name=BUCKET, read_concurrency=read_concurrency),
+        clock=clock,
+        client=client,
+        s3=s3,
     )
     workspace = services.admin.create_workspace("bench")
     agents = [

@@ -66,10 +66,15 @@ def main() -> None:
     parser.add_argument("--agents", type=int, default=5)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--unbounded", action="store_true")
+    parser.add_argument(
+        "--serial-overview",
+        action="store_true",
+        help="read the overview's agents one at a time, so its app time shows",
+    )
     args = parser.parse_args()
     rng = random.Random(21)
     with embedded_for_bench() as endpoint:
-        bench = build(endpoint, args.memories, args.agents)
+        bench = build(endpoint, args.memories, args.agents, 1 if args.serial_overview else 8)
         try:
             day = next(m for m in bench.memories if m.kind is MemoryKind.DAY)
             fact = next(m for m in bench.memories if m.kind is MemoryKind.FACT)
