@@ -222,8 +222,12 @@ def package_fragment() -> dict[str, Any]:
         }
     }
     return {
-        "Parameters": {**PARAMETERS, **rate_limits.package_parameters()},
-        "Conditions": {**CONDITIONS, **rate_limits.WAF_CONDITIONS},
+        "Parameters": {
+            **PARAMETERS,
+            **rate_limits.package_parameters(),
+            **observability.PARAMETERS,
+        },
+        "Conditions": {**CONDITIONS, **rate_limits.WAF_CONDITIONS, **observability.CONDITIONS},
         "Resources": {
             **storage_resources({"Fn::Sub": "${AWS::StackName}-reviews"}),
             **log_group_resources(names),
@@ -238,7 +242,10 @@ def package_fragment() -> dict[str, Any]:
                 }
             },
             **rate_limits.package_resources(),  # the optional WAF web ACL
-            **observability.resources(),  # alarms, their topic, the operations dashboard
+            **observability.resources(observability.stack_targets()),  # alarms, topic, dashboard
+            **observability.fanout_failure_destination(
+                {"Ref": "ReviewFanout"}, {"Fn::GetAtt": ["ReviewFanoutFailureQueue", "Arn"]}
+            ),
         },
         "Outputs": {
             "TableName": {"Value": {"Ref": "MemoryTable"}},
@@ -312,12 +319,13 @@ def resources_stack() -> dict[str, Any]:
 def main(arguments: list[str] | None = None) -> None:
     """Print one of the two templates as JSON."""
     parser = argparse.ArgumentParser(description="Print a CloudFormation template.")
-    parser.add_argument("kind", choices=["package", "resources", "waf"])
+    parser.add_argument("kind", choices=["package", "resources", "waf", "operations"])
     parsed = parser.parse_args(arguments)
     template = {
         "package": package_fragment,
         "resources": resources_stack,
         "waf": rate_limits.waf_stack,
+        "operations": observability.operations_stack,
     }[parsed.kind]()
     json.dump(template, sys.stdout, indent=2)
     sys.stdout.write("\n")

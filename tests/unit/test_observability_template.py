@@ -1,23 +1,55 @@
-"""The alarms and dashboard of the template (docs/issues.md#issue-12): they refer only to resources
-of the stack, read the namespace and metric names the functions write, and name
-nothing by a hard-coded ARN."""
+"""The alarms, topic and dashboard of both deploy paths (docs/operations.md#alarms-and-runbook):
+the same alarms in the packaged template and the operations stack, each reading only
+the stage's own names and naming its runbook section, alarm windows CloudWatch accepts,
+and the 5xx and missed-fan-out alarms evaluated on sample data."""
 
 from __future__ import annotations
 
 import json
 import re
+import shutil
+import subprocess
+from pathlib import Path
 from typing import Any
 
-from chalicelib.api.telemetry import SERVICE
-from chalicelib.settings import Settings
-from infra import observability, template
+import pytest
 
+from chalicelib.api.telemetry import SERVICE
+from infra import iam, observability, parameters, template
+from infra.observability import Targets
+from tests.helpers import anchors
+
+REPO = Path(__file__).resolve().parents[2]
 CHALICE_IDS = {"APIHandler", "ReviewWorker", "ReviewFanout", "RestAPI"}
 """Logical ids that ``chalice package`` writes (build/package/sam.json)."""
+ISSUE_ALARMS = {
+    # per function: errors, throttles, duration near the timeout
+    *(
+        f"{prefix}{kind}Alarm"
+        for prefix in iam.FUNCTIONS.values()
+        for kind in ("Errors", "Throttles", "Duration")
+    ),
+    "ReviewFanoutFailedAlarm",  # the nightly fan-out's failure destination is not empty
+    "ReviewFanoutMissedAlarm",  # the nightly fan-out did not run
+    "TableThrottleAlarm",  # DynamoDB throttled requests
+    "ReviewQueueAgeAlarm",  # SQS oldest-message age
+    "ReviewDeadLetterAlarm",
+    "Api5xxCountAlarm",  # 5xx at any traffic level
+    "Api5xxRateAlarm",
+    "ApiLatencyAlarm",  # p99 latency
+    "RecallFallbackRateAlarm",
+}
+AWS_NAMESPACES = ["AWS/Lambda", "AWS/SQS", "AWS/DynamoDB", "AWS/ApiGateway"]
+FAILURE_QUEUE = "ReviewFanoutFailureQueue"
+PATHS = {
+    "one stack": (template.package_fragment, observability.stack_targets),
+    "operations stack": (observability.operations_stack, observability.operations_targets),
+}
 
 
 def references(node: Any) -> set[str]:
-    """Every logical id a fragment names through Ref, GetAtt or ``${…}`` in Fn::Sub."""
+    """Every logical id or parameter a fragment names through Ref, GetAtt or ``${…}`` in
+    Fn::Sub (both forms; a two-argument Fn::Sub's own variables excluded)."""
     found: set[str] = set()
     if isinstance(node, dict):
         for key, value in node.items():
@@ -26,7 +58,11 @@ def references(node: Any) -> set[str]:
             elif key == "Fn::GetAtt":
                 found.add(value[0])
             elif key == "Fn::Sub":
-                found |= {ref.split(".")[0] for ref in re.findall(r"\$\{([^}]+)\}", value)}
+                text, variables = (value, {}) if isinstance(value, str) else value
+                names = {ref.split(".")[0] for ref in re.findall(r"\$\{([^}!]+)\}", text)}
+                found |= (names - set(variables)) | references(variables)
+            elif key == "Fn::If":
+                found |= references(value[1:])
             else:
                 found |= references(value)
     elif isinstance(node, list):
@@ -35,38 +71,371 @@ def references(node: Any) -> set[str]:
     return {ref for ref in found if not ref.startswith("AWS::")}
 
 
-def test_the_template_carries_three_alarms_a_topic_and_a_dashboard() -> None:
-    resources = template.package_fragment()["Resources"]
-    kinds = {name: body.get("Type") for name, body in resources.items()}
-    alarms = [name for name, kind in kinds.items() if kind == "AWS::CloudWatch::Alarm"]
-    assert sorted(alarms) == ["Api5xxRateAlarm", "RecallFallbackRateAlarm", "ReviewDeadLetterAlarm"]
+def conditions_named(node: Any) -> set[str]:
+    """Every condition a fragment names (``Condition`` keys and ``Fn::If``)."""
+    found: set[str] = set()
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "Condition" and isinstance(value, str):
+                found.add(value)
+            elif key == "Fn::If":
+                found.add(value[0])
+                found |= conditions_named(value[1:])
+            else:
+                found |= conditions_named(value)
+    elif isinstance(node, list):
+        for item in node:
+            found |= conditions_named(item)
+    return found
+
+
+def alarms_of(template_body: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The alarms' properties by logical id."""
+    return {
+        name: body["Properties"]
+        for name, body in template_body["Resources"].items()
+        if body.get("Type") == "AWS::CloudWatch::Alarm"
+    }
+
+
+def watched_metrics(properties: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every metric an alarm reads, as ``{"Namespace", "MetricName", "Dimensions"}``."""
+    if "Metrics" in properties:
+        return [
+            item["MetricStat"]["Metric"] for item in properties["Metrics"] if "MetricStat" in item
+        ]
+    return [{key: properties[key] for key in ("Namespace", "MetricName", "Dimensions")}]
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_both_paths_carry_every_alarm_of_the_issue_the_topic_and_the_dashboard(path: str) -> None:
+    body = PATHS[path][0]()
+    resources = body["Resources"]
+    assert set(alarms_of(body)) == ISSUE_ALARMS
+    kinds = {name: resource.get("Type") for name, resource in resources.items()}
     assert kinds["AlarmTopic"] == "AWS::SNS::Topic"
     assert kinds["OperationsDashboard"] == "AWS::CloudWatch::Dashboard"
-    for name in alarms:
-        properties = resources[name]["Properties"]
+    assert kinds["ReviewFanoutInvokeConfig"] == "AWS::Lambda::EventInvokeConfig"
+    for properties in alarms_of(body).values():
         assert properties["AlarmActions"] == [{"Ref": "AlarmTopic"}]
-        assert properties["TreatMissingData"] == "notBreaching"
-    assert references(observability.resources()) <= set(resources) | CHALICE_IDS
+        assert properties["OKActions"] == [{"Ref": "AlarmTopic"}]
+    for name in ("AlarmEmail", parameters.KMS_KEY_ARN):
+        assert body["Parameters"][name]["Default"] == ""
+    assert body["Conditions"][parameters.HAS_KMS_KEY] == parameters.kms_condition()
 
 
-def test_the_alarms_read_what_the_functions_write() -> None:
-    fallback = observability.resources()["RecallFallbackRateAlarm"]["Properties"]["Metrics"]
-    for stat in fallback[:2]:
-        metric = stat["MetricStat"]["Metric"]
-        assert metric["Namespace"] == Settings().metrics_namespace
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_every_alarm_reads_the_stages_own_names(path: str) -> None:
+    build, targets_of = PATHS[path]
+    targets: Targets = targets_of()
+    queues = [targets.review_queue, targets.dead_letter_queue, targets.fanout_failure_queue]
+    expected = {
+        "TableName": [targets.table],
+        "QueueName": queues,
+        "FunctionName": list(targets.functions.values()),
+        "ApiName": [targets.api_name],
+        "Stage": [targets.api_stage],
+        "Operation": list(observability.TABLE_OPERATIONS),
+        "service": [SERVICE],
+    }
+    for name, properties in alarms_of(build()).items():
+        for metric in watched_metrics(properties):
+            assert metric["Namespace"] in AWS_NAMESPACES or metric["Namespace"] == (
+                targets.namespace
+            ), name
+            assert metric["Dimensions"], name
+            for dimension in metric["Dimensions"]:
+                assert dimension["Value"] in expected[dimension["Name"]], (name, dimension)
+    if path == "one stack":
+        assert targets.namespace == {"Fn::Sub": "Pinework/${AWS::StackName}"}
+        assert targets.api_name == {"Ref": "AWS::StackName"}
+    else:
+        declared = build()["Parameters"]
+        fields = [*targets.functions.values(), targets.table, *queues, targets.api_name]
+        for value in [*fields, targets.api_stage, targets.namespace]:
+            assert set(value) == {"Ref"} and value["Ref"] in declared
+
+
+def test_the_recall_fallback_alarm_reads_what_the_functions_write() -> None:
+    targets = observability.stack_targets()
+    fallback = observability.api_alarms(targets)["RecallFallbackRateAlarm"]["Properties"]
+    for metric in watched_metrics(fallback):
+        assert metric["Namespace"] == targets.namespace
         assert metric["MetricName"] == "RecallFallback"
         assert metric["Dimensions"] == [{"Name": "service", "Value": SERVICE}]
-    dead = observability.resources()["ReviewDeadLetterAlarm"]["Properties"]["Metrics"][0]
-    dimension = dead["MetricStat"]["Metric"]["Dimensions"][0]
-    assert dimension["Value"] == {"Fn::GetAtt": ["ReviewDeadLetterQueue", "QueueName"]}
+    assert observability.SERVICE == SERVICE
 
 
-def test_the_dashboard_body_is_json_once_substituted() -> None:
-    body = observability.resources()["OperationsDashboard"]["Properties"]["DashboardBody"]
-    text = re.sub(r"\$\{[^}]+\}", "x", body["Fn::Sub"])
-    widgets = json.loads(text)["widgets"]
-    assert len(widgets) >= 10
-    assert "arn:aws" not in body["Fn::Sub"]
+def test_every_alarm_names_its_own_runbook_section() -> None:
+    documented = anchors("docs/operations.md")
+    seen: dict[str, str] = {}
+    for name, properties in alarms_of(observability.operations_stack()).items():
+        description = properties["AlarmDescription"]
+        assert len(description) <= 1024, name  # CloudWatch's limit
+        found = re.findall(r"Runbook: docs/operations\.md#([\w-]+)$", description)
+        assert len(found) == 1, name
+        assert found[0] in documented, (name, found[0])
+        assert found[0] not in seen, (name, seen.get(found[0]))
+        seen[found[0]] = name
+        assert "First:" in description, name  # what to do first
+
+
+def _expression(text: str) -> str:
+    """A CloudWatch metric math expression as Python (``IF`` lazily, ``FILL``)."""
+    while (start := text.find("IF(")) != -1:
+        depth, parts, current = 0, [], ""
+        for index in range(start + 3, len(text)):
+            char = text[index]
+            if char == "," and depth == 0:
+                parts.append(current)
+                current = ""
+                continue
+            if char == "(":
+                depth += 1
+            elif char == ")":
+                if depth == 0:
+                    break
+                depth -= 1
+            current += char
+        parts.append(current)
+        condition, then, otherwise = parts
+        text = f"{text[:start]}(({then}) if ({condition}) else ({otherwise})){text[index + 1 :]}"
+    return text.replace("FILL(", "_fill(")
+
+
+def fires(properties: dict[str, Any], data: dict[str, list[float | None]]) -> bool:
+    """Whether an alarm goes to ALARM on ``data`` (metric name -> its datapoints, one per
+    period, the newest last; None: no datapoint), as CloudWatch evaluates it."""
+    if "Metrics" in properties:
+        series: dict[str, list[float | None]] = {}
+        values: list[float | None] = []
+        for item in properties["Metrics"]:
+            if "MetricStat" in item:
+                series[item["Id"]] = data.get(item["MetricStat"]["Metric"]["MetricName"], [])
+            elif item["ReturnData"]:
+                length = max(len(points) for points in series.values())
+                code = _expression(item["Expression"])
+                for period in range(length):
+                    names = {key: points[period] for key, points in series.items()}
+                    values.append(eval(code, {"_fill": lambda v, d: d if v is None else v}, names))
+    else:
+        values = data[properties["MetricName"]]
+    compare = {
+        "GreaterThanThreshold": lambda value: value > properties["Threshold"],
+        "GreaterThanOrEqualToThreshold": lambda value: value >= properties["Threshold"],
+        "LessThanThreshold": lambda value: value < properties["Threshold"],
+    }[properties["ComparisonOperator"]]
+    window = values[-properties["EvaluationPeriods"] :]
+    missing = properties["TreatMissingData"]
+    breaching = sum(
+        (missing == "breaching") if value is None else compare(value) for value in window
+    )
+    return bool(breaching >= properties["DatapointsToAlarm"])
+
+
+def test_a_few_5xx_at_low_traffic_fire_the_count_alarm_not_only_the_rate() -> None:
+    alarms = alarms_of(observability.operations_stack())
+    count, rate = alarms["Api5xxCountAlarm"], alarms["Api5xxRateAlarm"]
+    outage = {"5XXError": [0, 6, 6], "Count": [6, 6, 6]}  # every request fails, 6 in 5 min
+    assert fires(count, outage)
+    assert not fires(rate, outage)  # the rate alarm waits for 20 requests a period
+    assert fires(count, {"5XXError": [None, None, 5]})
+    assert not fires(count, {"5XXError": [4, 4, 4]})
+    busy = {"5XXError": [30, 30, 30], "Count": [100, 100, 100]}
+    assert fires(rate, busy) and fires(count, busy)
+
+
+def test_the_missed_fanout_alarm_fires_the_day_it_did_not_run_and_never_otherwise() -> None:
+    missed = alarms_of(observability.operations_stack())["ReviewFanoutMissedAlarm"]
+    assert missed["Period"] == 3600 and missed["TreatMissingData"] == "breaching"
+    # Hourly datapoints over 4 days; the fan-out runs once at 04:00 UTC (hour 4 of a day),
+    # sometimes a little late (still in the 04:00 hour).
+    days = 4
+    hourly: list[float | None] = [1.0 if hour % 24 == 4 else None for hour in range(24 * days)]
+    for now in range(30, len(hourly) + 1):  # every hour from 06:00 of day 2 on
+        assert not fires(missed, {"Invocations": hourly[:now]}), now
+    skipped = [None if hour == 24 * 2 + 4 else value for hour, value in enumerate(hourly)]
+    alarm_hours = [
+        now for now in range(30, len(skipped) + 1) if fires(missed, {"Invocations": skipped[:now]})
+    ]
+    # the third day's run missing: the alarm fires from 07:00 UTC that day (the 26th
+    # empty hour ends at 06:59), until the next day's run
+    assert alarm_hours == list(range(24 * 2 + 7, 24 * 3 + 5))
+
+
+def test_alarm_windows_and_math_are_what_cloudwatch_accepts() -> None:
+    for name, properties in alarms_of(observability.operations_stack()).items():
+        items = properties.get("Metrics", [])
+        periods = [item["MetricStat"]["Period"] for item in items if "MetricStat" in item]
+        period = properties.get("Period") or periods[0]
+        assert period % 60 == 0 and all(other == period for other in periods), name
+        window = period * properties["EvaluationPeriods"]
+        assert window <= (86_400 if period < 3600 else 604_800), name  # PutMetricAlarm
+        assert 1 <= properties["DatapointsToAlarm"] <= properties["EvaluationPeriods"], name
+        if items:
+            assert len(periods) <= 10, name  # a metric math alarm reads at most 10 metrics
+            assert [item["ReturnData"] for item in items].count(True) == 1, name
+    missed = alarms_of(observability.operations_stack())["ReviewFanoutMissedAlarm"]
+    assert missed["Period"] * missed["EvaluationPeriods"] > 86_400  # longer than the schedule
+
+
+def test_duration_alarms_fire_at_four_fifths_of_each_timeout() -> None:
+    alarms = alarms_of(observability.operations_stack())
+    for function, prefix in iam.FUNCTIONS.items():
+        threshold = alarms[f"{prefix}DurationAlarm"]["Threshold"]
+        assert threshold == pytest.approx(0.8 * observability.TIMEOUT_SECONDS[function] * 1000)
+    assert observability.API_TIMEOUT_SECONDS < 29  # API Gateway's integration limit
+    config = json.loads((REPO / ".chalice" / "config.json").read_text())
+    worker = config["stages"]["prod"]["lambda_functions"]["review_worker"]["lambda_timeout"]
+    assert worker == observability.WORKER_TIMEOUT_SECONDS
+
+
+def test_the_table_alarm_sums_every_operation_the_roles_may_call() -> None:
+    actions = {
+        action.removeprefix("dynamodb:")
+        for function in iam.FUNCTIONS
+        for grant in iam.grants(function)
+        for action in grant.actions
+        if action.startswith("dynamodb:")
+    }
+    # ConditionCheckItem is allowed for the checks inside TransactWriteItems
+    called = (actions - {"ConditionCheckItem"}) | {"TransactWriteItems"}
+    assert set(observability.TABLE_OPERATIONS) == called
+    throttle = alarms_of(observability.operations_stack())["TableThrottleAlarm"]
+    assert fires(throttle, {"ThrottledRequests": [0, 3, 1]})
+    assert not fires(throttle, {"ThrottledRequests": [None, None, 2]})  # one short burst
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param(
+            "one stack",
+            marks=pytest.mark.xfail(
+                FAILURE_QUEUE not in template.package_fragment()["Resources"],
+                strict=True,
+                reason="the fan-out failure queue comes with the protection branch",
+            ),
+        ),
+        "operations stack",
+    ],
+)
+def test_every_reference_resolves_in_its_own_template(path: str) -> None:
+    body = PATHS[path][0]()
+    known = set(body["Resources"]) | set(body["Parameters"])
+    if path == "one stack":
+        known |= CHALICE_IDS
+    assert references(body["Resources"]) <= known
+    assert references(body.get("Outputs", {})) <= known
+    assert conditions_named(body["Resources"]) <= set(body["Conditions"])
+    assert conditions_named(body["Conditions"]) <= set(body["Conditions"])
+
+
+def test_the_operations_stack_refers_to_nothing_but_its_parameters() -> None:
+    body = observability.operations_stack()
+    assert references(body["Resources"]) <= set(body["Resources"]) | set(body["Parameters"])
+    assert conditions_named(body["Resources"]) <= set(body["Conditions"])
+
+
+@pytest.mark.parametrize(
+    ("value", "allowed"),
+    [
+        ("", True),
+        ("arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab", True),
+        ("arn:aws-us-gov:kms:us-gov-west-1:111122223333:key/1234abcd-12ab", True),
+        ("arn:aws:kms:eu-west-1:111122223333:alias/aws/sns", False),  # CloudWatch cannot use it
+        ("1234abcd-12ab-34cd-56ef-1234567890ab", False),
+    ],
+)
+def test_the_kms_key_parameter_takes_a_key_arn_or_nothing(value: str, allowed: bool) -> None:
+    pattern = parameters.kms_parameter()["AllowedPattern"]
+    assert bool(re.fullmatch(pattern, value)) is allowed
+
+
+def test_the_topic_is_encrypted_and_only_this_stacks_alarms_publish() -> None:
+    resources = observability.topic_resources()
+    topic = resources["AlarmTopic"]["Properties"]
+    assert topic["KmsMasterKeyId"] == {
+        "Fn::If": ["HasKmsKey", {"Ref": "KmsKeyArn"}, {"Fn::GetAtt": ["AlarmTopicKey", "Arn"]}]
+    }
+    key = resources["AlarmTopicKey"]
+    assert key["Condition"] == observability.CREATE_TOPIC_KEY
+    assert observability.CONDITIONS[observability.CREATE_TOPIC_KEY] == {
+        "Fn::Not": [{"Condition": "HasKmsKey"}]
+    }
+    assert key["Properties"]["EnableKeyRotation"] is True
+    statements = {s["Sid"]: s for s in key["Properties"]["KeyPolicy"]["Statement"]}
+    cloudwatch = statements["CloudWatchAlarmsPublishToTheTopic"]
+    assert cloudwatch["Principal"] == {"Service": "cloudwatch.amazonaws.com"}
+    assert set(cloudwatch["Action"]) == {"kms:Decrypt", "kms:GenerateDataKey*"}
+    assert cloudwatch["Condition"]["StringEquals"] == {
+        "aws:SourceAccount": {"Ref": "AWS::AccountId"}
+    }
+    policy = resources["AlarmTopicPolicy"]["Properties"]["PolicyDocument"]["Statement"]
+    publishers = [s["Principal"] for s in policy if "sns:Publish" in json.dumps(s["Action"])]
+    assert publishers == [
+        {"Service": "cloudwatch.amazonaws.com"},
+        {"AWS": {"Fn::Sub": "arn:${AWS::Partition}:iam::${AWS::AccountId}:root"}},
+    ]
+    assert policy[0]["Condition"]["StringEquals"] == {
+        "aws:SourceAccount": {"Ref": "AWS::AccountId"}
+    }
+    assert (
+        ":alarm:${AWS::StackName}-*"
+        in policy[0]["Condition"]["ArnLike"]["aws:SourceArn"]["Fn::Sub"]
+    )
+    subscription = resources["AlarmEmailSubscription"]
+    assert subscription["Condition"] == "HasAlarmEmail"
+    assert subscription["Properties"]["Protocol"] == "email"
+    assert subscription["Properties"]["Endpoint"] == {"Ref": "AlarmEmail"}
+    pattern = observability.PARAMETERS["AlarmEmail"]["AllowedPattern"]
+    assert re.fullmatch(pattern, "") and re.fullmatch(pattern, "ops@example.com")
+    assert not re.fullmatch(pattern, "ops")
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_a_failed_fanout_lands_in_the_failure_queue(path: str) -> None:
+    build, targets_of = PATHS[path]
+    targets = targets_of()
+    config = build()["Resources"]["ReviewFanoutInvokeConfig"]["Properties"]
+    assert config["FunctionName"] == targets.functions["review_fanout"]
+    assert config["Qualifier"] == "$LATEST"
+    assert config["MaximumRetryAttempts"] == 2
+    assert config["DestinationConfig"] == {
+        "OnFailure": {"Destination": targets.fanout_failure_queue_arn}
+    }
+    failed = alarms_of(build())["ReviewFanoutFailedAlarm"]
+    assert failed["Dimensions"] == [{"Name": "QueueName", "Value": targets.fanout_failure_queue}]
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_the_dashboard_reads_the_stages_names_and_lists_every_alarm(path: str) -> None:
+    body = PATHS[path][0]()
+    text, variables = body["Resources"]["OperationsDashboard"]["Properties"]["DashboardBody"][
+        "Fn::Sub"
+    ]
+    assert "arn:aws" not in text and "Pinework" not in text
+    named = set(re.findall(r"\$\{([^}]+)\}", text))
+    alarms = set(alarms_of(body))
+    assert named == set(variables) | {"AWS::Region"} | {f"{alarm}.Arn" for alarm in alarms}
+    widgets = json.loads(re.sub(r"\$\{[^}]+\}", "x", text))["widgets"]
+    listed = next(w for w in widgets if w["type"] == "alarm")["properties"]["alarms"]
+    assert len(listed) == len(alarms)
     titles = " ".join(widget["properties"]["title"] for widget in widgets)
-    for topic in ("Requests by route", "Recall latency", "Review actions", "Alarms"):
+    for topic in ("Requests by route", "Recall latency", "Review actions", "fan-out", "Alarms"):
         assert topic in titles
+
+
+def test_the_operations_stack_passes_cfn_lint(tmp_path: Path) -> None:
+    path = tmp_path / "operations.json"
+    path.write_text(json.dumps(observability.operations_stack()))
+    lint = shutil.which("cfn-lint", path=str(REPO / ".venv" / "bin")) or "cfn-lint"
+    done = subprocess.run([lint, str(path)], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_make_deploy_prints_the_operations_stack(capsys: pytest.CaptureFixture[str]) -> None:
+    template.main(["operations"])
+    printed = capsys.readouterr().out
+    assert json.loads(printed) == observability.operations_stack()
+    assert len(printed.encode()) < 51_200  # CloudFormation's inline template limit
