@@ -55,7 +55,7 @@ FANOUT_MAX_EVENT_AGE_SECONDS = 3600
 the failure queue instead of starting the reviews hours late."""
 FANOUT_MISSED_HOURS = 26
 """The fan-out alarm fires when it was not invoked for this many hours (daily at
-04:00 UTC, so at about 06:00 UTC on the day it missed)."""
+04:00 UTC, so from about 07:00 UTC on the day it missed)."""
 REVIEW_AGE_SECONDS = 7200
 """The review queue's oldest message may be this old: reviews start at 04:00 UTC and
 drain within minutes, so two hours means the worker is not keeping up."""
