@@ -78,7 +78,13 @@ TABLE_ARN: dict[str, Any] = {
 
 def with_key(with_kms: Any, without: Any) -> dict[str, Any]:
     """``with_kms`` when ``KmsKeyArn`` is set, else ``without`` (``AWS::NoValue`` for None)."""
-    return {"Fn::If": [HAS_KMS_KEY, with_kms, _NO_VALUE if without is None else without]}
+    return {
+        "Fn::If": [
+            HAS_KMS_KEY,
+            _NO_VALUE if with_kms is None else with_kms,
+            _NO_VALUE if without is None else without,
+        ]
+    }
 
 
 def table_properties() -> dict[str, Any]:
