@@ -13,9 +13,10 @@ deploy one after the other, and the command line prints them for a stack:
 
 prints e.g. ``6 7`` (nothing when the table is complete, the stack does not exist, or
 the stack uses an existing table); ``python -m infra.upgrade full-level`` prints the
-level of the current release. The deploy targets deploy the stack once per printed
-level with ``TableIndexLevel=<level>`` before the normal deploy
-(docs/operations.md#upgrades). Choices:
+level of the current release, and ``python -m infra.upgrade add-indexes --table NAME``
+adds the missing indexes to a table the stack does not own (``ExistingTableName``). The
+deploy targets deploy the stack once per printed level with ``TableIndexLevel=<level>``
+before the normal deploy (docs/operations.md#upgrades). Choices:
 docs/DECISIONS.md#data-protection-and-index-upgrades-issue-22-items-4-and-5.
 """
 
@@ -29,7 +30,12 @@ from typing import Any
 import boto3
 from botocore.exceptions import ClientError
 
-from infra.tables import FIRST_RELEASE_INDEXES, INDEX_RELEASE_ORDER, table_definition
+from infra.tables import (
+    FIRST_RELEASE_INDEXES,
+    INDEX_RELEASE_ORDER,
+    add_missing_indexes,
+    table_definition,
+)
 
 TABLE_INDEX_LEVEL = "TableIndexLevel"
 """The template parameter: how many indexes of ``INDEX_RELEASE_ORDER`` the table has."""
@@ -230,18 +236,28 @@ def index_steps(cloudformation: Any, dynamodb: Any, stack: str) -> list[int]:
 
 def main(arguments: list[str] | None = None) -> None:
     """``index-steps --stack NAME [--region R]``: the levels, space-separated, on one line
-    (nothing when none); ``full-level``: ``FULL_LEVEL``."""
+        (nothing when none); ``full-level``: ``FULL_LEVEL``; ``add-indexes --table NAME``: the
+    indexes missing from a table the stack does not own, added one at a time
+    (``infra.tables.add_missing_indexes``), their names printed."""
     parser = argparse.ArgumentParser(description="The table's index upgrade steps.")
     commands = parser.add_subparsers(dest="command", required=True)
     steps = commands.add_parser("index-steps", help="levels to deploy one at a time")
     steps.add_argument("--stack", required=True)
     steps.add_argument("--region")
     commands.add_parser("full-level", help="the TableIndexLevel of this release")
+    adding = commands.add_parser("add-indexes", help="add missing GSIs to a table by name")
+    adding.add_argument("--table", required=True)
+    adding.add_argument("--region")
     parsed = parser.parse_args(arguments)
     if parsed.command == "full-level":
         sys.stdout.write(f"{FULL_LEVEL}\n")
         return
     session = boto3.session.Session(region_name=parsed.region)
+    if parsed.command == "add-indexes":
+        # A table the stack does not own (ExistingTableName): DynamoDB adds them one at a time.
+        added = add_missing_indexes(session.client("dynamodb"), parsed.table)
+        sys.stdout.write(" ".join(added) + "\n" if added else "")
+        return
     levels = index_steps(session.client("cloudformation"), session.client("dynamodb"), parsed.stack)
     if levels:
         sys.stdout.write(" ".join(map(str, levels)) + "\n")

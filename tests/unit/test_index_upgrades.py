@@ -209,3 +209,13 @@ def test_a_stack_climbs_to_the_full_level_one_index_per_step(aws: None) -> None:
             upgrade.index_steps(cloudformation, client, "climbing")
             == steps[steps.index(level) + 1 :]
         )
+
+
+def test_a_borrowed_table_gets_its_missing_indexes_by_name(aws: None) -> None:
+    create_stack("restored", 5)  # (its table, used as an ExistingTableName)
+    added = printed("add-indexes", "--table", "restored-memories", "--region", "us-east-1")
+    assert set(added.split()) == {BY_TOKEN_PRINCIPAL, BY_AGENT_KIND}
+    client = boto3.client("dynamodb", region_name="us-east-1")
+    described = client.describe_table(TableName="restored-memories")["Table"]
+    assert upgrade.index_level(i["IndexName"] for i in described["GlobalSecondaryIndexes"]) == 7
+    assert printed("add-indexes", "--table", "restored-memories", "--region", "us-east-1") == ""
