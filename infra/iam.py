@@ -1,8 +1,8 @@
 """One least-privilege IAM role per Lambda function (docs/issues.md#issue-12;
 docs/reference.md#14-operations), as CloudFormation resources: every ARN comes from the stack
-(``Fn::GetAtt`` of the table, bucket, queue and log groups, ``Fn::Sub`` of the pseudo parameters and
-the
-``BedrockModelId`` parameter), none is written here.
+(``Fn::GetAtt`` of the table, or ``ExistingTableName``'s ARN, of the bucket, queues and log
+groups, ``Fn::Sub`` of the pseudo parameters and the ``BedrockModelId`` and ``KmsKeyArn``
+parameters), none is written here.
 
 Both deploy paths use these roles: ``make package`` merges them into Chalice's
 template, and ``make deploy`` creates them in the resources stack and hands their
@@ -11,7 +11,9 @@ the permissions the functions' code was seen to need: ``tests/iam_plugin.py``
 records every AWS call of each entry point during the test suite and fails when a
 role misses one, or grants one that nothing used. ``runtime`` grants are used by the
 Lambda service on the function's behalf (writing its logs; polling its queue), not
-by our code, so no recorded call needs them; a unit test checks their shape.
+by our code, so no recorded call needs them (the customer-managed key's grant, used by
+DynamoDB, S3 and SQS for the function's requests, is one too); a unit test checks their
+shape.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from chalicelib.storage.keys import (
     BY_WORKSPACE,
     BY_WORKSPACE_STATUS,
 )
+from infra.parameters import HAS_KMS_KEY, KMS_KEY_ARN
+from infra.protection import TABLE_ARN
 
 FUNCTIONS: dict[str, str] = {
     "api_handler": "ApiHandler",
@@ -42,12 +46,13 @@ BEDROCK_MODEL = "BedrockReviewerCallsModel"
 BEDROCK_PROFILE = "BedrockReviewerCallsProfile"
 """``UseBedrock`` and ``BedrockModelId`` names a cross-region inference profile."""
 
-_TABLE = {"Fn::GetAtt": ["MemoryTable", "Arn"]}
+_TABLE = TABLE_ARN
+"""The table the functions use (the stack's own, or ``ExistingTableName``)."""
 _QUEUE = {"Fn::GetAtt": ["ReviewQueue", "Arn"]}
 
 
 def _index(name: str) -> dict[str, Any]:
-    return {"Fn::Sub": f"${{MemoryTable.Arn}}/index/{name}"}
+    return {"Fn::Sub": [f"${{Table}}/index/{name}", {"Table": _TABLE}]}
 
 
 def _objects(prefix: str) -> dict[str, Any]:
@@ -101,6 +106,43 @@ def _logs(function: str) -> Grant:
     )
 
 
+KMS_ACTIONS = ("kms:Decrypt", "kms:DescribeKey", "kms:GenerateDataKey")
+"""What a function's role needs of the customer-managed key: DynamoDB decrypts the
+table's key with the caller's rights (``Decrypt``, ``DescribeKey``); S3 and SQS need a
+data key to write (``GenerateDataKey``) and ``Decrypt`` to read."""
+KMS_SERVICES = ("dynamodb", "s3", "sqs")
+"""The services through which (``kms:ViaService``) the functions may use the key."""
+
+
+def _kms() -> Grant:
+    """The customer-managed key (``KmsKeyArn``), only when it is set and only through the
+    stack's services in its region; the services call KMS for the function's requests,
+    so no recorded call of the code needs it (``runtime``)."""
+    return Grant(
+        "CustomerManagedKey",
+        KMS_ACTIONS,
+        ({"Ref": KMS_KEY_ARN},),
+        runtime=True,
+        condition=HAS_KMS_KEY,
+        when={
+            "StringEquals": {
+                "kms:ViaService": [
+                    {"Fn::Sub": f"{service}.${{AWS::Region}}.amazonaws.com"}
+                    for service in KMS_SERVICES
+                ]
+            }
+        },
+    )
+
+
+_FANOUT_FAILURES = Grant(
+    "FanoutFailureDestination",
+    ("sqs:SendMessage",),
+    ({"Fn::GetAtt": ["ReviewFanoutFailureQueue", "Arn"]},),
+    runtime=True,
+)
+"""Lambda sends a failed asynchronous invocation of the fan-out to its ``OnFailure``
+destination with the function's role (``infra/observability.py``)."""
 _READS = ("dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query")
 _WRITES = ("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem")
 _PENDING_LIST = "dynamodb:BatchWriteItem"
@@ -183,12 +225,15 @@ def grants(function: str) -> list[Grant]:
             Grant("ReviewReports", ("s3:GetObject", "s3:PutObject"), (_objects("reviews/"),)),
             _SEND_REVIEWS,
             _logs(function),
+            _kms(),
         ]
     if function == "review_fanout":
         return [
             Grant("ActiveRoutines", ("dynamodb:Query",), (_index(BY_ROUTINE_STATUS),)),
             _SEND_REVIEWS,
+            _FANOUT_FAILURES,
             _logs(function),
+            _kms(),
         ]
     if function == "review_worker":
         return [
@@ -205,6 +250,7 @@ def grants(function: str) -> list[Grant]:
                 runtime=True,
             ),
             _logs(function),
+            _kms(),
         ]
     raise ValueError(f"no Lambda function {function!r} (one of {sorted(FUNCTIONS)})")
 

@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
 
-from infra import iam, template
+from infra import iam, template, upgrade
 from infra.aws_calls import AwsCall
+from infra.parameters import BACKUP_PLAN, EXISTING_TABLE_NAME, KMS_KEY_ARN
 
 ACCOUNT = "123456789012"
 """moto's account id (the tests' and the local server's)."""
@@ -54,6 +55,8 @@ class Stack:
         table: the table's name. bucket: the bucket's name. queue: the review queue's
         name. region, account: where they are. reviewer, model: the parameters
         ``Reviewer`` and ``BedrockModelId``. log_groups: function -> log group name.
+        kms_key, existing_table, index_level: the parameters ``KmsKeyArn``,
+        ``ExistingTableName`` and ``TableIndexLevel`` (``infra/protection.py``).
     """
 
     table: str
@@ -66,6 +69,9 @@ class Stack:
     log_groups: dict[str, str] = field(
         default_factory=lambda: {name: f"/aws/lambda/{name}" for name in iam.FUNCTIONS}
     )
+    kms_key: str = ""
+    existing_table: str = ""
+    index_level: int = upgrade.FULL_LEVEL
 
     def refs(self) -> dict[str, str]:
         """``Ref`` values: parameters, pseudo parameters, resources."""
@@ -79,6 +85,10 @@ class Stack:
             "ReviewQueue": f"https://sqs.{self.region}.amazonaws.com/{self.account}/{self.queue}",
             "Reviewer": self.reviewer,
             "BedrockModelId": self.model,
+            KMS_KEY_ARN: self.kms_key,
+            EXISTING_TABLE_NAME: self.existing_table,
+            BACKUP_PLAN: "off",
+            upgrade.TABLE_INDEX_LEVEL: str(self.index_level),
         }
 
     def attributes(self) -> dict[str, str]:
@@ -88,6 +98,9 @@ class Stack:
             "LargeObjectBucket.Arn": f"arn:aws:s3:::{self.bucket}",
             "ReviewQueue.Arn": f"arn:aws:sqs:{self.region}:{self.account}:{self.queue}",
             "ReviewQueue.QueueName": self.queue,
+            "ReviewFanoutFailureQueue.Arn": (
+                f"arn:aws:sqs:{self.region}:{self.account}:{self.queue}-fanout-failed"
+            ),
         }
         for function, prefix in iam.FUNCTIONS.items():
             found[f"{prefix}LogGroup.Arn"] = (

@@ -27,6 +27,20 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_dynamodb.type_defs import TimeToLiveSpecificationTypeDef
 
+INDEX_RELEASE_ORDER: tuple[str, ...] = (
+    *MEMORY_INDEXES,
+    BY_ROUTINE_STATUS,
+    BY_TOKEN_PRINCIPAL,
+    BY_AGENT_KIND,
+)
+"""The table's GSIs in the order releases added them: the four memory indexes of the
+first release (created together with the table), then ``byRoutineStatus`` (the nightly
+review, docs/issues.md#issue-4), ``byTokenPrincipal`` (tokens, docs/issues.md#issue-12) and
+``byAgentKind`` (the dashboard, docs/issues.md#issue-13). A new index goes at the end:
+a stack update adds one GSI at most (``infra/upgrade.py``)."""
+FIRST_RELEASE_INDEXES = len(MEMORY_INDEXES)
+"""How many of ``INDEX_RELEASE_ORDER`` every table has had since its creation."""
+
 
 def table_definition(table_name: str) -> dict[str, Any]:
     """Return the ``CreateTable`` arguments for the table (on-demand billing).

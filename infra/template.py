@@ -20,9 +20,10 @@ import sys
 from typing import Any
 
 from chalicelib.settings import DEFAULT_BEDROCK_MODEL_ID, REVIEW_QUEUE_NAME
-from infra import iam, observability, rate_limits
+from infra import iam, observability, protection, rate_limits
 from infra.gateway_responses import NOT_FOUND_BODY as NOT_FOUND_BODY
 from infra.gateway_responses import sam_gateway_responses
+from infra.parameters import CREATE_TABLE
 from infra.tables import table_definition, time_to_live
 
 INFERENCE_PROFILE_PREFIXES = ("global", "us", "eu", "apac", "jp", "au", "ca", "us-gov")
@@ -47,6 +48,7 @@ PARAMETERS: dict[str, Any] = {
         "AllowedValues": [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731],
         "Description": "Days the functions' CloudWatch logs are kept.",
     },
+    **protection.PARAMETERS,
 }
 _MODEL_PREFIX = {"Fn::Select": [0, {"Fn::Split": [".", {"Ref": "BedrockModelId"}]}]}
 CONDITIONS: dict[str, Any] = {
@@ -63,8 +65,10 @@ CONDITIONS: dict[str, Any] = {
     iam.BEDROCK_PROFILE: {
         "Fn::And": [{"Condition": iam.USE_BEDROCK}, {"Condition": "BedrockModelIsProfile"}]
     },
+    **protection.CONDITIONS,
 }
-"""Which Bedrock statements the review worker's role gets (``infra/iam.py``)."""
+"""Which Bedrock statements the review worker's role gets (``infra/iam.py``), and the
+data protection and index level conditions (``infra/protection.py``)."""
 CHALICE_FUNCTIONS = {
     "api_handler": "APIHandler",
     "review_fanout": "ReviewFanout",
@@ -74,8 +78,10 @@ CHALICE_FUNCTIONS = {
 
 
 def storage_resources(queue_name: Any) -> dict[str, Any]:
-    """The table (with its TTL), the bucket and the review queues, all kept when the
-    stack is deleted or they are replaced.
+    """The table (with its TTL; unless ``ExistingTableName`` names another), the bucket
+    with its TLS-only policy, the review queues and the fan-out's failure queue, all kept
+    when the stack is deleted or they are replaced (``infra/protection.py``), and the
+    optional backup plan.
 
     Args:
         queue_name: a CloudFormation expression of the review queue's name.
@@ -84,38 +90,44 @@ def storage_resources(queue_name: Any) -> dict[str, Any]:
     table = {
         "TableName": {"Fn::Sub": "${AWS::StackName}-memories"},
         "BillingMode": definition["BillingMode"],
-        "AttributeDefinitions": definition["AttributeDefinitions"],
         "KeySchema": definition["KeySchema"],
-        "GlobalSecondaryIndexes": definition["GlobalSecondaryIndexes"],
-        "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
-        "SSESpecification": {"SSEEnabled": True},
+        **protection.table_properties(),
         "TimeToLiveSpecification": time_to_live(),
     }
-    kept = {"DeletionPolicy": "Retain", "UpdateReplacePolicy": "Retain"}
     return {
-        "MemoryTable": {"Type": "AWS::DynamoDB::Table", **kept, "Properties": table},
+        "MemoryTable": {
+            "Type": "AWS::DynamoDB::Table",
+            "Condition": CREATE_TABLE,
+            **protection.RETAINED,
+            "Properties": table,
+        },
         "LargeObjectBucket": {
             "Type": "AWS::S3::Bucket",
-            **kept,
+            **protection.RETAINED,
             "Properties": bucket_properties(),
         },
+        **protection.bucket_policy(),
         **review_queue_resources(queue_name),
+        **protection.backup_resources(),
     }
 
 
 def review_queue_resources(queue_name: Any) -> dict[str, Any]:
-    """The review fan-out queue (docs/reference.md#9-review) with its dead-letter queue."""
+    """The review fan-out queue (docs/reference.md#9-review) with its dead-letter queue,
+    and the fan-out's failure queue; all retained, encrypted (``infra/protection.py``)."""
     return {
         "ReviewDeadLetterQueue": {
             "Type": "AWS::SQS::Queue",
+            **protection.RETAINED,
             "Properties": {
                 "QueueName": {"Fn::Join": ["", [queue_name, "-dead"]]},
                 "MessageRetentionPeriod": 1209600,
-                "SqsManagedSseEnabled": True,
+                **protection.queue_encryption(),
             },
         },
         "ReviewQueue": {
             "Type": "AWS::SQS::Queue",
+            **protection.RETAINED,
             "Properties": {
                 "QueueName": queue_name,
                 # Six times the worker's 600 s timeout (.chalice/config.json; the
@@ -123,20 +135,22 @@ def review_queue_resources(queue_name: Any) -> dict[str, Any]:
                 # advises for Lambda sources; also longer than the review's 15-minute
                 # claim lease, so a retry takes over the claim of a crashed review.
                 "VisibilityTimeout": 3600,
-                "SqsManagedSseEnabled": True,
+                **protection.queue_encryption(),
                 "RedrivePolicy": {
                     "deadLetterTargetArn": {"Fn::GetAtt": ["ReviewDeadLetterQueue", "Arn"]},
                     "maxReceiveCount": 5,
                 },
             },
         },
+        **protection.fanout_failure_queue(queue_name),
     }
 
 
 def bucket_properties() -> dict[str, Any]:
-    """The bucket (named by CloudFormation): private, encrypted, and anonymous key-value
-    values (``kv/anon/``) deleted two days after their write, when their 24-hour entry
-    is long gone."""
+    """The bucket (named by CloudFormation): private, encrypted (the customer-managed key
+    when given), versioned, anonymous key-value values (``kv/anon/``) deleted two days
+    after their write, when their 24-hour entry is long gone, and their old versions a
+    day later; other old versions are kept ``protection.NONCURRENT_VERSION_DAYS``."""
     return {
         "PublicAccessBlockConfiguration": {
             "BlockPublicAcls": True,
@@ -144,11 +158,8 @@ def bucket_properties() -> dict[str, Any]:
             "IgnorePublicAcls": True,
             "RestrictPublicBuckets": True,
         },
-        "BucketEncryption": {
-            "ServerSideEncryptionConfiguration": [
-                {"ServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}}
-            ]
-        },
+        "BucketEncryption": protection.bucket_encryption(),
+        "VersioningConfiguration": {"Status": "Enabled"},
         "LifecycleConfiguration": {
             "Rules": [
                 {
@@ -156,7 +167,11 @@ def bucket_properties() -> dict[str, Any]:
                     "Status": "Enabled",
                     "Prefix": "kv/anon/",
                     "ExpirationInDays": 2,
+                    "NoncurrentVersionExpiration": {
+                        "NoncurrentDays": protection.ANONYMOUS_NONCURRENT_DAYS
+                    },
                 },
+                *protection.version_lifecycle_rules(),
                 {
                     "Id": "AbortIncompleteUploads",
                     "Status": "Enabled",
@@ -168,7 +183,8 @@ def bucket_properties() -> dict[str, Any]:
 
 
 def log_group_resources(function_names: dict[str, Any]) -> dict[str, Any]:
-    """``<Function>LogGroup`` for every function, with the retention parameter.
+    """``<Function>LogGroup`` for every function, with the retention parameter; kept
+    when the stack is deleted (the logs of an incident outlive a teardown).
 
     Args:
         function_names: Chalice's function name -> an expression of its Lambda name.
@@ -176,9 +192,11 @@ def log_group_resources(function_names: dict[str, Any]) -> dict[str, Any]:
     return {
         f"{iam.FUNCTIONS[function]}LogGroup": {
             "Type": "AWS::Logs::LogGroup",
+            **protection.RETAINED,
             "Properties": {
                 "LogGroupName": {"Fn::Join": ["", ["/aws/lambda/", name]]},
                 "RetentionInDays": {"Ref": "LogRetentionDays"},
+                **protection.log_group_encryption(),
             },
         }
         for function, name in function_names.items()
@@ -188,7 +206,7 @@ def log_group_resources(function_names: dict[str, Any]) -> dict[str, Any]:
 def environment() -> dict[str, Any]:
     """The functions' environment variables that name the stack's resources."""
     return {
-        "PINEWORK_TABLE_NAME": {"Ref": "MemoryTable"},
+        "PINEWORK_TABLE_NAME": protection.TABLE_NAME,
         "PINEWORK_BUCKET_NAME": {"Ref": "LargeObjectBucket"},
         "PINEWORK_REVIEW_QUEUE_NAME": {"Fn::GetAtt": ["ReviewQueue", "QueueName"]},
         "PINEWORK_REVIEWER": {"Ref": "Reviewer"},
@@ -248,10 +266,11 @@ def package_fragment() -> dict[str, Any]:
             ),
         },
         "Outputs": {
-            "TableName": {"Value": {"Ref": "MemoryTable"}},
+            "TableName": {"Value": protection.TABLE_NAME},
             "BucketName": {"Value": {"Ref": "LargeObjectBucket"}},
             "ReviewQueueUrl": {"Value": {"Ref": "ReviewQueue"}},
             "ReviewDeadLetterQueueUrl": {"Value": {"Ref": "ReviewDeadLetterQueue"}},
+            **protection.FANOUT_FAILURE_OUTPUTS,
         },
     }
 
@@ -302,12 +321,13 @@ def resources_stack() -> dict[str, Any]:
             **iam.role_resources(),
         },
         "Outputs": {
-            "TableName": {"Value": {"Ref": "MemoryTable"}},
+            "TableName": {"Value": protection.TABLE_NAME},
             "BucketName": {"Value": {"Ref": "LargeObjectBucket"}},
             "ReviewQueueName": {"Value": {"Fn::GetAtt": ["ReviewQueue", "QueueName"]}},
             "Reviewer": {"Value": {"Ref": "Reviewer"}},
             "BedrockModelId": {"Value": {"Ref": "BedrockModelId"}},
             "ChaliceStage": {"Value": {"Ref": "ChaliceStage"}},
+            **protection.FANOUT_FAILURE_OUTPUTS,
             **{
                 f"{prefix}RoleArn": {"Value": {"Fn::GetAtt": [f"{prefix}Role", "Arn"]}}
                 for prefix in iam.FUNCTIONS.values()

@@ -21,6 +21,7 @@ from chalicelib.settings import REVIEW_QUEUE_NAME
 from infra import iam
 from infra.deploy import configure_stage, deployed_rest_api, main, stack_outputs
 from infra.gateway_responses import GATEWAY_MESSAGE, put_gateway_responses
+from infra.protection import TABLE_NAME
 from infra.template import package_fragment, resources_stack
 
 REPO = Path(__file__).resolve().parents[2]
@@ -159,9 +160,7 @@ def test_each_function_has_its_own_role_and_environment_from_the_stack() -> None
         prefix = iam.FUNCTIONS[function]
         properties = resources[chalice_name]["Properties"]
         assert properties["Role"] == {"Fn::GetAtt": [f"{prefix}Role", "Arn"]}
-        assert properties["Environment"]["Variables"]["PINEWORK_TABLE_NAME"] == {
-            "Ref": "MemoryTable"
-        }
+        assert properties["Environment"]["Variables"]["PINEWORK_TABLE_NAME"] == TABLE_NAME
         assert resources[f"{prefix}Role"]["Type"] == "AWS::IAM::Role"
     events = resources["ReviewWorker"]["Properties"]["Events"]["ReviewWorkerSqsEventSource"]
     assert events["Properties"]["Queue"] == {"Fn::Sub": "${ReviewQueue.Arn}"}
