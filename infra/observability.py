@@ -26,6 +26,7 @@ from typing import Any
 
 from infra import iam
 from infra.parameters import HAS_KMS_KEY, KMS_KEY_ARN, kms_condition, kms_parameter
+from infra.protection import TABLE_NAME
 
 SERVICE = "pinework"
 """The ``service`` dimension of every EMF metric (``chalicelib.api.telemetry.SERVICE``)."""
@@ -148,7 +149,7 @@ def stack_targets(stage: str = "prod") -> Targets:
             "review_fanout": {"Ref": "ReviewFanout"},
             "review_worker": {"Ref": "ReviewWorker"},
         },
-        table={"Ref": "MemoryTable"},
+        table=TABLE_NAME,
         review_queue={"Fn::GetAtt": ["ReviewQueue", "QueueName"]},
         dead_letter_queue={"Fn::GetAtt": ["ReviewDeadLetterQueue", "QueueName"]},
         fanout_failure_queue={"Fn::GetAtt": ["ReviewFanoutFailureQueue", "QueueName"]},
