@@ -30,7 +30,7 @@ DEFAULT_LOCAL_DYNAMODB_ENDPOINT = "http://127.0.0.1:8001"
 REVIEW_QUEUE_NAME = "pinework-reviews"
 """The SQS queue of the nightly review fan-out (docs/reference.md#9-review) when
 ``PINEWORK_REVIEW_QUEUE_NAME`` is unset: the local server's and the tests' queue, and
-the name stages deployed before issue 22 keep (CHANGELOG.md)."""
+the name stages deployed by earlier releases keep (CHANGELOG.md)."""
 DEFAULT_REVIEW_WORKER_MAX_CONCURRENCY = 5
 """How many review workers the queue's trigger runs at once unless
 ``PINEWORK_REVIEW_WORKER_MAX_CONCURRENCY`` says otherwise (docs/operations.md#deploy)."""

@@ -339,7 +339,7 @@ def main(arguments: list[str] | None = None) -> None:
     parser.add_argument(
         "--build-project", type=Path, help="configure: where (build/chalice/<stage>)"
     )
-    parser.add_argument("--deployed", type=Path, default=DEPLOYED, help=argparse.SUPPRESS)
+    parser.add_argument("--deployed", type=Path, help="chalice's deployed records (tests)")
     parser.add_argument("--api-reserved-concurrency", default="", help="empty: unreserved")
     parser.add_argument("--rate", type=float, default=DEFAULT_RATE_LIMIT, help="requests/s")
     parser.add_argument("--burst", type=int, default=DEFAULT_BURST_LIMIT)
@@ -348,7 +348,10 @@ def main(arguments: list[str] | None = None) -> None:
         parser.error(f"{parsed.step} needs --stack")
     if parsed.step == "output" and parsed.name is None:
         parser.error("output needs the output's key")
-    # chalice's deployed records: <project>/.chalice/deployed (the checkout's, by default)
+    # chalice's deployed records: <project>/.chalice/deployed, the project being the
+    # committed config's (the checkout, by default) unless --deployed names the folder
+    if parsed.deployed is None:
+        parsed.deployed = parsed.config.resolve().parent / "deployed"
     parsed.project = parsed.deployed.resolve().parent.parent
     STEPS[parsed.step](parsed, json.loads(parsed.config.read_text()))
 

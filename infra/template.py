@@ -84,9 +84,10 @@ called alike claim no function or log group of each other. Keep the stack name a
 FUNCTION_TIMEOUTS = {"api_handler": 28, "review_fanout": 300, "review_worker": 600}
 """Seconds each function may run, in both paths. The API's 28 s ends before API Gateway's
 29 s integration timeout, so a slow request ends in the function's own log line, not
-only in a gateway 504. The fan-out's 300 s is about 100,000 agents at the measured
-~2.5 ms an agent on AWS (bench/fanout_speed.py; docs/operations.md#deploy). The
-worker's 600 s is ten agents a batch with the Bedrock reviewer's ~20 s each, and
+only in a gateway 504. The fan-out makes one Query per 500 agents and one
+SendMessageBatch per 10 (bench/fanout_speed.py); at a pessimistic 50 ms a batch on AWS
+that is 5 ms an agent, so its 300 s handle about 60,000 agents (docs/operations.md#deploy).
+The worker's 600 s is ten agents a batch with the Bedrock reviewer's ~20 s each, and
 three times over."""
 ALIAS = "live"
 """The alias SAM publishes each function's versions under in the one-stack path
@@ -398,7 +399,7 @@ def package_fragment() -> dict[str, Any]:
 
 
 _FUNCTION_ARN = "${APIHandler.Arn}"
-_FUNCTION_ALIAS = "${APIHandler.Alias}"
+_FUNCTION_ALIAS = "${APIHandlerAlias" + ALIAS + "}"
 
 
 def finalize(template: dict[str, Any]) -> dict[str, Any]:
@@ -431,7 +432,7 @@ def finalize(template: dict[str, Any]) -> dict[str, Any]:
     permission = resources.get("APIHandlerInvokePermission", {}).get("Properties", {})
     if not rewritten or permission.get("FunctionName") != {"Ref": "APIHandler"}:
         raise ValueError("no API integration or invoke permission of APIHandler to point at")
-    permission["FunctionName"] = {"Ref": "APIHandler.Alias"}
+    permission["FunctionName"] = {"Ref": f"APIHandlerAlias{ALIAS}"}
     body.setdefault("info", {})["title"] = {"Ref": "AWS::StackName"}
     return done
 
@@ -472,7 +473,7 @@ def resources_stack() -> dict[str, Any]:
                 "Default": "",
                 "AllowedPattern": "^$|^[A-Za-z0-9_-]{1,75}$",
                 "Description": "The review queue's name (its dead-letter queue adds -dead); "
-                "empty: <stack>-reviews. Stages deployed before issue 22 keep "
+                "empty: <stack>-reviews. Stages deployed before this release keep "
                 "pinework-reviews (CHANGELOG.md).",
             },
         },

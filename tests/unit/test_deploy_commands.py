@@ -1,4 +1,4 @@
-"""The deploy commands read as they run (docs/operations.md#deploy, docs/issues.md#issue-22):
+"""The deploy commands read as they run (docs/operations.md#deploy, docs/issues.md):
 ``make -n`` prints every command of ``make deploy``, ``make deploy-cloudformation`` and
 ``make teardown``; each ``aws cloudformation deploy`` among them whose template is over
 CloudFormation's inline limit (51,200 bytes: ``aws cloudformation deploy`` refuses it
