@@ -19,10 +19,30 @@ WAF_IP_LIMIT ?= 3000
 WAF_CREDENTIAL_LIMIT ?= 1500
 WAF_PARAMETERS := WafIpLimit=$(WAF_IP_LIMIT) WafCredentialLimit=$(WAF_CREDENTIAL_LIMIT)
 RATE_PARAMETERS := ApiThrottleRateLimit=$(API_RATE_LIMIT) ApiThrottleBurstLimit=$(API_BURST_LIMIT) WafRateLimiting=$(WAF_RATE_LIMITING) $(WAF_PARAMETERS)
-# Where `aws cloudformation package` uploads the zip (created if missing; one per account and region).
+# Concurrency (docs/operations.md#deploy): executions reserved for the API (empty: none; Lambda
+# refuses a reservation leaving the account under 100 unreserved) and the most review workers
+# the queue's trigger runs at once (2 to 1000).
+API_RESERVED_CONCURRENCY ?=
+REVIEW_WORKER_MAX_CONCURRENCY ?= 5
+# Alarms' e-mail subscription (empty: none) and an optional customer-managed KMS key ARN.
+ALARM_EMAIL ?=
+KMS_KEY_ARN ?=
+# make deploy's review queue (empty: a new stage's is <STACK>-resources-reviews, an existing one keeps its own).
+REVIEW_QUEUE_NAME ?=
+OPERATIONS_PARAMETERS := AlarmEmail=$(ALARM_EMAIL) KmsKeyArn=$(KMS_KEY_ARN)
+LIMIT_PARAMETERS := ApiReservedConcurrency=$(API_RESERVED_CONCURRENCY) ReviewWorkerMaxConcurrency=$(REVIEW_WORKER_MAX_CONCURRENCY)
+# Every template goes through this bucket (templates over 51,200 bytes must; created if missing,
+# one per account and region); make deploy keeps chalice's deployed record there too.
 ARTIFACT_BUCKET ?= pinework-artifacts-$(shell aws sts get-caller-identity --query Account --output text 2>/dev/null)-$(AWS_REGION)
+UPLOAD := --s3-bucket $(ARTIFACT_BUCKET) --s3-prefix $(STACK)
+CFN := aws cloudformation --region $(AWS_REGION)
+CHALICE_PROJECT := build/chalice/$(STAGE)
+RESOURCES_DESCRIPTION := build/resources-stack-$(STAGE).json
+DEPLOYED_RECORD := .chalice/deployed/$(STAGE).json
+CHECKOV_VENV := .venv-checkov
+CHECKOV_STAMP := $(CHECKOV_VENV)/.installed-stamp
 
-.PHONY: install serve test format lint types static check package deploy deploy-cloudformation clean
+.PHONY: install serve test format lint types static check package deploy deploy-cloudformation teardown teardown-cloudformation artifact-bucket clean
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -54,39 +74,73 @@ static: $(STAMP)  ## format check, lint, types
 
 check: static test  ## what CI checks
 
-package: $(STAMP)  ## CloudFormation/SAM template + zip for STAGE: cfn-lint, <= 50 MB zipped, <= 150 MB unzipped
+$(CHECKOV_STAMP): requirements-checkov.txt
+	$(PYTHON) -m venv $(CHECKOV_VENV)
+	$(CHECKOV_VENV)/bin/pip install --quiet --upgrade pip
+	$(CHECKOV_VENV)/bin/pip install --quiet -r requirements-checkov.txt
+	touch $(CHECKOV_STAMP)
+
+package: $(STAMP) $(CHECKOV_STAMP)  ## every template + zip for STAGE: cfn-lint, checkov, <= 50 MB zipped, <= 150 MB unzipped
 	rm -rf build/package && mkdir -p build
 	$(PY) -m infra.template package > build/resources.json
 	AWS_DEFAULT_REGION=$(AWS_REGION) $(VENV)/bin/chalice package --stage $(STAGE) --merge-template build/resources.json build/package > build/chalice-package.log 2>&1 || { cat build/chalice-package.log; exit 1; }
 	@cat build/chalice-package.log
 	@! grep -q "Could not install dependencies" build/chalice-package.log || { echo "chalice found no Lambda wheel for a dependency (see above): the zip would not work"; exit 1; }
 	$(PY) -m infra.check_package build/package/deployment.zip requirements.txt requirements-dev.txt
-	$(VENV)/bin/cfn-lint build/package/sam.json
-
-deploy: package  ## chalice deploy --stage STAGE (the zip checked by make package), after the resources stack STACK-resources
-	mkdir -p build
+	$(PY) -m infra.template finalize build/package/sam.json
 	$(PY) -m infra.template resources > build/resources-stack.json
-	$(VENV)/bin/cfn-lint build/resources-stack.json
-	aws cloudformation deploy --region $(AWS_REGION) --stack-name $(STACK)-resources --template-file build/resources-stack.json --capabilities CAPABILITY_IAM --no-fail-on-empty-changeset --parameter-overrides $(PARAMETERS) ChaliceStage=$(STAGE)
-	aws cloudformation describe-stacks --region $(AWS_REGION) --stack-name $(STACK)-resources --output json > build/resources-stack-$(STAGE).json
-	$(PY) -m infra.deploy configure --stage $(STAGE) --stack build/resources-stack-$(STAGE).json
-	AWS_DEFAULT_REGION=$(AWS_REGION) $(VENV)/bin/chalice deploy --stage $(STAGE)
+	$(PY) -m infra.template operations > build/operations-stack.json
+	$(PY) -m infra.template waf > build/waf-stack.json
+	$(VENV)/bin/cfn-lint build/package/sam.json build/resources-stack.json build/operations-stack.json build/waf-stack.json
+	$(CHECKOV_VENV)/bin/checkov --quiet --compact --skip-download --framework cloudformation -f build/package/sam.json -f build/resources-stack.json -f build/operations-stack.json -f build/waf-stack.json
+
+artifact-bucket:  ## the bucket templates and chalice's deployed records go through
+	aws s3api head-bucket --bucket $(ARTIFACT_BUCKET) 2>/dev/null || aws s3 mb s3://$(ARTIFACT_BUCKET) --region $(AWS_REGION)
+
+deploy: package artifact-bucket  ## STACK-resources, chalice deploy --stage STAGE, STACK-operations (and STACK-waf)
+	@! aws lambda get-function --region $(AWS_REGION) --function-name $(STACK)-api >/dev/null 2>&1 || { echo "a make deploy-cloudformation stack $(STACK) exists: pick another STACK"; exit 1; }
+	steps=$$($(PY) -m infra.upgrade index-steps --stack $(STACK)-resources --region $(AWS_REGION)) || exit 1; for level in $$steps; do $(CFN) deploy --stack-name $(STACK)-resources --template-file build/resources-stack.json $(UPLOAD) --capabilities CAPABILITY_IAM --no-fail-on-empty-changeset --parameter-overrides $(PARAMETERS) $(OPERATIONS_PARAMETERS) ChaliceStage=$(STAGE) TableIndexLevel=$$level || exit 1; done
+	$(CFN) deploy --stack-name $(STACK)-resources --template-file build/resources-stack.json $(UPLOAD) --capabilities CAPABILITY_IAM --no-fail-on-empty-changeset --parameter-overrides $(PARAMETERS) $(OPERATIONS_PARAMETERS) ChaliceStage=$(STAGE) TableIndexLevel=$$($(PY) -m infra.upgrade full-level) $(if $(REVIEW_QUEUE_NAME),ReviewQueueName=$(REVIEW_QUEUE_NAME))
+	$(CFN) describe-stacks --stack-name $(STACK)-resources --output json > $(RESOURCES_DESCRIPTION)
+	$(PY) -m infra.deploy configure --stage $(STAGE) --stack $(RESOURCES_DESCRIPTION) --build-project $(CHALICE_PROJECT) --api-reserved-concurrency "$(API_RESERVED_CONCURRENCY)"
+	test -f $(DEPLOYED_RECORD) || aws s3 cp s3://$(ARTIFACT_BUCKET)/$(STACK)/chalice-deployed/$(STAGE).json $(DEPLOYED_RECORD) || true
+	PINEWORK_REVIEW_QUEUE_NAME=$$($(PY) -m infra.deploy output ReviewQueueName --stack $(RESOURCES_DESCRIPTION)) PINEWORK_REVIEW_WORKER_MAX_CONCURRENCY=$(REVIEW_WORKER_MAX_CONCURRENCY) AWS_DEFAULT_REGION=$(AWS_REGION) $(VENV)/bin/chalice --project-dir $(CHALICE_PROJECT) deploy --stage $(STAGE)
+	aws s3 cp $(DEPLOYED_RECORD) s3://$(ARTIFACT_BUCKET)/$(STACK)/chalice-deployed/$(STAGE).json
+	AWS_DEFAULT_REGION=$(AWS_REGION) $(PY) -m infra.deploy name-api --stage $(STAGE)
 	AWS_DEFAULT_REGION=$(AWS_REGION) $(PY) -m infra.deploy gateway-responses --stage $(STAGE)
 	AWS_DEFAULT_REGION=$(AWS_REGION) $(PY) -m infra.deploy throttle --stage $(STAGE) --rate $(API_RATE_LIMIT) --burst $(API_BURST_LIMIT)
+	$(CFN) deploy --stack-name $(STACK)-operations --template-file build/operations-stack.json $(UPLOAD) --capabilities CAPABILITY_IAM --no-fail-on-empty-changeset --parameter-overrides $$($(PY) -m infra.deploy operations-parameters --stage $(STAGE) --stack $(RESOURCES_DESCRIPTION)) $(OPERATIONS_PARAMETERS)
 ifeq ($(WAF_RATE_LIMITING),on)
-	$(PY) -m infra.template waf > build/waf-stack.json
-	$(VENV)/bin/cfn-lint build/waf-stack.json
-	aws cloudformation deploy --region $(AWS_REGION) --stack-name $(STACK)-waf --template-file build/waf-stack.json --no-fail-on-empty-changeset --parameter-overrides $$($(PY) -m infra.deploy waf-parameters --stage $(STAGE)) $(WAF_PARAMETERS)
+	$(CFN) deploy --stack-name $(STACK)-waf --template-file build/waf-stack.json $(UPLOAD) --no-fail-on-empty-changeset --parameter-overrides $$($(PY) -m infra.deploy waf-parameters --stage $(STAGE)) $(WAF_PARAMETERS)
 else
-	aws cloudformation delete-stack --region $(AWS_REGION) --stack-name $(STACK)-waf
-	aws cloudformation wait stack-delete-complete --region $(AWS_REGION) --stack-name $(STACK)-waf
+	$(CFN) delete-stack --stack-name $(STACK)-waf
+	$(CFN) wait stack-delete-complete --stack-name $(STACK)-waf
 endif
+	$(CFN) describe-stacks --stack-name $(STACK)-operations --query "Stacks[0].Outputs" --output table
 
-deploy-cloudformation: package  ## the whole stack STACK (functions, API, storage) from make package's template
-	aws s3api head-bucket --bucket $(ARTIFACT_BUCKET) 2>/dev/null || aws s3 mb s3://$(ARTIFACT_BUCKET) --region $(AWS_REGION)
-	aws cloudformation package --region $(AWS_REGION) --template-file build/package/sam.json --s3-bucket $(ARTIFACT_BUCKET) --output-template-file build/packaged.yaml
-	aws cloudformation deploy --region $(AWS_REGION) --stack-name $(STACK) --template-file build/packaged.yaml --capabilities CAPABILITY_IAM CAPABILITY_AUTO_EXPAND --no-fail-on-empty-changeset --parameter-overrides $(PARAMETERS) $(RATE_PARAMETERS)
-	aws cloudformation describe-stacks --region $(AWS_REGION) --stack-name $(STACK) --query "Stacks[0].Outputs" --output table
+deploy-cloudformation: package artifact-bucket  ## the whole stack STACK (functions, API, storage, alarms) from make package's template
+	@! aws lambda get-function --region $(AWS_REGION) --function-name $(STACK) >/dev/null 2>&1 || { echo "a Lambda $(STACK) exists (a chalice stage's API): pick another STACK"; exit 1; }
+	$(CFN) package --template-file build/package/sam.json --s3-bucket $(ARTIFACT_BUCKET) --s3-prefix $(STACK) --output-template-file build/packaged.yaml
+	steps=$$($(PY) -m infra.upgrade index-steps --stack $(STACK) --region $(AWS_REGION)) || exit 1; for level in $$steps; do $(CFN) deploy --stack-name $(STACK) --template-file build/packaged.yaml $(UPLOAD) --capabilities CAPABILITY_IAM CAPABILITY_AUTO_EXPAND --no-fail-on-empty-changeset --parameter-overrides $(PARAMETERS) $(RATE_PARAMETERS) $(LIMIT_PARAMETERS) $(OPERATIONS_PARAMETERS) TableIndexLevel=$$level || exit 1; done
+	$(CFN) deploy --stack-name $(STACK) --template-file build/packaged.yaml $(UPLOAD) --capabilities CAPABILITY_IAM CAPABILITY_AUTO_EXPAND --no-fail-on-empty-changeset --parameter-overrides $(PARAMETERS) $(RATE_PARAMETERS) $(LIMIT_PARAMETERS) $(OPERATIONS_PARAMETERS) TableIndexLevel=$$($(PY) -m infra.upgrade full-level)
+	$(CFN) describe-stacks --stack-name $(STACK) --query "Stacks[0].Outputs" --output table
+
+teardown:  ## remove make deploy's stage STAGE (STACK-operations, -waf, chalice delete, -resources); kept data stays (docs/operations.md#teardown)
+	$(CFN) delete-stack --stack-name $(STACK)-operations
+	$(CFN) wait stack-delete-complete --stack-name $(STACK)-operations
+	$(CFN) delete-stack --stack-name $(STACK)-waf
+	$(CFN) wait stack-delete-complete --stack-name $(STACK)-waf
+	test -f $(DEPLOYED_RECORD) || aws s3 cp s3://$(ARTIFACT_BUCKET)/$(STACK)/chalice-deployed/$(STAGE).json $(DEPLOYED_RECORD) || true
+	$(CFN) describe-stacks --stack-name $(STACK)-resources --output json > $(RESOURCES_DESCRIPTION)
+	$(PY) -m infra.deploy configure --stage $(STAGE) --stack $(RESOURCES_DESCRIPTION) --build-project $(CHALICE_PROJECT)
+	AWS_DEFAULT_REGION=$(AWS_REGION) $(VENV)/bin/chalice --project-dir $(CHALICE_PROJECT) delete --stage $(STAGE)
+	aws s3 rm s3://$(ARTIFACT_BUCKET)/$(STACK)/chalice-deployed/$(STAGE).json || true
+	$(CFN) delete-stack --stack-name $(STACK)-resources
+	$(CFN) wait stack-delete-complete --stack-name $(STACK)-resources
+
+teardown-cloudformation:  ## remove make deploy-cloudformation's stack STACK; kept data stays (docs/operations.md#teardown)
+	$(CFN) delete-stack --stack-name $(STACK)
+	$(CFN) wait stack-delete-complete --stack-name $(STACK)
 
 clean:
-	rm -rf $(VENV) build .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(CHECKOV_VENV) build .pytest_cache .mypy_cache .ruff_cache

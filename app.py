@@ -14,7 +14,7 @@ from chalicelib.api.recalls import recalls_api
 from chalicelib.api.reviews import reviews_api
 from chalicelib.api.routines import routines_api
 from chalicelib.jobs.reviews import fan_out, review_batch
-from chalicelib.settings import REVIEW_QUEUE_NAME
+from chalicelib.settings import review_queue_name, review_worker_max_concurrency
 from chalicelib.wiring import services
 
 app = Chalice(app_name="pinework")
@@ -38,7 +38,13 @@ def review_fanout(event: CloudWatchEvent) -> dict[str, Any]:
     return fan_out(services(), event.time)
 
 
-@app.on_sqs_message(queue=REVIEW_QUEUE_NAME, batch_size=10, name="review_worker")
+# the queue and the trigger's concurrency are read when chalice deploys (docs/operations.md#deploy)
+@app.on_sqs_message(
+    queue=review_queue_name(),
+    batch_size=10,
+    name="review_worker",
+    maximum_concurrency=review_worker_max_concurrency(),
+)
 def review_worker(event: SQSEvent) -> dict[str, Any]:
     """Review one agent per message; failed ones are reported for retry alone."""
     return review_batch(services(), event.to_dict())

@@ -28,11 +28,40 @@ from chalicelib.limits import (
 DEFAULT_LOCAL_DYNAMODB_ENDPOINT = "http://127.0.0.1:8001"
 """Where the local server's embedded DynamoDB listens unless told otherwise."""
 REVIEW_QUEUE_NAME = "pinework-reviews"
-"""The SQS queue of the nightly review fan-out (docs/reference.md#9-review). ``app.py`` names it in
-``@app.on_sqs_message`` (a deploy-time constant); ``infra/template.py`` creates it."""
+"""The SQS queue of the nightly review fan-out (docs/reference.md#9-review) when
+``PINEWORK_REVIEW_QUEUE_NAME`` is unset: the local server's and the tests' queue, and
+the name stages deployed by earlier releases keep (CHANGELOG.md)."""
+DEFAULT_REVIEW_WORKER_MAX_CONCURRENCY = 5
+"""How many review workers the queue's trigger runs at once unless
+``PINEWORK_REVIEW_WORKER_MAX_CONCURRENCY`` says otherwise (docs/operations.md#deploy)."""
 DEFAULT_BEDROCK_MODEL_ID = "global.anthropic.claude-haiku-4-5-20251001-v1:0"
 """Claude Haiku 4.5 through its global cross-region inference profile, which every
 commercial region offers (Claude 4 models are not invocable by their bare ids)."""
+
+
+def review_queue_name(environ: Mapping[str, str] | None = None) -> str:
+    """The queue ``app.py``'s worker is bound to when ``chalice deploy`` imports it:
+    ``PINEWORK_REVIEW_QUEUE_NAME`` (``make deploy`` sets it from the resources stack's
+    ``ReviewQueueName`` output, and each function has it in its environment), else
+    ``REVIEW_QUEUE_NAME``."""
+    env = os.environ if environ is None else environ
+    return env.get("PINEWORK_REVIEW_QUEUE_NAME") or REVIEW_QUEUE_NAME
+
+
+def review_worker_max_concurrency(environ: Mapping[str, str] | None = None) -> int:
+    """The worker trigger's maximum concurrency ``chalice deploy`` sets
+    (``PINEWORK_REVIEW_WORKER_MAX_CONCURRENCY``, ``make deploy``'s
+    ``REVIEW_WORKER_MAX_CONCURRENCY``; default ``DEFAULT_REVIEW_WORKER_MAX_CONCURRENCY``).
+
+    Raises:
+        ValueError: the value is not an integer from 2 to 1000 (SQS's bounds).
+    """
+    env = os.environ if environ is None else environ
+    text = env.get("PINEWORK_REVIEW_WORKER_MAX_CONCURRENCY")
+    value = int(text) if text else DEFAULT_REVIEW_WORKER_MAX_CONCURRENCY
+    if not 2 <= value <= 1000:
+        raise ValueError(f"PINEWORK_REVIEW_WORKER_MAX_CONCURRENCY is {value}, not 2 to 1000")
+    return value
 
 
 class Settings(BaseModel):

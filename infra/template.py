@@ -17,9 +17,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
-from chalicelib.settings import DEFAULT_BEDROCK_MODEL_ID, REVIEW_QUEUE_NAME
+from chalicelib.settings import DEFAULT_BEDROCK_MODEL_ID, DEFAULT_REVIEW_WORKER_MAX_CONCURRENCY
 from infra import iam, observability, protection, rate_limits
 from infra.gateway_responses import NOT_FOUND_BODY as NOT_FOUND_BODY
 from infra.gateway_responses import sam_gateway_responses
@@ -75,6 +76,125 @@ CHALICE_FUNCTIONS = {
     "review_worker": "ReviewWorker",
 }
 """Chalice's function names -> the logical ids ``chalice package`` gives them."""
+ONE_STACK_FUNCTION_NAMES = {
+    "api_handler": "${AWS::StackName}-api",
+    "review_fanout": "${AWS::StackName}-review-fanout",
+    "review_worker": "${AWS::StackName}-review-worker",
+}
+"""The Lambda names of ``make deploy-cloudformation`` (``Fn::Sub``): never one a Chalice
+stage of the same name gives (``<app>-<stage>-review_fanout``), so a stack and a stage
+called alike claim no function or log group of each other. Keep the stack name at most
+50 characters (Lambda names stop at 64)."""
+FUNCTION_TIMEOUTS = observability.TIMEOUT_SECONDS
+"""Seconds each function may run, in both paths (the duration alarms read the same
+table): the API's ends before API Gateway's 29 s integration timeout; the fan-out's is
+sized to the number of agents and the worker's to a batch of Bedrock reviews
+(docs/operations.md#deploy; measured in docs/DECISIONS.md, "Deploy paths, limits and
+rollback")."""
+ALIAS = "live"
+"""The alias SAM publishes each function's versions under in the one-stack path
+(``AutoPublishAlias``); API Gateway, the schedule and the queue trigger call it."""
+API_RESERVED_CONCURRENCY = "ApiReservedConcurrency"
+REVIEW_WORKER_MAX_CONCURRENCY = "ReviewWorkerMaxConcurrency"
+LIMIT_PARAMETERS: dict[str, Any] = {
+    API_RESERVED_CONCURRENCY: {
+        "Type": "String",
+        "Default": "",
+        "AllowedPattern": "^$|^[1-9][0-9]{0,4}$",
+        "Description": "Concurrent executions reserved for the API function (also its "
+        "ceiling); empty: none reserved. Lambda refuses a reservation that leaves the "
+        "account fewer than 100 unreserved.",
+    },
+    REVIEW_WORKER_MAX_CONCURRENCY: {
+        "Type": "Number",
+        "Default": DEFAULT_REVIEW_WORKER_MAX_CONCURRENCY,
+        "MinValue": 2,
+        "MaxValue": 1000,
+        "Description": "Most review workers the review queue's trigger runs at once "
+        "(SQS ScalingConfig.MaximumConcurrency, 2 to 1000).",
+    },
+}
+"""The one-stack path's concurrency limits (docs/operations.md#deploy)."""
+LIMIT_CONDITIONS: dict[str, Any] = {
+    "ApiConcurrencyReserved": {
+        "Fn::Not": [{"Fn::Equals": [{"Ref": API_RESERVED_CONCURRENCY}, ""]}]
+    },
+}
+_NO_VPC = (
+    "CKV_AWS_117",
+    "No VPC: the functions reach only DynamoDB, S3, SQS and Bedrock, over their AWS "
+    "endpoints with IAM; a VPC would add NAT or endpoints and nothing to protect.",
+)
+_ENVIRONMENT_KEY = (
+    "CKV_AWS_173",
+    "The environment holds resource names only, never a secret; Lambda encrypts it at "
+    "rest with its AWS-managed key.",
+)
+FUNCTION_CHECKOV_SKIPS: dict[str, list[tuple[str, str]]] = {
+    "api_handler": [
+        _NO_VPC,
+        _ENVIRONMENT_KEY,
+        (
+            "CKV_AWS_116",
+            "Invoked synchronously by API Gateway: a dead-letter queue only applies to "
+            "asynchronous invocations.",
+        ),
+        (
+            "CKV_AWS_115",
+            "Reserved concurrency is the ApiReservedConcurrency parameter, empty by "
+            "default: Lambda refuses any reservation in accounts under 100 + its size "
+            "(new accounts have 10); docs/operations.md#deploy.",
+        ),
+    ],
+    "review_fanout": [
+        _NO_VPC,
+        _ENVIRONMENT_KEY,
+        (
+            "CKV_AWS_116",
+            "Its failed asynchronous invocations go to the fan-out failure queue through "
+            "an EventInvokeConfig OnFailure destination (with an alarm), not a DLQ.",
+        ),
+        (
+            "CKV_AWS_115",
+            "One scheduled invocation a day (and EventBridge's retries); a reservation "
+            "would only cost accounts with low limits their deploy.",
+        ),
+    ],
+    "review_worker": [
+        _NO_VPC,
+        _ENVIRONMENT_KEY,
+        (
+            "CKV_AWS_116",
+            "Invoked by its SQS trigger: failed messages go to the review queue's "
+            "dead-letter queue (redrive policy), which is alarmed.",
+        ),
+        (
+            "CKV_AWS_115",
+            "Its concurrency is capped on the trigger (ReviewWorkerMaxConcurrency, "
+            "ScalingConfig.MaximumConcurrency), which, unlike a reservation, never "
+            "throttles messages back into the queue.",
+        ),
+    ],
+}
+"""checkov's findings on the functions that stand, and why (docs/DECISIONS.md)."""
+API_CHECKOV_SKIPS = [
+    (
+        "CKV_AWS_73",
+        "X-Ray is off by default (PINEWORK_TRACING=on turns on the functions' tracing).",
+    ),
+    (
+        "CKV_AWS_76",
+        "The API function writes one 'request' log line per request (route, status, "
+        "latency, request id); access logs need the account-wide API Gateway CloudWatch "
+        "role, which a stack should not change.",
+    ),
+    (
+        "CKV_AWS_120",
+        "No cache: every answer depends on the caller's credential and on data that "
+        "changes with each write.",
+    ),
+]
+"""checkov's findings on the REST API that stand, and why."""
 
 
 def storage_resources(queue_name: Any) -> dict[str, Any]:
@@ -211,22 +331,42 @@ def environment() -> dict[str, Any]:
         "PINEWORK_REVIEW_QUEUE_NAME": {"Fn::GetAtt": ["ReviewQueue", "QueueName"]},
         "PINEWORK_REVIEWER": {"Ref": "Reviewer"},
         "PINEWORK_BEDROCK_MODEL_ID": {"Ref": "BedrockModelId"},
+        "PINEWORK_METRICS_NAMESPACE": {"Fn::Sub": "Pinework/${AWS::StackName}"},
     }
 
 
+def checkov_skips(skips: list[tuple[str, str]]) -> dict[str, Any]:
+    """A resource's ``Metadata`` that makes checkov skip ``(check id, reason)`` pairs."""
+    return {"checkov": {"skip": [{"id": check, "comment": reason} for check, reason in skips]}}
+
+
 def package_fragment() -> dict[str, Any]:
-    """What ``make package`` merges into Chalice's SAM template (see the module doc)."""
-    names = {function: {"Fn::Sub": f"${{AWS::StackName}}-{function}"} for function in iam.FUNCTIONS}
+    """What ``make package`` merges into Chalice's SAM template (see the module doc);
+    ``finalize`` then points the API's integration at the ``live`` alias."""
+    names = {
+        function: {"Fn::Sub": ONE_STACK_FUNCTION_NAMES[function]} for function in iam.FUNCTIONS
+    }
     functions: dict[str, Any] = {
         CHALICE_FUNCTIONS[function]: {
             "DependsOn": [f"{iam.FUNCTIONS[function]}LogGroup"],
+            "Metadata": checkov_skips(FUNCTION_CHECKOV_SKIPS[function]),
             "Properties": {
                 "FunctionName": names[function],
                 "Role": {"Fn::GetAtt": [f"{iam.FUNCTIONS[function]}Role", "Arn"]},
                 "Environment": {"Variables": environment()},
+                "Timeout": FUNCTION_TIMEOUTS[function],
+                "AutoPublishAlias": ALIAS,
             },
         }
         for function in iam.FUNCTIONS
+    }
+    api = functions[CHALICE_FUNCTIONS["api_handler"]]["Properties"]
+    api["ReservedConcurrentExecutions"] = {
+        "Fn::If": [
+            "ApiConcurrencyReserved",
+            {"Ref": API_RESERVED_CONCURRENCY},
+            {"Ref": "AWS::NoValue"},
+        ]
     }
     worker = functions[CHALICE_FUNCTIONS["review_worker"]]["Properties"]
     worker["Events"] = {
@@ -236,34 +376,43 @@ def package_fragment() -> dict[str, Any]:
                 # and replaces its value, so the ARN is given as a Fn::Sub too.
                 "Queue": {"Fn::Sub": "${ReviewQueue.Arn}"},
                 "FunctionResponseTypes": ["ReportBatchItemFailures"],
+                "ScalingConfig": {"MaximumConcurrency": {"Ref": REVIEW_WORKER_MAX_CONCURRENCY}},
             }
         }
     }
-    return {
+    fragment: dict[str, Any] = {
         "Parameters": {
             **PARAMETERS,
+            **LIMIT_PARAMETERS,
             **rate_limits.package_parameters(),
             **observability.PARAMETERS,
         },
-        "Conditions": {**CONDITIONS, **rate_limits.WAF_CONDITIONS, **observability.CONDITIONS},
+        "Conditions": {
+            **CONDITIONS,
+            **LIMIT_CONDITIONS,
+            **rate_limits.WAF_CONDITIONS,
+            **observability.CONDITIONS,
+        },
         "Resources": {
             **storage_resources({"Fn::Sub": "${AWS::StackName}-reviews"}),
             **log_group_resources(names),
             **iam.role_resources(),
             **functions,
-            # API Gateway's own answers in our envelope (SAM puts them in the API), and
-            # the stage's throttle (infra/rate_limits.py).
+            # API Gateway's own answers in our envelope (SAM puts them in the API), the
+            # stage's throttle (infra/rate_limits.py), and the stack's name as the API's
+            # (API Gateway's metrics know an API by name and stage only).
             "RestAPI": {
+                "Metadata": checkov_skips(API_CHECKOV_SKIPS),
                 "Properties": {
+                    "Name": {"Ref": "AWS::StackName"},
                     "GatewayResponses": sam_gateway_responses(),
                     "MethodSettings": rate_limits.method_settings(),
-                }
+                },
             },
             **rate_limits.package_resources(),  # the optional WAF web ACL
             **observability.resources(observability.stack_targets()),  # alarms, topic, dashboard
-            **observability.fanout_failure_destination(
-                {"Ref": "ReviewFanout"}, {"Fn::GetAtt": ["ReviewFanoutFailureQueue", "Arn"]}
-            ),
+            # The schedule invokes the fan-out's alias, so its failures are configured there.
+            **_fanout_destination_on_alias(),
         },
         "Outputs": {
             "TableName": {"Value": protection.TABLE_NAME},
@@ -271,8 +420,50 @@ def package_fragment() -> dict[str, Any]:
             "ReviewQueueUrl": {"Value": {"Ref": "ReviewQueue"}},
             "ReviewDeadLetterQueueUrl": {"Value": {"Ref": "ReviewDeadLetterQueue"}},
             **protection.FANOUT_FAILURE_OUTPUTS,
+            "ApiName": {"Value": {"Ref": "AWS::StackName"}},
+            "MetricsNamespace": {"Value": {"Fn::Sub": "Pinework/${AWS::StackName}"}},
         },
     }
+    return fragment
+
+
+_FUNCTION_ARN = "${APIHandler.Arn}"
+_FUNCTION_ALIAS = "${APIHandlerAlias" + ALIAS + "}"
+
+
+def finalize(template: dict[str, Any]) -> dict[str, Any]:
+    """Chalice's merged SAM template with the REST API calling the API function's
+    ``live`` alias: every integration ``uri`` of the swagger body and the invoke
+    permission name ``APIHandler.Alias`` (SAM's reference to the alias
+    ``AutoPublishAlias`` makes) instead of the function itself, and the swagger's
+    ``info.title`` is the stack's name (as ``RestAPI``'s ``Name``). The schedule and the
+    queue trigger, declared on the functions, target the alias through SAM already.
+
+    Raises:
+        ValueError: the template has no integration or no permission to rewrite (a
+            chalice version that writes them otherwise).
+    """
+    done: dict[str, Any] = json.loads(json.dumps(template))
+    resources = done["Resources"]
+    body = resources["RestAPI"]["Properties"]["DefinitionBody"]
+    rewritten = 0
+    for methods in body.get("paths", {}).values():
+        for method in methods.values():
+            integration = (
+                method.get("x-amazon-apigateway-integration", {})
+                if isinstance(method, dict)
+                else {}
+            )
+            uri = integration.get("uri", {})
+            if isinstance(uri, dict) and _FUNCTION_ARN in str(uri.get("Fn::Sub", "")):
+                uri["Fn::Sub"] = uri["Fn::Sub"].replace(_FUNCTION_ARN, _FUNCTION_ALIAS)
+                rewritten += 1
+    permission = resources.get("APIHandlerInvokePermission", {}).get("Properties", {})
+    if not rewritten or permission.get("FunctionName") != {"Ref": "APIHandler"}:
+        raise ValueError("no API integration or invoke permission of APIHandler to point at")
+    permission["FunctionName"] = {"Ref": f"APIHandlerAlias{ALIAS}"}
+    body.setdefault("info", {})["title"] = {"Ref": "AWS::StackName"}
+    return done
 
 
 def chalice_function_names() -> dict[str, Any]:
@@ -290,7 +481,7 @@ def chalice_function_names() -> dict[str, Any]:
 
 def resources_stack() -> dict[str, Any]:
     """The stack ``make deploy`` creates before ``chalice deploy`` (see the module doc)."""
-    return {
+    stack: dict[str, Any] = {
         "AWSTemplateFormatVersion": "2010-09-09",
         "Description": "Pinework Memory: storage, queues and roles for chalice deploy",
         "Parameters": {
@@ -308,15 +499,27 @@ def resources_stack() -> dict[str, Any]:
             },
             "ReviewQueueName": {
                 "Type": "String",
-                "Default": REVIEW_QUEUE_NAME,
-                "AllowedValues": [REVIEW_QUEUE_NAME],
-                "Description": "The queue app.py's @app.on_sqs_message names (Chalice needs "
-                "it when deploying).",
+                "Default": "",
+                "AllowedPattern": "^$|^[A-Za-z0-9_-]{1,75}$",
+                "Description": "The review queue's name (its dead-letter queue adds -dead); "
+                "empty: <stack>-reviews. Stages deployed before this release keep "
+                "pinework-reviews (CHANGELOG.md).",
             },
         },
-        "Conditions": CONDITIONS,
+        "Conditions": {
+            **CONDITIONS,
+            "ReviewQueueNamed": {"Fn::Not": [{"Fn::Equals": [{"Ref": "ReviewQueueName"}, ""]}]},
+        },
         "Resources": {
-            **storage_resources({"Ref": "ReviewQueueName"}),
+            **storage_resources(
+                {
+                    "Fn::If": [
+                        "ReviewQueueNamed",
+                        {"Ref": "ReviewQueueName"},
+                        {"Fn::Sub": "${AWS::StackName}-reviews"},
+                    ]
+                }
+            ),
             **log_group_resources(chalice_function_names()),
             **iam.role_resources(),
         },
@@ -324,6 +527,11 @@ def resources_stack() -> dict[str, Any]:
             "TableName": {"Value": protection.TABLE_NAME},
             "BucketName": {"Value": {"Ref": "LargeObjectBucket"}},
             "ReviewQueueName": {"Value": {"Fn::GetAtt": ["ReviewQueue", "QueueName"]}},
+            "ReviewDeadLetterQueueName": {
+                "Value": {"Fn::GetAtt": ["ReviewDeadLetterQueue", "QueueName"]}
+            },
+            "MetricsNamespace": {"Value": {"Fn::Sub": "Pinework/${ChaliceApp}-${ChaliceStage}"}},
+            "ChaliceApp": {"Value": {"Ref": "ChaliceApp"}},
             "Reviewer": {"Value": {"Ref": "Reviewer"}},
             "BedrockModelId": {"Value": {"Ref": "BedrockModelId"}},
             "ChaliceStage": {"Value": {"Ref": "ChaliceStage"}},
@@ -334,18 +542,42 @@ def resources_stack() -> dict[str, Any]:
             },
         },
     }
+    return stack
+
+
+def _fanout_destination_on_alias() -> dict[str, Any]:
+    """The fan-out's failure destination on the ``live`` alias the schedule invokes
+    (created after the alias SAM publishes)."""
+    config = observability.fanout_failure_destination(
+        {"Ref": "ReviewFanout"},
+        {"Fn::GetAtt": ["ReviewFanoutFailureQueue", "Arn"]},
+        qualifier=ALIAS,
+    )
+    for body in config.values():
+        body["DependsOn"] = [f"ReviewFanoutAlias{ALIAS}"]
+    return config
 
 
 def main(arguments: list[str] | None = None) -> None:
-    """Print one of the two templates as JSON."""
+    """Print a template as JSON: ``package`` (the fragment ``chalice package`` merges),
+    ``resources``, ``operations`` and ``waf`` (the stacks of ``make deploy``); or
+    ``finalize PATH``: rewrite chalice's merged template at PATH in place (``finalize``)."""
     parser = argparse.ArgumentParser(description="Print a CloudFormation template.")
-    parser.add_argument("kind", choices=["package", "resources", "waf", "operations"])
+    parser.add_argument("kind", choices=["package", "resources", "operations", "waf", "finalize"])
+    parser.add_argument("path", nargs="?", type=Path, help="finalize: the merged sam.json")
     parsed = parser.parse_args(arguments)
+    if parsed.kind == "finalize":
+        if parsed.path is None:
+            parser.error("finalize needs the template's path")
+        finalized = finalize(json.loads(parsed.path.read_text()))
+        parsed.path.write_text(json.dumps(finalized, indent=2) + "\n")
+        sys.stdout.write(f"{parsed.path}: the API calls the {ALIAS} alias\n")
+        return
     template = {
         "package": package_fragment,
         "resources": resources_stack,
-        "waf": rate_limits.waf_stack,
         "operations": observability.operations_stack,
+        "waf": rate_limits.waf_stack,
     }[parsed.kind]()
     json.dump(template, sys.stdout, indent=2)
     sys.stdout.write("\n")

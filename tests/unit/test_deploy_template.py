@@ -22,7 +22,7 @@ from infra import iam
 from infra.deploy import configure_stage, deployed_rest_api, main, stack_outputs
 from infra.gateway_responses import GATEWAY_MESSAGE, put_gateway_responses
 from infra.protection import TABLE_NAME
-from infra.template import package_fragment, resources_stack
+from infra.template import FUNCTION_TIMEOUTS, package_fragment, resources_stack
 
 REPO = Path(__file__).resolve().parents[2]
 # Every response type of API Gateway REST APIs (its developer guide, "Gateway response types").
@@ -212,6 +212,8 @@ def description(**outputs: str) -> dict[str, Any]:
         "Reviewer": "rules",
         "BedrockModelId": "global.anthropic.claude-haiku-4-5-20251001-v1:0",
         "ChaliceStage": "prod",
+        "ChaliceApp": "pinework",
+        "MetricsNamespace": "Pinework/pinework-prod",
         **{
             f"{prefix}RoleArn": f"arn:aws:iam::111122223333:role/pinework-{prefix}Role-ABC"
             for prefix in iam.FUNCTIONS.values()
@@ -257,13 +259,25 @@ def test_the_committed_prod_stage_cannot_be_chalice_deployed_by_hand() -> None:
         validate_configuration(config)
 
 
-def test_make_deploy_refuses_a_stack_whose_queue_the_worker_does_not_read() -> None:
-    with pytest.raises(ValueError, match=r"app\.py"):
-        configure_stage({}, "prod", stack_outputs(description(ReviewQueueName="other")))
+def test_make_deploy_refuses_a_stack_of_another_stage_or_without_outputs() -> None:
     with pytest.raises(ValueError, match="no output"):
         configure_stage({}, "prod", {"TableName": "t"})
     with pytest.raises(ValueError, match="stage 'dev'"):
         configure_stage({}, "prod", stack_outputs(description(ChaliceStage="dev")))
+    with pytest.raises(ValueError, match="app 'other'"):
+        configure_stage(
+            {"app_name": "pinework"}, "prod", stack_outputs(description(ChaliceApp="other"))
+        )
+
+
+def test_the_worker_reads_the_stacks_queue_in_chalice_deploy_and_at_run_time() -> None:
+    from chalicelib.settings import review_queue_name
+
+    written = configure_stage({}, "prod", stack_outputs(description(ReviewQueueName="q-1")))
+    variables = written["stages"]["prod"]["environment_variables"]
+    # make deploy runs chalice deploy with the same output in PINEWORK_REVIEW_QUEUE_NAME
+    assert review_queue_name(variables) == "q-1"
+    assert review_queue_name({}) == REVIEW_QUEUE_NAME
 
 
 def test_the_rest_api_is_read_from_chalices_deployed_record(tmp_path: Path) -> None:
@@ -284,21 +298,71 @@ def test_the_rest_api_is_read_from_chalices_deployed_record(tmp_path: Path) -> N
         deployed_rest_api(tmp_path, "dev")
 
 
-def test_the_configure_step_rewrites_only_the_stage_in_the_file(tmp_path: Path) -> None:
-    config = tmp_path / ".chalice" / "config.json"
-    config.parent.mkdir()
+def test_the_configure_step_builds_the_project_and_leaves_the_checkout_alone(
+    tmp_path: Path,
+) -> None:
     committed = (REPO / ".chalice" / "config.json").read_text()
-    config.write_text(committed)
     stack = tmp_path / "stack.json"
     stack.write_text(json.dumps(description()))
-    main(["configure", "--stage", "prod", "--stack", str(stack), "--config", str(config)])
-    written = json.loads(config.read_text())
+    project, deployed = tmp_path / "build" / "chalice" / "prod", tmp_path / "deployed"
+    arguments = ["configure", "--stage", "prod", "--stack", str(stack)]
+    arguments += ["--build-project", str(project), "--deployed", str(deployed)]
+    main([*arguments, "--api-reserved-concurrency", "40"])
+    assert (REPO / ".chalice" / "config.json").read_text() == committed
+    written = json.loads((project / ".chalice" / "config.json").read_text())
     before = json.loads(committed)
     assert written["stages"]["local"] == before["stages"]["local"]
     assert {k: v for k, v in written.items() if k != "stages"} == {
         k: v for k, v in before.items() if k != "stages"
     }
-    variables = written["stages"]["prod"]["environment_variables"]
-    assert variables["PINEWORK_REVIEW_QUEUE_NAME"] == REVIEW_QUEUE_NAME
-    main(["configure", "--stage", "prod", "--stack", str(stack), "--config", str(config)])
-    assert json.loads(config.read_text()) == written  # running it again changes nothing
+    functions = written["stages"]["prod"]["lambda_functions"]
+    assert functions["api_handler"]["reserved_concurrency"] == 40
+    assert (project / "app.py").read_text() == (REPO / "app.py").read_text()
+    assert (project / "chalicelib" / "settings.py").is_file()
+    assert not list(project.glob("chalicelib/**/__pycache__"))
+    assert (project / ".chalice" / "deployed").resolve() == deployed.resolve()
+    main(arguments)  # again, without a reservation: it is removed
+    again = json.loads((project / ".chalice" / "config.json").read_text())
+    assert "reserved_concurrency" not in again["stages"]["prod"]["lambda_functions"]["api_handler"]
+    with pytest.raises(ValueError, match="at least 1"):
+        main([*arguments, "--api-reserved-concurrency", "0"])
+
+
+def test_the_committed_config_holds_no_account_value_and_deploy_state_is_ignored() -> None:
+    committed = (REPO / ".chalice" / "config.json").read_text()
+    assert "arn:" not in committed and "iam_role_arn" not in committed
+    paths = [".chalice/deployed/prod.json", "build/chalice/prod", ".venv-checkov"]
+    ignored = subprocess.run(
+        ["git", "check-ignore", *paths], cwd=REPO, capture_output=True, text=True, check=False
+    )
+    assert ignored.stdout.split() == paths
+
+
+def test_a_stage_missing_from_the_committed_config_starts_from_prod() -> None:
+    committed = json.loads((REPO / ".chalice" / "config.json").read_text())
+    written = configure_stage(
+        committed, "staging", stack_outputs(description(ChaliceStage="staging"))
+    )
+    staging = written["stages"]["staging"]
+    assert staging["lambda_memory_size"] == committed["stages"]["prod"]["lambda_memory_size"]
+    assert staging["environment_variables"]["OPENBLAS_NUM_THREADS"] == "1"
+    assert "staging" not in committed["stages"]
+
+
+def test_the_timeouts_are_the_same_in_both_paths_and_the_api_ends_before_the_gateway() -> None:
+    committed = json.loads((REPO / ".chalice" / "config.json").read_text())
+    written = configure_stage(committed, "prod", stack_outputs(description()))
+    resources = package_fragment()["Resources"]
+    for function, logical_id in {
+        "api_handler": "APIHandler",
+        "review_fanout": "ReviewFanout",
+        "review_worker": "ReviewWorker",
+    }.items():
+        chalice = written["stages"]["prod"]["lambda_functions"][function]["lambda_timeout"]
+        assert (
+            chalice == resources[logical_id]["Properties"]["Timeout"] == FUNCTION_TIMEOUTS[function]
+        )
+    assert FUNCTION_TIMEOUTS["api_handler"] < 29  # API Gateway's integration timeout
+    # the review queue's visibility timeout covers the worker's (AWS: six times it)
+    visibility = resources["ReviewQueue"]["Properties"]["VisibilityTimeout"]
+    assert visibility >= 6 * FUNCTION_TIMEOUTS["review_worker"]

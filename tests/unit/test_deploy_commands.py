@@ -1,0 +1,141 @@
+"""The deploy commands read as they run (docs/operations.md#deploy, docs/issues.md):
+``make -n`` prints every command of ``make deploy``, ``make deploy-cloudformation`` and
+``make teardown``; each ``aws cloudformation deploy`` among them whose template is over
+CloudFormation's inline limit (51,200 bytes: ``aws cloudformation deploy`` refuses it
+without ``--s3-bucket``) must upload it to the artifact bucket."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from infra import template
+
+REPO = Path(__file__).resolve().parents[2]
+INLINE_LIMIT_BYTES = 51_200
+"""``aws cloudformation deploy``'s limit for a template sent in the request body."""
+GENERATED = re.compile(r"-m infra\.template (\w+) > (\S+)")
+"""A recipe line writing ``python -m infra.template <kind>`` to a file."""
+GLOBAL_OPTIONS = {"--region", "--profile", "--output", "--endpoint-url"}
+"""AWS CLI options with a value that may come before the command."""
+SEPARATORS = {";", "&&", "||", "|", "do", "then", "else", "fi", "done"}
+
+
+def dry_run(*variables: str) -> list[str]:
+    """The command lines ``make -n`` prints for the deploy and teardown targets."""
+    done = subprocess.run(
+        [
+            "make",
+            "-n",
+            "-o",
+            ".venv/.installed-stamp",
+            "deploy",
+            "deploy-cloudformation",
+            "teardown",
+            "teardown-cloudformation",
+            "STAGE=x",
+            "STACK=pinework-x",
+            "ARTIFACT_BUCKET=b",
+            "AWS_REGION=us-east-1",
+            *variables,
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+def cloudformation_deploys(lines: list[str]) -> list[list[str]]:
+    """The arguments of every ``aws cloudformation deploy`` in the lines (also inside a
+    shell loop or after ``&&``)."""
+    found = []
+    for line in lines:
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|")
+        lexer.whitespace_split = True
+        words = list(lexer)
+        for start in range(len(words) - 1):
+            if words[start : start + 2] != ["aws", "cloudformation"]:
+                continue
+            command = start + 2
+            while command < len(words) - 1 and words[command] in GLOBAL_OPTIONS:
+                command += 2  # e.g. aws cloudformation --region us-east-1 deploy
+            if command < len(words) and words[command] == "deploy":
+                end = command + 1
+                while end < len(words) and words[end] not in SEPARATORS:
+                    end += 1
+                found.append(words[start + 2 : command] + words[command + 1 : end])
+    return found
+
+
+def option(arguments: list[str], name: str) -> str | None:
+    """The value of ``--name value`` in the arguments, or None."""
+    for number, word in enumerate(arguments[:-1]):
+        if word == name:
+            return arguments[number + 1]
+    return None
+
+
+def template_bytes(path: str, lines: list[str]) -> int | None:
+    """The size of the template the recipe writes at ``path``: generated in-process when
+    a line writes it with ``python -m infra.template <kind>``, else None (unknown)."""
+    for line in lines:
+        for kind, target in GENERATED.findall(line):
+            if target == path:
+                printed = io.StringIO()
+                try:
+                    with contextlib.redirect_stdout(printed):
+                        template.main([kind])
+                except SystemExit:  # a kind this checkout cannot print yet: unknown
+                    return None
+                return len(printed.getvalue().encode())
+    return None
+
+
+@pytest.mark.parametrize("waf", ["on", "off"])
+def test_every_template_over_the_inline_limit_is_deployed_through_the_bucket(waf: str) -> None:
+    lines = dry_run(f"WAF_RATE_LIMITING={waf}")
+    deploys = cloudformation_deploys(lines)
+    stacks = {option(arguments, "--stack-name") for arguments in deploys}
+    assert {"pinework-x-resources", "pinework-x-operations", "pinework-x"} <= stacks
+    assert ("pinework-x-waf" in stacks) == (waf == "on")
+    for arguments in deploys:
+        path = option(arguments, "--template-file")
+        assert path is not None, arguments
+        size = template_bytes(path, lines)
+        # chalice's packaged template (build/packaged.yaml) and anything not generated
+        # here is taken as over the limit: the packaged one is ~300 KB.
+        over = size is None or size > INLINE_LIMIT_BYTES
+        if over:
+            assert option(arguments, "--s3-bucket") == "b", (path, size, arguments)
+            assert option(arguments, "--s3-prefix"), (path, arguments)
+
+
+def test_the_packaged_template_is_over_the_limit_so_the_rule_matters() -> None:
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        template.main(["package"])
+    # The fragment alone is over the limit; chalice's swagger only adds to it.
+    assert len(printed.getvalue().encode()) > INLINE_LIMIT_BYTES
+
+
+def test_the_finder_sees_deploys_in_loops_and_chains() -> None:
+    lines = [
+        "for level in 1 2; do aws cloudformation deploy --stack-name s --template-file t.json "
+        "--parameter-overrides TableIndexLevel=$level; done",
+        "aws s3 mb s3://b && aws cloudformation --region r deploy --template-file u.json "
+        "--s3-bucket b",
+        "aws cloudformation --region r delete-stack --stack-name s",
+    ]
+    found = cloudformation_deploys(lines)
+    assert [option(arguments, "--template-file") for arguments in found] == ["t.json", "u.json"]
+    assert option(found[0], "--s3-bucket") is None
+    assert option(found[1], "--s3-bucket") == "b"
