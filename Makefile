@@ -24,12 +24,16 @@ RATE_PARAMETERS := ApiThrottleRateLimit=$(API_RATE_LIMIT) ApiThrottleBurstLimit=
 # the queue's trigger runs at once (2 to 1000).
 API_RESERVED_CONCURRENCY ?=
 REVIEW_WORKER_MAX_CONCURRENCY ?= 5
-# Alarms' e-mail subscription (empty: none) and an optional customer-managed KMS key ARN.
-ALARM_EMAIL ?=
-KMS_KEY_ARN ?=
-# make deploy's review queue (empty: a new stage's is <STACK>-resources-reviews, an existing one keeps its own).
-REVIEW_QUEUE_NAME ?=
-OPERATIONS_PARAMETERS := AlarmEmail=$(ALARM_EMAIL) KmsKeyArn=$(KMS_KEY_ARN)
+# Settings a stack keeps between deploys (docs/operations.md#parameters-make-variables): each is
+# passed only when given (on the command line or in the environment, empty included, so
+# `ALARM_EMAIL=` removes the subscription); one not given keeps the stack's previous value (a
+# new stack: the template's default). ALARM_EMAIL: the alarms' e-mail; KMS_KEY_ARN: a
+# customer-managed key; BACKUP_PLAN: on|off; LOG_RETENTION_DAYS: the functions' logs;
+# EXISTING_TABLE_NAME: a restored table the stage uses instead of its own; REVIEW_QUEUE_NAME
+# (make deploy): the review queue (a new stage's default is <STACK>-resources-reviews).
+given = $(if $(filter undefined,$(origin $(1))),,$(2)=$($(1)))
+OPERATIONS_PARAMETERS = $(call given,ALARM_EMAIL,AlarmEmail) $(call given,KMS_KEY_ARN,KmsKeyArn)
+KEPT_PARAMETERS = $(OPERATIONS_PARAMETERS) $(call given,BACKUP_PLAN,BackupPlan) $(call given,LOG_RETENTION_DAYS,LogRetentionDays) $(call given,EXISTING_TABLE_NAME,ExistingTableName)
 LIMIT_PARAMETERS := ApiReservedConcurrency=$(API_RESERVED_CONCURRENCY) ReviewWorkerMaxConcurrency=$(REVIEW_WORKER_MAX_CONCURRENCY)
 # Every template goes through this bucket (templates over 51,200 bytes must; created if missing,
 # one per account and region); make deploy keeps chalice's deployed record there too.
@@ -41,6 +45,8 @@ RESOURCES_DESCRIPTION := build/resources-stack-$(STAGE).json
 DEPLOYED_RECORD := .chalice/deployed/$(STAGE).json
 CHECKOV_VENV := .venv-checkov
 CHECKOV_STAMP := $(CHECKOV_VENV)/.installed-stamp
+CFN_LINT_VENV := .venv-cfn-lint
+CFN_LINT_STAMP := $(CFN_LINT_VENV)/.installed-stamp
 
 .PHONY: install serve test format lint types static check package deploy deploy-cloudformation teardown teardown-cloudformation artifact-bucket clean
 
@@ -80,7 +86,13 @@ $(CHECKOV_STAMP): requirements-checkov.txt
 	$(CHECKOV_VENV)/bin/pip install --quiet -r requirements-checkov.txt
 	touch $(CHECKOV_STAMP)
 
-package: $(STAMP) $(CHECKOV_STAMP)  ## every template + zip for STAGE: cfn-lint, checkov, <= 50 MB zipped, <= 150 MB unzipped
+$(CFN_LINT_STAMP): requirements-cfn-lint.txt
+	$(PYTHON) -m venv $(CFN_LINT_VENV)
+	$(CFN_LINT_VENV)/bin/pip install --quiet --upgrade pip
+	$(CFN_LINT_VENV)/bin/pip install --quiet -r requirements-cfn-lint.txt
+	touch $(CFN_LINT_STAMP)
+
+package: $(STAMP) $(CHECKOV_STAMP) $(CFN_LINT_STAMP)  ## every template + zip for STAGE: cfn-lint, checkov, <= 50 MB zipped, <= 150 MB unzipped
 	rm -rf build/package && mkdir -p build
 	$(PY) -m infra.template package > build/resources.json
 	AWS_DEFAULT_REGION=$(AWS_REGION) $(VENV)/bin/chalice package --stage $(STAGE) --merge-template build/resources.json build/package > build/chalice-package.log 2>&1 || { cat build/chalice-package.log; exit 1; }
@@ -91,7 +103,7 @@ package: $(STAMP) $(CHECKOV_STAMP)  ## every template + zip for STAGE: cfn-lint,
 	$(PY) -m infra.template resources > build/resources-stack.json
 	$(PY) -m infra.template operations > build/operations-stack.json
 	$(PY) -m infra.template waf > build/waf-stack.json
-	$(VENV)/bin/cfn-lint build/package/sam.json build/resources-stack.json build/operations-stack.json build/waf-stack.json
+	$(CFN_LINT_VENV)/bin/cfn-lint build/package/sam.json build/resources-stack.json build/operations-stack.json build/waf-stack.json
 	$(CHECKOV_VENV)/bin/checkov --quiet --compact --skip-download --framework cloudformation -f build/package/sam.json -f build/resources-stack.json -f build/operations-stack.json -f build/waf-stack.json
 
 artifact-bucket:  ## the bucket templates and chalice's deployed records go through
@@ -99,8 +111,8 @@ artifact-bucket:  ## the bucket templates and chalice's deployed records go thro
 
 deploy: package artifact-bucket  ## STACK-resources, chalice deploy --stage STAGE, STACK-operations (and STACK-waf)
 	@! aws lambda get-function --region $(AWS_REGION) --function-name $(STACK)-api >/dev/null 2>&1 || { echo "a make deploy-cloudformation stack $(STACK) exists: pick another STACK"; exit 1; }
-	steps=$$($(PY) -m infra.upgrade index-steps --stack $(STACK)-resources --region $(AWS_REGION)) || exit 1; for level in $$steps; do $(CFN) deploy --stack-name $(STACK)-resources --template-file build/resources-stack.json $(UPLOAD) --capabilities CAPABILITY_IAM --no-fail-on-empty-changeset --parameter-overrides $(PARAMETERS) $(OPERATIONS_PARAMETERS) ChaliceStage=$(STAGE) TableIndexLevel=$$level || exit 1; done
-	$(CFN) deploy --stack-name $(STACK)-resources --template-file build/resources-stack.json $(UPLOAD) --capabilities CAPABILITY_IAM --no-fail-on-empty-changeset --parameter-overrides $(PARAMETERS) $(OPERATIONS_PARAMETERS) ChaliceStage=$(STAGE) TableIndexLevel=$$($(PY) -m infra.upgrade full-level) $(if $(REVIEW_QUEUE_NAME),ReviewQueueName=$(REVIEW_QUEUE_NAME))
+	steps=$$($(PY) -m infra.upgrade index-steps --stack $(STACK)-resources --region $(AWS_REGION)) || exit 1; for level in $$steps; do $(CFN) deploy --stack-name $(STACK)-resources --template-file build/resources-stack.json $(UPLOAD) --capabilities CAPABILITY_IAM --no-fail-on-empty-changeset --parameter-overrides $(PARAMETERS) $(KEPT_PARAMETERS) ChaliceStage=$(STAGE) TableIndexLevel=$$level || exit 1; done
+	$(CFN) deploy --stack-name $(STACK)-resources --template-file build/resources-stack.json $(UPLOAD) --capabilities CAPABILITY_IAM --no-fail-on-empty-changeset --parameter-overrides $(PARAMETERS) $(KEPT_PARAMETERS) ChaliceStage=$(STAGE) TableIndexLevel=$$($(PY) -m infra.upgrade full-level) $(call given,REVIEW_QUEUE_NAME,ReviewQueueName)
 	$(CFN) describe-stacks --stack-name $(STACK)-resources --output json > $(RESOURCES_DESCRIPTION)
 	$(PY) -m infra.deploy configure --stage $(STAGE) --stack $(RESOURCES_DESCRIPTION) --build-project $(CHALICE_PROJECT) --api-reserved-concurrency "$(API_RESERVED_CONCURRENCY)"
 	test -f $(DEPLOYED_RECORD) || aws s3 cp s3://$(ARTIFACT_BUCKET)/$(STACK)/chalice-deployed/$(STAGE).json $(DEPLOYED_RECORD) || true
@@ -121,16 +133,16 @@ endif
 deploy-cloudformation: package artifact-bucket  ## the whole stack STACK (functions, API, storage, alarms) from make package's template
 	@! aws lambda get-function --region $(AWS_REGION) --function-name $(STACK) >/dev/null 2>&1 || { echo "a Lambda $(STACK) exists (a chalice stage's API): pick another STACK"; exit 1; }
 	$(CFN) package --template-file build/package/sam.json --s3-bucket $(ARTIFACT_BUCKET) --s3-prefix $(STACK) --output-template-file build/packaged.yaml
-	steps=$$($(PY) -m infra.upgrade index-steps --stack $(STACK) --region $(AWS_REGION)) || exit 1; for level in $$steps; do $(CFN) deploy --stack-name $(STACK) --template-file build/packaged.yaml $(UPLOAD) --capabilities CAPABILITY_IAM CAPABILITY_AUTO_EXPAND --no-fail-on-empty-changeset --parameter-overrides $(PARAMETERS) $(RATE_PARAMETERS) $(LIMIT_PARAMETERS) $(OPERATIONS_PARAMETERS) TableIndexLevel=$$level || exit 1; done
-	$(CFN) deploy --stack-name $(STACK) --template-file build/packaged.yaml $(UPLOAD) --capabilities CAPABILITY_IAM CAPABILITY_AUTO_EXPAND --no-fail-on-empty-changeset --parameter-overrides $(PARAMETERS) $(RATE_PARAMETERS) $(LIMIT_PARAMETERS) $(OPERATIONS_PARAMETERS) TableIndexLevel=$$($(PY) -m infra.upgrade full-level)
+	steps=$$($(PY) -m infra.upgrade index-steps --stack $(STACK) --region $(AWS_REGION)) || exit 1; for level in $$steps; do $(CFN) deploy --stack-name $(STACK) --template-file build/packaged.yaml $(UPLOAD) --capabilities CAPABILITY_IAM CAPABILITY_AUTO_EXPAND --no-fail-on-empty-changeset --parameter-overrides $(PARAMETERS) $(RATE_PARAMETERS) $(LIMIT_PARAMETERS) $(KEPT_PARAMETERS) TableIndexLevel=$$level || exit 1; done
+	$(CFN) deploy --stack-name $(STACK) --template-file build/packaged.yaml $(UPLOAD) --capabilities CAPABILITY_IAM CAPABILITY_AUTO_EXPAND --no-fail-on-empty-changeset --parameter-overrides $(PARAMETERS) $(RATE_PARAMETERS) $(LIMIT_PARAMETERS) $(KEPT_PARAMETERS) TableIndexLevel=$$($(PY) -m infra.upgrade full-level)
 	$(CFN) describe-stacks --stack-name $(STACK) --query "Stacks[0].Outputs" --output table
 
 teardown:  ## remove make deploy's stage STAGE (STACK-operations, -waf, chalice delete, -resources); kept data stays (docs/operations.md#teardown)
+	test -f $(DEPLOYED_RECORD) || aws s3 cp s3://$(ARTIFACT_BUCKET)/$(STACK)/chalice-deployed/$(STAGE).json $(DEPLOYED_RECORD) || { echo "no record of what chalice deployed for $(STAGE) ($(DEPLOYED_RECORD) or the artifact bucket): chalice delete would leave the functions behind; stopped"; exit 1; }
 	$(CFN) delete-stack --stack-name $(STACK)-operations
 	$(CFN) wait stack-delete-complete --stack-name $(STACK)-operations
 	$(CFN) delete-stack --stack-name $(STACK)-waf
 	$(CFN) wait stack-delete-complete --stack-name $(STACK)-waf
-	test -f $(DEPLOYED_RECORD) || aws s3 cp s3://$(ARTIFACT_BUCKET)/$(STACK)/chalice-deployed/$(STAGE).json $(DEPLOYED_RECORD) || true
 	$(CFN) describe-stacks --stack-name $(STACK)-resources --output json > $(RESOURCES_DESCRIPTION)
 	$(PY) -m infra.deploy configure --stage $(STAGE) --stack $(RESOURCES_DESCRIPTION) --build-project $(CHALICE_PROJECT)
 	AWS_DEFAULT_REGION=$(AWS_REGION) $(VENV)/bin/chalice --project-dir $(CHALICE_PROJECT) delete --stage $(STAGE)
@@ -143,4 +155,4 @@ teardown-cloudformation:  ## remove make deploy-cloudformation's stack STACK; ke
 	$(CFN) wait stack-delete-complete --stack-name $(STACK)
 
 clean:
-	rm -rf $(VENV) $(CHECKOV_VENV) build .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(CHECKOV_VENV) $(CFN_LINT_VENV) build .pytest_cache .mypy_cache .ruff_cache

@@ -417,7 +417,7 @@ def function_alarms(targets: Targets) -> dict[str, Any]:
             "what they waited on.",
             f"{anchor}-duration",
             _single("AWS/Lambda", "Duration", dimensions, "p99" if api else "Maximum"),
-            threshold=DURATION_SHARE * timeout * 1000,
+            threshold=round(DURATION_SHARE * timeout * 1000, 3),
             periods=3 if api else 1,
             breaching=2 if api else 1,
         )

@@ -200,9 +200,9 @@ API_CHECKOV_SKIPS = [
 TABLE_CHECKOV_SKIPS = [
     (
         "CKV_AWS_119",
-        "Encrypted at rest either way: DynamoDB's AWS-owned key by default (no key to pay "
-        "for or lose), the operator's customer-managed key when KmsKeyArn is set "
-        "(docs/operations.md#data-protection-backup-and-restore).",
+        "Encrypted at rest either way: with DynamoDB's AWS-managed key aws/dynamodb by "
+        "default (no key of ours to keep or lose), with the operator's customer-managed key "
+        "when KmsKeyArn is set (docs/operations.md#data-protection-backup-and-restore).",
     )
 ]
 """checkov's findings on the table that stand, and why."""

@@ -331,7 +331,12 @@ def test_the_configure_step_builds_the_project_and_leaves_the_checkout_alone(
 def test_the_committed_config_holds_no_account_value_and_deploy_state_is_ignored() -> None:
     committed = (REPO / ".chalice" / "config.json").read_text()
     assert "arn:" not in committed and "iam_role_arn" not in committed
-    paths = [".chalice/deployed/prod.json", "build/chalice/prod", ".venv-checkov"]
+    paths = [
+        ".chalice/deployed/prod.json",
+        "build/chalice/prod",
+        ".venv-checkov",
+        ".venv-cfn-lint",
+    ]
     ignored = subprocess.run(
         ["git", "check-ignore", *paths], cwd=REPO, capture_output=True, text=True, check=False
     )
