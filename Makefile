@@ -6,10 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 STAGE ?= prod
 # Deploying (make deploy, make deploy-cloudformation): the AWS CLI v2 with credentials.
 STACK ?= pinework-$(STAGE)
-REVIEWER ?= rules
-BEDROCK_MODEL_ID ?= global.anthropic.claude-haiku-4-5-20251001-v1:0
 AWS_REGION ?= $(or $(AWS_DEFAULT_REGION),us-east-1)
-PARAMETERS := Reviewer=$(REVIEWER) BedrockModelId=$(BEDROCK_MODEL_ID)
 # Rate limits (docs/reference.md#14-operations): the API stage's throttle (requests/s, burst)
 # and the optional WAF web ACL (on|off; requests per 5 minutes per IP and per credential).
 API_RATE_LIMIT ?= 50
@@ -32,6 +29,9 @@ REVIEW_WORKER_MAX_CONCURRENCY ?= 5
 # EXISTING_TABLE_NAME: a restored table the stage uses instead of its own; REVIEW_QUEUE_NAME
 # (make deploy): the review queue (a new stage's default is <STACK>-resources-reviews).
 given = $(if $(filter undefined,$(origin $(1))),,$(2)=$($(1)))
+# The nightly review's judgement, kept like the settings above: REVIEWER (rules|bedrock; a new
+# stage: rules) and BEDROCK_MODEL_ID (a new stage: Claude Haiku 4.5's global profile).
+PARAMETERS = $(call given,REVIEWER,Reviewer) $(call given,BEDROCK_MODEL_ID,BedrockModelId)
 OPERATIONS_PARAMETERS = $(call given,ALARM_EMAIL,AlarmEmail) $(call given,KMS_KEY_ARN,KmsKeyArn)
 KEPT_PARAMETERS = $(OPERATIONS_PARAMETERS) $(call given,BACKUP_PLAN,BackupPlan) $(call given,LOG_RETENTION_DAYS,LogRetentionDays) $(call given,EXISTING_TABLE_NAME,ExistingTableName)
 LIMIT_PARAMETERS := ApiReservedConcurrency=$(API_RESERVED_CONCURRENCY) ReviewWorkerMaxConcurrency=$(REVIEW_WORKER_MAX_CONCURRENCY)

@@ -171,11 +171,23 @@ def overrides(lines: list[str], stack: str) -> set[str]:
 
 
 def test_a_kept_setting_is_passed_only_when_given() -> None:
-    kept = {"AlarmEmail", "KmsKeyArn", "BackupPlan", "LogRetentionDays", "ExistingTableName"}
+    kept = {
+        "AlarmEmail",
+        "KmsKeyArn",
+        "BackupPlan",
+        "LogRetentionDays",
+        "ExistingTableName",
+        "Reviewer",
+        "BedrockModelId",
+    }
     for stack in ("pinework-x-resources", "pinework-x"):
         assert not kept & overrides(dry_run(), stack)  # the stack keeps what it has
-        given = dry_run("ALARM_EMAIL=", "BACKUP_PLAN=on", "EXISTING_TABLE_NAME=t-restored")
-        assert {"AlarmEmail", "BackupPlan", "ExistingTableName"} <= overrides(given, stack)
+        given = dry_run(
+            "ALARM_EMAIL=", "BACKUP_PLAN=on", "EXISTING_TABLE_NAME=t-restored", "REVIEWER=bedrock"
+        )
+        assert {"AlarmEmail", "BackupPlan", "ExistingTableName", "Reviewer"} <= overrides(
+            given, stack
+        )
     cleared = [line for line in dry_run("ALARM_EMAIL=") if "pinework-x-operations" in line]
     assert any(re.search(r"AlarmEmail=(\s|$)", line) for line in cleared)  # empty clears it
     assert "ReviewQueueName" not in overrides(dry_run(), "pinework-x-resources")
