@@ -54,6 +54,7 @@ from chalicelib.settings import REVIEW_QUEUE_NAME, Settings  # noqa: E402
 from chalicelib.storage.dynamodb import to_attributes  # noqa: E402
 from chalicelib.storage.items import memory_to_item  # noqa: E402
 from infra.capacity import CapacityMeter, Tally, item_size  # noqa: E402
+from infra.local_dynamodb import put_items  # noqa: E402
 from infra.tables import create_table  # noqa: E402
 
 BUCKET = "pinework-bench-units"
@@ -145,10 +146,7 @@ class Bench:
             )
             items.append(to_attributes(memory_to_item(fact)))
             fact_ids.append(fact.id)
-        for start in range(0, len(items), 25):
-            pending: Any = {self.table: [{"PutRequest": {"Item": i}} for i in items[start:][:25]]}
-            while pending:
-                pending = self.seed.batch_write_item(RequestItems=pending)["UnprocessedItems"]
+        put_items(self.seed, self.table, items)
         self.fact_size = sum(item_size(item) for item in items) / max(len(items), 1)
         return fact_ids
 

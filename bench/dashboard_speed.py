@@ -44,7 +44,7 @@ from chalicelib.settings import Settings
 from chalicelib.storage.dynamodb import to_attributes
 from chalicelib.storage.items import memory_to_item
 from chalicelib.storage.recalls import log_entry_to_item
-from infra.local_dynamodb import embedded_for_bench
+from infra.local_dynamodb import embedded_for_bench, put_items
 from infra.tables import create_table
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
@@ -105,11 +105,7 @@ def memories_for(agent: Principal, count: int, rng: random.Random) -> list[Any]:
 
 def load(client: Any, items: list[dict[str, Any]]) -> None:
     """BatchWriteItem, 25 a call, retrying unprocessed items."""
-    requests = [{"PutRequest": {"Item": to_attributes(item)}} for item in items]
-    for start in range(0, len(requests), 25):
-        pending: dict[str, Any] = {TABLE: requests[start : start + 25]}
-        while pending:
-            pending = client.batch_write_item(RequestItems=pending).get("UnprocessedItems", {})
+    put_items(client, TABLE, (to_attributes(item) for item in items))
 
 
 def recall_log(agent: Principal, memories: list[Memory], count: int) -> list[dict[str, Any]]:

@@ -31,7 +31,7 @@ from chalicelib.models.routine import Routine
 from chalicelib.settings import Settings
 from chalicelib.storage.dynamodb import to_attributes
 from chalicelib.storage.routines import routine_to_item
-from infra.local_dynamodb import embedded_for_bench
+from infra.local_dynamodb import embedded_for_bench, put_items
 from infra.tables import create_table
 
 NOW = datetime(2026, 12, 1, 4, 0, tzinfo=UTC)
@@ -54,11 +54,8 @@ def load_routines(client: Any, table: str, count: int) -> None:
             created_at=NOW,
             updated_at=NOW,
         )
-        items.append({"PutRequest": {"Item": to_attributes(routine_to_item(routine))}})
-    for start in range(0, len(items), 25):
-        pending: dict[str, Any] = {table: items[start : start + 25]}
-        while pending:
-            pending = client.batch_write_item(RequestItems=pending).get("UnprocessedItems", {})
+        items.append(to_attributes(routine_to_item(routine)))
+    put_items(client, table, items)
 
 
 def run_size(endpoint: str, size: int) -> None:

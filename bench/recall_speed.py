@@ -36,7 +36,7 @@ from chalicelib.services.run_context import RunContext
 from chalicelib.settings import Settings
 from chalicelib.storage.dynamodb import to_attributes
 from chalicelib.storage.items import memory_to_item
-from infra.local_dynamodb import embedded_for_bench
+from infra.local_dynamodb import embedded_for_bench, put_items
 from infra.tables import create_table
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "recall-eval" / "dev"
@@ -67,9 +67,8 @@ def load(client: Any, table: str, agent: Principal, count: int, embedder: Any) -
             created_at=now,
             updated_at=now,
         )
-        items.append({"PutRequest": {"Item": to_attributes(memory_to_item(fact))}})
-    for start in range(0, len(items), 25):
-        client.batch_write_item(RequestItems={table: items[start : start + 25]})
+        items.append(to_attributes(memory_to_item(fact)))
+    put_items(client, table, items)
 
 
 def embedded(corpus: list[str], embedder: Any) -> list[bytes]:

@@ -44,7 +44,7 @@ from chalicelib.services.run_context import RunContext
 from chalicelib.settings import Settings
 from chalicelib.storage.dynamodb import to_attributes
 from chalicelib.storage.items import memory_to_item
-from infra.local_dynamodb import embedded_for_bench
+from infra.local_dynamodb import embedded_for_bench, put_items
 from infra.tables import create_table
 
 NOW = datetime(2026, 12, 1, 4, 0, tzinfo=UTC)
@@ -128,11 +128,7 @@ def facts_for(agent: Principal, count: int, rng: random.Random) -> list[Memory]:
 
 def load(client: Any, table: str, facts: list[Memory]) -> None:
     """Write the facts with BatchWriteItem, 25 a call, retrying unprocessed items."""
-    items = [{"PutRequest": {"Item": to_attributes(memory_to_item(fact))}} for fact in facts]
-    for start in range(0, len(items), 25):
-        pending: dict[str, Any] = {table: items[start : start + 25]}
-        while pending:
-            pending = client.batch_write_item(RequestItems=pending).get("UnprocessedItems", {})
+    put_items(client, table, (to_attributes(memory_to_item(fact)) for fact in facts))
 
 
 def measured(requests: Counter[str], call: Callable[[], T]) -> tuple[T, float, dict[str, int]]:

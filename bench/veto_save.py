@@ -54,7 +54,7 @@ from chalicelib.storage.dynamodb import DynamoDBTable, to_attributes  # noqa: E4
 from chalicelib.storage.items import memory_to_item  # noqa: E402
 from chalicelib.storage.memories import DynamoDBMemoryRepository  # noqa: E402
 from chalicelib.storage.vetoes import DynamoDBVetoIndex  # noqa: E402
-from infra.local_dynamodb import embedded_for_bench  # noqa: E402
+from infra.local_dynamodb import embedded_for_bench, put_items  # noqa: E402
 from infra.tables import create_table  # noqa: E402
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
@@ -119,11 +119,8 @@ def load(client: Any, agent: Principal, facts: int, vetoed: int, embedder: HashE
             created_at=created,
             updated_at=created,
         )
-        items.append({"PutRequest": {"Item": to_attributes(memory_to_item(memory))}})
-    for start in range(0, len(items), 25):
-        pending: dict[str, Any] = {TABLE: items[start : start + 25]}
-        while pending:
-            pending = client.batch_write_item(RequestItems=pending).get("UnprocessedItems", {})
+        items.append(to_attributes(memory_to_item(memory)))
+    put_items(client, TABLE, items)
 
 
 def naive_check(

@@ -223,3 +223,24 @@ def embedded_for_bench() -> Iterator[str]:
         yield server.start()
     finally:
         server.stop()
+
+
+BATCH_WRITE_ITEMS = 25
+"""DynamoDB's most puts in one ``BatchWriteItem``."""
+
+
+def put_items(client: Any, table: str, items: Iterable[dict[str, Any]]) -> None:
+    """Seed ``table`` for a ``bench/`` script: put every item (DynamoDB's attribute-value
+    form, e.g. ``to_attributes(memory_to_item(m))``) with ``BatchWriteItem``, 25 a
+    request, sending again what DynamoDB returns unprocessed until nothing is left.
+
+    Args:
+        client: a boto3 DynamoDB client.
+        table: the table's name.
+        items: the items to put.
+    """
+    requests = [{"PutRequest": {"Item": item}} for item in items]
+    for start in range(0, len(requests), BATCH_WRITE_ITEMS):
+        pending: dict[str, Any] = {table: requests[start : start + BATCH_WRITE_ITEMS]}
+        while pending:
+            pending = client.batch_write_item(RequestItems=pending).get("UnprocessedItems", {})
