@@ -1,6 +1,7 @@
 """Template parameters and conditions shared by several parts of the stacks
 (``infra/template.py``, ``infra/observability.py``, ``infra/protection.py``), so each
-name is written once. Choices:
+name is written once; and the ``Metadata`` shape of a checkov skip, which every stack's
+resources use (``infra/rate_limits.py`` too). Choices:
 docs/DECISIONS.md#data-protection-and-index-upgrades-issue-22-items-4-and-5.
 """
 
@@ -86,3 +87,9 @@ def existing_table_conditions() -> dict[str, Any]:
         USE_EXISTING_TABLE: {"Fn::Not": [{"Fn::Equals": [{"Ref": EXISTING_TABLE_NAME}, ""]}]},
         CREATE_TABLE: {"Fn::Equals": [{"Ref": EXISTING_TABLE_NAME}, ""]},
     }
+
+
+def checkov_skips(skips: list[tuple[str, str]]) -> dict[str, Any]:
+    """A resource's ``Metadata`` that makes checkov skip each ``(check id, reason)`` pair
+    (``make package`` fails on any finding not skipped so, docs/operations.md#deploy)."""
+    return {"checkov": {"skip": [{"id": check, "comment": reason} for check, reason in skips]}}

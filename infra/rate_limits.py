@@ -19,6 +19,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from chalicelib.errors import STATUS_BY_CODE, RateLimited
+from infra.parameters import checkov_skips
 
 if TYPE_CHECKING:
     from mypy_boto3_apigateway import APIGatewayClient
@@ -192,17 +193,15 @@ def web_acl() -> dict[str, Any]:
     return {
         "Type": "AWS::WAFv2::WebACL",
         # checkov's finding that stands (make package runs it), and why
-        "Metadata": {
-            "checkov": {
-                "skip": [
-                    {
-                        "id": "CKV_AWS_192",
-                        "comment": "The web ACL only rate-limits; the API runs Python, no "
-                        "Java or Log4j, and AWS's managed rule groups are billed per ACL.",
-                    }
-                ]
-            }
-        },
+        "Metadata": checkov_skips(
+            [
+                (
+                    "CKV_AWS_192",
+                    "The web ACL only rate-limits; the API runs Python, no Java or Log4j, "
+                    "and AWS's managed rule groups are billed per ACL.",
+                )
+            ]
+        ),
         "Properties": {
             "Name": {"Fn::Sub": "${AWS::StackName}-rate-limits"},
             "Scope": "REGIONAL",

@@ -24,7 +24,7 @@ from chalicelib.settings import DEFAULT_BEDROCK_MODEL_ID, DEFAULT_REVIEW_WORKER_
 from infra import iam, observability, protection, rate_limits
 from infra.gateway_responses import NOT_FOUND_BODY as NOT_FOUND_BODY
 from infra.gateway_responses import sam_gateway_responses
-from infra.parameters import CREATE_TABLE
+from infra.parameters import CREATE_TABLE, checkov_skips
 from infra.tables import table_definition, time_to_live
 
 INFERENCE_PROFILE_PREFIXES = ("global", "us", "eu", "apac", "jp", "au", "ca", "us-gov")
@@ -357,11 +357,6 @@ def environment() -> dict[str, Any]:
         "PINEWORK_BEDROCK_MODEL_ID": {"Ref": "BedrockModelId"},
         "PINEWORK_METRICS_NAMESPACE": {"Fn::Sub": "Pinework/${AWS::StackName}"},
     }
-
-
-def checkov_skips(skips: list[tuple[str, str]]) -> dict[str, Any]:
-    """A resource's ``Metadata`` that makes checkov skip ``(check id, reason)`` pairs."""
-    return {"checkov": {"skip": [{"id": check, "comment": reason} for check, reason in skips]}}
 
 
 def package_fragment() -> dict[str, Any]:
