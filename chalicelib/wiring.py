@@ -54,6 +54,7 @@ from chalicelib.storage.memories import DynamoDBMemoryRepository
 from chalicelib.storage.memory_index import DynamoDBMemoryIndexRepository
 from chalicelib.storage.protocols import IdempotencyStore, KvQuota
 from chalicelib.storage.queue import SqsReviewQueue
+from chalicelib.storage.recall_index import DynamoDBRecallIndex
 from chalicelib.storage.recalls import DynamoDBRecallRepository
 from chalicelib.storage.reports import S3ReportStore
 from chalicelib.storage.review_actions import DynamoDBPendingRepository, DynamoDBUndoRepository
@@ -273,6 +274,7 @@ def build_services(
         ids,
         settings.recall_time_budget_ms,
         detector,
+        DynamoDBRecallIndex(table),
     )
     index = DynamoDBMemoryIndexRepository(table)
     auth = AuthService(directory, clock)

@@ -284,6 +284,26 @@ def audit_of(
 # The embedded server (concurrency tests).
 
 
+def forget_embedding(dynamodb: Any, memory_id: str) -> None:
+    """Make a fact look saved before embeddings existed: no ``embedding`` on its item and
+    none in its recall index entry (both as the fact's own writes keep them)."""
+    from chalicelib.ids import from_rfc3339
+    from chalicelib.storage.keys import memory_key, recall_index_key
+
+    key = {k: {"S": v} for k, v in memory_key(memory_id).items()}
+    item = dynamodb.get_item(TableName=TABLE, Key=key, ConsistentRead=True)["Item"]
+    dynamodb.update_item(TableName=TABLE, Key=key, UpdateExpression="REMOVE embedding")
+    entry = recall_index_key(
+        item["agentId"]["S"], memory_id, from_rfc3339(item["expiresAt"]["S"])
+    )
+    dynamodb.update_item(
+        TableName=TABLE,
+        Key={k: {"S": v} for k, v in entry.items()},
+        UpdateExpression="REMOVE v, n",
+        ConditionExpression="attribute_exists(pk)",
+    )
+
+
 def embedded_client(endpoint: str) -> Any:
     """A DynamoDB client of the embedded server with room for many threads."""
     return boto3.client(

@@ -3,6 +3,8 @@ went to which agent, session, run and task, with their scores (docs/reference.md
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import Field
@@ -55,3 +57,27 @@ class RecallLogEntry(WireModel):
         """Return the JSON object (``object: "recall_log"``)."""
         body = self.model_dump(mode="json", by_alias=True)
         return {"id": body.pop("id"), "object": "recall_log", **body}
+
+
+@dataclass(frozen=True)
+class RecallEntry:
+    """One live fact as the recall index holds it (docs/issues.md#issue-23-item-1).
+
+    Attributes:
+        memory_id: the fact's ``mem_…`` id.
+        text: the fact text, exactly as stored on the memory.
+        created_at: when the fact was saved (aware UTC).
+        expires_at: when it expires (aware UTC).
+        sentence: the first ``RECALL_INDEX_VECTOR_BYTES`` of the stored embedding (its
+            format tag, the sentence vector and the word-piece count byte), or ``None``
+            when the memory has no embedding.
+        embedding_size: the stored embedding's full length in bytes (0 without one), so
+            the scorer can check the format as ``is_ours`` does.
+    """
+
+    memory_id: str
+    text: str
+    created_at: datetime
+    expires_at: datetime
+    sentence: bytes | None
+    embedding_size: int

@@ -9,21 +9,26 @@ strings with a fixed width, so string order is time order.
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
 from chalicelib.ids import from_rfc3339, to_rfc3339
 from chalicelib.models.memory import AuditRecord, Memory, MemoryKind, MemoryStatus
 from chalicelib.models.principal import Agent, Person, Principal, PrincipalKind, Workspace
+from chalicelib.models.recall import RecallEntry
 from chalicelib.models.token import StoredToken, TokenRecord
 from chalicelib.storage.keys import (
+    KV_TTL_ATTRIBUTE,
     SORT_ATTRIBUTE,
     agent_key,
     agent_kind_index_value,
     audit_key,
+    epoch_microseconds,
     memory_index_values,
     memory_key,
     person_key,
+    recall_index_key,
     token_key,
     workspace_key,
 )
@@ -124,7 +129,7 @@ def memory_from_item(item: dict[str, Any]) -> Memory:
         created_at=from_rfc3339(item["createdAt"]),
         updated_at=from_rfc3339(item["updatedAt"]),
         version=_int(item.get("version", 1)),
-        embedding=_bytes_or_none(item.get("embedding")),
+        embedding=binary_or_none(item.get("embedding")),
         evidence=item.get("evidence"),
     )
 
@@ -313,7 +318,7 @@ def token_from_item(item: dict[str, Any]) -> StoredToken:
     return StoredToken(token_hash=str(item["pk"]).removeprefix("TOKEN#"), record=record)
 
 
-def _bytes_or_none(value: Any) -> bytes | None:
+def binary_or_none(value: Any) -> bytes | None:
     """DynamoDB binary attributes come back as ``boto3.dynamodb.types.Binary``."""
     if value is None:
         return None
@@ -345,3 +350,46 @@ def add_recall_counts(memory: Memory, page: dict[str, Any] | None) -> Memory:
     if memory.last_recalled_at is not None:
         last = max(last, memory.last_recalled_at)
     return memory.model_copy(update={"recall_count": count, "last_recalled_at": last})
+
+
+RECALL_INDEX_VECTOR_BYTES = 386
+"""How much of a stored embedding a recall index entry keeps: the format tag, the 384
+int8 sentence values and the word-piece count (``embedding_format.SENTENCE_BYTES`` + 1;
+a test keeps the two in step)."""
+
+
+def recall_entry_to_item(memory: Memory) -> dict[str, Any]:
+    """The recall index entry of an active fact (docs/issues.md#issue-23-item-1): ``t`` text,
+    ``c`` created at (epoch µs), ``v`` the embedding's first ``RECALL_INDEX_VECTOR_BYTES``
+    and ``n`` its length (both absent without one), and the table's TTL attribute at
+    the fact's expiry, so DynamoDB deletes the entry once the fact has expired."""
+    expires = epoch_microseconds(memory.expires_at)
+    item: dict[str, Any] = {
+        **recall_index_key(memory.agent_id, memory.id, memory.expires_at),
+        "t": memory.text,
+        "c": epoch_microseconds(memory.created_at),
+        KV_TTL_ATTRIBUTE: -(-expires // 1_000_000),
+    }
+    if memory.embedding is not None:
+        item["v"] = memory.embedding[:RECALL_INDEX_VECTOR_BYTES]
+        item["n"] = len(memory.embedding)
+    return item
+
+
+def recall_entry_from_item(item: dict[str, Any]) -> RecallEntry:
+    """Rebuild a recall index entry from its stored item."""
+    expiry, memory_id = str(item["sk"]).split("#", 1)
+    vector = item.get("v")
+    return RecallEntry(
+        memory_id=memory_id,
+        text=str(item["t"]),
+        created_at=_from_microseconds(int(item["c"])),
+        expires_at=_from_microseconds(int(expiry)),
+        sentence=binary_or_none(vector),
+        embedding_size=int(item.get("n", 0)),
+    )
+
+
+def _from_microseconds(value: int) -> datetime:
+    """The aware UTC datetime of whole epoch microseconds (exact)."""
+    return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=value)

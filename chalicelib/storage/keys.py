@@ -34,6 +34,7 @@
 | an undone review action | ``REVIEW#<rvw_id>`` | ``UNDO#<action id>`` |
 | a review action waiting for a person | ``PENDING#<wsp_id>`` | ``<agt_id>#<rvw_id>#<action id>`` |
 | vetoed-text index | ``VETO#<agt_id>`` | ``TEXT#<sha>`` / ``SAME#<sha>`` / ``INDEXED`` |
+| recall index entry of a live fact | ``RECALLINDEX#<agt_id>`` | ``<expiry µs>#<mem_id>`` |
 
 A key-value scope is ``account#<wsp_id>``, ``byok#<sha256 hex>`` or
 ``anon#<sha256 hex>`` (docs/reference.md#10-key-value). Anonymous entries carry ``expiresAtEpoch``,
@@ -50,6 +51,7 @@ pictures.
 from __future__ import annotations
 
 import hashlib
+from datetime import UTC, datetime
 
 MEMORY_SK = "MEMORY"
 SORT_ATTRIBUTE = "lsk"
@@ -358,3 +360,34 @@ def veto_key(agent_id: str, index_key: str) -> dict[str, str]:
 def veto_marker_key(agent_id: str) -> dict[str, str]:
     """Primary key of the marker saying the agent's earlier vetoes are in the index."""
     return {"pk": veto_partition(agent_id), "sk": "INDEXED"}
+
+
+RECALL_INDEX_PREFIX = "RECALLINDEX#"
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def epoch_microseconds(moment: datetime) -> int:
+    """Whole epoch microseconds of an aware datetime (exact: no float rounding)."""
+    delta = moment - _EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def recall_index_partition(agent_id: str) -> str:
+    """Partition of an agent's recall index (docs/issues.md#issue-23-item-1: one entry per
+    live fact, ``recall_index.py``)."""
+    return f"{RECALL_INDEX_PREFIX}{agent_id}"
+
+
+def recall_index_sort_floor(moment: datetime) -> str:
+    """The smallest sort key of an entry whose fact expires after ``moment``: a key
+    condition ``sk >= floor`` leaves every expired fact unread."""
+    return f"{epoch_microseconds(moment) + 1:016d}"
+
+
+def recall_index_key(agent_id: str, memory_id: str, expires_at: datetime) -> dict[str, str]:
+    """Primary key of a live fact's recall index entry: its expiry first (16-digit
+    epoch microseconds), then its id."""
+    return {
+        "pk": recall_index_partition(agent_id),
+        "sk": f"{epoch_microseconds(expires_at):016d}#{memory_id}",
+    }

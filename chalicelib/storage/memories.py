@@ -47,6 +47,7 @@ from chalicelib.storage.protocols import (
     MemoryPage,
     WriteConflict,
 )
+from chalicelib.storage.recall_index import index_writes
 from chalicelib.storage.vetoes import veto_entry
 
 
@@ -120,6 +121,26 @@ class DynamoDBMemoryRepository:
         page = self._table.get(recall_counter_key(memory.agent_id, recall_counter_page(memory.id)))
         return convert.add_recall_counts(memory, page)
 
+    def get_many(self, memory_ids: Sequence[str]) -> list[Memory]:
+        """The memories of ``memory_ids`` that exist (strongly consistent BatchGetItem,
+        100 a request), without recall counts, in ``memory_ids`` order."""
+        found = {
+            str(item["id"]): convert.memory_from_item(item)
+            for item in self._table.batch_get([memory_key(memory_id) for memory_id in memory_ids])
+        }
+        return [found[memory_id] for memory_id in memory_ids if memory_id in found]
+
+    def stored_embeddings(self, memory_ids: Sequence[str]) -> dict[str, bytes | None]:
+        """The stored recall embedding of each of ``memory_ids`` that exists (eventually
+        consistent BatchGetItem of ``id`` and ``embedding``: recall's second stage,
+        docs/issues.md#issue-23-item-1)."""
+        items = self._table.batch_get(
+            [memory_key(memory_id) for memory_id in memory_ids],
+            consistent=False,
+            attributes=("id", "embedding"),
+        )
+        return {str(item["id"]): convert.binary_or_none(item.get("embedding")) for item in items}
+
     def with_recall_counts(self, memories: list[Memory]) -> list[Memory]:
         """``memories`` with their counter pages' counts (one BatchGetItem per 100 pages)."""
         wanted = {(m.agent_id, recall_counter_page(m.id)) for m in memories}
@@ -149,6 +170,7 @@ class DynamoDBMemoryRepository:
         ]
         if claim_day_pointer:
             operations.append(_claim_day_pointer(memory))
+        operations.extend(index_writes(None, memory))
         try:
             self._table.transact(operations)
         except TransactionCancelled as cancelled:
@@ -168,6 +190,8 @@ class DynamoDBMemoryRepository:
             put_new(convert.memory_to_item(new)),
             memory_update(old_before, old_after),
             *(put_new(convert.audit_to_item(audit)) for audit in audits),
+            *index_writes(None, new),
+            *index_writes(old_before, old_after),
         ]
         try:
             self._table.transact(operations)
@@ -196,6 +220,7 @@ class DynamoDBMemoryRepository:
         elif day_pointer is DayPointerChange.RELEASE:
             operations.append(_release_day_pointer(before))
         operations.extend(veto_entry(after.agent_id, after.id, key) for key in veto_keys)
+        operations.extend(index_writes(before, after))
         try:
             self._table.transact(operations)
         except TransactionCancelled as cancelled:
@@ -207,25 +232,27 @@ class DynamoDBMemoryRepository:
 
     def set_embedding(self, memory: Memory, embedding: bytes) -> bool:
         """Store a recomputed embedding if the memory is still at ``memory.version``
-        (one conditional ``UpdateItem``; the version is not bumped: derived data).
+        (the version is not bumped: derived data), with the fact's recall index entry
+        in the same transaction (``recall_index.index_writes``).
 
         Returns:
             ``False`` when the condition failed (the memory changed since it was read).
         """
-        try:
-            self._table.client.update_item(
-                TableName=self._table.name,
-                Key=to_attributes(memory_key(memory.id)),
-                UpdateExpression="SET #embedding = :embedding",
-                ConditionExpression="#version = :version",
-                ExpressionAttributeNames={"#embedding": "embedding", "#version": "version"},
-                ExpressionAttributeValues=to_attributes(
+        update = {
+            "Update": {
+                "Key": to_attributes(memory_key(memory.id)),
+                "UpdateExpression": "SET #embedding = :embedding",
+                "ConditionExpression": "#version = :version",
+                "ExpressionAttributeNames": {"#embedding": "embedding", "#version": "version"},
+                "ExpressionAttributeValues": to_attributes(
                     {":embedding": embedding, ":version": memory.version}
                 ),
-            )
-        except ClientError as error:
-            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
-                raise
+            }
+        }
+        refreshed = memory.model_copy(update={"embedding": embedding})
+        try:
+            self._table.transact([update, *index_writes(memory, refreshed)])
+        except TransactionCancelled:
             return False
         return True
 

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from chalicelib.models.memory import AuditRecord, Memory
 from chalicelib.models.principal import Agent, Person, Principal, ReviewApproval, Workspace
-from chalicelib.models.recall import RecallLogEntry
+from chalicelib.models.recall import RecallEntry, RecallLogEntry
 from chalicelib.models.review import ActionDecision, ActionUndo, PendingAction, ReviewSummary
 from chalicelib.models.review_run import ReviewRun
 from chalicelib.models.routine import Routine
@@ -171,6 +171,17 @@ class MemoryRepository(Protocol):
         ``recall_counts=False`` without reading the recall counters (docs/reference.md#8-recall)."""
         ...
 
+    def get_many(self, memory_ids: Sequence[str]) -> list[Memory]:
+        """The memories of ``memory_ids`` that exist (strongly consistent), without recall
+        counts, in ``memory_ids`` order."""
+        ...
+
+    def stored_embeddings(self, memory_ids: Sequence[str]) -> dict[str, bytes | None]:
+        """The stored recall embedding of each of ``memory_ids`` that exists (eventually
+        consistent: recall's second stage reads the word pieces of its best candidates,
+        docs/issues.md#issue-23-item-1)."""
+        ...
+
     def with_recall_counts(self, memories: list[Memory]) -> list[Memory]:
         """``memories`` with their current ``recallCount`` / ``lastRecalledAt``."""
         ...
@@ -180,6 +191,21 @@ class MemoryRepository(Protocol):
     ) -> tuple[list[AuditRecord], str | None]:
         """A page of a memory's audit records, oldest first, after ``after_audit_id``;
         and the audit id to continue after (None at the end)."""
+        ...
+
+
+class RecallIndexRepository(Protocol):
+    """The recall index: one entry per live fact, written in the same transaction as
+    every change of the fact (docs/issues.md#issue-23-item-1)."""
+
+    def entries(self, agent_id: str, now: datetime) -> list[RecallEntry]:
+        """The agent's live facts not expired at ``now``, newest first (expired ones
+        are not read)."""
+        ...
+
+    def put_entries(self, memories: list[Memory]) -> list[str]:
+        """Write the entries of those of ``memories`` that are active facts, each only if
+        its memory is unchanged since read; the ids to read again (backfill)."""
         ...
 
 

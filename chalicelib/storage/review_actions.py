@@ -27,6 +27,7 @@ from chalicelib.storage.keys import (
 )
 from chalicelib.storage.memories import memory_update
 from chalicelib.storage.protocols import UndoTaken, WriteConflict
+from chalicelib.storage.recall_index import index_writes
 
 _MAX_TRANSACTION_ITEMS = 100
 """DynamoDB's limit on the items of one ``TransactWriteItems``."""
@@ -191,6 +192,7 @@ class DynamoDBUndoRepository:
         for before, after, audit in changes:
             operations.append(memory_update(before, after))
             operations.append(put_new(convert.audit_to_item(audit)))
+            operations.extend(index_writes(before, after))
         remembered = {
             "entity": "review_rejection",
             "reviewId": summary.id,

@@ -30,6 +30,7 @@ from chalicelib.storage.keys import (
 )
 from chalicelib.storage.memories import memory_update
 from chalicelib.storage.protocols import LiftClaimed, ReviewDateTaken, WriteConflict
+from chalicelib.storage.recall_index import index_writes
 from chalicelib.storage.review_decisions import DynamoDBReviewDecisions
 
 _RUNNING = "running"
@@ -118,6 +119,7 @@ class DynamoDBReviewRepository(DynamoDBReviewDecisions):
                     memory_update(old_before, old_after),
                     _keeper_check(keeper),
                     put_new(convert.audit_to_item(audit)),
+                    *index_writes(old_before, old_after),
                 ]
             )
         except TransactionCancelled as cancelled:
@@ -144,8 +146,10 @@ class DynamoDBReviewRepository(DynamoDBReviewDecisions):
             put_new(claim),
             *(put_new(convert.audit_to_item(audit)) for audit in audits),
         ]
+        operations.extend(index_writes(None, fact))
         if replaced is not None:
             operations.append(memory_update(*replaced))
+            operations.extend(index_writes(*replaced))
         try:
             self._table.transact(operations)
         except TransactionCancelled as cancelled:

@@ -14,7 +14,7 @@ from chalicelib import wiring
 from chalicelib.ids import FixedClock
 from chalicelib.services.recall.relevance import Candidate
 from chalicelib.settings import Settings
-from tests.helpers import START, TABLE, Api, World
+from tests.helpers import START, TABLE, Api, World, forget_embedding
 
 
 class KeywordScorer:
@@ -479,10 +479,6 @@ def test_facts_are_embedded_at_save_and_edit_and_old_ones_lazily(
     assert stored_embedding(day["id"]) is None  # day rows are not scored
     # A fact stored before embeddings existed is embedded on the fly at recall.
     legacy = save(api, world, "Prod deploys need two approvals")
-    dynamodb.update_item(
-        TableName=TABLE,
-        Key={k: {"S": v} for k, v in memory_key(legacy).items()},
-        UpdateExpression="REMOVE embedding",
-    )
+    forget_embedding(dynamodb, legacy)
     result = recall(api, world, "How many approvals does a prod deploy need?")
     assert result["memories"][0]["memory"]["id"] == legacy

@@ -5,7 +5,7 @@ contract. No numpy here, so the recall service imports it without loading the sc
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
@@ -35,3 +35,29 @@ class CandidateScorer(Protocol):
     def score(self, query: str, candidates: Sequence[Candidate], now: datetime) -> list[float]:
         """One score per candidate, same order; >= 0.5 means "worth recalling"."""
         ...
+
+
+class PartialCandidates(list[Candidate]):
+    """Candidates read from the recall index (docs/issues.md#issue-23-item-1): the embedding of
+    those at ``partial`` positions is a sentence-only stand-in
+    (``embedding_format.sentence_stand_in``) of a stored embedding with word pieces.
+    A scorer that reads word pieces calls ``fetch`` with the positions it needs and gets
+    their full stored embeddings (a position missing from the answer, or ``None``:
+    the memory is gone or has none). A scorer that reads only sentence vectors (or
+    ignores this class) scores them as plain candidates.
+
+    Args:
+        candidates: the candidates, in the order scores are returned.
+        partial: positions whose embedding is a stand-in.
+        fetch: positions -> their full stored embeddings.
+    """
+
+    def __init__(
+        self,
+        candidates: Iterable[Candidate],
+        partial: Iterable[int],
+        fetch: Callable[[Sequence[int]], dict[int, bytes | None]],
+    ) -> None:
+        super().__init__(candidates)
+        self.partial = frozenset(partial)
+        self.fetch = fetch

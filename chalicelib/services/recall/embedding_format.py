@@ -53,3 +53,27 @@ def is_current(embedding: bytes | None) -> bool:
 def word_piece_count(embedding: bytes) -> int:
     """How many word pieces an embedding of ours stores (0 for format 1)."""
     return embedding[SENTENCE_BYTES] if embedding[0] in TOKEN_FORMATS else 0
+
+
+def sentence_stand_in(prefix: bytes | None, size: int) -> bytes | None:
+    """What the scorer's first stage reads of a stored embedding, rebuilt from the recall
+    index's copy of its first ``SENTENCE_BYTES + 1`` bytes and its full ``size``
+    (docs/issues.md#issue-23-item-1).
+
+    Returns:
+        The embedding itself when it is format 1 (the sentence part is all of it); a
+        format-1 embedding of the same sentence vector when it is format 2 or 3 (the
+        word pieces are fetched later, for the candidates the second stage reads);
+        ``None`` when the stored embedding is missing or not ours (``is_ours``'s checks
+        on tag and size), so the scorer embeds the text as it would have.
+    """
+    if prefix is None or len(prefix) < SENTENCE_BYTES:
+        return None
+    tag = prefix[0]
+    if tag == SENTENCE_FORMAT:
+        return prefix[:SENTENCE_BYTES] if size == SENTENCE_BYTES else None
+    if tag not in TOKEN_FORMATS or len(prefix) <= SENTENCE_BYTES:
+        return None
+    if size <= SENTENCE_BYTES or size != SENTENCE_BYTES + 1 + TOKEN_BYTES * prefix[SENTENCE_BYTES]:
+        return None
+    return bytes([SENTENCE_FORMAT]) + prefix[1:SENTENCE_BYTES]

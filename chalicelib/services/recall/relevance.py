@@ -17,7 +17,7 @@ docs/DECISIONS.md#recall-quality-on-unseen-conversations.
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -27,9 +27,11 @@ import numpy.typing as npt
 
 from chalicelib.services.recall.candidates import Candidate as Candidate
 from chalicelib.services.recall.candidates import CandidateScorer as CandidateScorer
+from chalicelib.services.recall.candidates import PartialCandidates
 from chalicelib.services.recall.cut import Cut
 from chalicelib.services.recall.embedding import (
     DATA_DIR,
+    SENTENCE_BYTES,
     Embedder,
     FloatArray,
     decode,
@@ -109,6 +111,9 @@ class _Store:
     vectors: FloatArray
     embeddings: list[bytes]
     times: npt.NDArray[np.float64]
+    partial: set[int]
+    """Positions whose embedding is still a sentence-only stand-in (``PartialCandidates``)."""
+    fetch: Callable[[Sequence[int]], dict[int, bytes | None]] | None
 
 
 def clauses(query: str) -> list[str]:
@@ -215,11 +220,14 @@ class RelevanceScorer:
             vectors = decode(embeddings)
         else:
             embeddings = [item for item in stored if item is not None]
+        lazy = candidates if isinstance(candidates, PartialCandidates) else None
         return _Store(
             texts=[candidate.text for candidate in candidates],
             vectors=vectors,
             embeddings=embeddings,
             times=np.array([_seconds(candidate.created_at) for candidate in candidates]),
+            partial=set() if lazy is None else set(lazy.partial),
+            fetch=None if lazy is None else lazy.fetch,
         )
 
     def _matrix(self, query: str, store: _Store) -> npt.NDArray[np.float64]:
@@ -227,7 +235,9 @@ class RelevanceScorer:
         query_vector, query_states = self._embedder.embed_query(query)
         first = features(query, store.texts, store.vectors, query_vector, store.times)
         order = np.argsort(-(first @ self._first_weights), kind="stable")
-        tokens = token_match(query_states, store.embeddings, order[:RERANK_CANDIDATES])
+        chosen = order[:RERANK_CANDIDATES]
+        _fill(store, chosen)
+        tokens = token_match(query_states, store.embeddings, chosen)
         return np.column_stack([first, tokens])
 
     def _complete(self, candidates: Sequence[Candidate]) -> list[bytes]:
@@ -236,6 +246,28 @@ class RelevanceScorer:
         missing = [index for index, item in enumerate(embeddings) if not is_ours(item)]
         fresh = iter(self._embedder.embed([candidates[index].text for index in missing]))
         return [item if item is not None and is_ours(item) else next(fresh) for item in embeddings]
+
+
+def _fill(store: _Store, chosen: npt.NDArray[np.intp]) -> None:
+    """Put the full stored embeddings of the ``chosen`` candidates that still hold a
+    stand-in into ``store`` (one ``fetch`` for all of them). A fetched embedding is used
+    only if it is ours and has the stand-in's sentence vector: a fact re-embedded since
+    the index was read keeps its stand-in (no word pieces) rather than mixing two
+    embeddings."""
+    wanted = [int(index) for index in chosen if int(index) in store.partial]
+    if not wanted or store.fetch is None:
+        return
+    fetched = store.fetch(wanted)
+    for index in wanted:
+        full = fetched.get(index)
+        stand_in = store.embeddings[index]
+        if (
+            full is not None
+            and is_ours(full)
+            and full[1:SENTENCE_BYTES] == stand_in[1:SENTENCE_BYTES]
+        ):
+            store.embeddings[index] = full
+        store.partial.discard(index)
 
 
 def _sigmoid(logit: float) -> float:

@@ -29,18 +29,25 @@ from chalicelib.limits import (
     SCORE_CUTOFF,
     SESSION_WINDOW,
 )
-from chalicelib.models.memory import Memory, MemoryStatus
+from chalicelib.models.memory import Memory, MemoryKind, MemoryStatus
 from chalicelib.models.principal import Principal
-from chalicelib.models.recall import RecalledMemory, RecallLogEntry, RecallStartRequest
+from chalicelib.models.recall import (
+    RecalledMemory,
+    RecallEntry,
+    RecallLogEntry,
+    RecallStartRequest,
+)
 from chalicelib.models.requests import RecallRequest
 from chalicelib.services.access.who import refuse_persons, resolve_agent
-from chalicelib.services.recall.candidates import Candidate, CandidateScorer
+from chalicelib.services.recall.candidates import Candidate, CandidateScorer, PartialCandidates
+from chalicelib.services.recall.embedding_format import sentence_stand_in
 from chalicelib.services.recall.tokens import TokenCounter
 from chalicelib.services.run_context import RunContext, check_body_session
 from chalicelib.services.text import SecretFinder, check_no_secret, has_content
 from chalicelib.storage.protocols import (
     DirectoryRepository,
     MemoryRepository,
+    RecallIndexRepository,
     RecallRepository,
     SessionAlreadyRecalled,
     SessionClaim,
@@ -101,6 +108,8 @@ class RecallService:
         secrets: the secret detector: a query, task or message is kept in the recall
             log that every person of the workspace reads, so one that looks like a
             credential is refused as it is everywhere else (``secret_in_memory``).
+        index: the recall index a recall reads instead of every fact item
+            (docs/issues.md#issue-23-item-1).
     """
 
     def __init__(
@@ -114,8 +123,10 @@ class RecallService:
         ids: IdFactory,
         time_budget_ms: int,
         secrets: SecretFinder,
+        index: RecallIndexRepository,
     ) -> None:
         self._memories = memories
+        self._index = index
         self._recalls = recalls
         self._directory = directory
         self._scorer = scorer
@@ -234,15 +245,13 @@ class RecallService:
         session: SessionClaim | None,
     ) -> RecallResult:
         now = self._clock.now()
+        entries = self._index.entries(agent_id, now)
+        facts = [_entry_memory(principal.workspace_id, agent_id, entry) for entry in entries]
+        candidates = self._index_candidates(entries)
+        ranked, fallback = self._rank(query, facts, now, candidates)
+        picked = self._verified(self.within_budget(ranked), now)
         # Counters are read only for the memories returned (after the cut), before
         # this recall counts them: scoring needs none of them.
-        facts = [
-            fact
-            for fact in self._memories.live_facts(agent_id, recall_counts=False)
-            if not fact.is_expired(now)
-        ]
-        ranked, fallback = self._rank(query, facts, now)
-        picked = self.within_budget(ranked)
         counted = self._memories.with_recall_counts([item.memory for item in picked])
         picked = [
             ScoredMemory(memory, item.score) for memory, item in zip(counted, picked, strict=True)
@@ -273,16 +282,69 @@ class RecallService:
         block = self.render_block(agent_id, picked, now)
         return RecallResult(query, fallback, picked, block, recall_id=entry.id)
 
+    def _index_candidates(self, entries: Sequence[RecallEntry]) -> PartialCandidates:
+        """The scorer's candidates from index entries: each with its sentence stand-in,
+        the full embeddings of those with word pieces fetched when the scorer's second
+        stage asks (``PartialCandidates``)."""
+        stand_ins = [sentence_stand_in(entry.sentence, entry.embedding_size) for entry in entries]
+        partial = [
+            position
+            for position, (entry, stand_in) in enumerate(zip(entries, stand_ins, strict=True))
+            if stand_in is not None and entry.embedding_size > len(stand_in)
+        ]
+
+        def fetch(positions: Sequence[int]) -> dict[int, bytes | None]:
+            stored = self._memories.stored_embeddings([entries[p].memory_id for p in positions])
+            return {p: stored.get(entries[p].memory_id) for p in positions}
+
+        return PartialCandidates(
+            (
+                Candidate(entry.text, entry.created_at, stand_in)
+                for entry, stand_in in zip(entries, stand_ins, strict=True)
+            ),
+            partial,
+            fetch,
+        )
+
+    def _verified(self, picked: Sequence[ScoredMemory], now: datetime) -> list[ScoredMemory]:
+        """``picked`` as their memory items say now (one strongly consistent read): only
+        those still an active, unexpired fact of the same text, so a recall never
+        returns a fact archived or vetoed after the index was read
+        (docs/issues.md#issue-23-item-1)."""
+        current = {
+            memory.id: memory for memory in self._memories.get_many([i.memory.id for i in picked])
+        }
+        kept = []
+        for item in picked:
+            memory = current.get(item.memory.id)
+            if (
+                memory is not None
+                and memory.kind is MemoryKind.FACT
+                and memory.status is MemoryStatus.ACTIVE
+                and not memory.is_expired(now)
+                and memory.text == item.memory.text
+            ):
+                kept.append(ScoredMemory(memory, item.score))
+        return kept
+
     def _rank(
-        self, query: str, facts: list[Memory], now: datetime
+        self,
+        query: str,
+        facts: list[Memory],
+        now: datetime,
+        candidates: Sequence[Candidate] | None = None,
     ) -> tuple[list[ScoredMemory], str | None]:
-        scored, fallback = self.score_all(query, facts, now)
+        scored, fallback = self.score_all(query, facts, now, candidates)
         if fallback is not None:
             return scored, fallback
         return [item for item in scored if (item.score or 0.0) >= SCORE_CUTOFF], None
 
     def score_all(
-        self, query: str, facts: list[Memory], now: datetime
+        self,
+        query: str,
+        facts: list[Memory],
+        now: datetime,
+        candidates: Sequence[Candidate] | None = None,
     ) -> tuple[list[ScoredMemory], str | None]:
         """Score every fact against ``query``, best first (ties: newer first), or, when
         the scorer fails or runs past its budget, the facts newest first unscored with
@@ -290,12 +352,17 @@ class RecallService:
 
         Args:
             facts: live, unexpired facts, newest first (``live_facts`` order).
+            candidates: what the scorer reads of ``facts``, one each in the same order
+                (default: their text, creation time and stored embedding).
         """
         newest = [ScoredMemory(fact, None) for fact in facts]  # live_facts is newest first
         if not facts or not has_content(query):
             return [], None
         try:
-            candidates = [Candidate(fact.text, fact.created_at, fact.embedding) for fact in facts]
+            if candidates is None:
+                candidates = [
+                    Candidate(fact.text, fact.created_at, fact.embedding) for fact in facts
+                ]
             scores = self._score_within_budget(query, candidates, now)
         except FutureTimeout:
             logger.warning(
@@ -318,7 +385,7 @@ class RecallService:
         return scored, None
 
     def _score_within_budget(
-        self, query: str, candidates: list[Candidate], now: datetime
+        self, query: str, candidates: Sequence[Candidate], now: datetime
     ) -> list[float]:
         """Run the scorer on a worker thread and stop waiting after the budget.
 
@@ -389,6 +456,21 @@ class RecallService:
             kept.append(line)
             used += cost
         return kept
+
+
+def _entry_memory(workspace_id: str, agent_id: str, entry: RecallEntry) -> Memory:
+    """A stand-in memory of an index entry for ranking and budgets (id, text, times);
+    the memories a recall returns are read in full (``RecallService._verified``)."""
+    return Memory(
+        id=entry.memory_id,
+        workspace_id=workspace_id,
+        agent_id=agent_id,
+        kind=MemoryKind.FACT,
+        text=entry.text,
+        expires_at=entry.expires_at,
+        created_at=entry.created_at,
+        updated_at=entry.created_at,
+    )
 
 
 def _check_length(query: str, name: str) -> None:
