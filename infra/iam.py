@@ -150,13 +150,18 @@ _PENDING_LIST = "dynamodb:BatchWriteItem"
 _API_ITEMS = Grant(
     "MemoryTable", (*_READS, *_WRITES, _PENDING_LIST, "dynamodb:DeleteItem"), (_TABLE,)
 )
-"""Deletes: key-value ``forget``, a day row's pointer released by an archive, the
+"""Deletes: key-value ``forget``, a day row's pointer released by an archive, the recall
+index entry of a fact archived or vetoed (docs/issues.md#issue-23-item-1), the
 dashboard's sign-out (its session) and one-time sign-in codes (used once), and an
 ``Idempotency-Key`` released when its first request failed. The idempotency records
 (docs/issues.md#issue-15, ``chalicelib/storage/idempotency.py``: conditional ``PutItem``, consistent
 ``GetItem``, ``UpdateItem``, ``DeleteItem``) are written by this function only."""
-_REVIEW_ITEMS = Grant("MemoryTable", (*_READS, *_WRITES, _PENDING_LIST), (_TABLE,))
-"""A review supersedes, renews, archives facts and lifts new ones: nothing is deleted."""
+_REVIEW_ITEMS = Grant(
+    "MemoryTable", (*_READS, *_WRITES, _PENDING_LIST, "dynamodb:DeleteItem"), (_TABLE,)
+)
+"""A review supersedes, renews, archives facts and lifts new ones. No memory is deleted;
+the recall index entry of a fact it archives is (docs/issues.md#issue-23-item-1), in the
+archive's transaction."""
 _SEND_REVIEWS = Grant("ReviewQueueSend", ("sqs:GetQueueUrl", "sqs:SendMessage"), (_QUEUE,))
 
 

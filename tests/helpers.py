@@ -293,9 +293,7 @@ def forget_embedding(dynamodb: Any, memory_id: str) -> None:
     key = {k: {"S": v} for k, v in memory_key(memory_id).items()}
     item = dynamodb.get_item(TableName=TABLE, Key=key, ConsistentRead=True)["Item"]
     dynamodb.update_item(TableName=TABLE, Key=key, UpdateExpression="REMOVE embedding")
-    entry = recall_index_key(
-        item["agentId"]["S"], memory_id, from_rfc3339(item["expiresAt"]["S"])
-    )
+    entry = recall_index_key(item["agentId"]["S"], memory_id, from_rfc3339(item["expiresAt"]["S"]))
     dynamodb.update_item(
         TableName=TABLE,
         Key={k: {"S": v} for k, v in entry.items()},

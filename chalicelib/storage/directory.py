@@ -39,6 +39,7 @@ from chalicelib.storage.keys import (
     workspace_key,
 )
 from chalicelib.storage.protocols import PersonEmailTaken
+from chalicelib.storage.recall_index import marker_item
 
 _CONDITION_FAILED = "ConditionalCheckFailedException"
 
@@ -88,6 +89,8 @@ class DynamoDBDirectoryRepository:
                 put_new(convert.agent_to_item(agent)),
                 *_put_token(token),
                 put_new(workspace_agent_item(agent)),
+                # A new agent has no facts: its recall index is complete from the start.
+                put_new(marker_item(agent.id, agent.created_at)),
             ]
         )
 

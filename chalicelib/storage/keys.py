@@ -35,6 +35,7 @@
 | a review action waiting for a person | ``PENDING#<wsp_id>`` | ``<agt_id>#<rvw_id>#<action id>`` |
 | vetoed-text index | ``VETO#<agt_id>`` | ``TEXT#<sha>`` / ``SAME#<sha>`` / ``INDEXED`` |
 | recall index entry of a live fact | ``RECALLINDEX#<agt_id>`` | ``<expiry µs>#<mem_id>`` |
+| the agent's recall index is complete (marker) | ``RECALLINDEX#<agt_id>`` | ``~BUILT`` |
 
 A key-value scope is ``account#<wsp_id>``, ``byok#<sha256 hex>`` or
 ``anon#<sha256 hex>`` (docs/reference.md#10-key-value). Anonymous entries carry ``expiresAtEpoch``,
@@ -391,3 +392,14 @@ def recall_index_key(agent_id: str, memory_id: str, expires_at: datetime) -> dic
         "pk": recall_index_partition(agent_id),
         "sk": f"{epoch_microseconds(expires_at):016d}#{memory_id}",
     }
+
+
+RECALL_INDEX_BUILT_SK = "~BUILT"
+"""Sort key of the marker that an agent's recall index holds every live fact; ``~``
+sorts after every entry's digits, so the Query that reads the entries reads it too."""
+
+
+def recall_index_marker_key(agent_id: str) -> dict[str, str]:
+    """Primary key of the marker saying the agent's recall index is complete (written
+    with the agent, or by the backfill once it indexed the agent's earlier facts)."""
+    return {"pk": recall_index_partition(agent_id), "sk": RECALL_INDEX_BUILT_SK}

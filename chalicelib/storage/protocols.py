@@ -198,9 +198,21 @@ class RecallIndexRepository(Protocol):
     """The recall index: one entry per live fact, written in the same transaction as
     every change of the fact (docs/issues.md#issue-23-item-1)."""
 
-    def entries(self, agent_id: str, now: datetime) -> list[RecallEntry]:
+    def entries(self, agent_id: str, now: datetime) -> list[RecallEntry] | None:
         """The agent's live facts not expired at ``now``, newest first (expired ones
-        are not read)."""
+        are not read); ``None`` while the agent's index is not complete."""
+        ...
+
+    def is_built(self, agent_id: str) -> bool:
+        """Whether the agent's index is complete."""
+        ...
+
+    def mark_built(self, agent_id: str, now: datetime) -> None:
+        """Record that the agent's index is complete."""
+        ...
+
+    def clear(self, agent_id: str) -> int:
+        """Drop the agent's marker, then its entries; how many entries went."""
         ...
 
     def put_entries(self, memories: list[Memory]) -> list[str]:

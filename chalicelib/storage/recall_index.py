@@ -18,16 +18,28 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from chalicelib.ids import to_rfc3339
 from chalicelib.models.memory import Memory, MemoryKind, MemoryStatus
 from chalicelib.models.recall import RecallEntry
 from chalicelib.storage import items as convert
 from chalicelib.storage.dynamodb import DynamoDBTable, TransactionCancelled, to_attributes
 from chalicelib.storage.keys import (
+    RECALL_INDEX_BUILT_SK,
     memory_key,
     recall_index_key,
+    recall_index_marker_key,
     recall_index_partition,
     recall_index_sort_floor,
 )
+
+
+def marker_item(agent_id: str, now: datetime) -> dict[str, Any]:
+    """The marker item that the agent's index is complete (``keys.recall_index_marker_key``)."""
+    return {
+        **recall_index_marker_key(agent_id),
+        "entity": "recall_index",
+        "builtAt": to_rfc3339(now),
+    }
 
 
 def is_indexed(memory: Memory) -> bool:
@@ -69,13 +81,16 @@ class DynamoDBRecallIndex:
     def __init__(self, table: DynamoDBTable) -> None:
         self._table = table
 
-    def entries(self, agent_id: str, now: datetime) -> list[RecallEntry]:
-        """The agent's live facts that have not expired at ``now``, newest first.
+    def entries(self, agent_id: str, now: datetime) -> list[RecallEntry] | None:
+        """The agent's live facts that have not expired at ``now``, newest first, or
+        ``None`` when the agent's index is not complete (no marker: an agent from before
+        the index that the backfill has not reached; recall then reads the facts).
 
         One Query of the agent's index partition (every 1 MB page followed; eventually
         consistent, as the memory index it replaces was) with the key condition
         ``sk >= recall_index_sort_floor(now)``: the entry of a fact that expired at or
-        before ``now`` is never read (docs/issues.md#issue-23-item-3).
+        before ``now`` is never read (docs/issues.md#issue-23-item-3); the marker sorts
+        last and comes with the same Query.
         """
         items = self._table.query(
             KeyConditionExpression="pk = :pk AND sk >= :low",
@@ -83,9 +98,58 @@ class DynamoDBRecallIndex:
                 {":pk": recall_index_partition(agent_id), ":low": recall_index_sort_floor(now)}
             ),
         )
-        found = [convert.recall_entry_from_item(item) for item in items]
+        found: list[RecallEntry] = []
+        built = False
+        for item in items:
+            if item["sk"] == RECALL_INDEX_BUILT_SK:
+                built = True
+            else:
+                found.append(convert.recall_entry_from_item(item))
+        if not built:
+            return None
         found.sort(key=lambda entry: entry.memory_id, reverse=True)
         return found
+
+    def is_built(self, agent_id: str) -> bool:
+        """Whether the agent's index is complete (its marker exists)."""
+        return self._table.get(recall_index_marker_key(agent_id)) is not None
+
+    def mark_built(self, agent_id: str, now: datetime) -> None:
+        """Record that the agent's index holds every live fact (the backfill's last
+        step for an agent; every later change keeps it so)."""
+        self._table.client.put_item(
+            TableName=self._table.name, Item=to_attributes(marker_item(agent_id, now))
+        )
+
+    def clear(self, agent_id: str) -> int:
+        """Delete the agent's marker, then every entry (a rebuild's first step: recall
+        reads the facts themselves until the marker is written again).
+
+        Returns:
+            How many entries were deleted.
+        """
+        self._table.client.delete_item(
+            TableName=self._table.name, Key=to_attributes(recall_index_marker_key(agent_id))
+        )
+        keys = [
+            {"pk": str(item["pk"]), "sk": str(item["sk"])}
+            for item in self._table.query(
+                KeyConditionExpression="pk = :pk",
+                ExpressionAttributeValues=to_attributes({":pk": recall_index_partition(agent_id)}),
+                ProjectionExpression="pk, sk",
+            )
+        ]
+        for start in range(0, len(keys), 25):
+            pending: dict[str, Any] = {
+                self._table.name: [
+                    {"DeleteRequest": {"Key": to_attributes(key)}}
+                    for key in keys[start : start + 25]
+                ]
+            }
+            while pending:
+                response = self._table.client.batch_write_item(RequestItems=pending)
+                pending = response.get("UnprocessedItems") or {}
+        return len(keys)
 
     def put_entries(self, memories: list[Memory]) -> list[str]:
         """Write the entries of those of ``memories`` that are active facts, each only if

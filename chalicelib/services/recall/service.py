@@ -246,8 +246,18 @@ class RecallService:
     ) -> RecallResult:
         now = self._clock.now()
         entries = self._index.entries(agent_id, now)
-        facts = [_entry_memory(principal.workspace_id, agent_id, entry) for entry in entries]
-        candidates = self._index_candidates(entries)
+        candidates: Sequence[Candidate] | None = None
+        if entries is None:
+            # An agent from before the index that the backfill has not reached: its
+            # facts themselves, as every recall read them before.
+            facts = [
+                fact
+                for fact in self._memories.live_facts(agent_id, recall_counts=False)
+                if not fact.is_expired(now)
+            ]
+        else:
+            facts = [_entry_memory(principal.workspace_id, agent_id, entry) for entry in entries]
+            candidates = self._index_candidates(entries)
         ranked, fallback = self._rank(query, facts, now, candidates)
         picked = self._verified(self.within_budget(ranked), now)
         # Counters are read only for the memories returned (after the cut), before
