@@ -51,10 +51,8 @@ from chalicelib import wiring  # noqa: E402
 from chalicelib.ids import IdFactory, SystemClock  # noqa: E402
 from chalicelib.models.memory import Memory, MemoryKind  # noqa: E402
 from chalicelib.settings import REVIEW_QUEUE_NAME, Settings  # noqa: E402
-from chalicelib.storage.dynamodb import to_attributes  # noqa: E402
-from chalicelib.storage.items import memory_to_item  # noqa: E402
 from infra.capacity import CapacityMeter, Tally, item_size  # noqa: E402
-from infra.local_dynamodb import put_items  # noqa: E402
+from infra.local_dynamodb import memory_items, put_items  # noqa: E402
 from infra.tables import create_table  # noqa: E402
 
 BUCKET = "pinework-bench-units"
@@ -144,7 +142,7 @@ class Bench:
                 created_at=now,
                 updated_at=now,
             )
-            items.append(to_attributes(memory_to_item(fact)))
+            items.extend(memory_items(fact))
             fact_ids.append(fact.id)
         put_items(self.seed, self.table, items)
         self.fact_size = sum(item_size(item) for item in items) / max(len(items), 1)

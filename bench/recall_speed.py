@@ -34,9 +34,7 @@ from chalicelib.services.recall.lexical import LexicalScorer
 from chalicelib.services.recall.relevance import Candidate, RelevanceScorer
 from chalicelib.services.run_context import RunContext
 from chalicelib.settings import Settings
-from chalicelib.storage.dynamodb import to_attributes
-from chalicelib.storage.items import memory_to_item
-from infra.local_dynamodb import embedded_for_bench, put_items
+from infra.local_dynamodb import embedded_for_bench, memory_items, put_items
 from infra.tables import create_table
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "recall-eval" / "dev"
@@ -67,7 +65,7 @@ def load(client: Any, table: str, agent: Principal, count: int, embedder: Any) -
             created_at=now,
             updated_at=now,
         )
-        items.append(to_attributes(memory_to_item(fact)))
+        items.extend(memory_items(fact))
     put_items(client, table, items)
 
 

@@ -42,9 +42,7 @@ from chalicelib.models.review_requests import RunReviewRequest
 from chalicelib.services.review.rule_reviewer import Proposal, ReviewContext, RuleReviewer
 from chalicelib.services.run_context import RunContext
 from chalicelib.settings import Settings
-from chalicelib.storage.dynamodb import to_attributes
-from chalicelib.storage.items import memory_to_item
-from infra.local_dynamodb import embedded_for_bench, put_items
+from infra.local_dynamodb import embedded_for_bench, memory_items, put_items
 from infra.tables import create_table
 
 NOW = datetime(2026, 12, 1, 4, 0, tzinfo=UTC)
@@ -128,7 +126,7 @@ def facts_for(agent: Principal, count: int, rng: random.Random) -> list[Memory]:
 
 def load(client: Any, table: str, facts: list[Memory]) -> None:
     """Write the facts with BatchWriteItem, 25 a call, retrying unprocessed items."""
-    put_items(client, table, (to_attributes(memory_to_item(fact)) for fact in facts))
+    put_items(client, table, (item for fact in facts for item in memory_items(fact)))
 
 
 def measured(requests: Counter[str], call: Callable[[], T]) -> tuple[T, float, dict[str, int]]:

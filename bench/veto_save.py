@@ -50,11 +50,10 @@ from chalicelib.services.recall.embedding import DIMENSIONS, FloatArray, encode 
 from chalicelib.services.review.sameness import is_duplicate, vector_of  # noqa: E402
 from chalicelib.services.run_context import RunContext  # noqa: E402
 from chalicelib.settings import Settings  # noqa: E402
-from chalicelib.storage.dynamodb import DynamoDBTable, to_attributes  # noqa: E402
-from chalicelib.storage.items import memory_to_item  # noqa: E402
+from chalicelib.storage.dynamodb import DynamoDBTable  # noqa: E402
 from chalicelib.storage.memories import DynamoDBMemoryRepository  # noqa: E402
 from chalicelib.storage.vetoes import DynamoDBVetoIndex  # noqa: E402
-from infra.local_dynamodb import embedded_for_bench, put_items  # noqa: E402
+from infra.local_dynamodb import embedded_for_bench, memory_items, put_items  # noqa: E402
 from infra.tables import create_table  # noqa: E402
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
@@ -119,7 +118,7 @@ def load(client: Any, agent: Principal, facts: int, vetoed: int, embedder: HashE
             created_at=created,
             updated_at=created,
         )
-        items.append(to_attributes(memory_to_item(memory)))
+        items.extend(memory_items(memory))
     put_items(client, TABLE, items)
 
 

@@ -24,6 +24,10 @@ from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_ba
 from werkzeug.serving import BaseWSGIServer, make_server
 from werkzeug.test import Client
 
+from chalicelib.models.memory import Memory
+from chalicelib.storage.dynamodb import to_attributes
+from chalicelib.storage.items import memory_to_item, recall_entry_to_item
+from chalicelib.storage.recall_index import is_indexed
 from infra import moto_transactions
 
 WRITE_ACTIONS = frozenset(
@@ -227,6 +231,16 @@ def embedded_for_bench() -> Iterator[str]:
 
 BATCH_WRITE_ITEMS = 25
 """DynamoDB's most puts in one ``BatchWriteItem``."""
+
+
+def memory_items(memory: Memory) -> list[dict[str, Any]]:
+    """What the service stores for ``memory``, in attribute-value form, for a ``bench/``
+    script to seed: its item (``memory_to_item``) and, for an active fact, its recall
+    index entry (docs/issues.md#issue-23-item-1), as the fact's own write keeps them together."""
+    stored = [memory_to_item(memory)]
+    if is_indexed(memory):
+        stored.append(recall_entry_to_item(memory))
+    return [to_attributes(item) for item in stored]
 
 
 def put_items(client: Any, table: str, items: Iterable[dict[str, Any]]) -> None:

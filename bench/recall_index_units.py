@@ -1,0 +1,183 @@
+"""Recall read units at scale (docs/issues.md#issue-23-item-2): DynamoDB's read and write units per
+on-demand recall (``infra/capacity.py``'s rules: item sizes, 4 KB rounding, eventual
+reads at half), the bytes read and the wall time, for one agent holding 1,000, 10,000
+and 100,000 live facts, through the recall index and, for comparison, as every recall
+read before it (every fact item from the ``byAgentStatus`` index: the path a recall
+still takes for an agent whose index is not built, so it is measured, not modelled).
+
+Facts are seeded with BatchWriteItem through a second client the meter does not watch,
+as the service stores them (``infra.local_dynamodb.memory_items``: the memory item and
+its index entry). Texts are distinct (``capacity_units.fact_text``); the first 2,000
+are embedded by the process's MiniLM and their embeddings reused in turn for the rest
+(sizes and scoring work as for real ones; only the 2,000 are semantically right). Each
+figure is the mean of ``--calls`` recalls of different questions (the time: the
+median), on the embedded DynamoDB that ``make serve`` runs (moto behind a local endpoint).
+
+Usage: ``.venv/bin/python bench/recall_index_units.py [--sizes 1000 10000 100000]
+[--calls 3] [--before-up-to 10000]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+for _name, _value in {
+    "AWS_ACCESS_KEY_ID": "bench",
+    "AWS_SECRET_ACCESS_KEY": "bench",
+    "AWS_DEFAULT_REGION": "us-east-1",
+}.items():
+    os.environ.setdefault(_name, _value)
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT))
+
+import boto3  # noqa: E402
+
+from bench.capacity_units import fact_text, question  # noqa: E402
+from chalicelib import wiring  # noqa: E402
+from chalicelib.ids import IdFactory, SystemClock  # noqa: E402
+from chalicelib.models.memory import Memory, MemoryKind  # noqa: E402
+from chalicelib.models.principal import Principal, PrincipalKind  # noqa: E402
+from chalicelib.models.requests import RecallRequest  # noqa: E402
+from chalicelib.services.run_context import RunContext  # noqa: E402
+from chalicelib.settings import Settings  # noqa: E402
+from chalicelib.storage.dynamodb import to_attributes  # noqa: E402
+from chalicelib.storage.keys import recall_index_marker_key  # noqa: E402
+from infra.capacity import CapacityMeter, item_size  # noqa: E402
+from infra.local_dynamodb import embedded_for_bench, memory_items, put_items  # noqa: E402
+from infra.tables import create_table  # noqa: E402
+
+EMBEDDED = 2000
+PRICE_PER_MILLION_READ_UNITS = 0.125
+"""On-demand read request units, USD per million (us-east-1, docs/operations.md#cost)."""
+
+
+@dataclass
+class Figures:
+    """Mean figures per recall."""
+
+    read_units: float
+    write_units: float
+    requests: float
+    seconds: float
+    kept: float
+
+
+def seed(client: Any, table: str, agent: Principal, count: int) -> tuple[float, float]:
+    """Seed ``count`` live facts; the mean memory item and index entry sizes (bytes)."""
+    ids = IdFactory(SystemClock())
+    now = datetime.now(UTC)
+    embedder = wiring.default_embedder()
+    first = [fact_text(number) for number in range(min(count, EMBEDDED))]
+    vectors = [v for start in range(0, len(first), 64) for v in embedder.embed(first[start:][:64])]
+    memory_sizes, entry_sizes = [], []
+    batch: list[dict[str, Any]] = []
+    for number in range(count):
+        fact = Memory(
+            embedding=vectors[number % len(vectors)],
+            id=ids.new("mem"),
+            workspace_id=agent.workspace_id,
+            agent_id=agent.id,
+            kind=MemoryKind.FACT,
+            text=fact_text(number),
+            expires_at=now + timedelta(days=90),
+            created_at=now,
+            updated_at=now,
+        )
+        stored = memory_items(fact)
+        memory_sizes.append(item_size(stored[0]))
+        entry_sizes.append(item_size(stored[1]))
+        batch.extend(stored)
+        if len(batch) >= 5000:
+            put_items(client, table, batch)
+            batch = []
+    put_items(client, table, batch)
+    return statistics.mean(memory_sizes), statistics.mean(entry_sizes)
+
+
+def measure(
+    services: wiring.Services, meter: CapacityMeter, agent: Principal, calls: int
+) -> Figures:
+    """Mean units, requests, wall time and memories kept of ``calls`` recalls."""
+    read = write = requests = kept = 0.0
+    times = []
+    for number in range(calls):
+        request = RecallRequest(query=question(number * 7919 % EMBEDDED))
+        started = time.perf_counter()
+        with meter.measure() as tally:
+            result = services.recall.recall(agent, request, RunContext())
+        times.append(time.perf_counter() - started)
+        read += tally.read_units
+        write += tally.write_units
+        requests += sum(tally.requests.values())
+        kept += len(result.memories)
+    return Figures(
+        read / calls, write / calls, requests / calls, statistics.median(times), kept / calls
+    )
+
+
+def run_size(size: int, calls: int, before: bool, aws: tuple[Any, Any]) -> None:
+    """Seed one table with ``size`` facts; print the index's figures and, with ``before``,
+    the figures of reading every fact."""
+    client, seeder = aws
+    table = f"recall-units-{size}"
+    create_table(seeder, table)
+    services = wiring.build_services(Settings(table_name=table, read_concurrency=1), client=client)
+    workspace = services.admin.create_workspace("bench")
+    issued = services.admin.create_agent(workspace.id, "bench")
+    agent = Principal(kind=PrincipalKind.AGENT, id=issued.id, workspace_id=workspace.id)
+    started = time.perf_counter()
+    memory_size, entry_size = seed(seeder, table, agent, size)
+    print(
+        f"\n{size:,} live facts (mean memory item {memory_size:.0f} B, index entry "
+        f"{entry_size:.0f} B; seeded in {time.perf_counter() - started:.0f} s); per recall:",
+        flush=True,
+    )
+    meter = CapacityMeter(client, reader=seeder)
+    rows = [("through the recall index", measure(services, meter, agent, calls))]
+    if before:
+        # Without the marker the agent's recalls read every fact, as before the index.
+        seeder.delete_item(TableName=table, Key=to_attributes(recall_index_marker_key(agent.id)))
+        rows.append(("reading every fact (before)", measure(services, meter, agent, calls)))
+    meter.close()
+    print(f"{'path':<30} {'RRU':>9} {'WRU':>6} {'req':>5} {'$/M recalls':>11} {'s':>7} {'kept':>5}")
+    for name, figures in rows:
+        print(
+            f"{name:<30} {figures.read_units:>9.1f} {figures.write_units:>6.1f} "
+            f"{figures.requests:>5.0f} {figures.read_units * PRICE_PER_MILLION_READ_UNITS:>11.2f} "
+            f"{figures.seconds:>7.2f} {figures.kept:>5.1f}",
+            flush=True,
+        )
+    if before:
+        ratio = rows[0][1].read_units / rows[1][1].read_units
+        print(f"index / before: {ratio:.3f} of the read units", flush=True)
+
+
+def main() -> int:
+    """Measure and print."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
+    parser.add_argument("--calls", type=int, default=3)
+    parser.add_argument(
+        "--before-up-to", type=int, default=10000, help="measure the old path up to this size"
+    )
+    args = parser.parse_args()
+    with embedded_for_bench() as endpoint:
+        client = boto3.client("dynamodb", endpoint_url=endpoint, region_name="us-east-1")
+        seeder = boto3.client("dynamodb", endpoint_url=endpoint, region_name="us-east-1")
+        for size in args.sizes:
+            run_size(size, args.calls, size <= args.before_up_to, (client, seeder))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
