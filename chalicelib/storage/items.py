@@ -335,6 +335,10 @@ def _time_or_none(value: str | None) -> Any:
 
 RECALL_COUNT_PREFIX = "n_"
 RECALLED_AT_PREFIX = "t_"
+RECALL_GUARD_ATTRIBUTE = "lastRecallId"
+"""The attribute of a counter page holding the id of the last recall counted on it: the
+next update's condition, so one recall is never applied to a page twice in a row
+(``recalls.count_recall_update``)."""
 
 
 def add_recall_counts(memory: Memory, page: dict[str, Any] | None) -> Memory:

@@ -100,9 +100,11 @@ def recall_log_key(agent_id: str, recall_id: str) -> dict[str, str]:
 
 RECALL_COUNTER_PAGES = 190
 """How many items hold an agent's recall counters (docs/reference.md#8-recall,
-docs/issues.md#issue-3). A recall updates one item per page it touches, so with the log entry and
-the session claim it writes at most 192 items: two TransactWriteItems (100 items each) however many
-memories it returns. A page holds ``n_<mem_id>`` (count) and ``t_<mem_id>`` (last recalled at)."""
+docs/issues.md#issue-3). A recall updates each page it touches once, with a plain ``UpdateItem``
+after the transaction of its log entry and session claim
+(docs/DECISIONS.md#recall-counters-off-the-transaction-issue-23-item-2). A page holds
+``n_<mem_id>`` (count), ``t_<mem_id>`` (last recalled at) and ``lastRecallId``
+(``items.RECALL_GUARD_ATTRIBUTE``)."""
 
 
 def recall_counter_page(memory_id: str) -> int:

@@ -433,34 +433,6 @@ class DynamoDBMemoryRepository:
         return page_after(records, limit, after_audit_id, key=lambda record: record.id)
 
 
-def count_recall_update(
-    agent_id: str, page: int, memory_ids: Sequence[str], now: datetime
-) -> dict[str, Any]:
-    """The transaction action that counts one recall on the memories of one counter page
-    (docs/reference.md#8-recall: ``recallCount + 1``, ``lastRecalledAt = now``;
-    ``keys.RECALL_COUNTER_PAGES``).
-
-    Counters are not a state change: no version bump, no audit record. ``ADD`` creates
-    the page (and each memory's counter) on first use.
-    """
-    names = {"#entity": "entity"}
-    adds, sets = [], ["#entity = :entity"]
-    for position, memory_id in enumerate(memory_ids):
-        names[f"#n{position}"] = f"{convert.RECALL_COUNT_PREFIX}{memory_id}"
-        names[f"#t{position}"] = f"{convert.RECALLED_AT_PREFIX}{memory_id}"
-        adds.append(f"#n{position} :one")
-        sets.append(f"#t{position} = :now")
-    values = {":one": 1, ":now": to_rfc3339(now), ":entity": "recall_counters"}
-    return {
-        "Update": {
-            "Key": to_attributes(recall_counter_key(agent_id, page)),
-            "UpdateExpression": f"ADD {', '.join(adds)} SET {', '.join(sets)}",
-            "ExpressionAttributeNames": names,
-            "ExpressionAttributeValues": to_attributes(values),
-        }
-    }
-
-
 def _failed(cancelled: TransactionCancelled, position: int) -> bool:
     reasons = cancelled.reasons
     return position < len(reasons) and reasons[position] == "ConditionalCheckFailed"

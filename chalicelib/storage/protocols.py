@@ -235,11 +235,13 @@ class RecallRepository(Protocol):
         now: datetime,
         session: SessionClaim | None = None,
     ) -> None:
-        """Count one recall on each memory, append the log entry and record the
-        session, in one transaction (more only past 98 memories).
+        """Append the log entry and record the session atomically, then count one
+        recall on each memory (at most once; a failure after the log may leave it
+        uncounted, never counted twice).
 
         Raises:
-            SessionAlreadyRecalled: the session claim's condition failed.
+            SessionAlreadyRecalled: the session claim's condition failed; nothing
+                was logged or counted.
         """
         ...
 

@@ -1,28 +1,38 @@
-"""DynamoDB adapter of ``RecallRepository``: recall counters, the recall log and
-run-start session state, written together (docs/issues.md#issue-3: a recall makes at most two
-write requests however many memories it returns; see ``keys.RECALL_COUNTER_PAGES``)."""
+"""DynamoDB adapter of ``RecallRepository``: the recall log and run-start session state,
+written in one transaction, then the recall counters, one plain ``UpdateItem`` per counter
+page (``keys.RECALL_COUNTER_PAGES``), so that concurrent recalls of one agent never
+conflict on them. Choices:
+docs/DECISIONS.md#recall-counters-off-the-transaction-issue-23-item-2."""
 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from botocore.exceptions import BotoCoreError, ClientError
+
+from chalicelib.errors import Conflict, RateLimited
 from chalicelib.ids import from_rfc3339, to_rfc3339
 from chalicelib.models.recall import RecallLogEntry
+from chalicelib.storage import items as convert
+from chalicelib.storage.aws_errors import error_code
 from chalicelib.storage.dynamodb import DynamoDBTable, TransactionCancelled, to_attributes
 from chalicelib.storage.keys import (
+    recall_counter_key,
     recall_counter_page,
     recall_log_key,
     recall_log_partition,
     session_key,
 )
-from chalicelib.storage.memories import count_recall_update
 from chalicelib.storage.protocols import SessionAlreadyRecalled, SessionClaim
 
-_TRANSACTION_ITEMS = 100
-_RETRIES = 3
+logger = logging.getLogger(__name__)
+
+_SESSION_POSITION = 1
+"""Where the session claim sits in the recall's transaction (after the log entry)."""
 
 
 def log_entry_to_item(entry: RecallLogEntry) -> dict[str, Any]:
@@ -114,17 +124,32 @@ class DynamoDBRecallRepository:
         now: datetime,
         session: SessionClaim | None = None,
     ) -> None:
-        """Count the recall on each memory, log it, and record the session, atomically.
+        """Log the recall and record the session atomically, then count it once on each
+        memory (docs/reference.md#counting).
 
-        The counters are grouped by counter page (``keys.RECALL_COUNTER_PAGES``, 190):
-        one TransactWriteItems holds the log entry, the session and up to 98 pages, a
-        second one the rest, so at most two write requests for any number of memories.
+        The log entry and the session claim are one TransactWriteItems (two items: the
+        claim's condition makes "check and record" one step). The counters follow, one
+        plain ``UpdateItem`` per counter page the memories fall on (``count_recall_update``),
+        outside any transaction: atomic ``ADD``s of concurrent recalls do not conflict.
+
+        The log entry is the record of the recall. A counter page whose update fails
+        after it (throttled past botocore's retries, an error, the process gone) is left
+        uncounted, never sent again: counters may under-count a recall, never count it
+        twice; a failure there is logged, and the recall still succeeds.
+
+        Args:
+            memory_ids: the memories the recall returned (a repeated id counts once).
+            entry: the log entry (its ``id`` guards each page against a second apply).
+            now: the recall's time (``lastRecalledAt``).
+            session: the run-start session claim, or None for an on-demand recall.
 
         Raises:
             SessionAlreadyRecalled: the resumed session had a run-start recall
-                within 24 hours (another run won the race); nothing was written.
+                within 24 hours (another run won the race); nothing was written or counted.
+            RateLimited: the log transaction was throttled (429); nothing was counted.
+            Conflict: the log transaction kept conflicting (409); nothing was counted.
         """
-        head: list[dict[str, Any]] = [
+        operations: list[dict[str, Any]] = [
             {
                 "Put": {
                     "Item": to_attributes(log_entry_to_item(entry)),
@@ -134,36 +159,30 @@ class DynamoDBRecallRepository:
             }
         ]
         if session is not None:
-            head.append(_session_put(session, now))
+            operations.append(_session_put(session, now))
+        try:
+            self._table.transact(operations)
+        except TransactionCancelled as cancelled:
+            claim = cancelled.reasons[_SESSION_POSITION : _SESSION_POSITION + 1]
+            if session is not None and claim == ["ConditionalCheckFailed"]:
+                raise SessionAlreadyRecalled() from cancelled
+            raise
         pages: dict[int, list[str]] = {}
         for memory_id in dict.fromkeys(memory_ids):
             pages.setdefault(recall_counter_page(memory_id), []).append(memory_id)
-        counters = [
-            count_recall_update(entry.agent_id, page, ids, now)
-            for page, ids in sorted(pages.items())
-        ]
-        room = _TRANSACTION_ITEMS - len(head)
-        self._transact(head + counters[:room], session_position=1 if session is not None else None)
-        for start in range(room, len(counters), _TRANSACTION_ITEMS):
-            self._transact(counters[start : start + _TRANSACTION_ITEMS])
+        for page, ids in sorted(pages.items()):
+            self._count_page(count_recall_update(entry.agent_id, page, ids, now, entry.id))
 
-    def _transact(
-        self, operations: list[dict[str, Any]], session_position: int | None = None
-    ) -> None:
-        for attempt in range(_RETRIES):
-            try:
-                self._table.transact(operations)
-                return
-            except TransactionCancelled as cancelled:
-                reasons = cancelled.reasons
-                if (
-                    session_position is not None
-                    and session_position < len(reasons)
-                    and reasons[session_position] == "ConditionalCheckFailed"
-                ):
-                    raise SessionAlreadyRecalled() from cancelled
-                if attempt == _RETRIES - 1:
-                    raise
+    def _count_page(self, update: dict[str, Any]) -> None:
+        try:
+            self._table.client.update_item(TableName=self._table.name, **update["Update"])
+        except ClientError as error:
+            # ConditionalCheckFailed: the guard found this recall already applied (botocore
+            # sent the request again after its first attempt was applied): counted once.
+            if error_code(error) != "ConditionalCheckFailedException":
+                _uncounted(update, error)
+        except (RateLimited, Conflict, BotoCoreError) as error:
+            _uncounted(update, error)
 
     def list_log(
         self, agent_id: str, limit: int, after_id: str | None
@@ -206,3 +225,67 @@ def ulid_floor(moment: datetime) -> str:
     from ulid import ULID  # on first use: its import costs every cold start (chalicelib/ids.py)
 
     return str(ULID.from_datetime(moment))[:10] + "0" * 16
+
+
+def count_recall_update(
+    agent_id: str, page: int, memory_ids: Sequence[str], now: datetime, recall_id: str
+) -> dict[str, Any]:
+    """The update that counts one recall on the memories of one counter page
+    (docs/reference.md#counting: ``recallCount + 1``, ``lastRecalledAt = now``;
+    ``keys.RECALL_COUNTER_PAGES``), as a transaction ``Update`` action; its body is
+    the ``UpdateItem`` request (without ``TableName``) that ``commit_recall`` sends.
+
+    Counters are not a state change: no version bump, no audit record. ``ADD`` creates
+    the page (and each memory's counter) on first use. The page keeps the id of the
+    last recall applied to it (``items.RECALL_GUARD_ATTRIBUTE``) and the condition
+    refuses that same recall again, so a request botocore sends again after a lost
+    answer does not count twice (unless another recall's update of the page came
+    between the two attempts). Never put it in a transaction: a transaction writing a
+    page conflicts with concurrent recalls' updates of it
+    (docs/DECISIONS.md#recall-counters-off-the-transaction-issue-23-item-2).
+
+    Args:
+        agent_id: the agent whose counters they are.
+        page: the counter page (0-189) every one of ``memory_ids`` falls on.
+        memory_ids: distinct memory ids (one ``ADD`` and one ``SET`` each).
+        now: the recall's time.
+        recall_id: the recall's log id (``rcl_…``).
+
+    Returns:
+        ``{"Update": {"Key", "UpdateExpression", "ConditionExpression",
+        "ExpressionAttributeNames", "ExpressionAttributeValues"}}``.
+    """
+    names = {"#entity": "entity", "#last": convert.RECALL_GUARD_ATTRIBUTE}
+    adds, sets = [], ["#entity = :entity", "#last = :recall"]
+    for position, memory_id in enumerate(memory_ids):
+        names[f"#n{position}"] = f"{convert.RECALL_COUNT_PREFIX}{memory_id}"
+        names[f"#t{position}"] = f"{convert.RECALLED_AT_PREFIX}{memory_id}"
+        adds.append(f"#n{position} :one")
+        sets.append(f"#t{position} = :now")
+    values = {
+        ":one": 1,
+        ":now": to_rfc3339(now),
+        ":entity": "recall_counters",
+        ":recall": recall_id,
+    }
+    return {
+        "Update": {
+            "Key": to_attributes(recall_counter_key(agent_id, page)),
+            "UpdateExpression": f"ADD {', '.join(adds)} SET {', '.join(sets)}",
+            # Not this recall again: botocore may send a request twice (count once).
+            "ConditionExpression": "attribute_not_exists(#last) OR #last <> :recall",
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": to_attributes(values),
+        }
+    }
+
+
+def _uncounted(update: dict[str, Any], error: Exception) -> None:
+    # The log entry stands and the recall succeeds; sending the page again could count twice.
+    key = update["Update"]["Key"]
+    logger.warning(
+        "recall counters of %s %s not written (%s): under-counted by one recall",
+        key["pk"]["S"],
+        key["sk"]["S"],
+        error_code(error) if isinstance(error, ClientError) else type(error).__name__,
+    )

@@ -4,6 +4,7 @@ budgets, counters, fallback, the block, run-start skips, the recall log, and wri
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -403,9 +404,14 @@ def test_recall_log_shows_what_went_where(api: Api, world: World) -> None:
     assert (status, body["error"]["code"]) == (400, "memory_agent_required")
 
 
-def test_a_recall_makes_at_most_two_write_requests(
+def test_a_recall_writes_one_transaction_and_one_update_per_counter_page(
     api: Api, world: World, rewire: Any, dynamodb: Any, clock: FixedClock
 ) -> None:
+    """The log entry and the session claim in one transaction, then each counter page
+    the returned memories fall on once, outside it (docs/reference.md#counting,
+    docs/DECISIONS.md#recall-counters-off-the-transaction-issue-23-item-2)."""
+    from chalicelib.storage.keys import recall_counter_page
+
     save_deploy_facts(rewire, world, clock, 320)
     calls: list[str] = []
 
@@ -417,13 +423,14 @@ def test_a_recall_makes_at_most_two_write_requests(
         result = start(api, world, sessionId="w", resumed=True, task="deploy")
     finally:
         dynamodb.meta.events.unregister("before-call.dynamodb", count)
-    writes = [
+    writes = Counter(
         c
         for c in calls
         if c in {"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem"}
-    ]
+    )
     assert len(result["memories"]) == 300  # the docs/reference.md#8-recall cap, every one counted
-    assert len(writes) <= 2, calls
+    pages = {recall_counter_page(item["memory"]["id"]) for item in result["memories"]}
+    assert writes == {"TransactWriteItems": 1, "UpdateItem": len(pages)}, calls
     returned = {item["memory"]["id"] for item in result["memories"]}
     listed = api.call("GET", "/memories?limit=100", world.agent)[1]["data"]
     assert {m["recallCount"] for m in listed if m["id"] in returned} == {1}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -29,9 +30,14 @@ def endpoint() -> Iterator[str]:
 
 
 @pytest.fixture
-def wired(endpoint: str) -> wiring.Services:
+def client(endpoint: str) -> Any:
+    """The DynamoDB client of the embedded server that ``wired`` uses."""
+    return embedded_client(endpoint)
+
+
+@pytest.fixture
+def wired(client: Any) -> wiring.Services:
     """Services on a fresh table of the embedded server."""
-    client = embedded_client(endpoint)
     table = "race-" + IdFactory(wiring.SystemClock()).new("t").lower()
     create_table(client, table)
     return wiring.build_services(Settings(table_name=table), client=client)

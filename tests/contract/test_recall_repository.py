@@ -8,16 +8,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import Any
 
 import pytest
 
 from chalicelib.ids import FixedClock, IdFactory
 from chalicelib.models.recall import RecalledMemory, RecallLogEntry
 from chalicelib.storage.dynamodb import DynamoDBTable
+from chalicelib.storage.keys import recall_counter_page
 from chalicelib.storage.memories import DynamoDBMemoryRepository
 from chalicelib.storage.protocols import RecallRepository, SessionAlreadyRecalled, SessionClaim
 from chalicelib.storage.recalls import DynamoDBRecallRepository
-from tests.helpers import audit_of, new_fact
+from tests.helpers import Faults, audit_of, new_fact
 
 IMPLEMENTATIONS: dict[str, Callable[[DynamoDBTable], RecallRepository]] = {
     "dynamodb": DynamoDBRecallRepository,
@@ -87,6 +89,88 @@ def test_a_resumed_session_is_claimed_once_within_its_window(
     stale = SessionClaim(AGENT, "chat-1", resumed=True, cutoff=day_later - timedelta(hours=24))
     recalls.commit_recall([], entry(ids, day_later, [], "chat-1"), day_later, stale)
     assert recalls.session_recalled_at(AGENT, "chat-1") == day_later
+
+
+def test_a_refused_resumed_session_counts_nothing(
+    recalls: RecallRepository, table: DynamoDBTable, ids: IdFactory, clock: FixedClock
+) -> None:
+    memories = DynamoDBMemoryRepository(table)
+    fact = new_fact(ids, clock, AGENT, "Deploys need the VPN")
+    memories.create(fact, audit_of(ids, clock, "create", None, fact))
+    now = clock.now()
+    claim = SessionClaim(AGENT, "chat-1", resumed=True, cutoff=now - timedelta(hours=24))
+    recalls.commit_recall([fact.id], entry(ids, now, [fact.id], "chat-1"), now, claim)
+    soon = now + timedelta(hours=1)
+    again = SessionClaim(AGENT, "chat-1", resumed=True, cutoff=soon - timedelta(hours=24))
+    with pytest.raises(SessionAlreadyRecalled):
+        recalls.commit_recall([fact.id], entry(ids, soon, [fact.id], "chat-1"), soon, again)
+    found = memories.get(fact.id)
+    assert found is not None and (found.recall_count, found.last_recalled_at) == (1, now)
+    assert len(recalls.list_log(AGENT, 10, None)[0]) == 1
+
+
+def test_a_counter_update_botocore_sends_again_counts_once(
+    recalls: RecallRepository, table: DynamoDBTable, ids: IdFactory, clock: FixedClock
+) -> None:
+    """botocore sends a request again when its answer is lost (a reset connection, a
+    500): the page's ``lastRecallId`` guard turns the second apply into a no-op."""
+    memories = DynamoDBMemoryRepository(table)
+    fact = new_fact(ids, clock, AGENT, "Deploys need the VPN")
+    memories.create(fact, audit_of(ids, clock, "create", None, fact))
+    attempts: list[str] = []
+    events = table.client.meta.events
+
+    def sent(**_: Any) -> None:
+        attempts.append("sent")
+
+    def resend_the_first(attempts: int, **_: Any) -> float | None:
+        return 0.0 if attempts == 1 else None  # as after a lost answer: send it again
+
+    events.register("request-created.dynamodb.UpdateItem", sent)
+    events.register_first("needs-retry.dynamodb.UpdateItem", resend_the_first)
+    now = clock.now()
+    try:
+        recalls.commit_recall([fact.id], entry(ids, now, [fact.id], None), now)
+    finally:
+        events.unregister("needs-retry.dynamodb.UpdateItem", resend_the_first)
+        events.unregister("request-created.dynamodb.UpdateItem", sent)
+    assert len(attempts) == 2  # both attempts reached the table
+    found = memories.get(fact.id)
+    assert found is not None and found.recall_count == 1
+    later = now + timedelta(minutes=1)
+    recalls.commit_recall([fact.id], entry(ids, later, [fact.id], None), later)
+    found = memories.get(fact.id)
+    assert found is not None and (found.recall_count, found.last_recalled_at) == (2, later)
+
+
+def test_a_counter_update_that_fails_after_the_log_leaves_the_recall_logged(
+    recalls: RecallRepository,
+    table: DynamoDBTable,
+    ids: IdFactory,
+    clock: FixedClock,
+    faults: Faults,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The log entry is the record: a throttled page is under-counted and logged, the
+    other pages are counted, and nothing is sent twice."""
+    memories = DynamoDBMemoryRepository(table)
+    facts = [new_fact(ids, clock, AGENT, f"fact {number}") for number in range(6)]
+    for fact in facts:
+        memories.create(fact, audit_of(ids, clock, "create", None, fact))
+    picked = [fact.id for fact in facts]
+    logged = entry(ids, clock.now(), picked, None)
+    faults.fail("ThrottlingException", operation="UpdateItem")
+    recalls.commit_recall(picked, logged, clock.now())
+    assert [e.id for e in recalls.list_log(AGENT, 10, None)[0]] == [logged.id]
+    pages = sorted({recall_counter_page(memory_id) for memory_id in picked})
+    assert len(pages) > 1
+    assert faults.calls.count("UpdateItem") == len(pages)  # the refused page is not sent again
+    counted = {m.id: m.recall_count for m in memories.with_recall_counts(facts)}
+    refused = pages[0]  # pages are counted in order
+    assert counted == {
+        memory_id: 0 if recall_counter_page(memory_id) == refused else 1 for memory_id in picked
+    }
+    assert "under-counted by one recall" in caplog.text
 
 
 def test_the_log_pages_newest_first(
