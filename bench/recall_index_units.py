@@ -7,7 +7,7 @@ still takes for an agent whose index is not built, so it is measured, not modell
 
 Facts are seeded with BatchWriteItem through a second client the meter does not watch,
 as the service stores them (``infra.local_dynamodb.memory_items``: the memory item and
-its index entry). Texts are distinct (``capacity_units.fact_text``); the first 2,000
+its index packed in segments). Texts are distinct (``capacity_units.fact_text``); the first 2,000
 are embedded by the process's MiniLM and their embeddings reused in turn for the rest
 (sizes and scoring work as for real ones; only the 2,000 are semantically right). Each
 figure is the mean of ``--calls`` recalls of different questions (the time: the
@@ -73,35 +73,34 @@ class Figures:
 
 
 def seed(client: Any, table: str, agent: Principal, count: int) -> tuple[float, float]:
-    """Seed ``count`` live facts; the mean memory item and index entry sizes (bytes)."""
+    """Seed ``count`` live facts; the mean bytes a fact takes in its memory item and in
+    the index's segments (marker included)."""
     ids = IdFactory(SystemClock())
     now = datetime.now(UTC)
     embedder = wiring.default_embedder()
     first = [fact_text(number) for number in range(min(count, EMBEDDED))]
     vectors = [v for start in range(0, len(first), 64) for v in embedder.embed(first[start:][:64])]
-    memory_sizes, entry_sizes = [], []
-    batch: list[dict[str, Any]] = []
-    for number in range(count):
-        fact = Memory(
-            embedding=vectors[number % len(vectors)],
-            id=ids.new("mem"),
-            workspace_id=agent.workspace_id,
-            agent_id=agent.id,
-            kind=MemoryKind.FACT,
-            text=fact_text(number),
-            expires_at=now + timedelta(days=90),
-            created_at=now,
-            updated_at=now,
-        )
-        stored = memory_items(fact)
-        memory_sizes.append(item_size(stored[0]))
-        entry_sizes.append(item_size(stored[1]))
-        batch.extend(stored)
-        if len(batch) >= 5000:
-            put_items(client, table, batch)
-            batch = []
-    put_items(client, table, batch)
-    return statistics.mean(memory_sizes), statistics.mean(entry_sizes)
+    memory_bytes = index_bytes = 0
+    for start in range(0, count, 5000):
+        facts = [
+            Memory(
+                embedding=vectors[number % len(vectors)],
+                id=ids.new("mem"),
+                workspace_id=agent.workspace_id,
+                agent_id=agent.id,
+                kind=MemoryKind.FACT,
+                text=fact_text(number),
+                expires_at=now + timedelta(days=90),
+                created_at=now,
+                updated_at=now,
+            )
+            for number in range(start, min(start + 5000, count))
+        ]
+        stored = memory_items(facts)
+        memory_bytes += sum(item_size(item) for item in stored[: len(facts)])
+        index_bytes += sum(item_size(item) for item in stored[len(facts) :])
+        put_items(client, table, stored)
+    return memory_bytes / count, index_bytes / count
 
 
 def measure(
@@ -138,8 +137,8 @@ def run_size(size: int, calls: int, before: bool, aws: tuple[Any, Any]) -> None:
     started = time.perf_counter()
     memory_size, entry_size = seed(seeder, table, agent, size)
     print(
-        f"\n{size:,} live facts (mean memory item {memory_size:.0f} B, index entry "
-        f"{entry_size:.0f} B; seeded in {time.perf_counter() - started:.0f} s); per recall:",
+        f"\n{size:,} live facts (mean memory item {memory_size:.0f} B, index "
+        f"{entry_size:.0f} B a fact; seeded in {time.perf_counter() - started:.0f} s); per recall:",
         flush=True,
     )
     meter = CapacityMeter(client, reader=seeder)

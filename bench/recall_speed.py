@@ -65,8 +65,8 @@ def load(client: Any, table: str, agent: Principal, count: int, embedder: Any) -
             created_at=now,
             updated_at=now,
         )
-        items.extend(memory_items(fact))
-    put_items(client, table, items)
+        items.append(fact)
+    put_items(client, table, memory_items(items))
 
 
 def embedded(corpus: list[str], embedder: Any) -> list[bytes]:

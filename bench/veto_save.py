@@ -118,8 +118,8 @@ def load(client: Any, agent: Principal, facts: int, vetoed: int, embedder: HashE
             created_at=created,
             updated_at=created,
         )
-        items.extend(memory_items(memory))
-    put_items(client, TABLE, items)
+        items.append(memory)
+    put_items(client, TABLE, memory_items(items))
 
 
 def naive_check(

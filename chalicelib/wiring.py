@@ -274,7 +274,7 @@ def build_services(
         ids,
         settings.recall_time_budget_ms,
         detector,
-        DynamoDBRecallIndex(table),
+        DynamoDBRecallIndex(table, ids),
     )
     index = DynamoDBMemoryIndexRepository(table)
     auth = AuthService(directory, clock)

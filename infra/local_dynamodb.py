@@ -16,7 +16,8 @@ import logging
 import os
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +25,11 @@ from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_ba
 from werkzeug.serving import BaseWSGIServer, make_server
 from werkzeug.test import Client
 
+from chalicelib.ids import IdFactory, SystemClock
 from chalicelib.models.memory import Memory
 from chalicelib.storage.dynamodb import to_attributes
-from chalicelib.storage.items import memory_to_item, recall_entry_to_item
-from chalicelib.storage.recall_index import is_indexed
+from chalicelib.storage.items import memory_to_item, recall_entries_from_blob, recall_entry_blob
+from chalicelib.storage.recall_index import is_indexed, marker_item, segment_items
 from infra import moto_transactions
 
 WRITE_ACTIONS = frozenset(
@@ -233,13 +235,21 @@ BATCH_WRITE_ITEMS = 25
 """DynamoDB's most puts in one ``BatchWriteItem``."""
 
 
-def memory_items(memory: Memory) -> list[dict[str, Any]]:
-    """What the service stores for ``memory``, in attribute-value form, for a ``bench/``
-    script to seed: its item (``memory_to_item``) and, for an active fact, its recall
-    index entry (docs/issues.md#issue-23-item-1), as the fact's own write keeps them together."""
-    stored = [memory_to_item(memory)]
-    if is_indexed(memory):
-        stored.append(recall_entry_to_item(memory))
+def memory_items(memories: Sequence[Memory]) -> list[dict[str, Any]]:
+    """What the service stores for ``memories``, in attribute-value form, for a ``bench/``
+    script to seed: each memory's item (``memory_to_item``) and the active facts' recall
+    index (docs/issues.md#issue-23-item-1) packed in segments as a compaction leaves it, with
+    each agent's marker that its index is complete."""
+    stored = [memory_to_item(memory) for memory in memories]
+    ids = IdFactory(SystemClock())
+    by_agent: dict[str, list[Memory]] = {}
+    for memory in memories:
+        if is_indexed(memory):
+            by_agent.setdefault(memory.agent_id, []).append(memory)
+    for agent_id, facts in by_agent.items():
+        packed = [recall_entries_from_blob(recall_entry_blob(fact))[0] for fact in facts]
+        stored.extend(segment_items(agent_id, packed, ids.new))
+        stored.append(marker_item(agent_id, datetime.now(UTC)))
     return [to_attributes(item) for item in stored]
 
 

@@ -287,19 +287,15 @@ def audit_of(
 def forget_embedding(dynamodb: Any, memory_id: str) -> None:
     """Make a fact look saved before embeddings existed: no ``embedding`` on its item and
     none in its recall index entry (both as the fact's own writes keep them)."""
-    from chalicelib.ids import from_rfc3339
-    from chalicelib.storage.keys import memory_key, recall_index_key
+    from chalicelib.storage.dynamodb import from_attributes, to_attributes
+    from chalicelib.storage.items import memory_from_item, recall_loose_item
+    from chalicelib.storage.keys import memory_key
 
-    key = {k: {"S": v} for k, v in memory_key(memory_id).items()}
-    item = dynamodb.get_item(TableName=TABLE, Key=key, ConsistentRead=True)["Item"]
+    key = to_attributes(memory_key(memory_id))
     dynamodb.update_item(TableName=TABLE, Key=key, UpdateExpression="REMOVE embedding")
-    entry = recall_index_key(item["agentId"]["S"], memory_id, from_rfc3339(item["expiresAt"]["S"]))
-    dynamodb.update_item(
-        TableName=TABLE,
-        Key={k: {"S": v} for k, v in entry.items()},
-        UpdateExpression="REMOVE v, n",
-        ConditionExpression="attribute_exists(pk)",
-    )
+    item = dynamodb.get_item(TableName=TABLE, Key=key, ConsistentRead=True)["Item"]
+    memory = memory_from_item(from_attributes(item))
+    dynamodb.put_item(TableName=TABLE, Item=to_attributes(recall_loose_item(memory)))
 
 
 def embedded_client(endpoint: str) -> Any:

@@ -73,6 +73,8 @@ class RecallEntry:
             when the memory has no embedding.
         embedding_size: the stored embedding's full length in bytes (0 without one), so
             the scorer can check the format as ``is_ours`` does.
+        version: the memory's version the entry was made from (of two copies of one
+            fact, the later version holds; a tombstone of a later one removes it).
     """
 
     memory_id: str
@@ -81,3 +83,4 @@ class RecallEntry:
     expires_at: datetime
     sentence: bytes | None
     embedding_size: int
+    version: int

@@ -9,6 +9,7 @@ strings with a fixed width, so string order is time order.
 from __future__ import annotations
 
 import json
+import struct
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -28,7 +29,9 @@ from chalicelib.storage.keys import (
     memory_index_values,
     memory_key,
     person_key,
-    recall_index_key,
+    recall_index_loose_key,
+    recall_index_segment_key,
+    recall_index_tombstone_key,
     token_key,
     workspace_key,
 )
@@ -361,37 +364,99 @@ RECALL_INDEX_VECTOR_BYTES = 386
 int8 sentence values and the word-piece count (``embedding_format.SENTENCE_BYTES`` + 1;
 a test keeps the two in step)."""
 
-
-def recall_entry_to_item(memory: Memory) -> dict[str, Any]:
-    """The recall index entry of an active fact (docs/issues.md#issue-23-item-1): ``t`` text,
-    ``c`` created at (epoch µs), ``v`` the embedding's first ``RECALL_INDEX_VECTOR_BYTES``
-    and ``n`` its length (both absent without one), and the table's TTL attribute at
-    the fact's expiry, so DynamoDB deletes the entry once the fact has expired."""
-    expires = epoch_microseconds(memory.expires_at)
-    item: dict[str, Any] = {
-        **recall_index_key(memory.agent_id, memory.id, memory.expires_at),
-        "t": memory.text,
-        "c": epoch_microseconds(memory.created_at),
-        KV_TTL_ATTRIBUTE: -(-expires // 1_000_000),
-    }
-    if memory.embedding is not None:
-        item["v"] = memory.embedding[:RECALL_INDEX_VECTOR_BYTES]
-        item["n"] = len(memory.embedding)
-    return item
+_ENTRY_HEADER = struct.Struct(">BIqqHH")
+"""An entry's fixed part: id length, memory version, created and expires (epoch µs),
+the stored embedding's full size, the kept prefix's length; then the id, the prefix,
+and the text (``>H`` length, UTF-8)."""
+_TEXT_LENGTH = struct.Struct(">H")
 
 
-def recall_entry_from_item(item: dict[str, Any]) -> RecallEntry:
-    """Rebuild a recall index entry from its stored item."""
-    expiry, memory_id = str(item["sk"]).split("#", 1)
-    vector = item.get("v")
-    return RecallEntry(
-        memory_id=memory_id,
-        text=str(item["t"]),
-        created_at=_from_microseconds(int(item["c"])),
-        expires_at=_from_microseconds(int(expiry)),
-        sentence=binary_or_none(vector),
-        embedding_size=int(item.get("n", 0)),
+def recall_entry_blob(memory: Memory) -> bytes:
+    """One fact's recall index entry, packed (docs/issues.md#issue-23-item-1): what the scorer
+    reads of every candidate (the text, the creation time, the embedding's first
+    ``RECALL_INDEX_VECTOR_BYTES`` and its full size) and what resolving copies needs
+    (the id, the memory's version, the expiry)."""
+    embedding = memory.embedding or b""
+    prefix = embedding[:RECALL_INDEX_VECTOR_BYTES]
+    identifier = memory.id.encode("ascii")
+    text = memory.text.encode("utf-8")
+    return b"".join(
+        (
+            _ENTRY_HEADER.pack(
+                len(identifier),
+                memory.version,
+                epoch_microseconds(memory.created_at),
+                epoch_microseconds(memory.expires_at),
+                len(embedding),
+                len(prefix),
+            ),
+            identifier,
+            prefix,
+            _TEXT_LENGTH.pack(len(text)),
+            text,
+        )
     )
+
+
+def recall_entries_from_blob(blob: bytes) -> list[tuple[RecallEntry, bytes]]:
+    """Every entry packed in ``blob`` (one loose entry's, or a segment's), in order, each
+    with its own packed bytes (so a compaction moves it without packing it again)."""
+    entries = []
+    offset = 0
+    while offset < len(blob):
+        start = offset
+        id_size, version, created, expires, size, kept = _ENTRY_HEADER.unpack_from(blob, offset)
+        offset += _ENTRY_HEADER.size
+        memory_id = blob[offset : offset + id_size].decode("ascii")
+        offset += id_size
+        prefix = blob[offset : offset + kept]
+        offset += kept
+        (text_size,) = _TEXT_LENGTH.unpack_from(blob, offset)
+        offset += _TEXT_LENGTH.size
+        text = blob[offset : offset + text_size].decode("utf-8")
+        offset += text_size
+        entry = RecallEntry(
+            memory_id=memory_id,
+            text=text,
+            created_at=_from_microseconds(created),
+            expires_at=_from_microseconds(expires),
+            sentence=prefix or None,
+            embedding_size=size,
+            version=version,
+        )
+        entries.append((entry, blob[start:offset]))
+    return entries
+
+
+def recall_loose_item(memory: Memory) -> dict[str, Any]:
+    """A fact's loose index entry: ``b`` the packed entry, ``ver`` the memory's version
+    (a compaction deletes it only if unchanged), and the table's TTL attribute at the
+    fact's expiry (an expired fact's loose entry goes without a compaction)."""
+    return {
+        **recall_index_loose_key(memory.agent_id, memory.id),
+        "b": recall_entry_blob(memory),
+        "ver": memory.version,
+        KV_TTL_ATTRIBUTE: -(-epoch_microseconds(memory.expires_at) // 1_000_000),
+    }
+
+
+def recall_tombstone_item(agent_id: str, memory_id: str, version: int) -> dict[str, Any]:
+    """The tombstone of a fact that left the index at ``version`` (no TTL: it lives until
+    a compaction drops the fact's copies from the segments)."""
+    return {**recall_index_tombstone_key(agent_id, memory_id), "ver": version}
+
+
+def recall_segment_item(
+    agent_id: str, segment_id: str, entries: list[RecallEntry], blobs: list[bytes]
+) -> dict[str, Any]:
+    """A segment: ``blobs`` (the packed ``entries``, same order) joined in ``b``, ``n``
+    entries; keyed by the latest expiry among them."""
+    last = max(entry.expires_at for entry in entries)
+    return {
+        **recall_index_segment_key(agent_id, last, segment_id),
+        "b": b"".join(blobs),
+        "n": len(entries),
+    }
 
 
 def _from_microseconds(value: int) -> datetime:

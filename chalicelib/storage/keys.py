@@ -34,8 +34,10 @@
 | an undone review action | ``REVIEW#<rvw_id>`` | ``UNDO#<action id>`` |
 | a review action waiting for a person | ``PENDING#<wsp_id>`` | ``<agt_id>#<rvw_id>#<action id>`` |
 | vetoed-text index | ``VETO#<agt_id>`` | ``TEXT#<sha>`` / ``SAME#<sha>`` / ``INDEXED`` |
-| recall index entry of a live fact | ``RECALLINDEX#<agt_id>`` | ``<expiry µs>#<mem_id>`` |
-| the agent's recall index is complete (marker) | ``RECALLINDEX#<agt_id>`` | ``~BUILT`` |
+| recall index: a loose entry | ``RECALLINDEX#<agt_id>`` | ``L#<mem_id>`` |
+| recall index: a segment of packed entries | ``RECALLINDEX#<agt_id>`` | ``S#<expiry µs>#<id>`` |
+| recall index: a tombstone | ``RECALLINDEX#<agt_id>`` | ``X#<mem_id>`` |
+| recall index: complete (marker) | ``RECALLINDEX#<agt_id>`` | ``~BUILT`` |
 
 A key-value scope is ``account#<wsp_id>``, ``byok#<sha256 hex>`` or
 ``anon#<sha256 hex>`` (docs/reference.md#10-key-value). Anonymous entries carry ``expiresAtEpoch``,
@@ -376,29 +378,48 @@ def epoch_microseconds(moment: datetime) -> int:
 
 
 def recall_index_partition(agent_id: str) -> str:
-    """Partition of an agent's recall index (docs/issues.md#issue-23-item-1: one entry per
-    live fact, ``recall_index.py``)."""
+    """Partition of an agent's recall index (docs/issues.md#issue-23-item-1,
+    ``recall_index.py``): loose entries, segments, tombstones and the marker."""
     return f"{RECALL_INDEX_PREFIX}{agent_id}"
 
 
-def recall_index_sort_floor(moment: datetime) -> str:
-    """The smallest sort key of an entry whose fact expires after ``moment``: a key
-    condition ``sk >= floor`` leaves every expired fact unread."""
-    return f"{epoch_microseconds(moment) + 1:016d}"
+LOOSE_PREFIX = "L#"
+SEGMENT_PREFIX = "S#"
+TOMBSTONE_PREFIX = "X#"
 
 
-def recall_index_key(agent_id: str, memory_id: str, expires_at: datetime) -> dict[str, str]:
-    """Primary key of a live fact's recall index entry: its expiry first (16-digit
-    epoch microseconds), then its id."""
+def recall_index_loose_key(agent_id: str, memory_id: str) -> dict[str, str]:
+    """Primary key of a fact's loose entry: written by the fact's own transaction, until
+    a compaction packs it into a segment."""
+    return {"pk": recall_index_partition(agent_id), "sk": f"{LOOSE_PREFIX}{memory_id}"}
+
+
+def recall_index_tombstone_key(agent_id: str, memory_id: str) -> dict[str, str]:
+    """Primary key of the tombstone of a fact that left the index (archived, vetoed,
+    superseded) while a segment may still hold a copy of its entry."""
+    return {"pk": recall_index_partition(agent_id), "sk": f"{TOMBSTONE_PREFIX}{memory_id}"}
+
+
+def recall_index_segment_key(
+    agent_id: str, last_expiry: datetime, segment_id: str
+) -> dict[str, str]:
+    """Primary key of a segment (many packed entries): the latest expiry among them
+    first (16-digit epoch microseconds), so a key condition skips wholly expired ones."""
     return {
         "pk": recall_index_partition(agent_id),
-        "sk": f"{epoch_microseconds(expires_at):016d}#{memory_id}",
+        "sk": f"{SEGMENT_PREFIX}{epoch_microseconds(last_expiry):016d}#{segment_id}",
     }
+
+
+def recall_index_segment_floor(moment: datetime) -> str:
+    """The smallest segment sort key with an entry that expires after ``moment``; a key
+    condition ``sk >= floor`` reads those segments, the tombstones and the marker."""
+    return f"{SEGMENT_PREFIX}{epoch_microseconds(moment) + 1:016d}"
 
 
 RECALL_INDEX_BUILT_SK = "~BUILT"
 """Sort key of the marker that an agent's recall index holds every live fact; ``~``
-sorts after every entry's digits, so the Query that reads the entries reads it too."""
+sorts after segments and tombstones, so the Query that reads them reads it too."""
 
 
 def recall_index_marker_key(agent_id: str) -> dict[str, str]:

@@ -1,40 +1,85 @@
-"""The recall index (docs/reference.md#8-recall, docs/issues.md#issue-23-item-1): one small item per
-live fact under the agent's partition (``keys.recall_index_key``), holding only what
-recall's scorer reads for every candidate: the text, the creation time and the stored
-sentence vector (``items.recall_entry_to_item``). A recall reads a few hundred bytes a
-fact instead of the whole memory item, then fetches only the memories it needs.
+"""The recall index (docs/reference.md#8-recall, docs/issues.md#issue-23-item-1): what recall's
+scorer reads of every live fact (the text, the creation time, the stored sentence
+vector: ``items.recall_entry_blob``, ~600 bytes), packed many facts to an item, so a
+recall reads a few dozen items instead of every fact item, then fetches only the
+memories it needs.
 
-Kept exactly in step: every write of a memory item that can change whether the fact is
-live, its text, expiry or embedding carries ``index_writes(before, after)`` in the same
-transaction (``memories.py``, ``reviews.py``, ``review_actions.py``), so an entry exists
-exactly when its memory is an active fact. The sort key starts with the expiry, so a
-recall's key condition skips expired facts without reading them, and DynamoDB's TTL
-deletes their entries later; the memory item stays active, as lists and the review see
-it (docs/reference.md#4-states).
+An agent's index is one partition (``keys.recall_index_partition``) of four kinds of
+item:
+
+- a **loose entry** (``L#<mem_id>``) per fact changed since the last compaction,
+  written by the fact's own transaction (``index_writes``);
+- **segments** (``S#<latest expiry>#<id>``): many entries packed in one binary
+  attribute, written only by a compaction or the backfill, never changed (replaced);
+- a **tombstone** (``X#<mem_id>``) per fact that left the index (archived, vetoed,
+  superseded) whose copy a segment may still hold, written by that fact's transaction;
+- the **marker** (``~BUILT``): the index holds every live fact (new agents get it at
+  creation, earlier agents from the backfill); without it recall reads the facts.
+
+Resolution (``resolve``): of the copies of one fact, the one made from the highest
+memory version holds (a loose entry over a segment's copy of the same version); a
+tombstone of a version at least that high removes the fact; so does its expiry. Every
+write a fact's state change makes to the index is in that change's transaction, so a
+read sees each fact exactly as its memory item is (at the read's consistency).
+
+A read that finds more than ``LOOSE_LIMIT`` loose entries packs them into a new
+segment, and one that finds a segment at least half dead (removed, superseded or
+expired copies) rewrites it without them and drops the tombstones no other segment
+needs (``_compaction``): one transaction whose every delete is conditioned on the item
+being as read, so a concurrent change aborts it and the next read tries again.
+Segments are keyed by the latest expiry they hold and carry it as their TTL, so a
+recall's key condition never reads a segment whose facts have all expired, and
+DynamoDB deletes it; a loose entry's TTL is its fact's expiry.
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from chalicelib.errors import Conflict
 from chalicelib.ids import to_rfc3339
 from chalicelib.models.memory import Memory, MemoryKind, MemoryStatus
 from chalicelib.models.recall import RecallEntry
 from chalicelib.storage import items as convert
-from chalicelib.storage.dynamodb import DynamoDBTable, TransactionCancelled, to_attributes
+from chalicelib.storage.dynamodb import DynamoDBTable, TransactionCancelled, put_new, to_attributes
 from chalicelib.storage.keys import (
+    KV_TTL_ATTRIBUTE,
+    LOOSE_PREFIX,
     RECALL_INDEX_BUILT_SK,
+    SEGMENT_PREFIX,
+    TOMBSTONE_PREFIX,
+    epoch_microseconds,
     memory_key,
-    recall_index_key,
+    recall_index_loose_key,
     recall_index_marker_key,
     recall_index_partition,
-    recall_index_sort_floor,
+    recall_index_segment_floor,
+    recall_index_tombstone_key,
 )
+
+logger = logging.getLogger(__name__)
+
+LOOSE_LIMIT = 40
+"""A read that finds more loose entries than this packs them into a segment."""
+SEGMENT_BYTES = 32_000
+"""A new segment holds entries up to about this many bytes (~50 facts): what rewriting
+one costs in write units, against how many items a recall reads."""
+DEAD_SHARE = 0.5
+"""A segment with at least this share of dead copies is rewritten without them."""
+_TRANSACTION_ITEMS = 100
+_COMPACTIONS_PER_READ = 4
+"""At most this many compactions follow one read (after a burst of saves, a few reads
+pack the backlog; each recall stays bounded)."""
+_FACTS_PER_BACKFILL_SEGMENT = 49
+"""A ConditionCheck a fact and the segment's Put: at most 100 actions a transaction."""
 
 
 def marker_item(agent_id: str, now: datetime) -> dict[str, Any]:
-    """The marker item that the agent's index is complete (``keys.recall_index_marker_key``)."""
+    """The marker that the agent's index is complete (``keys.recall_index_marker_key``)."""
     return {
         **recall_index_marker_key(agent_id),
         "entity": "recall_index",
@@ -48,27 +93,82 @@ def is_indexed(memory: Memory) -> bool:
 
 
 def index_writes(before: Memory | None, after: Memory) -> list[dict[str, Any]]:
-    """The transaction actions that bring the index in step with a memory going from
-    ``before`` (``None``: a new memory) to ``after``.
+    """The transaction actions that keep the index in step with a memory going from
+    ``before`` (``None``: a new memory) to ``after``, for that change's transaction.
 
     Returns:
-        A Put of ``after``'s entry when it is an active fact, and a Delete of
-        ``before``'s entry when it had one and ``after`` has none or one under another
-        key (its expiry changed). Unconditional: the memory's own write in the same
-        transaction carries the condition, so both happen or neither does.
+        For an active fact: a Put of its loose entry (and, when it was not live before,
+        a Delete of its tombstone). For a fact that leaves the index: a Delete of its
+        loose entry and a Put of its tombstone at ``after``'s version. Nothing for day
+        rows and archived memories that stay so. Unconditional: the memory's own write
+        in the transaction carries the condition, so all happen or none does.
     """
     operations: list[dict[str, Any]] = []
-    old = (
-        recall_index_key(before.agent_id, before.id, before.expires_at)
-        if before is not None and is_indexed(before)
-        else None
-    )
-    new = convert.recall_entry_to_item(after) if is_indexed(after) else None
-    if old is not None and (new is None or new["sk"] != old["sk"]):
-        operations.append({"Delete": {"Key": to_attributes(old)}})
-    if new is not None:
-        operations.append({"Put": {"Item": to_attributes(new)}})
+    was = before is not None and is_indexed(before)
+    if is_indexed(after):
+        operations.append({"Put": {"Item": to_attributes(convert.recall_loose_item(after))}})
+        if before is not None and not was:
+            key = recall_index_tombstone_key(after.agent_id, after.id)
+            operations.append({"Delete": {"Key": to_attributes(key)}})
+    elif was:
+        key = recall_index_loose_key(after.agent_id, after.id)
+        tombstone = convert.recall_tombstone_item(after.agent_id, after.id, after.version)
+        operations.append({"Delete": {"Key": to_attributes(key)}})
+        operations.append({"Put": {"Item": to_attributes(tombstone)}})
     return operations
+
+
+@dataclass
+class _Segment:
+    """A segment as read: its key, entries and each entry's packed bytes."""
+
+    sk: str
+    entries: list[RecallEntry]
+    blobs: list[bytes]
+
+
+@dataclass
+class _Loose:
+    """A loose entry as read."""
+
+    entry: RecallEntry
+    blob: bytes
+
+
+@dataclass
+class IndexState:
+    """Everything one read of an agent's index found (``resolve`` makes the facts)."""
+
+    segments: list[_Segment] = field(default_factory=list)
+    loose: dict[str, _Loose] = field(default_factory=dict)
+    tombstones: dict[str, int] = field(default_factory=dict)
+    built: bool = False
+
+
+def resolve(state: IndexState, now: datetime) -> dict[str, RecallEntry]:
+    """The live, unexpired facts of ``state`` by id: per fact the copy of the highest
+    version (a loose entry over a segment's copy of the same one), unless a tombstone
+    of that version or later removes it (see the module doc)."""
+    best: dict[str, tuple[int, int, RecallEntry]] = {}
+    for segment in state.segments:
+        for entry in segment.entries:
+            _keep_better(best, (entry.version, 0, entry))
+    for loose in state.loose.values():
+        _keep_better(best, (loose.entry.version, 1, loose.entry))
+    return {
+        memory_id: entry
+        for memory_id, (version, _, entry) in best.items()
+        if state.tombstones.get(memory_id, -1) < version and entry.expires_at > now
+    }
+
+
+def _keep_better(
+    best: dict[str, tuple[int, int, RecallEntry]], copy: tuple[int, int, RecallEntry]
+) -> None:
+    memory_id = copy[2].memory_id
+    held = best.get(memory_id)
+    if held is None or copy[:2] > held[:2]:
+        best[memory_id] = copy
 
 
 class DynamoDBRecallIndex:
@@ -76,39 +176,114 @@ class DynamoDBRecallIndex:
 
     Args:
         table: the wrapped table.
+        ids: makes segment ids (``seg_…``, time-ordered).
     """
 
-    def __init__(self, table: DynamoDBTable) -> None:
+    def __init__(self, table: DynamoDBTable, ids: Any) -> None:
         self._table = table
+        self._ids = ids
 
     def entries(self, agent_id: str, now: datetime) -> list[RecallEntry] | None:
         """The agent's live facts that have not expired at ``now``, newest first, or
         ``None`` when the agent's index is not complete (no marker: an agent from before
         the index that the backfill has not reached; recall then reads the facts).
 
-        One Query of the agent's index partition (every 1 MB page followed; eventually
-        consistent, as the memory index it replaces was) with the key condition
-        ``sk >= recall_index_sort_floor(now)``: the entry of a fact that expired at or
-        before ``now`` is never read (docs/issues.md#issue-23-item-3); the marker sorts
-        last and comes with the same Query.
+        Two Queries of the agent's partition, eventually consistent as the memory index
+        it replaces was: the loose entries, then (``sk >= recall_index_segment_floor``)
+        the segments with a fact that has not expired, the tombstones and the marker;
+        a segment whose facts have all expired is never read
+        (docs/issues.md#issue-23-item-3). Compactions may follow, at most
+        ``_COMPACTIONS_PER_READ`` (see the module doc); the facts returned are those of
+        this read, which compaction does not change.
         """
-        items = self._table.query(
-            KeyConditionExpression="pk = :pk AND sk >= :low",
+        state = self.read(agent_id, now)
+        if not state.built:
+            return None
+        found = sorted(resolve(state, now).values(), key=lambda e: e.memory_id, reverse=True)
+        for _ in range(_COMPACTIONS_PER_READ):
+            if not self._compact(agent_id, state, now):
+                break
+            state = self.read(agent_id, now)
+        return found
+
+    def read(self, agent_id: str, now: datetime) -> IndexState:
+        """Every loose entry, tombstone and unexpired segment of the agent's index."""
+        partition = recall_index_partition(agent_id)
+        state = IndexState()
+        loose = self._table.query(
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :loose)",
+            ExpressionAttributeValues=to_attributes({":pk": partition, ":loose": LOOSE_PREFIX}),
+        )
+        for item in loose:
+            for entry, blob in convert.recall_entries_from_blob(
+                convert.binary_or_none(item["b"]) or b""
+            ):
+                state.loose[entry.memory_id] = _Loose(entry, blob)
+        rest = self._table.query(
+            KeyConditionExpression="pk = :pk AND sk >= :floor",
             ExpressionAttributeValues=to_attributes(
-                {":pk": recall_index_partition(agent_id), ":low": recall_index_sort_floor(now)}
+                {":pk": partition, ":floor": recall_index_segment_floor(now)}
             ),
         )
-        found: list[RecallEntry] = []
-        built = False
-        for item in items:
-            if item["sk"] == RECALL_INDEX_BUILT_SK:
-                built = True
-            else:
-                found.append(convert.recall_entry_from_item(item))
-        if not built:
-            return None
-        found.sort(key=lambda entry: entry.memory_id, reverse=True)
-        return found
+        for item in rest:
+            sk = str(item["sk"])
+            if sk == RECALL_INDEX_BUILT_SK:
+                state.built = True
+            elif sk.startswith(TOMBSTONE_PREFIX):
+                state.tombstones[sk[len(TOMBSTONE_PREFIX) :]] = int(item["ver"])
+            elif sk.startswith(SEGMENT_PREFIX):
+                packed = convert.recall_entries_from_blob(convert.binary_or_none(item["b"]) or b"")
+                state.segments.append(
+                    _Segment(sk, [entry for entry, _ in packed], [blob for _, blob in packed])
+                )
+        return state
+
+    def _compact(self, agent_id: str, state: IndexState, now: datetime) -> bool:
+        """Pack or rewrite what ``state`` calls for, in one transaction; a failure (a
+        concurrent change, another read compacting) is logged and left to a later read.
+
+        Returns:
+            Whether a compaction was written (the index changed: read it again for more).
+        """
+        operations = _compaction(agent_id, state, now, self._ids.new)
+        if not operations:
+            return False
+        try:
+            self._table.transact(operations)
+        except (TransactionCancelled, Conflict):
+            logger.info("recall index of %s changed while compacting; left for later", agent_id)
+            return False
+        return True
+
+    def put_entries(self, memories: list[Memory]) -> list[str]:
+        """Write the entries of those of ``memories`` that are active facts as segments,
+        each fact's only if its memory is still at the version read (one transaction of
+        a ConditionCheck per fact and the segment's Put, 49 facts a segment): the
+        backfill's write (docs/issues.md#issue-23-item-4). A fact archived or edited since it
+        was read never gets a stale entry; its own transaction wrote what holds.
+
+        Returns:
+            The ids of the groups not written because one of their memories changed
+            since read (the caller reads them again); other groups are written.
+        """
+        facts = [memory for memory in memories if is_indexed(memory)]
+        changed: list[str] = []
+        for start in range(0, len(facts), _FACTS_PER_BACKFILL_SEGMENT):
+            group = facts[start : start + _FACTS_PER_BACKFILL_SEGMENT]
+            blobs = [convert.recall_entry_blob(memory) for memory in group]
+            entries = [convert.recall_entries_from_blob(blob)[0][0] for blob in blobs]
+            segment = convert.recall_segment_item(
+                group[0].agent_id, self._ids.new("seg"), entries, blobs
+            )
+            operations = [_unchanged(memory) for memory in group]
+            operations.append(put_new(_with_ttl(segment, entries)))
+            try:
+                self._table.transact(operations)
+            except TransactionCancelled:
+                # One fact changed and the transaction wrote none of the group:
+                # the caller reads the whole group again.
+                changed.extend(memory.id for memory in group)
+        return changed
 
     def is_built(self, agent_id: str) -> bool:
         """Whether the agent's index is complete (its marker exists)."""
@@ -122,11 +297,11 @@ class DynamoDBRecallIndex:
         )
 
     def clear(self, agent_id: str) -> int:
-        """Delete the agent's marker, then every entry (a rebuild's first step: recall
-        reads the facts themselves until the marker is written again).
+        """Delete the agent's marker, then every other item of its index (a rebuild's
+        first step: recall reads the facts themselves until the marker is back).
 
         Returns:
-            How many entries were deleted.
+            How many items were deleted besides the marker.
         """
         self._table.client.delete_item(
             TableName=self._table.name, Key=to_attributes(recall_index_marker_key(agent_id))
@@ -151,38 +326,138 @@ class DynamoDBRecallIndex:
                 pending = response.get("UnprocessedItems") or {}
         return len(keys)
 
-    def put_entries(self, memories: list[Memory]) -> list[str]:
-        """Write the entries of those of ``memories`` that are active facts, each only if
-        its memory is still at the version read (a transaction of a ConditionCheck on
-        the memory and a Put of the entry, 50 facts to a transaction): the backfill's
-        write (docs/issues.md#issue-23-item-4). A fact archived or edited since it was
-        read never gets a stale entry; its own transaction wrote the right one.
 
-        Returns:
-            The ids of the groups that were not written because one of their memories
-            changed since read (the caller reads them again); other groups are written.
-        """
-        facts = [memory for memory in memories if is_indexed(memory)]
-        changed: list[str] = []
-        for start in range(0, len(facts), _FACTS_PER_TRANSACTION):
-            group = facts[start : start + _FACTS_PER_TRANSACTION]
-            operations: list[dict[str, Any]] = []
-            for memory in group:
-                operations.append(_unchanged(memory))
-                operations.append(
-                    {"Put": {"Item": to_attributes(convert.recall_entry_to_item(memory))}}
-                )
-            try:
-                self._table.transact(operations)
-            except TransactionCancelled:
-                # One fact changed and the transaction wrote none of the group:
-                # the caller reads the whole group again.
-                changed.extend(memory.id for memory in group)
-        return changed
+def _compaction(
+    agent_id: str, state: IndexState, now: datetime, new_id: Any
+) -> list[dict[str, Any]]:
+    """The transaction that packs ``state``'s loose entries (when more than
+    ``LOOSE_LIMIT``) or rewrites its most dead segment (when at least ``DEAD_SHARE``
+    dead), or ``[]``. Every Delete is conditioned on the item being as read."""
+    live = resolve(state, now)
+    if len(state.loose) > LOOSE_LIMIT:
+        return _pack_loose(agent_id, state, live, new_id)
+    for segment in state.segments:
+        dead = [entry for entry in segment.entries if live.get(entry.memory_id) is not entry]
+        if segment.entries and len(dead) >= DEAD_SHARE * len(segment.entries):
+            return _rewrite(agent_id, state, segment, live, new_id)
+    return []
 
 
-_FACTS_PER_TRANSACTION = 50
-"""Two actions a fact, and a TransactWriteItems holds at most 100."""
+def _pack_loose(
+    agent_id: str, state: IndexState, live: dict[str, RecallEntry], new_id: Any
+) -> list[dict[str, Any]]:
+    """New segments of the live loose entries; every loose entry read is deleted (at its
+    version). At most ``_TRANSACTION_ITEMS`` actions: the oldest loose entries first."""
+    taken = sorted(state.loose)[: _TRANSACTION_ITEMS - 10]
+    kept = [
+        (state.loose[i].entry, state.loose[i].blob)
+        for i in taken
+        if live.get(i) is state.loose[i].entry
+    ]
+    operations = _segments(agent_id, kept, new_id)
+    for memory_id in taken:
+        operations.append(
+            _delete_as_read(
+                recall_index_loose_key(agent_id, memory_id), state.loose[memory_id].entry.version
+            )
+        )
+    return operations
+
+
+def _rewrite(
+    agent_id: str,
+    state: IndexState,
+    segment: _Segment,
+    live: dict[str, RecallEntry],
+    new_id: Any,
+) -> list[dict[str, Any]]:
+    """``segment`` again without its dead copies, and the tombstones only it needed."""
+    kept = [
+        (entry, blob)
+        for entry, blob in zip(segment.entries, segment.blobs, strict=True)
+        if live.get(entry.memory_id) is entry
+    ]
+    operations = _segments(agent_id, kept, new_id)
+    operations.append(
+        {
+            "Delete": {
+                "Key": to_attributes({"pk": recall_index_partition(agent_id), "sk": segment.sk}),
+                "ConditionExpression": "attribute_exists(pk)",
+            }
+        }
+    )
+    elsewhere = {
+        entry.memory_id
+        for other in state.segments
+        if other is not segment
+        for entry in other.entries
+    }
+    mine = {entry.memory_id for entry in segment.entries}
+    for memory_id, version in sorted(state.tombstones.items()):
+        if (
+            memory_id in mine
+            and memory_id not in elsewhere
+            and len(operations) < _TRANSACTION_ITEMS
+        ):
+            operations.append(
+                _delete_as_read(recall_index_tombstone_key(agent_id, memory_id), version)
+            )
+    return operations
+
+
+def _segments(
+    agent_id: str, kept: Iterable[tuple[RecallEntry, bytes]], new_id: Any
+) -> list[dict[str, Any]]:
+    """Puts of new segments holding ``kept`` (``segment_items``)."""
+    return [put_new(item) for item in segment_items(agent_id, kept, new_id)]
+
+
+def segment_items(
+    agent_id: str, kept: Iterable[tuple[RecallEntry, bytes]], new_id: Any
+) -> list[dict[str, Any]]:
+    """New segment items (with their TTL) holding ``kept`` (entries with their packed
+    bytes), ordered by expiry, about ``SEGMENT_BYTES`` each and never two UTC expiry
+    dates in one (so the facts of a day's segment expire together and the key
+    condition skips it from then on); ``new_id("seg")`` names each. A compaction
+    writes them; so does a bench seeding a store."""
+    groups: list[list[tuple[RecallEntry, bytes]]] = [[]]
+    size = 0
+    for pair in sorted(kept, key=lambda pair: (pair[0].expires_at, pair[0].memory_id)):
+        day = pair[0].expires_at.date()
+        if groups[-1] and (
+            size + len(pair[1]) > SEGMENT_BYTES or groups[-1][0][0].expires_at.date() != day
+        ):
+            groups.append([])
+            size = 0
+        groups[-1].append(pair)
+        size += len(pair[1])
+    return [_segment_item(agent_id, group, new_id("seg")) for group in groups if group]
+
+
+def _segment_item(
+    agent_id: str, group: list[tuple[RecallEntry, bytes]], segment_id: str
+) -> dict[str, Any]:
+    entries = [entry for entry, _ in group]
+    segment = convert.recall_segment_item(agent_id, segment_id, entries, [b for _, b in group])
+    return _with_ttl(segment, entries)
+
+
+def _with_ttl(segment: dict[str, Any], entries: Sequence[RecallEntry]) -> dict[str, Any]:
+    """``segment`` with the table's TTL attribute at its latest expiry."""
+    last = max(epoch_microseconds(entry.expires_at) for entry in entries)
+    return {**segment, KV_TTL_ATTRIBUTE: -(-last // 1_000_000)}
+
+
+def _delete_as_read(key: dict[str, str], version: int) -> dict[str, Any]:
+    """A Delete of a loose entry or tombstone only if it still holds ``version``."""
+    return {
+        "Delete": {
+            "Key": to_attributes(key),
+            "ConditionExpression": "#version = :version",
+            "ExpressionAttributeNames": {"#version": "ver"},
+            "ExpressionAttributeValues": to_attributes({":version": version}),
+        }
+    }
 
 
 def _unchanged(memory: Memory) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from chalicelib import wiring
 from chalicelib.ids import FixedClock, to_rfc3339
 from chalicelib.limits import SCORE_CUTOFF
 from chalicelib.models.recall import RecallEntry
-from chalicelib.storage.keys import recall_index_partition, recall_index_sort_floor
+from chalicelib.storage.keys import recall_index_partition, recall_index_segment_floor
 from tests.helpers import START, TABLE, Api, World, save
 
 WORDS = [
@@ -64,26 +64,12 @@ WORDS = [
 ]
 
 
-def index_items(dynamodb: Any, agent_id: str) -> list[dict[str, Any]]:
-    """Every item of the agent's index partition (entries and marker), as stored."""
-    response = dynamodb.query(
-        TableName=TABLE,
-        KeyConditionExpression="pk = :pk",
-        ExpressionAttributeValues={":pk": {"S": recall_index_partition(agent_id)}},
-        ConsistentRead=True,
-    )
-    return list(response["Items"])
-
-
-def indexed_ids(dynamodb: Any, agent_id: str) -> dict[str, str]:
-    """Memory id -> indexed text, for the agent's entries (the marker left out)."""
-    found = {}
-    for item in index_items(dynamodb, agent_id):
-        sk = item["sk"]["S"]
-        if sk.startswith("~"):
-            continue
-        found[sk.split("#", 1)[1]] = item["t"]["S"]
-    return found
+def indexed(wired: wiring.Services, agent_id: str, now: Any = START) -> dict[str, str]:
+    """Memory id -> indexed text, of the agent's live facts as its recall index resolves
+    them (loose entries, segments and tombstones)."""
+    entries = wired.recall._index.entries(agent_id, now)
+    assert entries is not None, "the agent's index is complete"
+    return {entry.memory_id: entry.text for entry in entries}
 
 
 def live_fact_texts(api: Api, world: World) -> dict[str, str]:
@@ -93,7 +79,7 @@ def live_fact_texts(api: Api, world: World) -> dict[str, str]:
 
 
 def test_the_index_holds_exactly_the_active_facts_through_every_change(
-    api: Api, world: World, dynamodb: Any
+    api: Api, world: World, wired: wiring.Services
 ) -> None:
     kept = save(api, world, "The staging deploy needs the VPN")
     edited = save(api, world, "Lunch is at noon")
@@ -113,7 +99,7 @@ def test_the_index_holds_exactly_the_active_facts_through_every_change(
     assert api.call("POST", f"/memories/{vetoed['id']}/veto", world.person, {})[0] == 200
     live = live_fact_texts(api, world)
     assert set(live) == {kept["id"], edited["id"], new["id"]}
-    assert indexed_ids(dynamodb, world.agent.id) == live  # same ids, same texts
+    assert indexed(wired, world.agent.id) == live  # same ids, same texts
     # Unarchive brings its entry back; the later expiry edit moves it (one entry still).
     assert api.call("POST", f"/memories/{archived['id']}/unarchive", world.person, {})[0] == 200
     later = to_rfc3339(START + timedelta(days=400))
@@ -121,39 +107,41 @@ def test_the_index_holds_exactly_the_active_facts_through_every_change(
     assert status == 200, body
     live = live_fact_texts(api, world)
     assert archived["id"] in live
-    assert indexed_ids(dynamodb, world.agent.id) == live
-    marker = [item for item in index_items(dynamodb, world.agent.id) if item["sk"]["S"] == "~BUILT"]
-    assert len(marker) == 1
+    assert indexed(wired, world.agent.id) == live
 
 
 def test_expired_facts_are_not_read_and_stay_listed(
     api: Api, world: World, wired: wiring.Services, clock: FixedClock, dynamodb: Any
 ) -> None:
-    soon = save(
-        api, world, "The vpn rotation is due", expiresAt=to_rfc3339(START + timedelta(days=1))
-    )
+    tomorrow = to_rfc3339(START + timedelta(days=1))
+    short = [
+        save(api, world, f"The vpn rotation {n} is due", expiresAt=tomorrow) for n in range(41)
+    ]
     lasting = save(api, world, "The vpn gateway is vpn-2")
-    index = wired.recall._index
-    entries = index.entries(world.agent.id, START)
-    assert entries is not None and {e.memory_id for e in entries} == {soon["id"], lasting["id"]}
+    # More than 40 loose entries: this read packs them, one segment per expiry date.
+    entries = indexed(wired, world.agent.id, START)
+    assert set(entries) == {m["id"] for m in short} | {lasting["id"]}
+
+    def segments_read(now: Any) -> int:
+        response = dynamodb.query(
+            TableName=TABLE,
+            KeyConditionExpression="pk = :pk AND sk >= :floor",
+            ExpressionAttributeValues={
+                ":pk": {"S": recall_index_partition(world.agent.id)},
+                ":floor": {"S": recall_index_segment_floor(now)},
+            },
+        )
+        return sum(1 for item in response["Items"] if item["sk"]["S"].startswith("S#"))
+
+    assert segments_read(START) == 2
     clock.set(START + timedelta(days=1))  # expiresAt <= now: expired
-    entries = index.entries(world.agent.id, clock.now())
-    assert entries is not None and [e.memory_id for e in entries] == [lasting["id"]]
-    # The Query's key condition skips it: DynamoDB returns one entry and the marker.
-    response = dynamodb.query(
-        TableName=TABLE,
-        KeyConditionExpression="pk = :pk AND sk >= :low",
-        ExpressionAttributeValues={
-            ":pk": {"S": recall_index_partition(world.agent.id)},
-            ":low": {"S": recall_index_sort_floor(clock.now())},
-        },
-    )
-    assert response["Count"] == 2
-    # The fact itself is still active: lists and the review see it.
-    listed = api.call("GET", f"/memories/{soon['id']}", world.agent)[1]
+    assert indexed(wired, world.agent.id, clock.now()) == {lasting["id"]: lasting["text"]}
+    assert segments_read(clock.now()) == 1  # the expired facts' segment is not read
+    # The facts themselves are still active: lists and the review see them.
+    listed = api.call("GET", f"/memories/{short[0]['id']}", world.agent)[1]
     assert listed["status"] == "active"
-    result = api.call("POST", "/memories/recall", world.agent, {"query": "vpn rotation"})[1]
-    assert soon["id"] not in [item["memory"]["id"] for item in result["memories"]]
+    result = api.call("POST", "/memories/recall", world.agent, {"query": "vpn rotation due"})[1]
+    assert {item["memory"]["id"] for item in result["memories"]} <= {lasting["id"]}
 
 
 def _fact(rng: random.Random) -> str:
