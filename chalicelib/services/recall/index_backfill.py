@@ -124,8 +124,9 @@ class RecallIndexBackfill:
         (``get_many``) and written again one at a time, up to ``PUT_ATTEMPTS`` writes
         in all. A fact still refused when written alone, or no longer an active fact,
         is counted as changed, and nothing is lost: its own change, made after the
-        backfill read it, wrote (or removed) its entry in its transaction. Once every page is done the marker
-        is written (``mark_built``) and recall reads the index from then on.
+        backfill read it, wrote (or removed) its entry in its transaction. Once every
+        page is done the marker is written (``mark_built``), and recall reads the
+        index from then on.
 
         Resumable and idempotent: a marked agent is never read again, so an
         interrupted run leaves the agents it finished marked, and a rerun skips them
