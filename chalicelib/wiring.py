@@ -38,6 +38,7 @@ from chalicelib.services.overview.days import DayLogIndex
 from chalicelib.services.overview.pictures import AgentPicturesService
 from chalicelib.services.recall.backfill import EmbeddingBackfill
 from chalicelib.services.recall.candidates import CandidateScorer
+from chalicelib.services.recall.index_backfill import RecallIndexBackfill
 from chalicelib.services.recall.preview import RecallPreviewService
 from chalicelib.services.recall.service import RecallService
 from chalicelib.services.recall.tokens import Cl100kTokenCounter, TokenCounter
@@ -236,6 +237,7 @@ def build_services(
     routine_store = DynamoDBRoutineRepository(table)
     routines = RoutineService(routine_store, directory, clock)
     recall_store = DynamoDBRecallRepository(table)
+    recall_index = DynamoDBRecallIndex(table, ids)
     review_store = DynamoDBReviewRepository(table)
     reports = S3ReportStore(lambda: s3 or s3_client(settings), settings.bucket_name)
     queue = SqsReviewQueue(lambda: sqs or sqs_client(settings), settings.review_queue_name)
@@ -274,7 +276,7 @@ def build_services(
         ids,
         settings.recall_time_budget_ms,
         detector,
-        DynamoDBRecallIndex(table, ids),
+        recall_index,
     )
     index = DynamoDBMemoryIndexRepository(table)
     auth = AuthService(directory, clock)
@@ -283,7 +285,12 @@ def build_services(
         clock=clock,
         auth=auth,
         admin=AdminService(
-            directory, clock, ids, EmbeddingBackfill(memories, embedder), TableUpgrade(table)
+            directory,
+            clock,
+            ids,
+            EmbeddingBackfill(memories, embedder),
+            RecallIndexBackfill(memories, recall_index, directory, clock),
+            TableUpgrade(table),
         ),
         memories=memory_service,
         day_log=DayLogService(memories, detector, clock, ids),
@@ -377,7 +384,14 @@ def build_admin_service(settings: Settings) -> AdminService:
     """The operator commands' service for a given table (``pinework admin …``)."""
     clock = SystemClock()
     table = DynamoDBTable(dynamodb_client(settings), settings.table_name)
-    backfill = EmbeddingBackfill(DynamoDBMemoryRepository(table), default_embedder())
+    memories = DynamoDBMemoryRepository(table)
+    directory = DynamoDBDirectoryRepository(table)
+    ids = IdFactory(clock)
     return AdminService(
-        DynamoDBDirectoryRepository(table), clock, IdFactory(clock), backfill, TableUpgrade(table)
+        directory,
+        clock,
+        ids,
+        EmbeddingBackfill(memories, default_embedder()),
+        RecallIndexBackfill(memories, DynamoDBRecallIndex(table, ids), directory, clock),
+        TableUpgrade(table),
     )

@@ -98,6 +98,20 @@ def _upgrade_table(settings: Any) -> None:
         )
 
 
+def _index_recall(settings: Any) -> None:
+    """Build the recall index of agents a version before it stored (docs/issues.md#issue-23-item-4):
+    every agent of the table, each already indexed skipped (a GetItem)."""
+    from chalicelib.wiring import build_admin_service
+
+    report = build_admin_service(settings).backfill_recall_index(None, None)
+    if report.indexed:
+        print(
+            f"Built the recall index of {report.indexed} agents from an earlier version: "
+            f"{report.facts} facts indexed.",
+            flush=True,
+        )
+
+
 def _dashboard_link(api_url: str, person_token: str) -> str:
     """A one-time sign-in link for the demo person (docs/reference.md#13-dashboard): single use, 10
     minutes."""
@@ -448,6 +462,7 @@ def main() -> None:
     from chalicelib.settings import Settings
 
     _upgrade_table(Settings.from_env())
+    _index_recall(Settings.from_env())
     demo = _ensure_demo(data_dir, Settings.from_env())
 
     sys.path.insert(0, str(REPO))

@@ -11,7 +11,7 @@ means real AWS.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any, Protocol
 
 from chalicelib.settings import DEFAULT_LOCAL_DYNAMODB_ENDPOINT, Settings
@@ -22,6 +22,8 @@ __all__ = [
     "BackfillCounts",
     "ConfiguredWorkspace",
     "CreatedWorkspace",
+    "IndexBackfillCounts",
+    "IndexProgressStep",
     "IssuedCredential",
     "UpgradeCounts",
     "admin_settings",
@@ -90,6 +92,44 @@ class BackfillCounts(Protocol):
         ...
 
 
+class IndexProgressStep(Protocol):
+    """What the CLI reads of one agent done by a recall index backfill."""
+
+    @property
+    def agent_id(self) -> str:
+        """The ``agt_…`` id."""
+        ...
+
+    @property
+    def facts(self) -> int:
+        """Index entries written for it (0 when skipped)."""
+        ...
+
+    @property
+    def skipped(self) -> bool:
+        """Its index was complete already; nothing was written."""
+        ...
+
+    @property
+    def done(self) -> int:
+        """Agents done so far, this one included."""
+        ...
+
+    @property
+    def total(self) -> int:
+        """Agents the run goes through."""
+        ...
+
+
+class IndexBackfillCounts(Protocol):
+    """What the CLI reads of a recall index backfill."""
+
+    def to_wire(self) -> dict[str, int]:
+        """``agentsSeen``, ``agentsAlreadyIndexed``, ``agentsIndexed``,
+        ``factsIndexed`` and ``changedMeanwhile`` (see the service)."""
+        ...
+
+
 class AdminOperations(Protocol):
     """The part of the service's ``AdminService`` the CLI uses (checked structurally)."""
 
@@ -151,6 +191,34 @@ class AdminOperations(Protocol):
         Raises:
             chalicelib.errors.PineworkError: ``invalid_request`` (unknown workspace,
                 or an agent outside it).
+        """
+        ...
+
+    def backfill_recall_index(
+        self,
+        workspace_id: str | None,
+        agent_id: str | None,
+        /,
+        *,
+        rebuild: bool = False,
+        progress: Callable[[IndexProgressStep], None] | None = None,
+    ) -> IndexBackfillCounts:
+        """Build the recall index of agents created before it (docs/issues.md#issue-23-item-4);
+        resumable, safe to rerun and to run while the service runs.
+
+        Args:
+            workspace_id: only this workspace's agents (``wsp_…``); ``None``: every
+                agent of the table (it scans the table).
+            agent_id: only this agent (``agt_…``).
+            rebuild: clear each agent's index and build it again.
+            progress: called after each agent.
+
+        Returns:
+            The counts.
+
+        Raises:
+            chalicelib.errors.PineworkError: ``invalid_request`` (unknown workspace
+                or agent, or an agent outside the workspace).
         """
         ...
 

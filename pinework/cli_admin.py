@@ -1,6 +1,6 @@
 """``pinework admin …``: the operator commands that write straight to the table
-(workspaces, agents, persons and their offboarding, backfills, review approval, the
-table upgrade;
+(workspaces, agents, persons and their offboarding, backfills of embeddings and of the
+recall index, review approval, the table upgrade;
 docs/reference.md#14-operations). Registered on ``admin`` by ``pinework.cli``; the token
 commands are in ``pinework.cli_tokens``."""
 
@@ -20,7 +20,7 @@ from pinework.cli import (
 )
 
 if TYPE_CHECKING:
-    from pinework.admin import AdminOperations, IssuedCredential
+    from pinework.admin import AdminOperations, IndexProgressStep, IssuedCredential
 
 
 # pinework admin …
@@ -151,6 +151,55 @@ def admin_backfill_embeddings(
             f"{result['embedded']} embedded, {result['changed']} changed meanwhile "
             "(their edit stored a fresh embedding)"
         )
+
+
+@admin_app.command("backfill-recall-index")
+def admin_backfill_recall_index(
+    workspace: Annotated[
+        str | None,
+        typer.Option("--workspace", help="Only this workspace's agents, wsp_… (default: all)."),
+    ] = None,
+    agent: Annotated[
+        str | None, typer.Option("--agent", help="Only this agent, agt_… (default: all).")
+    ] = None,
+    rebuild: Annotated[
+        bool,
+        typer.Option(
+            "--rebuild",
+            help="Clear each agent's index and build it again (after a rollback and a new "
+            "upgrade).",
+        ),
+    ] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Build the recall index of agents created before it (resumable, safe to rerun and
+    to run while the service runs; without --workspace it scans the table)."""
+    progress = None if as_json else _print_index_progress
+    result = _admin(
+        as_json,
+        lambda svc: svc.backfill_recall_index(
+            workspace, agent, rebuild=rebuild, progress=progress
+        ).to_wire(),
+    )
+    if not as_json:
+        _render.echo(
+            f"{_counted(result['agentsSeen'], 'agent')}: {result['agentsAlreadyIndexed']:,} "
+            f"already indexed, {result['agentsIndexed']:,} indexed now; "
+            f"{_counted(result['factsIndexed'], 'fact')} indexed, "
+            f"{result['changedMeanwhile']:,} changed meanwhile (their change wrote their entry)"
+        )
+
+
+def _print_index_progress(step: IndexProgressStep) -> None:
+    """One line per agent as ``backfill-recall-index`` goes: ``[3/12] agt_… 4,210 facts
+    indexed``."""
+    done = "already indexed" if step.skipped else f"{_counted(step.facts, 'fact')} indexed"
+    _render.echo(f"[{step.done}/{step.total}] {step.agent_id} {done}")
+
+
+def _counted(count: int, noun: str) -> str:
+    """``1 fact``, ``4,210 facts``."""
+    return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"
 
 
 @admin_app.command("set-review-approval")

@@ -9,6 +9,7 @@ and deleted together in one transaction.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
@@ -104,6 +105,19 @@ class DynamoDBDirectoryRepository:
             ),
         )
         return [convert.agent_from_item(item) for item in items]
+
+    def all_agents(self) -> Iterator[Agent]:
+        """Every agent of the table, in no order: a Scan of the whole table (every 1 MB
+        page followed) with a filter on ``entity = agent``, so it reads, and is charged
+        for, every item. An operator command's read (``pinework admin
+        backfill-recall-index`` without ``--workspace``, docs/issues.md#issue-23-item-4),
+        never a request's."""
+        for item in self._table.scan(
+            FilterExpression="#entity = :agent",
+            ExpressionAttributeNames={"#entity": "entity"},
+            ExpressionAttributeValues=to_attributes({":agent": "agent"}),
+        ):
+            yield convert.agent_from_item(item)
 
     def add_workspace_listing(self, agent: Agent) -> bool:
         """List an agent created before listings existed under its workspace

@@ -196,6 +196,19 @@ class DynamoDBTable:
                 return
             request["ExclusiveStartKey"] = last
 
+    def scan(self, **kwargs: Any) -> Iterator[dict[str, Any]]:
+        """Yield every item of a Scan of the whole table, following ``LastEvaluatedKey``
+        (operator commands only: it reads every item, docs/reference.md#14-operations)."""
+        request = {"TableName": self.name, **kwargs}
+        while True:
+            response = self.client.scan(**request)
+            for found in response.get("Items", []):
+                yield from_attributes(found)
+            last = response.get("LastEvaluatedKey")
+            if not last:
+                return
+            request["ExclusiveStartKey"] = last
+
 
 def _only_conflicts(reasons: list[str]) -> bool:
     # Every item either was fine or met another transaction: nothing to re-check.

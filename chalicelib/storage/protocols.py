@@ -294,6 +294,11 @@ class DirectoryRepository(Protocol):
         """Every agent of a workspace, by agent id."""
         ...
 
+    def all_agents(self) -> Iterator[Agent]:
+        """Every agent of every workspace, in no order. Reads the whole table: an
+        operator command only (docs/issues.md#issue-23-item-4)."""
+        ...
+
     def get_person(self, person_id: str) -> Person | None:
         """Return the person or None."""
         ...

@@ -136,6 +136,8 @@ def test_agents_are_listed_by_workspace_and_persons_read_back(
     assert directory.list_agents(ours.id) == made[:2]  # by agent id
     assert directory.list_agents(theirs.id) == [made[2]]
     assert directory.list_agents(ids.new("wsp")) == []
+    # Every workspace's, each once (not its listing item too), in no order.
+    assert sorted(directory.all_agents(), key=lambda agent: agent.id) == made
     person = Person(
         id=ids.new("usr"), workspace_id=ours.id, email="eve@example.com", created_at=clock.now()
     )

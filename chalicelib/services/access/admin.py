@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import unicodedata
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
 from chalicelib.errors import InvalidRequest, NotFound, PersonExists
-from chalicelib.ids import WORKSPACE_ID, Clock, IdFactory, to_rfc3339
+from chalicelib.ids import AGENT_ID, WORKSPACE_ID, Clock, IdFactory, to_rfc3339
 from chalicelib.limits import TOKEN_ROTATION_GRACE
 from chalicelib.models.principal import (
     Agent,
@@ -25,6 +26,11 @@ from chalicelib.models.principal import (
 from chalicelib.services.access.tokens import TokenService
 from chalicelib.services.access.workspace import parse_review_approval
 from chalicelib.services.recall.backfill import BackfillReport, EmbeddingBackfill
+from chalicelib.services.recall.index_backfill import (
+    IndexBackfillReport,
+    IndexProgress,
+    RecallIndexBackfill,
+)
 from chalicelib.storage.dashboard_protocols import TableUpgrader, UpgradeReport
 from chalicelib.storage.protocols import DirectoryRepository, PersonEmailTaken
 
@@ -34,13 +40,14 @@ _NAME_MAX_CHARS = 200
 class AdminService:
     """Operator commands: create workspaces, agents and persons with tokens; end a
     person's sessions or remove them; issue, list, revoke and rotate tokens; set a
-    workspace's review approval; backfill recall embeddings.
+    workspace's review approval; backfill recall embeddings and the recall index.
 
     Args:
         directory: where workspaces, agents, persons and token hashes live.
         clock: the current time.
         ids: the id factory.
         embeddings: the embedding backfill (``backfill_embeddings``).
+        recall_index: the recall index backfill (``backfill_recall_index``).
         upgrade: the table upgrade of ``upgrade_table`` (None: not available).
     """
 
@@ -50,12 +57,14 @@ class AdminService:
         clock: Clock,
         ids: IdFactory,
         embeddings: EmbeddingBackfill,
+        recall_index: RecallIndexBackfill,
         upgrade: TableUpgrader | None = None,
     ) -> None:
         self._directory = directory
         self._clock = clock
         self._ids = ids
         self._embeddings = embeddings
+        self._recall_index = recall_index
         self._upgrade = upgrade
         self.tokens = TokenService(directory, clock, ids)
 
@@ -278,6 +287,44 @@ class AdminService:
             if agent is None or agent.workspace_id != workspace_id:
                 raise InvalidRequest(f"No agent {agent_id!r} in workspace {workspace_id}.")
         return self._embeddings.run(workspace_id, agent_id)
+
+    def backfill_recall_index(
+        self,
+        workspace_id: str | None,
+        agent_id: str | None,
+        *,
+        rebuild: bool = False,
+        progress: Callable[[IndexProgress], None] | None = None,
+    ) -> IndexBackfillReport:
+        """Build the recall index of agents created before it: one agent, a workspace's
+        agents, or every agent of the table (``RecallIndexBackfill.run``,
+        docs/issues.md#issue-23-item-4). Resumable, idempotent, safe while the service
+        runs.
+
+        Args:
+            workspace_id: the ``wsp_…`` id; ``None``: no workspace filter (every agent
+                of the table, or ``agent_id`` wherever it is).
+            agent_id: only this agent (``agt_…``, of ``workspace_id`` when given).
+            rebuild: clear each agent's index and build it again (after a rollback
+                to a release without the index and a new upgrade).
+            progress: called after each agent (``IndexProgress``).
+
+        Returns:
+            The counts (agents seen, already indexed, indexed now, facts indexed,
+            changed meanwhile).
+
+        Raises:
+            InvalidRequest: no such workspace; no such agent, or not in the workspace.
+        """
+        if workspace_id is not None:
+            self._check_workspace(workspace_id)
+        if agent_id is not None:
+            agent = self._directory.get_agent(agent_id) if AGENT_ID.match(agent_id) else None
+            if agent is None:
+                raise InvalidRequest(f"No agent {agent_id!r}.")
+            if workspace_id is not None and agent.workspace_id != workspace_id:
+                raise InvalidRequest(f"No agent {agent_id!r} in workspace {workspace_id}.")
+        return self._recall_index.run(workspace_id, agent_id, rebuild=rebuild, progress=progress)
 
     def upgrade_table(self) -> UpgradeReport:
         """Upgrade a table written before the dashboard, once (docs/issues.md#issue-13): list every
