@@ -6,14 +6,14 @@ through the wired admin service, as the CLI runs it."""
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
 from chalicelib import wiring
 from chalicelib.errors import InvalidRequest
-from chalicelib.ids import FixedClock
+from chalicelib.ids import FixedClock, IdFactory, SystemClock
 from chalicelib.models.memory import Memory
 from chalicelib.models.principal import Principal, PrincipalKind
 from chalicelib.models.requests import (
@@ -31,11 +31,10 @@ from chalicelib.services.run_context import RunContext
 from chalicelib.settings import Settings
 from chalicelib.storage.directory import DynamoDBDirectoryRepository
 from chalicelib.storage.dynamodb import DynamoDBTable, to_attributes
-from chalicelib.storage.items import recall_entry_to_item
-from chalicelib.storage.keys import RECALL_INDEX_BUILT_SK, recall_index_partition
+from chalicelib.storage.items import recall_loose_item
 from chalicelib.storage.memories import DynamoDBMemoryRepository
 from chalicelib.storage.protocols import MemoryPage
-from chalicelib.storage.recall_index import DynamoDBRecallIndex
+from chalicelib.storage.recall_index import DynamoDBRecallIndex, resolve
 from infra.local_server import _index_recall
 from pinework import cli
 from tests.helpers import BUCKET, START, TABLE, InjectedCliRunner, World
@@ -93,30 +92,34 @@ def seed_before_the_index(
     save(wired, reviewer, "Reviews of staging deploys need two approvals")
     save(wired, outsider, "The other workspace deploys with Terraform")
     clock.set(START + timedelta(days=3))  # "expired" is expired now, still active
-    index = DynamoDBRecallIndex(table(dynamodb))
+    index = index_of(dynamodb)
     for agent_id in every_agent(world):
         index.clear(agent_id)
         assert not index.is_built(agent_id)
     return ids
 
 
-def index_partition(dynamodb: Any, agent_id: str) -> tuple[list[dict[str, Any]], bool]:
-    """The agent's index entries as stored (by sort key), and whether its marker exists."""
-    items = dynamodb.query(
-        TableName=TABLE,
-        KeyConditionExpression="pk = :pk",
-        ExpressionAttributeValues={":pk": {"S": recall_index_partition(agent_id)}},
-        ConsistentRead=True,
-    )["Items"]
-    entries = [item for item in items if item["sk"]["S"] != RECALL_INDEX_BUILT_SK]
-    return sorted(entries, key=lambda item: item["sk"]["S"]), len(entries) < len(items)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+"""Resolving the index as of this time leaves no fact out as expired."""
 
 
-def due_entries(dynamodb: Any, agent_id: str) -> list[dict[str, Any]]:
-    """One entry per active fact of the agent (expired ones too), as its changes write it."""
+def index_of(dynamodb: Any) -> DynamoDBRecallIndex:
+    return DynamoDBRecallIndex(table(dynamodb), IdFactory(SystemClock()))
+
+
+def index_partition(dynamodb: Any, agent_id: str) -> tuple[dict[str, tuple[str, int]], bool]:
+    """The facts the agent's index holds (expired ones included) as id -> (text, memory
+    version), resolved from its loose entries, segments and tombstones; and whether
+    its marker exists."""
+    state = index_of(dynamodb).read(agent_id, EPOCH)
+    held = {key: (entry.text, entry.version) for key, entry in resolve(state, EPOCH).items()}
+    return held, state.built
+
+
+def due_entries(dynamodb: Any, agent_id: str) -> dict[str, tuple[str, int]]:
+    """What the index must hold: every active fact of the agent (expired ones too)."""
     facts = DynamoDBMemoryRepository(table(dynamodb)).live_facts(agent_id, recall_counts=False)
-    entries = [to_attributes(recall_entry_to_item(fact)) for fact in facts]
-    return sorted(entries, key=lambda item: item["sk"]["S"])
+    return {fact.id: (fact.text, fact.version) for fact in facts}
 
 
 def assert_indexed(dynamodb: Any, agent_id: str) -> None:
@@ -157,7 +160,7 @@ def test_backfill_indexes_each_scope_and_recall_is_unchanged(
     assert steps == [IndexProgress(world.agent.id, 4, False, 1, 1)]
     assert_indexed(dynamodb, world.agent.id)
     entries, _ = index_partition(dynamodb, world.agent.id)
-    assert {ids["archived"], ids["vetoed"]}.isdisjoint(item["sk"]["S"][17:] for item in entries)
+    assert {ids["archived"], ids["vetoed"]}.isdisjoint(entries)
     assert not index_partition(dynamodb, world.other_agent.id)[1]
     assert (
         recalled(wired, dynamodb, world.agent.id) == before
@@ -193,7 +196,7 @@ class WatchedIndex(DynamoDBRecallIndex):
     asked about), its ``put_entries`` for that agent raises, as a run cut short."""
 
     def __init__(self, dynamodb: Any, fail_on: int | None = None) -> None:
-        super().__init__(table(dynamodb))
+        super().__init__(table(dynamodb), IdFactory(SystemClock()))
         self.writes: list[str] = []
         self.asked: list[str] = []
         self._fail_on = fail_on
@@ -307,7 +310,7 @@ def test_a_fact_archived_between_read_and_write_gets_no_entry(
             wired.memories.archive(builder, ids["pnpm"], ArchiveRequest(reason="we use npm"))
 
     memories = ChangingMemories(dynamodb, ids["pnpm"], archive)
-    report = backfill_with(dynamodb, clock, DynamoDBRecallIndex(table(dynamodb)), memories).run(
+    report = backfill_with(dynamodb, clock, index_of(dynamodb), memories).run(
         world.workspace_id, world.agent.id
     )
     assert memories.changes == 2  # the page, then the refused group read again
@@ -315,7 +318,7 @@ def test_a_fact_archived_between_read_and_write_gets_no_entry(
     assert report.to_wire()["changedMeanwhile"] == 1
     assert_indexed(dynamodb, world.agent.id)
     entries, _ = index_partition(dynamodb, world.agent.id)
-    assert all(not item["sk"]["S"].endswith(ids["pnpm"]) for item in entries)
+    assert ids["pnpm"] not in entries
 
 
 def test_a_fact_that_keeps_changing_is_counted_and_keeps_its_own_entry(
@@ -329,7 +332,7 @@ def test_a_fact_that_keeps_changing_is_counted_and_keeps_its_own_entry(
         wired.memories.edit(person, ids["make"], EditRequest(text=text))
 
     memories = ChangingMemories(dynamodb, ids["make"], edit)
-    report = backfill_with(dynamodb, clock, DynamoDBRecallIndex(table(dynamodb)), memories).run(
+    report = backfill_with(dynamodb, clock, index_of(dynamodb), memories).run(
         world.workspace_id, world.agent.id
     )
     assert memories.changes == PUT_ATTEMPTS
@@ -348,7 +351,7 @@ def test_rebuild_removes_an_entry_that_should_not_be_there(
     archived = DynamoDBMemoryRepository(table(dynamodb)).get(ids["archived"])
     assert archived is not None and archived.status.value == "archived"
     # What an earlier release's archive would leave after a rollback: no delete.
-    dynamodb.put_item(TableName=TABLE, Item=to_attributes(recall_entry_to_item(archived)))
+    dynamodb.put_item(TableName=TABLE, Item=to_attributes(recall_loose_item(archived)))
     entries, _ = index_partition(dynamodb, world.agent.id)
     assert len(entries) == len(due_entries(dynamodb, world.agent.id)) + 1
     skipped = wired.admin.backfill_recall_index(world.workspace_id, world.agent.id)
