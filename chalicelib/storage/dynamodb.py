@@ -186,22 +186,17 @@ class DynamoDBTable:
 
     def query(self, **kwargs: Any) -> Iterator[dict[str, Any]]:
         """Yield every item of a Query, following ``LastEvaluatedKey``."""
-        request = {"TableName": self.name, **kwargs}
-        while True:
-            response = self.client.query(**request)
-            for found in response.get("Items", []):
-                yield from_attributes(found)
-            last = response.get("LastEvaluatedKey")
-            if not last:
-                return
-            request["ExclusiveStartKey"] = last
+        return self._every_page(self.client.query, kwargs)
 
     def scan(self, **kwargs: Any) -> Iterator[dict[str, Any]]:
         """Yield every item of a Scan of the whole table, following ``LastEvaluatedKey``
         (operator commands only: it reads every item, docs/reference.md#14-operations)."""
+        return self._every_page(self.client.scan, kwargs)
+
+    def _every_page(self, operation: Any, kwargs: dict[str, Any]) -> Iterator[dict[str, Any]]:
         request = {"TableName": self.name, **kwargs}
         while True:
-            response = self.client.scan(**request)
+            response = operation(**request)
             for found in response.get("Items", []):
                 yield from_attributes(found)
             last = response.get("LastEvaluatedKey")

@@ -20,7 +20,7 @@ from chalicelib.ids import to_rfc3339
 from chalicelib.storage import items as convert
 from chalicelib.storage.dashboard_protocols import UpgradeReport
 from chalicelib.storage.directory import DynamoDBDirectoryRepository
-from chalicelib.storage.dynamodb import DynamoDBTable, from_attributes, to_attributes
+from chalicelib.storage.dynamodb import DynamoDBTable, to_attributes
 from chalicelib.storage.keys import (
     AGENT_KIND_INDEX_PARTITION,
     agent_kind_index_value,
@@ -52,7 +52,7 @@ class TableUpgrade:
         if self._table.get(marker) is not None:
             return UpgradeReport(done_before=True)
         scanned = listed = indexed = changed = 0
-        for item in self._scan():
+        for item in self._table.scan():
             scanned += 1
             entity = item.get("entity")
             if entity == "agent" and self._directory.add_workspace_listing(
@@ -69,17 +69,6 @@ class TableUpgrade:
             Item=to_attributes({**marker, "entity": "upgrade", "at": to_rfc3339(now)}),
         )
         return UpgradeReport(False, scanned, listed, indexed, changed)
-
-    def _scan(self) -> Any:
-        request: dict[str, Any] = {"TableName": self._table.name}
-        while True:
-            response = self._table.client.scan(**request)
-            for found in response.get("Items", []):
-                yield from_attributes(found)
-            last = response.get("LastEvaluatedKey")
-            if not last:
-                return
-            request["ExclusiveStartKey"] = last
 
     def _index(self, item: dict[str, Any]) -> bool:
         value = agent_kind_index_value(item["agentId"], item["kind"], item["status"])
