@@ -385,8 +385,8 @@ def recall_entry_blob(memory: Memory) -> bytes:
             _ENTRY_HEADER.pack(
                 len(identifier),
                 memory.version,
-                epoch_microseconds(memory.created_at),
-                epoch_microseconds(memory.expires_at),
+                _as_stored(memory.created_at),
+                _as_stored(memory.expires_at),
                 len(embedding),
                 len(prefix),
             ),
@@ -396,6 +396,12 @@ def recall_entry_blob(memory: Memory) -> bytes:
             text,
         )
     )
+
+
+def _as_stored(moment: datetime) -> int:
+    """Epoch microseconds of ``moment`` as the memory item keeps it (``to_rfc3339``:
+    whole milliseconds), so an entry's times equal the memory's as read back."""
+    return epoch_microseconds(moment) // 1000 * 1000
 
 
 def recall_entries_from_blob(blob: bytes) -> list[tuple[RecallEntry, bytes]]:
