@@ -470,8 +470,10 @@ class RecallService:
 
 def _entry_memory(workspace_id: str, agent_id: str, entry: RecallEntry) -> Memory:
     """A stand-in memory of an index entry for ranking and budgets (id, text, times);
-    the memories a recall returns are read in full (``RecallService._verified``)."""
-    return Memory(
+    the memories a recall returns are read in full (``RecallService._verified``).
+    Built without validation (``model_construct``): the entry's fields are typed already,
+    and a recall builds one per live fact."""
+    return Memory.model_construct(
         id=entry.memory_id,
         workspace_id=workspace_id,
         agent_id=agent_id,
@@ -480,6 +482,9 @@ def _entry_memory(workspace_id: str, agent_id: str, entry: RecallEntry) -> Memor
         expires_at=entry.expires_at,
         created_at=entry.created_at,
         updated_at=entry.created_at,
+        status=MemoryStatus.ACTIVE,
+        recall_count=0,
+        version=entry.version,
     )
 
 
