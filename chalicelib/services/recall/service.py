@@ -63,6 +63,12 @@ SKIP_SLASH_COMMAND = "slash_command"
 SKIP_RESUMED_SESSION = "resumed_session_recalled"
 
 
+QUERY_SHARE = 0.5
+"""When the scorer's second stage asks for the word pieces of more than this share of a
+store's facts, one Query of the agent's facts fetches them (a Query is charged by the
+bytes it reads; a BatchGetItem a whole unit per item)."""
+
+
 RUN_START_IS_FOR_AGENTS = "Run-start recall is for agents; persons use /memories/recall."
 
 
@@ -307,7 +313,7 @@ class RecallService:
 
         def fetch(positions: Sequence[int]) -> dict[int, bytes | None]:
             wanted = [entries[p].memory_id for p in positions]
-            if len(wanted) * 2 > len(entries):
+            if len(wanted) > QUERY_SHARE * len(entries):
                 # Most of a small store: one Query of its facts reads fewer units than
                 # a BatchGetItem of each (a whole 4 KB unit per item).
                 stored = {
