@@ -1,6 +1,6 @@
 """Recall through the index scores exactly as reading every fact (docs/issues.md#issue-23-item-1),
-shown on the recall benchmark's development data (``../shared/recall-eval/dev``, LoCoMo,
-CC BY-NC 4.0: read from there, never copied into the repository).
+shown on the recall benchmark's development data (docs/reference.md#recall-benchmark: LoCoMo,
+CC BY-NC 4.0, read where it lies, never copied into the repository).
 
 On the embedded DynamoDB that ``make serve`` runs, one agent per conversation saves
 its facts through ``MemoryService.save`` (so embeddings and index entries are written
@@ -17,10 +17,9 @@ category-5 question, three things are computed at the real clock:
 
 The kept lists and the full rankings are compared id by id and score by score (exact
 equality). MRR over categories 1-4 is 1 / the rank of the first evidence fact in each
-path's full ranking (0 when absent), as ``../shared/recall-eval/README.md`` scores it.
+path's full ranking (0 when absent), as the benchmark's own README scores it.
 
-Usage: ``.venv/bin/python bench/recall_index_parity.py [--data ../shared/recall-eval/dev]
-[--limit N]``
+Usage: ``.venv/bin/python bench/recall_index_parity.py [--data DIR] [--limit N]``
 """
 
 from __future__ import annotations
@@ -155,7 +154,7 @@ def compare(
     if entries is None:
         raise RuntimeError(f"agent {agent.id} has no complete recall index")
     facts = [_entry_memory(agent.workspace_id, agent.id, entry) for entry in entries]
-    candidates = recall._index_candidates(entries)
+    candidates = recall._index_candidates(agent.id, entries)
     index_scored, index_fallback = recall.score_all(query["question"], facts, now, candidates)
     tally.seconds["index ranking"].append(time.perf_counter() - started)
 
