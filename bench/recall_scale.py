@@ -28,15 +28,11 @@ import argparse
 import json
 import os
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections import deque
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -63,29 +59,16 @@ from chalicelib.models.memory import Memory, MemoryKind  # noqa: E402
 from chalicelib.storage.dynamodb import to_attributes  # noqa: E402
 from chalicelib.storage.keys import recall_index_marker_key  # noqa: E402
 from infra.local_dynamodb import memory_items, put_items  # noqa: E402
+from infra.local_process import LocalServer  # noqa: E402
 
 TABLE = "pinework-local"
 """The local server's table (``infra.local_server.TABLE``)."""
-STARTUP_SECONDS = 180
 SEED_CHUNK = 5000
 
 
-def free_port() -> int:
-    """A TCP port free on loopback now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-class Server:
-    """``python -m infra.local_server`` on free ports with its own data folder."""
-
-    def __init__(self, data_dir: Path) -> None:
-        self.data_dir = data_dir
-        self.api_port = free_port()
-        self.dynamodb_port = free_port()
-        self.process: subprocess.Popen[str] | None = None
-        self.output: deque[str] = deque(maxlen=200)
+class Server(LocalServer):
+    """The local server (``infra.local_process.LocalServer``) and what this bench asks
+    of it: its URLs, and agents made with the admin CLI."""
 
     @property
     def api(self) -> str:
@@ -96,55 +79,6 @@ class Server:
     def dynamodb(self) -> str:
         """The embedded DynamoDB's endpoint."""
         return f"http://127.0.0.1:{self.dynamodb_port}"
-
-    def start(self) -> None:
-        """Start the server and wait for its banner."""
-        env = {
-            **os.environ,
-            "PINEWORK_PORT": str(self.api_port),
-            "PINEWORK_DYNAMODB_PORT": str(self.dynamodb_port),
-            "PINEWORK_DATA_DIR": str(self.data_dir),
-        }
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "infra.local_server"],
-            cwd=REPO_ROOT,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        assert self.process.stdout is not None
-        deadline = time.monotonic() + STARTUP_SECONDS
-        while time.monotonic() < deadline:
-            line = self.process.stdout.readline()
-            if not line:
-                break
-            self.output.append(line)
-            if "Press Ctrl+C" in line:
-                # It logs a line per request: keep reading, or a full pipe stops it.
-                threading.Thread(
-                    target=self.output.extend, args=(self.process.stdout,), daemon=True
-                ).start()
-                return
-        self.stop()
-        raise RuntimeError("local server did not start:\n" + "".join(self.output))
-
-    def stop(self) -> None:
-        """SIGTERM, then SIGKILL after 20 s."""
-        if self.process is None:
-            return
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.process = None
-
-    def demo(self) -> dict[str, str]:
-        """The demo workspace's ids and tokens (``demo.json``)."""
-        return dict(json.loads((self.data_dir / "demo.json").read_text()))
 
     def create_agent(self, workspace_id: str, name: str) -> dict[str, str]:
         """``pinework admin create-agent`` against the server's DynamoDB: id and token."""

@@ -13,13 +13,9 @@ import json
 import os
 import re
 import shutil
-import signal
-import socket
 import subprocess
 import sys
-import threading
 import time
-from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -37,6 +33,7 @@ from typer.testing import CliRunner, Result
 
 from chalicelib.ids import Clock, IdFactory
 from chalicelib.models.memory import AuditRecord, Memory, MemoryKind, snapshot
+from infra.local_process import LocalServer, free_port  # noqa: F401 (the e2e tests import them here)
 from pinework.cli import Connections
 
 REPO = Path(__file__).resolve().parents[1]
@@ -323,89 +320,7 @@ def run_together(count: int, task: Callable[[int], T]) -> list[T | Exception]:
         return list(pool.map(guarded, range(count)))
 
 
-# The real local server (end-to-end tests).
-
-
-def free_port() -> int:
-    """A TCP port free on loopback right now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-class LocalServer:
-    """Starts and stops `python -m infra.local_server` with its own ports and data."""
-
-    def __init__(self, data_dir: Path) -> None:
-        self.data_dir = data_dir
-        self.api_port = free_port()
-        self.dynamodb_port = free_port()
-        self.process: subprocess.Popen[str] | None = None
-        self.output: deque[str] = deque(maxlen=2000)
-
-    @property
-    def env(self) -> dict[str, str]:
-        """The server's environment: its ports and data folder."""
-        return {
-            **os.environ,
-            "PINEWORK_PORT": str(self.api_port),
-            "PINEWORK_DYNAMODB_PORT": str(self.dynamodb_port),
-            "PINEWORK_DATA_DIR": str(self.data_dir),
-        }
-
-    def start(self) -> str:
-        """Start the server and wait for its banner (at most 120 s); return the banner."""
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "infra.local_server"],
-            cwd=REPO,
-            env=self.env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        banner = []
-        deadline = time.monotonic() + 120
-        assert self.process.stdout is not None
-        while time.monotonic() < deadline:
-            line = self.process.stdout.readline()
-            if not line:
-                break
-            banner.append(line)
-            if "Press Ctrl+C" in line:
-                self._keep_reading(self.process.stdout)
-                return "".join(banner)
-        self.stop()
-        raise AssertionError("local server did not start:\n" + "".join(banner))
-
-    def _keep_reading(self, stdout: Any) -> None:
-        """Read the server's output from now on (the last 2,000 lines stay in
-        ``output``): it logs every request, and a full pipe would stop it mid-write."""
-
-        def pump() -> None:
-            for line in stdout:
-                self.output.append(line)
-
-        threading.Thread(target=pump, daemon=True).start()
-
-    def stop(self) -> None:
-        """Stop the server (SIGTERM, then SIGKILL after 20 s) and close its output pipe;
-        the data folder stays."""
-        if self.process is None:
-            return
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        if self.process.stdout is not None:
-            self.process.stdout.close()
-        self.process = None
-
-    def demo(self) -> dict[str, str]:
-        """The demo workspace's ids and tokens the server wrote at its first start."""
-        return dict(json.loads((self.data_dir / "demo.json").read_text()))
+# The real local server (end-to-end tests): ``infra.local_process``.
 
 
 def cli(server: LocalServer, token: str, *args: str, task: str | None = None) -> Any:

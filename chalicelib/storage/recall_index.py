@@ -53,13 +53,13 @@ from chalicelib.storage.keys import (
     SEGMENT_PREFIX,
     TOMBSTONE_PREFIX,
     epoch_microseconds,
-    memory_key,
     recall_index_loose_key,
     recall_index_marker_key,
     recall_index_partition,
     recall_index_segment_floor,
     recall_index_tombstone_key,
 )
+from chalicelib.storage.memory_checks import still_live
 
 logger = logging.getLogger(__name__)
 
@@ -275,7 +275,7 @@ class DynamoDBRecallIndex:
             segment = convert.recall_segment_item(
                 group[0].agent_id, self._ids.new("seg"), entries, blobs
             )
-            operations = [_unchanged(memory) for memory in group]
+            operations = [still_live(memory) for memory in group]
             operations.append(put_new(_with_ttl(segment, entries)))
             try:
                 self._table.transact(operations)
@@ -456,19 +456,5 @@ def _delete_as_read(key: dict[str, str], version: int) -> dict[str, Any]:
             "ConditionExpression": "#version = :version",
             "ExpressionAttributeNames": {"#version": "ver"},
             "ExpressionAttributeValues": to_attributes({":version": version}),
-        }
-    }
-
-
-def _unchanged(memory: Memory) -> dict[str, Any]:
-    """A ConditionCheck that the memory is still at ``memory.version`` and active."""
-    return {
-        "ConditionCheck": {
-            "Key": to_attributes(memory_key(memory.id)),
-            "ConditionExpression": "#version = :version AND #status = :active",
-            "ExpressionAttributeNames": {"#version": "version", "#status": "status"},
-            "ExpressionAttributeValues": to_attributes(
-                {":version": memory.version, ":active": MemoryStatus.ACTIVE.value}
-            ),
         }
     }

@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from chalicelib.ids import from_rfc3339, to_rfc3339
-from chalicelib.models.memory import AuditRecord, Memory, MemoryStatus
+from chalicelib.models.memory import AuditRecord, Memory
 from chalicelib.models.review import ReviewSummary
 from chalicelib.storage import items as convert
 from chalicelib.storage.dynamodb import (
@@ -22,33 +22,19 @@ from chalicelib.storage.dynamodb import (
 )
 from chalicelib.storage.keys import (
     lift_claim_key,
-    memory_key,
     review_date_key,
     review_key,
     review_lookup_key,
     review_partition,
 )
 from chalicelib.storage.memories import memory_update
+from chalicelib.storage.memory_checks import still_live
 from chalicelib.storage.protocols import LiftClaimed, ReviewDateTaken, WriteConflict
 from chalicelib.storage.recall_index import index_writes
 from chalicelib.storage.review_decisions import DynamoDBReviewDecisions
 
 _RUNNING = "running"
 _DONE = "done"
-
-
-def _keeper_check(keeper: Memory) -> dict[str, Any]:
-    return {
-        "ConditionCheck": {
-            "Key": to_attributes(memory_key(keeper.id)),
-            # The fact that stays must still be the live one the plan saw.
-            "ConditionExpression": "#version = :version AND #status = :active",
-            "ExpressionAttributeNames": {"#version": "version", "#status": "status"},
-            "ExpressionAttributeValues": to_attributes(
-                {":version": keeper.version, ":active": MemoryStatus.ACTIVE.value}
-            ),
-        }
-    }
 
 
 def summary_to_item(summary: ReviewSummary) -> dict[str, Any]:
@@ -117,7 +103,7 @@ class DynamoDBReviewRepository(DynamoDBReviewDecisions):
             self._table.transact(
                 [
                     memory_update(old_before, old_after),
-                    _keeper_check(keeper),
+                    still_live(keeper),  # the fact that stays: the live one the plan saw
                     put_new(convert.audit_to_item(audit)),
                     *index_writes(old_before, old_after),
                 ]
