@@ -147,28 +147,31 @@ class IndexState:
 
 def resolve(state: IndexState, now: datetime) -> dict[str, RecallEntry]:
     """The live, unexpired facts of ``state`` by id: per fact the copy of the highest
-    version (a loose entry over a segment's copy of the same one), unless a tombstone
-    of that version or later removes it (see the module doc)."""
-    best: dict[str, tuple[int, int, RecallEntry]] = {}
+    version; of copies of one version (an embedding backfill keeps the version), a
+    loose entry over any segment's, a newer segment's over an older one's; unless a
+    tombstone of that version or later removes it (see the module doc)."""
+    best: dict[str, tuple[tuple[int, int, str], RecallEntry]] = {}
     for segment in state.segments:
+        written = segment.sk.rsplit("#", 1)[-1]  # the segment's id: a ULID, so time order
         for entry in segment.entries:
-            _keep_better(best, (entry.version, 0, entry))
+            _keep_better(best, (entry.version, 0, written), entry)
     for loose in state.loose.values():
-        _keep_better(best, (loose.entry.version, 1, loose.entry))
+        _keep_better(best, (loose.entry.version, 1, ""), loose.entry)
     return {
         memory_id: entry
-        for memory_id, (version, _, entry) in best.items()
+        for memory_id, ((version, _, _), entry) in best.items()
         if state.tombstones.get(memory_id, -1) < version and entry.expires_at > now
     }
 
 
 def _keep_better(
-    best: dict[str, tuple[int, int, RecallEntry]], copy: tuple[int, int, RecallEntry]
+    best: dict[str, tuple[tuple[int, int, str], RecallEntry]],
+    rank: tuple[int, int, str],
+    entry: RecallEntry,
 ) -> None:
-    memory_id = copy[2].memory_id
-    held = best.get(memory_id)
-    if held is None or copy[:2] > held[:2]:
-        best[memory_id] = copy
+    held = best.get(entry.memory_id)
+    if held is None or rank > held[0]:
+        best[entry.memory_id] = (rank, entry)
 
 
 class DynamoDBRecallIndex:

@@ -127,3 +127,18 @@ def test_segments_are_cut_by_size_and_never_span_two_expiry_dates() -> None:
         dates.append(entries[0].expires_at.date())
     assert sum(item["n"] for item in items) == 90
     assert dates == sorted(dates) and len(set(dates)) == 2 and len(items) > 2
+
+
+def test_of_two_segments_with_one_version_the_newer_segment_holds() -> None:
+    """An embedding backfill keeps the memory's version: its loose entry, packed later,
+    must win over the older segment's copy whatever order the segments are read in."""
+    before = memory(1, "text", embedding=bytes([1]) + bytes(384))
+    after = memory(1, "text", embedding=bytes([1]) + bytes([7]) * 384)
+    old, new = entry_of(before), entry_of(after)
+    segments = [
+        _Segment("S#0001#seg_01OLD", [old[0]], [old[1]]),
+        _Segment("S#0001#seg_02NEW", [new[0]], [new[1]]),
+    ]
+    for ordered in (segments, segments[::-1]):
+        state = IndexState(segments=ordered, built=True)
+        assert resolve(state, NOW)[before.id].sentence == after.embedding
