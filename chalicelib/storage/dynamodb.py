@@ -151,14 +151,15 @@ class DynamoDBTable:
                 pending = response.get("UnprocessedKeys") or {}
         return found
 
-    def transact(self, operations: list[dict[str, Any]]) -> None:
+    def transact(self, operations: list[dict[str, Any]], *, attempts: int = 0) -> None:
         """Run TransactWriteItems.
 
         Each operation is ``{"Put"|"Update"|"Delete"|"ConditionCheck": {...}}``
         without ``TableName`` (added here). A cancellation caused only by
         ``TransactionConflict`` (another transaction was writing one of the items;
-        nothing was written) is sent again, up to ``TRANSACTION_CONFLICT_ATTEMPTS``
-        times in all.
+        nothing was written) is sent again, up to ``attempts`` times in all (default
+        ``TRANSACTION_CONFLICT_ATTEMPTS``; 1 for a write that another request doing the
+        same makes pointless to repeat, as the recall index's compaction).
 
         Raises:
             TransactionCancelled: a condition failed (per-item reasons, in order).
@@ -170,7 +171,8 @@ class DynamoDBTable:
             ((kind, body),) = operation.items()
             item = {kind: {"TableName": self.name, **body}}
             transact_items.append(cast("TransactWriteItemTypeDef", item))
-        for attempt in range(1, TRANSACTION_CONFLICT_ATTEMPTS + 1):
+        tries = attempts or TRANSACTION_CONFLICT_ATTEMPTS
+        for attempt in range(1, tries + 1):
             try:
                 self.client.transact_write_items(TransactItems=transact_items)
                 return
@@ -180,7 +182,7 @@ class DynamoDBTable:
                 reasons = cancellation_reasons(error)
                 if not _only_conflicts(reasons):
                     raise TransactionCancelled(reasons) from error
-                if attempt == TRANSACTION_CONFLICT_ATTEMPTS:
+                if attempt == tries:
                     raise Conflict(CONFLICT_MESSAGE) from error
             time.sleep(random.uniform(*_CONFLICT_PAUSE_SECONDS))
 

@@ -252,7 +252,8 @@ class DynamoDBRecallIndex:
         if not operations:
             return False
         try:
-            self._table.transact(operations)
+            # Once: a conflict means another read is compacting the same items.
+            self._table.transact(operations, attempts=1)
         except (TransactionCancelled, Conflict):
             logger.info("recall index of %s changed while compacting; left for later", agent_id)
             return False

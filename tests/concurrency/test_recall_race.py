@@ -46,6 +46,9 @@ def test_twenty_concurrent_recalls_of_one_agent_all_succeed_and_count_once(
         for n in range(40)
     ]
     services.memories.save(agent, SaveFactRequest(text="Lunch is at noon"), RunContext())
+    # 41 loose index entries: the first read packs them (docs/issues.md#issue-23-item-1), so
+    # what follows measures the recalls' own writes (compactions are the next test's).
+    assert services.recall._index.entries(agent.id, services.clock.now()) is not None
     conflicts = TransactionConflicts(client, hold_seconds=0.05)
     barrier = threading.Barrier(RECALLS)
 
@@ -68,3 +71,35 @@ def test_twenty_concurrent_recalls_of_one_agent_all_succeed_and_count_once(
     assert set(returned.values()) == {RECALLS}
     assert (conflicts.cancelled, conflicts.refused) == (0, 0)
     assert conflicts.let_through >= RECALLS
+
+
+def test_concurrent_recalls_that_all_find_loose_entries_still_all_succeed(
+    client: Any, wired: wiring.Services, agent: Principal
+) -> None:
+    """Every recall finds more than 40 loose entries and tries to pack them: the
+    compactions conflict with one another (one attempt each, no retry), the losers leave
+    the packing to a later read, and no recall fails or reads a fact wrongly."""
+    services = wiring.build_services(
+        Settings(table_name=wired.settings.table_name), client=client, scorer=KeywordScorer()
+    )
+    saved = [
+        services.memories.save(
+            agent, SaveFactRequest(text=f"Deploy step {n} needs host {n}"), RunContext()
+        )
+        for n in range(45)
+    ]
+    conflicts = TransactionConflicts(client, hold_seconds=0.05)
+    barrier = threading.Barrier(RECALLS)
+
+    def recall(_: int) -> RecallResult:
+        barrier.wait()
+        return services.recall.recall(agent, RecallRequest(query="deploy hosts"), RunContext())
+
+    results = run_together(RECALLS, recall)
+    conflicts.close()
+    assert [r for r in results if not isinstance(r, RecallResult)] == []
+    for result in results:
+        assert isinstance(result, RecallResult)
+        assert {item.memory.id for item in result.memories} == {m.id for m in saved}
+    entries = services.recall._index.entries(agent.id, services.clock.now())
+    assert entries is not None and {e.memory_id for e in entries} == {m.id for m in saved}
