@@ -202,11 +202,13 @@ class DynamoDBRecallIndex:
         state = self.read(agent_id, now)
         if not state.built:
             return None
-        found = sorted(resolve(state, now).values(), key=lambda e: e.memory_id, reverse=True)
+        live = resolve(state, now)
+        found = sorted(live.values(), key=lambda e: e.memory_id, reverse=True)
         for _ in range(_COMPACTIONS_PER_READ):
-            if not self._compact(agent_id, state, now):
+            if not self._compact(agent_id, state, live):
                 break
             state = self.read(agent_id, now)
+            live = resolve(state, now)
         return found
 
     def read(self, agent_id: str, now: datetime) -> IndexState:
@@ -241,14 +243,17 @@ class DynamoDBRecallIndex:
                 )
         return state
 
-    def _compact(self, agent_id: str, state: IndexState, now: datetime) -> bool:
+    def _compact(self, agent_id: str, state: IndexState, live: dict[str, RecallEntry]) -> bool:
         """Pack or rewrite what ``state`` calls for, in one transaction; a failure (a
         concurrent change, another read compacting) is logged and left to a later read.
+
+        Args:
+            live: ``resolve(state, now)``, which the caller has already made.
 
         Returns:
             Whether a compaction was written (the index changed: read it again for more).
         """
-        operations = _compaction(agent_id, state, now, self._ids.new)
+        operations = _compaction(agent_id, state, live, self._ids.new)
         if not operations:
             return False
         try:
@@ -332,12 +337,12 @@ class DynamoDBRecallIndex:
 
 
 def _compaction(
-    agent_id: str, state: IndexState, now: datetime, new_id: Any
+    agent_id: str, state: IndexState, live: dict[str, RecallEntry], new_id: Any
 ) -> list[dict[str, Any]]:
     """The transaction that packs ``state``'s loose entries (when more than
     ``LOOSE_LIMIT``) or rewrites its most dead segment (when at least ``DEAD_SHARE``
-    dead), or ``[]``. Every Delete is conditioned on the item being as read."""
-    live = resolve(state, now)
+    dead), or ``[]``; ``live`` is ``resolve`` of ``state``. Every Delete is conditioned
+    on the item being as read."""
     if len(state.loose) > LOOSE_LIMIT:
         return _pack_loose(agent_id, state, live, new_id)
     for segment in state.segments:

@@ -18,7 +18,7 @@ from chalicelib.models.memory import Memory, MemoryStatus
 from chalicelib.storage.dynamodb import DynamoDBTable
 from chalicelib.storage.memories import DynamoDBMemoryRepository
 from chalicelib.storage.protocols import RecallIndexRepository
-from chalicelib.storage.recall_index import LOOSE_LIMIT, DynamoDBRecallIndex
+from chalicelib.storage.recall_index import LOOSE_LIMIT, DynamoDBRecallIndex, resolve
 from tests.helpers import audit_of, new_fact
 
 IMPLEMENTATIONS: dict[str, Callable[[DynamoDBTable, IdFactory], RecallIndexRepository]] = {
@@ -158,7 +158,7 @@ def test_a_compaction_that_meets_a_change_leaves_the_index_right(
         archive_reason="x",
         archived_at=clock.now(),
     )
-    assert not index._compact(AGENT, stale, clock.now())  # refused: nothing written
+    assert not index._compact(AGENT, stale, resolve(stale, clock.now()))  # refused: nothing written
     assert set(held(index, clock)) == {f.id for f in facts} - {facts[3].id}
     assert set(held(index, clock)) == {f.id for f in facts} - {facts[3].id}  # packed now
 
