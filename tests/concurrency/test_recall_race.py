@@ -33,12 +33,34 @@ class KeywordScorer:
         return [0.9 if word in c.text.lower() else 0.1 for c in candidates]
 
 
+def keyword_services(client: Any, wired: wiring.Services) -> wiring.Services:
+    """Services on the embedded server's client, scoring by keyword."""
+    return wiring.build_services(
+        Settings(table_name=wired.settings.table_name), client=client, scorer=KeywordScorer()
+    )
+
+
+def recall_together(
+    services: wiring.Services, client: Any, agent: Principal
+) -> tuple[list[RecallResult | Exception], TransactionConflicts]:
+    """``RECALLS`` on-demand recalls of ``agent`` released at once, under DynamoDB's
+    conflict rule; their results and the conflict tally."""
+    conflicts = TransactionConflicts(client, hold_seconds=0.05)
+    barrier = threading.Barrier(RECALLS)
+
+    def recall(_: int) -> RecallResult:
+        barrier.wait()
+        return services.recall.recall(agent, RecallRequest(query="deploy hosts"), RunContext())
+
+    results = run_together(RECALLS, recall)
+    conflicts.close()
+    return results, conflicts
+
+
 def test_twenty_concurrent_recalls_of_one_agent_all_succeed_and_count_once(
     client: Any, wired: wiring.Services, agent: Principal
 ) -> None:
-    services = wiring.build_services(
-        Settings(table_name=wired.settings.table_name), client=client, scorer=KeywordScorer()
-    )
+    services = keyword_services(client, wired)
     saved = [
         services.memories.save(
             agent, SaveFactRequest(text=f"Deploy step {n} needs host {n}"), RunContext()
@@ -49,15 +71,7 @@ def test_twenty_concurrent_recalls_of_one_agent_all_succeed_and_count_once(
     # 41 loose index entries: the first read packs them (docs/issues.md#issue-23-item-1), so
     # what follows measures the recalls' own writes (compactions are the next test's).
     assert services.recall._index.entries(agent.id, services.clock.now()) is not None
-    conflicts = TransactionConflicts(client, hold_seconds=0.05)
-    barrier = threading.Barrier(RECALLS)
-
-    def recall(_: int) -> RecallResult:
-        barrier.wait()
-        return services.recall.recall(agent, RecallRequest(query="deploy hosts"), RunContext())
-
-    results = run_together(RECALLS, recall)
-    conflicts.close()
+    results, conflicts = recall_together(services, client, agent)
     failed = [r for r in results if not isinstance(r, RecallResult)]
     assert failed == []
     recalled = [r for r in results if isinstance(r, RecallResult)]
@@ -79,24 +93,14 @@ def test_concurrent_recalls_that_all_find_loose_entries_still_all_succeed(
     """Every recall finds more than 40 loose entries and tries to pack them: the
     compactions conflict with one another (one attempt each, no retry), the losers leave
     the packing to a later read, and no recall fails or reads a fact wrongly."""
-    services = wiring.build_services(
-        Settings(table_name=wired.settings.table_name), client=client, scorer=KeywordScorer()
-    )
+    services = keyword_services(client, wired)
     saved = [
         services.memories.save(
             agent, SaveFactRequest(text=f"Deploy step {n} needs host {n}"), RunContext()
         )
         for n in range(45)
     ]
-    conflicts = TransactionConflicts(client, hold_seconds=0.05)
-    barrier = threading.Barrier(RECALLS)
-
-    def recall(_: int) -> RecallResult:
-        barrier.wait()
-        return services.recall.recall(agent, RecallRequest(query="deploy hosts"), RunContext())
-
-    results = run_together(RECALLS, recall)
-    conflicts.close()
+    results, _ = recall_together(services, client, agent)
     assert [r for r in results if not isinstance(r, RecallResult)] == []
     for result in results:
         assert isinstance(result, RecallResult)
