@@ -2,8 +2,10 @@
 on-demand recall (``infra/capacity.py``'s rules: item sizes, 4 KB rounding, eventual
 reads at half), the bytes read and the wall time, for one agent holding 1,000, 10,000
 and 100,000 live facts, through the recall index and, for comparison, as every recall
-read before it (every fact item from the ``byAgentStatus`` index: the path a recall
-still takes for an agent whose index is not built, so it is measured, not modelled).
+read before it: every fact item from the first release's ``byAgentStatus`` index (every
+attribute projected), which the bench's table keeps for the purpose
+(``infra.tables.ADDED_LEVEL``) and the seeded facts carry, so it is measured, not
+modelled.
 
 Facts are seeded with BatchWriteItem through a second client the meter does not watch,
 as the service stores them (``infra.local_dynamodb.memory_items``: the memory item and
@@ -50,17 +52,21 @@ from chalicelib.models.principal import Principal, PrincipalKind  # noqa: E402
 from chalicelib.models.requests import RecallRequest  # noqa: E402
 from chalicelib.services.run_context import RunContext  # noqa: E402
 from chalicelib.settings import Settings  # noqa: E402
-from chalicelib.storage.dynamodb import to_attributes  # noqa: E402
+from chalicelib.storage.dynamodb import DynamoDBTable, to_attributes  # noqa: E402
+from chalicelib.storage.items import memory_from_item  # noqa: E402
 from chalicelib.storage.keys import recall_index_marker_key  # noqa: E402
+from chalicelib.storage.memories import DynamoDBMemoryRepository  # noqa: E402
 from infra.capacity import CapacityMeter, item_size  # noqa: E402
 from infra.local_dynamodb import embedded_for_bench, memory_items, put_items  # noqa: E402
-from infra.tables import create_table  # noqa: E402
+from infra.tables import ADDED_LEVEL, table_definition  # noqa: E402
 
 EMBEDDED = 2000
 BUDGET_MS = 20_000
 """The scorer's time budget here (the service's default is 2 s): the bench measures what
 each path reads and how long it takes, and a shared 2-core machine can push the scorer
 past 2 s at 100,000 facts, which would measure the newest-facts fallback instead."""
+OLD_STATUS_INDEX = ("byAgentStatus", "gsiAgentStatus")
+"""The first release's status index and its key (docs/issues.md#issue-23-item-2 retired it)."""
 PRICE_PER_MILLION_READ_UNITS = 0.125
 """On-demand read request units, USD per million (us-east-1, docs/operations.md#cost)."""
 
@@ -103,8 +109,31 @@ def seed(client: Any, table: str, agent: Principal, count: int) -> tuple[float, 
         stored = memory_items(facts)
         memory_bytes += sum(item_size(item) for item in stored[: len(facts)])
         index_bytes += sum(item_size(item) for item in stored[len(facts) :])
+        for item in stored[: len(facts)]:
+            # The key of the first release's index that the "before" path reads.
+            item[OLD_STATUS_INDEX[1]] = {"S": f"{agent.id}#active"}
         put_items(client, table, stored)
     return memory_bytes / count, index_bytes / count
+
+
+class BeforeMemories(DynamoDBMemoryRepository):
+    """The memory storage as the release before the recall index read an agent's live
+    facts: one Query of ``byAgentStatus``, whole items, every page."""
+
+    def live_facts(self, agent_id: str, *, recall_counts: bool = True) -> list[Memory]:
+        """Every active fact of the agent, newest first, from the old status index."""
+        items = self._table.query(
+            IndexName=OLD_STATUS_INDEX[0],
+            KeyConditionExpression="#partition = :partition",
+            FilterExpression="#kind = :fact",
+            ExpressionAttributeNames={"#partition": OLD_STATUS_INDEX[1], "#kind": "kind"},
+            ExpressionAttributeValues=to_attributes(
+                {":partition": f"{agent_id}#active", ":fact": MemoryKind.FACT.value}
+            ),
+            ScanIndexForward=False,
+        )
+        facts = [memory_from_item(item) for item in items]
+        return self.with_recall_counts(facts) if recall_counts else facts
 
 
 def measure(
@@ -133,7 +162,7 @@ def run_size(size: int, calls: int, before: bool, aws: tuple[Any, Any]) -> None:
     the figures of reading every fact."""
     client, seeder = aws
     table = f"recall-units-{size}"
-    create_table(seeder, table)
+    seeder.create_table(**table_definition(table, ADDED_LEVEL))
     services = wiring.build_services(
         Settings(table_name=table, read_concurrency=1, recall_time_budget_ms=BUDGET_MS),
         client=client,
@@ -151,8 +180,10 @@ def run_size(size: int, calls: int, before: bool, aws: tuple[Any, Any]) -> None:
     meter = CapacityMeter(client, reader=seeder)
     rows = [("through the recall index", measure(services, meter, agent, calls))]
     if before:
-        # Without the marker the agent's recalls read every fact, as before the index.
+        # Without the marker the agent's recalls read every fact, as before the index,
+        # and from the index they read then.
         seeder.delete_item(TableName=table, Key=to_attributes(recall_index_marker_key(agent.id)))
+        services.recall._memories = BeforeMemories(DynamoDBTable(client, table))
         rows.append(("reading every fact (before)", measure(services, meter, agent, calls)))
     meter.close()
     print(f"{'path':<30} {'RRU':>9} {'WRU':>6} {'req':>5} {'$/M recalls':>11} {'s':>7} {'kept':>5}")

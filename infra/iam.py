@@ -22,12 +22,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from chalicelib.storage.keys import (
-    BY_AGENT,
     BY_AGENT_KIND,
-    BY_AGENT_STATUS,
     BY_ROUTINE_STATUS,
-    BY_WORKSPACE,
-    BY_WORKSPACE_STATUS,
+    BY_WORKSPACE_SHARD,
+    BY_WORKSPACE_STATUS_SHARD,
 )
 from infra.parameters import HAS_KMS_KEY, KMS_KEY_ARN
 from infra.protection import TABLE_ARN
@@ -213,11 +211,9 @@ def grants(function: str) -> list[Grant]:
                 tuple(
                     _index(name)
                     for name in (
-                        BY_AGENT,
-                        BY_AGENT_STATUS,
                         BY_AGENT_KIND,
-                        BY_WORKSPACE,
-                        BY_WORKSPACE_STATUS,
+                        BY_WORKSPACE_SHARD,
+                        BY_WORKSPACE_STATUS_SHARD,
                         BY_ROUTINE_STATUS,
                     )
                 ),

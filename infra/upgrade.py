@@ -1,22 +1,34 @@
-"""Upgrading a stack whose table lacks the newest indexes, one GSI per stack update.
+"""Upgrading a stack whose table has an older release's indexes, one GSI per stack update.
 
-CloudFormation (like DynamoDB's ``UpdateTable``) creates at most one global secondary
-index per update of a table, so a stack made by an older release cannot take a
-template that adds two. The template therefore carries a parameter ``TableIndexLevel``
-(how many of ``infra.tables.INDEX_RELEASE_ORDER`` the table has; default: all) and a
-condition per index after the first release; ``table_schema()`` wraps each such index,
-and each attribute only those indexes use, in ``Fn::If``. ``index_level`` reads the
-level of an existing table from its index names, ``upgrade_steps`` lists the levels to
-deploy one after the other, and the command line prints them for a stack:
+CloudFormation (like DynamoDB's ``UpdateTable``) creates or deletes at most one global
+secondary index per update of a table, so a stack made by an older release cannot take a
+template that adds two, or adds one and drops another. The table's indexes therefore
+have levels (``infra.tables.indexes_at``): level 4 is the first release's four indexes,
+each level up to ``infra.tables.ADDED_LEVEL`` adds the next index of
+``INDEX_RELEASE_ORDER``, and each level after it drops the next of
+``INDEX_RETIREMENT_ORDER`` (the first release's indexes, retired by
+docs/issues.md#issue-23-item-2), up to ``FULL_LEVEL``, this release's. The template
+carries a parameter ``TableIndexLevel`` (default ``FULL_LEVEL``) and a chain of
+conditions ``TableIndexLevelAtLeast<k>`` (CloudFormation has no ``>=``), plus
+``TableIndexLevelBelow<k>`` where an index or attribute exists only below a level;
+``table_schema()`` wraps each index, and each attribute only some levels' keys use, in
+``Fn::If`` on the condition of the levels it exists at. ``index_level`` reads the level
+of an existing table from its index names, ``upgrade_steps`` lists the levels to deploy
+one after the other, and the command line prints them for a stack:
 
-    python -m infra.upgrade index-steps --stack NAME [--region R]
+    python -m infra.upgrade index-steps --stack NAME [--region R] [--phase add|drop|all]
 
-prints e.g. ``6 7`` (nothing when the table is complete, the stack does not exist, or
-the stack uses an existing table); ``python -m infra.upgrade full-level`` prints the
-level of the current release, and ``python -m infra.upgrade add-indexes --table NAME``
-adds the missing indexes to a table the stack does not own (``ExistingTableName``). The
-deploy targets deploy the stack once per printed level with ``TableIndexLevel=<level>``
-before the normal deploy (docs/operations.md#upgrades). Choices:
+prints e.g. ``6 7 8 9 10 11 12 13`` (``--phase add``: the additions only, ``6 7 8 9``;
+``--phase drop``: the drops only; nothing when the table is at the full level, the stack
+does not exist, or the stack uses an existing table). ``deploy-level --stack NAME``
+prints the level to deploy the stack at together with new code while older code may
+still run (every index added, none dropped yet), ``full-level`` the level of the current
+release, ``add-indexes --table NAME`` and ``drop-indexes --table NAME`` add the missing
+indexes to, and drop the retired ones from, a table the stack does not own
+(``ExistingTableName``). ``make deploy`` deploys the resources stack once per addition,
+then at ``deploy-level``, then the functions, then once per drop, so no running code
+meets a missing index; ``make deploy-cloudformation`` deploys every step, then the full
+level (docs/operations.md#upgrades). Choices:
 docs/DECISIONS.md#data-protection-and-index-upgrades-issue-22-items-4-and-5.
 """
 
@@ -31,109 +43,255 @@ import boto3
 from botocore.exceptions import ClientError
 
 from infra.tables import (
+    ADDED_LEVEL,
     FIRST_RELEASE_INDEXES,
+    FULL_LEVEL,
     INDEX_RELEASE_ORDER,
     add_missing_indexes,
+    drop_retired_indexes,
+    index_definition,
+    indexes_at,
     table_definition,
 )
 
+__all__ = [
+    "ADDED_LEVEL",
+    "FIRST_RELEASE_INDEXES",
+    "FULL_LEVEL",
+    "LEVELS",
+    "PHASES",
+    "TABLE_INDEX_LEVEL",
+    "TABLE_RESOURCE",
+    "at_index_level",
+    "deploy_level",
+    "index_condition",
+    "index_conditions",
+    "index_level",
+    "index_level_parameter",
+    "index_steps",
+    "level_condition",
+    "main",
+    "present_levels",
+    "stack_table",
+    "table_schema",
+    "upgrade_steps",
+]
+
 TABLE_INDEX_LEVEL = "TableIndexLevel"
-"""The template parameter: how many indexes of ``INDEX_RELEASE_ORDER`` the table has."""
-FULL_LEVEL = len(INDEX_RELEASE_ORDER)
-"""Every index of this release."""
+"""The template parameter: the table's index level (``infra.tables.indexes_at``)."""
 TABLE_RESOURCE = "MemoryTable"
 """The table's logical id in both templates."""
+LEVELS = range(FIRST_RELEASE_INDEXES, FULL_LEVEL + 1)
+"""Every level a table can be at: ``FIRST_RELEASE_INDEXES`` to ``FULL_LEVEL``."""
+PHASES = ("all", "add", "drop")
+"""``upgrade_steps``' phases: every step, the additions (levels up to ``ADDED_LEVEL``),
+the drops (levels above it)."""
+_CONDITION_PREFIX = "TableIndexLevel"
 
 
-def index_condition(index_name: str) -> str:
-    """The template condition under which ``index_name`` (one after the first release)
-    is part of the table, e.g. ``TableHasByRoutineStatus``."""
-    return f"TableHas{index_name[0].upper()}{index_name[1:]}"
+def _at_least(level: int) -> str:
+    return f"{_CONDITION_PREFIX}AtLeast{level}"
 
 
-def release_level(index_name: str) -> int:
-    """The level (1-based position in ``INDEX_RELEASE_ORDER``) that added ``index_name``.
+def level_condition(low: int, high: int) -> str | None:
+    """The name of the condition that holds exactly at the levels ``low`` to ``high``
+    (inclusive): ``TableIndexLevelAtLeast<low>`` when ``high`` is ``FULL_LEVEL``,
+    ``TableIndexLevelBelow<high + 1>`` when ``low`` is ``FIRST_RELEASE_INDEXES``,
+    ``TableIndexLevel<low>To<high>`` otherwise; None for every level (no condition).
 
     Raises:
-        ValueError: not an index of the table.
+        ValueError: not a non-empty range within ``LEVELS``.
+    """
+    if not FIRST_RELEASE_INDEXES <= low <= high <= FULL_LEVEL:
+        raise ValueError(
+            f"levels {low}..{high} are not a range within {FIRST_RELEASE_INDEXES}..{FULL_LEVEL}"
+        )
+    if low == FIRST_RELEASE_INDEXES and high == FULL_LEVEL:
+        return None
+    if high == FULL_LEVEL:
+        return _at_least(low)
+    if low == FIRST_RELEASE_INDEXES:
+        return f"{_CONDITION_PREFIX}Below{high + 1}"
+    return f"{_CONDITION_PREFIX}{low}To{high}"
+
+
+def _condition_levels(name: str) -> range:
+    """The levels at which this module's condition ``name`` holds (every one it defines)."""
+    for low in LEVELS:
+        for high in range(low, FULL_LEVEL + 1):
+            if level_condition(low, high) == name:
+                return range(low, high + 1)
+    raise KeyError(name)
+
+
+def _contiguous(levels: Iterable[int], what: str) -> range:
+    """``levels`` as a range; ValueError naming ``what`` when empty or not contiguous."""
+    found = sorted(set(levels))
+    if not found or found != list(range(found[0], found[-1] + 1)):
+        raise ValueError(
+            f"{what} exists at levels {found}: not one range of levels, so no single "
+            "template condition declares it"
+        )
+    return range(found[0], found[-1] + 1)
+
+
+def present_levels(index_name: str) -> range:
+    """The levels at which the table has ``index_name`` (``infra.tables.indexes_at``),
+    e.g. ``range(5, 14)`` for ``byRoutineStatus``, ``range(4, 10)`` for ``byAgent``.
+
+    Raises:
+        ValueError: not an index of ``INDEX_RELEASE_ORDER``, or one present at levels
+            that are not one range (``infra.tables`` would have to drop and re-add it).
     """
     if index_name not in INDEX_RELEASE_ORDER:
         raise ValueError(f"{index_name!r} is not an index of the table ({INDEX_RELEASE_ORDER})")
-    return INDEX_RELEASE_ORDER.index(index_name) + 1
+    return _contiguous(
+        (level for level in LEVELS if index_name in indexes_at(level)), f"index {index_name!r}"
+    )
+
+
+def index_condition(index_name: str) -> str | None:
+    """The name of the template condition under which ``index_name`` is part of the
+    table (``level_condition`` of its ``present_levels``), e.g.
+    ``TableIndexLevelAtLeast5`` for ``byRoutineStatus``, ``TableIndexLevelBelow10`` for
+    ``byAgent``; None for an index present at every level.
+
+    Raises:
+        ValueError: as ``present_levels``.
+    """
+    levels = present_levels(index_name)
+    return level_condition(levels[0], levels[-1])
 
 
 def index_level_parameter() -> dict[str, Any]:
-    """The ``TableIndexLevel`` parameter (Number, default ``FULL_LEVEL``)."""
+    """The ``TableIndexLevel`` parameter (Number, ``LEVELS``, default ``FULL_LEVEL``)."""
     return {
         "Type": "Number",
         "Default": FULL_LEVEL,
-        "AllowedValues": list(range(FIRST_RELEASE_INDEXES, FULL_LEVEL + 1)),
-        "Description": "How many of the table's indexes, in release order, the stack "
-        "declares. Leave the default; only an upgrade of an older stack steps it up one "
-        "index per update (python -m infra.upgrade index-steps, docs/operations.md).",
+        "AllowedValues": list(LEVELS),
+        "Description": "The table's index level: each level above the first release's "
+        "adds or drops one index. Leave the default; only an upgrade of an older stack "
+        "steps it one index per update (python -m infra.upgrade index-steps, "
+        "docs/operations.md).",
     }
 
 
+def _attribute_levels() -> tuple[dict[str, dict[str, Any]], dict[str, range | None]]:
+    """Every attribute any level's table defines (first use in release order after the
+    table's keys), and the levels at which a key uses it (None: the table's own key)."""
+    definitions: dict[str, dict[str, Any]] = {}
+    table_keys = [part["AttributeName"] for part in table_definition("unused")["KeySchema"]]
+    for level in LEVELS:
+        for attribute in table_definition("unused", level)["AttributeDefinitions"]:
+            known = definitions.setdefault(attribute["AttributeName"], attribute)
+            if known != attribute:
+                raise ValueError(f"attribute {attribute} is {known} at another level")
+    ordered = [*table_keys]
+    for name in INDEX_RELEASE_ORDER:
+        for part in index_definition(name)["KeySchema"]:
+            if part["AttributeName"] not in ordered:
+                ordered.append(part["AttributeName"])
+    levels: dict[str, range | None] = {name: None for name in table_keys}
+    for attribute_name in ordered[len(table_keys) :]:
+        levels[attribute_name] = _contiguous(
+            (
+                level
+                for name in INDEX_RELEASE_ORDER
+                if attribute_name
+                in (part["AttributeName"] for part in index_definition(name)["KeySchema"])
+                for level in present_levels(name)
+            ),
+            f"attribute {attribute_name!r}",
+        )
+    return {name: definitions[name] for name in ordered}, levels
+
+
+def _attribute_condition(levels: range | None) -> str | None:
+    return None if levels is None else level_condition(levels[0], levels[-1])
+
+
 def index_conditions() -> dict[str, Any]:
-    """One condition per index after the first release, chained so each holds at its own
-    level and every level above (CloudFormation has no ``>=``):
-    ``TableHas<last> = Equals(level, N)``, ``TableHas<k> = Or(Equals(level, k), TableHas<k+1>)``."""
-    conditions: dict[str, Any] = {}
+    """The template conditions of the index levels, every one an intrinsic function
+    (CloudFormation refuses a bare ``{"Condition": ...}`` as a definition): the chain
+    ``TableIndexLevelAtLeast<FULL> = Equals(level, FULL)``,
+    ``TableIndexLevelAtLeast<k> = Or(Equals(level, k), Condition AtLeast<k+1>)`` for
+    every k above the first release's, then the conditions ``table_schema`` uses besides:
+    ``TableIndexLevelBelow<k> = Not(Condition AtLeast<k>)`` and
+    ``TableIndexLevel<a>To<b> = And(Condition AtLeast<a>, Not(Condition AtLeast<b+1>))``.
+
+    Raises:
+        ValueError: as ``table_schema``.
+    """
+    chain: dict[str, Any] = {}
     later: str | None = None
     for level in range(FULL_LEVEL, FIRST_RELEASE_INDEXES, -1):
-        name = index_condition(INDEX_RELEASE_ORDER[level - 1])
         equals = {"Fn::Equals": [{"Ref": TABLE_INDEX_LEVEL}, str(level)]}
-        conditions[name] = equals if later is None else {"Fn::Or": [equals, {"Condition": later}]}
-        later = name
-    return dict(reversed(conditions.items()))
+        chain[_at_least(level)] = (
+            equals if later is None else {"Fn::Or": [equals, {"Condition": later}]}
+        )
+        later = _at_least(level)
+    conditions = dict(reversed(chain.items()))
+    _, attribute_levels = _attribute_levels()
+    used = [index_condition(name) for name in INDEX_RELEASE_ORDER] + [
+        _attribute_condition(levels) for levels in attribute_levels.values()
+    ]
+    for name in used:
+        if name is None or name in conditions:
+            continue
+        levels = _condition_levels(name)
+        below: dict[str, Any] = {"Fn::Not": [{"Condition": _at_least(levels[-1] + 1)}]}
+        if levels[0] == FIRST_RELEASE_INDEXES:
+            conditions[name] = below
+        else:
+            conditions[name] = {"Fn::And": [{"Condition": _at_least(levels[0])}, below]}
+    return conditions
 
 
-def _when(level: int, value: Any) -> Any:
-    """``value``, or ``value`` only when the table is at ``level`` or above."""
-    if level <= FIRST_RELEASE_INDEXES:
+def _when(condition: str | None, value: Any) -> Any:
+    """``value``, or ``value`` only under ``condition`` (``AWS::NoValue`` otherwise)."""
+    if condition is None:
         return value
-    condition = index_condition(INDEX_RELEASE_ORDER[level - 1])
     return {"Fn::If": [condition, value, {"Ref": "AWS::NoValue"}]}
 
 
 def table_schema() -> dict[str, Any]:
-    """``AttributeDefinitions`` and ``GlobalSecondaryIndexes`` of the table resource, in
-    release order, each index and each attribute only its indexes use conditional on
-    ``TableIndexLevel`` (CloudFormation refuses attribute definitions no key uses)."""
-    definition = table_definition("unused")
-    indexes = {index["IndexName"]: index for index in definition["GlobalSecondaryIndexes"]}
-    if set(indexes) != set(INDEX_RELEASE_ORDER):
-        raise ValueError("infra.tables.INDEX_RELEASE_ORDER must name every index of the table")
-    table_keys = {part["AttributeName"] for part in definition["KeySchema"]}
-    needed_from: dict[str, int] = {}
-    for name in INDEX_RELEASE_ORDER:
-        for part in indexes[name]["KeySchema"]:
-            needed_from.setdefault(part["AttributeName"], release_level(name))
-    attributes = [
-        attribute
-        if attribute["AttributeName"] in table_keys
-        else _when(needed_from[attribute["AttributeName"]], attribute)
-        for attribute in definition["AttributeDefinitions"]
-    ]
+    """``AttributeDefinitions`` and ``GlobalSecondaryIndexes`` of the table resource:
+    every index of ``INDEX_RELEASE_ORDER`` (``infra.tables.index_definition``, the same
+    at every level), in that order, under ``index_condition``; every attribute a key
+    uses, the table's keys first, unconditional when some key uses it at every level,
+    else under the one condition of exactly the levels some key uses it at
+    (CloudFormation refuses attribute definitions no key uses, and key attributes
+    without a definition).
+
+    Raises:
+        ValueError: an index or attribute used at levels that are not one range (no
+            single condition fits), or an attribute with two types.
+    """
+    attributes, levels = _attribute_levels()
     return {
-        "AttributeDefinitions": attributes,
+        "AttributeDefinitions": [
+            _when(_attribute_condition(levels[name]), attribute)
+            for name, attribute in attributes.items()
+        ],
         "GlobalSecondaryIndexes": [
-            _when(release_level(name), indexes[name]) for name in INDEX_RELEASE_ORDER
+            _when(index_condition(name), index_definition(name)) for name in INDEX_RELEASE_ORDER
         ],
     }
 
 
 def at_index_level(node: Any, level: int) -> Any:
     """``node`` (a template or part of one) as CloudFormation sees it with
-    ``TableIndexLevel=level``: the index conditions' ``Fn::If`` evaluated, their
-    ``AWS::NoValue`` dropped, and the parameter and those conditions removed; every other
-    intrinsic function is left as it is."""
-    if not FIRST_RELEASE_INDEXES <= level <= FULL_LEVEL:
+    ``TableIndexLevel=level``: the ``Fn::If`` on this module's conditions
+    (``index_conditions``) evaluated, their ``AWS::NoValue`` dropped, and the parameter
+    and those conditions removed from ``Parameters`` and ``Conditions``; every other
+    intrinsic function is left as it is.
+
+    Raises:
+        ValueError: ``level`` not in ``LEVELS``.
+    """
+    if level not in LEVELS:
         raise ValueError(f"level {level} is not in {FIRST_RELEASE_INDEXES}..{FULL_LEVEL}")
-    holds = {
-        index_condition(name): release_level(name) <= level
-        for name in INDEX_RELEASE_ORDER[FIRST_RELEASE_INDEXES:]
-    }
+    holds = {name: level in _condition_levels(name) for name in index_conditions()}
     dropped = object()
 
     def walk(item: Any) -> Any:
@@ -150,7 +308,7 @@ def at_index_level(node: Any, level: int) -> Any:
 
     rendered = walk(node)
     if isinstance(rendered, dict):
-        for section, names in (("Parameters", [TABLE_INDEX_LEVEL]), ("Conditions", holds)):
+        for section, names in (("Parameters", {TABLE_INDEX_LEVEL}), ("Conditions", set(holds))):
             if isinstance(rendered.get(section), dict):
                 rendered[section] = {
                     key: value for key, value in rendered[section].items() if key not in names
@@ -159,37 +317,50 @@ def at_index_level(node: Any, level: int) -> Any:
 
 
 def index_level(present_index_names: Iterable[str]) -> int:
-    """The level of a table with these GSIs: the length of the longest prefix of
-    ``INDEX_RELEASE_ORDER`` it has.
+    """The level of a table with these GSIs: the one whose ``indexes_at`` is exactly
+    that set (the order read does not matter).
 
     Raises:
-        ValueError: the indexes are not such a prefix (one missing before a later one, an
-            unknown index, or fewer than the first release's), so no sequence of
-            releases made them; the message names what differs.
+        ValueError: no level has that set (an index missing before a later one, one
+            dropped out of order, an unknown index, fewer than the first release's), so
+            no sequence of releases made it; the message names the closest level and
+            what is missing from and unexpected in the table relative to it.
     """
     present = set(present_index_names)
-    level = 0
-    while level < FULL_LEVEL and INDEX_RELEASE_ORDER[level] in present:
-        level += 1
-    unexpected = sorted(present - set(INDEX_RELEASE_ORDER[:level]))
-    if unexpected or level < FIRST_RELEASE_INDEXES:
-        missing = [name for name in INDEX_RELEASE_ORDER[:FULL_LEVEL] if name not in present]
-        raise ValueError(
-            f"the table's indexes {sorted(present)} are not a release's: expected the first "
-            f"{FIRST_RELEASE_INDEXES} or more of {list(INDEX_RELEASE_ORDER)} in that order; "
-            f"missing {missing}, unexpected {unexpected}"
-        )
-    return level
+    for level in LEVELS:
+        if set(indexes_at(level)) == present:
+            return level
+    closest = min(LEVELS, key=lambda level: (len(present ^ set(indexes_at(level))), level))
+    expected = indexes_at(closest)
+    missing = [name for name in expected if name not in present]
+    unexpected = sorted(present - set(expected))
+    raise ValueError(
+        f"the table's indexes {sorted(present)} are not a release's: the closest is level "
+        f"{closest} ({expected}); missing {missing}, unexpected {unexpected}"
+    )
 
 
-def upgrade_steps(present_index_names: Iterable[str]) -> list[int]:
-    """The ``TableIndexLevel`` values to deploy one after the other, each adding one
-    index, ending at ``FULL_LEVEL``; empty when the table has every index.
+def upgrade_steps(present_index_names: Iterable[str], phase: str = "all") -> list[int]:
+    """The ``TableIndexLevel`` values to deploy one after the other, each adding or
+    dropping one index, from the table's level + 1 to ``FULL_LEVEL``; empty when the
+    table is at the full level.
+
+    Args:
+        present_index_names: the table's GSI names.
+        phase: ``"all"``; ``"add"``: only the levels up to ``ADDED_LEVEL`` (additions);
+            ``"drop"``: only the levels above it (drops).
 
     Raises:
-        ValueError: as ``index_level``.
+        ValueError: as ``index_level``, or an unknown phase.
     """
-    return list(range(index_level(present_index_names) + 1, FULL_LEVEL + 1))
+    if phase not in PHASES:
+        raise ValueError(f"phase {phase!r} is not one of {PHASES}")
+    steps = range(index_level(present_index_names) + 1, FULL_LEVEL + 1)
+    if phase == "add":
+        return [level for level in steps if level <= ADDED_LEVEL]
+    if phase == "drop":
+        return [level for level in steps if level > ADDED_LEVEL]
+    return list(steps)
 
 
 def stack_table(cloudformation: Any, stack: str) -> str | None:
@@ -214,51 +385,109 @@ def stack_table(cloudformation: Any, stack: str) -> str | None:
     return str(name) if name else None
 
 
-def index_steps(cloudformation: Any, dynamodb: Any, stack: str) -> list[int]:
-    """``upgrade_steps`` of the stack's table (empty when there is none to upgrade).
+def _stack_indexes(cloudformation: Any, dynamodb: Any, stack: str) -> list[str] | None:
+    """The GSI names of the stack's own table; None when there is no stack, no table of
+    its own, or its table does not exist."""
+    table = stack_table(cloudformation, stack)
+    if table is None:
+        return None
+    try:
+        described = dynamodb.describe_table(TableName=table)["Table"]
+    except dynamodb.exceptions.ResourceNotFoundException:
+        return None
+    return [index["IndexName"] for index in described.get("GlobalSecondaryIndexes", [])]
+
+
+def index_steps(cloudformation: Any, dynamodb: Any, stack: str, phase: str = "all") -> list[int]:
+    """``upgrade_steps`` of the stack's table in ``phase`` (empty when there is none to
+    upgrade: no stack, an ``ExistingTableName``, its table gone).
 
     Args:
         cloudformation: a boto3 CloudFormation client.
         dynamodb: a boto3 DynamoDB client of the same region.
         stack: the stack's name.
+        phase: as ``upgrade_steps``.
+
+    Raises:
+        ValueError: as ``upgrade_steps``.
+        ClientError: as ``stack_table``.
     """
-    table = stack_table(cloudformation, stack)
-    if table is None:
-        return []
-    try:
-        described = dynamodb.describe_table(TableName=table)["Table"]
-    except dynamodb.exceptions.ResourceNotFoundException:
-        return []
-    return upgrade_steps(
-        index["IndexName"] for index in described.get("GlobalSecondaryIndexes", [])
-    )
+    present = _stack_indexes(cloudformation, dynamodb, stack)
+    return [] if present is None else upgrade_steps(present, phase)
+
+
+def deploy_level(cloudformation: Any, dynamodb: Any, stack: str) -> int:
+    """The ``TableIndexLevel`` to deploy the stack at together with new code while older
+    code may still run: ``FULL_LEVEL`` when there is nothing to upgrade (no stack or no
+    table yet: a first deploy creates every index at once; or the stack uses an
+    ``ExistingTableName``), else the table's level, at least ``ADDED_LEVEL`` (nothing
+    dropped that older code may read, nothing dropped re-added).
+
+    Args:
+        cloudformation, dynamodb, stack: as ``index_steps``.
+
+    Raises:
+        ValueError: as ``index_level``.
+        ClientError: as ``stack_table``.
+    """
+    present = _stack_indexes(cloudformation, dynamodb, stack)
+    if present is None:
+        return FULL_LEVEL
+    return max(index_level(present), ADDED_LEVEL)
 
 
 def main(arguments: list[str] | None = None) -> None:
-    """``index-steps --stack NAME [--region R]``: the levels, space-separated, on one line
-        (nothing when none); ``full-level``: ``FULL_LEVEL``; ``add-indexes --table NAME``: the
-    indexes missing from a table the stack does not own, added one at a time
-    (``infra.tables.add_missing_indexes``), their names printed."""
+    """The command line, one line on standard output:
+
+    - ``index-steps --stack NAME [--region R] [--phase add|drop|all]``: the levels,
+      space-separated (nothing when none);
+    - ``full-level``: ``FULL_LEVEL``;
+    - ``deploy-level --stack NAME [--region R]``: ``deploy_level``;
+    - ``add-indexes --table NAME [--region R]``: the indexes missing from a table the
+      stack does not own, added one at a time (``infra.tables.add_missing_indexes``),
+      their names (nothing when none);
+    - ``drop-indexes --table NAME [--region R]``: the retired indexes of such a table,
+      dropped one at a time (``infra.tables.drop_retired_indexes``), their names.
+
+    Raises:
+        SystemExit: bad arguments (argparse).
+        ValueError, ClientError: as the functions named.
+    """
     parser = argparse.ArgumentParser(description="The table's index upgrade steps.")
     commands = parser.add_subparsers(dest="command", required=True)
     steps = commands.add_parser("index-steps", help="levels to deploy one at a time")
     steps.add_argument("--stack", required=True)
     steps.add_argument("--region")
+    steps.add_argument("--phase", choices=PHASES, default="all")
     commands.add_parser("full-level", help="the TableIndexLevel of this release")
+    level = commands.add_parser(
+        "deploy-level", help="the TableIndexLevel to deploy with new code, before the drops"
+    )
+    level.add_argument("--stack", required=True)
+    level.add_argument("--region")
     adding = commands.add_parser("add-indexes", help="add missing GSIs to a table by name")
     adding.add_argument("--table", required=True)
     adding.add_argument("--region")
+    dropping = commands.add_parser("drop-indexes", help="drop retired GSIs of a table by name")
+    dropping.add_argument("--table", required=True)
+    dropping.add_argument("--region")
     parsed = parser.parse_args(arguments)
     if parsed.command == "full-level":
         sys.stdout.write(f"{FULL_LEVEL}\n")
         return
     session = boto3.session.Session(region_name=parsed.region)
-    if parsed.command == "add-indexes":
-        # A table the stack does not own (ExistingTableName): DynamoDB adds them one at a time.
-        added = add_missing_indexes(session.client("dynamodb"), parsed.table)
-        sys.stdout.write(" ".join(added) + "\n" if added else "")
+    if parsed.command in ("add-indexes", "drop-indexes"):
+        # A table the stack does not own (ExistingTableName): one index per UpdateTable.
+        change = add_missing_indexes if parsed.command == "add-indexes" else drop_retired_indexes
+        changed = change(session.client("dynamodb"), parsed.table)
+        sys.stdout.write(" ".join(changed) + "\n" if changed else "")
         return
-    levels = index_steps(session.client("cloudformation"), session.client("dynamodb"), parsed.stack)
+    cloudformation = session.client("cloudformation")
+    dynamodb = session.client("dynamodb")
+    if parsed.command == "deploy-level":
+        sys.stdout.write(f"{deploy_level(cloudformation, dynamodb, parsed.stack)}\n")
+        return
+    levels = index_steps(cloudformation, dynamodb, parsed.stack, parsed.phase)
     if levels:
         sys.stdout.write(" ".join(map(str, levels)) + "\n")
 

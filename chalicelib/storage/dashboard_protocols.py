@@ -70,7 +70,8 @@ class UpgradeReport:
         done_before: a finished run was recorded already; nothing was read.
         scanned: items read.
         agents_listed: agents given their workspace listing.
-        memories_indexed: memories given their ``byAgentKind`` value.
+        memories_indexed: memories given the index values they lacked (``byAgentKind``,
+            the workspace shards).
         changed_meanwhile: memories whose status changed while the run read them
             (their change wrote the value itself; nothing is lost).
     """

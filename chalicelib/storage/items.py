@@ -21,18 +21,20 @@ from chalicelib.models.recall import RecallEntry
 from chalicelib.models.token import StoredToken, TokenRecord
 from chalicelib.storage.keys import (
     KV_TTL_ATTRIBUTE,
+    RETIRED_MEMORY_INDEXES,
     SORT_ATTRIBUTE,
+    WORKSPACE_INDEXES,
     agent_key,
     agent_kind_index_value,
     audit_key,
     epoch_microseconds,
-    memory_index_values,
     memory_key,
     person_key,
     recall_index_loose_key,
     recall_index_segment_key,
     recall_index_tombstone_key,
     token_key,
+    workspace_index_values,
     workspace_key,
 )
 
@@ -61,18 +63,21 @@ MUTABLE_MEMORY_ATTRIBUTES = (
     "updatedAt",
     "version",
     "embedding",
-    "gsiAgentStatus",
-    "gsiWorkspaceStatus",
     "gsiAgentKind",
+    *WORKSPACE_INDEXES.values(),
+    *RETIRED_MEMORY_INDEXES.values(),
 )
-"""What a state change may rewrite; recall counters and identity never change there."""
+"""What a state change may rewrite; recall counters and identity never change there.
+The workspace-index keys are set again by every change (an item from before
+docs/issues.md#issue-23-item-2 gains them; the same value costs the index nothing) and
+the retired indexes' keys, which no item written since carries, are removed."""
 
 
 def memory_to_item(memory: Memory) -> dict[str, Any]:
     """Return the stored item of a memory (keys, list-index keys, ``charCount``)."""
     item: dict[str, Any] = {
         **memory_key(memory.id),
-        **memory_index_values(memory.workspace_id, memory.agent_id, memory.status.value),
+        **workspace_index_values(memory.workspace_id, memory.agent_id, memory.status.value),
         **agent_kind_index_value(memory.agent_id, memory.kind.value, memory.status.value),
         SORT_ATTRIBUTE: memory.id,
         "entity": "memory",

@@ -45,10 +45,13 @@ the table's DynamoDB TTL attribute (epoch seconds); so do rotated tokens, idempo
 records, the counters of new key-value scopes and the dashboard's sessions and sign-in
 codes; memories never do.
 
-List indexes (GSIs, sort key ``lsk`` = memory id): by agent, by agent and
-status, by workspace, by workspace and status; and ``byAgentKind`` (agent, kind
-and status; a few small attributes projected) for the dashboard's counts and
-pictures.
+List indexes of memories (GSIs, sort key ``lsk`` = memory id), each projecting only
+what its reader needs (docs/DECISIONS.md#narrow-list-indexes-issue-23-item-2):
+``byAgentKind`` (agent, kind and status; a few small attributes) for an agent's
+lists, facts, counts and pictures, and ``byWorkspaceShard`` /
+``byWorkspaceStatusShard`` (workspace, optionally status, and one of
+``WORKSPACE_SHARDS`` shards chosen by agent; ``kind`` projected) for a workspace's
+lists. A list reads ids from an index, then the items (BatchGetItem).
 """
 
 from __future__ import annotations
@@ -66,13 +69,54 @@ BY_AGENT_STATUS = "byAgentStatus"
 BY_WORKSPACE = "byWorkspace"
 BY_WORKSPACE_STATUS = "byWorkspaceStatus"
 
-MEMORY_INDEXES: dict[str, str] = {
+RETIRED_MEMORY_INDEXES: dict[str, str] = {
     BY_AGENT: "gsiAgent",
     BY_AGENT_STATUS: "gsiAgentStatus",
     BY_WORKSPACE: "gsiWorkspace",
     BY_WORKSPACE_STATUS: "gsiWorkspaceStatus",
 }
-"""Index name -> its partition-key attribute on memory items."""
+"""The first release's four list indexes (index name -> its partition-key attribute),
+each projecting every attribute, embedding included. Retired by
+docs/issues.md#issue-23-item-2: nothing reads them, items written since carry none of
+these attributes (a change of an older item removes them), and ``infra/tables.py``
+keeps their definitions only for the upgrade steps that drop them."""
+
+BY_WORKSPACE_SHARD = "byWorkspaceShard"
+BY_WORKSPACE_STATUS_SHARD = "byWorkspaceStatusShard"
+WORKSPACE_INDEXES: dict[str, str] = {
+    BY_WORKSPACE_SHARD: "gsiWorkspaceShard",
+    BY_WORKSPACE_STATUS_SHARD: "gsiWorkspaceStatusShard",
+}
+"""A workspace's memories (index name -> its partition-key attribute): partition
+``<wsp_id>#<shard>`` and ``<wsp_id>#<status>#<shard>``, sort ``lsk``; they project
+``WORKSPACE_INDEX_PROJECTION`` only (docs/issues.md#issue-23-item-2)."""
+WORKSPACE_INDEX_PROJECTION = ("kind",)
+"""What the workspace indexes carry besides their keys: a list filtered by kind
+filters on the index (a memory's kind never changes, so no update rewrites it)."""
+WORKSPACE_SHARDS = 16
+"""How many partitions each workspace index spreads one workspace over, by a stable
+hash of the agent id: no partition key is written by every agent of a workspace
+(docs/issues.md#issue-23-item-2). Fixed: a reader queries every shard, and changing it
+needs every memory item rewritten."""
+
+
+def workspace_shard(agent_id: str) -> int:
+    """The shard (0 to ``WORKSPACE_SHARDS - 1``) of an agent's memories in the workspace
+    indexes: a stable hash of its id."""
+    digest = hashlib.sha256(agent_id.encode("utf-8")).digest()
+    return int.from_bytes(digest[:4], "big") % WORKSPACE_SHARDS
+
+
+def workspace_index_partitions(workspace_id: str, status: str | None) -> tuple[str, list[str]]:
+    """The workspace index to read and the partition value of each of its shards: every
+    memory of the workspace (``status`` None) or those of one status."""
+    if status is None:
+        return BY_WORKSPACE_SHARD, [
+            f"{workspace_id}#{shard:02d}" for shard in range(WORKSPACE_SHARDS)
+        ]
+    return BY_WORKSPACE_STATUS_SHARD, [
+        f"{workspace_id}#{status}#{shard:02d}" for shard in range(WORKSPACE_SHARDS)
+    ]
 
 
 def memory_key(memory_id: str) -> dict[str, str]:
@@ -184,13 +228,13 @@ def person_email_key(workspace_id: str, email_digest: str) -> dict[str, str]:
     return {"pk": f"PERSONEMAIL#{workspace_id}#{email_digest}", "sk": "PERSONEMAIL"}
 
 
-def memory_index_values(workspace_id: str, agent_id: str, status: str) -> dict[str, str]:
-    """The list-index partition values a memory item carries for its state."""
+def workspace_index_values(workspace_id: str, agent_id: str, status: str) -> dict[str, str]:
+    """The workspace-index partition values a memory item carries for its state (its
+    agent's shard, ``workspace_shard``)."""
+    shard = workspace_shard(agent_id)
     return {
-        MEMORY_INDEXES[BY_AGENT]: agent_id,
-        MEMORY_INDEXES[BY_AGENT_STATUS]: f"{agent_id}#{status}",
-        MEMORY_INDEXES[BY_WORKSPACE]: workspace_id,
-        MEMORY_INDEXES[BY_WORKSPACE_STATUS]: f"{workspace_id}#{status}",
+        WORKSPACE_INDEXES[BY_WORKSPACE_SHARD]: f"{workspace_id}#{shard:02d}",
+        WORKSPACE_INDEXES[BY_WORKSPACE_STATUS_SHARD]: f"{workspace_id}#{status}#{shard:02d}",
     }
 
 

@@ -16,7 +16,6 @@ from chalicelib.ids import to_rfc3339
 from chalicelib.models.memory import AuditRecord, Memory, MemoryKind, MemoryStatus
 from chalicelib.storage import items as convert
 from chalicelib.storage.dynamodb import (
-    QUERY_PAGE,
     DynamoDBTable,
     TransactionCancelled,
     from_attributes,
@@ -27,18 +26,12 @@ from chalicelib.storage.dynamodb import (
 )
 from chalicelib.storage.keys import (
     AUDIT_PREFIX,
-    BY_AGENT,
-    BY_AGENT_STATUS,
-    BY_WORKSPACE,
-    BY_WORKSPACE_STATUS,
-    MEMORY_INDEXES,
-    SORT_ATTRIBUTE,
     day_pointer_key,
     memory_key,
     recall_counter_key,
     recall_counter_page,
 )
-from chalicelib.storage.memory_index import list_by_kind
+from chalicelib.storage.memory_index import ids_by_agent, list_by_agent, page_of
 from chalicelib.storage.protocols import (
     DayLogFull,
     DayPointerChange,
@@ -49,6 +42,7 @@ from chalicelib.storage.protocols import (
 )
 from chalicelib.storage.recall_index import index_writes
 from chalicelib.storage.vetoes import veto_entry
+from chalicelib.storage.workspace_index import ids_by_workspace
 
 
 def memory_update(before: Memory, after: Memory) -> dict[str, Any]:
@@ -325,91 +319,47 @@ class DynamoDBMemoryRepository:
         limit: int,
         after_id: str | None,
     ) -> MemoryPage:
-        """List newest first from the index that needs no filter but ``kind``.
+        """List newest first: ids from the narrow index of the agent
+        (``memory_index.list_by_agent``) or of the workspace's shards
+        (``workspace_index.ids_by_workspace``), then the memories themselves (an eventually
+        consistent BatchGetItem, as the index read is; docs/issues.md#issue-23-item-2).
 
-        Keeps reading past short filtered pages (docs/conventions.md#limit-before-filter),
-        so a page holds exactly ``limit`` memories when that many exist.
+        The indexes filter by status and kind, so a page holds ``limit`` memories when
+        that many exist (docs/conventions.md#limit-before-filter), one fewer for each
+        that changed status between the two reads.
         """
-        if agent_id is not None and kind is not None:
-            return self._list_by_kind(workspace_id, agent_id, status, kind, limit, after_id)
         if agent_id is not None:
-            index, partition = (
-                (BY_AGENT_STATUS, f"{agent_id}#{status}") if status else (BY_AGENT, agent_id)
+            page, continue_after = list_by_agent(
+                self._table, workspace_id, agent_id, status, kind, limit, after_id
             )
         else:
-            index, partition = (
-                (BY_WORKSPACE_STATUS, f"{workspace_id}#{status}")
-                if status
-                else (BY_WORKSPACE, workspace_id)
+            ids = ids_by_workspace(self._table, workspace_id, status, kind, limit + 1, after_id)
+            page, continue_after = page_of(
+                self._table,
+                ids,
+                limit,
+                workspace_id=workspace_id,
+                status=status,
+                kind=kind,
+                consistent=False,
             )
-        partition_attribute = MEMORY_INDEXES[index]
-        request: dict[str, Any] = {
-            "IndexName": index,
-            "KeyConditionExpression": "#partition = :partition",
-            "ExpressionAttributeNames": {"#partition": partition_attribute},
-            "ExpressionAttributeValues": {":partition": partition},
-            "ScanIndexForward": False,
-            "Limit": QUERY_PAGE,
-        }
-        conditions = []
-        if kind is not None:
-            conditions.append("#kind = :kind")
-            request["ExpressionAttributeNames"]["#kind"] = "kind"
-            request["ExpressionAttributeValues"][":kind"] = kind
-        # Defence in depth: an agent id never lists another workspace's rows.
-        conditions.append("#workspace = :workspace")
-        request["ExpressionAttributeNames"]["#workspace"] = "workspaceId"
-        request["ExpressionAttributeValues"][":workspace"] = workspace_id
-        request["FilterExpression"] = " AND ".join(conditions)
-        request["ExpressionAttributeValues"] = to_attributes(request["ExpressionAttributeValues"])
-        if after_id is not None:
-            request["ExclusiveStartKey"] = to_attributes(
-                {**memory_key(after_id), partition_attribute: partition, SORT_ATTRIBUTE: after_id}
-            )
-        found: list[Memory] = []
-        for item in self._table.query(**request):
-            found.append(convert.memory_from_item(item))
-            if len(found) > limit:
-                break
-        if len(found) > limit:
-            return MemoryPage(self.with_recall_counts(found[:limit]), found[limit - 1].id)
-        return MemoryPage(self.with_recall_counts(found), None)
-
-    def _list_by_kind(
-        self,
-        workspace_id: str,
-        agent_id: str,
-        status: str | None,
-        kind: str,
-        limit: int,
-        after_id: str | None,
-    ) -> MemoryPage:
-        """One agent's memories of one kind (``memory_index.list_by_kind``)."""
-        page, continue_after = list_by_kind(
-            self._table, workspace_id, agent_id, status, kind, limit, after_id
-        )
         return MemoryPage(self.with_recall_counts(page), continue_after)
 
     def live_facts(self, agent_id: str, *, recall_counts: bool = True) -> list[Memory]:
-        """Every active fact of the agent, newest first, from the status index; with
+        """Every active fact of the agent, newest first: the ids from ``byAgentKind``, then
+        the items (eventually consistent BatchGetItem, as the index read is); with
         ``recall_counts=False`` the counters are left out (what the item holds)."""
-        items = self._table.query(
-            IndexName=BY_AGENT_STATUS,
-            KeyConditionExpression="#partition = :partition",
-            FilterExpression="#kind = :fact",
-            ExpressionAttributeNames={
-                "#partition": MEMORY_INDEXES[BY_AGENT_STATUS],
-                "#kind": "kind",
-            },
-            ExpressionAttributeValues=to_attributes(
-                {
-                    ":partition": f"{agent_id}#{MemoryStatus.ACTIVE.value}",
-                    ":fact": MemoryKind.FACT.value,
-                }
-            ),
-            ScanIndexForward=False,
+        fact, active = MemoryKind.FACT.value, MemoryStatus.ACTIVE.value
+        ids = ids_by_agent(self._table, agent_id, [fact], [active], None, None)
+        facts, _ = page_of(
+            self._table,
+            ids,
+            len(ids),
+            workspace_id=None,
+            status=active,
+            kind=fact,
+            consistent=False,
         )
-        facts = [convert.memory_from_item(item) for item in items]
         return self.with_recall_counts(facts) if recall_counts else facts
 
     def history(

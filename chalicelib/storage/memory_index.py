@@ -1,6 +1,7 @@
 """The DynamoDB adapter of ``MemoryIndexRepository``: an agent's memories as the
 ``byAgentKind`` index keeps them (no text, no embedding), for the dashboard's
-counts and pictures (docs/issues.md#issue-13; ``keys.BY_AGENT_KIND``).
+counts and pictures (docs/issues.md#issue-13; ``keys.BY_AGENT_KIND``), and the id
+readers every list of an agent's memories starts from (docs/issues.md#issue-23-item-2).
 
 Reads are eventually consistent, as every GSI read is: a count may lag a write
 by a moment, which an overview can afford (the pages that act on a memory read
@@ -9,6 +10,8 @@ it from the base table).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from itertools import islice
 from typing import Any
 
 from chalicelib.ids import from_rfc3339
@@ -104,77 +107,110 @@ def _entry(item: dict[str, Any], kind: MemoryKind, status: MemoryStatus) -> Memo
     )
 
 
-def ids_by_kind(
+def ids_by_agent(
     table: DynamoDBTable,
     agent_id: str,
-    kind: str,
-    statuses: list[str],
-    limit: int,
+    kinds: Sequence[str],
+    statuses: Sequence[str],
+    limit: int | None,
     after_id: str | None,
 ) -> list[str]:
-    """The newest ``limit`` ids of the agent's memories of ``kind`` in any of
-    ``statuses``, older than ``after_id``: one small Query per status on
-    ``byAgentKind`` (keys only), merged by id.
+    """The newest ``limit`` ids (``None``: all) of the agent's memories of any of
+    ``kinds`` in any of ``statuses``, older than ``after_id``: one small Query per kind
+    and status on ``byAgentKind`` (keys only), merged by id.
 
-    A list filtered by kind reads these instead of filtering the full items of
-    every memory (docs/conventions.md#limit-before-filter): a page of day rows among
-    thousands of facts costs two small queries and one BatchGetItem.
+    A list reads these instead of the full items of every memory
+    (docs/conventions.md#limit-before-filter, docs/issues.md#issue-23-item-2): a page of
+    day rows among thousands of facts costs two small queries and one BatchGetItem.
     """
     found: list[str] = []
-    for status in statuses:
-        condition = "#partition = :partition"
-        values: dict[str, Any] = {":partition": f"{agent_id}#{kind}#{status}"}
-        if after_id is not None:
-            condition += " AND #sort < :after"
-            values[":after"] = after_id
-        items = table.query(
-            IndexName=BY_AGENT_KIND,
-            KeyConditionExpression=condition,
-            ExpressionAttributeNames={
-                "#partition": AGENT_KIND_INDEX_PARTITION,
-                "#sort": SORT_ATTRIBUTE,
-            },
-            ExpressionAttributeValues=to_attributes(values),
-            ProjectionExpression="#sort",
-            ScanIndexForward=False,
-            Limit=limit,
-        )
-        for position, item in enumerate(items, start=1):
-            found.append(str(item[SORT_ATTRIBUTE]))
-            if position >= limit:
-                break
+    for kind in kinds:
+        for status in statuses:
+            condition = "#partition = :partition"
+            values: dict[str, Any] = {":partition": f"{agent_id}#{kind}#{status}"}
+            if after_id is not None:
+                condition += " AND #sort < :after"
+                values[":after"] = after_id
+            request: dict[str, Any] = {
+                "IndexName": BY_AGENT_KIND,
+                "KeyConditionExpression": condition,
+                "ExpressionAttributeNames": {
+                    "#partition": AGENT_KIND_INDEX_PARTITION,
+                    "#sort": SORT_ATTRIBUTE,
+                },
+                "ExpressionAttributeValues": to_attributes(values),
+                "ProjectionExpression": "#sort",
+                "ScanIndexForward": False,
+            }
+            if limit is not None:
+                request["Limit"] = limit
+            items = table.query(**request)
+            found.extend(str(item[SORT_ATTRIBUTE]) for item in islice(items, limit))
     return sorted(found, reverse=True)[:limit]
 
 
-def list_by_kind(
+def page_of(
     table: DynamoDBTable,
-    workspace_id: str,
-    agent_id: str,
-    status: str | None,
-    kind: str,
+    ids: Sequence[str],
     limit: int,
-    after_id: str | None,
+    *,
+    workspace_id: str | None,
+    status: str | None = None,
+    kind: str | None = None,
+    consistent: bool = True,
 ) -> tuple[list[Memory], str | None]:
-    """A page of one agent's memories of one kind, newest first: ids from
-    ``ids_by_kind``, then the items (one strongly consistent BatchGetItem).
+    """The memories of the first ``limit`` of ``ids`` (newest first, as an index listed
+    them; ``limit + 1`` ids mean there are more), read with BatchGetItem.
 
-    A memory whose status changed between the two reads is left out when a status
-    was asked for (the page is one short then).
+    A memory of another workspace, or whose status or kind is not the one asked for
+    (it changed between the index read and this one), is left out: the page is one short
+    then.
+
+    Args:
+        workspace_id: the workspace the memories must be of (``None``: the caller asked
+            by agent and needs no such check).
+        consistent: strongly consistent reads (what a page shows a person); ``False``
+            halves the read units where the index read already lagged.
 
     Returns:
-        The memories (without recall counts) and the id to continue after.
+        The memories (without recall counts) and the id to continue after (None at the
+        end).
     """
-    statuses = [status] if status else [MemoryStatus.ACTIVE.value, MemoryStatus.ARCHIVED.value]
-    ids = ids_by_kind(table, agent_id, kind, statuses, limit + 1, after_id)
-    wanted = ids[:limit]
-    items = table.batch_get([memory_key(memory_id) for memory_id in wanted])
+    wanted = list(ids[:limit])
+    items = table.batch_get([memory_key(memory_id) for memory_id in wanted], consistent=consistent)
     found = sorted(
         (
             convert.memory_from_item(item)
             for item in items
-            if item["workspaceId"] == workspace_id and status in (None, item["status"])
+            if workspace_id in (None, item["workspaceId"])
+            and status in (None, item["status"])
+            and kind in (None, item["kind"])
         ),
         key=lambda memory: memory.id,
         reverse=True,
     )
     return found, (wanted[-1] if len(ids) > limit else None)
+
+
+def list_by_agent(
+    table: DynamoDBTable,
+    workspace_id: str,
+    agent_id: str,
+    status: str | None,
+    kind: str | None,
+    limit: int,
+    after_id: str | None,
+) -> tuple[list[Memory], str | None]:
+    """A page of one agent's memories, newest first, optionally of one status and one
+    kind: ids from ``ids_by_agent``, then the items (``page_of``, eventually consistent,
+    as every list has been since lists read a GSI: half the read units of a strong read).
+
+    Returns:
+        The memories (without recall counts) and the id to continue after.
+    """
+    kinds = [kind] if kind else [member.value for member in MemoryKind]
+    statuses = [status] if status else [member.value for member in MemoryStatus]
+    ids = ids_by_agent(table, agent_id, kinds, statuses, limit + 1, after_id)
+    return page_of(
+        table, ids, limit, workspace_id=workspace_id, status=status, kind=kind, consistent=False
+    )

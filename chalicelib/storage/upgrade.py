@@ -1,8 +1,9 @@
-"""A one-time upgrade of a table written by a version before the dashboard
-(docs/issues.md#issue-13): agents get their workspace listing item, memories their ``byAgentKind``
-index value.
+"""A one-time upgrade of a table written by an older version: agents get their workspace
+listing item and memories their ``byAgentKind`` index value (both from the dashboard's
+release, docs/issues.md#issue-13), and memories their sharded workspace-index values (from
+docs/issues.md#issue-23-item-2's).
 
-Items written since carry both (``directory.workspace_agent_item``,
+Items written since carry them all (``directory.workspace_agent_item``,
 ``items.memory_to_item``). The upgrade scans the whole table once, so it is an
 operator command (``pinework admin upgrade-table``), never run by the API; the
 local server runs it at start. Every write is conditional, so it is safe to run
@@ -22,17 +23,29 @@ from chalicelib.storage.dashboard_protocols import UpgradeReport
 from chalicelib.storage.directory import DynamoDBDirectoryRepository
 from chalicelib.storage.dynamodb import DynamoDBTable, to_attributes
 from chalicelib.storage.keys import (
-    AGENT_KIND_INDEX_PARTITION,
     agent_kind_index_value,
     memory_key,
     upgrade_marker_key,
+    workspace_index_values,
 )
 
-DASHBOARD_UPGRADE = "dashboard-v1"
+TABLE_UPGRADE = "workspace-shards-v1"
+"""The marker of a finished run of this release's upgrade (an older release's,
+``dashboard-v1``, did only the dashboard's part, so a table that has it is scanned again)."""
+
+
+def missing_index_values(item: dict[str, Any]) -> dict[str, str]:
+    """The index attributes a memory item lacks for its state (none for one written by
+    this release)."""
+    wanted = {
+        **agent_kind_index_value(item["agentId"], item["kind"], item["status"]),
+        **workspace_index_values(item["workspaceId"], item["agentId"], item["status"]),
+    }
+    return {name: value for name, value in wanted.items() if name not in item}
 
 
 class TableUpgrade:
-    """Runs ``DASHBOARD_UPGRADE`` over one table.
+    """Runs ``TABLE_UPGRADE`` over one table.
 
     Args:
         table: the wrapped table.
@@ -48,7 +61,7 @@ class TableUpgrade:
         Returns:
             The counts; ``done_before`` when a finished run was recorded.
         """
-        marker = upgrade_marker_key(DASHBOARD_UPGRADE)
+        marker = upgrade_marker_key(TABLE_UPGRADE)
         if self._table.get(marker) is not None:
             return UpgradeReport(done_before=True)
         scanned = listed = indexed = changed = 0
@@ -59,8 +72,8 @@ class TableUpgrade:
                 convert.agent_from_item(item)
             ):
                 listed += 1
-            elif entity == "memory" and AGENT_KIND_INDEX_PARTITION not in item:
-                if self._index(item):
+            elif entity == "memory" and (missing := missing_index_values(item)):
+                if self._index(item, missing):
                     indexed += 1
                 else:
                     changed += 1
@@ -70,22 +83,24 @@ class TableUpgrade:
         )
         return UpgradeReport(False, scanned, listed, indexed, changed)
 
-    def _index(self, item: dict[str, Any]) -> bool:
-        value = agent_kind_index_value(item["agentId"], item["kind"], item["status"])
+    def _index(self, item: dict[str, Any], missing: dict[str, str]) -> bool:
+        names = {"#status": "status"}
+        values: dict[str, Any] = {":status": item["status"]}
+        sets, absent = [], []
+        for position, (attribute, value) in enumerate(sorted(missing.items())):
+            names[f"#a{position}"] = attribute
+            values[f":v{position}"] = value
+            sets.append(f"#a{position} = :v{position}")
+            absent.append(f"attribute_not_exists(#a{position})")
         try:
             self._table.client.update_item(
                 TableName=self._table.name,
                 Key=to_attributes(memory_key(item["id"])),
-                UpdateExpression="SET #index = :value",
-                # The value follows the status read: a change since then wrote its own.
-                ConditionExpression="attribute_not_exists(#index) AND #status = :status",
-                ExpressionAttributeNames={
-                    "#index": AGENT_KIND_INDEX_PARTITION,
-                    "#status": "status",
-                },
-                ExpressionAttributeValues=to_attributes(
-                    {":value": value[AGENT_KIND_INDEX_PARTITION], ":status": item["status"]}
-                ),
+                UpdateExpression="SET " + ", ".join(sets),
+                # The values follow the status read: a change since then wrote its own.
+                ConditionExpression=" AND ".join([*absent, "#status = :status"]),
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=to_attributes(values),
             )
         except ClientError as error:
             if error.response["Error"]["Code"] == "ConditionalCheckFailedException":

@@ -9,13 +9,10 @@ import random
 from datetime import timedelta
 from typing import Any
 
-import pytest
-
 from chalicelib import wiring
 from chalicelib.ids import FixedClock, to_rfc3339
 from chalicelib.limits import SCORE_CUTOFF
 from chalicelib.models.recall import RecallEntry
-from chalicelib.services.recall import service
 from chalicelib.storage.keys import recall_index_partition, recall_index_segment_floor
 from tests.helpers import START, TABLE, Api, World, save
 
@@ -160,7 +157,6 @@ def test_a_recall_through_the_index_keeps_what_scoring_every_fact_keeps(
     world: World,
     wired: wiring.Services,
     clock: FixedClock,
-    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """More facts than the second stage re-ranks (200), so its word pieces are fetched for
     some candidates only; queries of one and of several clauses."""
@@ -173,10 +169,7 @@ def test_a_recall_through_the_index_keeps_what_scoring_every_fact_keeps(
         "Check the billing invoice, then the schema migration; ask about the laptop badge.",
         "Who approves the hotfix branch review?",
     ]
-    # Word pieces fetched both ways: by id, and with one Query of the store's facts.
-    for share in (1.0, 0.5):
-        monkeypatch.setattr(service, "QUERY_SHARE", share)
-        check_queries(api, world, wired, clock, queries)
+    check_queries(api, world, wired, clock, queries)
 
 
 def check_queries(

@@ -6,6 +6,7 @@ adapter on moto)."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
@@ -15,6 +16,7 @@ import pytest
 from chalicelib.ids import FixedClock, IdFactory
 from chalicelib.models.memory import Memory, MemoryStatus
 from chalicelib.storage.dynamodb import DynamoDBTable
+from chalicelib.storage.keys import WORKSPACE_SHARDS, workspace_shard
 from chalicelib.storage.memories import DynamoDBMemoryRepository
 from chalicelib.storage.protocols import (
     DayLogFull,
@@ -210,6 +212,54 @@ def test_pages_hold_exactly_limit_newest_first_and_filter(
         workspace_id="wsp_2", agent_id=None, status=None, kind=None, limit=3, after_id=None
     )
     assert other.memories == [] and other.continue_after is None
+
+
+def test_a_workspace_of_many_agents_pages_newest_first_across_its_shards(
+    memories: MemoryRepository, ids: IdFactory, clock: FixedClock
+) -> None:
+    """docs/issues.md#issue-23-item-2: a workspace's memories are spread over shards by
+    agent; its pages merge them newest first, each memory exactly once, filters held."""
+    agents = [f"agt_{number:026d}" for number in range(40)]
+    assert len({workspace_shard(agent) for agent in agents}) > WORKSPACE_SHARDS // 2
+    rng = random.Random(17)
+    saved_in_order = []
+    for number in range(150):
+        # Bursts from one agent, then others: some shards hold long runs of the newest.
+        agent = agents[0] if number % 50 < 20 else rng.choice(agents)
+        clock.set(clock.now() + timedelta(seconds=1))
+        fact = new_fact(ids, clock, agent, f"fact {number}")
+        memories.create(fact, audit_of(ids, clock, "create", None, fact))
+        saved_in_order.append(fact)
+    for fact in saved_in_order[::7]:
+        gone = archived(fact, clock)
+        memories.transition(fact, gone, audit_of(ids, clock, "archive", fact, gone))
+    gone_ids = {fact.id for fact in saved_in_order[::7]}
+    outsider = new_fact(ids, clock, agents[3], "elsewhere", workspace_id="wsp_2")
+    memories.create(outsider, audit_of(ids, clock, "create", None, outsider))
+
+    def every_page(limit: int, **filters: Any) -> list[str]:
+        found: list[str] = []
+        after = None
+        while True:
+            page = memories.list_memories(
+                workspace_id="wsp_1", agent_id=None, limit=limit, after_id=after, **filters
+            )
+            assert len(page.memories) == limit or page.continue_after is None
+            found += [memory.id for memory in page.memories]
+            if page.continue_after is None:
+                return found
+            after = page.continue_after
+
+    newest_first = [fact.id for fact in reversed(saved_in_order)]
+    for limit in (1, 7, 50, 200):
+        assert every_page(limit, status=None, kind=None) == newest_first
+    assert every_page(9, status="archived", kind=None) == [
+        memory_id for memory_id in newest_first if memory_id in gone_ids
+    ]
+    assert every_page(9, status="active", kind="fact") == [
+        memory_id for memory_id in newest_first if memory_id not in gone_ids
+    ]
+    assert every_page(9, status=None, kind="day") == []
 
 
 def test_live_facts_are_the_active_facts_expired_included_newest_first(

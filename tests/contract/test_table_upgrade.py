@@ -7,7 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 from chalicelib.storage.dynamodb import DynamoDBTable, from_attributes
-from chalicelib.storage.keys import AGENT_KIND_INDEX_PARTITION, memory_key, workspace_agent_key
+from chalicelib.storage.keys import (
+    AGENT_KIND_INDEX_PARTITION,
+    BY_WORKSPACE_SHARD,
+    BY_WORKSPACE_STATUS_SHARD,
+    WORKSPACE_INDEXES,
+    memory_key,
+    workspace_agent_key,
+)
 from chalicelib.wiring import Services
 from tests.helpers import TABLE, Api, World
 
@@ -56,4 +63,46 @@ def test_an_archived_memory_gets_its_status_in_the_index(
     found = dynamodb.get_item(TableName=TABLE, Key={"pk": {"S": key["pk"]}, "sk": {"S": key["sk"]}})
     assert from_attributes(found["Item"])[AGENT_KIND_INDEX_PARTITION] == (
         f"{world.agent.id}#fact#archived"
+    )
+
+
+def test_memories_from_before_the_workspace_shards_are_listed_after_the_upgrade(
+    api: Api, wired: Services, world: World, dynamodb: Any
+) -> None:
+    """docs/issues.md#issue-23-item-2: a memory written by a release without the sharded
+    workspace indexes is missing from workspace lists until the upgrade gives it its
+    shard keys; the first release's index keys it still carries are left alone."""
+    saved = [api.call("POST", "/memories", world.agent, {"text": f"fact {n}"})[1] for n in range(3)]
+    api.call("POST", f"/memories/{saved[1]['id']}/archive", world.agent, {"reason": "old"})
+    for memory in saved:
+        key = memory_key(memory["id"])
+        dynamodb.update_item(
+            TableName=TABLE,
+            Key={"pk": {"S": key["pk"]}, "sk": {"S": key["sk"]}},
+            UpdateExpression="REMOVE #shard, #status_shard SET #old = :agent",
+            ExpressionAttributeNames={
+                "#shard": WORKSPACE_INDEXES[BY_WORKSPACE_SHARD],
+                "#status_shard": WORKSPACE_INDEXES[BY_WORKSPACE_STATUS_SHARD],
+                "#old": "gsiAgent",
+            },
+            ExpressionAttributeValues={":agent": {"S": world.agent.id}},
+        )
+    person = world.person
+
+    def listed(query: str) -> list[str]:
+        status, body = api.call("GET", f"/memories{query}", person)
+        assert status == 200, body
+        return [memory["id"] for memory in body["data"]]
+
+    assert listed("?all=true") == [] and listed("?status=archived") == []
+    report = wired.admin.upgrade_table()
+    assert report.memories_indexed == 3
+    newest_first = [memory["id"] for memory in reversed(saved)]
+    assert listed("?all=true") == newest_first
+    assert listed("?status=archived") == [saved[1]["id"]]
+    assert listed("?status=active") == [saved[2]["id"], saved[0]["id"]]
+    item = DynamoDBTable(dynamodb, TABLE).get(memory_key(saved[0]["id"]))
+    assert item is not None and item["gsiAgent"] == world.agent.id
+    assert item[WORKSPACE_INDEXES[BY_WORKSPACE_STATUS_SHARD]].startswith(
+        f"{world.workspace_id}#active#"
     )

@@ -319,4 +319,5 @@ def test_the_shape_comes_from_the_table_definition() -> None:
     shape = TableShape.from_description(table_definition("t"))
     assert shape.keys == ("pk", "sk")
     assert shape.indexes["byAgentKind"].projection == "INCLUDE"
-    assert shape.indexes["byAgent"].projection == "ALL"
+    assert shape.indexes["byWorkspaceShard"].included == frozenset({"kind"})
+    assert shape.indexes["byRoutineStatus"].projection == "ALL"

@@ -63,12 +63,6 @@ SKIP_SLASH_COMMAND = "slash_command"
 SKIP_RESUMED_SESSION = "resumed_session_recalled"
 
 
-QUERY_SHARE = 0.5
-"""When the scorer's second stage asks for the word pieces of more than this share of a
-store's facts, one Query of the agent's facts fetches them (a Query is charged by the
-bytes it reads; a BatchGetItem a whole unit per item)."""
-
-
 RUN_START_IS_FOR_AGENTS = "Run-start recall is for agents; persons use /memories/recall."
 
 
@@ -301,9 +295,7 @@ class RecallService:
     def _index_candidates(self, agent_id: str, entries: Sequence[RecallEntry]) -> PartialCandidates:
         """The scorer's candidates from index entries: each with its sentence stand-in,
         the full embeddings of those with word pieces fetched when the scorer's second
-        stage asks (``PartialCandidates``): by id, or, when it asks for more than half
-        of a store (a store of a few hundred facts), with one Query of the agent's facts,
-        which costs fewer read units than a whole unit per item."""
+        stage asks (``PartialCandidates``), by id (one BatchGetItem per 100)."""
         stand_ins = [sentence_stand_in(entry.sentence, entry.embedding_size) for entry in entries]
         partial = [
             position
@@ -312,16 +304,7 @@ class RecallService:
         ]
 
         def fetch(positions: Sequence[int]) -> dict[int, bytes | None]:
-            wanted = [entries[p].memory_id for p in positions]
-            if len(wanted) > QUERY_SHARE * len(entries):
-                # Most of a small store: one Query of its facts reads fewer units than
-                # a BatchGetItem of each (a whole 4 KB unit per item).
-                stored = {
-                    fact.id: fact.embedding
-                    for fact in self._memories.live_facts(agent_id, recall_counts=False)
-                }
-            else:
-                stored = self._memories.stored_embeddings(wanted)
+            stored = self._memories.stored_embeddings([entries[p].memory_id for p in positions])
             return {p: stored.get(entries[p].memory_id) for p in positions}
 
         return PartialCandidates(
