@@ -318,11 +318,13 @@ class DynamoDBMemoryRepository:
         kind: str | None,
         limit: int,
         after_id: str | None,
+        consistent: bool = False,
     ) -> MemoryPage:
         """List newest first: ids from the narrow index of the agent
         (``memory_index.list_by_agent``) or of the workspace's shards
         (``workspace_index.ids_by_workspace``), then the memories themselves (an eventually
-        consistent BatchGetItem, as the index read is; docs/issues.md#issue-23-item-2).
+        consistent BatchGetItem, as the index read is, or a strongly consistent one with
+        ``consistent``; docs/issues.md#issue-23-item-2).
 
         The indexes filter by status and kind, so a page holds ``limit`` memories when
         that many exist (docs/conventions.md#limit-before-filter), one fewer for each
@@ -330,7 +332,7 @@ class DynamoDBMemoryRepository:
         """
         if agent_id is not None:
             page, continue_after = list_by_agent(
-                self._table, workspace_id, agent_id, status, kind, limit, after_id
+                self._table, workspace_id, agent_id, status, kind, limit, after_id, consistent
             )
         else:
             ids = ids_by_workspace(self._table, workspace_id, status, kind, limit + 1, after_id)
@@ -341,7 +343,7 @@ class DynamoDBMemoryRepository:
                 workspace_id=workspace_id,
                 status=status,
                 kind=kind,
-                consistent=False,
+                consistent=consistent,
             )
         return MemoryPage(self.with_recall_counts(page), continue_after)
 

@@ -200,10 +200,11 @@ def list_by_agent(
     kind: str | None,
     limit: int,
     after_id: str | None,
+    consistent: bool = False,
 ) -> tuple[list[Memory], str | None]:
     """A page of one agent's memories, newest first, optionally of one status and one
-    kind: ids from ``ids_by_agent``, then the items (``page_of``, eventually consistent,
-    as every list has been since lists read a GSI: half the read units of a strong read).
+    kind: ids from ``ids_by_agent``, then the items (``page_of``; eventually consistent
+    unless ``consistent``, as lists were when they read a GSI: half the read units).
 
     Returns:
         The memories (without recall counts) and the id to continue after.
@@ -212,5 +213,11 @@ def list_by_agent(
     statuses = [status] if status else [member.value for member in MemoryStatus]
     ids = ids_by_agent(table, agent_id, kinds, statuses, limit + 1, after_id)
     return page_of(
-        table, ids, limit, workspace_id=workspace_id, status=status, kind=kind, consistent=False
+        table,
+        ids,
+        limit,
+        workspace_id=workspace_id,
+        status=status,
+        kind=kind,
+        consistent=consistent,
     )

@@ -162,8 +162,11 @@ class MemoryRepository(Protocol):
         kind: str | None,
         limit: int,
         after_id: str | None,
+        consistent: bool = False,
     ) -> MemoryPage:
-        """List memories newest first, exactly ``limit`` when that many match."""
+        """List memories newest first, exactly ``limit`` when that many match; the items
+        read strongly consistently with ``consistent`` (what a review plans against),
+        else eventually (a person's or an agent's list page)."""
         ...
 
     def live_facts(self, agent_id: str, *, recall_counts: bool = True) -> list[Memory]:

@@ -89,6 +89,7 @@ class VetoGuard:
                 kind=MemoryKind.FACT.value,
                 limit=_PAGE,
                 after_id=after,
+                consistent=True,
             )
             for memory in page.memories:
                 if memory.archive_reason == VETOED:

@@ -52,6 +52,7 @@ def all_facts(memories: MemoryRepository, workspace_id: str, agent_id: str) -> l
             kind=MemoryKind.FACT.value,
             limit=FACT_PAGE,
             after_id=after,
+            consistent=True,
         )
         facts.extend(page.memories)
         if page.continue_after is None:
