@@ -69,6 +69,9 @@ OLD_STATUS_INDEX = ("byAgentStatus", "gsiAgentStatus")
 """The first release's status index and its key (docs/issues.md#issue-23-item-2 retired it)."""
 PRICE_PER_MILLION_READ_UNITS = 0.125
 """On-demand read request units, USD per million (us-east-1, docs/operations.md#cost)."""
+PRICE_PER_MILLION_GETS = 0.4
+"""S3 Standard GET requests, USD per million (us-east-1): a volume read."""
+BUCKET = "recall-units"
 
 
 @dataclass
@@ -80,6 +83,7 @@ class Figures:
     requests: float
     seconds: float
     kept: float
+    object_reads: float
 
 
 def seed(client: Any, table: str, agent: Principal, count: int) -> tuple[float, float]:
@@ -137,11 +141,17 @@ class BeforeMemories(DynamoDBMemoryRepository):
 
 
 def measure(
-    services: wiring.Services, meter: CapacityMeter, agent: Principal, calls: int
+    services: wiring.Services,
+    meter: CapacityMeter,
+    agent: Principal,
+    calls: int,
+    gets: list[int],
 ) -> Figures:
-    """Mean units, requests, wall time and memories kept of ``calls`` recalls."""
+    """Mean units, requests, wall time, memories kept and S3 GETs (counted in ``gets``)
+    of ``calls`` recalls."""
     read = write = requests = kept = 0.0
     times = []
+    before = gets[0]
     for number in range(calls):
         request = RecallRequest(query=question(number * 7919 % EMBEDDED))
         started = time.perf_counter()
@@ -153,19 +163,51 @@ def measure(
         requests += sum(tally.requests.values())
         kept += len(result.memories)
     return Figures(
-        read / calls, write / calls, requests / calls, statistics.median(times), kept / calls
+        read / calls,
+        write / calls,
+        requests / calls,
+        statistics.median(times),
+        kept / calls,
+        (gets[0] - before) / calls,
     )
 
 
-def run_size(size: int, calls: int, before: bool, aws: tuple[Any, Any]) -> None:
+def settle(
+    services: wiring.Services, meter: CapacityMeter, agent: Principal, gets: list[int]
+) -> str:
+    """Read the index until its compactions are done (the seeded segments merged into
+    volumes, as the reads of a living store leave them); what that cost, once."""
+    started = time.perf_counter()
+    reads = 0
+    before = gets[0]
+    with meter.measure() as tally:
+        for reads in range(1, 40):
+            compactions = tally.requests.get("TransactWriteItems", 0)
+            services.recall._index.entries(agent.id, datetime.now(UTC))
+            if tally.requests.get("TransactWriteItems", 0) == compactions:
+                break
+    return (
+        f"settled in {reads} reads, {time.perf_counter() - started:.1f} s: "
+        f"{tally.read_units:.0f} RRU, {tally.write_units:.0f} WRU, "
+        f"{gets[0] - before} S3 requests"
+    )
+
+
+def run_size(size: int, calls: int, before: bool, aws: tuple[Any, Any, Any]) -> None:
     """Seed one table with ``size`` facts; print the index's figures and, with ``before``,
     the figures of reading every fact."""
-    client, seeder = aws
+    client, seeder, s3 = aws
     table = f"recall-units-{size}"
     seeder.create_table(**table_definition(table, ADDED_LEVEL))
     services = wiring.build_services(
-        Settings(table_name=table, read_concurrency=1, recall_time_budget_ms=BUDGET_MS),
+        Settings(
+            table_name=table,
+            bucket_name=BUCKET,
+            read_concurrency=1,
+            recall_time_budget_ms=BUDGET_MS,
+        ),
         client=client,
+        s3=s3,
     )
     workspace = services.admin.create_workspace("bench")
     issued = services.admin.create_agent(workspace.id, "bench")
@@ -178,19 +220,29 @@ def run_size(size: int, calls: int, before: bool, aws: tuple[Any, Any]) -> None:
         flush=True,
     )
     meter = CapacityMeter(client, reader=seeder)
-    rows = [("through the recall index", measure(services, meter, agent, calls))]
+    gets = [0]
+    s3.meta.events.register("before-call.s3", lambda **_: gets.__setitem__(0, gets[0] + 1))
+    print(settle(services, meter, agent, gets), flush=True)
+    rows = [("through the recall index", measure(services, meter, agent, calls, gets))]
     if before:
         # Without the marker the agent's recalls read every fact, as before the index,
         # and from the index they read then.
         seeder.delete_item(TableName=table, Key=to_attributes(recall_index_marker_key(agent.id)))
         services.recall._memories = BeforeMemories(DynamoDBTable(client, table))
-        rows.append(("reading every fact (before)", measure(services, meter, agent, calls)))
+        rows.append(("reading every fact (before)", measure(services, meter, agent, calls, gets)))
     meter.close()
-    print(f"{'path':<30} {'RRU':>9} {'WRU':>6} {'req':>5} {'$/M recalls':>11} {'s':>7} {'kept':>5}")
+    print(
+        f"{'path':<30} {'RRU':>9} {'WRU':>6} {'req':>5} {'S3 GET':>6} {'$/M recalls':>11} "
+        f"{'s':>7} {'kept':>5}"
+    )
     for name, figures in rows:
+        dollars = (
+            figures.read_units * PRICE_PER_MILLION_READ_UNITS
+            + figures.object_reads * PRICE_PER_MILLION_GETS
+        )
         print(
             f"{name:<30} {figures.read_units:>9.1f} {figures.write_units:>6.1f} "
-            f"{figures.requests:>5.0f} {figures.read_units * PRICE_PER_MILLION_READ_UNITS:>11.2f} "
+            f"{figures.requests:>5.0f} {figures.object_reads:>6.1f} {dollars:>11.2f} "
             f"{figures.seconds:>7.2f} {figures.kept:>5.1f}",
             flush=True,
         )
@@ -211,8 +263,10 @@ def main() -> int:
     with embedded_for_bench() as endpoint:
         client = boto3.client("dynamodb", endpoint_url=endpoint, region_name="us-east-1")
         seeder = boto3.client("dynamodb", endpoint_url=endpoint, region_name="us-east-1")
+        s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
+        s3.create_bucket(Bucket=BUCKET)
         for size in args.sizes:
-            run_size(size, args.calls, size <= args.before_up_to, (client, seeder))
+            run_size(size, args.calls, size <= args.before_up_to, (client, seeder, s3))
     return 0
 
 

@@ -237,7 +237,9 @@ def build_services(
     routine_store = DynamoDBRoutineRepository(table)
     routines = RoutineService(routine_store, directory, clock)
     recall_store = DynamoDBRecallRepository(table)
-    recall_index = DynamoDBRecallIndex(table, ids)
+    recall_index = DynamoDBRecallIndex(
+        table, ids, S3ObjectStore(lambda: s3 or s3_client(settings), settings.bucket_name)
+    )
     review_store = DynamoDBReviewRepository(table)
     reports = S3ReportStore(lambda: s3 or s3_client(settings), settings.bucket_name)
     queue = SqsReviewQueue(lambda: sqs or sqs_client(settings), settings.review_queue_name)
@@ -392,6 +394,13 @@ def build_admin_service(settings: Settings) -> AdminService:
         clock,
         ids,
         EmbeddingBackfill(memories, default_embedder()),
-        RecallIndexBackfill(memories, DynamoDBRecallIndex(table, ids), directory, clock),
+        RecallIndexBackfill(
+            memories,
+            DynamoDBRecallIndex(
+                table, ids, S3ObjectStore(lambda: s3_client(settings), settings.bucket_name)
+            ),
+            directory,
+            clock,
+        ),
         TableUpgrade(table),
     )

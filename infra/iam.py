@@ -26,6 +26,7 @@ from chalicelib.storage.keys import (
     BY_ROUTINE_STATUS,
     BY_WORKSPACE_SHARD,
     BY_WORKSPACE_STATUS_SHARD,
+    RECALL_INDEX_OBJECT_PREFIX,
 )
 from infra.parameters import HAS_KMS_KEY, KMS_KEY_ARN
 from infra.protection import TABLE_ARN
@@ -224,6 +225,13 @@ def grants(function: str) -> list[Grant]:
                 (_objects("kv/"),),
             ),
             Grant("ReviewReports", ("s3:GetObject", "s3:PutObject"), (_objects("reviews/"),)),
+            # Volumes of the recall index, written and replaced by the reads that merge
+            # segments (docs/issues.md#issue-23-item-2).
+            Grant(
+                "RecallIndexVolumes",
+                ("s3:GetObject", "s3:PutObject", "s3:DeleteObject"),
+                (_objects(RECALL_INDEX_OBJECT_PREFIX),),
+            ),
             _SEND_REVIEWS,
             _logs(function),
             _kms(),

@@ -470,6 +470,20 @@ def recall_segment_item(
     }
 
 
+def recall_volume_item(
+    agent_id: str, volume_id: str, entries: list[RecallEntry], object_key: str, size: int
+) -> dict[str, Any]:
+    """A volume's pointer: the S3 key of its packed ``entries`` in ``o``, their bytes in
+    ``z``, ``n`` entries; keyed like a segment, by the latest expiry among them."""
+    last = max(entry.expires_at for entry in entries)
+    return {
+        **recall_index_segment_key(agent_id, last, volume_id),
+        "o": object_key,
+        "z": size,
+        "n": len(entries),
+    }
+
+
 def _from_microseconds(value: int) -> datetime:
     """The aware UTC datetime of whole epoch microseconds (exact)."""
     return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=value)

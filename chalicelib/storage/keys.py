@@ -36,6 +36,7 @@
 | vetoed-text index | ``VETO#<agt_id>`` | ``TEXT#<sha>`` / ``SAME#<sha>`` / ``INDEXED`` |
 | recall index: a loose entry | ``RECALLINDEX#<agt_id>`` | ``L#<mem_id>`` |
 | recall index: a segment of packed entries | ``RECALLINDEX#<agt_id>`` | ``S#<expiry µs>#<id>`` |
+| recall index: a volume (an S3 object) | ``RECALLINDEX#<agt_id>`` | ``S#<expiry µs>#<vol_id>`` |
 | recall index: a tombstone | ``RECALLINDEX#<agt_id>`` | ``X#<mem_id>`` |
 | recall index: complete (marker) | ``RECALLINDEX#<agt_id>`` | ``~BUILT`` |
 
@@ -459,6 +460,16 @@ def recall_index_segment_floor(moment: datetime) -> str:
     """The smallest segment sort key with an entry that expires after ``moment``; a key
     condition ``sk >= floor`` reads those segments, the tombstones and the marker."""
     return f"{SEGMENT_PREFIX}{epoch_microseconds(moment) + 1:016d}"
+
+
+RECALL_INDEX_OBJECT_PREFIX = "recall-index/"
+"""Where the bucket keeps recall index volumes (``recall_index_volume_object``)."""
+
+
+def recall_index_volume_object(agent_id: str, volume_id: str) -> str:
+    """The S3 key of a recall index volume: packed entries too many for table items, read
+    through their pointer item (a segment key with ``o``, docs/issues.md#issue-23-item-2)."""
+    return f"{RECALL_INDEX_OBJECT_PREFIX}{agent_id}/{volume_id}"
 
 
 RECALL_INDEX_BUILT_SK = "~BUILT"

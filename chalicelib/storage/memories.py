@@ -31,7 +31,7 @@ from chalicelib.storage.keys import (
     recall_counter_key,
     recall_counter_page,
 )
-from chalicelib.storage.memory_index import ids_by_agent, list_by_agent, page_of
+from chalicelib.storage.memory_index import agent_list_ids, ids_by_agent, page_of
 from chalicelib.storage.protocols import (
     DayLogFull,
     DayPointerChange,
@@ -321,7 +321,7 @@ class DynamoDBMemoryRepository:
         consistent: bool = False,
     ) -> MemoryPage:
         """List newest first: ids from the narrow index of the agent
-        (``memory_index.list_by_agent``) or of the workspace's shards
+        (``memory_index.agent_list_ids``) or of the workspace's shards
         (``workspace_index.ids_by_workspace``), then the memories themselves (an eventually
         consistent BatchGetItem, as the index read is, or a strongly consistent one with
         ``consistent``; docs/issues.md#issue-23-item-2).
@@ -330,21 +330,20 @@ class DynamoDBMemoryRepository:
         that many exist (docs/conventions.md#limit-before-filter), one fewer for each
         that changed status between the two reads.
         """
-        if agent_id is not None:
-            page, continue_after = list_by_agent(
-                self._table, workspace_id, agent_id, status, kind, limit, after_id, consistent
-            )
-        else:
-            ids = ids_by_workspace(self._table, workspace_id, status, kind, limit + 1, after_id)
-            page, continue_after = page_of(
-                self._table,
-                ids,
-                limit,
-                workspace_id=workspace_id,
-                status=status,
-                kind=kind,
-                consistent=consistent,
-            )
+        ids = (
+            agent_list_ids(self._table, agent_id, status, kind, limit + 1, after_id)
+            if agent_id is not None
+            else ids_by_workspace(self._table, workspace_id, status, kind, limit + 1, after_id)
+        )
+        page, continue_after = page_of(
+            self._table,
+            ids,
+            limit,
+            workspace_id=workspace_id,
+            status=status,
+            kind=kind,
+            consistent=consistent,
+        )
         return MemoryPage(self.with_recall_counts(page), continue_after)
 
     def live_facts(self, agent_id: str, *, recall_counts: bool = True) -> list[Memory]:

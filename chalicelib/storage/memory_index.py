@@ -107,6 +107,22 @@ def _entry(item: dict[str, Any], kind: MemoryKind, status: MemoryStatus) -> Memo
     )
 
 
+def newer_than(partition_attribute: str, partition: str, after_id: str | None) -> dict[str, Any]:
+    """The key condition of a newest-first list index read: one partition, sort keys
+    (memory ids) older than ``after_id`` when given; ``KeyConditionExpression`` and its
+    names and values (``#partition``, ``#sort``)."""
+    condition = "#partition = :partition"
+    values: dict[str, Any] = {":partition": partition}
+    if after_id is not None:
+        condition += " AND #sort < :after"
+        values[":after"] = after_id
+    return {
+        "KeyConditionExpression": condition,
+        "ExpressionAttributeNames": {"#partition": partition_attribute, "#sort": SORT_ATTRIBUTE},
+        "ExpressionAttributeValues": to_attributes(values),
+    }
+
+
 def ids_by_agent(
     table: DynamoDBTable,
     agent_id: str,
@@ -126,19 +142,9 @@ def ids_by_agent(
     found: list[str] = []
     for kind in kinds:
         for status in statuses:
-            condition = "#partition = :partition"
-            values: dict[str, Any] = {":partition": f"{agent_id}#{kind}#{status}"}
-            if after_id is not None:
-                condition += " AND #sort < :after"
-                values[":after"] = after_id
             request: dict[str, Any] = {
                 "IndexName": BY_AGENT_KIND,
-                "KeyConditionExpression": condition,
-                "ExpressionAttributeNames": {
-                    "#partition": AGENT_KIND_INDEX_PARTITION,
-                    "#sort": SORT_ATTRIBUTE,
-                },
-                "ExpressionAttributeValues": to_attributes(values),
+                **newer_than(AGENT_KIND_INDEX_PARTITION, f"{agent_id}#{kind}#{status}", after_id),
                 "ProjectionExpression": "#sort",
                 "ScanIndexForward": False,
             }
@@ -192,32 +198,16 @@ def page_of(
     return found, (wanted[-1] if len(ids) > limit else None)
 
 
-def list_by_agent(
+def agent_list_ids(
     table: DynamoDBTable,
-    workspace_id: str,
     agent_id: str,
     status: str | None,
     kind: str | None,
     limit: int,
     after_id: str | None,
-    consistent: bool = False,
-) -> tuple[list[Memory], str | None]:
-    """A page of one agent's memories, newest first, optionally of one status and one
-    kind: ids from ``ids_by_agent``, then the items (``page_of``; eventually consistent
-    unless ``consistent``, as lists were when they read a GSI: half the read units).
-
-    Returns:
-        The memories (without recall counts) and the id to continue after.
-    """
+) -> list[str]:
+    """The ids of a page of one agent's memories, newest first, optionally of one status
+    and one kind (``ids_by_agent`` over every kind and status asked), ``limit`` at most."""
     kinds = [kind] if kind else [member.value for member in MemoryKind]
     statuses = [status] if status else [member.value for member in MemoryStatus]
-    ids = ids_by_agent(table, agent_id, kinds, statuses, limit + 1, after_id)
-    return page_of(
-        table,
-        ids,
-        limit,
-        workspace_id=workspace_id,
-        status=status,
-        kind=kind,
-        consistent=consistent,
-    )
+    return ids_by_agent(table, agent_id, kinds, statuses, limit, after_id)

@@ -11,6 +11,8 @@ item:
   written by the fact's own transaction (``index_writes``);
 - **segments** (``S#<latest expiry>#<id>``): many entries packed in one binary
   attribute, written only by a compaction or the backfill, never changed (replaced);
+- **volumes**: a segment key whose item points (``o``) at an S3 object of packed
+  entries (up to ``VOLUME_BYTES``), written by a merge of segments, never changed;
 - a **tombstone** (``X#<mem_id>``) per fact that left the index (archived, vetoed,
   superseded) whose copy a segment may still hold, written by that fact's transaction;
 - the **marker** (``~BUILT``): the index holds every live fact (new agents get it at
@@ -30,17 +32,31 @@ being as read, so a concurrent change aborts it and the next read tries again.
 Segments are keyed by the latest expiry they hold and carry it as their TTL, so a
 recall's key condition never reads a segment whose facts have all expired, and
 DynamoDB deletes it; a loose entry's TTL is its fact's expiry.
+
+With an object store, a read that finds more than ``INLINE_SEGMENT_LIMIT`` segments in
+the table merges them (and the smallest volumes) into one volume: the object is
+written first, then one transaction puts its pointer and deletes what it replaces
+(conditioned on each existing), then the replaced objects are deleted. So the table
+holds a bounded number of segments whatever the store's size, and a recall's read
+units no longer follow the facts' bytes (docs/issues.md#issue-23-item-2). A reader that
+finds a pointer whose object a concurrent merge has just deleted reads the index again;
+a volume whose facts have all expired is deleted, pointer and object, by a later merge
+(``_collect``), never by TTL, so no object outlives its pointer unseen.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import islice
 from typing import Any
 
-from chalicelib.errors import Conflict
+from botocore.exceptions import BotoCoreError, ClientError
+
+from chalicelib.errors import Conflict, RateLimited
 from chalicelib.ids import to_rfc3339
 from chalicelib.models.memory import Memory, MemoryKind, MemoryStatus
 from chalicelib.models.recall import RecallEntry
@@ -58,7 +74,9 @@ from chalicelib.storage.keys import (
     recall_index_partition,
     recall_index_segment_floor,
     recall_index_tombstone_key,
+    recall_index_volume_object,
 )
+from chalicelib.storage.kv import S3ObjectStore
 from chalicelib.storage.memory_checks import still_live
 
 logger = logging.getLogger(__name__)
@@ -76,6 +94,22 @@ _COMPACTIONS_PER_READ = 4
 pack the backlog; each recall stays bounded)."""
 _FACTS_PER_BACKFILL_SEGMENT = 49
 """A ConditionCheck a fact and the segment's Put: at most 100 actions a transaction."""
+INLINE_SEGMENT_LIMIT = 8
+"""With an object store, a read that finds more segments in the table than this merges
+them into a volume: the table's share of a recall stays under ~9 ``SEGMENT_BYTES``."""
+VOLUME_BYTES = 2_000_000
+"""A merge writes a volume of at most about this many bytes (~3,700 facts): the
+smallest volumes join the segments while they fit, so volumes grow towards it."""
+_MERGE_ITEMS = 90
+"""At most this many segments and volumes replaced by one merge (100 actions a
+transaction, with the new pointer and the tombstones it frees)."""
+_VOLUME_READERS = 8
+"""Objects fetched at once by one read."""
+_READ_ATTEMPTS = 3
+"""Reads of an index whose volume a concurrent merge replaced before recall falls back
+to the facts themselves."""
+_COLLECT_ITEMS = 25
+"""Expired segments and volumes deleted after one merge."""
 
 
 def marker_item(agent_id: str, now: datetime) -> dict[str, Any]:
@@ -120,11 +154,33 @@ def index_writes(before: Memory | None, after: Memory) -> list[dict[str, Any]]:
 
 @dataclass
 class _Segment:
-    """A segment as read: its key, entries and each entry's packed bytes."""
+    """A segment or a volume as read: its key, entries, each entry's packed bytes, and a
+    volume's object key (``None``: a segment in the table)."""
 
     sk: str
     entries: list[RecallEntry]
     blobs: list[bytes]
+    object_key: str | None = None
+
+    @property
+    def size(self) -> int:
+        """The packed entries' bytes."""
+        return sum(len(blob) for blob in self.blobs)
+
+
+class _VolumeGone(Exception):
+    """A pointer read names an object that is not there (a concurrent merge replaced it,
+    or the index has no object store to read it from)."""
+
+
+@dataclass
+class _Plan:
+    """One compaction: the transaction, the objects to write before it and the objects
+    it retires (deleted after it commits)."""
+
+    operations: list[dict[str, Any]]
+    objects: list[tuple[str, bytes]] = field(default_factory=list)
+    retired: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -179,12 +235,16 @@ class DynamoDBRecallIndex:
 
     Args:
         table: the wrapped table.
-        ids: makes segment ids (``seg_…``, time-ordered).
+        ids: makes segment and volume ids (``seg_…``, ``vol_…``, time-ordered).
+        objects: the bucket for volumes; ``None``: segments only, never merged.
     """
 
-    def __init__(self, table: DynamoDBTable, ids: Any) -> None:
+    def __init__(
+        self, table: DynamoDBTable, ids: Any, objects: S3ObjectStore | None = None
+    ) -> None:
         self._table = table
         self._ids = ids
+        self._objects = objects
 
     def entries(self, agent_id: str, now: datetime) -> list[RecallEntry] | None:
         """The agent's live facts that have not expired at ``now``, newest first, or
@@ -197,22 +257,42 @@ class DynamoDBRecallIndex:
         a segment whose facts have all expired is never read
         (docs/issues.md#issue-23-item-3). Compactions may follow, at most
         ``_COMPACTIONS_PER_READ`` (see the module doc); the facts returned are those of
-        this read, which compaction does not change.
+        this read, which compaction does not change. ``None`` too when a volume stays
+        unreadable for ``_READ_ATTEMPTS`` reads (logged): recall then reads the facts.
         """
-        state = self.read(agent_id, now)
-        if not state.built:
+        state = self._settled_read(agent_id, now)
+        if state is None or not state.built:
             return None
         live = resolve(state, now)
         found = sorted(live.values(), key=lambda e: e.memory_id, reverse=True)
         for _ in range(_COMPACTIONS_PER_READ):
-            if not self._compact(agent_id, state, live):
+            if not self._compact(agent_id, state, live, now):
                 break
-            state = self.read(agent_id, now)
+            state = self._settled_read(agent_id, now)
+            if state is None:
+                break
             live = resolve(state, now)
         return found
 
+    def _settled_read(self, agent_id: str, now: datetime) -> IndexState | None:
+        """``read``, again while a volume it names is gone; ``None`` after
+        ``_READ_ATTEMPTS``."""
+        for _ in range(_READ_ATTEMPTS):
+            try:
+                return self.read(agent_id, now)
+            except _VolumeGone:
+                continue
+        logger.warning("recall index of %s: a volume stayed unreadable", agent_id)
+        return None
+
     def read(self, agent_id: str, now: datetime) -> IndexState:
-        """Every loose entry, tombstone and unexpired segment of the agent's index."""
+        """Every loose entry, tombstone and unexpired segment and volume of the agent's
+        index (the volumes' objects fetched ``_VOLUME_READERS`` at a time; not fetched
+        for an index without its marker, which nothing reads as complete).
+
+        Raises:
+            _VolumeGone: a volume's object is missing (read again).
+        """
         partition = recall_index_partition(agent_id)
         state = IndexState()
         loose = self._table.query(
@@ -230,22 +310,35 @@ class DynamoDBRecallIndex:
                 {":pk": partition, ":floor": recall_index_segment_floor(now)}
             ),
         )
+        volumes: list[tuple[str, str]] = []
         for item in rest:
-            sk = str(item["sk"])
-            if sk == RECALL_INDEX_BUILT_SK:
-                state.built = True
-            elif sk.startswith(TOMBSTONE_PREFIX):
-                state.tombstones[sk[len(TOMBSTONE_PREFIX) :]] = int(item["ver"])
-            elif sk.startswith(SEGMENT_PREFIX):
-                packed = convert.recall_entries_from_blob(convert.binary_or_none(item["b"]) or b"")
-                state.segments.append(
-                    _Segment(sk, [entry for entry, _ in packed], [blob for _, blob in packed])
-                )
+            _take(state, item, volumes)
+        if not state.built:
+            return state  # not read as complete: its volumes are not needed
+        for (sk, object_key), data in zip(volumes, self._fetch(volumes), strict=True):
+            if data is None:
+                raise _VolumeGone(object_key)
+            state.segments.append(_unpacked(sk, data, object_key))
         return state
 
-    def _compact(self, agent_id: str, state: IndexState, live: dict[str, RecallEntry]) -> bool:
-        """Pack or rewrite what ``state`` calls for, in one transaction; a failure (a
-        concurrent change, another read compacting) is logged and left to a later read.
+    def _fetch(self, volumes: list[tuple[str, str]]) -> list[bytes | None]:
+        """The objects of ``volumes`` (``None`` for one that is gone), in order."""
+        if not volumes:
+            return []
+        objects = self._objects
+        if objects is None:
+            raise _VolumeGone(volumes[0][1])
+        objects.client  # noqa: B018 - built once here, not by each reading thread
+        with ThreadPoolExecutor(max_workers=min(_VOLUME_READERS, len(volumes))) as pool:
+            return list(pool.map(objects.get, [object_key for _, object_key in volumes]))
+
+    def _compact(
+        self, agent_id: str, state: IndexState, live: dict[str, RecallEntry], now: datetime
+    ) -> bool:
+        """Pack, merge or rewrite what ``state`` calls for, in one transaction (a merge's
+        volume written before it, the objects it replaces deleted after it); a failure
+        (a concurrent change, another read compacting, the bucket unavailable) is logged,
+        its new objects deleted, and left to a later read.
 
         Args:
             live: ``resolve(state, now)``, which the caller has already made.
@@ -253,16 +346,55 @@ class DynamoDBRecallIndex:
         Returns:
             Whether a compaction was written (the index changed: read it again for more).
         """
-        operations = _compaction(agent_id, state, live, self._ids.new)
-        if not operations:
+        plan = _compaction(agent_id, state, live, self._ids.new, merge=self._objects is not None)
+        if plan is None:
             return False
+        written: list[str] = []
         try:
+            for object_key, data in plan.objects:
+                assert self._objects is not None  # only a merge or a volume's rewrite
+                self._objects.put(object_key, data)
+                written.append(object_key)
             # Once: a conflict means another read is compacting the same items.
-            self._table.transact(operations, attempts=1)
-        except (TransactionCancelled, Conflict):
-            logger.info("recall index of %s changed while compacting; left for later", agent_id)
+            self._table.transact(plan.operations, attempts=1)
+        except (TransactionCancelled, Conflict, ClientError, BotoCoreError, RateLimited):
+            logger.info("recall index of %s: compaction not written; left for later", agent_id)
+            self._delete_objects(written)
             return False
+        self._delete_objects(plan.retired)
+        if plan.objects:
+            self._collect(agent_id, now)
         return True
+
+    def _delete_objects(self, object_keys: Iterable[str]) -> None:
+        """Delete objects no pointer names (best effort: ``S3ObjectStore.delete``)."""
+        for object_key in object_keys:
+            assert self._objects is not None
+            self._objects.delete(object_key)
+
+    def _collect(self, agent_id: str, now: datetime) -> None:
+        """Delete up to ``_COLLECT_ITEMS`` of the agent's segments and volumes whose facts
+        have all expired (the key condition no read passes), a volume's object first; a
+        segment's TTL would delete it too, a volume has none."""
+        expired = self._table.query(
+            KeyConditionExpression="pk = :pk AND sk BETWEEN :first AND :floor",
+            ExpressionAttributeValues=to_attributes(
+                {
+                    ":pk": recall_index_partition(agent_id),
+                    ":first": SEGMENT_PREFIX,
+                    ":floor": recall_index_segment_floor(now),
+                }
+            ),
+            ProjectionExpression="pk, sk, o",
+            Limit=_COLLECT_ITEMS,
+        )
+        for item in islice(expired, _COLLECT_ITEMS):
+            if "o" in item:
+                self._delete_objects([str(item["o"])])
+            self._table.client.delete_item(
+                TableName=self._table.name,
+                Key=to_attributes({"pk": str(item["pk"]), "sk": str(item["sk"])}),
+            )
 
     def put_entries(self, memories: list[Memory]) -> list[str]:
         """Write the entries of those of ``memories`` that are active facts as segments,
@@ -306,8 +438,9 @@ class DynamoDBRecallIndex:
         )
 
     def clear(self, agent_id: str) -> int:
-        """Delete the agent's marker, then every other item of its index (a rebuild's
-        first step: recall reads the facts themselves until the marker is back).
+        """Delete the agent's marker, then every other item of its index and its volumes'
+        objects (a rebuild's first step: recall reads the facts themselves until the
+        marker is back).
 
         Returns:
             How many items were deleted besides the marker.
@@ -315,14 +448,15 @@ class DynamoDBRecallIndex:
         self._table.client.delete_item(
             TableName=self._table.name, Key=to_attributes(recall_index_marker_key(agent_id))
         )
-        keys = [
-            {"pk": str(item["pk"]), "sk": str(item["sk"])}
-            for item in self._table.query(
+        found = list(
+            self._table.query(
                 KeyConditionExpression="pk = :pk",
                 ExpressionAttributeValues=to_attributes({":pk": recall_index_partition(agent_id)}),
-                ProjectionExpression="pk, sk",
+                ProjectionExpression="pk, sk, o",
             )
-        ]
+        )
+        self._delete_objects(str(item["o"]) for item in found if "o" in item)
+        keys = [{"pk": str(item["pk"]), "sk": str(item["sk"])} for item in found]
         for start in range(0, len(keys), 25):
             pending: dict[str, Any] = {
                 self._table.name: [
@@ -337,19 +471,43 @@ class DynamoDBRecallIndex:
 
 
 def _compaction(
-    agent_id: str, state: IndexState, live: dict[str, RecallEntry], new_id: Any
-) -> list[dict[str, Any]]:
-    """The transaction that packs ``state``'s loose entries (when more than
-    ``LOOSE_LIMIT``) or rewrites its most dead segment (when at least ``DEAD_SHARE``
-    dead), or ``[]``; ``live`` is ``resolve`` of ``state``. Every Delete is conditioned
-    on the item being as read."""
+    agent_id: str,
+    state: IndexState,
+    live: dict[str, RecallEntry],
+    new_id: Any,
+    *,
+    merge: bool = False,
+) -> _Plan | None:
+    """The compaction ``state`` calls for, or ``None``: pack its loose entries (more than
+    ``LOOSE_LIMIT``), else, with ``merge``, merge its segments into a volume (more than
+    ``INLINE_SEGMENT_LIMIT`` in the table), else rewrite its most dead segment or volume
+    (at least ``DEAD_SHARE`` dead). ``live`` is ``resolve`` of ``state``; every Delete is
+    conditioned on the item being as read."""
     if len(state.loose) > LOOSE_LIMIT:
-        return _pack_loose(agent_id, state, live, new_id)
+        return _Plan(_pack_loose(agent_id, state, live, new_id))
+    inline = sorted(
+        (segment for segment in state.segments if segment.object_key is None),
+        key=lambda segment: segment.sk,
+    )
+    if merge and len(inline) > INLINE_SEGMENT_LIMIT:
+        sources: list[_Segment] = []
+        size = 0
+        volumes = sorted(
+            (s for s in state.segments if s.object_key is not None and s.size < VOLUME_BYTES // 2),
+            key=lambda segment: segment.size,
+        )
+        for segment in [*inline, *volumes]:
+            if len(sources) >= _MERGE_ITEMS or size + segment.size > VOLUME_BYTES:
+                break
+            sources.append(segment)
+            size += segment.size
+        return _replace(agent_id, state, sources, live, new_id, volume=True)
     for segment in state.segments:
         dead = [entry for entry in segment.entries if live.get(entry.memory_id) is not entry]
         if segment.entries and len(dead) >= DEAD_SHARE * len(segment.entries):
-            return _rewrite(agent_id, state, segment, live, new_id)
-    return []
+            volume = segment.object_key is not None
+            return _replace(agent_id, state, [segment], live, new_id, volume=volume)
+    return None
 
 
 def _pack_loose(
@@ -373,45 +531,91 @@ def _pack_loose(
     return operations
 
 
-def _rewrite(
+def _replace(
     agent_id: str,
     state: IndexState,
-    segment: _Segment,
+    sources: list[_Segment],
     live: dict[str, RecallEntry],
     new_id: Any,
-) -> list[dict[str, Any]]:
-    """``segment`` again without its dead copies, and the tombstones only it needed."""
+    *,
+    volume: bool,
+) -> _Plan:
+    """``sources`` again as one volume (``volume``) or as segments, without their dead
+    copies; the sources deleted (a volume's object after the commit), and the tombstones
+    only they needed."""
+    replaced = {id(segment) for segment in sources}
     kept = [
         (entry, blob)
+        for segment in sources
         for entry, blob in zip(segment.entries, segment.blobs, strict=True)
         if live.get(entry.memory_id) is entry
     ]
-    operations = _segments(agent_id, kept, new_id)
-    operations.append(
-        {
-            "Delete": {
-                "Key": to_attributes({"pk": recall_index_partition(agent_id), "sk": segment.sk}),
-                "ConditionExpression": "attribute_exists(pk)",
+    plan = _volume(agent_id, kept, new_id) if volume else _Plan(_segments(agent_id, kept, new_id))
+    for segment in sources:
+        plan.operations.append(
+            {
+                "Delete": {
+                    "Key": to_attributes(
+                        {"pk": recall_index_partition(agent_id), "sk": segment.sk}
+                    ),
+                    "ConditionExpression": "attribute_exists(pk)",
+                }
             }
-        }
-    )
+        )
+        if segment.object_key is not None:
+            plan.retired.append(segment.object_key)
     elsewhere = {
         entry.memory_id
         for other in state.segments
-        if other is not segment
+        if id(other) not in replaced
         for entry in other.entries
     }
-    mine = {entry.memory_id for entry in segment.entries}
+    mine = {entry.memory_id for segment in sources for entry in segment.entries}
     for memory_id, version in sorted(state.tombstones.items()):
         if (
             memory_id in mine
             and memory_id not in elsewhere
-            and len(operations) < _TRANSACTION_ITEMS
+            and len(plan.operations) < _TRANSACTION_ITEMS
         ):
-            operations.append(
+            plan.operations.append(
                 _delete_as_read(recall_index_tombstone_key(agent_id, memory_id), version)
             )
-    return operations
+    return plan
+
+
+def _volume(agent_id: str, kept: list[tuple[RecallEntry, bytes]], new_id: Any) -> _Plan:
+    """A new volume of ``kept`` (its pointer's Put and its object), or nothing to write
+    when none is kept."""
+    if not kept:
+        return _Plan([])
+    kept = sorted(kept, key=lambda pair: (pair[0].expires_at, pair[0].memory_id))
+    volume_id = new_id("vol")
+    object_key = recall_index_volume_object(agent_id, volume_id)
+    data = b"".join(blob for _, blob in kept)
+    pointer = convert.recall_volume_item(
+        agent_id, volume_id, [entry for entry, _ in kept], object_key, len(data)
+    )
+    return _Plan([put_new(pointer)], objects=[(object_key, data)])
+
+
+def _take(state: IndexState, item: dict[str, Any], volumes: list[tuple[str, str]]) -> None:
+    """Add one item of the index's second Query to ``state``: the marker, a tombstone, a
+    segment, or (to ``volumes``, fetched after) a volume's sort key and object key."""
+    sk = str(item["sk"])
+    if sk == RECALL_INDEX_BUILT_SK:
+        state.built = True
+    elif sk.startswith(TOMBSTONE_PREFIX):
+        state.tombstones[sk[len(TOMBSTONE_PREFIX) :]] = int(item["ver"])
+    elif sk.startswith(SEGMENT_PREFIX) and "o" in item:
+        volumes.append((sk, str(item["o"])))
+    elif sk.startswith(SEGMENT_PREFIX):
+        state.segments.append(_unpacked(sk, convert.binary_or_none(item["b"]) or b"", None))
+
+
+def _unpacked(sk: str, data: bytes, object_key: str | None) -> _Segment:
+    """A segment or volume as read from its packed bytes."""
+    packed = convert.recall_entries_from_blob(data)
+    return _Segment(sk, [entry for entry, _ in packed], [blob for _, blob in packed], object_key)
 
 
 def _segments(

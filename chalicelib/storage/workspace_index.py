@@ -23,6 +23,7 @@ from chalicelib.storage.keys import (
     WORKSPACE_SHARDS,
     workspace_index_partitions,
 )
+from chalicelib.storage.memory_index import newer_than
 
 
 def _shard_ids(
@@ -35,25 +36,17 @@ def _shard_ids(
 ) -> Iterator[str]:
     """The ids of one shard, newest first, older than ``after_id``, ``page`` keys a
     request (pages follow only as the merge asks)."""
-    condition = "#partition = :partition"
-    names = {"#partition": WORKSPACE_INDEXES[index], "#sort": SORT_ATTRIBUTE}
-    values: dict[str, Any] = {":partition": partition}
-    if after_id is not None:
-        condition += " AND #sort < :after"
-        values[":after"] = after_id
     request: dict[str, Any] = {
         "IndexName": index,
-        "KeyConditionExpression": condition,
+        **newer_than(WORKSPACE_INDEXES[index], partition, after_id),
         "ProjectionExpression": "#sort",
         "ScanIndexForward": False,
         "Limit": page,
     }
     if kind is not None:
         request["FilterExpression"] = "#kind = :kind"
-        names["#kind"] = "kind"
-        values[":kind"] = kind
-    request["ExpressionAttributeNames"] = names
-    request["ExpressionAttributeValues"] = to_attributes(values)
+        request["ExpressionAttributeNames"]["#kind"] = "kind"
+        request["ExpressionAttributeValues"].update(to_attributes({":kind": kind}))
     for item in table.query(**request):
         yield str(item[SORT_ATTRIBUTE])
 

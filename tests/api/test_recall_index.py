@@ -9,10 +9,13 @@ import random
 from datetime import timedelta
 from typing import Any
 
+import pytest
+
 from chalicelib import wiring
 from chalicelib.ids import FixedClock, to_rfc3339
 from chalicelib.limits import SCORE_CUTOFF
 from chalicelib.models.recall import RecallEntry
+from chalicelib.storage import recall_index
 from chalicelib.storage.keys import recall_index_partition, recall_index_segment_floor
 from tests.helpers import START, TABLE, Api, World, save
 
@@ -152,14 +155,23 @@ def _fact(rng: random.Random) -> str:
     )
 
 
+@pytest.mark.parametrize("volumes", [False, True], ids=["segments", "volumes"])
 def test_a_recall_through_the_index_keeps_what_scoring_every_fact_keeps(
     api: Api,
     world: World,
     wired: wiring.Services,
     clock: FixedClock,
+    dynamodb: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    volumes: bool,
 ) -> None:
     """More facts than the second stage re-ranks (200), so its word pieces are fetched for
-    some candidates only; queries of one and of several clauses."""
+    some candidates only; queries of one and of several clauses. With ``volumes`` the
+    limits are lowered so the index's reads merge its segments into volumes in the
+    bucket (docs/issues.md#issue-23-item-2) and later recalls read them."""
+    if volumes:
+        monkeypatch.setattr(recall_index, "INLINE_SEGMENT_LIMIT", 1)
+        monkeypatch.setattr(recall_index, "VOLUME_BYTES", 60_000)
     rng = random.Random(23)
     for _ in range(230):
         save(api, world, _fact(rng))
@@ -169,6 +181,18 @@ def test_a_recall_through_the_index_keeps_what_scoring_every_fact_keeps(
         "Check the billing invoice, then the schema migration; ask about the laptop badge.",
         "Who approves the hotfix branch review?",
     ]
+    for _ in range(4):  # reads pack (and, with volumes, merge) what the saves left
+        wired.recall._index.entries(world.agent.id, clock.now())
+    pointers = [
+        item
+        for item in dynamodb.query(
+            TableName=TABLE,
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues={":pk": {"S": recall_index_partition(world.agent.id)}},
+        )["Items"]
+        if "o" in item
+    ]
+    assert len(pointers) >= (2 if volumes else 0) and (volumes or not pointers)
     check_queries(api, world, wired, clock, queries)
 
 

@@ -10,28 +10,53 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
 from chalicelib.ids import FixedClock, IdFactory
 from chalicelib.models.memory import Memory, MemoryStatus
-from chalicelib.storage.dynamodb import DynamoDBTable
+from chalicelib.storage import recall_index
+from chalicelib.storage.dynamodb import DynamoDBTable, to_attributes
+from chalicelib.storage.keys import (
+    RECALL_INDEX_OBJECT_PREFIX,
+    SEGMENT_PREFIX,
+    recall_index_partition,
+)
+from chalicelib.storage.kv import S3ObjectStore
 from chalicelib.storage.memories import DynamoDBMemoryRepository
 from chalicelib.storage.protocols import RecallIndexRepository
 from chalicelib.storage.recall_index import LOOSE_LIMIT, DynamoDBRecallIndex, resolve
-from tests.helpers import audit_of, new_fact
+from tests.helpers import BUCKET, audit_of, new_fact
 
-IMPLEMENTATIONS: dict[str, Callable[[DynamoDBTable, IdFactory], RecallIndexRepository]] = {
-    "dynamodb": DynamoDBRecallIndex,
-}
 AGENT = "agt_01JABCDEF0000000000000000"
+
+
+def with_volumes(request: pytest.FixtureRequest, table: DynamoDBTable, ids: IdFactory) -> Any:
+    """The adapter with a bucket for volumes and limits small enough that a few dozen
+    facts are merged into several volumes (``INLINE_SEGMENT_LIMIT`` 1, ~4 entries a
+    segment, ~14 a volume)."""
+    s3 = request.getfixturevalue("s3")
+    patch = request.getfixturevalue("monkeypatch")
+    patch.setattr(recall_index, "INLINE_SEGMENT_LIMIT", 1)
+    patch.setattr(recall_index, "SEGMENT_BYTES", 2_000)
+    patch.setattr(recall_index, "VOLUME_BYTES", 7_000)
+    return DynamoDBRecallIndex(table, ids, S3ObjectStore(lambda: s3, BUCKET))
+
+
+IMPLEMENTATIONS: dict[
+    str, Callable[[pytest.FixtureRequest, DynamoDBTable, IdFactory], RecallIndexRepository]
+] = {
+    "dynamodb": lambda _, table, ids: DynamoDBRecallIndex(table, ids),
+    "dynamodb-volumes": with_volumes,
+}
 
 
 @pytest.fixture(params=sorted(IMPLEMENTATIONS))
 def index(
     request: pytest.FixtureRequest, table: DynamoDBTable, ids: IdFactory
 ) -> RecallIndexRepository:
-    return IMPLEMENTATIONS[request.param](table, ids)
+    return IMPLEMENTATIONS[request.param](request, table, ids)
 
 
 @pytest.fixture
@@ -158,7 +183,8 @@ def test_a_compaction_that_meets_a_change_leaves_the_index_right(
         archive_reason="x",
         archived_at=clock.now(),
     )
-    assert not index._compact(AGENT, stale, resolve(stale, clock.now()))  # refused: nothing written
+    # Refused: nothing written.
+    assert not index._compact(AGENT, stale, resolve(stale, clock.now()), clock.now())
     assert set(held(index, clock)) == {f.id for f in facts} - {facts[3].id}
     assert set(held(index, clock)) == {f.id for f in facts} - {facts[3].id}  # packed now
 
@@ -183,3 +209,149 @@ def test_put_entries_writes_only_facts_unchanged_since_read(
         edited.id: edited.text,
         facts[2].id: "fact 2",
     }
+
+
+def volume_pointers(table: DynamoDBTable) -> dict[str, str]:
+    """The agent's volume pointers: sort key -> object key."""
+    return {
+        str(item["sk"]): str(item["o"])
+        for item in table.query(
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues=to_attributes({":pk": recall_index_partition(AGENT)}),
+        )
+        if "o" in item
+    }
+
+
+def stored_objects(s3: Any) -> set[str]:
+    listed = s3.list_objects_v2(Bucket=BUCKET, Prefix=RECALL_INDEX_OBJECT_PREFIX)
+    return {str(found["Key"]) for found in listed.get("Contents", [])}
+
+
+def inline_segments(table: DynamoDBTable) -> int:
+    return sum(
+        1
+        for item in table.query(
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :segment)",
+            ExpressionAttributeValues=to_attributes(
+                {":pk": recall_index_partition(AGENT), ":segment": SEGMENT_PREFIX}
+            ),
+        )
+        if "o" not in item
+    )
+
+
+@pytest.fixture
+def volumes(request: pytest.FixtureRequest, table: DynamoDBTable, ids: IdFactory) -> Any:
+    return with_volumes(request, table, ids)
+
+
+def test_segments_merge_into_volumes_that_hold_every_fact_as_stored(
+    volumes: DynamoDBRecallIndex,
+    memories: DynamoDBMemoryRepository,
+    table: DynamoDBTable,
+    s3: Any,
+    ids: IdFactory,
+    clock: FixedClock,
+) -> None:
+    """docs/issues.md#issue-23-item-2: what the table holds of an index stays bounded (at
+    most ``INLINE_SEGMENT_LIMIT`` segments once reads have compacted) while volumes in the
+    bucket hold the rest; every read resolves each fact as its memory item is, through
+    merges, rewrites of half-dead volumes and the deletion of what they replace."""
+    volumes.mark_built(AGENT, clock.now())
+    facts = {}
+    for number in range(120):
+        fact = saved(memories, ids, clock, f"fact {number}")
+        facts[fact.id] = fact
+        if number % 10 == 9:
+            assert held(volumes, clock) == {f.id: f.text for f in facts.values()}
+    for _ in range(6):  # reads settle the compactions a burst left
+        held(volumes, clock)
+    assert inline_segments(table) <= recall_index.INLINE_SEGMENT_LIMIT
+    pointers = volume_pointers(table)
+    assert len(pointers) >= 3
+    assert stored_objects(s3) == set(pointers.values())  # none orphaned, none missing
+    # Archive most facts of the oldest volumes, edit others: rewrites follow.
+    for fact in list(facts.values())[:70]:
+        if int(fact.text.split()[1]) % 5:
+            del facts[fact.id]
+            changed(
+                memories,
+                ids,
+                clock,
+                fact,
+                status=MemoryStatus.ARCHIVED,
+                archive_reason="x",
+                archived_at=clock.now(),
+            )
+    for fact in list(facts.values())[::4]:
+        facts[fact.id] = changed(memories, ids, clock, fact, text=f"{fact.text}, edited")
+    for _ in range(8):
+        assert held(volumes, clock) == {f.id: f.text for f in facts.values()}
+    after = volume_pointers(table)
+    assert set(after.values()) != set(pointers.values())  # half-dead volumes were rewritten
+    assert stored_objects(s3) == set(after.values())
+    assert volumes.clear(AGENT) > 0
+    assert stored_objects(s3) == set()
+
+
+def test_a_volume_replaced_while_it_was_read_is_read_again(
+    volumes: DynamoDBRecallIndex,
+    memories: DynamoDBMemoryRepository,
+    table: DynamoDBTable,
+    s3: Any,
+    ids: IdFactory,
+    clock: FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A merge deletes the objects it replaced after its commit: a read that took the old
+    pointer finds no object and reads the index again; an object that stays missing
+    makes the index unreadable (``None``: recall reads the facts), never a wrong set."""
+    volumes.mark_built(AGENT, clock.now())
+    facts = [saved(memories, ids, clock, f"fact {n}") for n in range(60)]
+    for _ in range(6):
+        held(volumes, clock)
+    assert volume_pointers(table)
+    real_fetch = volumes._fetch
+    calls = []
+
+    def gone_once(found: Any) -> list[bytes | None]:
+        calls.append(found)
+        fetched = real_fetch(found)
+        return [None, *fetched[1:]] if len(calls) == 1 else fetched
+
+    monkeypatch.setattr(volumes, "_fetch", gone_once)
+    assert held(volumes, clock) == {f.id: f.text for f in facts}
+    assert len(calls) >= 2
+    for object_key in stored_objects(s3):
+        s3.delete_object(Bucket=BUCKET, Key=object_key)
+    assert volumes.entries(AGENT, clock.now()) is None
+
+
+def test_a_volume_whose_facts_all_expired_is_deleted_with_its_object(
+    volumes: DynamoDBRecallIndex,
+    memories: DynamoDBMemoryRepository,
+    table: DynamoDBTable,
+    s3: Any,
+    ids: IdFactory,
+    clock: FixedClock,
+) -> None:
+    volumes.mark_built(AGENT, clock.now())
+    short = []
+    for number in range(LOOSE_LIMIT + 5):
+        fact = saved(memories, ids, clock, f"short {number}")
+        short.append(
+            changed(memories, ids, clock, fact, expires_at=clock.now() + timedelta(days=1))
+        )
+    for _ in range(6):
+        held(volumes, clock)
+    expiring = volume_pointers(table)
+    assert expiring
+    clock.set(clock.now() + timedelta(days=2))
+    assert held(volumes, clock) == {}
+    lasting = [saved(memories, ids, clock, f"lasting {n}") for n in range(LOOSE_LIMIT + 5)]
+    for _ in range(6):  # the merges of these delete the expired volumes
+        assert held(volumes, clock) == {f.id: f.text for f in lasting}
+    remaining = volume_pointers(table)
+    assert not set(expiring) & set(remaining)
+    assert stored_objects(s3) == set(remaining.values())
