@@ -181,7 +181,8 @@ def settle(
     reads = 0
     before = gets[0]
     with meter.measure() as tally:
-        for reads in range(1, 40):
+        while reads < 40:
+            reads += 1
             compactions = tally.requests.get("TransactWriteItems", 0)
             services.recall._index.entries(agent.id, datetime.now(UTC))
             if tally.requests.get("TransactWriteItems", 0) == compactions:
