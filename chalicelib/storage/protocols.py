@@ -214,6 +214,11 @@ class RecallIndexRepository(Protocol):
         """Record that the agent's index is complete."""
         ...
 
+    def settle(self, agent_id: str, now: datetime) -> int:
+        """Compact the agent's index until a read calls for no more; how many
+        compactions were written."""
+        ...
+
     def clear(self, agent_id: str) -> int:
         """Drop the agent's marker, then its entries; how many entries went."""
         ...

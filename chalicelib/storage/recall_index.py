@@ -108,6 +108,8 @@ _VOLUME_READERS = 8
 _READ_ATTEMPTS = 3
 """Reads of an index whose volume a concurrent merge replaced before recall falls back
 to the facts themselves."""
+_SETTLE_COMPACTIONS = 10_000
+"""A bound on one ``settle`` (a 100,000-fact store settles in a few dozen)."""
 _COLLECT_ITEMS = 25
 """Expired segments and volumes deleted after one merge."""
 
@@ -347,7 +349,7 @@ class DynamoDBRecallIndex:
             Whether a compaction was written (the index changed: read it again for more).
         """
         plan = _compaction(agent_id, state, live, self._ids.new, merge=self._objects is not None)
-        if plan is None:
+        if plan is None or not plan.operations:
             return False
         written: list[str] = []
         try:
@@ -426,6 +428,23 @@ class DynamoDBRecallIndex:
                 changed.extend(memory.id for memory in group)
         return changed
 
+    def settle(self, agent_id: str, now: datetime) -> int:
+        """Compact the agent's index until a read finds nothing to pack, merge or rewrite
+        (or a compaction is refused: a concurrent change; later reads go on): the
+        backfill's last step, so the first recalls of a large store do not merge
+        thousands of segments themselves (docs/issues.md#issue-23-item-4).
+
+        Returns:
+            How many compactions were written (at most ``_SETTLE_COMPACTIONS``).
+        """
+        written = 0
+        while written < _SETTLE_COMPACTIONS:
+            state = self._settled_read(agent_id, now)
+            if state is None or not self._compact(agent_id, state, resolve(state, now), now):
+                break
+            written += 1
+        return written
+
     def is_built(self, agent_id: str) -> bool:
         """Whether the agent's index is complete (its marker exists)."""
         return self._table.get(recall_index_marker_key(agent_id)) is not None
@@ -497,7 +516,8 @@ def _compaction(
             key=lambda segment: segment.size,
         )
         for segment in [*inline, *volumes]:
-            if len(sources) >= _MERGE_ITEMS or size + segment.size > VOLUME_BYTES:
+            # The first always: a segment over the target still leaves the table.
+            if sources and (len(sources) >= _MERGE_ITEMS or size + segment.size > VOLUME_BYTES):
                 break
             sources.append(segment)
             size += segment.size

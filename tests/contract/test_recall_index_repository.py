@@ -355,3 +355,25 @@ def test_a_volume_whose_facts_all_expired_is_deleted_with_its_object(
     remaining = volume_pointers(table)
     assert not set(expiring) & set(remaining)
     assert stored_objects(s3) == set(remaining.values())
+
+
+def test_settle_merges_what_a_backfill_wrote_before_any_recall(
+    volumes: DynamoDBRecallIndex,
+    memories: DynamoDBMemoryRepository,
+    table: DynamoDBTable,
+    s3: Any,
+    ids: IdFactory,
+    clock: FixedClock,
+) -> None:
+    """docs/issues.md#issue-23-item-4: the backfill writes segments of 49 facts, then
+    settles the index, so a large store's first recalls merge nothing."""
+    facts = [saved(memories, ids, clock, f"fact {n}") for n in range(150)]
+    volumes.clear(AGENT)
+    assert volumes.put_entries(facts) == []
+    volumes.mark_built(AGENT, clock.now())
+    assert inline_segments(table) > recall_index.INLINE_SEGMENT_LIMIT
+    assert volumes.settle(AGENT, clock.now()) > 0
+    assert inline_segments(table) <= recall_index.INLINE_SEGMENT_LIMIT
+    assert stored_objects(s3) == set(volume_pointers(table).values()) != set()
+    assert volumes.settle(AGENT, clock.now()) == 0
+    assert held(volumes, clock) == {f.id: f.text for f in facts}

@@ -164,6 +164,9 @@ class RecallIndexBackfill:
                 continue
             written, refused = self._index_agent(agent)
             self._index.mark_built(agent.id, self._clock.now())
+            # Merged here, not by the agent's first recalls (a large store's segments
+            # would take those longer than a request may).
+            self._index.settle(agent.id, self._clock.now())
             indexed += 1
             facts += written
             changed += refused
