@@ -106,8 +106,9 @@ def _index_recall(settings: Any) -> None:
     report = build_admin_service(settings).backfill_recall_index(None, None)
     if report.indexed:
         print(
-            f"Built the recall index of {report.indexed} agents from an earlier version: "
-            f"{report.facts} facts indexed.",
+            f"Built the recall index of {report.indexed} "
+            f"{'agent' if report.indexed == 1 else 'agents'} from an earlier version: "
+            f"{report.facts:,} {'fact' if report.facts == 1 else 'facts'} indexed.",
             flush=True,
         )
 

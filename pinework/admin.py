@@ -35,6 +35,8 @@ AWS_ENDPOINT_SENTINEL = "aws"
 """Value of ``PINEWORK_DYNAMODB_ENDPOINT`` that means real AWS (no endpoint override)."""
 
 _ENDPOINT_VARIABLE = "PINEWORK_DYNAMODB_ENDPOINT"
+_S3_ENDPOINT_VARIABLE = "PINEWORK_S3_ENDPOINT"
+_BUCKET_VARIABLE = "PINEWORK_BUCKET_NAME"
 
 
 class CreatedWorkspace(Protocol):
@@ -324,11 +326,15 @@ class UpgradeCounts(Protocol):
 def admin_settings(environ: Mapping[str, str] | None = None) -> Settings:
     """Build the settings the admin commands use.
 
-    Same as :meth:`Settings.from_env`, except for the DynamoDB endpoint:
+    Same as :meth:`Settings.from_env`, except for the endpoints: a DynamoDB endpoint
     unset or empty means the local server's embedded DynamoDB
     (``DEFAULT_LOCAL_DYNAMODB_ENDPOINT``, or ``http://127.0.0.1:$PINEWORK_DYNAMODB_PORT``
     when that is set, as for ``make serve``), ``aws`` means real AWS (endpoint
-    ``None``), anything else is used as given.
+    ``None``), anything else is used as given. A local endpoint serves S3 too (the
+    embedded stack answers both), so ``PINEWORK_S3_ENDPOINT`` defaults to it there;
+    against AWS, ``PINEWORK_BUCKET_NAME`` must name the stack's bucket (its
+    ``BucketName`` output): the recall index keeps volumes there
+    (docs/issues.md#issue-23-item-2), and a default name would be someone else's bucket.
 
     Args:
         environ: the variables to read; ``os.environ`` when omitted. Not modified.
@@ -338,13 +344,20 @@ def admin_settings(environ: Mapping[str, str] | None = None) -> Settings:
 
     Raises:
         pydantic.ValidationError: a variable holds a value of the wrong type.
-        ValueError: ``PINEWORK_DYNAMODB_PORT`` is set but is not a port number.
+        ValueError: ``PINEWORK_DYNAMODB_PORT`` is set but is not a port number, or
+            ``PINEWORK_BUCKET_NAME`` is missing against AWS.
     """
     env = dict(os.environ if environ is None else environ)
     endpoint = env.get(_ENDPOINT_VARIABLE, "").strip()
     if endpoint.lower() == AWS_ENDPOINT_SENTINEL:
         env.pop(_ENDPOINT_VARIABLE)
-    elif not endpoint:
+        if not env.get(_BUCKET_VARIABLE, "").strip():
+            raise ValueError(
+                f"{_BUCKET_VARIABLE} must name the stack's bucket (its BucketName output) "
+                f"when {_ENDPOINT_VARIABLE}=aws."
+            )
+        return Settings.from_env(env)
+    if not endpoint:
         port = env.get("PINEWORK_DYNAMODB_PORT", "").strip()
         if port and not (port.isdigit() and 1 <= int(port) <= 65535):
             # As ``make serve`` refuses it: never fall back to another port silently.
@@ -354,6 +367,8 @@ def admin_settings(environ: Mapping[str, str] | None = None) -> Settings:
         env[_ENDPOINT_VARIABLE] = (
             f"http://127.0.0.1:{port}" if port else DEFAULT_LOCAL_DYNAMODB_ENDPOINT
         )
+    if not env.get(_S3_ENDPOINT_VARIABLE, "").strip():
+        env[_S3_ENDPOINT_VARIABLE] = env[_ENDPOINT_VARIABLE].strip()
     return Settings.from_env(env)
 
 

@@ -22,8 +22,29 @@ def test_a_bad_local_dynamodb_port_is_refused_not_replaced(port: str) -> None:
     assert good.dynamodb_endpoint == "http://127.0.0.1:8732"
 
 
+AWS = {"PINEWORK_DYNAMODB_ENDPOINT": "aws", "PINEWORK_BUCKET_NAME": "pinework-prod-bucket"}
+
+
 def test_admin_endpoint_aws_means_real_aws() -> None:
-    assert admin_settings({"PINEWORK_DYNAMODB_ENDPOINT": "aws"}).dynamodb_endpoint is None
+    settings = admin_settings(AWS)
+    assert settings.dynamodb_endpoint is None and settings.s3_endpoint is None
+    assert settings.bucket_name == "pinework-prod-bucket"
+
+
+def test_against_aws_the_bucket_must_be_named() -> None:
+    """docs/issues.md#issue-23-item-2: the recall index's volumes live in the stack's
+    bucket; a default name would point an operator's commands at another bucket."""
+    for bucket in ({}, {"PINEWORK_BUCKET_NAME": "  "}):
+        with pytest.raises(ValueError, match="PINEWORK_BUCKET_NAME must name the stack's"):
+            admin_settings({"PINEWORK_DYNAMODB_ENDPOINT": "aws", **bucket})
+
+
+def test_a_local_endpoint_serves_s3_too_unless_told_otherwise() -> None:
+    assert admin_settings({}).s3_endpoint == DEFAULT_LOCAL_DYNAMODB_ENDPOINT
+    moved = admin_settings({"PINEWORK_DYNAMODB_PORT": "8732"})
+    assert moved.s3_endpoint == "http://127.0.0.1:8732"
+    given = admin_settings({"PINEWORK_S3_ENDPOINT": "http://127.0.0.1:9000"})
+    assert given.s3_endpoint == "http://127.0.0.1:9000"
 
 
 def test_admin_uses_an_explicit_endpoint_and_the_other_settings() -> None:
@@ -44,7 +65,7 @@ def test_dummy_credentials_only_for_a_local_endpoint_without_credentials() -> No
     assert use_dummy_credentials_if_local(admin_settings(environ), environ) is True
     assert environ == {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
 
-    real_aws: dict[str, str] = {"PINEWORK_DYNAMODB_ENDPOINT": "aws"}
+    real_aws: dict[str, str] = dict(AWS)
     assert use_dummy_credentials_if_local(admin_settings(real_aws), real_aws) is False
     assert "AWS_ACCESS_KEY_ID" not in real_aws
 

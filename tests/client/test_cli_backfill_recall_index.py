@@ -29,9 +29,11 @@ from chalicelib.services.recall.index_backfill import (
 )
 from chalicelib.services.run_context import RunContext
 from chalicelib.settings import Settings
+from chalicelib.storage import recall_index
 from chalicelib.storage.directory import DynamoDBDirectoryRepository
 from chalicelib.storage.dynamodb import DynamoDBTable, to_attributes
 from chalicelib.storage.items import recall_loose_item
+from chalicelib.storage.keys import RECALL_INDEX_OBJECT_PREFIX
 from chalicelib.storage.memories import DynamoDBMemoryRepository
 from chalicelib.storage.protocols import MemoryPage
 from chalicelib.storage.recall_index import DynamoDBRecallIndex, resolve
@@ -447,3 +449,44 @@ def test_the_local_server_indexes_an_earlier_store_at_start(
         assert_indexed(dynamodb, agent_id)
     _index_recall(settings)  # every later start: quiet
     assert capsys.readouterr().out == ""
+
+
+def test_a_rebuild_replaces_an_index_kept_in_volumes(
+    wired: wiring.Services,
+    world: World,
+    dynamodb: Any,
+    s3: Any,
+    clock: FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """docs/issues.md#issue-23-item-2: an index whose entries a merge moved into volumes
+    in the bucket is cleared with its objects and built again, then settled into new
+    volumes before any recall; recalls are the same before and after."""
+    monkeypatch.setattr(recall_index, "INLINE_SEGMENT_LIMIT", 1)
+    monkeypatch.setattr(recall_index, "SEGMENT_BYTES", 2_000)
+    monkeypatch.setattr(recall_index, "VOLUME_BYTES", 8_000)
+    builder = agent_of(dynamodb, world.agent.id)
+    for number in range(recall_index.LOOSE_LIMIT + 20):
+        save(wired, builder, f"Staging deploy step {number} needs the VPN and ticket {number}")
+    before = recalled(wired, dynamodb, world.agent.id)  # this recall packs and merges
+
+    def objects() -> set[str]:
+        listed = s3.list_objects_v2(Bucket=BUCKET, Prefix=RECALL_INDEX_OBJECT_PREFIX)
+        return {str(found["Key"]) for found in listed.get("Contents", [])}
+
+    merged = objects()
+    assert merged
+    runner = InjectedCliRunner(cli.Connections(admin=lambda: wired.admin))
+    args = ["admin", "backfill-recall-index", "--workspace", world.workspace_id]
+    args += ["--agent", world.agent.id, "--rebuild", "--json"]
+    result = runner.invoke(cli.app, args)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["agentsIndexed"] == 1
+    rebuilt = objects()
+    assert rebuilt and not rebuilt & merged  # the old volumes went with their index
+    state = wired.recall._index.read(world.agent.id, EPOCH)
+    assert state.built
+    assert {key: (e.text, e.version) for key, e in resolve(state, EPOCH).items()} == (
+        due_entries(dynamodb, world.agent.id)
+    )
+    assert recalled(wired, dynamodb, world.agent.id) == before
