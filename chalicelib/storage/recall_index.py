@@ -49,6 +49,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextvars import copy_context
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import islice
@@ -330,9 +331,15 @@ class DynamoDBRecallIndex:
         objects = self._objects
         if objects is None:
             raise _VolumeGone(volumes[0][1])
+        keys = [object_key for _, object_key in volumes]
+        if len(keys) == 1:
+            return [objects.get(keys[0])]
         objects.client  # noqa: B018 - built once here, not by each reading thread
-        with ThreadPoolExecutor(max_workers=min(_VOLUME_READERS, len(volumes))) as pool:
-            return list(pool.map(objects.get, [object_key for _, object_key in volumes]))
+        with ThreadPoolExecutor(max_workers=min(_VOLUME_READERS, len(keys))) as pool:
+            # Each in a copy of this context: what the caller's context carries (the
+            # request's attribution, docs/issues.md#issue-12) holds in the threads too.
+            fetched = [pool.submit(copy_context().run, objects.get, key) for key in keys]
+            return [future.result() for future in fetched]
 
     def _compact(
         self, agent_id: str, state: IndexState, live: dict[str, RecallEntry], now: datetime

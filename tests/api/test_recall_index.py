@@ -16,8 +16,12 @@ from chalicelib.ids import FixedClock, to_rfc3339
 from chalicelib.limits import SCORE_CUTOFF
 from chalicelib.models.recall import RecallEntry
 from chalicelib.storage import recall_index
-from chalicelib.storage.keys import recall_index_partition, recall_index_segment_floor
-from tests.helpers import START, TABLE, Api, World, save
+from chalicelib.storage.keys import (
+    RECALL_INDEX_OBJECT_PREFIX,
+    recall_index_partition,
+    recall_index_segment_floor,
+)
+from tests.helpers import BUCKET, START, TABLE, Api, World, save
 
 WORDS = [
     "deploy",
@@ -181,8 +185,8 @@ def test_a_recall_through_the_index_keeps_what_scoring_every_fact_keeps(
         "Check the billing invoice, then the schema migration; ask about the laptop badge.",
         "Who approves the hotfix branch review?",
     ]
-    for _ in range(4):  # reads pack (and, with volumes, merge) what the saves left
-        wired.recall._index.entries(world.agent.id, clock.now())
+    for _ in range(4):  # recalls pack (and, with volumes, merge) what the saves left
+        api.call("POST", "/memories/recall", world.agent, {"query": "deploy"})
     pointers = [
         item
         for item in dynamodb.query(
@@ -243,3 +247,46 @@ def test_a_fact_archived_after_the_index_was_read_is_not_returned(
         index.entries = read  # type: ignore[method-assign]
     assert target["id"] not in [item["memory"]["id"] for item in result["memories"]]
     assert result["memories"], "the other nightly fact is still recalled"
+
+
+def test_volumes_are_merged_read_rewritten_and_deleted_by_recalls(
+    api: Api,
+    world: World,
+    wired: wiring.Services,
+    clock: FixedClock,
+    s3: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """docs/issues.md#issue-23-item-2, through the API (so under the API function's role):
+    recalls merge segments into volumes in the bucket, read them, rewrite a volume
+    most of whose facts were archived (the old object deleted), and never return an
+    archived fact."""
+    monkeypatch.setattr(recall_index, "INLINE_SEGMENT_LIMIT", 1)
+    monkeypatch.setattr(recall_index, "SEGMENT_BYTES", 2_000)
+    monkeypatch.setattr(recall_index, "VOLUME_BYTES", 8_000)
+    rng = random.Random(5)
+    saved = [save(api, world, _fact(rng)) for _ in range(60)]
+
+    def objects() -> set[str]:
+        listed = s3.list_objects_v2(Bucket=BUCKET, Prefix=RECALL_INDEX_OBJECT_PREFIX)
+        return {str(found["Key"]) for found in listed.get("Contents", [])}
+
+    def recalled() -> set[str]:
+        status, body = api.call("POST", "/memories/recall", world.agent, {"query": "the deploy"})
+        assert status == 200, body
+        return {item["memory"]["id"] for item in body["memories"]}
+
+    for _ in range(3):
+        recalled()
+    merged = objects()
+    assert len(merged) >= 2
+    gone = {memory["id"] for memory in saved[:45]}
+    for memory_id in sorted(gone):
+        status, body = api.call(
+            "POST", f"/memories/{memory_id}/archive", world.agent, {"reason": "old"}
+        )
+        assert status == 200, body
+    for _ in range(4):
+        assert not recalled() & gone
+    assert objects() and not merged <= objects()  # rewritten: old objects deleted
+    assert set(indexed(wired, world.agent.id, clock.now())) == {m["id"] for m in saved} - gone
