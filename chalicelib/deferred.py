@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 if TYPE_CHECKING:
@@ -110,11 +111,29 @@ def minilm_embedder() -> Embedder:
     return MiniLMEmbedder()
 
 
-def relevance_scorer(embedder: Embedder) -> CandidateScorer:
-    """The default recall scorer (docs/reference.md#8-recall) over ``embedder`` (numpy)."""
-    from chalicelib.services.recall.relevance import RelevanceScorer
+def relevance_scorer(
+    embedder: Embedder,
+    reranker_weights: Callable[[], Path] | None = None,
+    *,
+    wait_for_reranker: bool = True,
+) -> CandidateScorer:
+    """The default recall scorer (docs/reference.md#8-recall) over ``embedder`` (numpy).
 
-    return RelevanceScorer(embedder)
+    Args:
+        embedder: the query and fact embedder.
+        reranker_weights: finds the cross-encoder's weights file (on first use);
+            ``None``: no reranker (``PINEWORK_RERANKER=off``).
+        wait_for_reranker: see ``RelevanceScorer`` (``False`` on Lambda: a new
+            container's first recalls do not wait for the weights).
+    """
+    from chalicelib.services.recall.relevance import RelevanceScorer
+    from chalicelib.services.recall.reranker import CrossEncoder
+
+    if reranker_weights is None:
+        return RelevanceScorer(embedder)
+    return RelevanceScorer(
+        embedder, reranker=CrossEncoder(reranker_weights), wait_for_reranker=wait_for_reranker
+    )
 
 
 def secret_detector() -> SecretFinder:

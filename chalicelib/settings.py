@@ -34,6 +34,9 @@ the name stages deployed by earlier releases keep (CHANGELOG.md)."""
 DEFAULT_REVIEW_WORKER_MAX_CONCURRENCY = 5
 """How many review workers the queue's trigger runs at once unless
 ``PINEWORK_REVIEW_WORKER_MAX_CONCURRENCY`` says otherwise (docs/operations.md#deploy)."""
+DEFAULT_MODEL_DIR = "/tmp/pinework-models"
+"""Where weights read from the bucket are kept unless ``PINEWORK_MODEL_DIR`` says
+otherwise (docs/operations.md#reranker-weights)."""
 DEFAULT_BEDROCK_MODEL_ID = "global.anthropic.claude-haiku-4-5-20251001-v1:0"
 """Claude Haiku 4.5 through its global cross-region inference profile, which every
 commercial region offers (Claude 4 models are not invocable by their bare ids)."""
@@ -78,6 +81,8 @@ class Settings(BaseModel):
         recall_time_budget_ms: how long scoring may take before recall falls
             back to the newest facts (``PINEWORK_RECALL_TIME_BUDGET_MS``,
             docs/reference.md#8-recall).
+        reranker: recall's cross-encoder (``PINEWORK_RERANKER``, docs/reference.md#8-recall):
+            ``on`` (default) or ``off`` (the two calibrated stages alone).
         review_queue_name: the review fan-out queue (``PINEWORK_REVIEW_QUEUE_NAME``).
         sqs_endpoint: endpoint override for SQS (``PINEWORK_SQS_ENDPOINT``).
         reviewer: the review's judgement (``PINEWORK_REVIEWER``, docs/reference.md#9-review):
@@ -124,6 +129,14 @@ class Settings(BaseModel):
             (``PINEWORK_KV_BYOK_NEW_SCOPES_PER_DAY``).
         kv_account_max_keys, kv_account_max_bytes: the quota of one workspace scope
             (``PINEWORK_KV_ACCOUNT_MAX_KEYS``, ``PINEWORK_KV_ACCOUNT_MAX_BYTES``).
+        model_source: where model weights too large for the Lambda zip are read from
+            (``PINEWORK_MODEL_SOURCE``, docs/operations.md#reranker-weights): ``s3`` (the
+            bucket's ``models/``, copied into ``model_dir`` on first use; the default on
+            Lambda, where ``AWS_LAMBDA_FUNCTION_NAME`` is set, and the local server's),
+            ``local`` (the checkout's ``models/``) or ``auto`` (the checkout's file when it
+            exists, else ``s3``).
+        model_dir: where ``s3`` keeps the downloaded weights (``PINEWORK_MODEL_DIR``,
+            default ``/tmp/pinework-models``: Lambda's only writable folder).
     """
 
     model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
@@ -134,6 +147,7 @@ class Settings(BaseModel):
     dynamodb_endpoint: str | None = None
     s3_endpoint: str | None = None
     recall_time_budget_ms: int = Field(default=2000, ge=1)
+    reranker: Literal["on", "off"] = "on"
     review_queue_name: str = REVIEW_QUEUE_NAME
     sqs_endpoint: str | None = None
     reviewer: Literal["rules", "bedrock"] = "rules"
@@ -154,6 +168,8 @@ class Settings(BaseModel):
     kv_byok_new_scopes_per_day: int = Field(default=KV_BYOK_NEW_SCOPES_PER_DAY, ge=0)
     kv_account_max_keys: int = Field(default=KV_ACCOUNT_MAX_KEYS, ge=0)
     kv_account_max_bytes: int = Field(default=KV_ACCOUNT_MAX_BYTES, ge=0)
+    model_source: Literal["auto", "s3", "local"] = "auto"
+    model_dir: str = Field(default=DEFAULT_MODEL_DIR, min_length=1)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -176,6 +192,7 @@ class Settings(BaseModel):
             ("dynamodb_endpoint", "PINEWORK_DYNAMODB_ENDPOINT"),
             ("s3_endpoint", "PINEWORK_S3_ENDPOINT"),
             ("recall_time_budget_ms", "PINEWORK_RECALL_TIME_BUDGET_MS"),
+            ("reranker", "PINEWORK_RERANKER"),
             ("review_queue_name", "PINEWORK_REVIEW_QUEUE_NAME"),
             ("sqs_endpoint", "PINEWORK_SQS_ENDPOINT"),
             ("reviewer", "PINEWORK_REVIEWER"),
@@ -196,9 +213,13 @@ class Settings(BaseModel):
             ("kv_byok_new_scopes_per_day", "PINEWORK_KV_BYOK_NEW_SCOPES_PER_DAY"),
             ("kv_account_max_keys", "PINEWORK_KV_ACCOUNT_MAX_KEYS"),
             ("kv_account_max_bytes", "PINEWORK_KV_ACCOUNT_MAX_BYTES"),
+            ("model_source", "PINEWORK_MODEL_SOURCE"),
+            ("model_dir", "PINEWORK_MODEL_DIR"),
         ):
             if env.get(name):
                 values[field] = env[name]
+        if env.get("AWS_LAMBDA_FUNCTION_NAME") and "model_source" not in values:
+            values["model_source"] = "s3"  # Lambda's code has no models/ (not in the zip)
         region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
         if region:
             values["region"] = region

@@ -37,6 +37,8 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from chalicelib.services.recall.bert import BertEncoder
+from chalicelib.services.recall.bert import FloatArray as FloatArray
 from chalicelib.services.recall.embedding_format import DIMENSIONS as DIMENSIONS
 from chalicelib.services.recall.embedding_format import EMBEDDING_FORMAT as EMBEDDING_FORMAT
 from chalicelib.services.recall.embedding_format import MAX_STORED_TOKENS as MAX_STORED_TOKENS
@@ -55,11 +57,7 @@ MODEL_FILE = DATA_DIR / "minilm-l6-int8.npz"
 VOCAB_FILE = DATA_DIR / "minilm-l6-vocab.txt"
 
 _LAYERS = 6
-_HEADS = 12
-_LAYER_NORM_EPS = 1e-12
 _BATCH = 32
-
-FloatArray = npt.NDArray[np.float32]
 
 
 class Embedder(Protocol):
@@ -181,35 +179,6 @@ def decode_if_all_ours(embeddings: Sequence[bytes | None]) -> FloatArray | None:
     return _unit_rows(raw[:, :SENTENCE_BYTES])
 
 
-def _erf(values: FloatArray) -> FloatArray:
-    """Vectorised error function (Abramowitz & Stegun 7.1.26, |error| < 1.5e-7)."""
-    sign = np.sign(values)
-    absolute = np.abs(values)
-    t = 1.0 / (1.0 + 0.3275911 * absolute)
-    poly = t * (
-        0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429)))
-    )
-    result: FloatArray = sign * (1.0 - poly * np.exp(-absolute * absolute))
-    return result
-
-
-def _gelu(values: FloatArray) -> FloatArray:
-    """BERT's exact (erf) GELU."""
-    result: FloatArray = (
-        np.float32(0.5) * values * (1.0 + _erf(values * np.float32(1.0 / math.sqrt(2.0))))
-    ).astype(np.float32, copy=False)
-    return result
-
-
-def _layer_norm(values: FloatArray, weight: FloatArray, bias: FloatArray) -> FloatArray:
-    """LayerNorm over the last axis."""
-    mean = values.mean(axis=-1, keepdims=True)
-    centred = values - mean
-    variance = (centred * centred).mean(axis=-1, keepdims=True)
-    result: FloatArray = centred / np.sqrt(variance + _LAYER_NORM_EPS) * weight + bias
-    return result
-
-
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 sentence embeddings in numpy (the default ``Embedder``).
 
@@ -225,13 +194,10 @@ class MiniLMEmbedder:
             model_file: The ``.npz`` written by ``scripts/build_recall_model.py``.
             vocab_file: The WordPiece vocabulary, one token per line.
         """
-        self._model_file = model_file
         self._vocab_file = vocab_file
         self._lock = threading.Lock()
         self._tokenizer: WordPieceTokenizer | None = None
-        self._weights: dict[str, FloatArray] = {}
-        self._token_table: npt.NDArray[np.int8] | None = None
-        self._token_scale: FloatArray | None = None
+        self._encoder = BertEncoder(model_file, _LAYERS)
 
     def embed(self, texts: Sequence[str]) -> list[bytes]:
         """Stored embeddings (format 3, see the module doc) of ``texts``, same order."""
@@ -283,60 +249,14 @@ class MiniLMEmbedder:
         with self._lock:
             if self._tokenizer is None:
                 vocabulary = self._vocab_file.read_text(encoding="utf-8").split("\n")
-                with np.load(self._model_file) as archive:
-                    weights: dict[str, FloatArray] = {}
-                    for name in archive.files:
-                        if name.endswith(".scale") or name == "token.q":
-                            continue
-                        array = archive[name]
-                        if name.endswith(".q"):
-                            base = name[: -len(".q")]
-                            scale = archive[base + ".scale"].astype(np.float32)
-                            matrix = array.astype(np.float32) * scale[:, None]
-                            # Stored (out, in); kept as a contiguous (in, out) copy:
-                            # ``x @ W`` on it is 2-3x faster than on the ``W.T`` view.
-                            weights[base] = np.ascontiguousarray(matrix.T)
-                        else:
-                            weights[name] = array.astype(np.float32)
-                    self._token_table = archive["token.q"]
-                    self._token_scale = archive["token.scale"].astype(np.float32)
-                self._weights = weights
+                self._encoder.load()
                 self._tokenizer = WordPieceTokenizer(vocabulary)
         return self._tokenizer
 
     def _forward(self, batch: list[list[int]]) -> tuple[FloatArray, FloatArray]:
         """Mean-pooled unit sentence vectors and last-layer states of a batch of token-id
         lists: shapes ``(b, 384)`` and ``(b, longest, 384)`` (padding rows unused)."""
-        w = self._weights
-        assert self._token_table is not None and self._token_scale is not None
-        size = len(batch)
-        length = max(map(len, batch))
-        ids = np.zeros((size, length), dtype=np.int64)
-        mask = np.zeros((size, length), dtype=np.float32)
-        for row, tokens in enumerate(batch):
-            ids[row, : len(tokens)] = tokens
-            mask[row, : len(tokens)] = 1.0
-        tokens_in = self._token_table[ids].astype(np.float32) * self._token_scale[ids][..., None]
-        hidden = tokens_in + w["position"][:length] + w["segment"][0]
-        hidden = _layer_norm(hidden, w["embeddings.norm.weight"], w["embeddings.norm.bias"])
-        head = DIMENSIONS // _HEADS
-        blocked = (1.0 - mask)[:, None, None, :] * np.float32(-1e9)
-        for layer in range(_LAYERS):
-            p = f"layer{layer}."
-            qkv = hidden @ w[p + "qkv"] + w[p + "qkv.bias"]
-            qkv = qkv.reshape(size, length, 3, _HEADS, head).transpose(2, 0, 3, 1, 4)
-            query, key, value = qkv[0], qkv[1], qkv[2]
-            attention = query @ key.transpose(0, 1, 3, 2) * np.float32(1.0 / math.sqrt(head))
-            attention = attention + blocked
-            attention = np.exp(attention - attention.max(axis=-1, keepdims=True))
-            attention /= attention.sum(axis=-1, keepdims=True)
-            context = (attention @ value).transpose(0, 2, 1, 3).reshape(size, length, DIMENSIONS)
-            output = context @ w[p + "attention.out"] + w[p + "attention.out.bias"]
-            hidden = _layer_norm(hidden + output, w[p + "norm1.weight"], w[p + "norm1.bias"])
-            inner = hidden @ w[p + "ffn.in"] + w[p + "ffn.in.bias"]
-            inner = _gelu(inner)
-            output = inner @ w[p + "ffn.out"] + w[p + "ffn.out.bias"]
-            hidden = _layer_norm(hidden + output, w[p + "norm2.weight"], w[p + "norm2.bias"])
+        hidden, mask = self._encoder.hidden(batch)
         pooled = (hidden * mask[..., None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         norms[norms == 0] = 1.0

@@ -10,11 +10,21 @@ by clause, each clause's logits lowered by ``CLAUSE_SHIFT``. The score is
 ``sigmoid(logit p - logit cut)`` with the cut of ``cut.Cut`` for the query's best ``p``
 (its floor raised for a query ``unrelated.unrelated`` to the store), so the order is
 the order of ``p``.
-Design and measurements: docs/DECISIONS.md#recall and
-docs/DECISIONS.md#recall-quality-on-unseen-conversations.
+
+With a reranker (``reranker.CrossEncoder``) and its fitted stage (``reranker.Stage``),
+the best ``Stage.candidates`` facts by ``p`` are read by the cross-encoder together with
+the query, and the stage's logistic regression gives their new ``p``
+(``reranker.merged``: a fact it did not read never ranks above one it did); the stage's
+own cut then applies. When the reranker is not loaded yet (and the scorer may not
+wait), fails, or runs out of its CPU budget (``RERANK_CPU_SECONDS``), the two stages'
+scores stand, with their cut (docs/reference.md#8-recall).
+Design and measurements: docs/DECISIONS.md#recall,
+docs/DECISIONS.md#recall-quality-on-unseen-conversations and
+docs/DECISIONS.md#reranker-issue-28.
 """
 
 import json
+import logging
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -40,9 +50,16 @@ from chalicelib.services.recall.embedding import (
 )
 from chalicelib.services.recall.relevance_features import FEATURES as FEATURES
 from chalicelib.services.recall.relevance_features import TERMS, features, token_match
+from chalicelib.services.recall.reranker import Reranker, Stage, merged
 from chalicelib.services.recall.unrelated import unrelated
 
+logger = logging.getLogger(__name__)
+
 WEIGHTS_FILE = DATA_DIR / "recall-relevance.json"
+
+RERANK_CPU_SECONDS = 0.6
+"""CPU seconds of its thread one recall's cross-encoder may use; past it the two stages'
+scores stand (docs/DECISIONS.md#reranker-issue-28 for the figures)."""
 
 RERANK_FEATURES = (*FEATURES, "tokens", "tokens_gap", "tokens_z", "tokens_z_gap")
 RERANK_CANDIDATES = 200
@@ -146,6 +163,10 @@ class RelevanceScorer:
         coefficients: Coefficients | None = None,
         *,
         by_clause: bool = True,
+        reranker: Reranker | None = None,
+        stage: Stage | None = None,
+        wait_for_reranker: bool = True,
+        rerank_cpu_seconds: float = RERANK_CPU_SECONDS,
     ) -> None:
         """Build the scorer.
 
@@ -155,9 +176,21 @@ class RelevanceScorer:
             coefficients: The fitted model; default: ``Coefficients.load()``.
             by_clause: Also score a query of several clauses clause by clause
                 (``clauses``); ``False`` scores the whole query only (for comparison).
+            reranker: The cross-encoder (module doc); ``None``: two stages only.
+            stage: Its fitted stage; default: ``Stage.load(WEIGHTS_FILE)`` when a
+                reranker is given.
+            wait_for_reranker: Load the reranker on the first score that needs it;
+                ``False`` starts loading it in the background and scores with two
+                stages until it is ready (a Lambda's first recalls: the cold start does
+                not pay for it).
+            rerank_cpu_seconds: The reranker's CPU budget per score (module doc).
         """
         self._embedder = embedder
         self._by_clause = by_clause
+        self._reranker = reranker
+        self._stage = stage if stage is not None or reranker is None else Stage.load(WEIGHTS_FILE)
+        self._wait = wait_for_reranker
+        self._rerank_budget = rerank_cpu_seconds
         model = coefficients or Coefficients.load()
         self._first_intercept = model.first_intercept
         self._first_weights = np.asarray(model.first_weights, dtype=np.float64)
@@ -188,17 +221,62 @@ class RelevanceScorer:
             return []
         if not query.strip():
             return [0.0] * len(candidates)
+        if self._reranker is not None and not self._wait and not self._reranker.ready:
+            self._reranker.load_in_background()  # while the first stages score
         store = self._store(candidates)
         passes = [self._logits(query, store)]
         for clause in clauses(query) if self._by_clause else []:
             logits, unrelated_clause = self._logits(clause, store)
             passes.append((logits - CLAUSE_SHIFT, unrelated_clause))
+        reranked = self._reranked(query, store.texts, passes)
+        if reranked is not None:
+            return reranked
         best = _sigmoid(max(float(logits.max()) for logits, _ in passes))
         margin = np.maximum.reduce(
             [logits - self._cut.logit(best, unrelated_pass) for logits, unrelated_pass in passes]
         )
         scores = 1.0 / (1.0 + np.exp(-np.clip(margin, -30.0, 30.0)))
         return [float(value) for value in scores]
+
+    def _reranked(
+        self, query: str, texts: list[str], passes: list[tuple[npt.NDArray[np.float64], bool]]
+    ) -> list[float] | None:
+        """The scores after the reranking stage (module doc), or ``None`` to keep the two
+        stages': no reranker, not loaded and not to be waited for, a failure (logged), or
+        the CPU budget spent.
+
+        A fact's second-stage logit is its best over the passes (each clause's already
+        lowered by ``CLAUSE_SHIFT``); the unrelated floor applies when every pass is
+        unrelated to the store.
+        """
+        if self._reranker is None or self._stage is None:
+            return None
+        try:
+            if not self._reranker.ready:
+                if not self._wait:
+                    self._reranker.load_in_background()
+                    return None
+                self._reranker.load()
+            combined = np.maximum.reduce([logits for logits, _ in passes])
+            # The best ``candidates`` facts, ties in candidate order (newest first).
+            chosen = np.lexsort((np.arange(len(combined)), -combined))[: self._stage.candidates]
+            cross = self._reranker.logits(
+                query, [texts[int(index)] for index in chosen], self._rerank_budget
+            )
+        except Exception:
+            logger.exception("reranker failed; recall keeps the first stages' scores")
+            return None
+        if cross is None:
+            logger.warning(
+                "reranker ran past %.2f CPU s; first stages' scores", self._rerank_budget
+            )
+            return None
+        logits = merged(combined, chosen, self._stage.logits(combined[chosen], cross))
+        cut = self._stage.cut.logit(
+            _sigmoid(float(logits.max())), all(unrelated_pass for _, unrelated_pass in passes)
+        )
+        margin = np.clip(logits - cut, -30.0, 30.0)
+        return [float(value) for value in 1.0 / (1.0 + np.exp(-margin))]
 
     def features(self, query: str, candidates: Sequence[Candidate]) -> npt.NDArray[np.float64]:
         """The ``RERANK_FEATURES`` matrix, shape ``(len(candidates), 13)`` (both stages)."""
