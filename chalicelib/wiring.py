@@ -8,7 +8,9 @@ starting moto, or build their own with ``build_services``.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import boto3
@@ -50,10 +52,12 @@ from chalicelib.services.text import SecretFinder
 from chalicelib.settings import Settings
 from chalicelib.storage.directory import DynamoDBDirectoryRepository
 from chalicelib.storage.dynamodb import DynamoDBTable
+from chalicelib.storage.keys import RERANKER_WEIGHTS_OBJECT
 from chalicelib.storage.kv import DynamoDBKvRepository, S3ObjectStore
 from chalicelib.storage.memories import DynamoDBMemoryRepository
 from chalicelib.storage.memory_index import DynamoDBMemoryIndexRepository
-from chalicelib.storage.protocols import IdempotencyStore, KvQuota
+from chalicelib.storage.model_files import LocalModelFile, S3ModelFile
+from chalicelib.storage.protocols import IdempotencyStore, KvQuota, ModelFile
 from chalicelib.storage.queue import SqsReviewQueue
 from chalicelib.storage.recall_index import DynamoDBRecallIndex
 from chalicelib.storage.recalls import DynamoDBRecallRepository
@@ -189,6 +193,37 @@ def kv_limits(settings: Settings) -> KvLimits:
         byok_new_scopes_per_day=settings.kv_byok_new_scopes_per_day,
         account=KvQuota(settings.kv_account_max_keys, settings.kv_account_max_bytes),
         anon_value_max_bytes=settings.kv_anon_max_value_bytes,
+    )
+
+
+RERANKER_WEIGHTS_FILE = Path(__file__).resolve().parents[1] / RERANKER_WEIGHTS_OBJECT
+"""The checkout's reranker weights (``models/ms-marco-minilm-l12-int8.npz``, built by
+``make``; not in the Lambda zip, so absent on Lambda)."""
+
+
+def reranker_weights(settings: Settings, s3_factory: Callable[[], S3Client]) -> ModelFile:
+    """Where the recall reranker's weights are read from (docs/operations.md#reranker-weights).
+
+    Nothing is read or downloaded here: the returned ``ModelFile.path()`` does that on
+    first call.
+
+    Args:
+        settings: ``model_source`` (``s3`` on Lambda and on the local server, ``local``,
+            or ``auto``: the checkout's file when it exists, else ``s3``), ``bucket_name``
+            and ``model_dir``.
+        s3_factory: returns a boto3 S3 client (called on the first download only).
+
+    Returns:
+        ``S3ModelFile`` of ``s3://<bucket>/models/ms-marco-minilm-l12-int8.npz`` kept in
+        ``model_dir``, or ``LocalModelFile`` of ``RERANKER_WEIGHTS_FILE``.
+    """
+    source = settings.model_source
+    if source == "auto":
+        source = "local" if RERANKER_WEIGHTS_FILE.is_file() else "s3"
+    if source == "local":
+        return LocalModelFile(RERANKER_WEIGHTS_FILE)
+    return S3ModelFile(
+        s3_factory, settings.bucket_name, RERANKER_WEIGHTS_OBJECT, Path(settings.model_dir)
     )
 
 

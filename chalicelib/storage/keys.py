@@ -472,6 +472,14 @@ def recall_index_volume_object(agent_id: str, volume_id: str) -> str:
     return f"{RECALL_INDEX_OBJECT_PREFIX}{agent_id}/{volume_id}"
 
 
+MODEL_OBJECT_PREFIX = "models/"
+"""Where the bucket keeps model weights too large for the Lambda zip
+(docs/operations.md#reranker-weights); deploys upload them, the API reads them."""
+RERANKER_WEIGHTS_OBJECT = f"{MODEL_OBJECT_PREFIX}ms-marco-minilm-l12-int8.npz"
+"""The S3 key of the recall reranker's weights (``scripts/build_reranker.py`` writes the
+file of the same name under ``models/`` in the checkout)."""
+
+
 RECALL_INDEX_BUILT_SK = "~BUILT"
 """Sort key of the marker that an agent's recall index holds every live fact; ``~``
 sorts after segments and tombstones, so the Query that reads them reads it too."""

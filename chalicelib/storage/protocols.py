@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum
+from pathlib import Path
 from typing import Any, Protocol
 
 from chalicelib.models.memory import AuditRecord, Memory
@@ -24,6 +25,12 @@ from chalicelib.models.token import StoredToken
 
 class WriteConflict(Exception):
     """A conditional write found the item changed since it was read: re-read and retry."""
+
+
+class ModelFileMissing(Exception):
+    """A model's weights are neither on this machine nor in the bucket: build them
+    (``make models/ms-marco-minilm-l12-int8.npz``) or upload them with a deploy
+    (docs/operations.md#reranker-weights). The message names the file or object."""
 
 
 class DayPointerTaken(Exception):
@@ -788,5 +795,20 @@ class IdempotencyStore(Protocol):
                 (it holds the key ``deadline_ms``).
             IdempotencyKeyReused: the key was used with another ``fingerprint``.
             Exception: whatever ``action`` raised (nothing is kept).
+        """
+        ...
+
+
+class ModelFile(Protocol):
+    """One model's weights as a local file, fetched on first use
+    (docs/operations.md#reranker-weights): from the stack's bucket into ``/tmp`` on Lambda,
+    the checkout's ``models/`` file elsewhere."""
+
+    def path(self) -> Path:
+        """The local file (the first call may download it; later calls reuse it).
+
+        Raises:
+            ModelFileMissing: the weights are not where they should be.
+            RateLimited: the store throttled the download.
         """
         ...
