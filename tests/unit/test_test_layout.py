@@ -70,5 +70,5 @@ def test_every_storage_protocol_has_a_contract_suite() -> None:
     )
     suites = {path.stem for path in (REPO / "tests" / "contract").glob("test_*.py")}
     snake = {name: "test_" + re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower() for name in names}
-    assert len(names) == 14
+    assert len(names) == 15
     assert {name: suite for name, suite in snake.items() if suite not in suites} == {}
