@@ -26,6 +26,7 @@ from chalicelib.storage.keys import (
     BY_ROUTINE_STATUS,
     BY_WORKSPACE_SHARD,
     BY_WORKSPACE_STATUS_SHARD,
+    MODEL_OBJECT_PREFIX,
     RECALL_INDEX_OBJECT_PREFIX,
 )
 from infra.parameters import HAS_KMS_KEY, KMS_KEY_ARN
@@ -232,6 +233,9 @@ def grants(function: str) -> list[Grant]:
                 ("s3:GetObject", "s3:PutObject", "s3:DeleteObject"),
                 (_objects(RECALL_INDEX_OBJECT_PREFIX),),
             ),
+            # Model weights too large for the zip (the recall reranker's), read once per
+            # container into /tmp; the deploys upload them (docs/operations.md#reranker-weights).
+            Grant("ModelWeights", ("s3:GetObject",), (_objects(MODEL_OBJECT_PREFIX),)),
             _SEND_REVIEWS,
             _logs(function),
             _kms(),

@@ -16,6 +16,10 @@ Environment: ``PINEWORK_PORT`` (API, default 8000), ``PINEWORK_DYNAMODB_PORT``
 per request on stderr; ``json``: the JSON lines and EMF metrics Lambda prints), and
 ``PINEWORK_AWS_CALL_LOG``: a file to which every AWS call of a Lambda entry point is
 appended as a JSON line (``infra/aws_calls.py``; the tests' IAM check sets it).
+
+The reranker's weights (docs/operations.md#reranker-weights) are uploaded to the embedded
+bucket at start (when absent) and read from it like on Lambda (``PINEWORK_MODEL_SOURCE=s3``,
+kept in ``$PINEWORK_DATA_DIR/models``; either variable can be set to override).
 """
 
 from __future__ import annotations
@@ -374,6 +378,32 @@ def _ensure_bucket(endpoint: str) -> None:
         s3.create_bucket(Bucket=BUCKET)
 
 
+def _upload_models(endpoint: str) -> None:
+    """Put the checkout's reranker weights in the embedded bucket's ``models/`` unless an
+    object of the same size is there (as the deploys do for the stack's bucket), so the
+    API reads them through S3 as on Lambda (docs/operations.md#reranker-weights). Without
+    a built file (``make serve`` builds it) nothing is uploaded and the reranker reports
+    the missing object on first use."""
+    from chalicelib.storage.keys import RERANKER_WEIGHTS_OBJECT
+    from chalicelib.wiring import RERANKER_WEIGHTS_FILE
+
+    if not RERANKER_WEIGHTS_FILE.is_file():
+        return
+    s3 = boto3.client(
+        "s3",
+        endpoint_url=endpoint,
+        region_name="us-east-1",
+        config=Config(s3={"addressing_style": "path"}),
+    )
+    try:
+        head = s3.head_object(Bucket=BUCKET, Key=RERANKER_WEIGHTS_OBJECT)
+        if head["ContentLength"] == RERANKER_WEIGHTS_FILE.stat().st_size:
+            return
+    except ClientError:
+        pass
+    s3.upload_file(str(RERANKER_WEIGHTS_FILE), BUCKET, RERANKER_WEIGHTS_OBJECT)
+
+
 def _serve_ipv6_too(app: Any, port: int) -> Any:
     """The same API on ``[::1]`` (best effort: None where IPv6 or the port is unavailable)."""
     try:
@@ -452,11 +482,15 @@ def main() -> None:
     client = boto3.client("dynamodb", endpoint_url=endpoint, region_name="us-east-1")
     create_table(client, TABLE)
     _ensure_bucket(endpoint)
+    _upload_models(endpoint)
     os.environ["PINEWORK_TABLE_NAME"] = TABLE
     os.environ["PINEWORK_DYNAMODB_ENDPOINT"] = endpoint
     os.environ["PINEWORK_BUCKET_NAME"] = BUCKET
     os.environ["PINEWORK_S3_ENDPOINT"] = endpoint  # moto's server serves S3 too
     os.environ["PINEWORK_DEMO_FILE"] = str((data_dir / "demo.json").resolve())  # sign-in hint
+    # Model weights come from the embedded bucket, as on Lambda, kept in the data folder.
+    os.environ.setdefault("PINEWORK_MODEL_SOURCE", "s3")
+    os.environ.setdefault("PINEWORK_MODEL_DIR", str((data_dir / "models").resolve()))
     reviews_stop = threading.Event()
     local_reviews.start(endpoint, reviews_stop)  # the 04:00 UTC fan-out and the SQS worker
 
