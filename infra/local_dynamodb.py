@@ -29,6 +29,7 @@ from chalicelib.ids import IdFactory, SystemClock
 from chalicelib.models.memory import Memory
 from chalicelib.storage.dynamodb import to_attributes
 from chalicelib.storage.items import memory_to_item, recall_entries_from_blob, recall_entry_blob
+from chalicelib.storage.keys import MODEL_OBJECT_PREFIX
 from chalicelib.storage.recall_index import is_indexed, marker_item, segment_items
 from infra import moto_transactions
 
@@ -151,6 +152,12 @@ class SerializedJournaledApp:
 def _is_s3_write(environ: dict[str, Any]) -> bool:
     """True for a PUT/POST/DELETE signed for S3 (``Credential=…/<region>/s3/aws4_request``)."""
     if environ.get("REQUEST_METHOD") not in S3_WRITE_METHODS:
+        return False
+    # Model weights (docs/operations.md#reranker-weights) are not journaled: the local
+    # server uploads them from the checkout at every start, and 34 MB a restart would
+    # swell the journal (and a multipart upload's ids cannot be replayed).
+    bucket_and_key = str(environ.get("PATH_INFO", "")).lstrip("/").split("/", 1)
+    if len(bucket_and_key) == 2 and bucket_and_key[1].startswith(MODEL_OBJECT_PREFIX):
         return False
     authorization = str(environ.get("HTTP_AUTHORIZATION", ""))
     _, _, credential = authorization.partition("Credential=")

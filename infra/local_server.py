@@ -18,7 +18,7 @@ per request on stderr; ``json``: the JSON lines and EMF metrics Lambda prints), 
 appended as a JSON line (``infra/aws_calls.py``; the tests' IAM check sets it).
 
 The reranker's weights (docs/operations.md#reranker-weights) are uploaded to the embedded
-bucket at start (when absent) and read from it like on Lambda (``PINEWORK_MODEL_SOURCE=s3``,
+bucket at every start (not journaled) and read from it like on Lambda (``PINEWORK_MODEL_SOURCE=s3``,
 kept in ``$PINEWORK_DATA_DIR/models``; either variable can be set to override).
 """
 
@@ -380,7 +380,7 @@ def _ensure_bucket(endpoint: str) -> None:
 
 def _upload_models(endpoint: str) -> None:
     """Put the checkout's reranker weights in the embedded bucket's ``models/`` unless an
-    object of the same size is there (as the deploys do for the stack's bucket), so the
+    object of the same size is there (as the deploys sync the stack's bucket), so the
     API reads them through S3 as on Lambda (docs/operations.md#reranker-weights). Without
     a built file (``make serve`` builds it) nothing is uploaded and the reranker reports
     the missing object on first use."""
@@ -401,7 +401,10 @@ def _upload_models(endpoint: str) -> None:
             return
     except ClientError:
         pass
-    s3.upload_file(str(RERANKER_WEIGHTS_FILE), BUCKET, RERANKER_WEIGHTS_OBJECT)
+    # One request (no multipart); not journaled (infra/local_dynamodb.py), so every start
+    # uploads the checkout's current file.
+    with RERANKER_WEIGHTS_FILE.open("rb") as body:
+        s3.put_object(Bucket=BUCKET, Key=RERANKER_WEIGHTS_OBJECT, Body=body)
 
 
 def _serve_ipv6_too(app: Any, port: int) -> Any:
