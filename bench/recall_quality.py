@@ -30,6 +30,12 @@ Sections:
    data): own stores, questions asked of another conversation's store, tasks of three
    questions; the absolute cut before and the relative cut now.
 5. **Cost**: scoring 10,000 candidates, query and save-time embedding (one BLAS thread).
+6. **The reranker** (docs/DECISIONS.md#reranker-issue-28): the cross-encoder stage on the
+   second stage's best 10 and 20, fitted leaving one conversation out
+   (``scripts/rerank_fit.py``), with its cut chosen on those held-out scores: the
+   table, per category before/after, the paired MRR difference, the cut chosen without
+   each conversation (nested), and the cross-encoder's time per recall (one thread).
+   Cross-encoder logits are cached in ``/tmp/pinework-cross-encoder.pickle``.
 
 Usage::
 
@@ -64,8 +70,10 @@ from bench.recall_trials import TRIALS, paired_difference, prepare  # noqa: E402
 from chalicelib.services.recall.cut import Cut  # noqa: E402
 from chalicelib.services.recall.embedding import VOCAB_FILE, MiniLMEmbedder  # noqa: E402
 from chalicelib.services.recall.relevance import Candidate, Coefficients, RelevanceScorer  # noqa: E402
+from chalicelib.services.recall.reranker import CrossEncoder  # noqa: E402
 from chalicelib.services.recall.wordpiece import WordPieceTokenizer  # noqa: E402
 from scripts import recall_benchmark as rb  # noqa: E402
+from scripts import rerank_fit  # noqa: E402
 from scripts.build_recall_model import (  # noqa: E402
     PROBABILITY_IF_UNRELATED,
     absolute_cut,
@@ -73,6 +81,7 @@ from scripts.build_recall_model import (  # noqa: E402
     relative_for_every_conversation,
 )
 
+CROSS_CACHE = Path("/tmp/pinework-cross-encoder.pickle")
 HEADER = (
     f"{'':<34} {'n':>4} {'MRR':>6} {'R@5':>6} {'R@10':>6} {'Hit@kept':>8} {'kept med':>8}"
     f" {'p90':>4} {'cat5 none':>9}"
@@ -258,7 +267,8 @@ def shipped_scorer(
     bench: rb.Benchmark, embedder: MiniLMEmbedder, before: Cut, pairs: list[rb.QuestionPairs]
 ) -> None:
     """The shipped scorer (in-sample) on own stores, foreign stores and tasks of three,
-    under the absolute cut before and the relative cut now."""
+    under the absolute cut before, the two stages' relative cut, and with the reranker
+    (shipped)."""
     stores = {
         conversation: [
             Candidate(text, datetime.fromtimestamp(moment, UTC), stored)
@@ -277,11 +287,11 @@ def shipped_scorer(
         f"{'':<24} {'own Hit':>8} {'own med':>8} {'foreign none':>12} {'foreign med':>11}"
         f" {'tasks Hit':>9} {'task med':>8}"
     )
-    for label, coefficients in (
-        ("absolute (before)", dataclasses.replace(shipped, cut=before)),
-        ("relative (shipped)", shipped),
+    for label, scorer in (
+        ("absolute (before)", RelevanceScorer(embedder, dataclasses.replace(shipped, cut=before))),
+        ("two stages, relative", RelevanceScorer(embedder, shipped)),
+        ("reranked (shipped)", RelevanceScorer(embedder, shipped, reranker=CrossEncoder())),
     ):
-        scorer = RelevanceScorer(embedder, coefficients)
         hits, kept, foreign = [], [], []
         for item in dates:
             if item.category == rb.ADVERSARIAL:
@@ -354,6 +364,54 @@ def cost(bench: rb.Benchmark, embedder: MiniLMEmbedder) -> None:
     )
 
 
+def reranker(
+    bench: rb.Benchmark,
+    tables: tuple[rb.Table, rb.Table],
+    second: tuple[list[np.ndarray], list[np.ndarray]],
+    shipped: Cut,
+    quick: bool,
+) -> None:
+    """Section 6 (module doc): the reranking stage against the two stages, LOCO."""
+    cache = rerank_fit.load_cache(CROSS_CACHE)
+    own = tables[0]
+    print(HEADER)
+    print(row("two stages (shipped cut)", own.figures(shipped)))
+    results = {}
+    for k in rerank_fit.CANDIDATE_CHOICES:
+        results[k] = rerank_fit.rerank(bench, tables, second, k, cache)
+        rerank_fit.save_cache(CROSS_CACHE, cache)
+        print(row(f"+ cross-encoder, top {k}", results[k].own.figures(results[k].cut)))
+        for timing in rb.TIMINGS:
+            mask = own.mask(timing=timing) & own.scored
+            low, mean, high = paired_difference(own.first[mask], results[k].own.first[mask])
+            print(f"    {timing}: paired MRR {mean:+.4f}, 95 % CI [{low:+.4f}, {high:+.4f}]")
+    chosen = results[rerank_fit.CANDIDATES]
+    print(f"top {chosen.k} (shipped), the cut chosen on these scores: {chosen.cut}")
+    loco_tables(chosen.own, chosen.cut, bench.conversations, f"top {chosen.k}")
+    print("by category, before -> after:")
+    rerank_fit.per_category(own, shipped, chosen.own, chosen.cut)
+    if not quick:
+        rerank_fit.nested_figures(chosen.own, chosen.foreign, bench.conversations)
+    model = CrossEncoder()
+    model.load()
+    for k in rerank_fit.CANDIDATE_CHOICES:
+        spent = []
+        for index, item in enumerate(own.pairs):
+            if item.timing != "dates" or index % 5:
+                continue
+            texts = bench.stores[item.asked_of].texts
+            top = rerank_fit.top_positions(second[0][index], k)
+            started = time.thread_time()
+            model.logits(item.question, [texts[i] for i in top])
+            spent.append((time.thread_time() - started) * 1000)
+        print(
+            f"cross-encoder CPU per recall, top {k} ({len(spent)} questions): p50 "
+            f"{statistics.median(spent):.0f} ms, p90 {rb.percentile(spent, 0.9):.0f} ms, max "
+            f"{max(spent):.0f} ms (one thread; OPENBLAS_NUM_THREADS="
+            f"{os.environ.get('OPENBLAS_NUM_THREADS')})"
+        )
+
+
 def main() -> int:
     """Run the benchmark and print its figures."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
@@ -367,8 +425,9 @@ def main() -> int:
     conversations = bench.conversations
     pairs, foreign = rb.own_pairs(bench), rb.foreign_pairs(bench)
     models = rb.loco_models(pairs, conversations)
-    own = rb.Table(pairs, rb.held_out(pairs, models))
-    other = rb.Table(foreign, rb.held_out(foreign, models))
+    second = (rb.held_out(pairs, models), rb.held_out(foreign, models))
+    own = rb.Table(pairs, second[0])
+    other = rb.Table(foreign, second[1])
     shipped = Coefficients.load().cut
     refitted, before = choose_cut(own, other), absolute_cut(own)
     print(
@@ -414,6 +473,8 @@ def main() -> int:
     shipped_scorer(bench, embedder, before, pairs)
     section("5. cost (one BLAS thread)")
     cost(bench, embedder)
+    section("6. the reranker (LOCO; docs/DECISIONS.md#reranker-issue-28)")
+    reranker(bench, (own, other), second, shipped, arguments.quick)
     print(f"\nbench run time {time.perf_counter() - started:.0f} s")
     return 0
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 if TYPE_CHECKING:
     from chalicelib.services.recall.candidates import Candidate, CandidateScorer
     from chalicelib.services.recall.embedding import Embedder, FloatArray
+    from chalicelib.services.recall.reranker import Reranker
     from chalicelib.services.text import SecretFinder
 
 T = TypeVar("T")
@@ -113,7 +114,7 @@ def minilm_embedder() -> Embedder:
 
 def relevance_scorer(
     embedder: Embedder,
-    reranker_weights: Callable[[], Path] | None = None,
+    reranker: Reranker | None = None,
     *,
     wait_for_reranker: bool = True,
 ) -> CandidateScorer:
@@ -121,19 +122,36 @@ def relevance_scorer(
 
     Args:
         embedder: the query and fact embedder.
-        reranker_weights: finds the cross-encoder's weights file (on first use);
-            ``None``: no reranker (``PINEWORK_RERANKER=off``).
+        reranker: the cross-encoder (``shared_cross_encoder``); ``None``: two stages only
+            (``PINEWORK_RERANKER=off``).
         wait_for_reranker: see ``RelevanceScorer`` (``False`` on Lambda: a new
             container's first recalls do not wait for the weights).
     """
     from chalicelib.services.recall.relevance import RelevanceScorer
+
+    return RelevanceScorer(embedder, reranker=reranker, wait_for_reranker=wait_for_reranker)
+
+
+_cross_encoders: dict[str, Reranker] = {}
+_cross_encoders_lock = threading.Lock()
+
+
+def shared_cross_encoder(source: str, weights: Callable[[], Path]) -> Reranker:
+    """The process's one cross-encoder for the weights named ``source`` (its 133 MB of
+    float32 load once, however many services are built): built now (nothing is read
+    until its first use) or the one built before for the same ``source``.
+
+    Args:
+        source: names where the weights come from (equal names: the same weights).
+        weights: finds the weights file on first load (``ModelFile.path``).
+    """
     from chalicelib.services.recall.reranker import CrossEncoder
 
-    if reranker_weights is None:
-        return RelevanceScorer(embedder)
-    return RelevanceScorer(
-        embedder, reranker=CrossEncoder(reranker_weights), wait_for_reranker=wait_for_reranker
-    )
+    with _cross_encoders_lock:
+        found = _cross_encoders.get(source)
+        if found is None:
+            found = _cross_encoders[source] = CrossEncoder(weights)
+        return found
 
 
 def secret_detector() -> SecretFinder:

@@ -8,6 +8,7 @@ starting moto, or build their own with ``build_services``.
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,7 @@ from chalicelib.deferred import (
     minilm_embedder,
     relevance_scorer,
     secret_detector,
+    shared_cross_encoder,
 )
 from chalicelib.ids import Clock, IdFactory, SystemClock
 from chalicelib.services.access.admin import AdminService
@@ -227,6 +229,38 @@ def reranker_weights(settings: Settings, s3_factory: Callable[[], S3Client]) -> 
     )
 
 
+def default_scorer(
+    settings: Settings, embedder: Embedder, s3_factory: Callable[[], S3Client]
+) -> CandidateScorer:
+    """Recall's default scorer (docs/reference.md#8-recall), built on its first use: the
+    calibrated stages over ``embedder`` and, unless ``PINEWORK_RERANKER=off``, the
+    process's cross-encoder on the weights ``reranker_weights`` finds. On Lambda
+    (``AWS_LAMBDA_FUNCTION_NAME`` set) a new container's recalls do not wait for those
+    weights (they load in the background, docs/operations.md#reranker-weights); elsewhere
+    the first recall loads them.
+    """
+    if settings.reranker == "off":
+        return DeferredScorer(lambda: relevance_scorer(embedder))
+    weights = reranker_weights(settings, s3_factory)
+    source = "|".join(
+        str(part)
+        for part in (
+            settings.model_source,
+            settings.bucket_name,
+            settings.s3_endpoint,
+            settings.model_dir,
+        )
+    )
+    on_lambda = bool(os.environ.get("AWS_LAMBDA_FUNCTION_NAME"))
+    return DeferredScorer(
+        lambda: relevance_scorer(
+            embedder,
+            shared_cross_encoder(source, weights.path),
+            wait_for_reranker=not on_lambda,
+        )
+    )
+
+
 def build_services(
     settings: Settings,
     *,
@@ -307,7 +341,7 @@ def build_services(
         memories,
         recall_store,
         directory,
-        scorer or DeferredScorer(lambda: relevance_scorer(embedder)),
+        scorer or default_scorer(settings, embedder, lambda: s3 or s3_client(settings)),
         tokens or Cl100kTokenCounter(),
         clock,
         ids,

@@ -32,7 +32,7 @@ from chalicelib.services.recall import (  # noqa: E402
     relevance_features,
     unrelated,
 )
-from chalicelib.services.recall.cut import Cut  # noqa: E402
+from chalicelib.services.recall.cut import MAX_KEPT, Cut  # noqa: E402
 
 ADVERSARIAL = 5
 L2 = 1.0  # ridge penalty of the logistic regression (on the summed log-loss)
@@ -301,7 +301,8 @@ def kept(probabilities: np.ndarray, cut: Cut, unrelated: bool) -> int:
     """How many facts a question keeps under ``cut`` (its best ``p`` sets the cut)."""
     if not len(probabilities):
         return 0
-    return int((probabilities >= cut.probability(float(probabilities.max()), unrelated)).sum())
+    passing = int((probabilities >= cut.probability(float(probabilities.max()), unrelated)).sum())
+    return min(passing, MAX_KEPT)
 
 
 def percentile(values: Sequence[float], share: float) -> float:
@@ -349,7 +350,7 @@ class Table:
         )
         shares = np.array([c.relative for c in cuts])
         thresholds = np.maximum(floors, shares * self.best)
-        result: np.ndarray = (self.matrix >= thresholds[:, None]).sum(axis=1)
+        result: np.ndarray = np.minimum((self.matrix >= thresholds[:, None]).sum(axis=1), MAX_KEPT)
         return result
 
     def figures(

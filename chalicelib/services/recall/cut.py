@@ -13,6 +13,8 @@ pass). A query unrelated to the store (``unrelated.unrelated``) has the higher f
 ``p`` with its odds divided by those of the cut, ``sigmoid(logit p - logit cut)``:
 the order is the order of ``p``, and the score is >= 0.5 exactly when ``p >= cut``.
 
+However loose that cut is, at most ``MAX_KEPT`` facts pass it (``capped``).
+
 Why relative: how sure the model is of a store's best facts shifts from one
 conversation to another (a store whose best facts score 0.5 keeps many more facts
 above an absolute 0.006 than one whose best score 0.3), so an absolute cut tuned on
@@ -27,6 +29,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+MAX_KEPT = 40
+"""At most this many facts of one recall score >= 0.5: past it the cut rises to just
+above the 41st best (docs/DECISIONS.md#reranker-issue-28: kept counts are what moved
+most on stores the cut was never fitted on; the cap holds on any store)."""
 
 
 @dataclass(frozen=True)
@@ -60,3 +70,24 @@ class Cut:
         the score's logit."""
         cut = self.probability(best, unrelated)
         return math.log(cut / (1.0 - cut))
+
+
+def capped(logits: npt.NDArray[np.float64], cut_logit: float) -> float:
+    """The cut's logit raised, if need be, so that at most ``MAX_KEPT`` of ``logits`` reach
+    it: halfway between the ``MAX_KEPT``-th and the next best logit when more would pass
+    (facts tied at that boundary all fall below it).
+
+    Args:
+        logits: every candidate's ``logit p``, any order.
+        cut_logit: ``Cut.logit`` of the query.
+
+    Returns:
+        ``cut_logit``, or the higher cap.
+    """
+    if len(logits) <= MAX_KEPT or int((logits >= cut_logit).sum()) <= MAX_KEPT:
+        return cut_logit
+    ordered = np.sort(logits)[::-1]
+    inside, outside = float(ordered[MAX_KEPT - 1]), float(ordered[MAX_KEPT])
+    if inside == outside:
+        return math.nextafter(inside, math.inf)
+    return max(cut_logit, (inside + outside) / 2.0)

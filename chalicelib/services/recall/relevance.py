@@ -38,7 +38,7 @@ import numpy.typing as npt
 from chalicelib.services.recall.candidates import Candidate as Candidate
 from chalicelib.services.recall.candidates import CandidateScorer as CandidateScorer
 from chalicelib.services.recall.candidates import PartialCandidates
-from chalicelib.services.recall.cut import Cut
+from chalicelib.services.recall.cut import Cut, capped
 from chalicelib.services.recall.embedding import (
     DATA_DIR,
     SENTENCE_BYTES,
@@ -205,7 +205,9 @@ class RelevanceScorer:
         is also scored clause by clause; a fact's logit is the larger of the whole
         query's and each clause's minus ``CLAUSE_SHIFT`` (see the module doc). The
         score is ``sigmoid(logit p - logit cut)`` with the cut of ``cut.Cut`` for the
-        query's best ``p`` (per pass, the unrelated one's floor raised).
+        query's best ``p`` (per pass, the unrelated one's floor raised), the cut raised
+        so that at most ``cut.MAX_KEPT`` facts reach 0.5 (``cut.capped``); with the
+        reranker, its stage's ``p`` and cut (module doc).
 
         Args:
             query: The task text or conversation message.
@@ -228,22 +230,22 @@ class RelevanceScorer:
         for clause in clauses(query) if self._by_clause else []:
             logits, unrelated_clause = self._logits(clause, store)
             passes.append((logits - CLAUSE_SHIFT, unrelated_clause))
-        reranked = self._reranked(query, store.texts, passes)
-        if reranked is not None:
-            return reranked
-        best = _sigmoid(max(float(logits.max()) for logits, _ in passes))
-        margin = np.maximum.reduce(
-            [logits - self._cut.logit(best, unrelated_pass) for logits, unrelated_pass in passes]
-        )
+        margin = self._reranked(query, store.texts, passes)
+        if margin is None:
+            best = _sigmoid(max(float(logits.max()) for logits, _ in passes))
+            margin = np.maximum.reduce(
+                [logits - self._cut.logit(best, unrelated) for logits, unrelated in passes]
+            )
+        margin = margin - capped(margin, 0.0)
         scores = 1.0 / (1.0 + np.exp(-np.clip(margin, -30.0, 30.0)))
         return [float(value) for value in scores]
 
     def _reranked(
         self, query: str, texts: list[str], passes: list[tuple[npt.NDArray[np.float64], bool]]
-    ) -> list[float] | None:
-        """The scores after the reranking stage (module doc), or ``None`` to keep the two
-        stages': no reranker, not loaded and not to be waited for, a failure (logged), or
-        the CPU budget spent.
+    ) -> npt.NDArray[np.float64] | None:
+        """Each fact's ``logit p - logit cut`` after the reranking stage (module doc), or
+        ``None`` to keep the two stages': no reranker, not loaded and not to be waited
+        for, a failure (logged), or the CPU budget spent.
 
         A fact's second-stage logit is its best over the passes (each clause's already
         lowered by ``CLAUSE_SHIFT``); the unrelated floor applies when every pass is
@@ -275,8 +277,8 @@ class RelevanceScorer:
         cut = self._stage.cut.logit(
             _sigmoid(float(logits.max())), all(unrelated_pass for _, unrelated_pass in passes)
         )
-        margin = np.clip(logits - cut, -30.0, 30.0)
-        return [float(value) for value in 1.0 / (1.0 + np.exp(-margin))]
+        result: npt.NDArray[np.float64] = logits - cut
+        return result
 
     def features(self, query: str, candidates: Sequence[Candidate]) -> npt.NDArray[np.float64]:
         """The ``RERANK_FEATURES`` matrix, shape ``(len(candidates), 13)`` (both stages)."""

@@ -22,6 +22,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
+from contextvars import copy_context
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -84,8 +85,12 @@ class CrossEncoder:
                 self._loading is not None and self._loading.is_alive()
             ):
                 return
+            # In a copy of the caller's context: the download is the request's.
             self._loading = threading.Thread(
-                target=self._load_logged, name="reranker-load", daemon=True
+                target=copy_context().run,
+                args=(self._load_logged,),
+                name="reranker-load",
+                daemon=True,
             )
             self._loading.start()
 

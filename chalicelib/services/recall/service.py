@@ -16,6 +16,7 @@ import logging
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from contextvars import copy_context
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -405,7 +406,9 @@ class RecallService:
         """
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-scorer")
         try:
-            future = pool.submit(self._scorer.score, query, candidates, now)
+            # In a copy of this context: what the scorer reads is the request's (its log
+            # fields, the AWS calls' attribution to this function).
+            future = pool.submit(copy_context().run, self._scorer.score, query, candidates, now)
             return future.result(self._budget_seconds)
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
