@@ -84,13 +84,13 @@ from chalicelib.services.recall.wordpiece import WordPieceTokenizer  # noqa: E40
 # Imported by name: mypy does not follow them (``scripts`` is outside its checked files).
 rb: Any = importlib.import_module("scripts.recall_benchmark")
 rerank_fit: Any = importlib.import_module("scripts.rerank_fit")
+build_reranker: Any = importlib.import_module("scripts.build_reranker")
 
 Array = npt.NDArray[Any]
 
 WORK = Path("/tmp/pinework-encoders")
 SEED_CACHE = Path("/tmp/pinework-cross-encoder.pickle")
 MIN_COSINE = 0.99
-POSITIONS = 256
 LAYERS = 12
 BATCH = 32
 RESAMPLES = 10_000
@@ -186,22 +186,6 @@ def fetch(candidate: Candidate) -> None:
         raise ValueError(f"{candidate.name}: the vocabulary is not MiniLM's")
 
 
-def _quantise_rows(matrix: Array) -> tuple[Array, Array]:
-    """Symmetric int8 per row: ``matrix ~= q * scale[:, None]``."""
-    scale = np.abs(matrix).max(axis=1) / 127.0
-    scale[scale == 0] = 1.0
-    return np.rint(matrix / scale[:, None]).astype(np.int8), scale.astype(np.float32)
-
-
-def _dequantised(arrays: dict[str, Array], quantised: str) -> Array:
-    """``(q - zero point) * scale`` of a ``*_quantized`` initialiser, float32."""
-    base = quantised[: -len("_quantized")]
-    zero = arrays[base + "_zero_point"].astype(np.float32)
-    scale = arrays[base + "_scale"].astype(np.float32)
-    result: Array = ((arrays[quantised].astype(np.float32) - zero) * scale).astype(np.float32)
-    return result
-
-
 def export(candidate: Candidate) -> None:
     """Write ``candidate.model_file`` from its ONNX file: the linear layers' int8 matrices
     exactly as the file holds them (symmetric; one scale per matrix or per output column),
@@ -219,49 +203,9 @@ def export(candidate: Candidate) -> None:
         match = _MODULE.match(node.output[0]) if node.op_type == "MatMulInteger" else None
         if match:
             weights[f"layer{match.group(1)}.{_PARTS[match.group(2)]}"] = node.input[1]
-    out: dict[str, Array] = {}
-
-    def add_exact(name: str, parts: list[str]) -> None:
-        quantised, scales = [], []
-        for part in parts:
-            base = weights[part][: -len("_quantized")]
-            if np.any(arrays[base + "_zero_point"] != 0):
-                raise ValueError(f"{part} has a zero point: not symmetric")
-            matrix = arrays[weights[part]]
-            quantised.append(matrix.T.astype(np.int8))
-            # One scale per matrix (e5) or per output column (bge): per output row here.
-            scale = np.broadcast_to(arrays[base + "_scale"].astype(np.float32), matrix.shape[1])
-            scales.append(scale)
-        out[name + ".q"] = np.ascontiguousarray(np.concatenate(quantised))
-        out[name + ".scale"] = np.concatenate(scales)
-
-    def vector(name: str) -> Array:
-        return arrays[name].astype(np.float32)
-
-    token = _dequantised(arrays, "embeddings.word_embeddings.weight_quantized")
-    out["token.q"], out["token.scale"] = _quantise_rows(token)
-    position = _dequantised(arrays, "embeddings.position_embeddings.weight_quantized")
-    out["position"] = position[:POSITIONS].astype(np.float16)
-    segment = _dequantised(arrays, "embeddings.token_type_embeddings.weight_quantized")
-    out["segment"] = segment.astype(np.float16)
-    out["embeddings.norm.weight"] = vector("embeddings.LayerNorm.weight")
-    out["embeddings.norm.bias"] = vector("embeddings.LayerNorm.bias")
-    for layer in range(LAYERS):
-        src, dst = f"encoder.layer.{layer}.", f"layer{layer}."
-        add_exact(dst + "qkv", [dst + part for part in ("query", "key", "value")])
-        out[dst + "qkv.bias"] = np.concatenate(
-            [vector(src + f"attention.self.{part}.bias") for part in ("query", "key", "value")]
-        )
-        add_exact(dst + "attention.out", [dst + "attention.out"])
-        out[dst + "attention.out.bias"] = vector(src + "attention.output.dense.bias")
-        out[dst + "norm1.weight"] = vector(src + "attention.output.LayerNorm.weight")
-        out[dst + "norm1.bias"] = vector(src + "attention.output.LayerNorm.bias")
-        add_exact(dst + "ffn.in", [dst + "ffn.in"])
-        out[dst + "ffn.in.bias"] = vector(src + "intermediate.dense.bias")
-        add_exact(dst + "ffn.out", [dst + "ffn.out"])
-        out[dst + "ffn.out.bias"] = vector(src + "output.dense.bias")
-        out[dst + "norm2.weight"] = vector(src + "output.LayerNorm.weight")
-        out[dst + "norm2.bias"] = vector(src + "output.LayerNorm.bias")
+    exported = build_reranker.BertExport(arrays, weights)
+    exported.encoder("", LAYERS)
+    out: dict[str, Array] = exported.out
     WORK.mkdir(parents=True, exist_ok=True)
     np.savez(candidate.model_file, **out)  # type: ignore[arg-type]
 

@@ -44,11 +44,14 @@ import socket
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import boto3
 from botocore.config import Config
 from botocore.exceptions import ClientError
+
+if TYPE_CHECKING:
+    from mypy_boto3_s3 import S3Client
 
 from infra import local_reviews
 from infra.aws_calls import CallRecorder, attribution_middleware, file_sink
@@ -364,14 +367,19 @@ def _local_api_server(app: Any, port: int, host: str = HOST) -> Any:  # noqa: C9
     )
 
 
-def _ensure_bucket(endpoint: str) -> None:
-    """Create the bucket for large key-value values unless the journal already did."""
-    s3 = boto3.client(
+def _embedded_s3(endpoint: str) -> S3Client:
+    """An S3 client of the embedded stack at ``endpoint`` (path-style addressing)."""
+    return boto3.client(
         "s3",
         endpoint_url=endpoint,
         region_name="us-east-1",
         config=Config(s3={"addressing_style": "path"}),
     )
+
+
+def _ensure_bucket(endpoint: str) -> None:
+    """Create the bucket for large key-value values unless the journal already did."""
+    s3 = _embedded_s3(endpoint)
     try:
         s3.head_bucket(Bucket=BUCKET)
     except ClientError:
@@ -389,12 +397,7 @@ def _upload_models(endpoint: str) -> None:
 
     if not RERANKER_WEIGHTS_FILE.is_file():
         return
-    s3 = boto3.client(
-        "s3",
-        endpoint_url=endpoint,
-        region_name="us-east-1",
-        config=Config(s3={"addressing_style": "path"}),
-    )
+    s3 = _embedded_s3(endpoint)
     try:
         head = s3.head_object(Bucket=BUCKET, Key=RERANKER_WEIGHTS_OBJECT)
         if head["ContentLength"] == RERANKER_WEIGHTS_FILE.stat().st_size:

@@ -78,7 +78,7 @@ _PARTS = {
 }
 
 
-def _quantise_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def quantise_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Symmetric int8 per row: ``matrix ~= q * scale[:, None]``."""
     scale = np.abs(matrix).max(axis=1) / 127.0
     scale[scale == 0] = 1.0
@@ -110,7 +110,7 @@ def _read(onnx_file: Path) -> tuple[dict[str, np.ndarray], dict[str, str]]:
     return arrays, weights
 
 
-def _dequantised(arrays: dict[str, np.ndarray], quantised: str) -> np.ndarray:
+def dequantised(arrays: dict[str, np.ndarray], quantised: str) -> np.ndarray:
     """``(q - zero point) * scale`` of a ``*_quantized`` initialiser, float32."""
     base = quantised[: -len("_quantized")]
     zero = arrays[base + "_zero_point"].astype(np.float32)
@@ -118,57 +118,88 @@ def _dequantised(arrays: dict[str, np.ndarray], quantised: str) -> np.ndarray:
     return ((arrays[quantised].astype(np.float32) - zero) * scale).astype(np.float32)
 
 
-def export(onnx_file: Path) -> None:
-    """Write ``reranker.MODEL_FILE`` from the ONNX file (see the module doc)."""
-    arrays, weights = _read(onnx_file)
-    out: dict[str, np.ndarray] = {}
+class BertExport:
+    """The npz arrays of one int8 ONNX BERT (module doc's layout), filled part by part.
 
-    def add_exact(name: str, parts: list[str]) -> None:
-        """Stack the int8 matrices of ``parts`` (ONNX ``(in, out)``) as ``(out, in)``."""
+    Args:
+        arrays: the ONNX file's initialisers by name.
+        weights: ``{module part: weight initialiser}`` of every ``MatMulInteger``
+            (``layer3.key``, ...).
+    """
+
+    def __init__(self, arrays: dict[str, np.ndarray], weights: dict[str, str]) -> None:
+        self.arrays = arrays
+        self.weights = weights
+        self.out: dict[str, np.ndarray] = {}
+
+    def add_exact(self, name: str, parts: list[str]) -> None:
+        """Stack the int8 matrices of ``parts`` (ONNX ``(in, out)``) as ``(out, in)``, with
+        one scale per output row (a file's one scale per matrix, or per output column,
+        repeated).
+
+        Raises:
+            ValueError: a matrix has a zero point (not symmetric).
+        """
         quantised, scales = [], []
         for part in parts:
-            source = weights[part]
+            source = self.weights[part]
             base = source[: -len("_quantized")]
-            if int(arrays[base + "_zero_point"]) != 0:
+            if np.any(self.arrays[base + "_zero_point"] != 0):
                 raise ValueError(f"{part} has a zero point: not symmetric")
-            matrix = arrays[source]
+            matrix = self.arrays[source]
             quantised.append(matrix.T.astype(np.int8))
-            scales.append(np.full(matrix.shape[1], float(arrays[base + "_scale"]), np.float32))
-        out[name + ".q"] = np.ascontiguousarray(np.concatenate(quantised))
-        out[name + ".scale"] = np.concatenate(scales)
+            scale = self.arrays[base + "_scale"].astype(np.float32)
+            scales.append(np.broadcast_to(scale, matrix.shape[1]))
+        self.out[name + ".q"] = np.ascontiguousarray(np.concatenate(quantised))
+        self.out[name + ".scale"] = np.concatenate(scales)
 
-    def vector(name: str) -> np.ndarray:
-        return arrays[name].astype(np.float32)
+    def vector(self, name: str) -> np.ndarray:
+        """An initialiser as float32."""
+        return self.arrays[name].astype(np.float32)
 
-    prefix = "bert.embeddings."
-    token = _dequantised(arrays, prefix + "word_embeddings.weight_quantized")
-    out["token.q"], out["token.scale"] = _quantise_rows(token)
-    position = _dequantised(arrays, prefix + "position_embeddings.weight_quantized")
-    out["position"] = position[:POSITIONS].astype(np.float16)
-    segment = _dequantised(arrays, prefix + "token_type_embeddings.weight_quantized")
-    out["segment"] = segment.astype(np.float16)
-    out["embeddings.norm.weight"] = vector(prefix + "LayerNorm.weight")
-    out["embeddings.norm.bias"] = vector(prefix + "LayerNorm.bias")
-    for layer in range(_LAYERS):
-        src = f"bert.encoder.layer.{layer}."
-        dst = f"layer{layer}."
-        add_exact(dst + "qkv", [dst + part for part in ("query", "key", "value")])
+    def encoder(self, prefix: str, layers: int) -> None:
+        """The embeddings and the ``layers`` transformer layers, whose initialisers are
+        named ``<prefix>embeddings.…`` and ``<prefix>encoder.layer.<i>.…``."""
+        embeddings = prefix + "embeddings."
+        token = dequantised(self.arrays, embeddings + "word_embeddings.weight_quantized")
+        self.out["token.q"], self.out["token.scale"] = quantise_rows(token)
+        position = dequantised(self.arrays, embeddings + "position_embeddings.weight_quantized")
+        self.out["position"] = position[:POSITIONS].astype(np.float16)
+        segment = dequantised(self.arrays, embeddings + "token_type_embeddings.weight_quantized")
+        self.out["segment"] = segment.astype(np.float16)
+        self.out["embeddings.norm.weight"] = self.vector(embeddings + "LayerNorm.weight")
+        self.out["embeddings.norm.bias"] = self.vector(embeddings + "LayerNorm.bias")
+        for layer in range(layers):
+            self._layer(f"{prefix}encoder.layer.{layer}.", f"layer{layer}.")
+
+    def _layer(self, src: str, dst: str) -> None:
+        """One transformer layer's arrays."""
+        out, vector = self.out, self.vector
+        self.add_exact(dst + "qkv", [dst + part for part in ("query", "key", "value")])
         out[dst + "qkv.bias"] = np.concatenate(
             [vector(src + f"attention.self.{part}.bias") for part in ("query", "key", "value")]
         )
-        add_exact(dst + "attention.out", [dst + "attention.out"])
+        self.add_exact(dst + "attention.out", [dst + "attention.out"])
         out[dst + "attention.out.bias"] = vector(src + "attention.output.dense.bias")
         out[dst + "norm1.weight"] = vector(src + "attention.output.LayerNorm.weight")
         out[dst + "norm1.bias"] = vector(src + "attention.output.LayerNorm.bias")
-        add_exact(dst + "ffn.in", [dst + "ffn.in"])
+        self.add_exact(dst + "ffn.in", [dst + "ffn.in"])
         out[dst + "ffn.in.bias"] = vector(src + "intermediate.dense.bias")
-        add_exact(dst + "ffn.out", [dst + "ffn.out"])
+        self.add_exact(dst + "ffn.out", [dst + "ffn.out"])
         out[dst + "ffn.out.bias"] = vector(src + "output.dense.bias")
         out[dst + "norm2.weight"] = vector(src + "output.LayerNorm.weight")
         out[dst + "norm2.bias"] = vector(src + "output.LayerNorm.bias")
+
+
+def export(onnx_file: Path) -> None:
+    """Write ``reranker.MODEL_FILE`` from the ONNX file (see the module doc)."""
+    arrays, weights = _read(onnx_file)
+    model = BertExport(arrays, weights)
+    model.encoder("bert.", _LAYERS)
+    out, vector, add_exact = model.out, model.vector, model.add_exact
     add_exact("pooler", ["pooler"])
     out["pooler.bias"] = vector("bert.pooler.dense.bias")
-    out["classifier"] = _dequantised(arrays, weights["classifier"]).reshape(-1)
+    out["classifier"] = dequantised(arrays, weights["classifier"]).reshape(-1)
     out["classifier.bias"] = vector("classifier.bias").reshape(-1)
     reranker.MODEL_FILE.parent.mkdir(parents=True, exist_ok=True)
     np.savez(reranker.MODEL_FILE, **out)

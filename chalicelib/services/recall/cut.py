@@ -28,7 +28,9 @@ cut") and live in ``chalicelib/data/recall-relevance.json``.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -52,6 +54,20 @@ class Cut:
     floor: float
     relative: float
     floor_if_unrelated: float
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Cut:
+        """A cut as ``recall-relevance.json`` keeps it (``floor``, ``relative``,
+        ``floor_if_unrelated``; other keys ignored).
+
+        Raises:
+            KeyError, TypeError, ValueError: a number is missing or is not one.
+        """
+        return cls(
+            floor=float(data["floor"]),
+            relative=float(data["relative"]),
+            floor_if_unrelated=float(data["floor_if_unrelated"]),
+        )
 
     def probability(self, best: float, unrelated: bool) -> float:
         """The cut on ``p`` for a query whose best candidate has probability ``best``.

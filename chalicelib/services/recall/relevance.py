@@ -106,17 +106,12 @@ class Coefficients:
             raise ValueError(f"{path} was fitted for other features")
         if "cut" not in data:
             raise ValueError(f"{path} has no relative cut: rerun scripts/build_recall_model.py")
-        cut = data["cut"]
         return cls(
             first_intercept=float(first["intercept"]),
             first_weights=tuple(float(value) for value in first["weights"]),
             intercept=float(rerank["intercept"]),
             weights=tuple(float(value) for value in rerank["weights"]),
-            cut=Cut(
-                floor=float(cut["floor"]),
-                relative=float(cut["relative"]),
-                floor_if_unrelated=float(cut["floor_if_unrelated"]),
-            ),
+            cut=Cut.from_json(data["cut"]),
         )
 
 

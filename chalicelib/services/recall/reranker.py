@@ -262,16 +262,11 @@ class Stage:
             return None
         if tuple(data["features"]) != STAGE_FEATURES:
             raise ValueError(f"{path}: the crossEncoder stage was fitted for other features")
-        cut = data["cut"]
         return cls(
             candidates=int(data["candidates"]),
             intercept=float(data["intercept"]),
             weights=tuple(float(value) for value in data["weights"]),
-            cut=Cut(
-                floor=float(cut["floor"]),
-                relative=float(cut["relative"]),
-                floor_if_unrelated=float(cut["floor_if_unrelated"]),
-            ),
+            cut=Cut.from_json(data["cut"]),
         )
 
     def logits(self, logits: npt.NDArray[np.float64], cross: FloatArray) -> npt.NDArray[np.float64]:
