@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from chalicelib.services.recall.cut import Cut
+from chalicelib.services.recall.cut import MAX_KEPT, Cut, capped
 from chalicelib.services.recall.embedding import MiniLMEmbedder
 from chalicelib.services.recall.relevance import WEIGHTS_FILE, Candidate, RelevanceScorer
 from chalicelib.services.recall.reranker import (
@@ -227,3 +227,32 @@ def test_the_weights_load_once_in_the_background() -> None:
         if thread.name == "reranker-load":
             thread.join(timeout=60)
     assert model.ready and len(finder_calls) == 1
+
+
+def test_at_most_forty_facts_pass_the_cut() -> None:
+    logits = np.linspace(5.0, 1.0, 100)
+    cut = capped(logits, 0.0)
+    assert int((logits >= cut).sum()) == MAX_KEPT
+    assert logits[MAX_KEPT] < cut < logits[MAX_KEPT - 1]
+    # Fewer than the cap pass: the cut stands.
+    assert capped(logits, 4.5) == 4.5
+    assert capped(logits[:10], -100.0) == -100.0
+    # Ties at the boundary all fall below it.
+    tied = np.array([3.0] * 10 + [2.0] * 60)
+    assert int((tied >= capped(tied, 0.0)).sum()) == 10
+
+
+def test_a_scorer_keeps_at_most_forty_however_many_pass_its_cut(
+    embedder: MiniLMEmbedder,
+) -> None:
+    texts = [f"Caroline adopted a guinea pig named Oscar, number {n}." for n in range(60)]
+    many = [
+        Candidate(text, NOW - timedelta(minutes=index), embedding)
+        for index, (text, embedding) in enumerate(zip(texts, embedder.embed(texts), strict=True))
+    ]
+    # Every fact re-ranked, every one far above the stage's cut (p >= 0.88 against 0.2).
+    fake = FakeReranker({text: 2.0 + 0.01 * n for n, text in enumerate(texts)})
+    stage = Stage(candidates=60, intercept=0.0, weights=(0.0, 1.0, 0.0, 0.0), cut=STAGE.cut)
+    scores = RelevanceScorer(embedder, reranker=fake, stage=stage).score(QUERY, many, NOW)
+    kept = {text for text, score in zip(texts, scores, strict=True) if score >= 0.5}
+    assert kept == set(texts[20:])  # the 40 with the highest logits
