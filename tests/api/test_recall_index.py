@@ -226,7 +226,7 @@ def test_a_fact_archived_after_the_index_was_read_is_not_returned(
     api: Api, world: World, wired: wiring.Services
 ) -> None:
     target = save(api, world, "The nightly backup job runs at 02:00")
-    save(api, world, "The nightly report goes to finance")
+    save(api, world, "The nightly backup job keeps 30 days of snapshots")
     index = wired.recall._index
     read = index.entries
 
