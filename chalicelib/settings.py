@@ -11,7 +11,7 @@ import os
 from collections.abc import Mapping
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from chalicelib.limits import (
     KV_ACCOUNT_MAX_BYTES,
@@ -65,6 +65,21 @@ def review_worker_max_concurrency(environ: Mapping[str, str] | None = None) -> i
     if not 2 <= value <= 1000:
         raise ValueError(f"PINEWORK_REVIEW_WORKER_MAX_CONCURRENCY is {value}, not 2 to 1000")
     return value
+
+
+class SettingsError(ValueError):
+    """An environment variable holds a value the setting does not accept; the message
+    names the variable, the value and what is accepted."""
+
+
+def _named(error: ValidationError, names: Mapping[str, str]) -> str:
+    """``error``'s problems, each with the environment variable it came from."""
+    parts = []
+    for problem in error.errors():
+        field = str(problem["loc"][0]) if problem["loc"] else ""
+        variable = names.get(field, field)
+        parts.append(f"{variable}={problem.get('input')!r}: {problem['msg']}")
+    return "; ".join(parts)
 
 
 class Settings(BaseModel):
@@ -182,40 +197,45 @@ class Settings(BaseModel):
             The settings, with defaults for anything unset.
 
         Raises:
-            pydantic.ValidationError: a variable holds a value of the wrong type.
+            SettingsError: a variable holds a value of the wrong type (the message names
+                the variable, e.g. ``PINEWORK_RERANKER='bogus': Input should be 'on' or
+                'off'``).
         """
         env = os.environ if environ is None else environ
         values: dict[str, str] = {}
-        for field, name in (
-            ("table_name", "PINEWORK_TABLE_NAME"),
-            ("bucket_name", "PINEWORK_BUCKET_NAME"),
-            ("dynamodb_endpoint", "PINEWORK_DYNAMODB_ENDPOINT"),
-            ("s3_endpoint", "PINEWORK_S3_ENDPOINT"),
-            ("recall_time_budget_ms", "PINEWORK_RECALL_TIME_BUDGET_MS"),
-            ("reranker", "PINEWORK_RERANKER"),
-            ("review_queue_name", "PINEWORK_REVIEW_QUEUE_NAME"),
-            ("sqs_endpoint", "PINEWORK_SQS_ENDPOINT"),
-            ("reviewer", "PINEWORK_REVIEWER"),
-            ("bedrock_model_id", "PINEWORK_BEDROCK_MODEL_ID"),
-            ("mcp_allowed_origins", "PINEWORK_MCP_ALLOWED_ORIGINS"),
-            ("allowed_hosts", "PINEWORK_ALLOWED_HOSTS"),
-            ("review_inline_max_facts", "PINEWORK_REVIEW_INLINE_MAX_FACTS"),
-            ("log_format", "PINEWORK_LOG_FORMAT"),
-            ("tracing", "PINEWORK_TRACING"),
-            ("metrics_namespace", "PINEWORK_METRICS_NAMESPACE"),
-            ("demo_file", "PINEWORK_DEMO_FILE"),
-            ("read_concurrency", "PINEWORK_READ_CONCURRENCY"),
-            ("kv_anon_max_keys", "PINEWORK_KV_ANON_MAX_KEYS"),
-            ("kv_anon_max_bytes", "PINEWORK_KV_ANON_MAX_BYTES"),
-            ("kv_anon_max_value_bytes", "PINEWORK_KV_ANON_MAX_VALUE_BYTES"),
-            ("kv_byok_max_keys", "PINEWORK_KV_BYOK_MAX_KEYS"),
-            ("kv_byok_max_bytes", "PINEWORK_KV_BYOK_MAX_BYTES"),
-            ("kv_byok_new_scopes_per_day", "PINEWORK_KV_BYOK_NEW_SCOPES_PER_DAY"),
-            ("kv_account_max_keys", "PINEWORK_KV_ACCOUNT_MAX_KEYS"),
-            ("kv_account_max_bytes", "PINEWORK_KV_ACCOUNT_MAX_BYTES"),
-            ("model_source", "PINEWORK_MODEL_SOURCE"),
-            ("model_dir", "PINEWORK_MODEL_DIR"),
-        ):
+        names = dict(
+            (
+                ("table_name", "PINEWORK_TABLE_NAME"),
+                ("bucket_name", "PINEWORK_BUCKET_NAME"),
+                ("dynamodb_endpoint", "PINEWORK_DYNAMODB_ENDPOINT"),
+                ("s3_endpoint", "PINEWORK_S3_ENDPOINT"),
+                ("recall_time_budget_ms", "PINEWORK_RECALL_TIME_BUDGET_MS"),
+                ("reranker", "PINEWORK_RERANKER"),
+                ("review_queue_name", "PINEWORK_REVIEW_QUEUE_NAME"),
+                ("sqs_endpoint", "PINEWORK_SQS_ENDPOINT"),
+                ("reviewer", "PINEWORK_REVIEWER"),
+                ("bedrock_model_id", "PINEWORK_BEDROCK_MODEL_ID"),
+                ("mcp_allowed_origins", "PINEWORK_MCP_ALLOWED_ORIGINS"),
+                ("allowed_hosts", "PINEWORK_ALLOWED_HOSTS"),
+                ("review_inline_max_facts", "PINEWORK_REVIEW_INLINE_MAX_FACTS"),
+                ("log_format", "PINEWORK_LOG_FORMAT"),
+                ("tracing", "PINEWORK_TRACING"),
+                ("metrics_namespace", "PINEWORK_METRICS_NAMESPACE"),
+                ("demo_file", "PINEWORK_DEMO_FILE"),
+                ("read_concurrency", "PINEWORK_READ_CONCURRENCY"),
+                ("kv_anon_max_keys", "PINEWORK_KV_ANON_MAX_KEYS"),
+                ("kv_anon_max_bytes", "PINEWORK_KV_ANON_MAX_BYTES"),
+                ("kv_anon_max_value_bytes", "PINEWORK_KV_ANON_MAX_VALUE_BYTES"),
+                ("kv_byok_max_keys", "PINEWORK_KV_BYOK_MAX_KEYS"),
+                ("kv_byok_max_bytes", "PINEWORK_KV_BYOK_MAX_BYTES"),
+                ("kv_byok_new_scopes_per_day", "PINEWORK_KV_BYOK_NEW_SCOPES_PER_DAY"),
+                ("kv_account_max_keys", "PINEWORK_KV_ACCOUNT_MAX_KEYS"),
+                ("kv_account_max_bytes", "PINEWORK_KV_ACCOUNT_MAX_BYTES"),
+                ("model_source", "PINEWORK_MODEL_SOURCE"),
+                ("model_dir", "PINEWORK_MODEL_DIR"),
+            )
+        )
+        for field, name in names.items():
             if env.get(name):
                 values[field] = env[name]
         if env.get("AWS_LAMBDA_FUNCTION_NAME") and "model_source" not in values:
@@ -223,4 +243,7 @@ class Settings(BaseModel):
         region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
         if region:
             values["region"] = region
-        return cls.model_validate(values)
+        try:
+            return cls.model_validate(values)
+        except ValidationError as error:
+            raise SettingsError(_named(error, names)) from error

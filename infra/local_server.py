@@ -500,11 +500,15 @@ def main() -> None:
     reviews_stop = threading.Event()
     local_reviews.start(endpoint, reviews_stop)  # the 04:00 UTC fan-out and the SQS worker
 
-    from chalicelib.settings import Settings
+    from chalicelib.settings import Settings, SettingsError
 
-    _upgrade_table(Settings.from_env())
-    _index_recall(Settings.from_env())
-    demo = _ensure_demo(data_dir, Settings.from_env())
+    try:
+        settings = Settings.from_env()
+    except SettingsError as error:
+        sys.exit(f"{error}. Fix the variable (README, Configuration) and start again.")
+    _upgrade_table(settings)
+    _index_recall(settings)
+    demo = _ensure_demo(data_dir, settings)
 
     sys.path.insert(0, str(REPO))
     from app import app

@@ -117,10 +117,15 @@ def fit_stage(
 def stage_probabilities(
     second: np.ndarray, cross: np.ndarray, k: int, model: tuple[float, np.ndarray]
 ) -> np.ndarray:
-    """Every fact's probability after reranking (``reranker.merged``)."""
+    """Every fact's probability after reranking (``reranker.merged``); when the
+    cross-encoder finds none of the facts it read relevant
+    (``relevance.UNRELATED_CROSS_LOGIT``), scaled down below every cut (nothing kept, the
+    order unchanged), as recall does."""
     chosen, matrix = stage_matrix(second, cross, k)
     logits = reranker.merged(_logit(second), chosen, model[0] + matrix @ model[1])
     result: np.ndarray = 1.0 / (1.0 + np.exp(-np.clip(logits, -30, 30)))
+    if len(cross) and float(np.max(cross[: len(chosen)])) < relevance.UNRELATED_CROSS_LOGIT:
+        result = result * 1e-6
     return result
 
 

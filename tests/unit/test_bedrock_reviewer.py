@@ -13,7 +13,6 @@ from typing import Any
 import boto3
 import pytest
 from botocore.stub import ANY, Stubber
-from pydantic import ValidationError
 
 from chalicelib.models.memory import Memory, MemoryStatus
 from chalicelib.services.review.bedrock_reviewer import (
@@ -24,7 +23,7 @@ from chalicelib.services.review.bedrock_reviewer import (
 )
 from chalicelib.services.review.model_plan import tool_input_schema
 from chalicelib.services.review.rule_reviewer import ReviewContext, RuleReviewer
-from chalicelib.settings import DEFAULT_BEDROCK_MODEL_ID, Settings
+from chalicelib.settings import DEFAULT_BEDROCK_MODEL_ID, Settings, SettingsError
 from chalicelib.wiring import build_reviewer
 from tests.helpers import NOW, fact
 
@@ -404,5 +403,5 @@ def test_the_setting_chooses_the_reviewer_and_builds_no_client_until_used() -> N
     assert chosen.name == f"bedrock:{DEFAULT_BEDROCK_MODEL_ID}"
     named = Settings.from_env({"PINEWORK_REVIEWER": "bedrock", "PINEWORK_BEDROCK_MODEL_ID": MODEL})
     assert build_reviewer(named).name == f"bedrock:{MODEL}"
-    with pytest.raises(ValidationError):
+    with pytest.raises(SettingsError, match="PINEWORK_REVIEWER='llm': Input should be"):
         Settings.from_env({"PINEWORK_REVIEWER": "llm"})

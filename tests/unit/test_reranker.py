@@ -14,7 +14,12 @@ import pytest
 
 from chalicelib.services.recall.cut import MAX_KEPT, Cut, capped
 from chalicelib.services.recall.embedding import MiniLMEmbedder
-from chalicelib.services.recall.relevance import WEIGHTS_FILE, Candidate, RelevanceScorer
+from chalicelib.services.recall.relevance import (
+    UNRELATED_CROSS_LOGIT,
+    WEIGHTS_FILE,
+    Candidate,
+    RelevanceScorer,
+)
 from chalicelib.services.recall.reranker import (
     MODEL_FILE,
     STAGE_FEATURES,
@@ -54,6 +59,7 @@ class FakeReranker:
         self._budget_runs_out = budget_runs_out
         self._fails = fails
         self.read: list[list[str]] = []
+        self.queries: list[str] = []
         self.background_loads = 0
 
     @property
@@ -69,9 +75,10 @@ class FakeReranker:
     def logits(
         self, query: str, texts: Sequence[str], cpu_budget: float | None = None
     ) -> np.ndarray | None:
-        del query, cpu_budget
+        del cpu_budget
         if self._fails:
             raise RuntimeError("boom")
+        self.queries.append(query)
         self.read.append(list(texts))
         if self._budget_runs_out:
             return None
@@ -256,3 +263,37 @@ def test_a_scorer_keeps_at_most_forty_however_many_pass_its_cut(
     scores = RelevanceScorer(embedder, reranker=fake, stage=stage).score(QUERY, many, NOW)
     kept = {text for text, score in zip(texts, scores, strict=True) if score >= 0.5}
     assert kept == set(texts[20:])  # the 40 with the highest logits
+
+
+def test_a_query_the_cross_encoder_finds_nothing_for_keeps_nothing_in_the_same_order(
+    embedder: MiniLMEmbedder, candidates: list[Candidate]
+) -> None:
+    query = "how many moons does jupiter have"
+    every = Stage(candidates=len(FACTS), intercept=0.0, weights=STAGE.weights, cut=STAGE.cut)
+    far = {text: UNRELATED_CROSS_LOGIT - 4.0 + 0.1 * n for n, text in enumerate(FACTS)}
+    scores = RelevanceScorer(embedder, reranker=FakeReranker(far), stage=every).score(
+        query, candidates, NOW
+    )
+    assert max(scores) < 0.5
+    assert list(np.argsort(scores)) == list(range(len(FACTS)))  # the cross-encoder's order
+    # One fact the cross-encoder finds relevant is enough to keep it.
+    near = dict(far, **{FACTS[5]: UNRELATED_CROSS_LOGIT + 9.0})
+    scores = RelevanceScorer(embedder, reranker=FakeReranker(near), stage=every).score(
+        query, candidates, NOW
+    )
+    assert [text for text, score in zip(FACTS, scores, strict=True) if score >= 0.5] == [FACTS[5]]
+
+
+def test_a_fact_a_clause_found_is_read_with_that_clause(
+    embedder: MiniLMEmbedder, candidates: list[Candidate]
+) -> None:
+    task = "Which pet did Caroline adopt; when does the billing deploy pipeline run?"
+    fake = FakeReranker({})
+    RelevanceScorer(embedder, reranker=fake, stage=STAGE).score(task, candidates, NOW)
+    pairs = {
+        text: query for query, texts in zip(fake.queries, fake.read, strict=True) for text in texts
+    }
+    # Each clause's best fact is read, against the clause that found it.
+    assert pairs[FACTS[2]] == "when does the billing deploy pipeline run"
+    assert pairs[FACTS[0]] in (task, "Which pet did Caroline adopt")
+    assert sum(len(texts) for texts in fake.read) <= STAGE.candidates + 2

@@ -27,6 +27,7 @@ import json
 import logging
 import math
 import re
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -56,6 +57,12 @@ from chalicelib.services.recall.unrelated import unrelated
 logger = logging.getLogger(__name__)
 
 WEIGHTS_FILE = DATA_DIR / "recall-relevance.json"
+
+UNRELATED_CROSS_LOGIT = -7.0
+"""When the cross-encoder's logit of every fact it read is below this, the query is taken
+as one the store cannot answer and nothing is kept (docs/DECISIONS.md#reranker-issue-28:
+on the benchmark's development half no question of its own store falls below it, 58 % of
+questions asked of another conversation's store do)."""
 
 RERANK_CPU_SECONDS = 0.6
 """CPU seconds of its thread one recall's cross-encoder may use; past it the two stages'
@@ -222,10 +229,12 @@ class RelevanceScorer:
             self._reranker.load_in_background()  # while the first stages score
         store = self._store(candidates)
         passes = [self._logits(query, store)]
+        texts = [query]
         for clause in clauses(query) if self._by_clause else []:
             logits, unrelated_clause = self._logits(clause, store)
             passes.append((logits - CLAUSE_SHIFT, unrelated_clause))
-        margin = self._reranked(query, store.texts, passes)
+            texts.append(clause)
+        margin = self._reranked(texts, store.texts, passes)
         if margin is None:
             best = _sigmoid(max(float(logits.max()) for logits, _ in passes))
             margin = np.maximum.reduce(
@@ -236,15 +245,24 @@ class RelevanceScorer:
         return [float(value) for value in scores]
 
     def _reranked(
-        self, query: str, texts: list[str], passes: list[tuple[npt.NDArray[np.float64], bool]]
+        self,
+        queries: list[str],
+        texts: list[str],
+        passes: list[tuple[npt.NDArray[np.float64], bool]],
     ) -> npt.NDArray[np.float64] | None:
         """Each fact's ``logit p - logit cut`` after the reranking stage (module doc), or
         ``None`` to keep the two stages': no reranker, not loaded and not to be waited
         for, a failure (logged), or the CPU budget spent.
 
-        A fact's second-stage logit is its best over the passes (each clause's already
-        lowered by ``CLAUSE_SHIFT``); the unrelated floor applies when every pass is
-        unrelated to the store.
+        ``queries[i]`` is the text of ``passes[i]`` (the query, then its clauses). A
+        fact's second-stage logit is its best over the passes (each clause's already
+        lowered by ``CLAUSE_SHIFT``); the cross-encoder reads it with the text of that
+        pass (a fact a clause found is judged against that clause). The facts read are
+        the best ``Stage.candidates`` overall and each clause's best (so every topic of
+        a task is read). When the cross-encoder finds none of them relevant (every logit
+        below ``UNRELATED_CROSS_LOGIT``), the cut rises above the best fact: nothing is
+        kept. Otherwise the unrelated floor applies when every pass is unrelated to the
+        store.
         """
         if self._reranker is None or self._stage is None:
             return None
@@ -254,12 +272,10 @@ class RelevanceScorer:
                     self._reranker.load_in_background()
                     return None
                 self._reranker.load()
-            combined = np.maximum.reduce([logits for logits, _ in passes])
-            # The best ``candidates`` facts, ties in candidate order (newest first).
-            chosen = np.lexsort((np.arange(len(combined)), -combined))[: self._stage.candidates]
-            cross = self._reranker.logits(
-                query, [texts[int(index)] for index in chosen], self._rerank_budget
-            )
+            matrix = np.vstack([logits for logits, _ in passes])
+            combined, found_by = matrix.max(axis=0), matrix.argmax(axis=0)
+            chosen = _chosen(combined, matrix, self._stage.candidates)
+            cross = self._cross(queries, texts, chosen, found_by)
         except Exception:
             logger.exception("reranker failed; recall keeps the first stages' scores")
             return None
@@ -269,10 +285,39 @@ class RelevanceScorer:
             )
             return None
         logits = merged(combined, chosen, self._stage.logits(combined[chosen], cross))
+        if float(cross.max()) < UNRELATED_CROSS_LOGIT:
+            result: npt.NDArray[np.float64] = logits - (float(logits.max()) + 1.0)
+            return result
         cut = self._stage.cut.logit(
             _sigmoid(float(logits.max())), all(unrelated_pass for _, unrelated_pass in passes)
         )
-        result: npt.NDArray[np.float64] = logits - cut
+        result = logits - cut
+        return result
+
+    def _cross(
+        self,
+        queries: list[str],
+        texts: list[str],
+        chosen: npt.NDArray[np.intp],
+        found_by: npt.NDArray[np.intp],
+    ) -> FloatArray | None:
+        """The cross-encoder's logit of each ``chosen`` fact with the text of the pass
+        that found it (one call per pass, the CPU budget shared), or ``None`` when the
+        budget ran out."""
+        assert self._reranker is not None
+        result = np.zeros(len(chosen), dtype=np.float32)
+        started = time.thread_time()
+        for index, query in enumerate(queries):
+            rows = np.flatnonzero(found_by[chosen] == index)
+            if not len(rows):
+                continue
+            left = self._rerank_budget - (time.thread_time() - started)
+            logits = self._reranker.logits(
+                query, [texts[int(chosen[row])] for row in rows], max(left, 0.0)
+            )
+            if logits is None:
+                return None
+            result[rows] = logits
         return result
 
     def features(self, query: str, candidates: Sequence[Candidate]) -> npt.NDArray[np.float64]:
@@ -321,6 +366,21 @@ class RelevanceScorer:
         missing = [index for index, item in enumerate(embeddings) if not is_ours(item)]
         fresh = iter(self._embedder.embed([candidates[index].text for index in missing]))
         return [item if item is not None and is_ours(item) else next(fresh) for item in embeddings]
+
+
+def _chosen(
+    combined: npt.NDArray[np.float64], matrix: npt.NDArray[np.float64], candidates: int
+) -> npt.NDArray[np.intp]:
+    """The facts the cross-encoder reads: the best ``candidates`` by ``combined`` (ties in
+    candidate order, newest first), then each clause's best fact (rows 1... of
+    ``matrix``) not among them."""
+    order = np.lexsort((np.arange(len(combined)), -combined))
+    picked = [int(index) for index in order[:candidates]]
+    for row in matrix[1:]:
+        best = int(np.lexsort((np.arange(len(row)), -row))[0])
+        if best not in picked:
+            picked.append(best)
+    return np.array(picked, dtype=np.intp)
 
 
 def _fill(store: _Store, chosen: npt.NDArray[np.intp]) -> None:
