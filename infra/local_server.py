@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
 
 from infra import local_reviews
-from infra.aws_calls import CallRecorder, attribution_middleware, file_sink
+from infra.aws_calls import FUNCTION, HTTP_FUNCTION, CallRecorder, attribution_middleware, file_sink
 from infra.local_dynamodb import EmbeddedAWS
 from infra.tables import create_table
 from infra.template import NOT_FOUND_BODY
@@ -461,6 +461,16 @@ def _record_aws_calls(call_log: str | None) -> None:
     app.register_middleware(attribution_middleware, "all")
 
 
+def _warm_up() -> None:
+    """Load recall's models (the embedder, the reranker's weights through the embedded
+    S3) while the server starts, as the API function's code (the download is its call),
+    so the first recall does not spend its time budget on them."""
+    from chalicelib import wiring
+
+    FUNCTION.set(HTTP_FUNCTION)
+    wiring.services().recall.warm_up()
+
+
 def main() -> None:
     """Start everything and serve until interrupted."""
     api_port = _port("PINEWORK_PORT", 8000)
@@ -513,6 +523,7 @@ def main() -> None:
     sys.path.insert(0, str(REPO))
     from app import app
 
+    threading.Thread(target=_warm_up, name="recall-warm-up", daemon=True).start()
     try:
         server = _local_api_server(app, api_port)
     except OSError as error:

@@ -493,3 +493,31 @@ def test_facts_are_embedded_at_save_and_edit_and_old_ones_lazily(
     forget_embedding(dynamodb, legacy)
     result = recall(api, world, "How many approvals does a prod deploy need?")
     assert result["memories"][0]["memory"]["id"] == legacy
+
+
+class _CountingScorer:
+    """A scorer that counts its calls, raising when told to."""
+
+    def __init__(self, fails: bool = False) -> None:
+        self.calls = 0
+        self.fails = fails
+
+    def score(self, query: str, candidates: Sequence[Candidate], now: datetime) -> list[float]:
+        self.calls += 1
+        if self.fails:
+            raise RuntimeError("weights missing")
+        return [1.0] * len(candidates)
+
+
+@pytest.mark.parametrize("fails", [False, True], ids=["loads", "fails quietly"])
+def test_warm_up_runs_the_scorer_once_and_stores_nothing(
+    dynamodb: Any, clock: FixedClock, fails: bool
+) -> None:
+    scorer = _CountingScorer(fails)
+    services = wiring.build_services(
+        Settings(table_name=TABLE), clock=clock, client=dynamodb, scorer=scorer
+    )
+    before = dynamodb.scan(TableName=TABLE)["Count"]
+    services.recall.warm_up()
+    assert scorer.calls == 1
+    assert dynamodb.scan(TableName=TABLE)["Count"] == before

@@ -413,6 +413,17 @@ class RecallService:
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
 
+    def warm_up(self) -> None:
+        """Load what the scorer loads on first use (the embedder, the reranker's weights)
+        by scoring one made-up fact: a server calls it as it starts, so that its first
+        recall does not spend its time budget on loading. Stores nothing; a failure is
+        logged, not raised (the first recall then loads, or falls back, as usual)."""
+        now = self._clock.now()
+        try:
+            self._scorer.score("warm up", [Candidate("warm up", now)], now)
+        except Exception:
+            logger.exception("recall warm-up failed; the first recall loads the scorer")
+
     def within_budget(self, ranked: Sequence[ScoredMemory]) -> list[ScoredMemory]:
         """Whole memories, best first, at most 300 and 12,000 tokens; a memory too big
         for what is left is skipped and smaller ones after it still considered."""
