@@ -60,7 +60,7 @@ STACK_BUCKET := $(CFN) describe-stacks --stack-name $(STACK) --query "Stacks[0].
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet --upgrade "pip<26.3"  # chalice 1.34 requires pip<26.3
 	$(PY) -m pip install --quiet -r requirements-dev.txt -e .
 	touch $(STAMP)
 
