@@ -144,14 +144,6 @@ CANDIDATES = (
 # Building the weights -------------------------------------------------------------------
 
 _MODULE = re.compile(r"^/encoder/layer\.(\d+)/(.+)/MatMul_output_0_output_quantized$")
-_PARTS = {
-    "attention/self/query": "query",
-    "attention/self/key": "key",
-    "attention/self/value": "value",
-    "attention/output/dense": "attention.out",
-    "intermediate/dense": "ffn.in",
-    "output/dense": "ffn.out",
-}
 
 
 def fetch(candidate: Candidate) -> None:
@@ -202,7 +194,7 @@ def export(candidate: Candidate) -> None:
     for node in model.graph.node:
         match = _MODULE.match(node.output[0]) if node.op_type == "MatMulInteger" else None
         if match:
-            weights[f"layer{match.group(1)}.{_PARTS[match.group(2)]}"] = node.input[1]
+            weights[f"layer{match.group(1)}.{build_reranker.PARTS[match.group(2)]}"] = node.input[1]
     exported = build_reranker.BertExport(arrays, weights)
     exported.encoder("", LAYERS)
     out: dict[str, Array] = exported.out

@@ -68,7 +68,7 @@ DEFAULT_WHEELS = REPO_ROOT / "build" / "wheels"
 POSITIONS = 256
 _LAYERS = 12
 _MODULE = re.compile(r"^/bert/encoder/layer\.(\d+)/(.+)/MatMul_output_0_output_quantized$")
-_PARTS = {
+PARTS = {
     "attention/self/query": "query",
     "attention/self/key": "key",
     "attention/self/value": "value",
@@ -100,7 +100,7 @@ def _read(onnx_file: Path) -> tuple[dict[str, np.ndarray], dict[str, str]]:
         output, weight = node.output[0], node.input[1]
         match = _MODULE.match(output)
         if match:
-            weights[f"layer{match.group(1)}.{_PARTS[match.group(2)]}"] = weight
+            weights[f"layer{match.group(1)}.{PARTS[match.group(2)]}"] = weight
         elif output.startswith("/bert/pooler/"):
             weights["pooler"] = weight
         elif output.startswith("logits_"):
