@@ -269,8 +269,7 @@ class RelevanceScorer:
         try:
             if not self._reranker.ready:
                 if not self._wait:
-                    self._reranker.load_in_background()
-                    return None
+                    return None  # ``score`` started loading it in the background
                 self._reranker.load()
             matrix = np.vstack([logits for logits, _ in passes])
             combined, found_by = matrix.max(axis=0), matrix.argmax(axis=0)
@@ -377,7 +376,7 @@ def _chosen(
     order = np.lexsort((np.arange(len(combined)), -combined))
     picked = [int(index) for index in order[:candidates]]
     for row in matrix[1:]:
-        best = int(np.lexsort((np.arange(len(row)), -row))[0])
+        best = int(np.argmax(row))  # the first of equals, as ``order`` breaks ties
         if best not in picked:
             picked.append(best)
     return np.array(picked, dtype=np.intp)
