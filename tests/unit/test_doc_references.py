@@ -151,7 +151,11 @@ def test_the_reference_keeps_the_numbered_sections() -> None:
         if (heading := HEADING.match(line)) and len(heading.group("hashes")) == 2
     ]
     numbered = [title.split(".")[0] for title in titles if re.match(r"\d+\. ", title)]
-    assert numbered == [str(number) for number in range(1, 15)]
+    # 1-14 always; the specification's later sections (15 learnings, 16 data lifecycle,
+    # 17 scale and abuse) appear in its order as they are built
+    assert numbered[:14] == [str(number) for number in range(1, 15)]
+    later = [int(number) for number in numbered[14:]]
+    assert later == sorted(set(later)) and all(15 <= number <= 17 for number in later)
 
 
 @pending
