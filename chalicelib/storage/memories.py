@@ -10,15 +10,12 @@ from datetime import datetime
 from itertools import islice
 from typing import Any
 
-from botocore.exceptions import ClientError
-
 from chalicelib.ids import to_rfc3339
 from chalicelib.models.memory import AuditRecord, Memory, MemoryKind, MemoryStatus
 from chalicelib.storage import items as convert
 from chalicelib.storage.dynamodb import (
     DynamoDBTable,
     TransactionCancelled,
-    from_attributes,
     key_range_after,
     page_after,
     put_new,
@@ -256,36 +253,43 @@ class DynamoDBMemoryRepository:
         return None if found is None else str(found["memoryId"])
 
     def append_to_day_row(
-        self, memory_id: str, line: str, *, max_chars_before: int, now: datetime
+        self,
+        memory_id: str,
+        line: str,
+        *,
+        audit: AuditRecord,
+        max_chars_before: int,
+        now: datetime,
     ) -> Memory:
-        """Append a line to a live day row in one conditional update (docs/reference.md#5-limits:
-        8,000 cap).
+        """Append a line to a live day row and write its audit record, in one transaction
+        (docs/reference.md#5-limits: 8,000 cap; docs/reference.md#day-line-history).
 
-        The stored text grows by the line plus one newline.
+        The stored text grows by the line plus one newline. The row after the append is
+        read back strongly consistently (a transaction returns no item).
 
         Raises:
             DayRowNotLive: the row is no longer active.
             DayLogFull: the stored text has no room for the line.
         """
-        try:
-            response = self._table.client.update_item(
-                TableName=self._table.name,
-                Key=to_attributes(memory_key(memory_id)),
-                UpdateExpression=(
+        update = {
+            "Update": {
+                "TableName": self._table.name,
+                "Key": to_attributes(memory_key(memory_id)),
+                "UpdateExpression": (
                     "SET #lines = list_append(#lines, :line), #chars = #chars + :added, "
                     "#version = #version + :one, #updated = :now"
                 ),
                 # DynamoDB conditions cannot add, so the client computes the largest
                 # stored length that leaves room; status guards an archived row.
-                ConditionExpression="#status = :active AND #chars <= :max_before",
-                ExpressionAttributeNames={
+                "ConditionExpression": "#status = :active AND #chars <= :max_before",
+                "ExpressionAttributeNames": {
                     "#lines": "lines",
                     "#chars": "charCount",
                     "#version": "version",
                     "#updated": "updatedAt",
                     "#status": "status",
                 },
-                ExpressionAttributeValues=to_attributes(
+                "ExpressionAttributeValues": to_attributes(
                     {
                         ":line": [line],
                         ":added": len(line) + 1,
@@ -295,19 +299,21 @@ class DynamoDBMemoryRepository:
                         ":max_before": max_chars_before,
                     }
                 ),
-                ReturnValues="ALL_NEW",
-                ReturnValuesOnConditionCheckFailure="ALL_OLD",
-            )
-        except ClientError as error:
-            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
-                raise
-            old = error.response.get("Item")
-            if not isinstance(old, dict) or from_attributes(old).get("status") != (
-                MemoryStatus.ACTIVE.value
-            ):
-                raise DayRowNotLive(memory_id) from error
-            raise DayLogFull(memory_id) from error
-        return convert.memory_from_item(from_attributes(response["Attributes"]))
+            }
+        }
+        try:
+            self._table.transact([update, put_new(convert.audit_to_item(audit))])
+        except TransactionCancelled as cancelled:
+            if not _failed(cancelled, 0):
+                raise WriteConflict(memory_id) from cancelled
+            old = self._table.get(memory_key(memory_id))
+            if old is None or old.get("status") != MemoryStatus.ACTIVE.value:
+                raise DayRowNotLive(memory_id) from cancelled
+            raise DayLogFull(memory_id) from cancelled
+        row = self._table.get(memory_key(memory_id))
+        if row is None:  # erased between the append and the read
+            raise DayRowNotLive(memory_id)
+        return convert.memory_from_item(row)
 
     def list_memories(
         self,

@@ -141,13 +141,22 @@ class MemoryRepository(Protocol):
         ...
 
     def append_to_day_row(
-        self, memory_id: str, line: str, *, max_chars_before: int, now: datetime
+        self,
+        memory_id: str,
+        line: str,
+        *,
+        audit: AuditRecord,
+        max_chars_before: int,
+        now: datetime,
     ) -> Memory:
-        """Append ``line`` (after a newline) to the day row if it is live and has room.
+        """Append ``line`` (after a newline) to the day row if it is live and has room,
+        writing its ``append`` audit record in the same transaction
+        (docs/reference.md#day-line-history).
 
         Args:
             memory_id: the live day row.
             line: the stored line to append; the text grows by ``len(line) + 1``.
+            audit: the append's audit record (``day_line_audit``).
             max_chars_before: the largest stored length that still leaves room.
             now: the change time.
 

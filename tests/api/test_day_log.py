@@ -99,3 +99,46 @@ def test_editing_a_day_row_past_the_cap_is_day_full(api: Api, world: World) -> N
     assert (status, body["error"]["code"]) == (409, "memory_day_full")
     status, body = api.call("PATCH", f"/memories/{row['id']}", world.person, {"text": "x" * 8000})
     assert status == 200 and len(body["text"]) == 8000
+
+
+def test_every_append_is_in_the_day_rows_history_with_its_run_and_task(
+    api: Api, world: World, clock: FixedClock
+) -> None:
+    """docs/reference.md#day-line-history: who, when, run, task and the line of each
+    append, so what a later edit replaced can still be read."""
+    first = append(api, world, "started PIN-7", task="PIN-7")[1]
+    clock.set(START + timedelta(minutes=5))
+    headers = {"X-Pinework-Task": "PIN-8", "X-Pinework-Run": "run-42"}
+    status, _ = api.call(
+        "POST", "/memories/day", world.agent, {"line": "moved on"}, headers=headers
+    )
+    assert status == 200
+    status, _ = api.call(
+        "PATCH", f"/memories/{first['id']}", world.person, {"text": "rewritten by a person"}
+    )
+    assert status == 200
+    status, history = api.call("GET", f"/memories/{first['id']}/history", world.person)
+    assert status == 200
+    records = history["data"]
+    assert [record["action"] for record in records] == ["create", "append", "edit"]
+    appended = records[1]
+    assert appended["actorType"] == "agent" and appended["actorId"] == world.agent.id
+    assert appended["at"].startswith("2026-11-30T12:05")
+    assert appended["after"] == {
+        "object": "dayLine",
+        "line": "12:05 [PIN-8] moved on",
+        "runId": "run-42",
+        "taskKey": "PIN-8",
+    }
+    assert appended["before"] is None
+    # the lines the edit replaced are all in the history
+    assert records[0]["after"]["text"] == "12:00 [PIN-7] started PIN-7"
+    assert records[2]["before"]["text"] == "12:00 [PIN-7] started PIN-7\n12:05 [PIN-8] moved on"
+
+
+def test_a_refused_append_leaves_no_history_record(api: Api, world: World) -> None:
+    row = append(api, world, "x" * 294)[1]
+    status, _ = append(api, world, "line\nbreak")
+    assert status == 400
+    history = api.call("GET", f"/memories/{row['id']}/history", world.person)[1]
+    assert [record["action"] for record in history["data"]] == ["create"]

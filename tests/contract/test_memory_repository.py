@@ -89,10 +89,19 @@ def test_appends_grow_the_row_until_the_cap_and_stop_when_it_is_archived(
 ) -> None:
     row = new_day_row(ids, clock, AGENT, DATE, "09:00 one")
     memories.create(row, audit_of(ids, clock, "create", None, row), claim_day_pointer=True)
-    after = memories.append_to_day_row(row.id, "09:05 two", max_chars_before=20, now=clock.now())
+    appended = audit_of(ids, clock, "append", None, row)
+    after = memories.append_to_day_row(
+        row.id, "09:05 two", audit=appended, max_chars_before=20, now=clock.now()
+    )
     assert after.text == "09:00 one\n09:05 two" and after.version == 2
     with pytest.raises(DayLogFull):  # 19 stored characters, no room beyond 18
-        memories.append_to_day_row(row.id, "09:06 x", max_chars_before=18, now=clock.now())
+        memories.append_to_day_row(
+            row.id,
+            "09:06 x",
+            audit=audit_of(ids, clock, "append", None, row),
+            max_chars_before=18,
+            now=clock.now(),
+        )
     assert memories.get(row.id) == after.model_copy(update={"recall_count": 0})
     memories.transition(
         after,
@@ -101,8 +110,18 @@ def test_appends_grow_the_row_until_the_cap_and_stop_when_it_is_archived(
         day_pointer=DayPointerChange.RELEASE,
     )
     with pytest.raises(DayRowNotLive):
-        memories.append_to_day_row(row.id, "09:07 y", max_chars_before=8000, now=clock.now())
+        memories.append_to_day_row(
+            row.id,
+            "09:07 y",
+            audit=audit_of(ids, clock, "append", None, row),
+            max_chars_before=8000,
+            now=clock.now(),
+        )
     assert memories.live_day_row_id(AGENT, DATE) is None
+    # only the append that happened left a record: a refused one writes nothing
+    records, _ = memories.history(row.id, 10, None)
+    assert [record.action for record in records] == ["create", "append", "archive"]
+    assert records[1].id == appended.id
 
 
 def test_a_transition_writes_only_over_the_version_it_read(

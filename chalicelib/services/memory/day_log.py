@@ -17,7 +17,7 @@ from datetime import UTC, datetime, time
 from chalicelib.errors import Conflict, InvalidRequest, MemoryDayAgentOnly, MemoryDayFull
 from chalicelib.ids import Clock, IdFactory
 from chalicelib.limits import DAY_LINE_MAX_CHARS, DAY_LOG_MAX_CHARS, DEFAULT_FACT_LIFETIME
-from chalicelib.models.memory import Memory, MemoryKind
+from chalicelib.models.memory import AuditRecord, Memory, MemoryKind
 from chalicelib.models.principal import Principal
 from chalicelib.services.access.who import refuse_persons
 from chalicelib.services.memory.audit import audit_record
@@ -46,6 +46,41 @@ def format_day_line(line: str, now: datetime, task_key: str | None) -> str:
     """Return the stored form of a line: ``HH:MM [TASK] line`` (UTC time)."""
     stamp = now.astimezone(UTC).strftime("%H:%M")
     return f"{stamp} [{task_key}] {line}" if task_key else f"{stamp} {line}"
+
+
+APPEND_ACTION = "append"
+"""The audit action of a day line appended to an existing day row
+(docs/reference.md#day-line-history); a date's first line is the row's ``create``."""
+
+
+def day_line_audit(
+    ids: IdFactory,
+    principal: Principal,
+    row_id: str,
+    stored_line: str,
+    now: datetime,
+    run: RunContext,
+) -> AuditRecord:
+    """The audit record of one appended line (docs/reference.md#day-line-history,
+    docs/issues.md#issue-24-item-6): who (the agent), when, and in ``after`` the line as
+    stored with the run and task it came from:
+    ``{"object": "dayLine", "line", "runId", "taskKey"}``. ``before`` is null: the row's
+    earlier text is the sum of its earlier records, so each append stores only its line."""
+    return AuditRecord(
+        id=ids.new("aud"),
+        memory_id=row_id,
+        workspace_id=principal.workspace_id,
+        action=APPEND_ACTION,
+        actor_type=principal.kind.value,
+        actor_id=principal.id,
+        at=now,
+        after={
+            "object": "dayLine",
+            "line": stored_line,
+            "runId": run.run_id,
+            "taskKey": run.task_key,
+        },
+    )
 
 
 class DayLogService:
@@ -103,6 +138,7 @@ class DayLogService:
                 row = self._memories.append_to_day_row(
                     row_id,
                     stored,
+                    audit=day_line_audit(self._ids, principal, row_id, stored, now, run),
                     # Conditions cannot add: the largest stored length with room for
                     # the line and its newline is computed here.
                     max_chars_before=DAY_LOG_MAX_CHARS - len(stored) - 1,
