@@ -132,6 +132,13 @@ class MemoryAlreadyArchived(PineworkError):
     code = "memory_already_archived"
 
 
+class MemoryErased(PineworkError):
+    """A change to an erased memory: a tombstone never comes back (409,
+    docs/reference.md#erasing-a-memory)."""
+
+    code = "memory_erased"
+
+
 class MemoryNotArchived(PineworkError):
     """Unarchiving an active memory (409)."""
 
@@ -270,6 +277,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "unauthorized": 401,
     "forbidden": 403,
     "memory_already_archived": 409,
+    "memory_erased": 409,
     "memory_not_archived": 409,
     "rate_limited": 429,
     "not_found": 404,

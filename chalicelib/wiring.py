@@ -35,6 +35,7 @@ from chalicelib.services.idempotency import IdempotencyService
 from chalicelib.services.kv.service import KvLimits, KvService
 from chalicelib.services.memory.browse import MemoryBrowser
 from chalicelib.services.memory.day_log import DayLogService
+from chalicelib.services.memory.erase import MemoryErasure
 from chalicelib.services.memory.service import MemoryService
 from chalicelib.services.memory.vetoes import VetoGuard
 from chalicelib.services.overview.agents import AgentOverview
@@ -54,6 +55,7 @@ from chalicelib.services.text import SecretFinder
 from chalicelib.settings import Settings
 from chalicelib.storage.directory import DynamoDBDirectoryRepository
 from chalicelib.storage.dynamodb import DynamoDBTable
+from chalicelib.storage.erasure import DynamoDBMemoryScrub
 from chalicelib.storage.keys import RERANKER_WEIGHTS_OBJECT
 from chalicelib.storage.kv import DynamoDBKvRepository, S3ObjectStore
 from chalicelib.storage.memories import DynamoDBMemoryRepository
@@ -106,6 +108,8 @@ class Services:
     auth: AuthService
     admin: AdminService
     memories: MemoryService
+    erasure: MemoryErasure
+    """Erasing a memory (docs/reference.md#erasing-a-memory)."""
     day_log: DayLogService
     recall: RecallService
     kv: KvService
@@ -364,6 +368,14 @@ def build_services(
             TableUpgrade(table),
         ),
         memories=memory_service,
+        erasure=MemoryErasure(
+            memories,
+            DynamoDBMemoryScrub(table, lambda: s3 or s3_client(settings), settings.bucket_name),
+            RecallIndexBackfill(memories, recall_index, directory, clock),
+            detector,
+            clock,
+            ids,
+        ),
         day_log=DayLogService(memories, detector, clock, ids),
         recall=recall,
         kv=KvService(

@@ -30,7 +30,16 @@ code runs in this context; ``None`` outside every entry point."""
 HTTP_FUNCTION = "api_handler"
 """Chalice's name for the function behind every HTTP route (MCP included)."""
 _EVENT = "before-parameter-build"
-_KEPT = ("TableName", "IndexName", "Bucket", "Key", "QueueUrl", "QueueName", "modelId")
+_KEPT = (
+    "TableName",
+    "IndexName",
+    "Bucket",
+    "Key",
+    "VersionId",
+    "QueueUrl",
+    "QueueName",
+    "modelId",
+)
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from chalicelib.storage.keys import (
     BY_ROUTINE_STATUS,
     BY_WORKSPACE_SHARD,
     BY_WORKSPACE_STATUS_SHARD,
+    EXPORT_OBJECT_PREFIX,
     MODEL_OBJECT_PREFIX,
     RECALL_INDEX_OBJECT_PREFIX,
 )
@@ -225,7 +226,24 @@ def grants(function: str) -> list[Grant]:
                 ("s3:GetObject", "s3:PutObject", "s3:DeleteObject"),
                 (_objects("kv/"),),
             ),
-            Grant("ReviewReports", ("s3:GetObject", "s3:PutObject"), (_objects("reviews/"),)),
+            Grant(
+                "ReviewReports",
+                ("s3:GetObject", "s3:PutObject", "s3:DeleteObjectVersion"),
+                (_objects("reviews/"),),
+            ),
+            # Erasing a memory (docs/reference.md#erasing-a-memory): the agent's reports
+            # are listed and rewritten, replaced volumes' and cached exports' versions
+            # deleted (the bucket is versioned).
+            Grant(
+                "ErasureListing",
+                ("s3:ListBucket", "s3:ListBucketVersions"),
+                ({"Fn::GetAtt": ["LargeObjectBucket", "Arn"]},),
+            ),
+            Grant(
+                "ErasureVersions",
+                ("s3:DeleteObjectVersion",),
+                (_objects(RECALL_INDEX_OBJECT_PREFIX), _objects(EXPORT_OBJECT_PREFIX)),
+            ),
             # Volumes of the recall index, written and replaced by the reads that merge
             # segments (docs/issues.md#issue-23-item-2).
             Grant(

@@ -271,9 +271,14 @@ def _s3_permissions(call: AwsCall, account: str) -> list[Permission] | None:
     operation, params = call.operation, call.params
     if operation in _S3_OBJECT_ACTIONS:
         resource = f"arn:aws:s3:::{params['Bucket']}/{params['Key']}"
-        return [_needs(call, _S3_OBJECT_ACTIONS[operation], resource)]
+        action = _S3_OBJECT_ACTIONS[operation]
+        if operation == "DeleteObject" and params.get("VersionId"):
+            action = "s3:DeleteObjectVersion"  # deleting one version is its own action
+        return [_needs(call, action, resource)]
     if operation in ("ListObjectsV2", "ListObjects"):
         return [_needs(call, "s3:ListBucket", f"arn:aws:s3:::{params['Bucket']}")]
+    if operation == "ListObjectVersions":
+        return [_needs(call, "s3:ListBucketVersions", f"arn:aws:s3:::{params['Bucket']}")]
     return None
 
 

@@ -199,6 +199,18 @@ def veto(
     return _change("POST", path, Memory, body, idempotency_key, if_match)
 
 
+def erase(
+    memory_id: str,
+    reason: str,
+    *,
+    if_match: str | None = None,
+    idempotency_key: str | None = None,
+) -> Call[Memory]:
+    """``POST /memories/{id}/erase``."""
+    path = memory_path(memory_id, "erase")
+    return _change("POST", path, Memory, {"reason": reason}, idempotency_key, if_match)
+
+
 def unarchive(
     memory_id: str, *, if_match: str | None = None, idempotency_key: str | None = None
 ) -> Call[Memory]:

@@ -309,6 +309,23 @@ class AsyncClient:
             calls.veto(memory_id, reason, if_match=if_match, idempotency_key=idempotency_key)
         )
 
+    async def erase(
+        self,
+        memory_id: str,
+        reason: str,
+        *,
+        if_match: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Memory:
+        """Erase a memory (``POST /memories/{id}/erase``; persons).
+
+        Returns:
+            The tombstone.
+        """
+        return await self._session.run(
+            calls.erase(memory_id, reason, if_match=if_match, idempotency_key=idempotency_key)
+        )
+
     async def unarchive(
         self, memory_id: str, *, if_match: str | None = None, idempotency_key: str | None = None
     ) -> Memory:

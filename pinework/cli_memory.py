@@ -173,6 +173,16 @@ def memory_veto(
     _run(as_json, lambda c: c.veto(memory_id, reason), _say("vetoed"))
 
 
+@memory_app.command("erase")
+def memory_erase(
+    memory_id: MemoryId,
+    reason: Annotated[str, typer.Option("--reason", help="Why (required, 500 characters).")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Erase a memory: its text removed everywhere, a tombstone kept (persons only)."""
+    _run(as_json, lambda c: c.erase(memory_id, reason), _say("erased"))
+
+
 @memory_app.command("unarchive")
 def memory_unarchive(memory_id: MemoryId, as_json: JsonFlag = False) -> None:
     """Bring an archived memory back."""

@@ -417,6 +417,33 @@ class Client:
             calls.veto(memory_id, reason, if_match=if_match, idempotency_key=idempotency_key)
         )
 
+    def erase(
+        self,
+        memory_id: str,
+        reason: str,
+        *,
+        if_match: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Memory:
+        """Erase a memory (persons only, ``POST /memories/{id}/erase``): its text is removed
+        everywhere and a tombstone stays (docs/reference.md#erasing-a-memory).
+
+        Args:
+            memory_id: the ``mem_…`` id.
+            reason: why, 1-500 characters (required); kept on the tombstone.
+
+        Returns:
+            The tombstone (``status`` ``erased``, empty ``text``).
+
+        Raises:
+            PineworkAPIError: e.g. ``forbidden``, ``memory_not_found``,
+                ``invalid_request``, ``precondition_failed``.
+            ValueError: ``memory_id`` cannot be a path segment.
+        """
+        return self._session.run(
+            calls.erase(memory_id, reason, if_match=if_match, idempotency_key=idempotency_key)
+        )
+
     def unarchive(
         self, memory_id: str, *, if_match: str | None = None, idempotency_key: str | None = None
     ) -> Memory:

@@ -26,6 +26,7 @@ from chalicelib.models.requests import (
     DayLineRequest,
     EditRequest,
     EmptyRequest,
+    EraseRequest,
     ListQuery,
     Paging,
     SaveFactRequest,
@@ -34,6 +35,7 @@ from chalicelib.models.requests import (
 from chalicelib.models.responses import AuditList, AuditObject, MemoryList, MemoryObject
 from chalicelib.services.access.who import refuse_agents, refuse_persons
 from chalicelib.services.memory.day_log import DAY_LOG_IS_FOR_AGENTS
+from chalicelib.services.memory.erase import ERASE_IS_FOR_PERSONS
 from chalicelib.services.memory.service import EDIT_IS_FOR_PERSONS, VETO_IS_FOR_PERSONS
 from chalicelib.services.paging import decode_next_token, encode_next_token
 
@@ -141,6 +143,22 @@ def veto_memory(memory_id: str) -> Response:
     return _memory_response((memory, call.services))
 
 
+@memories_api.route("/memories/{memory_id}/erase", methods=["POST"], content_types=ANY_CONTENT)
+@endpoint
+@idempotent(memories_api)
+def erase_memory(memory_id: str) -> Response:
+    """A person erases a memory: its tombstone (docs/reference.md#erasing-a-memory;
+    ``If-Match`` honoured)."""
+    call = call_context(_request())
+    refuse_agents(call.principal, ERASE_IS_FOR_PERSONS)
+    body = parse_body(_request().raw_body, EraseRequest)
+    versions = expected_versions(_request(), memory_id)
+    memory = call.services.erasure.erase(
+        call.principal, memory_id, body.reason, expected_versions=versions
+    )
+    return _memory_response((memory, call.services))
+
+
 @memories_api.route("/memories/{memory_id}/unarchive", methods=["POST"], content_types=ANY_CONTENT)
 @endpoint
 @idempotent(memories_api)
@@ -182,6 +200,7 @@ reject_other_methods(
         "/memories/{memory_id}/archive": ["POST"],
         "/memories/{memory_id}/veto": ["POST"],
         "/memories/{memory_id}/unarchive": ["POST"],
+        "/memories/{memory_id}/erase": ["POST"],
         "/memories/{memory_id}/history": ["GET"],
     },
 )

@@ -24,6 +24,8 @@ class MemoryStatus(StrEnum):
 
     ACTIVE = "active"
     ARCHIVED = "archived"
+    ERASED = "erased"
+    """A person erased it: a tombstone without its text (docs/reference.md#erasing-a-memory)."""
 
 
 SUPERSEDED = "superseded"
@@ -70,6 +72,36 @@ class Memory(WireModel):
     evidence: str | None = Field(default=None, exclude=True, repr=False)
     """The tool-output excerpt the saver gave to support the fact (<= 2,000
     characters, docs/reference.md#review-step-5); read by the review's conflict step."""
+    erased_at: Timestamp | None = None
+    erased_by: str | None = None
+    """The person (``usr_…``) who erased it (docs/reference.md#erasing-a-memory)."""
+    erase_reason: str | None = None
+
+    @property
+    def is_erased(self) -> bool:
+        """True for a tombstone: erased memories never come back
+        (docs/reference.md#erasing-a-memory)."""
+        return self.status is MemoryStatus.ERASED
+
+    def erased(self, by: str, reason: str, now: datetime) -> Memory:
+        """This memory as its tombstone (docs/reference.md#erasing-a-memory): identity,
+        kind, date, times, run, task and supersede links kept; text, embedding,
+        evidence and archive reason gone; one version on (the caller writes it
+        conditionally on this version)."""
+        return self.model_copy(
+            update={
+                "status": MemoryStatus.ERASED,
+                "text": "",
+                "embedding": None,
+                "evidence": None,
+                "archive_reason": None,
+                "erased_at": now,
+                "erased_by": by,
+                "erase_reason": reason,
+                "updated_at": now,
+                "version": self.version + 1,
+            }
+        )
 
     def is_expired(self, now: datetime) -> bool:
         """True once ``expires_at`` has passed (docs/reference.md#3-the-memory-object: computed at

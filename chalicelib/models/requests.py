@@ -50,6 +50,13 @@ class ArchiveRequest(RequestModel):
     reason: str
 
 
+class EraseRequest(RequestModel):
+    """``POST /memories/{id}/erase``: a required ``reason`` (<= 500 characters,
+    docs/reference.md#erasing-a-memory)."""
+
+    reason: str
+
+
 class VetoRequest(RequestModel):
     """``POST /memories/{id}/veto``: an optional note; the archive reason is ``vetoed``."""
 

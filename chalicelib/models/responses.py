@@ -63,7 +63,9 @@ class MemoryObject(ResponseModel):
     date: WireDate | None = Field(description="The UTC date of a day row; null for a fact.")
     text: str = Field(description="The fact, or the day's lines joined by a newline.")
     expires_at: WireTime
-    status: Literal["active", "archived"]
+    status: Literal["active", "archived", "erased"] = Field(
+        description="`erased`: a tombstone, its text gone (docs/reference.md#erasing-a-memory)."
+    )
     archive_reason: str | None = Field(
         description="Why it was archived; `superseded` and `vetoed` are the system's."
     )
@@ -78,6 +80,9 @@ class MemoryObject(ResponseModel):
     last_recalled_at: WireTime | None
     created_at: WireTime
     updated_at: WireTime
+    erased_at: WireTime | None = Field(description="When a person erased it; null otherwise.")
+    erased_by: str | None = Field(description="The `usr_…` who erased it.")
+    erase_reason: str | None = Field(description="The reason given for the erasure.")
     expired: bool = Field(description="True once `expiresAt` has passed.")
 
 

@@ -47,8 +47,10 @@ _MEMORY_OPTIONAL_TEXT = (
     "taskKey",
     "savedByAgentId",
     "editedByPersonId",
+    "erasedBy",
+    "eraseReason",
 )
-_MEMORY_OPTIONAL_TIME = ("archivedAt", "lastRecalledAt")
+_MEMORY_OPTIONAL_TIME = ("archivedAt", "lastRecalledAt", "erasedAt")
 
 MUTABLE_MEMORY_ATTRIBUTES = (
     "text",
@@ -63,6 +65,10 @@ MUTABLE_MEMORY_ATTRIBUTES = (
     "updatedAt",
     "version",
     "embedding",
+    "evidence",
+    "erasedAt",
+    "erasedBy",
+    "eraseReason",
     "gsiAgentKind",
     *WORKSPACE_INDEXES.values(),
     *RETIRED_MEMORY_INDEXES.values(),
@@ -139,6 +145,9 @@ def memory_from_item(item: dict[str, Any]) -> Memory:
         version=_int(item.get("version", 1)),
         embedding=binary_or_none(item.get("embedding")),
         evidence=item.get("evidence"),
+        erased_at=_time_or_none(item.get("erasedAt")),
+        erased_by=item.get("erasedBy"),
+        erase_reason=item.get("eraseReason"),
     )
 
 

@@ -472,6 +472,10 @@ def recall_index_volume_object(agent_id: str, volume_id: str) -> str:
     return f"{RECALL_INDEX_OBJECT_PREFIX}{agent_id}/{volume_id}"
 
 
+EXPORT_OBJECT_PREFIX = "exports/"
+"""Where the bucket keeps a workspace's cached exports, ``exports/<wsp_id>/…``
+(docs/reference.md#16-data-lifecycle): erasing a memory deletes them."""
+
 MODEL_OBJECT_PREFIX = "models/"
 """Where the bucket keeps model weights too large for the Lambda zip
 (docs/operations.md#reranker-weights); deploys upload them, the API reads them."""

@@ -21,6 +21,7 @@ NOTICES = {
     "edited": "Memory edited.",
     "vetoed": "Memory vetoed. Undo brings it back.",
     "archived": "Memory archived. Undo brings it back.",
+    "erased": "Memory erased: its text is gone everywhere; the tombstone stays in the history.",
     "restored": "Memory brought back.",
     "approved": "Action approved.",
     "rejected": "Action rejected; it will not be proposed again.",

@@ -93,6 +93,13 @@ COMMANDS: list[tuple[list[str], str, str, int, Any]] = [
         memory_json(status="archived"),
     ),
     (
+        ["memory", "erase", MEMORY_ID, "--reason", "r"],
+        "POST",
+        f"/memories/{MEMORY_ID}/erase",
+        200,
+        memory_json(status="erased", text=""),
+    ),
+    (
         ["memory", "unarchive", MEMORY_ID],
         "POST",
         f"/memories/{MEMORY_ID}/unarchive",
@@ -269,6 +276,18 @@ def test_archive_sends_the_reason(runner: CliRunner, fake_api: FakeApi) -> None:
     assert result.exit_code == 0, result.output
     assert fake_api.last_json() == {"reason": "outdated"}
     assert result.stdout.startswith(f"archived {MEMORY_ID}")
+
+
+def test_erase_sends_the_reason_and_says_erased(runner: CliRunner, fake_api: FakeApi) -> None:
+    tombstone = memory_json(status="erased", text="", eraseReason="asked")
+    fake_api.on("POST", f"/memories/{MEMORY_ID}/erase", 200, tombstone)
+
+    result = invoke(runner, "memory", "erase", MEMORY_ID, "--reason", "asked")
+
+    assert result.exit_code == 0, result.output
+    assert fake_api.last_json() == {"reason": "asked"}
+    assert result.stdout.startswith(f"erased {MEMORY_ID}")
+    assert invoke(runner, "memory", "erase", MEMORY_ID).exit_code == 2  # the reason is required
 
 
 def test_archive_without_reason_is_a_usage_error(runner: CliRunner, fake_api: FakeApi) -> None:

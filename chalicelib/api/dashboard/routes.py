@@ -137,6 +137,13 @@ def archive_memory(web: WebContext, memory_id: str) -> WebResponse:
     return memory.lifecycle(web, memory_id, "archive")
 
 
+@_route("/memories/{memory_id}/erase", "POST")
+@signed_in
+def erase_memory(web: WebContext, memory_id: str) -> WebResponse:
+    """Erase with a reason and a confirmation (docs/reference.md#erasing-a-memory)."""
+    return memory.erase(web, memory_id)
+
+
 @_route("/memories/{memory_id}/unarchive", "POST")
 @signed_in
 def unarchive_memory(web: WebContext, memory_id: str) -> WebResponse:
@@ -280,6 +287,7 @@ reject_other_methods(
         "/memories/{memory_id}": ["GET"],
         "/memories/{memory_id}/edit": ["POST"],
         "/memories/{memory_id}/veto": ["POST"],
+        "/memories/{memory_id}/erase": ["POST"],
         "/memories/{memory_id}/archive": ["POST"],
         "/memories/{memory_id}/unarchive": ["POST"],
         "/agents/{agent_id}/days": ["GET"],

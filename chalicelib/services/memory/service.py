@@ -20,6 +20,7 @@ from chalicelib.errors import (
     MemoryDayAppendOnly,
     MemoryDayExists,
     MemoryDayFull,
+    MemoryErased,
     MemoryNotArchived,
     MemoryNotFound,
     MemorySupersedeArchived,
@@ -73,6 +74,19 @@ logger = logging.getLogger(__name__)
 
 EDIT_IS_FOR_PERSONS = "Only a person can edit a memory. Archive it and save a new one."
 VETO_IS_FOR_PERSONS = "Only a person can veto a memory. Archive it with a reason."
+
+
+def refuse_erased(memory: Memory) -> None:
+    """Refuse any change to an erased memory (docs/reference.md#erasing-a-memory).
+
+    Raises:
+        MemoryErased: ``memory`` is a tombstone (409).
+    """
+    if memory.is_erased:
+        raise MemoryErased(
+            f"{memory.id} was erased by {memory.erased_by}; an erased memory cannot change "
+            "or come back."
+        )
 
 
 class MemoryService:
@@ -277,6 +291,7 @@ class MemoryService:
                 None if request.expires_at is None else parse_expiry(request.expires_at, now)
             )
             check_expected_version(before, expected_versions)
+            refuse_erased(before)
             if before.is_superseded:
                 raise MemorySuperseded(
                     f"{memory_id} was replaced by {before.superseded_by}. Edit the newer memory."
@@ -390,6 +405,7 @@ class MemoryService:
         def attempt() -> Memory:
             before = load_visible(self._memories, principal, memory_id)
             check_expected_version(before, expected_versions)
+            refuse_erased(before)
             now = self._clock.now()
             if before.status is MemoryStatus.ARCHIVED:
                 if action == "archive" or before.archive_reason == VETOED:
@@ -444,6 +460,7 @@ class MemoryService:
         def attempt() -> Memory:
             before = load_visible(self._memories, principal, memory_id)
             check_expected_version(before, expected_versions)
+            refuse_erased(before)
             if before.status is MemoryStatus.ACTIVE:
                 raise MemoryNotArchived(f"{memory_id} is active; there is nothing to undo.")
             if before.is_superseded:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from chalicelib.errors import Conflict, NotFound, ReviewUndoConflict
+from chalicelib.errors import Conflict, MemoryErased, NotFound, ReviewUndoConflict
 from chalicelib.ids import Clock, IdFactory, from_rfc3339, to_rfc3339
 from chalicelib.limits import ARCHIVE_REASON_MAX_CHARS
 from chalicelib.models.memory import AuditRecord, Memory, MemoryStatus
@@ -153,6 +153,11 @@ class ReviewUndo:
         memory = self._memories.get(memory_id)
         if memory is None or memory.workspace_id != summary.workspace_id:
             return None
+        if memory.is_erased:
+            raise MemoryErased(
+                f"{memory_id} was erased by {memory.erased_by}; an erased memory never comes "
+                "back, so nothing was undone."
+            )
         history = self._history(memory_id)
         by_review = [
             record

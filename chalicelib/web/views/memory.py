@@ -183,6 +183,29 @@ def lifecycle(web: WebContext, memory_id: str, action: Action) -> WebResponse:
     return web.back(form, f"/memories/{memory_id}", done=DONE[action])
 
 
+def erase(web: WebContext, memory_id: str) -> WebResponse:
+    """``POST /memories/{memory_id}/erase`` (docs/reference.md#erasing-a-memory): the form's
+    ``reason`` and its ``confirm`` box (``erase``) are required; its ``version`` is passed
+    on as ``If-Match``. Done: back to the memory's page, now the tombstone; refused: the
+    page with the error next to the form and the reason kept."""
+    form = web.request.form()
+    kept = {"erase_reason": form.get("reason", "")}
+    try:
+        if form.get("confirm") != "erase":
+            raise InvalidRequest("Tick the box to confirm: an erasure cannot be undone.")
+        web.services.erasure.erase(
+            web.principal, memory_id, form.get("reason", ""), expected_versions=form_version(form)
+        )
+    except PineworkError as error:
+        failure = (
+            stale_error(error, "erase")
+            if isinstance(error, PreconditionFailed)
+            else FormError.of(error, "erase")
+        )
+        return memory_page(web, memory_id, errors={"erase": failure}, form=kept)
+    return web.back({}, f"/memories/{memory_id}", done="erased")
+
+
 def _shown_time(value: Any) -> str:
     if not value:
         return "none"
