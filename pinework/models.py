@@ -103,7 +103,7 @@ class Memory(WireModel):
         text: the fact, or the day's lines joined by ``\\n``.
         expires_at: when it expires (UTC).
         expired: ``True`` once ``expires_at`` has passed (computed by the server).
-        status: ``active`` or ``archived``.
+        status: ``active``, ``archived`` or ``erased``.
         archive_reason: why it was archived (``superseded`` and ``vetoed`` are
             the system's).
         archived_at: when it was archived.
@@ -117,6 +117,8 @@ class Memory(WireModel):
         last_recalled_at: when a recall last picked it.
         created_at: when it was created (UTC).
         updated_at: when it last changed (UTC).
+        erased_at, erased_by, erase_reason: set on a tombstone (``status`` ``erased``):
+            when, by which person, why.
     """
 
     id: str
@@ -140,6 +142,9 @@ class Memory(WireModel):
     last_recalled_at: dt.datetime | None = None
     created_at: dt.datetime
     updated_at: dt.datetime
+    erased_at: dt.datetime | None = None
+    erased_by: str | None = None
+    erase_reason: str | None = None
 
 
 class MemoryPage(WireModel):

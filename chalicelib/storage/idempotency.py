@@ -18,6 +18,7 @@ Imported only when a request carries ``Idempotency-Key`` (cold start, see
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -61,6 +62,19 @@ class DynamoDBIdempotencyStore(DynamoDBPersistenceLayer):
             validation_key_attr="fingerprint",
             boto3_client=table.client,
         )
+
+    def _get_hashed_idempotency_key(self, data: dict[str, Any]) -> str | None:
+        """Powertools' hashed key, with the ids of the caller's workspace and principal
+        put before the hash: ``IDEMPOTENCY#<wsp_…>#<agt_…|usr_…>#<sha256>``
+        (``record_owner``). An erasure finds a workspace's or a principal's records by
+        their key (docs/reference.md#erasing-an-agent-a-person-or-a-workspace); the
+        key-value routes' anonymous and ``X-Api-Key`` scopes name no id and keep
+        ``IDEMPOTENCY#<sha256>``."""
+        hashed = super()._get_hashed_idempotency_key(data)
+        owner = record_owner(str(data.get("key", "")))
+        if hashed is None or not owner:
+            return hashed
+        return hashed.replace(f"{RECORD_PREFIX}#", f"{RECORD_PREFIX}#{owner}#", 1)
 
     def _get_key(self, idempotency_key_value: str) -> dict[str, Any]:
         """The record's key: its own partition per idempotency key (see the module)."""
@@ -121,6 +135,21 @@ class DynamoDBIdempotencyStore(DynamoDBPersistenceLayer):
                 "-Task or -Session header); use a new key for a new request."
             ) from error
         return result["answer"], bool(result.get("replayed"))
+
+
+_OWNER_ID = re.compile(r"\b(?:wsp|agt|usr)_[0-9A-HJKMNP-TV-Z]{26}\b")
+
+
+def record_owner(record_key: str) -> str:
+    """The workspace and principal ids a scoped key names, ``#``-joined: a bearer
+    scope ``principal#<wsp_…>#<agt_…|usr_…>#<key>`` -> ``wsp_…#agt_…``; any other scope
+    (the key-value routes' ``kv#…``) -> empty. Only those two scope parts are read, so
+    a caller's key that looks like an id never lands a record under someone else."""
+    parts = record_key.split("#")
+    if len(parts) < 4 or parts[0] != "principal":
+        return ""
+    owner = parts[1:3]
+    return "#".join(owner) if all(_OWNER_ID.fullmatch(part) for part in owner) else ""
 
 
 RECORD_PREFIX = "IDEMPOTENCY"

@@ -374,7 +374,8 @@ IDEMPOTENCY_SK = "IDEMPOTENCY"
 
 def idempotency_key(record_key: str) -> dict[str, str]:
     """Key of one idempotency record (docs/issues.md#issue-15): ``record_key`` is Powertools' hashed
-    key, ``IDEMPOTENCY#<sha256 hex>``, so records spread over partitions."""
+    key, ``IDEMPOTENCY#[<wsp_…>#<principal>#]<sha256 hex>`` (``storage/idempotency.py``), so
+    records spread over partitions and an erasure finds an owner's records by key."""
     return {"pk": record_key, "sk": IDEMPOTENCY_SK}
 
 

@@ -111,6 +111,7 @@ def test_if_match_and_etag_are_documented_where_they_apply(document: dict[str, A
         ("post", "/memories/{memory_id}/archive"),
         ("post", "/memories/{memory_id}/veto"),
         ("post", "/memories/{memory_id}/unarchive"),
+        ("post", "/memories/{memory_id}/erase"),
     }
     for path, operations in document["paths"].items():
         for method, operation in operations.items():
