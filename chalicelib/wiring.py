@@ -33,6 +33,7 @@ from chalicelib.services.access.sessions import DashboardSessions
 from chalicelib.services.access.workspace import WorkspaceService
 from chalicelib.services.idempotency import IdempotencyService
 from chalicelib.services.kv.service import KvLimits, KvService
+from chalicelib.services.lifecycle.erasure import OwnerErasure
 from chalicelib.services.memory.browse import MemoryBrowser
 from chalicelib.services.memory.day_log import DayLogService
 from chalicelib.services.memory.erase import MemoryErasure
@@ -61,6 +62,7 @@ from chalicelib.storage.kv import DynamoDBKvRepository, S3ObjectStore
 from chalicelib.storage.memories import DynamoDBMemoryRepository
 from chalicelib.storage.memory_index import DynamoDBMemoryIndexRepository
 from chalicelib.storage.model_files import LocalModelFile, S3ModelFile
+from chalicelib.storage.owner_scan import DynamoDBOwnerScan
 from chalicelib.storage.protocols import IdempotencyStore, KvQuota, ModelFile
 from chalicelib.storage.queue import SqsReviewQueue
 from chalicelib.storage.recall_index import DynamoDBRecallIndex
@@ -366,6 +368,11 @@ def build_services(
             EmbeddingBackfill(memories, embedder),
             RecallIndexBackfill(memories, recall_index, directory, clock),
             TableUpgrade(table),
+            OwnerErasure(
+                DynamoDBOwnerScan(table, lambda: s3 or s3_client(settings), settings.bucket_name),
+                directory,
+                clock,
+            ),
         ),
         memories=memory_service,
         erasure=MemoryErasure(
@@ -484,4 +491,9 @@ def build_admin_service(settings: Settings) -> AdminService:
             clock,
         ),
         TableUpgrade(table),
+        OwnerErasure(
+            DynamoDBOwnerScan(table, lambda: s3_client(settings), settings.bucket_name),
+            directory,
+            clock,
+        ),
     )

@@ -296,6 +296,26 @@ class AdminOperations(Protocol):
         """
         ...
 
+    def erase(
+        self,
+        kind: Any,
+        target_id: str,
+        /,
+        *,
+        by: str,
+        dry_run: bool = False,
+        progress: Callable[[Any], None] | None = None,
+    ) -> ErasureCounts:
+        """Erase an agent, a person or a workspace with everything of it (``kind``:
+        ``agent``, ``person``, ``workspace``), or with ``dry_run`` count what would go;
+        resumable, a rerun of a finished one does nothing.
+
+        Raises:
+            chalicelib.errors.PineworkError: ``invalid_request`` (not an id of ``kind``),
+                ``not_found`` (no such target and no erasure of it).
+        """
+        ...
+
     def set_review_approval(self, workspace_id: str, value: str, /) -> ConfiguredWorkspace:
         """Set a workspace's ``reviewApproval``.
 
@@ -311,6 +331,16 @@ class AdminOperations(Protocol):
             chalicelib.errors.PineworkError: ``invalid_request`` (another value,
                 or an unknown workspace).
         """
+        ...
+
+
+class ErasureCounts(Protocol):
+    """What ``erase`` did or would do (``chalicelib...ErasureReport``)."""
+
+    def to_wire(self) -> dict[str, Any]:
+        """The JSON form: ``kind``, ``targetId``, ``dryRun``, ``alreadyErased``,
+        ``items`` (by kind), ``itemCount``, ``objectVersions``, ``objectBytes``,
+        ``erasedBy``, ``finishedAt``."""
         ...
 
 

@@ -135,6 +135,90 @@ def admin_remove_person(person: PersonOption, as_json: JsonFlag = False) -> None
         )
 
 
+def _erase(kind: str, target_id: str, dry_run: bool, yes: bool, by: str, as_json: bool) -> None:
+    """``pinework admin erase-agent|erase-person|erase-workspace``."""
+    if not dry_run and not yes and not as_json:
+        typer.confirm(
+            f"Erase {kind} {target_id} and everything of it? This cannot be undone", abort=True
+        )
+
+    def progress(step: Any) -> None:
+        if not as_json:
+            _render.echo(f"{step.phase}: {step.scanned:,} items read, {step.matched:,} found")
+
+    result = _admin(
+        as_json,
+        lambda svc: svc.erase(kind, target_id, by=by, dry_run=dry_run, progress=progress).to_wire(),
+    )
+    if as_json:
+        return
+    items = ", ".join(f"{name} {count:,}" for name, count in result["items"].items()) or "none"
+    if result["alreadyErased"]:
+        _render.echo(
+            f"{kind} {target_id} was erased already, by {result['erasedBy']} at "
+            f"{result['finishedAt']}: nothing to do"
+        )
+    elif result["dryRun"]:
+        _render.echo(
+            f"dry run, nothing changed: {_counted(result['itemCount'], 'item')} would go "
+            f"({items}), {_counted(result['objectVersions'], 'object version')} "
+            f"({result['objectBytes']:,} bytes)"
+        )
+    else:
+        _render.echo(
+            f"erased {kind} {target_id}: {_counted(result['itemCount'], 'item')} ({items}), "
+            f"{_counted(result['objectVersions'], 'object version')} "
+            f"({result['objectBytes']:,} bytes); a tombstone record stays"
+        )
+
+
+DryRunFlag = Annotated[bool, typer.Option("--dry-run", help="Count what would go; change nothing.")]
+YesFlag = Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")]
+ByOption = Annotated[
+    str,
+    typer.Option("--by", help="Who asked (kept in the tombstone), e.g. a ticket or a name."),
+]
+
+
+@admin_app.command("erase-agent")
+def admin_erase_agent(
+    agent: Annotated[str, typer.Argument(help="The agent, agt_….")],
+    by: ByOption = "operator",
+    dry_run: DryRunFlag = False,
+    yes: YesFlag = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Erase an agent: its memories, history, recalls, reviews, routine, tokens, index
+    and objects (resumable; a rerun continues)."""
+    _erase("agent", agent, dry_run, yes, by, as_json)
+
+
+@admin_app.command("erase-person")
+def admin_erase_person(
+    person: Annotated[str, typer.Argument(help="The person, usr_….")],
+    by: ByOption = "operator",
+    dry_run: DryRunFlag = False,
+    yes: YesFlag = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Erase a person: their item, e-mail claim, tokens, sessions and idempotency records
+    (their id stays on what they did)."""
+    _erase("person", person, dry_run, yes, by, as_json)
+
+
+@admin_app.command("erase-workspace")
+def admin_erase_workspace(
+    workspace: Annotated[str, typer.Argument(help="The workspace, wsp_….")],
+    by: ByOption = "operator",
+    dry_run: DryRunFlag = False,
+    yes: YesFlag = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Erase a workspace: every agent and person of it and everything of theirs, its
+    key-value account scope and its objects (resumable; a rerun continues)."""
+    _erase("workspace", workspace, dry_run, yes, by, as_json)
+
+
 @admin_app.command("backfill-embeddings")
 def admin_backfill_embeddings(
     workspace: Annotated[str, typer.Option("--workspace", help="The workspace, wsp_….")],

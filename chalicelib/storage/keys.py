@@ -39,6 +39,8 @@
 | recall index: a volume (an S3 object) | ``RECALLINDEX#<agt_id>`` | ``S#<expiry µs>#<vol_id>`` |
 | recall index: a tombstone | ``RECALLINDEX#<agt_id>`` | ``X#<mem_id>`` |
 | recall index: complete (marker) | ``RECALLINDEX#<agt_id>`` | ``~BUILT`` |
+| an erasure's progress, then its tombstone | ``ERASURE#<id>`` | ``RECORD`` |
+| an id an unfinished erasure collected | ``ERASURE#<id>`` | ``ID#<id>`` |
 
 A key-value scope is ``account#<wsp_id>``, ``byok#<sha256 hex>`` or
 ``anon#<sha256 hex>`` (docs/reference.md#10-key-value). Anonymous entries carry ``expiresAtEpoch``,
@@ -494,3 +496,24 @@ def recall_index_marker_key(agent_id: str) -> dict[str, str]:
     """Primary key of the marker saying the agent's recall index is complete (written
     with the agent, or by the backfill once it indexed the agent's earlier facts)."""
     return {"pk": recall_index_partition(agent_id), "sk": RECALL_INDEX_BUILT_SK}
+
+
+ERASURE_PREFIX = "ERASURE#"
+
+
+def erasure_partition(target_id: str) -> str:
+    """Partition of the erasure of an agent, a person or a workspace
+    (docs/reference.md#erasing-an-agent-a-person-or-a-workspace)."""
+    return f"{ERASURE_PREFIX}{target_id}"
+
+
+def erasure_record_key(target_id: str) -> dict[str, str]:
+    """Primary key of an erasure's record: its progress while it runs, then the tombstone
+    that says who erased what and when."""
+    return {"pk": erasure_partition(target_id), "sk": "RECORD"}
+
+
+def erasure_id_key(target_id: str, found_id: str) -> dict[str, str]:
+    """Primary key of one id an unfinished erasure collected (a memory, a review, a
+    token, a person of the workspace)."""
+    return {"pk": erasure_partition(target_id), "sk": f"ID#{found_id}"}

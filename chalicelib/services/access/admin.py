@@ -25,6 +25,12 @@ from chalicelib.models.principal import (
 )
 from chalicelib.services.access.tokens import TokenService
 from chalicelib.services.access.workspace import parse_review_approval
+from chalicelib.services.lifecycle.erasure import (
+    ErasureProgress,
+    ErasureReport,
+    OwnerErasure,
+    TargetKind,
+)
 from chalicelib.services.recall.backfill import BackfillReport, EmbeddingBackfill
 from chalicelib.services.recall.index_backfill import (
     IndexBackfillReport,
@@ -49,6 +55,7 @@ class AdminService:
         embeddings: the embedding backfill (``backfill_embeddings``).
         recall_index: the recall index backfill (``backfill_recall_index``).
         upgrade: the table upgrade of ``upgrade_table`` (None: not available).
+        erasure: erases agents, persons and workspaces (``erase``; None: not available).
     """
 
     def __init__(
@@ -59,7 +66,9 @@ class AdminService:
         embeddings: EmbeddingBackfill,
         recall_index: RecallIndexBackfill,
         upgrade: TableUpgrader | None = None,
+        erasure: OwnerErasure | None = None,
     ) -> None:
+        self._erasure = erasure
         self._directory = directory
         self._clock = clock
         self._ids = ids
@@ -337,6 +346,27 @@ class AdminService:
         if self._upgrade is None:
             raise InvalidRequest("The table upgrade is not available here.")
         return self._upgrade.run(self._clock.now())
+
+    def erase(
+        self,
+        kind: TargetKind,
+        target_id: str,
+        *,
+        by: str,
+        dry_run: bool = False,
+        progress: Callable[[ErasureProgress], None] | None = None,
+    ) -> ErasureReport:
+        """Erase an agent, a person or a workspace with everything of it, or count what
+        would go (``OwnerErasure.erase``;
+        docs/reference.md#erasing-an-agent-a-person-or-a-workspace).
+
+        Raises:
+            InvalidRequest: not an id of ``kind``, or no erasure configured.
+            NotFound: no such target and no erasure of it.
+        """
+        if self._erasure is None:
+            raise InvalidRequest("Erasure is not available in this service.")
+        return self._erasure.erase(kind, target_id, by=by, dry_run=dry_run, progress=progress)
 
     def workspace_exists(self, workspace_id: str) -> bool:
         """True when ``workspace_id`` names a stored workspace."""

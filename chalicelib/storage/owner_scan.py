@@ -1,0 +1,166 @@
+"""The table and bucket as an erasure reads them
+(docs/reference.md#erasing-an-agent-a-person-or-a-workspace,
+docs/issues.md#issue-24-item-2): every item page by page (a Scan, resumable from its last
+key), batch deletes, object versions under a prefix, and the erasure's own record.
+
+The erasure's record is ``ERASURE#<target id>`` / ``RECORD`` (progress, then the
+tombstone that stays); the ids it collected are ``ERASURE#<target id>`` / ``ID#<id>``,
+deleted when it finishes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from chalicelib.storage.aws_errors import S3_THROTTLING, translate_errors
+from chalicelib.storage.dynamodb import DynamoDBTable, from_attributes, to_attributes
+from chalicelib.storage.keys import erasure_id_key, erasure_partition, erasure_record_key
+
+if TYPE_CHECKING:
+    from mypy_boto3_s3 import S3Client
+
+SCAN_PAGE_ITEMS = 500
+"""Items per Scan page: one page, then its deletes and the saved position."""
+_BATCH = 25
+
+
+@dataclass(frozen=True)
+class ObjectVersion:
+    """One version (or delete marker) of an object: key, version id, bytes (0 for a marker)."""
+
+    key: str
+    version_id: str
+    size: int
+
+
+class DynamoDBOwnerScan:
+    """``OwnerScan`` on the single table and the stack's bucket.
+
+    Args:
+        table: the wrapped table.
+        s3_factory: builds a boto3 S3 client (called at most once).
+        bucket: the stack's bucket.
+    """
+
+    def __init__(self, table: DynamoDBTable, s3_factory: Callable[[], S3Client], bucket: str):
+        self._table = table
+        self._s3_factory = s3_factory
+        self._s3_client: S3Client | None = None
+        self._bucket = bucket
+
+    def _s3(self) -> S3Client:
+        if self._s3_client is None:
+            self._s3_client = translate_errors(self._s3_factory(), S3_THROTTLING)
+        return self._s3_client
+
+    def pages(
+        self, start: dict[str, str] | None
+    ) -> Iterator[tuple[list[dict[str, Any]], dict[str, str] | None]]:
+        """Every item of the table after ``start`` (a page's last key), page by page:
+        ``(items, last key)``; the last page's key is None. Strongly consistent."""
+        request: dict[str, Any] = {
+            "TableName": self._table.name,
+            "Limit": SCAN_PAGE_ITEMS,
+            "ConsistentRead": True,
+        }
+        if start is not None:
+            request["ExclusiveStartKey"] = to_attributes(start)
+        while True:
+            response = self._table.client.scan(**request)
+            items = [from_attributes(item) for item in response.get("Items", [])]
+            last = response.get("LastEvaluatedKey")
+            key = None if last is None else {k: str(v) for k, v in from_attributes(last).items()}
+            yield items, key
+            if last is None:
+                return
+            request["ExclusiveStartKey"] = last
+
+    def delete_items(self, keys: Iterable[dict[str, str]]) -> int:
+        """Delete items by key (``BatchWriteItem``, unprocessed ones retried); deleting a
+        missing item is no error. Returns how many keys were sent."""
+        batch = list(keys)
+        for start in range(0, len(batch), _BATCH):
+            pending: dict[str, Any] = {
+                self._table.name: [
+                    {"DeleteRequest": {"Key": to_attributes(key)}}
+                    for key in batch[start : start + _BATCH]
+                ]
+            }
+            while pending:
+                response = self._table.client.batch_write_item(RequestItems=pending)
+                pending = response.get("UnprocessedItems") or {}
+        return len(batch)
+
+    def object_versions(self, prefix: str) -> list[ObjectVersion]:
+        """Every version and delete marker of the objects under ``prefix``."""
+        found: list[ObjectVersion] = []
+        paginator = self._s3().get_paginator("list_object_versions")
+        for page in paginator.paginate(Bucket=self._bucket, Prefix=prefix):
+            for entry in page.get("Versions", []):
+                found.append(
+                    ObjectVersion(str(entry["Key"]), str(entry["VersionId"]), int(entry["Size"]))
+                )
+            for marker in page.get("DeleteMarkers", []):
+                found.append(ObjectVersion(str(marker["Key"]), str(marker["VersionId"]), 0))
+        return found
+
+    def delete_versions(self, versions: Iterable[ObjectVersion]) -> int:
+        """Delete object versions one by one (each is its own ``s3:DeleteObjectVersion``).
+        Returns how many were deleted."""
+        deleted = 0
+        for version in versions:
+            self._s3().delete_object(
+                Bucket=self._bucket, Key=version.key, VersionId=version.version_id
+            )
+            deleted += 1
+        return deleted
+
+    def record(self, target_id: str) -> dict[str, Any] | None:
+        """The erasure's record of ``target_id`` (progress or tombstone), or None."""
+        found = self._table.get(erasure_record_key(target_id))
+        if found is None:
+            return None
+        return {**found, "progress": json.loads(str(found.get("progress", "{}")))}
+
+    def save_record(self, target_id: str, record: dict[str, Any]) -> None:
+        """Write the erasure's record (its operator's progress; last writer wins: one
+        erasure of a target runs at a time, docs/operations.md#erasure-requests)."""
+        item = {
+            **erasure_record_key(target_id),
+            **{name: value for name, value in record.items() if name != "progress"},
+            "progress": json.dumps(record.get("progress", {}), sort_keys=True),
+        }
+        self._table.client.put_item(TableName=self._table.name, Item=to_attributes(item))
+
+    def add_ids(self, target_id: str, ids: Iterable[str]) -> None:
+        """Remember ids the erasure collected (one small item each, idempotent)."""
+        keys = [erasure_id_key(target_id, found) for found in ids]
+        for start in range(0, len(keys), _BATCH):
+            pending: dict[str, Any] = {
+                self._table.name: [
+                    {"PutRequest": {"Item": to_attributes(key)}}
+                    for key in keys[start : start + _BATCH]
+                ]
+            }
+            while pending:
+                response = self._table.client.batch_write_item(RequestItems=pending)
+                pending = response.get("UnprocessedItems") or {}
+
+    def collected_ids(self, target_id: str) -> set[str]:
+        """The ids ``add_ids`` remembered for ``target_id``."""
+        rows = self._table.query(
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :id)",
+            ExpressionAttributeValues=to_attributes(
+                {":pk": erasure_partition(target_id), ":id": "ID#"}
+            ),
+            ConsistentRead=True,
+        )
+        return {str(row["sk"])[3:] for row in rows}
+
+    def forget_ids(self, target_id: str) -> None:
+        """Delete the remembered ids (the erasure finished)."""
+        ids = self.collected_ids(target_id)
+        self.delete_items(erasure_id_key(target_id, found) for found in ids)
