@@ -96,6 +96,9 @@ class Settings(BaseModel):
         recall_time_budget_ms: how long scoring may take before recall falls
             back to the newest facts (``PINEWORK_RECALL_TIME_BUDGET_MS``,
             docs/reference.md#8-recall).
+        recall_log_retention_days: how many days a recall log entry is kept
+            (``PINEWORK_RECALL_LOG_RETENTION_DAYS``, 1-3650, default 90;
+            docs/reference.md#retention).
         reranker: recall's cross-encoder (``PINEWORK_RERANKER``, docs/reference.md#8-recall):
             ``on`` (default) or ``off`` (the two calibrated stages alone).
         review_queue_name: the review fan-out queue (``PINEWORK_REVIEW_QUEUE_NAME``).
@@ -162,6 +165,7 @@ class Settings(BaseModel):
     dynamodb_endpoint: str | None = None
     s3_endpoint: str | None = None
     recall_time_budget_ms: int = Field(default=2000, ge=1)
+    recall_log_retention_days: int = Field(default=90, ge=1, le=3650)
     reranker: Literal["on", "off"] = "on"
     review_queue_name: str = REVIEW_QUEUE_NAME
     sqs_endpoint: str | None = None
@@ -210,6 +214,7 @@ class Settings(BaseModel):
                 ("dynamodb_endpoint", "PINEWORK_DYNAMODB_ENDPOINT"),
                 ("s3_endpoint", "PINEWORK_S3_ENDPOINT"),
                 ("recall_time_budget_ms", "PINEWORK_RECALL_TIME_BUDGET_MS"),
+                ("recall_log_retention_days", "PINEWORK_RECALL_LOG_RETENTION_DAYS"),
                 ("reranker", "PINEWORK_RERANKER"),
                 ("review_queue_name", "PINEWORK_REVIEW_QUEUE_NAME"),
                 ("sqs_endpoint", "PINEWORK_SQS_ENDPOINT"),

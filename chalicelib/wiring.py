@@ -11,6 +11,7 @@ import functools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -311,7 +312,9 @@ def build_services(
     embedder = embedder or default_embedder()
     routine_store = DynamoDBRoutineRepository(table)
     routines = RoutineService(routine_store, directory, clock)
-    recall_store = DynamoDBRecallRepository(table)
+    recall_store = DynamoDBRecallRepository(
+        table, clock, timedelta(days=settings.recall_log_retention_days)
+    )
     recall_index = DynamoDBRecallIndex(
         table, ids, S3ObjectStore(lambda: s3 or s3_client(settings), settings.bucket_name)
     )

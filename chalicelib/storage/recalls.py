@@ -9,18 +9,20 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from chalicelib.errors import Conflict, RateLimited
-from chalicelib.ids import from_rfc3339, to_rfc3339
+from chalicelib.ids import Clock, SystemClock, from_rfc3339, to_rfc3339
 from chalicelib.models.recall import RecallLogEntry
 from chalicelib.storage import items as convert
 from chalicelib.storage.aws_errors import error_code
 from chalicelib.storage.dynamodb import DynamoDBTable, TransactionCancelled, to_attributes
 from chalicelib.storage.keys import (
+    KV_TTL_ATTRIBUTE,
+    epoch_microseconds,
     recall_counter_key,
     recall_counter_page,
     recall_log_key,
@@ -35,10 +37,27 @@ _SESSION_POSITION = 1
 """Where the session claim sits in the recall's transaction (after the log entry)."""
 
 
-def log_entry_to_item(entry: RecallLogEntry) -> dict[str, Any]:
-    """Return the stored item of a recall log entry (memories as a JSON string)."""
+RECALL_LOG_RETENTION = timedelta(days=90)
+"""How long a recall log entry is kept by default (docs/reference.md#retention;
+``PINEWORK_RECALL_LOG_RETENTION_DAYS``)."""
+SESSION_RETENTION = timedelta(days=2)
+"""How long a run-start session's state is kept: it only answers whether the session had
+a run-start recall in the last 24 hours (docs/reference.md#8-recall)."""
+
+
+def epoch_seconds(moment: datetime) -> int:
+    """Whole epoch seconds of an aware datetime, rounded up (a TTL never ends early)."""
+    return -(-epoch_microseconds(moment) // 1_000_000)
+
+
+def log_entry_to_item(
+    entry: RecallLogEntry, retention: timedelta = RECALL_LOG_RETENTION
+) -> dict[str, Any]:
+    """Return the stored item of a recall log entry (memories as a JSON string), with the
+    table's TTL attribute ``retention`` after the recall (docs/reference.md#retention)."""
     item: dict[str, Any] = {
         **recall_log_key(entry.agent_id, entry.id),
+        KV_TTL_ATTRIBUTE: epoch_seconds(entry.at + retention),
         "entity": "recall",
         "id": entry.id,
         "workspaceId": entry.workspace_id,
@@ -90,6 +109,7 @@ def _session_put(claim: SessionClaim, now: datetime) -> dict[str, Any]:
                 **session_key(claim.agent_id, claim.session_id),
                 "entity": "session",
                 "lastStartRecallAt": to_rfc3339(now),
+                KV_TTL_ATTRIBUTE: epoch_seconds(now + SESSION_RETENTION),
             }
         )
     }
@@ -107,10 +127,21 @@ class DynamoDBRecallRepository:
 
     Args:
         table: the wrapped table.
+        clock: the current time (what the log's retention window is counted from).
+        retention: how long log entries are kept (docs/reference.md#retention): they
+            carry the TTL attribute, and reads skip older ones (DynamoDB deletes expired
+            items up to days late).
     """
 
-    def __init__(self, table: DynamoDBTable) -> None:
+    def __init__(
+        self,
+        table: DynamoDBTable,
+        clock: Clock | None = None,
+        retention: timedelta = RECALL_LOG_RETENTION,
+    ) -> None:
         self._table = table
+        self._clock = clock or SystemClock()
+        self._retention = retention
 
     def session_recalled_at(self, agent_id: str, session_id: str) -> datetime | None:
         """When the session last had a run-start recall, or None."""
@@ -152,7 +183,7 @@ class DynamoDBRecallRepository:
         operations: list[dict[str, Any]] = [
             {
                 "Put": {
-                    "Item": to_attributes(log_entry_to_item(entry)),
+                    "Item": to_attributes(log_entry_to_item(entry, self._retention)),
                     # A new log id never overwrites an entry.
                     "ConditionExpression": "attribute_not_exists(pk)",
                 }
@@ -187,10 +218,14 @@ class DynamoDBRecallRepository:
     def list_log(
         self, agent_id: str, limit: int, after_id: str | None
     ) -> tuple[list[RecallLogEntry], str | None]:
-        """An agent's recall log, newest first; returns the id to continue after."""
+        """An agent's recall log, newest first, without entries past their retention
+        (one key range: ids are ULIDs); returns the id to continue after."""
+        oldest = f"rcl_{ulid_floor(self._clock.now() - self._retention)}"
         request: dict[str, Any] = {
-            "KeyConditionExpression": "pk = :pk",
-            "ExpressionAttributeValues": to_attributes({":pk": recall_log_partition(agent_id)}),
+            "KeyConditionExpression": "pk = :pk AND sk >= :oldest",
+            "ExpressionAttributeValues": to_attributes(
+                {":pk": recall_log_partition(agent_id), ":oldest": oldest}
+            ),
             "ScanIndexForward": False,
             "Limit": limit + 1,
         }
