@@ -35,6 +35,7 @@ from chalicelib.services.access.workspace import WorkspaceService
 from chalicelib.services.idempotency import IdempotencyService
 from chalicelib.services.kv.service import KvLimits, KvService
 from chalicelib.services.lifecycle.erasure import OwnerErasure
+from chalicelib.services.lifecycle.transfer import WorkspaceTransfer
 from chalicelib.services.memory.browse import MemoryBrowser
 from chalicelib.services.memory.day_log import DayLogService
 from chalicelib.services.memory.erase import MemoryErasure
@@ -376,6 +377,11 @@ def build_services(
                 directory,
                 clock,
             ),
+            WorkspaceTransfer(
+                DynamoDBOwnerScan(table, lambda: s3 or s3_client(settings), settings.bucket_name),
+                RecallIndexBackfill(memories, recall_index, directory, clock),
+                clock,
+            ),
         ),
         memories=memory_service,
         erasure=MemoryErasure(
@@ -497,6 +503,18 @@ def build_admin_service(settings: Settings) -> AdminService:
         OwnerErasure(
             DynamoDBOwnerScan(table, lambda: s3_client(settings), settings.bucket_name),
             directory,
+            clock,
+        ),
+        WorkspaceTransfer(
+            DynamoDBOwnerScan(table, lambda: s3_client(settings), settings.bucket_name),
+            RecallIndexBackfill(
+                memories,
+                DynamoDBRecallIndex(
+                    table, ids, S3ObjectStore(lambda: s3_client(settings), settings.bucket_name)
+                ),
+                directory,
+                clock,
+            ),
             clock,
         ),
     )

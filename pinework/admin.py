@@ -316,6 +316,37 @@ class AdminOperations(Protocol):
         """
         ...
 
+    def export(
+        self,
+        kind: Any,
+        target_id: str,
+        write: Callable[[str], object],
+        progress: Callable[[int], None] | None = None,
+        /,
+    ) -> ErasureCounts:
+        """Write an agent or a workspace as JSON Lines, one ``write`` per line.
+
+        Raises:
+            chalicelib.errors.PineworkError: ``invalid_request``.
+        """
+        ...
+
+    def import_file(
+        self,
+        lines: Callable[[], Any],
+        /,
+        *,
+        remap_into: str | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> ErasureCounts:
+        """Load an export (``lines`` is called twice: checks, then writes).
+
+        Raises:
+            chalicelib.errors.PineworkError: ``invalid_request`` (a newer version, a bad
+                line, a truncated file).
+        """
+        ...
+
     def set_review_approval(self, workspace_id: str, value: str, /) -> ConfiguredWorkspace:
         """Set a workspace's ``reviewApproval``.
 
@@ -335,7 +366,7 @@ class AdminOperations(Protocol):
 
 
 class ErasureCounts(Protocol):
-    """What ``erase`` did or would do (``chalicelib...ErasureReport``)."""
+    """What ``erase``, ``export`` or ``import_file`` did (``to_wire``)."""
 
     def to_wire(self) -> dict[str, Any]:
         """The JSON form: ``kind``, ``targetId``, ``dryRun``, ``alreadyErased``,

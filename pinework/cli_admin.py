@@ -7,6 +7,7 @@ commands are in ``pinework.cli_tokens``."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -217,6 +218,76 @@ def admin_erase_workspace(
     """Erase a workspace: every agent and person of it and everything of theirs, its
     key-value account scope and its objects (resumable; a rerun continues)."""
     _erase("workspace", workspace, dry_run, yes, by, as_json)
+
+
+@admin_app.command("export")
+def admin_export(
+    output: Annotated[Path, typer.Option("--output", "-o", help="The file to write.")],
+    workspace: Annotated[
+        str | None, typer.Option("--workspace", help="A whole workspace, wsp_….")
+    ] = None,
+    agent: Annotated[str | None, typer.Option("--agent", help="One agent, agt_….")] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Write a workspace or an agent as versioned JSON Lines (no tokens); streams."""
+    if (workspace is None) == (agent is None):
+        _fail("invalid_request", "give exactly one of --workspace and --agent", as_json)
+    kind, target = ("workspace", workspace) if workspace is not None else ("agent", agent)
+
+    def progress(count: int) -> None:
+        if not as_json:
+            _render.echo(f"{count:,} items written")
+
+    with output.open("w", encoding="utf-8") as handle:
+        result = _admin(
+            as_json,
+            lambda svc: svc.export(
+                kind, str(target), lambda line: handle.write(line + "\n"), progress
+            ).to_wire(),
+        )
+    if not as_json:
+        _render.echo(
+            f"exported {kind} {target} to {output}: {_counted(result['itemCount'], 'item')}, "
+            f"{_counted(result['objects'], 'object')}"
+        )
+
+
+@admin_app.command("import")
+def admin_import(
+    file: Annotated[Path, typer.Argument(help="A file `pinework admin export` wrote.")],
+    into: Annotated[
+        str | None,
+        typer.Option(
+            "--into",
+            help="Give every id a new one, in this workspace (wsp_…); default: ids kept.",
+        ),
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Load an export into this stage: idempotent (a second run changes nothing); a newer
+    format, a bad line or a truncated file writes nothing."""
+    if not file.is_file():
+        _fail("invalid_request", f"no file {file}", as_json)
+
+    def lines() -> Any:
+        with file.open(encoding="utf-8") as handle:
+            yield from handle
+
+    def progress(count: int) -> None:
+        if not as_json:
+            _render.echo(f"{count:,} lines loaded")
+
+    result = _admin(
+        as_json,
+        lambda svc: svc.import_file(lines, remap_into=into, progress=progress).to_wire(),
+    )
+    if not as_json:
+        _render.echo(
+            f"imported {file}: {_counted(result['itemCount'], 'item')} written, "
+            f"{result['alreadyThere']:,} already there, {result['conflicts']:,} conflicts "
+            f"(kept as they were), {_counted(result['objects'], 'object')}"
+            + (f"; workspace {result['workspaceId']}" if result["workspaceId"] else "")
+        )
 
 
 @admin_app.command("backfill-embeddings")

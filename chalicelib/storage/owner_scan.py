@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from botocore.exceptions import ClientError
+
 from chalicelib.storage.aws_errors import S3_THROTTLING, translate_errors
 from chalicelib.storage.dynamodb import DynamoDBTable, from_attributes, to_attributes
 from chalicelib.storage.keys import erasure_id_key, erasure_partition, erasure_record_key
@@ -117,6 +119,45 @@ class DynamoDBOwnerScan:
             )
             deleted += 1
         return deleted
+
+    def get_object(self, key: str) -> bytes | None:
+        """An object's current body, or None when it is missing (export)."""
+        try:
+            response = self._s3().get_object(Bucket=self._bucket, Key=key)
+        except ClientError as error:
+            if error.response["Error"]["Code"] in ("NoSuchKey", "404"):
+                return None
+            raise
+        return bytes(response["Body"].read())
+
+    def current_objects(self, prefix: str) -> list[str]:
+        """The keys of the objects under ``prefix`` (current versions; export)."""
+        keys: list[str] = []
+        paginator = self._s3().get_paginator("list_objects_v2")
+        for page in paginator.paginate(Bucket=self._bucket, Prefix=prefix):
+            keys.extend(str(entry["Key"]) for entry in page.get("Contents", []))
+        return keys
+
+    def put_object(self, key: str, body: bytes) -> None:
+        """Write an object (import): the same body again is a new version of the same."""
+        self._s3().put_object(Bucket=self._bucket, Key=key, Body=body)
+
+    def put_new_item(self, item: dict[str, Any]) -> str:
+        """Write an item unless its key exists (import): ``created``; ``same`` when an
+        identical item is there; ``conflict`` when another item holds the key (it is
+        left as it is)."""
+        try:
+            self._table.client.put_item(
+                TableName=self._table.name,
+                Item=to_attributes(item),
+                ConditionExpression="attribute_not_exists(pk)",
+            )
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+            existing = self._table.get({"pk": item["pk"], "sk": item["sk"]})
+            return "same" if existing == item else "conflict"
+        return "created"
 
     def record(self, target_id: str) -> dict[str, Any] | None:
         """The erasure's record of ``target_id`` (progress or tombstone), or None."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import timedelta
 from typing import Any
 
@@ -31,6 +31,7 @@ from chalicelib.services.lifecycle.erasure import (
     OwnerErasure,
     TargetKind,
 )
+from chalicelib.services.lifecycle.transfer import TransferReport, WorkspaceTransfer
 from chalicelib.services.recall.backfill import BackfillReport, EmbeddingBackfill
 from chalicelib.services.recall.index_backfill import (
     IndexBackfillReport,
@@ -56,6 +57,7 @@ class AdminService:
         recall_index: the recall index backfill (``backfill_recall_index``).
         upgrade: the table upgrade of ``upgrade_table`` (None: not available).
         erasure: erases agents, persons and workspaces (``erase``; None: not available).
+        transfer: exports and imports (``export``, ``import_file``; None: not available).
     """
 
     def __init__(
@@ -67,8 +69,10 @@ class AdminService:
         recall_index: RecallIndexBackfill,
         upgrade: TableUpgrader | None = None,
         erasure: OwnerErasure | None = None,
+        transfer: WorkspaceTransfer | None = None,
     ) -> None:
         self._erasure = erasure
+        self._transfer = transfer
         self._directory = directory
         self._clock = clock
         self._ids = ids
@@ -367,6 +371,43 @@ class AdminService:
         if self._erasure is None:
             raise InvalidRequest("Erasure is not available in this service.")
         return self._erasure.erase(kind, target_id, by=by, dry_run=dry_run, progress=progress)
+
+    def export(
+        self,
+        kind: TargetKind,
+        target_id: str,
+        write: Callable[[str], object],
+        progress: Callable[[int], None] | None = None,
+    ) -> TransferReport:
+        """Write an agent or a workspace as JSON Lines (``WorkspaceTransfer.export``;
+        docs/reference.md#export-and-import).
+
+        Raises:
+            InvalidRequest: not an agent or workspace id, or no transfer configured.
+        """
+        return self._transfer_service().export(kind, target_id, write, progress)
+
+    def import_file(
+        self,
+        lines: Callable[[], Iterable[str]],
+        *,
+        remap_into: str | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> TransferReport:
+        """Load an export (``WorkspaceTransfer.import_file``; docs/reference.md#export-and-import).
+
+        Raises:
+            InvalidRequest: a newer version, a bad line, a truncated file, a bad
+                ``remap_into``, or no transfer configured.
+        """
+        if remap_into is not None and not WORKSPACE_ID.fullmatch(remap_into):
+            raise InvalidRequest(f"{remap_into!r} is not a workspace id (wsp_…).")
+        return self._transfer_service().import_file(lines, remap_into=remap_into, progress=progress)
+
+    def _transfer_service(self) -> WorkspaceTransfer:
+        if self._transfer is None:
+            raise InvalidRequest("Export and import are not available in this service.")
+        return self._transfer
 
     def workspace_exists(self, workspace_id: str) -> bool:
         """True when ``workspace_id`` names a stored workspace."""
