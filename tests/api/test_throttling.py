@@ -110,7 +110,7 @@ def test_a_transaction_cancelled_by_throttling_is_429(
         ("GetItem", "GET", "/memories/{id}", None),
         ("Query", "GET", "/memories", None),
         ("BatchGetItem", "GET", "/memories", None),
-        ("UpdateItem", "POST", "/memories/day", {"line": "second line"}),
+        ("TransactWriteItems", "POST", "/memories/day", {"line": "second line"}),
         ("Query", "POST", "/memories/recall", {"query": "how do I deploy"}),
         ("GetItem", "GET", "/routines", None),
     ],
@@ -358,9 +358,15 @@ def test_a_lasting_transaction_conflict_is_409_conflict(
 
 
 def test_a_write_colliding_with_a_transaction_is_409_conflict(
-    api: Api, world: World, faults: Faults
+    api: Api, world: World, faults: Faults, s3: Any
 ) -> None:
-    assert api.call("POST", "/memories/day", world.agent, {"line": "first"})[0] == 201
+    """A plain write (an erasure's ``UpdateItem`` of an audit record) that meets a
+    transaction on its item is 409 ``conflict``; the erasure run again finishes."""
+    saved = api.call("POST", "/memories", world.agent, {"text": "Deploys need the VPN"})[1]
     faults.fail("TransactionConflictException", operation="UpdateItem")
-    status, body = api.call("POST", "/memories/day", world.agent, {"line": "second"})
+    path = f"/memories/{saved['id']}/erase"
+    status, body = api.call("POST", path, world.person, {"reason": "asked"})
     assert status == 409 and body["error"]["code"] == "conflict"
+    assert api.call("POST", path, world.person, {"reason": "asked"})[0] == 200
+    history = api.call("GET", f"/memories/{saved['id']}/history", world.person)[1]["data"]
+    assert history[0]["after"]["text"] is None  # the create record's text is gone now
