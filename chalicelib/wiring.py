@@ -386,7 +386,10 @@ def build_services(
         memories=memory_service,
         erasure=MemoryErasure(
             memories,
-            DynamoDBMemoryScrub(table, lambda: s3 or s3_client(settings), settings.bucket_name),
+            DynamoDBMemoryScrub(
+                table,
+                DynamoDBOwnerScan(table, lambda: s3 or s3_client(settings), settings.bucket_name),
+            ),
             RecallIndexBackfill(memories, recall_index, directory, clock),
             detector,
             clock,

@@ -12,14 +12,13 @@ erased memory again finishes what an interrupted erasure left.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Collection, Iterator
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
 from chalicelib.models.memory import Memory
 from chalicelib.storage import items as convert
-from chalicelib.storage.aws_errors import S3_THROTTLING, translate_errors
 from chalicelib.storage.dynamodb import DynamoDBTable, to_attributes
 from chalicelib.storage.keys import (
     AUDIT_PREFIX,
@@ -30,9 +29,10 @@ from chalicelib.storage.keys import (
     review_lookup_partition,
     review_partition,
 )
+from chalicelib.storage.owner_scan import DynamoDBOwnerScan
 
 if TYPE_CHECKING:
-    from mypy_boto3_s3 import S3Client
+    pass
 
 REDACTED = "[erased]"
 """What replaces an erased text wherever it was quoted."""
@@ -80,25 +80,12 @@ class DynamoDBMemoryScrub:
 
     Args:
         table: the wrapped table.
-        s3_factory: builds a boto3 S3 client (called at most once).
-        bucket: the stack's bucket.
+        bucket: the stack's bucket, as the owner erasure reads it (versions included).
     """
 
-    def __init__(
-        self,
-        table: DynamoDBTable,
-        s3_factory: Callable[[], S3Client],
-        bucket: str,
-    ) -> None:
+    def __init__(self, table: DynamoDBTable, bucket: DynamoDBOwnerScan) -> None:
         self._table = table
-        self._s3_factory = s3_factory
-        self._s3_client: S3Client | None = None
         self._bucket = bucket
-
-    def _s3(self) -> S3Client:
-        if self._s3_client is None:
-            self._s3_client = translate_errors(self._s3_factory(), S3_THROTTLING)
-        return self._s3_client
 
     def audit_texts(self, memory_id: str) -> set[str]:
         """Every text the memory's audit records hold (each version's text, a day row's
@@ -175,7 +162,7 @@ class DynamoDBMemoryScrub:
         pending = self._partition(pending_partition(memory.workspace_id), f"{memory.agent_id}#")
         changed += sum(self._redact_item(item, quoted) for item in pending)
         prefix = f"reviews/{memory.workspace_id}/{memory.agent_id}/"
-        for key in self._current_keys(prefix):
+        for key in self._bucket.current_objects(prefix):
             changed += self._redact_object(key, quoted)
         return changed
 
@@ -223,31 +210,15 @@ class DynamoDBMemoryScrub:
             return False
         return True
 
-    def _current_keys(self, prefix: str) -> list[str]:
-        keys: list[str] = []
-        for page in (
-            self._s3().get_paginator("list_objects_v2").paginate(Bucket=self._bucket, Prefix=prefix)
-        ):
-            keys.extend(str(entry["Key"]) for entry in page.get("Contents", []))
-        return keys
-
     def _redact_object(self, key: str, texts: tuple[str, ...]) -> int:
-        try:
-            body = self._s3().get_object(Bucket=self._bucket, Key=key)["Body"].read()
-        except ClientError as error:
-            if error.response["Error"]["Code"] in ("NoSuchKey", "404"):
-                return 0
-            raise
+        body = self._bucket.get_object(key)
+        if body is None:
+            return 0
         text = body.decode("utf-8")
         new = redacted(text, texts)
         if new is text:
             return 0
-        self._s3().put_object(
-            Bucket=self._bucket,
-            Key=key,
-            Body=new.encode("utf-8"),
-            ContentType="application/json",
-        )
+        self._bucket.put_object(key, new.encode("utf-8"))
         self.purge_versions(key, keep_current=True)
         return 1
 
@@ -255,21 +226,10 @@ class DynamoDBMemoryScrub:
         """Delete object versions under ``prefix``: every version and delete marker, or
         with ``keep_current`` all but each live object's current version. Returns how
         many versions went."""
-        deleted = 0
-        paginator = self._s3().get_paginator("list_object_versions")
-        for page in paginator.paginate(Bucket=self._bucket, Prefix=prefix):
-            entries = [*page.get("Versions", []), *page.get("DeleteMarkers", [])]
-            markers = {str(entry["Key"]) for entry in page.get("DeleteMarkers", [])}
-            for entry in entries:
-                key = str(entry["Key"])
-                live = entry.get("IsLatest") and key not in markers and "Size" in entry
-                if keep_current and live:
-                    continue
-                self._s3().delete_object(
-                    Bucket=self._bucket, Key=key, VersionId=str(entry["VersionId"])
-                )
-                deleted += 1
-        return deleted
+        versions = self._bucket.object_versions(prefix)
+        if keep_current:
+            versions = [version for version in versions if not version.is_live]
+        return self._bucket.delete_versions(versions)
 
     def purge_exports(self, workspace_id: str) -> int:
         """Delete every cached export of the workspace (all versions): an export made

@@ -31,11 +31,13 @@ _BATCH = 25
 
 @dataclass(frozen=True)
 class ObjectVersion:
-    """One version (or delete marker) of an object: key, version id, bytes (0 for a marker)."""
+    """One version (or delete marker) of an object: key, version id, bytes (0 for a
+    marker), and whether it is the object's current, readable version."""
 
     key: str
     version_id: str
     size: int
+    is_live: bool = False
 
 
 class DynamoDBOwnerScan:
@@ -103,7 +105,12 @@ class DynamoDBOwnerScan:
         for page in paginator.paginate(Bucket=self._bucket, Prefix=prefix):
             for entry in page.get("Versions", []):
                 found.append(
-                    ObjectVersion(str(entry["Key"]), str(entry["VersionId"]), int(entry["Size"]))
+                    ObjectVersion(
+                        str(entry["Key"]),
+                        str(entry["VersionId"]),
+                        int(entry["Size"]),
+                        bool(entry.get("IsLatest")),
+                    )
                 )
             for marker in page.get("DeleteMarkers", []):
                 found.append(ObjectVersion(str(marker["Key"]), str(marker["VersionId"]), 0))
@@ -139,7 +146,8 @@ class DynamoDBOwnerScan:
         return keys
 
     def put_object(self, key: str, body: bytes) -> None:
-        """Write an object (import): the same body again is a new version of the same."""
+        """Write an object (import; an erasure's rewritten report): the same body again
+        is a new version of the same."""
         self._s3().put_object(Bucket=self._bucket, Key=key, Body=body)
 
     def put_new_item(self, item: dict[str, Any]) -> str:
