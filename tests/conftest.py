@@ -56,6 +56,14 @@ def s3(aws: None) -> Any:
 
 
 @pytest.fixture
+def versioned(s3: Any) -> Any:
+    """The test bucket versioned, as the stacks create it (infra/protection.py): an
+    erasure must delete every version."""
+    s3.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
+    return s3
+
+
+@pytest.fixture
 def clock() -> FixedClock:
     """A clock fixed at 2026-11-30T12:00:00Z; tests move it."""
     return FixedClock(START)

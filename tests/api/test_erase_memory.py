@@ -45,13 +45,6 @@ def erase(api: Api, world: World, memory_id: str, reason: str = "asked by the da
     return api.call("POST", f"/memories/{memory_id}/erase", world.person, {"reason": reason})
 
 
-@pytest.fixture
-def versioned(s3: Any) -> Any:
-    """The bucket versioned, as the stacks create it (infra/protection.py)."""
-    s3.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
-    return s3
-
-
 def test_an_erased_fact_leaves_no_trace_but_its_tombstone(
     api: Api,
     world: World,

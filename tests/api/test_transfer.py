@@ -15,16 +15,10 @@ from chalicelib.errors import InvalidRequest
 from chalicelib.ids import FixedClock
 from chalicelib.settings import Settings
 from infra.tables import create_table
-from tests.api.test_erase_completeness import seed
-from tests.helpers import BUCKET, Api, World
+from tests.helpers import Api, World
+from tests.lifecycle_seed import seed
 
 SECOND = "pinework-second"
-
-
-@pytest.fixture
-def versioned(s3: Any) -> Any:
-    s3.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
-    return s3
 
 
 @pytest.fixture
