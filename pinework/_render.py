@@ -169,6 +169,9 @@ def memory_block(memory: Memory) -> str:
         ("task", memory.task_key),
         ("saved by agent", memory.saved_by_agent_id),
         ("edited by person", memory.edited_by_person_id),
+        ("erased by", memory.erased_by),
+        ("erased at", memory.erased_at),
+        ("erase reason", memory.erase_reason),
         ("recall count", memory.recall_count),
         ("last recalled at", memory.last_recalled_at),
         ("created at", memory.created_at),
@@ -195,6 +198,9 @@ def audit_row(record: AuditRecord) -> str:
     line = f"{_value(record.at)}  {record.action:<10}  {actor}"
     if record.reason:
         line = f"{line}  reason={record.reason}"
+    appended = record.after.get("line") if isinstance(record.after, dict) else None
+    if record.action == "append" and appended:
+        line = f"{line}\n    line: {appended}"
     if record.evidence:
         line = f"{line}\n    evidence: {record.evidence.replace(chr(10), ' ⏎ ')}"
     return line

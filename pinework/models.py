@@ -174,8 +174,12 @@ class AuditRecord(WireModel):
         actor_id: who did it.
         at: when (UTC).
         reason: the reason given, if any.
-        before: the memory before the change; ``None`` on creation.
-        after: the memory after the change.
+        before: the memory before the change; ``None`` on creation and on a day line's
+            ``append``. A plain dict where it is not a whole memory: after an erasure
+            its ``text`` is null (docs/reference.md#erasing-a-memory).
+        after: the memory after the change; for an ``append``, a dict
+            ``{"object": "dayLine", "line", "runId", "taskKey"}``
+            (docs/reference.md#day-line-history).
         evidence: on a fact's ``create``, the excerpt the save carried to support it.
     """
 
@@ -187,8 +191,9 @@ class AuditRecord(WireModel):
     actor_id: str | None = None
     at: dt.datetime
     reason: str | None = None
-    before: Memory | None = None
-    after: Memory | None = None
+    # a whole memory where the record holds one, else the dict as sent
+    before: Memory | dict[str, Any] | None = Field(default=None, union_mode="left_to_right")
+    after: Memory | dict[str, Any] | None = Field(default=None, union_mode="left_to_right")
     evidence: str | None = None
 
 

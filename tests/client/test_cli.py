@@ -475,3 +475,48 @@ def test_nothing_to_recall_for_names_the_cli_options(runner: CliRunner, fake_api
     fake_api.on("POST", "/memories/recall", 400, other)
     result = invoke(runner, "memory", "recall", "--query", "x" * 4001)
     assert "With the CLI" not in result.stderr
+
+
+def test_history_shows_appended_lines_and_erased_records(
+    runner: CliRunner, fake_api: FakeApi
+) -> None:
+    """docs/reference.md#day-line-history and #erasing-a-memory: an ``append`` record's
+    ``after`` is a day line, an erased memory's records have null texts."""
+    redacted = {**memory_json(), "text": None}
+    history = {
+        "object": "list",
+        "data": [
+            {
+                "object": "audit",
+                "id": "aud_1",
+                "memoryId": MEMORY_ID,
+                "action": "append",
+                "actorType": "agent",
+                "actorId": "agt_1",
+                "at": "2026-01-02T08:00:00Z",
+                "reason": None,
+                "before": None,
+                "after": {"object": "dayLine", "line": "08:00 ran the tests", "runId": None},
+            },
+            {
+                "object": "audit",
+                "id": "aud_2",
+                "memoryId": MEMORY_ID,
+                "action": "erase",
+                "actorType": "person",
+                "actorId": "usr_1",
+                "at": "2026-01-02T09:00:00Z",
+                "reason": "asked",
+                "before": redacted,
+                "after": {**memory_json(status="erased", text=""), "eraseReason": "asked"},
+            },
+        ],
+        "nextToken": None,
+    }
+    fake_api.on("GET", f"/memories/{MEMORY_ID}/history", 200, history)
+
+    result = invoke(runner, "memory", "history", MEMORY_ID)
+
+    assert result.exit_code == 0, result.output
+    assert "line: 08:00 ran the tests" in result.stdout
+    assert "erase" in result.stdout and "reason=asked" in result.stdout
