@@ -59,7 +59,7 @@ def test_an_erased_fact_leaves_no_trace_but_its_tombstone(
     monkeypatch.setattr(recall_index, "SEGMENT_BYTES", 2_000)
     monkeypatch.setattr(recall_index, "VOLUME_BYTES", 8_000)
     wired.admin.set_review_approval(world.workspace_id, "required")
-    for number in range(30):
+    for number in range(60):
         save(api, world, f"The build cache for service {number} lives in region eu-west-{number}")
     target = save(api, world, SECRET_V1, evidence=f"tool said: {SECRET_V1}")
     status, edited = api.call(
@@ -71,6 +71,8 @@ def test_an_erased_fact_leaves_no_trace_but_its_tombstone(
         status, body = api.call("POST", "/memories/recall", world.agent, {"query": "payroll"})
         assert status == 200, body
     assert target["id"] in {item["memory"]["id"] for item in body["memories"]}
+    volumes = versioned.list_objects_v2(Bucket=BUCKET, Prefix="recall-index/")
+    assert volumes.get("KeyCount", 0) >= 1  # the fact's entry sits in an S3 volume
     report = review(api, world)  # a pending merge quoting both texts
     assert report["status"] == "pending"
     export_key = f"exports/{world.workspace_id}/exp_1.jsonl"
