@@ -7,9 +7,10 @@ with its creation time, so ids sort by creation time.
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 ULID_PATTERN = "[0-9A-HJKMNP-TV-Z]{26}"
 MEMORY_ID = re.compile(rf"^mem_{ULID_PATTERN}$")
@@ -57,6 +58,11 @@ class FixedClock:
 class IdFactory:
     """Makes prefixed ULID ids whose time part comes from the injected clock.
 
+    Ids made by one process in one millisecond are strictly increasing (the ULID
+    spec's monotonic mode: the random part of the previous id plus one), so the
+    audit records of one memory written in the same millisecond keep the order they
+    were written in (docs/reference.md#audit-records: history and Undo read that order).
+
     Args:
         clock: the clock whose time starts each ULID.
     """
@@ -66,11 +72,58 @@ class IdFactory:
 
     def new(self, prefix: str) -> str:
         """Return ``f"{prefix}_{ULID}"``, e.g. ``mem_01JD…`` (26 ULID characters)."""
-        # python-ulid reads its own package metadata when imported (~20 ms of every
-        # cold start); only requests that write pay it, on their first id.
-        from ulid import ULID
+        return f"{prefix}_{_generator().generate(self._clock.now())}"
 
-        return f"{prefix}_{ULID.from_datetime(self._clock.now())}"
+
+@functools.cache
+def _generator() -> Any:
+    """The process's one ULID generator, monotonic per millisecond (``_PerMillisecond``).
+
+    Its own, not python-ulid's module default, which any ``ULID.from_datetime`` call
+    elsewhere would move to another millisecond. python-ulid reads its own package
+    metadata when imported (~20 ms of every cold start); only requests that write pay
+    it, on their first id.
+    """
+    from ulid import ULIDGenerator
+
+    return ULIDGenerator(policy=_PerMillisecond())
+
+
+class _PerMillisecond:
+    """python-ulid's monotonicity policy, kept per millisecond: the next id of a
+    millisecond seen lately is the previous one's random part plus one, even when ids
+    of other milliseconds were made in between (clocks of other tests, backdated ids).
+
+    Remembers the last ``_REMEMBERED`` milliseconds; 2**80 ids of one millisecond
+    exhausted start a fresh random part. Called under the generator's lock.
+    """
+
+    def __init__(self) -> None:
+        self._last: dict[int, bytes] = {}
+
+    def resolve_randomness(self, timestamp: int, randomness_source: Any) -> bytes:
+        """The random part (10 bytes) of the next id of ``timestamp`` (milliseconds)."""
+        previous = self._last.pop(timestamp, None)
+        if previous is None or previous == b"\xff" * 10:
+            randomness: bytes = randomness_source(timestamp)
+        else:
+            randomness = (int.from_bytes(previous, "big") + 1).to_bytes(10, "big")
+        self._last[timestamp] = randomness
+        if len(self._last) > _REMEMBERED:
+            del self._last[next(iter(self._last))]  # the least recently used
+        return randomness
+
+
+_REMEMBERED = 256
+
+
+def ulid_floor(moment: datetime) -> str:
+    """The smallest ULID of ``moment``'s millisecond: its 10-character time part, then
+    16 zeros. Made without any generator, so it never disturbs the ids' order."""
+    from ulid import ULID
+
+    milliseconds = int(moment.timestamp() * 1000)
+    return str(ULID.from_bytes(milliseconds.to_bytes(6, "big") + bytes(10)))
 
 
 def to_rfc3339(moment: datetime) -> str:

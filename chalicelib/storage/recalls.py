@@ -15,7 +15,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from chalicelib.errors import Conflict, RateLimited
-from chalicelib.ids import Clock, SystemClock, from_rfc3339, to_rfc3339
+from chalicelib.ids import Clock, SystemClock, from_rfc3339, to_rfc3339, ulid_floor
 from chalicelib.models.recall import RecallLogEntry
 from chalicelib.storage import items as convert
 from chalicelib.storage.aws_errors import error_code
@@ -253,13 +253,6 @@ class DynamoDBRecallRepository:
             ExpressionAttributeNames={"#at": "at"},
         )
         return [from_rfc3339(item["at"]) for item in items]
-
-
-def ulid_floor(moment: datetime) -> str:
-    """The smallest ULID of ``moment``'s millisecond (its time part, then zeros)."""
-    from ulid import ULID  # on first use: its import costs every cold start (chalicelib/ids.py)
-
-    return str(ULID.from_datetime(moment))[:10] + "0" * 16
 
 
 def count_recall_update(
