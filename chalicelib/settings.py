@@ -155,6 +155,13 @@ class Settings(BaseModel):
             exists, else ``s3``).
         model_dir: where ``s3`` keeps the downloaded weights (``PINEWORK_MODEL_DIR``,
             default ``/tmp/pinework-models``: Lambda's only writable folder).
+        hash_secret: the hash secret itself (``PINEWORK_HASH_SECRET``: one string of 32+
+            characters or ``{"current": …, "previous": […]}``); the local server's and
+            the tests' way (docs/reference.md#keyed-hashes-of-personal-data).
+        hash_secret_arn: the Secrets Manager secret holding it
+            (``PINEWORK_HASH_SECRET_ARN``, the stack's ``HashSecretArn``); the deployed way.
+        hash_secret_required: on Lambda (``AWS_LAMBDA_FUNCTION_NAME`` set) a digest with
+            neither of the two is refused instead of using the development secret.
     """
 
     model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
@@ -189,6 +196,9 @@ class Settings(BaseModel):
     kv_account_max_bytes: int = Field(default=KV_ACCOUNT_MAX_BYTES, ge=0)
     model_source: Literal["auto", "s3", "local"] = "auto"
     model_dir: str = Field(default=DEFAULT_MODEL_DIR, min_length=1)
+    hash_secret: str | None = Field(default=None, repr=False)
+    hash_secret_arn: str | None = None
+    hash_secret_required: bool = False
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -238,6 +248,8 @@ class Settings(BaseModel):
                 ("kv_account_max_bytes", "PINEWORK_KV_ACCOUNT_MAX_BYTES"),
                 ("model_source", "PINEWORK_MODEL_SOURCE"),
                 ("model_dir", "PINEWORK_MODEL_DIR"),
+                ("hash_secret", "PINEWORK_HASH_SECRET"),
+                ("hash_secret_arn", "PINEWORK_HASH_SECRET_ARN"),
             )
         )
         for field, name in names.items():
@@ -245,6 +257,8 @@ class Settings(BaseModel):
                 values[field] = env[name]
         if env.get("AWS_LAMBDA_FUNCTION_NAME") and "model_source" not in values:
             values["model_source"] = "s3"  # Lambda's code has no models/ (not in the zip)
+        if env.get("AWS_LAMBDA_FUNCTION_NAME"):
+            values["hash_secret_required"] = "true"
         region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
         if region:
             values["region"] = region

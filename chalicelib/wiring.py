@@ -33,6 +33,7 @@ from chalicelib.services.access.auth import AuthService
 from chalicelib.services.access.sessions import DashboardSessions
 from chalicelib.services.access.workspace import WorkspaceService
 from chalicelib.services.idempotency import IdempotencyService
+from chalicelib.services.keyed_hash import DEVELOPMENT_SECRETS, HashSecrets, KeyedHash
 from chalicelib.services.kv.service import KvLimits, KvService
 from chalicelib.services.lifecycle.erasure import OwnerErasure
 from chalicelib.services.lifecycle.transfer import WorkspaceTransfer
@@ -55,10 +56,11 @@ from chalicelib.services.review.routines import RoutineService
 from chalicelib.services.review.rule_reviewer import Reviewer, RuleReviewer
 from chalicelib.services.review.service import ReviewService
 from chalicelib.services.text import SecretFinder
-from chalicelib.settings import Settings
+from chalicelib.settings import Settings, SettingsError
 from chalicelib.storage.directory import DynamoDBDirectoryRepository
 from chalicelib.storage.dynamodb import DynamoDBTable
 from chalicelib.storage.erasure import DynamoDBMemoryScrub
+from chalicelib.storage.hash_secret import SecretsManagerSecret
 from chalicelib.storage.keys import RERANKER_WEIGHTS_OBJECT
 from chalicelib.storage.kv import DynamoDBKvRepository, S3ObjectStore
 from chalicelib.storage.memories import DynamoDBMemoryRepository
@@ -147,6 +149,33 @@ def s3_client(settings: Settings) -> S3Client:
             s3={"addressing_style": "path" if settings.s3_endpoint else "auto"},
         ),
     )
+
+
+def keyed_hash(settings: Settings) -> KeyedHash:
+    """The keyed digests of personal data in keys (docs/reference.md#keyed-hashes-of-personal-data):
+    under ``PINEWORK_HASH_SECRET`` when set, else the Secrets Manager secret of
+    ``PINEWORK_HASH_SECRET_ARN``, else (outside Lambda only) the development secret.
+    The secret is read on the first digest; a Lambda with neither setting refuses it
+    (``SettingsError``, a 500 the operator's logs name)."""
+    if settings.hash_secret:
+        value = settings.hash_secret
+        return KeyedHash(lambda: HashSecrets.parse(value))
+    if settings.hash_secret_arn:
+        secret = SecretsManagerSecret(
+            lambda: boto3.client("secretsmanager", region_name=settings.region),
+            settings.hash_secret_arn,
+        )
+        return KeyedHash(lambda: HashSecrets.parse(secret.read()))
+    if settings.hash_secret_required:
+
+        def refuse() -> HashSecrets:
+            raise SettingsError(
+                "PINEWORK_HASH_SECRET_ARN is not set: the stack's HashSecretArn output "
+                "must be in the function's environment (docs/operations.md#deploy)"
+            )
+
+        return KeyedHash(refuse)
+    return KeyedHash(lambda: DEVELOPMENT_SECRETS)
 
 
 def sqs_client(settings: Settings) -> SQSClient:
@@ -306,6 +335,7 @@ def build_services(
     """
     clock = clock or SystemClock()
     ids = IdFactory(clock)
+    digests = keyed_hash(settings)
     table = DynamoDBTable(client or dynamodb_client(settings), settings.table_name)
     memories = DynamoDBMemoryRepository(table)
     directory = DynamoDBDirectoryRepository(table)
@@ -381,7 +411,9 @@ def build_services(
                 DynamoDBOwnerScan(table, lambda: s3 or s3_client(settings), settings.bucket_name),
                 RecallIndexBackfill(memories, recall_index, directory, clock),
                 clock,
+                digests,
             ),
+            digests,
         ),
         memories=memory_service,
         erasure=MemoryErasure(
@@ -404,6 +436,7 @@ def build_services(
             detector,
             clock,
             kv_limits(settings),
+            digests,
         ),
         routines=routines,
         reviews=reviews,
@@ -489,6 +522,7 @@ def build_admin_service(settings: Settings) -> AdminService:
     memories = DynamoDBMemoryRepository(table)
     directory = DynamoDBDirectoryRepository(table)
     ids = IdFactory(clock)
+    digests = keyed_hash(settings)
     return AdminService(
         directory,
         clock,
@@ -519,5 +553,7 @@ def build_admin_service(settings: Settings) -> AdminService:
                 clock,
             ),
             clock,
+            digests,
         ),
+        digests,
     )

@@ -39,6 +39,7 @@ _KEPT = (
     "QueueUrl",
     "QueueName",
     "modelId",
+    "SecretId",
 )
 
 

@@ -56,6 +56,7 @@ ENVIRONMENT_FROM_OUTPUTS = {
     "PINEWORK_REVIEWER": "Reviewer",
     "PINEWORK_BEDROCK_MODEL_ID": "BedrockModelId",
     "PINEWORK_METRICS_NAMESPACE": "MetricsNamespace",
+    "PINEWORK_HASH_SECRET_ARN": "HashSecretArn",
 }
 """Environment variable -> the resources stack's output that gives its value."""
 OPERATIONS_FROM_OUTPUTS = (

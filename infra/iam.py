@@ -254,6 +254,9 @@ def grants(function: str) -> list[Grant]:
             # Model weights too large for the zip (the recall reranker's), read once per
             # container into /tmp; the deploys upload them (docs/operations.md#reranker-weights).
             Grant("ModelWeights", ("s3:GetObject",), (_objects(MODEL_OBJECT_PREFIX),)),
+            # The keyed digests' secret, read once per container on the first digest
+            # (docs/reference.md#keyed-hashes-of-personal-data).
+            Grant("HashSecret", ("secretsmanager:GetSecretValue",), ({"Ref": "HashSecret"},)),
             _SEND_REVIEWS,
             _logs(function),
             _kms(),

@@ -57,6 +57,8 @@ class Stack:
         ``Reviewer`` and ``BedrockModelId``. log_groups: function -> log group name.
         kms_key, existing_table, index_level: the parameters ``KmsKeyArn``,
         ``ExistingTableName`` and ``TableIndexLevel`` (``infra/protection.py``).
+        hash_secret: the hash secret's name (its ARN adds a random suffix, which the
+        ``HashSecret`` reference matches with ``-*``).
     """
 
     table: str
@@ -72,6 +74,7 @@ class Stack:
     kms_key: str = ""
     existing_table: str = ""
     index_level: int = upgrade.FULL_LEVEL
+    hash_secret: str = "pinework-hash-secret"
 
     def refs(self) -> dict[str, str]:
         """``Ref`` values: parameters, pseudo parameters, resources."""
@@ -85,6 +88,9 @@ class Stack:
             "ReviewQueue": f"https://sqs.{self.region}.amazonaws.com/{self.account}/{self.queue}",
             "Reviewer": self.reviewer,
             "BedrockModelId": self.model,
+            "HashSecret": (
+                f"arn:aws:secretsmanager:{self.region}:{self.account}:secret:{self.hash_secret}-*"
+            ),
             KMS_KEY_ARN: self.kms_key,
             EXISTING_TABLE_NAME: self.existing_table,
             BACKUP_PLAN: "off",
@@ -297,8 +303,18 @@ def _bedrock_permissions(call: AwsCall, account: str) -> list[Permission] | None
     return None
 
 
+def _secrets_permissions(call: AwsCall, account: str) -> list[Permission] | None:
+    if call.operation != "GetSecretValue":
+        return None
+    secret = str(call.params["SecretId"])
+    if not secret.startswith("arn:"):
+        secret = f"arn:aws:secretsmanager:{call.region}:{account}:secret:{secret}"
+    return [_needs(call, "secretsmanager:GetSecretValue", secret)]
+
+
 _PERMISSIONS_BY_SERVICE: dict[str, Callable[[AwsCall, str], list[Permission] | None]] = {
     "dynamodb": _dynamodb_permissions,
+    "secretsmanager": _secrets_permissions,
     "s3": _s3_permissions,
     "sqs": _sqs_permissions,
     "bedrock-runtime": _bedrock_permissions,

@@ -39,6 +39,7 @@ os.environ.setdefault("PINEWORK_LOG_FORMAT", "text")
 import fcntl
 import json
 import logging
+import secrets
 import signal
 import socket
 import sys
@@ -377,6 +378,18 @@ def _embedded_s3(endpoint: str) -> S3Client:
     )
 
 
+def _hash_secret(data_dir: Path) -> str:
+    """The data folder's hash secret, made at its first start (64 URL-safe characters in
+    ``hash-secret``, readable by its owner only); the admin commands read it too
+    (``pinework.admin.admin_settings``)."""
+    path = data_dir / "hash-secret"
+    if not path.is_file():
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+            file.write(secrets.token_urlsafe(48) + "\n")
+    return path.read_text(encoding="utf-8").strip()
+
+
 def _ensure_bucket(endpoint: str) -> None:
     """Create the bucket for large key-value values unless the journal already did."""
     s3 = _embedded_s3(endpoint)
@@ -504,6 +517,8 @@ def main() -> None:
     os.environ["PINEWORK_BUCKET_NAME"] = BUCKET
     os.environ["PINEWORK_S3_ENDPOINT"] = endpoint  # moto's server serves S3 too
     os.environ["PINEWORK_DEMO_FILE"] = str((data_dir / "demo.json").resolve())  # sign-in hint
+    # this data folder's own hash secret (docs/reference.md#keyed-hashes-of-personal-data)
+    os.environ.setdefault("PINEWORK_HASH_SECRET", _hash_secret(data_dir))
     # Model weights come from the embedded bucket, as on Lambda, kept in the data folder.
     os.environ.setdefault("PINEWORK_MODEL_SOURCE", "s3")
     os.environ.setdefault("PINEWORK_MODEL_DIR", str((data_dir / "models").resolve()))

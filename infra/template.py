@@ -217,6 +217,16 @@ BUCKET_CHECKOV_SKIPS = [
     )
 ]
 """checkov's findings on the bucket that stand, and why."""
+HASH_SECRET_CHECKOV_SKIPS = [
+    (
+        "CKV_AWS_149",
+        "Encrypted with Secrets Manager's AWS-managed key: only the API function's role "
+        "may read it (GetSecretValue on this ARN alone), and a customer key would add a "
+        "KMS grant to every deploy without narrowing who reads it "
+        "(docs/reference.md#keyed-hashes-of-personal-data).",
+    )
+]
+"""checkov's findings on the hash secret that stand, and why."""
 
 
 def storage_resources(queue_name: Any) -> dict[str, Any]:
@@ -251,6 +261,24 @@ def storage_resources(queue_name: Any) -> dict[str, Any]:
             "Properties": bucket_properties(),
         },
         **protection.bucket_policy(),
+        # The keyed digests' secret (docs/reference.md#keyed-hashes-of-personal-data): made
+        # here, never shown; kept with the table, whose e-mail claims it keys.
+        "HashSecret": {
+            "Type": "AWS::SecretsManager::Secret",
+            **protection.RETAINED,
+            "Metadata": checkov_skips(HASH_SECRET_CHECKOV_SKIPS),
+            "Properties": {
+                "Description": {
+                    "Fn::Sub": "Pinework ${AWS::StackName}: keyed digests of personal data"
+                },
+                "GenerateSecretString": {
+                    "SecretStringTemplate": '{"previous": []}',
+                    "GenerateStringKey": "current",
+                    "PasswordLength": 64,
+                    "ExcludePunctuation": True,
+                },
+            },
+        },
         **review_queue_resources(queue_name),
         **protection.backup_resources(),
     }
@@ -356,6 +384,7 @@ def environment() -> dict[str, Any]:
         "PINEWORK_REVIEWER": {"Ref": "Reviewer"},
         "PINEWORK_BEDROCK_MODEL_ID": {"Ref": "BedrockModelId"},
         "PINEWORK_METRICS_NAMESPACE": {"Fn::Sub": "Pinework/${AWS::StackName}"},
+        "PINEWORK_HASH_SECRET_ARN": {"Ref": "HashSecret"},
     }
 
 
@@ -436,6 +465,7 @@ def package_fragment() -> dict[str, Any]:
         "Outputs": {
             "TableName": {"Value": protection.TABLE_NAME},
             "BucketName": {"Value": {"Ref": "LargeObjectBucket"}},
+            "HashSecretArn": {"Value": {"Ref": "HashSecret"}},
             "ReviewQueueUrl": {"Value": {"Ref": "ReviewQueue"}},
             "ReviewDeadLetterQueueUrl": {"Value": {"Ref": "ReviewDeadLetterQueue"}},
             **protection.FANOUT_FAILURE_OUTPUTS,
@@ -545,6 +575,7 @@ def resources_stack() -> dict[str, Any]:
         "Outputs": {
             "TableName": {"Value": protection.TABLE_NAME},
             "BucketName": {"Value": {"Ref": "LargeObjectBucket"}},
+            "HashSecretArn": {"Value": {"Ref": "HashSecret"}},
             "ReviewQueueName": {"Value": {"Fn::GetAtt": ["ReviewQueue", "QueueName"]}},
             "ReviewDeadLetterQueueName": {
                 "Value": {"Fn::GetAtt": ["ReviewDeadLetterQueue", "QueueName"]}

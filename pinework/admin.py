@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, MutableMapping
+from pathlib import Path
 from typing import Any, Protocol
 
 from chalicelib.settings import DEFAULT_LOCAL_DYNAMODB_ENDPOINT, Settings
@@ -37,6 +38,8 @@ AWS_ENDPOINT_SENTINEL = "aws"
 _ENDPOINT_VARIABLE = "PINEWORK_DYNAMODB_ENDPOINT"
 _S3_ENDPOINT_VARIABLE = "PINEWORK_S3_ENDPOINT"
 _BUCKET_VARIABLE = "PINEWORK_BUCKET_NAME"
+_HASH_SECRET = "PINEWORK_HASH_SECRET"
+_HASH_SECRET_ARN = "PINEWORK_HASH_SECRET_ARN"
 
 
 class CreatedWorkspace(Protocol):
@@ -224,6 +227,14 @@ class AdminOperations(Protocol):
         """
         ...
 
+    def rehash_emails(self) -> dict[str, int]:
+        """Move every live person's e-mail claim to the current hash secret's digest.
+
+        Returns:
+            ``{persons, rekeyed, taken}``.
+        """
+        ...
+
     def upgrade_table(self) -> UpgradeCounts:
         """Upgrade a table written before the dashboard, once: list every agent under
         its workspace and index every memory for the dashboard. Safe to rerun.
@@ -395,7 +406,11 @@ def admin_settings(environ: Mapping[str, str] | None = None) -> Settings:
     embedded stack answers both), so ``PINEWORK_S3_ENDPOINT`` defaults to it there;
     against AWS, ``PINEWORK_BUCKET_NAME`` must name the stack's bucket (its
     ``BucketName`` output): the recall index keeps volumes there
-    (docs/issues.md#issue-23-item-2), and a default name would be someone else's bucket.
+    (docs/issues.md#issue-23-item-2), and a default name would be someone else's bucket;
+    ``PINEWORK_HASH_SECRET_ARN`` must name the stack's hash secret there too. Locally,
+    ``PINEWORK_HASH_SECRET`` defaults to the local server's
+    (``$PINEWORK_DATA_DIR/hash-secret``, else ``.pinework-local/hash-secret`` under the
+    current folder; docs/reference.md#keyed-hashes-of-personal-data).
 
     Args:
         environ: the variables to read; ``os.environ`` when omitted. Not modified.
@@ -406,7 +421,7 @@ def admin_settings(environ: Mapping[str, str] | None = None) -> Settings:
     Raises:
         pydantic.ValidationError: a variable holds a value of the wrong type.
         ValueError: ``PINEWORK_DYNAMODB_PORT`` is set but is not a port number, or
-            ``PINEWORK_BUCKET_NAME`` is missing against AWS.
+            ``PINEWORK_BUCKET_NAME`` or ``PINEWORK_HASH_SECRET_ARN`` is missing against AWS.
     """
     env = dict(os.environ if environ is None else environ)
     endpoint = env.get(_ENDPOINT_VARIABLE, "").strip()
@@ -416,6 +431,13 @@ def admin_settings(environ: Mapping[str, str] | None = None) -> Settings:
             raise ValueError(
                 f"{_BUCKET_VARIABLE} must name the stack's bucket (its BucketName output) "
                 f"when {_ENDPOINT_VARIABLE}=aws."
+            )
+        if not (env.get(_HASH_SECRET_ARN, "").strip() or env.get(_HASH_SECRET, "").strip()):
+            # a person's e-mail claim made under another secret than the service's
+            # would let the same address in twice
+            raise ValueError(
+                f"{_HASH_SECRET_ARN} must name the stack's hash secret (its HashSecretArn "
+                f"output) when {_ENDPOINT_VARIABLE}=aws."
             )
         return Settings.from_env(env)
     if not endpoint:
@@ -430,6 +452,11 @@ def admin_settings(environ: Mapping[str, str] | None = None) -> Settings:
         )
     if not env.get(_S3_ENDPOINT_VARIABLE, "").strip():
         env[_S3_ENDPOINT_VARIABLE] = env[_ENDPOINT_VARIABLE].strip()
+    if not env.get(_HASH_SECRET, "").strip():
+        # the local server's own secret (infra/local_server.py writes it at first start)
+        secret_file = Path(env.get("PINEWORK_DATA_DIR") or ".pinework-local") / "hash-secret"
+        if secret_file.is_file():
+            env[_HASH_SECRET] = secret_file.read_text(encoding="utf-8").strip()
     return Settings.from_env(env)
 
 

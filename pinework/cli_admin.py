@@ -380,6 +380,18 @@ def admin_set_review_approval(
         _render.echo(f"workspace {result['id']}: reviewApproval {result['reviewApproval']}")
 
 
+@admin_app.command("rehash-emails")
+def admin_rehash_emails(as_json: JsonFlag = False) -> None:
+    """After a new hash secret: move every person's e-mail claim to its digest (scans
+    the table; safe to rerun; docs/operations.md#rotating-the-hash-secret)."""
+    result = _admin(as_json, lambda svc: svc.rehash_emails())
+    if not as_json:
+        _render.echo(
+            f"{result['persons']} persons: {result['rekeyed']} claims under the current "
+            f"secret, {result['taken']} held by another person (left as they are)"
+        )
+
+
 @admin_app.command("upgrade-table")
 def admin_upgrade_table(as_json: JsonFlag = False) -> None:
     """Once, after upgrading a table written before the dashboard: list every agent

@@ -9,7 +9,7 @@ and deleted together in one transaction.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -119,6 +119,54 @@ class DynamoDBDirectoryRepository:
         ):
             yield convert.agent_from_item(item)
 
+    def all_persons(self) -> Iterator[Person]:
+        """Every person of the table, removed ones too, in no order: a Scan of the whole
+        table filtered on ``entity = person`` (``pinework admin rehash-emails``; an
+        operator command's read, never a request's)."""
+        for item in self._table.scan(
+            FilterExpression="#entity = :person",
+            ExpressionAttributeNames={"#entity": "entity"},
+            ExpressionAttributeValues=to_attributes({":person": "person"}),
+        ):
+            yield convert.person_from_item(item)
+
+    def rekey_email_claim(self, person: Person, *, email_digests: Sequence[str]) -> bool:
+        """Hold the person's e-mail claim under ``email_digests[0]`` only: put it there and
+        delete it under the older digests, in one transaction
+        (docs/operations.md#rotating-the-hash-secret). Idempotent.
+
+        Returns:
+            False (nothing written) when another person holds the claim under one of
+            the digests.
+        """
+        mine = {
+            "ConditionExpression": "attribute_not_exists(pk) OR #person = :person",
+            "ExpressionAttributeNames": {"#person": "personId"},
+            "ExpressionAttributeValues": to_attributes({":person": person.id}),
+        }
+        current, *older = email_digests
+        claim = {**person_email_key(person.workspace_id, current), "personId": person.id}
+        try:
+            self._table.transact(
+                [
+                    {"Put": {"Item": to_attributes(claim), **mine}},
+                    *(
+                        {
+                            "Delete": {
+                                "Key": to_attributes(
+                                    person_email_key(person.workspace_id, digest)
+                                ),
+                                **mine,
+                            }
+                        }
+                        for digest in older
+                    ),
+                ]
+            )
+        except TransactionCancelled:
+            return False
+        return True
+
     def add_workspace_listing(self, agent: Agent) -> bool:
         """List an agent created before listings existed under its workspace
         (conditional put; the table upgrade). Returns False when it was listed."""
@@ -135,25 +183,40 @@ class DynamoDBDirectoryRepository:
             raise
         return True
 
-    def create_person(self, person: Person, token: StoredToken, *, email_digest: str) -> None:
-        """Write a person, their first token and their e-mail claim atomically.
+    def create_person(
+        self, person: Person, token: StoredToken, *, email_digests: Sequence[str]
+    ) -> None:
+        """Write a person, their first token and their e-mail claim (under
+        ``email_digests[0]``) atomically; no claim may exist under any of the digests
+        (a previous hash secret's, docs/reference.md#keyed-hashes-of-personal-data).
 
         Raises:
             PersonEmailTaken: the workspace's claim on the e-mail exists.
         """
-        claim = {**person_email_key(person.workspace_id, email_digest), "personId": person.id}
+        current, *older = email_digests
+        claim = {**person_email_key(person.workspace_id, current), "personId": person.id}
+        checks = [
+            {
+                "ConditionCheck": {
+                    "Key": to_attributes(person_email_key(person.workspace_id, digest)),
+                    "ConditionExpression": "attribute_not_exists(pk)",
+                }
+            }
+            for digest in older
+        ]
         try:
             self._table.transact(
                 [
                     # attribute_not_exists: one person per e-mail address in a workspace.
-                    # First, so its cancellation reason is reasons[0] whatever follows.
+                    # First, so a taken address is among the first reasons whatever follows.
                     put_new(claim),
+                    *checks,
                     put_new(convert.person_to_item(person)),
                     *_put_token(token),
                 ]
             )
         except TransactionCancelled as cancelled:
-            if cancelled.reasons[:1] == ["ConditionalCheckFailed"]:
+            if "ConditionalCheckFailed" in cancelled.reasons[: 1 + len(checks)]:
                 raise PersonEmailTaken(person.email) from cancelled
             raise
 
@@ -333,7 +396,7 @@ class DynamoDBDirectoryRepository:
             raise
         return convert.person_from_item(from_attributes(response["Attributes"]))
 
-    def remove_person(self, person: Person, *, email_digest: str, now: datetime) -> bool:
+    def remove_person(self, person: Person, *, email_digests: Sequence[str], now: datetime) -> bool:
         """Mark the person removed (the item stays: audit records name them), end their
         sessions and release their e-mail claim, in one transaction. Returns False when
         the person is gone or was removed meanwhile (nothing written)."""
@@ -347,17 +410,21 @@ class DynamoDBDirectoryRepository:
                 "ExpressionAttributeValues": to_attributes({":now": to_rfc3339(now), ":one": 1}),
             }
         }
-        release = {
-            "Delete": {
-                "Key": to_attributes(person_email_key(person.workspace_id, email_digest)),
-                # Only this person's claim (a person made before claims existed has none).
-                "ConditionExpression": "attribute_not_exists(pk) OR #person = :person",
-                "ExpressionAttributeNames": {"#person": "personId"},
-                "ExpressionAttributeValues": to_attributes({":person": person.id}),
+        release = [
+            {
+                "Delete": {
+                    "Key": to_attributes(person_email_key(person.workspace_id, digest)),
+                    # Only this person's claim (a person made before claims existed has
+                    # none; one made under another hash secret has it under its digest).
+                    "ConditionExpression": "attribute_not_exists(pk) OR #person = :person",
+                    "ExpressionAttributeNames": {"#person": "personId"},
+                    "ExpressionAttributeValues": to_attributes({":person": person.id}),
+                }
             }
-        }
+            for digest in email_digests
+        ]
         try:
-            self._table.transact([mark, release])
+            self._table.transact([mark, *release])
         except TransactionCancelled:
             return False
         return True

@@ -300,10 +300,12 @@ class DirectoryRepository(Protocol):
         """Write a new agent and its first token in one transaction."""
         ...
 
-    def create_person(self, person: Person, token: StoredToken, *, email_digest: str) -> None:
+    def create_person(
+        self, person: Person, token: StoredToken, *, email_digests: Sequence[str]
+    ) -> None:
         """Write a new person, their first token and the claim on their e-mail address
-        (``email_digest``: the service's digest of the normalised address) in one
-        transaction.
+        under ``email_digests[0]`` (the service's keyed digests of the normalised address,
+        current first) in one transaction, checking that no claim exists under any of them.
 
         Raises:
             PersonEmailTaken: the workspace's claim on that address exists.
@@ -375,10 +377,19 @@ class DirectoryRepository(Protocol):
         removed."""
         ...
 
-    def remove_person(self, person: Person, *, email_digest: str, now: datetime) -> bool:
+    def all_persons(self) -> Iterator[Person]:
+        """Every person of the table, removed ones too (a whole-table read)."""
+        ...
+
+    def rekey_email_claim(self, person: Person, *, email_digests: Sequence[str]) -> bool:
+        """Move the person's e-mail claim to ``email_digests[0]`` from the older digests
+        atomically; False when another person holds it under one of them."""
+        ...
+
+    def remove_person(self, person: Person, *, email_digests: Sequence[str], now: datetime) -> bool:
         """Mark a person removed at ``now``, raise their ``sessionsEpoch`` and release
-        their e-mail claim (``email_digest``), in one transaction; False when they are
-        gone or were removed meanwhile."""
+        their e-mail claim (under any of ``email_digests``), in one transaction; False
+        when they are gone or were removed meanwhile."""
         ...
 
 

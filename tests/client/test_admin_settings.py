@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -22,7 +23,11 @@ def test_a_bad_local_dynamodb_port_is_refused_not_replaced(port: str) -> None:
     assert good.dynamodb_endpoint == "http://127.0.0.1:8732"
 
 
-AWS = {"PINEWORK_DYNAMODB_ENDPOINT": "aws", "PINEWORK_BUCKET_NAME": "pinework-prod-bucket"}
+AWS = {
+    "PINEWORK_DYNAMODB_ENDPOINT": "aws",
+    "PINEWORK_BUCKET_NAME": "pinework-prod-bucket",
+    "PINEWORK_HASH_SECRET_ARN": "arn:aws:secretsmanager:us-east-1:123456789012:secret:hash-Ab12Cd",
+}
 
 
 def test_admin_endpoint_aws_means_real_aws() -> None:
@@ -87,3 +92,21 @@ def test_the_admin_cli_names_a_bad_setting_instead_of_using_another_port() -> No
         "code": "invalid_setting",
         "message": "PINEWORK_DYNAMODB_PORT must be a port number from 1 to 65535, not 'abc'.",
     }
+
+
+def test_against_aws_the_hash_secret_must_be_named() -> None:
+    """docs/reference.md#keyed-hashes-of-personal-data: a claim keyed by another secret
+    than the service's would let one address in twice."""
+    unnamed = {key: value for key, value in AWS.items() if key != "PINEWORK_HASH_SECRET_ARN"}
+    with pytest.raises(ValueError, match="PINEWORK_HASH_SECRET_ARN must name the stack's"):
+        admin_settings(unnamed)
+    assert admin_settings(AWS).hash_secret_arn == AWS["PINEWORK_HASH_SECRET_ARN"]
+
+
+def test_locally_the_admin_uses_the_local_servers_hash_secret(tmp_path: Path) -> None:
+    secret = "s" * 64
+    (tmp_path / "hash-secret").write_text(secret + "\n", encoding="utf-8")
+    assert admin_settings({"PINEWORK_DATA_DIR": str(tmp_path)}).hash_secret == secret
+    given = admin_settings({"PINEWORK_DATA_DIR": str(tmp_path), "PINEWORK_HASH_SECRET": "t" * 40})
+    assert given.hash_secret == "t" * 40
+    assert admin_settings({"PINEWORK_DATA_DIR": str(tmp_path / "none")}).hash_secret is None

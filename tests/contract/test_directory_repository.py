@@ -60,7 +60,7 @@ def test_workspaces_agents_and_persons_read_back(
         email="ana@example.com",
         created_at=clock.now(),
     )
-    directory.create_person(person, stored_person("b" * 64, person), email_digest="e" * 64)
+    directory.create_person(person, stored_person("b" * 64, person), email_digests=["e" * 64])
     assert directory.get_workspace(workspace.id) == workspace
     assert directory.get_agent(agent.id) == agent
     assert directory.get_workspace(ids.new("wsp")) is None
@@ -100,10 +100,10 @@ def test_a_claimed_email_refuses_a_second_person_and_writes_nothing(
         )
 
     first = person()
-    directory.create_person(first, stored_person("a" * 64, first), email_digest="e" * 64)
+    directory.create_person(first, stored_person("a" * 64, first), email_digests=["e" * 64])
     second = person()
     with pytest.raises(PersonEmailTaken):
-        directory.create_person(second, stored_person("b" * 64, second), email_digest="e" * 64)
+        directory.create_person(second, stored_person("b" * 64, second), email_digests=["e" * 64])
     assert directory.principal_for_token("b" * 64) is None  # the token was not written
     other = Workspace(id=ids.new("wsp"), name="Other", created_at=clock.now())
     directory.create_workspace(other)
@@ -111,7 +111,7 @@ def test_a_claimed_email_refuses_a_second_person_and_writes_nothing(
         id=ids.new("usr"), workspace_id=other.id, email="a@b.c", created_at=clock.now()
     )
     directory.create_person(
-        elsewhere, stored_person("c" * 64, elsewhere), email_digest="e" * 64
+        elsewhere, stored_person("c" * 64, elsewhere), email_digests=["e" * 64]
     )  # claims are per workspace
     assert directory.principal_for_token("c" * 64) is not None
 
@@ -141,7 +141,7 @@ def test_agents_are_listed_by_workspace_and_persons_read_back(
     person = Person(
         id=ids.new("usr"), workspace_id=ours.id, email="eve@example.com", created_at=clock.now()
     )
-    directory.create_person(person, stored_person("f" * 64, person), email_digest="9" * 64)
+    directory.create_person(person, stored_person("f" * 64, person), email_digests=["9" * 64])
     assert directory.get_person(person.id) == person
     assert directory.get_person(ids.new("usr")) is None
 
@@ -157,14 +157,14 @@ def test_ending_sessions_and_removing_a_person(
         email="ana@example.com",
         created_at=clock.now(),
     )
-    directory.create_person(person, stored_person("1" * 64, person), email_digest="d" * 64)
+    directory.create_person(person, stored_person("1" * 64, person), email_digests=["d" * 64])
     ended = directory.end_person_sessions(person.id)
     assert ended is not None and ended.sessions_epoch == 1
     assert directory.end_person_sessions("usr_nobody") is None
-    assert directory.remove_person(person, email_digest="d" * 64, now=clock.now())
+    assert directory.remove_person(person, email_digests=["d" * 64], now=clock.now())
     read = directory.get_person(person.id)
     assert read is not None and read.removed_at == clock.now() and read.sessions_epoch == 2
-    assert not directory.remove_person(person, email_digest="d" * 64, now=clock.now())
+    assert not directory.remove_person(person, email_digests=["d" * 64], now=clock.now())
     assert directory.end_person_sessions(person.id) is None  # removed: nothing written
     # The address is free again in that workspace.
     again = Person(
@@ -173,13 +173,13 @@ def test_ending_sessions_and_removing_a_person(
         email="ana@example.com",
         created_at=clock.now(),
     )
-    directory.create_person(again, stored_person("2" * 64, again), email_digest="d" * 64)
+    directory.create_person(again, stored_person("2" * 64, again), email_digests=["d" * 64])
     # Removing a person never releases another person's claim (nothing is written then).
     other = Person(
         id=ids.new("usr"), workspace_id=workspace.id, email="bo@example.com", created_at=clock.now()
     )
-    directory.create_person(other, stored_person("3" * 64, other), email_digest="e" * 64)
-    assert not directory.remove_person(other, email_digest="d" * 64, now=clock.now())
+    directory.create_person(other, stored_person("3" * 64, other), email_digests=["e" * 64])
+    assert not directory.remove_person(other, email_digests=["d" * 64], now=clock.now())
     kept = directory.get_person(other.id)
     assert kept is not None and kept.removed_at is None and kept.sessions_epoch == 0
     with pytest.raises(PersonEmailTaken):
@@ -189,4 +189,4 @@ def test_ending_sessions_and_removing_a_person(
             email="x@example.com",
             created_at=clock.now(),
         )
-        directory.create_person(third, stored_person("4" * 64, third), email_digest="d" * 64)
+        directory.create_person(third, stored_person("4" * 64, third), email_digests=["d" * 64])

@@ -208,6 +208,7 @@ def description(**outputs: str) -> dict[str, Any]:
     values = {
         "TableName": "pinework-prod-resources-memories",
         "BucketName": "pinework-prod-resources-largeobjectbucket-1x2y3z",
+        "HashSecretArn": "arn:aws:secretsmanager:us-east-1:123456789012:secret:HashSecret-Ab12Cd",
         "ReviewQueueName": REVIEW_QUEUE_NAME,
         "Reviewer": "rules",
         "BedrockModelId": "global.anthropic.claude-haiku-4-5-20251001-v1:0",

@@ -6,8 +6,6 @@ Tokens are random and shown once; only their SHA-256 hex digest is stored.
 
 from __future__ import annotations
 
-import hashlib
-import unicodedata
 from collections.abc import Callable, Iterable
 from datetime import timedelta
 from typing import Any
@@ -25,6 +23,7 @@ from chalicelib.models.principal import (
 )
 from chalicelib.services.access.tokens import TokenService
 from chalicelib.services.access.workspace import parse_review_approval
+from chalicelib.services.keyed_hash import DEVELOPMENT_SECRETS, KeyedHash
 from chalicelib.services.lifecycle.erasure import (
     ErasureProgress,
     ErasureReport,
@@ -58,6 +57,8 @@ class AdminService:
         upgrade: the table upgrade of ``upgrade_table`` (None: not available).
         erasure: erases agents, persons and workspaces (``erase``; None: not available).
         transfer: exports and imports (``export``, ``import_file``; None: not available).
+        digests: the keyed digests of e-mail claims (the development secret when None;
+            docs/reference.md#keyed-hashes-of-personal-data).
     """
 
     def __init__(
@@ -70,7 +71,9 @@ class AdminService:
         upgrade: TableUpgrader | None = None,
         erasure: OwnerErasure | None = None,
         transfer: WorkspaceTransfer | None = None,
+        digests: KeyedHash | None = None,
     ) -> None:
+        self._digests = digests or KeyedHash(lambda: DEVELOPMENT_SECRETS)
         self._erasure = erasure
         self._transfer = transfer
         self._directory = directory
@@ -137,9 +140,8 @@ class AdminService:
         )
         principal = Principal(kind=PrincipalKind.PERSON, id=person.id, workspace_id=workspace_id)
         token, stored = self.tokens.mint(principal)
-        digest = email_digest(email)
         try:
-            self._directory.create_person(person, stored, email_digest=digest)
+            self._directory.create_person(person, stored, email_digests=self._digests.emails(email))
         except PersonEmailTaken as taken:
             raise PersonExists(
                 f"A person of {workspace_id} already has the e-mail {email!r}; use their "
@@ -239,8 +241,8 @@ class AdminService:
         if person is None or person.removed_at is not None:
             raise NotFound(f"No person {person_id!r} (never created, or removed already).")
         now = self._clock.now()
-        digest = email_digest(person.email)
-        if not self._directory.remove_person(person, email_digest=digest, now=now):
+        digests = self._digests.emails(person.email)
+        if not self._directory.remove_person(person, email_digests=digests, now=now):
             raise NotFound(f"Person {person.id} was removed meanwhile.")
         revoked = sum(
             self._directory.revoke_token(stored)
@@ -351,6 +353,28 @@ class AdminService:
             raise InvalidRequest("The table upgrade is not available here.")
         return self._upgrade.run(self._clock.now())
 
+    def rehash_emails(self) -> dict[str, int]:
+        """Move every live person's e-mail claim to the current hash secret's digest
+        (docs/operations.md#rotating-the-hash-secret); safe to rerun and to run while
+        the service runs.
+
+        Returns:
+            ``{persons, rekeyed, taken}``: live persons seen, claims now under the
+            current digest, and claims another person of the workspace holds (left as
+            they are; the message of ``create-person`` explains such a pair).
+        """
+        persons = rekeyed = taken = 0
+        for person in self._directory.all_persons():
+            if person.removed_at is not None:
+                continue
+            persons += 1
+            digests = self._digests.emails(person.email)
+            if self._directory.rekey_email_claim(person, email_digests=digests):
+                rekeyed += 1
+            else:
+                taken += 1
+        return {"persons": persons, "rekeyed": rekeyed, "taken": taken}
+
     def erase(
         self,
         kind: TargetKind,
@@ -420,17 +444,6 @@ class AdminService:
             raise InvalidRequest(f"{workspace_id!r} is not a workspace id (wsp_…).")
         if not self._directory.get_workspace(workspace_id):
             raise InvalidRequest(f"No workspace {workspace_id!r}. Create it first.")
-
-
-def normalized_email(email: str) -> str:
-    """An e-mail address as compared for uniqueness: NFKC, trimmed, case-folded
-    (``" Ana@Example.COM"`` and full-width ``ａｎａ@example.com`` are ``ana@example.com``)."""
-    return unicodedata.normalize("NFKC", email).strip().casefold()
-
-
-def email_digest(email: str) -> str:
-    """SHA-256 hex of ``normalized_email``: the key of a workspace's claim on an address."""
-    return hashlib.sha256(normalized_email(email).encode("utf-8")).hexdigest()
 
 
 def _check_name(value: str, what: str) -> str:

@@ -52,6 +52,7 @@ from chalicelib.limits import (
     VALUE_MAX_BYTES,
 )
 from chalicelib.models.principal import Principal
+from chalicelib.services.keyed_hash import DEVELOPMENT_SECRETS, NETWORK, KeyedHash
 from chalicelib.services.kv.json_text import stringify
 from chalicelib.services.kv.key_pages import KeyList, page_of_keys
 from chalicelib.services.text import SecretFinder
@@ -72,14 +73,24 @@ class KvScope:
 
     Attributes:
         kind: ``account`` (workspace token), ``byok`` (``X-Api-Key``) or ``anon``.
-        owner: the workspace id, or the SHA-256 hex of the key or of the client network.
-        network: for ``byok``, the SHA-256 hex of the caller's network (``client_network``),
-            which a new scope counts against; not part of the scope's identity.
+        owner: the workspace id, the SHA-256 hex of the key, or the keyed digest of the
+            client network (docs/reference.md#keyed-hashes-of-personal-data).
+        network: for ``byok``, the keyed digest of the caller's network
+            (``client_network``), which a new scope counts against; not part of the
+            scope's identity.
+        older: for ``anon``, the owners the same network had under previous hash secrets
+            (and unkeyed); ``recall`` and ``forget`` still reach entries stored there.
     """
 
     kind: ScopeKind
     owner: str
     network: str | None = field(default=None, compare=False)
+    older: tuple[str, ...] = field(default=(), compare=False)
+
+    @property
+    def older_names(self) -> list[str]:
+        """The stored scopes of ``older``, e.g. ``anon#<sha256 hex>``."""
+        return [f"{self.kind}#{owner}" for owner in self.older]
 
     @property
     def name(self) -> str:
@@ -161,7 +172,8 @@ class Forgotten:
 
 
 def sha256_hex(text: str) -> str:
-    """The SHA-256 hex digest of ``text`` (UTF-8)."""
+    """The SHA-256 hex digest of ``text`` (UTF-8): an ``X-Api-Key``'s scope (a secret the
+    caller chose, not personal data)."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -205,6 +217,8 @@ class KvService:
         secrets: the secret detector memories use; it guards ``remember`` too.
         clock: the current time (anonymous expiry).
         limits: the quotas per kind of scope (the defaults of ``chalicelib/limits.py``).
+        digests: the keyed digests of callers' networks (the development secret when
+            None; docs/reference.md#keyed-hashes-of-personal-data).
     """
 
     def __init__(
@@ -213,7 +227,9 @@ class KvService:
         secrets: SecretFinder,
         clock: Clock,
         limits: KvLimits | None = None,
+        digests: KeyedHash | None = None,
     ) -> None:
+        self._digests = digests or KeyedHash(lambda: DEVELOPMENT_SECRETS)
         self._entries = entries
         self._secrets = secrets
         self._clock = clock
@@ -243,8 +259,9 @@ class KvService:
                     f"X-Api-Key must be 1 to {API_KEY_MAX_CHARS} characters; "
                     "leave the header out to call anonymously."
                 )
-            return KvScope("byok", sha256_hex(api_key), network=_network_or_unknown(source_ip))
-        return KvScope("anon", sha256_hex(client_network(source_ip)))
+            return KvScope("byok", sha256_hex(api_key), network=self._network_or_none(source_ip))
+        current, *older = self._digests.candidates(NETWORK, client_network(source_ip))
+        return KvScope("anon", current, older=tuple(older))
 
     def remember(self, scope: KvScope, key: str, value: Any) -> Remembered:
         """Store ``value`` under ``key``: a string as given, anything else serialized.
@@ -315,7 +332,7 @@ class KvService:
         day = now.astimezone(UTC).date()
         day_start = datetime(day.year, day.month, day.day, tzinfo=UTC)
         return KvNewScopes(
-            network=scope.network or sha256_hex("unknown"),
+            network=scope.network or self._digests.digest(NETWORK, "unknown"),
             day=day.isoformat(),
             max_new=self._limits.byok_new_scopes_per_day,
             expires_at=math.ceil((day_start + KV_NEW_SCOPES_COUNTER_LIFETIME).timestamp()),
@@ -344,7 +361,13 @@ class KvService:
             InvalidRequest: a key of 0 or over 512 UTF-8 bytes.
         """
         check_key(key)
-        return Recalled(key, self._entries.get(scope.name, key, now=self._now()))
+        now = self._now()
+        value = self._entries.get(scope.name, key, now=now)
+        for older in scope.older_names:
+            if value is not None:
+                break
+            value = self._entries.get(older, key, now=now)
+        return Recalled(key, value)
 
     def list_keys(
         self, scope: KvScope, cursor: str | None = None, limit: int | None = None
@@ -372,19 +395,22 @@ class KvService:
             InvalidRequest: a key of 0 or over 512 UTF-8 bytes.
         """
         check_key(key)
-        return Forgotten(key, self._entries.delete(scope.name, key, now=self._now()))
+        now = self._now()
+        deleted = [
+            self._entries.delete(name, key, now=now) for name in (scope.name, *scope.older_names)
+        ]
+        return Forgotten(key, any(deleted))
 
     def _now(self) -> float:
         return self._clock.now().timestamp()
 
-
-def _network_or_unknown(source_ip: str | None) -> str | None:
-    """The SHA-256 hex of the caller's network, or None without a usable source IP
-    (those callers then share one network for the new-scope cap)."""
-    try:
-        return sha256_hex(client_network(source_ip))
-    except Unauthorized:
-        return None
+    def _network_or_none(self, source_ip: str | None) -> str | None:
+        """The keyed digest of the caller's network, or None without a usable source IP
+        (those callers then share one network for the new-scope cap)."""
+        try:
+            return self._digests.digest(NETWORK, client_network(source_ip))
+        except Unauthorized:
+            return None
 
 
 def quota_exceeded(scope: KvScope, quota: KvQuota, reached: KvQuotaReached) -> KvQuotaExceeded:

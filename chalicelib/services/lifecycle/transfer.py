@@ -36,6 +36,7 @@ from typing import Any, Protocol
 
 from chalicelib.errors import InvalidRequest
 from chalicelib.ids import Clock, to_rfc3339
+from chalicelib.services.keyed_hash import DEVELOPMENT_SECRETS, KeyedHash
 from chalicelib.services.lifecycle.erasure import (
     OwnerScan,
     TargetKind,
@@ -44,7 +45,7 @@ from chalicelib.services.lifecycle.erasure import (
     revealed,
 )
 from chalicelib.storage.dynamodb import from_attributes, to_attributes
-from chalicelib.storage.keys import recall_counter_key, recall_counter_page
+from chalicelib.storage.keys import person_email_key, recall_counter_key, recall_counter_page
 
 FORMAT = "pinework-export"
 VERSION = 1
@@ -59,8 +60,10 @@ LEFT_OUT = (
     "ERASURE",
     "RECALLINDEX",
     "UPGRADE",
+    "PERSONEMAIL",
 )
-"""Kinds of item (``item_kind``) an export never carries."""
+"""Kinds of item (``item_kind``) an export never carries. E-mail claims are keyed by the
+source deployment's hash secret; an import makes them again under its own."""
 _ANY_ID = re.compile(r"(?:wsp|agt|usr|mem|rvw|aud|rcl|rtn|tok|exp)_[0-9A-HJKMNP-TV-Z]{26}")
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
@@ -213,9 +216,18 @@ class WorkspaceTransfer:
         store: the table and bucket.
         index: rebuilds each imported agent's recall index.
         clock: the current time (the header's ``exportedAt``).
+        digests: the keyed digests of the e-mail claims an import makes (the development
+            secret when None; docs/reference.md#keyed-hashes-of-personal-data).
     """
 
-    def __init__(self, store: TransferStore, index: IndexRebuilder, clock: Clock) -> None:
+    def __init__(
+        self,
+        store: TransferStore,
+        index: IndexRebuilder,
+        clock: Clock,
+        digests: KeyedHash | None = None,
+    ) -> None:
+        self._digests = digests or KeyedHash(lambda: DEVELOPMENT_SECRETS)
         self._store = store
         self._index = index
         self._clock = clock
@@ -360,7 +372,17 @@ class WorkspaceTransfer:
         if kind == "RECALLCOUNT" and remapper is not None:
             self._import_counters(item, report)
             return
-        outcome = self._store.put_new_item(item)
+        self._count(kind, self._store.put_new_item(item), report)
+        if kind == "PERSON" and item.get("email") and "removedAt" not in item:
+            digest = self._digests.emails(str(item["email"]))[0]
+            claim = {**person_email_key(str(item["workspaceId"]), digest), "personId": item["id"]}
+            # made, not carried: not counted as an item of the file; another person's
+            # claim on the address is a conflict
+            if self._store.put_new_item(claim) == "conflict":
+                report.conflicts += 1
+
+    @staticmethod
+    def _count(kind: str, outcome: str, report: TransferReport) -> None:
         if outcome == "created":
             report.items[kind] = report.items.get(kind, 0) + 1
         elif outcome == "same":
