@@ -153,9 +153,7 @@ class DynamoDBDirectoryRepository:
                     *(
                         {
                             "Delete": {
-                                "Key": to_attributes(
-                                    person_email_key(person.workspace_id, digest)
-                                ),
+                                "Key": to_attributes(person_email_key(person.workspace_id, digest)),
                                 **mine,
                             }
                         }
