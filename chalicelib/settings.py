@@ -99,6 +99,9 @@ class Settings(BaseModel):
         recall_log_retention_days: how many days a recall log entry is kept
             (``PINEWORK_RECALL_LOG_RETENTION_DAYS``, 1-3650, default 90;
             docs/reference.md#retention).
+        archived_text_retention_days: how many days after its archiving a memory's
+            history keeps its texts (``PINEWORK_ARCHIVED_TEXT_RETENTION_DAYS``, 1-3650,
+            default 365; docs/reference.md#retention).
         reranker: recall's cross-encoder (``PINEWORK_RERANKER``, docs/reference.md#8-recall):
             ``on`` (default) or ``off`` (the two calibrated stages alone).
         review_queue_name: the review fan-out queue (``PINEWORK_REVIEW_QUEUE_NAME``).
@@ -173,6 +176,7 @@ class Settings(BaseModel):
     s3_endpoint: str | None = None
     recall_time_budget_ms: int = Field(default=2000, ge=1)
     recall_log_retention_days: int = Field(default=90, ge=1, le=3650)
+    archived_text_retention_days: int = Field(default=365, ge=1, le=3650)
     reranker: Literal["on", "off"] = "on"
     review_queue_name: str = REVIEW_QUEUE_NAME
     sqs_endpoint: str | None = None
@@ -225,6 +229,7 @@ class Settings(BaseModel):
                 ("s3_endpoint", "PINEWORK_S3_ENDPOINT"),
                 ("recall_time_budget_ms", "PINEWORK_RECALL_TIME_BUDGET_MS"),
                 ("recall_log_retention_days", "PINEWORK_RECALL_LOG_RETENTION_DAYS"),
+                ("archived_text_retention_days", "PINEWORK_ARCHIVED_TEXT_RETENTION_DAYS"),
                 ("reranker", "PINEWORK_RERANKER"),
                 ("review_queue_name", "PINEWORK_REVIEW_QUEUE_NAME"),
                 ("sqs_endpoint", "PINEWORK_SQS_ENDPOINT"),

@@ -36,6 +36,7 @@ from chalicelib.services.idempotency import IdempotencyService
 from chalicelib.services.keyed_hash import DEVELOPMENT_SECRETS, HashSecrets, KeyedHash
 from chalicelib.services.kv.service import KvLimits, KvService
 from chalicelib.services.lifecycle.erasure import OwnerErasure
+from chalicelib.services.lifecycle.retention import ArchivedTextRetention
 from chalicelib.services.lifecycle.transfer import WorkspaceTransfer
 from chalicelib.services.memory.browse import MemoryBrowser
 from chalicelib.services.memory.day_log import DayLogService
@@ -72,6 +73,7 @@ from chalicelib.storage.queue import SqsReviewQueue
 from chalicelib.storage.recall_index import DynamoDBRecallIndex
 from chalicelib.storage.recalls import DynamoDBRecallRepository
 from chalicelib.storage.reports import S3ReportStore
+from chalicelib.storage.retention import DynamoDBRetentionMarks
 from chalicelib.storage.review_actions import DynamoDBPendingRepository, DynamoDBUndoRepository
 from chalicelib.storage.review_runs import DynamoDBReviewRunRepository
 from chalicelib.storage.reviews import DynamoDBReviewRepository
@@ -116,6 +118,8 @@ class Services:
     memories: MemoryService
     erasure: MemoryErasure
     """Erasing a memory (docs/reference.md#erasing-a-memory)."""
+    retention: ArchivedTextRetention
+    """The sweep of archived memories' audit texts (docs/reference.md#retention)."""
     day_log: DayLogService
     recall: RecallService
     kv: KvService
@@ -176,6 +180,22 @@ def keyed_hash(settings: Settings) -> KeyedHash:
 
         return KeyedHash(refuse)
     return KeyedHash(lambda: DEVELOPMENT_SECRETS)
+
+
+def archived_text_retention(
+    settings: Settings, table: DynamoDBTable, clock: Clock
+) -> ArchivedTextRetention:
+    """The sweep of archived memories' audit texts (docs/reference.md#retention)."""
+    return ArchivedTextRetention(
+        DynamoDBMemoryIndexRepository(table),
+        # only audit records are rewritten: the scrub never opens the bucket here
+        DynamoDBMemoryScrub(
+            table, DynamoDBOwnerScan(table, lambda: s3_client(settings), settings.bucket_name)
+        ),
+        DynamoDBRetentionMarks(table),
+        clock,
+        timedelta(days=settings.archived_text_retention_days),
+    )
 
 
 def sqs_client(settings: Settings) -> SQSClient:
@@ -376,6 +396,7 @@ def build_services(
         embedder=embedder,
         after_save=routines.ensure_routine,
         vetoes=VetoGuard(memories, DynamoDBVetoIndex(table)),
+        archived_text_retention=timedelta(days=settings.archived_text_retention_days),
     )
     recall = RecallService(
         memories,
@@ -414,6 +435,7 @@ def build_services(
                 digests,
             ),
             digests,
+            archived_text_retention(settings, table, clock),
         ),
         memories=memory_service,
         erasure=MemoryErasure(
@@ -427,6 +449,7 @@ def build_services(
             clock,
             ids,
         ),
+        retention=archived_text_retention(settings, table, clock),
         day_log=DayLogService(memories, detector, clock, ids),
         recall=recall,
         kv=KvService(
@@ -556,4 +579,5 @@ def build_admin_service(settings: Settings) -> AdminService:
             digests,
         ),
         digests,
+        archived_text_retention(settings, table, clock),
     )

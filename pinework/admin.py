@@ -227,6 +227,14 @@ class AdminOperations(Protocol):
         """
         ...
 
+    def sweep_retention(self) -> dict[str, int]:
+        """Remove the audit texts of memories archived longer than the retention period.
+
+        Returns:
+            ``{agents, memories, records}``.
+        """
+        ...
+
     def rehash_emails(self) -> dict[str, int]:
         """Move every live person's e-mail claim to the current hash secret's digest.
 

@@ -380,6 +380,19 @@ def admin_set_review_approval(
         _render.echo(f"workspace {result['id']}: reviewApproval {result['reviewApproval']}")
 
 
+@admin_app.command("sweep-retention")
+def admin_sweep_retention(as_json: JsonFlag = False) -> None:
+    """Remove the audit texts of every memory archived longer than the retention period
+    (PINEWORK_ARCHIVED_TEXT_RETENTION_DAYS, default 365; the nightly review does it for
+    the agents it reviews). Scans the table; safe to rerun."""
+    result = _admin(as_json, lambda svc: svc.sweep_retention())
+    if not as_json:
+        _render.echo(
+            f"{result['agents']} agents swept: the texts of {result['memories']} archived "
+            f"memories' history went ({result['records']} audit records)"
+        )
+
+
 @admin_app.command("rehash-emails")
 def admin_rehash_emails(as_json: JsonFlag = False) -> None:
     """After a new hash secret: move every person's e-mail claim to its digest (scans

@@ -120,6 +120,8 @@ def _review_one(wired: Services, tel: Telemetry, message_id: str, body: Any) -> 
         fields.update({"error_code": code, "latency_ms": _since(started)})
         _reviewed(tel, "failed", fields, logging.ERROR, error)
         return False
+    if message.review_id is None:  # the nightly run: the agent's retention sweep too
+        _sweep_archived_texts(wired, tel, message.agent_id)
     fields["latency_ms"] = _since(started)
     if report is None:  # routine not active, or the date (or queued run) is done or running
         _reviewed(tel, "skipped", fields, logging.INFO)
@@ -134,6 +136,25 @@ def _review_one(wired: Services, tel: Telemetry, message_id: str, body: Any) -> 
     _reviewed(tel, "done", fields, logging.INFO)
     review_metrics(tel, actions, fields.get("function_request_id"))
     return True
+
+
+def _sweep_archived_texts(wired: Services, tel: Telemetry, agent_id: str) -> None:
+    """Remove the audit texts of the agent's memories archived longer than the retention
+    (docs/reference.md#retention). A failure is logged, never fails the review: the
+    next night's sweep covers what this one missed (reads hide the texts meanwhile)."""
+    try:
+        report = wired.retention.sweep(agent_id)
+    except Exception as error:
+        code = error.code if isinstance(error, PineworkError) else None
+        tel.log(
+            "retention",
+            {"agent_id": agent_id, "error_code": code},
+            level=logging.ERROR,
+            error=error,
+        )
+        return
+    if report.memories:
+        tel.log("retention", {"agent_id": agent_id, **report.to_wire()}, level=logging.INFO)
 
 
 def _reviewed(

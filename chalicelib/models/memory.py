@@ -167,6 +167,11 @@ class AuditRecord(WireModel):
         return {"id": body.pop("id"), "object": "audit", **body}
 
 
+SNAPSHOT_TEXTS = ("text", "line", "archiveReason")
+"""The fields of an audit snapshot (``snapshot``) that hold words someone wrote; the
+rest are ids, states and times. Erasure and retention remove these."""
+
+
 def snapshot(memory: Memory) -> dict[str, Any]:
     """The audit form of a memory: its wire fields without the computed ``expired``."""
     body = memory.model_dump(mode="json", by_alias=True)

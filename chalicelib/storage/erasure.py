@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from chalicelib.models.memory import Memory
+from chalicelib.models.memory import SNAPSHOT_TEXTS, Memory
 from chalicelib.storage import items as convert
 from chalicelib.storage.dynamodb import DynamoDBTable, to_attributes
 from chalicelib.storage.keys import (
@@ -104,7 +104,7 @@ class DynamoDBMemoryScrub:
 
     def redact_audit(self, memory_id: str, keep_action: str) -> int:
         """Remove the texts of every audit record of the memory but those of action
-        ``keep_action`` (the erase record, which holds none): ``text`` and ``line`` of
+        ``keep_action`` (the erase record, which holds none): ``SNAPSHOT_TEXTS`` of
         ``before``/``after`` set to null, ``evidence`` and ``reason`` removed. Returns how
         many records were rewritten."""
         changed = 0
@@ -115,7 +115,7 @@ class DynamoDBMemoryScrub:
             for name in ("before", "after"):
                 if name in item:
                     shot = json.loads(item[name])
-                    for field in ("text", "line"):
+                    for field in SNAPSHOT_TEXTS:
                         if shot.get(field):
                             shot[field] = None
                     names[f"#{name}"] = name

@@ -13,10 +13,10 @@
 | workspace | ``WORKSPACE#<wsp_id>`` | ``WORKSPACE`` |
 | agent | ``AGENT#<agt_id>`` | ``AGENT`` |
 | person | ``PERSON#<usr_id>`` | ``PERSON`` |
-| e-mail claim of a person | ``PERSONEMAIL#<wsp_id>#<sha256 of the e-mail>`` | ``PERSONEMAIL`` |
+| e-mail claim of a person | ``PERSONEMAIL#<wsp_id>#<keyed digest of e-mail>`` | ``PERSONEMAIL`` |
 | key-value entry | ``KV#<scope>`` | ``KEY#<key>`` |
 | key-value scope usage (keys, bytes) | ``KV#<scope>`` | ``USAGE`` |
-| new X-Api-Key scopes of a network, per UTC day | ``KVNEW#<sha256 of network>`` | ``DAY#<date>`` |
+| new X-Api-Key scopes of a network per UTC day | ``KVNEW#<keyed digest>`` | ``DAY#<date>`` |
 | routine | ``ROUTINE#<agt_id>`` | ``ROUTINE`` |
 | review of one date (claim) | ``REVIEWDATE#<agt_id>#<YYYY-MM-DD>`` | ``REVIEWDATE`` |
 | review summary | ``REVIEWS#<agt_id>`` | ``<rvw_id>`` |
@@ -41,6 +41,7 @@
 | recall index: complete (marker) | ``RECALLINDEX#<agt_id>`` | ``~BUILT`` |
 | an erasure's progress, then its tombstone | ``ERASURE#<id>`` | ``RECORD`` |
 | an id an unfinished erasure collected | ``ERASURE#<id>`` | ``ID#<id>`` |
+| how far archived memories' audit texts were swept | ``RETENTION#<agt_id>`` | ``ARCHIVEDTEXTS`` |
 
 A key-value scope is ``account#<wsp_id>``, ``byok#<sha256 hex>`` or
 ``anon#<sha256 hex>`` (docs/reference.md#10-key-value). Anonymous entries carry ``expiresAtEpoch``,
@@ -496,6 +497,16 @@ def recall_index_marker_key(agent_id: str) -> dict[str, str]:
     """Primary key of the marker saying the agent's recall index is complete (written
     with the agent, or by the backfill once it indexed the agent's earlier facts)."""
     return {"pk": recall_index_partition(agent_id), "sk": RECALL_INDEX_BUILT_SK}
+
+
+RETENTION_PREFIX = "RETENTION#"
+
+
+def archived_texts_mark_key(agent_id: str) -> dict[str, str]:
+    """Key of how far an agent's archived memories' audit texts have been swept
+    (``sweptThrough``: every memory archived at or before it was swept;
+    docs/reference.md#retention)."""
+    return {"pk": f"{RETENTION_PREFIX}{agent_id}", "sk": "ARCHIVEDTEXTS"}
 
 
 ERASURE_PREFIX = "ERASURE#"

@@ -30,6 +30,7 @@ from chalicelib.services.lifecycle.erasure import (
     OwnerErasure,
     TargetKind,
 )
+from chalicelib.services.lifecycle.retention import ArchivedTextRetention
 from chalicelib.services.lifecycle.transfer import TransferReport, WorkspaceTransfer
 from chalicelib.services.recall.backfill import BackfillReport, EmbeddingBackfill
 from chalicelib.services.recall.index_backfill import (
@@ -59,6 +60,8 @@ class AdminService:
         transfer: exports and imports (``export``, ``import_file``; None: not available).
         digests: the keyed digests of e-mail claims (the development secret when None;
             docs/reference.md#keyed-hashes-of-personal-data).
+        retention: the sweep of archived memories' audit texts (``sweep_retention``;
+            None: not available).
     """
 
     def __init__(
@@ -72,7 +75,9 @@ class AdminService:
         erasure: OwnerErasure | None = None,
         transfer: WorkspaceTransfer | None = None,
         digests: KeyedHash | None = None,
+        retention: ArchivedTextRetention | None = None,
     ) -> None:
+        self._retention = retention
         self._digests = digests or KeyedHash(lambda: DEVELOPMENT_SECRETS)
         self._erasure = erasure
         self._transfer = transfer
@@ -352,6 +357,22 @@ class AdminService:
         if self._upgrade is None:
             raise InvalidRequest("The table upgrade is not available here.")
         return self._upgrade.run(self._clock.now())
+
+    def sweep_retention(self) -> dict[str, int]:
+        """Remove the audit texts of every agent's memories archived longer than the
+        retention period (docs/reference.md#retention); the nightly review does it for
+        each agent it reviews, this does it for all (a paused routine's too). Safe to
+        rerun.
+
+        Returns:
+            ``{agents, memories, records}``.
+
+        Raises:
+            InvalidRequest: this service was built without the sweep.
+        """
+        if self._retention is None:
+            raise InvalidRequest("The retention sweep is not available here.")
+        return self._retention.sweep_all(self._directory).to_wire()
 
     def rehash_emails(self) -> dict[str, int]:
         """Move every live person's e-mail claim to the current hash secret's digest

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Collection
+from datetime import timedelta
 from typing import TYPE_CHECKING, Literal
 
 from chalicelib.errors import (
@@ -48,6 +49,11 @@ from chalicelib.services.access.who import (
     load_visible,
     refuse_agents,
     resolve_agent,
+)
+from chalicelib.services.lifecycle.retention import (
+    ARCHIVED_TEXT_RETENTION,
+    hide_expired_texts,
+    texts_expired,
 )
 from chalicelib.services.memory.audit import audit_record, review_undo_hint
 from chalicelib.services.memory.expiry import parse_expiry
@@ -105,6 +111,8 @@ class MemoryService:
             failure there is logged, never turned into a failed save.
         vetoes: refuses an agent's save of a vetoed text (docs/issues.md#issue-14-item-5), and
             files each vetoed fact in its index; ``None``: no such check.
+        archived_text_retention: how long after its archiving a memory's history keeps
+            its texts (docs/reference.md#retention); ``history`` hides them after.
     """
 
     def __init__(
@@ -117,7 +125,9 @@ class MemoryService:
         embedder: Embedder | None = None,
         after_save: Callable[[str, str], object] | None = None,
         vetoes: VetoGuard | None = None,
+        archived_text_retention: timedelta = ARCHIVED_TEXT_RETENTION,
     ) -> None:
+        self._archived_text_retention = archived_text_retention
         self._vetoes = vetoes
         self._memories = memories
         self._directory = directory
@@ -242,7 +252,9 @@ class MemoryService:
         after_audit_id: str | None = None,
     ) -> tuple[list[AuditRecord], str | None]:
         """A page of the audit records of a memory the caller may see, oldest first
-        (docs/reference.md#lists: ``limit``, continuing after ``after_audit_id``).
+        (docs/reference.md#lists: ``limit``, continuing after ``after_audit_id``); without
+        their texts once the memory has been archived longer than the retention period
+        (docs/reference.md#retention).
 
         Returns:
             The page, and the audit id to continue after (None at the end).
@@ -250,8 +262,11 @@ class MemoryService:
         Raises:
             MemoryNotFound, MemoryNotOwn: see ``load_visible``.
         """
-        load_visible(self._memories, principal, memory_id)
-        return self._memories.history(memory_id, limit, after_audit_id)
+        memory = load_visible(self._memories, principal, memory_id)
+        records, more = self._memories.history(memory_id, limit, after_audit_id)
+        if texts_expired(memory, self._clock.now(), self._archived_text_retention):
+            records = hide_expired_texts(records)  # the nightly sweep removes them
+        return records, more
 
     def edit(
         self,
