@@ -102,6 +102,9 @@ class Settings(BaseModel):
         archived_text_retention_days: how many days after its archiving a memory's
             history keeps its texts (``PINEWORK_ARCHIVED_TEXT_RETENTION_DAYS``, 1-3650,
             default 365; docs/reference.md#retention).
+        idempotency_retention_hours: how long a request's stored answer is replayed for
+            its ``Idempotency-Key`` (``PINEWORK_IDEMPOTENCY_RETENTION_HOURS``, 1-720,
+            default 24; docs/reference.md#retention).
         reranker: recall's cross-encoder (``PINEWORK_RERANKER``, docs/reference.md#8-recall):
             ``on`` (default) or ``off`` (the two calibrated stages alone).
         review_queue_name: the review fan-out queue (``PINEWORK_REVIEW_QUEUE_NAME``).
@@ -177,6 +180,7 @@ class Settings(BaseModel):
     recall_time_budget_ms: int = Field(default=2000, ge=1)
     recall_log_retention_days: int = Field(default=90, ge=1, le=3650)
     archived_text_retention_days: int = Field(default=365, ge=1, le=3650)
+    idempotency_retention_hours: int = Field(default=24, ge=1, le=720)
     reranker: Literal["on", "off"] = "on"
     review_queue_name: str = REVIEW_QUEUE_NAME
     sqs_endpoint: str | None = None
@@ -230,6 +234,7 @@ class Settings(BaseModel):
                 ("recall_time_budget_ms", "PINEWORK_RECALL_TIME_BUDGET_MS"),
                 ("recall_log_retention_days", "PINEWORK_RECALL_LOG_RETENTION_DAYS"),
                 ("archived_text_retention_days", "PINEWORK_ARCHIVED_TEXT_RETENTION_DAYS"),
+                ("idempotency_retention_hours", "PINEWORK_IDEMPOTENCY_RETENTION_HOURS"),
                 ("reranker", "PINEWORK_RERANKER"),
                 ("review_queue_name", "PINEWORK_REVIEW_QUEUE_NAME"),
                 ("sqs_endpoint", "PINEWORK_SQS_ENDPOINT"),

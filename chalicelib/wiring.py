@@ -476,7 +476,9 @@ def build_services(
             reviewer=settings.reviewer,
             inline_max_facts=settings.review_inline_max_facts,
         ),
-        idempotency=IdempotencyService(lambda: idempotency_store(table)),
+        idempotency=IdempotencyService(
+            lambda: idempotency_store(table), settings.idempotency_retention_hours * 3600
+        ),
         secrets=detector,
         dashboard=Dashboard(
             sessions=DashboardSessions(DynamoDBWebSessionRepository(table), directory, auth, clock),

@@ -43,9 +43,16 @@ class IdempotencyService:
     Args:
         persistence: builds the store on first use (wiring passes the single
             table's, ``DynamoDBIdempotencyStore``).
+        lifetime_seconds: how long a key's answer is kept and replayed
+            (``PINEWORK_IDEMPOTENCY_RETENTION_HOURS``, docs/reference.md#retention).
     """
 
-    def __init__(self, persistence: Callable[[], IdempotencyStore]) -> None:
+    def __init__(
+        self,
+        persistence: Callable[[], IdempotencyStore],
+        lifetime_seconds: int = KEY_LIFETIME_SECONDS,
+    ) -> None:
+        self._lifetime_seconds = lifetime_seconds
         self._persistence_factory = persistence
         self._persistence: IdempotencyStore | None = None
 
@@ -89,6 +96,6 @@ class IdempotencyService:
             fingerprint,
             action,
             deadline_ms=deadline_ms,
-            lifetime_seconds=KEY_LIFETIME_SECONDS,
+            lifetime_seconds=self._lifetime_seconds,
         )
         return Outcome(answer=answer, replayed=replayed)

@@ -4,10 +4,16 @@ retention is gone from the API at once, whatever DynamoDB's TTL lag."""
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 from typing import Any
 
+from chalicelib import wiring
 from chalicelib.ids import FixedClock
+from chalicelib.services.idempotency import IdempotencyService
+from chalicelib.settings import Settings
+from chalicelib.storage.dynamodb import DynamoDBTable
+from chalicelib.storage.idempotency import DynamoDBIdempotencyStore
 from chalicelib.storage.keys import recall_log_partition, session_key
 from chalicelib.storage.recalls import epoch_seconds
 from tests.helpers import START, TABLE, Api, World, save
@@ -48,3 +54,24 @@ def test_recall_log_entries_expire_after_their_retention(
     assert first not in logged(api, world) and len(logged(api, world)) == 1
     clock.set(START + timedelta(days=121))
     assert logged(api, world) == []
+
+
+def test_idempotency_records_are_kept_for_the_configured_hours(
+    wired: wiring.Services, dynamodb: Any
+) -> None:
+    hours = Settings.from_env({"PINEWORK_IDEMPOTENCY_RETENTION_HOURS": "2"})
+    assert hours.idempotency_retention_hours == 2
+    assert Settings.from_env({}).idempotency_retention_hours == 24
+    table = DynamoDBTable(dynamodb, wired.settings.table_name)
+    service = IdempotencyService(
+        lambda: DynamoDBIdempotencyStore(table), hours.idempotency_retention_hours * 3600
+    )
+    before = time.time()
+    service.run("scope#k", "same", lambda: {"status": 201}, deadline_ms=30_000)
+    after = time.time()
+    (item,) = dynamodb.scan(
+        TableName=wired.settings.table_name,
+        FilterExpression="begins_with(pk, :prefix)",
+        ExpressionAttributeValues={":prefix": {"S": "IDEMPOTENCY#"}},
+    )["Items"]
+    assert before + 2 * 3600 <= int(item["expiresAtEpoch"]["N"]) <= after + 2 * 3600 + 2
