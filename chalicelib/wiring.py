@@ -548,38 +548,24 @@ def build_admin_service(settings: Settings) -> AdminService:
     directory = DynamoDBDirectoryRepository(table)
     ids = IdFactory(clock)
     digests = keyed_hash(settings)
+    index_backfill = RecallIndexBackfill(
+        memories,
+        DynamoDBRecallIndex(
+            table, ids, S3ObjectStore(lambda: s3_client(settings), settings.bucket_name)
+        ),
+        directory,
+        clock,
+    )
+    owner_scan = DynamoDBOwnerScan(table, lambda: s3_client(settings), settings.bucket_name)
     return AdminService(
         directory,
         clock,
         ids,
         EmbeddingBackfill(memories, default_embedder()),
-        RecallIndexBackfill(
-            memories,
-            DynamoDBRecallIndex(
-                table, ids, S3ObjectStore(lambda: s3_client(settings), settings.bucket_name)
-            ),
-            directory,
-            clock,
-        ),
+        index_backfill,
         TableUpgrade(table),
-        OwnerErasure(
-            DynamoDBOwnerScan(table, lambda: s3_client(settings), settings.bucket_name),
-            directory,
-            clock,
-        ),
-        WorkspaceTransfer(
-            DynamoDBOwnerScan(table, lambda: s3_client(settings), settings.bucket_name),
-            RecallIndexBackfill(
-                memories,
-                DynamoDBRecallIndex(
-                    table, ids, S3ObjectStore(lambda: s3_client(settings), settings.bucket_name)
-                ),
-                directory,
-                clock,
-            ),
-            clock,
-            digests,
-        ),
+        OwnerErasure(owner_scan, directory, clock),
+        WorkspaceTransfer(owner_scan, index_backfill, clock, digests),
         digests,
         archived_text_retention(settings, table, clock),
     )

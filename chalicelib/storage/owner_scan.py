@@ -20,6 +20,7 @@ from botocore.exceptions import ClientError
 from chalicelib.storage.aws_errors import S3_THROTTLING, translate_errors
 from chalicelib.storage.dynamodb import DynamoDBTable, from_attributes, to_attributes
 from chalicelib.storage.keys import erasure_id_key, erasure_partition, erasure_record_key
+from chalicelib.storage.reports import object_body
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
@@ -129,13 +130,7 @@ class DynamoDBOwnerScan:
 
     def get_object(self, key: str) -> bytes | None:
         """An object's current body, or None when it is missing (export)."""
-        try:
-            response = self._s3().get_object(Bucket=self._bucket, Key=key)
-        except ClientError as error:
-            if error.response["Error"]["Code"] in ("NoSuchKey", "404"):
-                return None
-            raise
-        return bytes(response["Body"].read())
+        return object_body(self._s3(), self._bucket, key)
 
     def current_objects(self, prefix: str) -> list[str]:
         """The keys of the objects under ``prefix`` (current versions; export)."""

@@ -5,7 +5,7 @@ report reads as None."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
@@ -41,10 +41,19 @@ class S3ReportStore:
 
     def get(self, key: str) -> bytes | None:
         """Read a report, or None when it is missing."""
-        try:
-            response = self._s3().get_object(Bucket=self._bucket, Key=key)
-        except ClientError as error:
-            if error.response["Error"]["Code"] in ("NoSuchKey", "404"):
-                return None
-            raise
-        return bytes(response["Body"].read())
+        return object_body(self._s3(), self._bucket, key)
+
+
+def object_body(client: Any, bucket: str, key: str) -> bytes | None:
+    """An object's current body (``GetObject``), or None when it is missing.
+
+    Raises:
+        botocore.exceptions.ClientError: any other refusal (access, throttling).
+    """
+    try:
+        response = client.get_object(Bucket=bucket, Key=key)
+    except ClientError as error:
+        if error.response["Error"]["Code"] in ("NoSuchKey", "404"):
+            return None
+        raise
+    return bytes(response["Body"].read())
