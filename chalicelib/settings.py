@@ -37,6 +37,10 @@ DEFAULT_REVIEW_WORKER_MAX_CONCURRENCY = 5
 DEFAULT_MODEL_DIR = "/tmp/pinework-models"
 """Where weights read from the bucket are kept unless ``PINEWORK_MODEL_DIR`` says
 otherwise (docs/operations.md#reranker-weights)."""
+DEFAULT_REVIEW_RETENTION_DAYS = 365
+"""How many days a review's report and items are kept unless
+``PINEWORK_REVIEW_RETENTION_DAYS`` says otherwise (docs/reference.md#retention); the
+bucket's ``ReviewReports`` lifecycle rule (``infra/template.py``) uses the same number."""
 DEFAULT_BEDROCK_MODEL_ID = "global.anthropic.claude-haiku-4-5-20251001-v1:0"
 """Claude Haiku 4.5 through its global cross-region inference profile, which every
 commercial region offers (Claude 4 models are not invocable by their bare ids)."""
@@ -102,6 +106,9 @@ class Settings(BaseModel):
         archived_text_retention_days: how many days after its archiving a memory's
             history keeps its texts (``PINEWORK_ARCHIVED_TEXT_RETENTION_DAYS``, 1-3650,
             default 365; docs/reference.md#retention).
+        review_retention_days: how many days a review's report, summary and the items of
+            its actions are kept, counted from its start (``PINEWORK_REVIEW_RETENTION_DAYS``,
+            1-3650, default 365; docs/reference.md#retention).
         idempotency_retention_hours: how long a request's stored answer is replayed for
             its ``Idempotency-Key`` (``PINEWORK_IDEMPOTENCY_RETENTION_HOURS``, 1-720,
             default 24; docs/reference.md#retention).
@@ -180,6 +187,7 @@ class Settings(BaseModel):
     recall_time_budget_ms: int = Field(default=2000, ge=1)
     recall_log_retention_days: int = Field(default=90, ge=1, le=3650)
     archived_text_retention_days: int = Field(default=365, ge=1, le=3650)
+    review_retention_days: int = Field(default=DEFAULT_REVIEW_RETENTION_DAYS, ge=1, le=3650)
     idempotency_retention_hours: int = Field(default=24, ge=1, le=720)
     reranker: Literal["on", "off"] = "on"
     review_queue_name: str = REVIEW_QUEUE_NAME
@@ -234,6 +242,7 @@ class Settings(BaseModel):
                 ("recall_time_budget_ms", "PINEWORK_RECALL_TIME_BUDGET_MS"),
                 ("recall_log_retention_days", "PINEWORK_RECALL_LOG_RETENTION_DAYS"),
                 ("archived_text_retention_days", "PINEWORK_ARCHIVED_TEXT_RETENTION_DAYS"),
+                ("review_retention_days", "PINEWORK_REVIEW_RETENTION_DAYS"),
                 ("idempotency_retention_hours", "PINEWORK_IDEMPOTENCY_RETENTION_HOURS"),
                 ("reranker", "PINEWORK_RERANKER"),
                 ("review_queue_name", "PINEWORK_REVIEW_QUEUE_NAME"),

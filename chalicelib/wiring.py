@@ -369,7 +369,8 @@ def build_services(
     recall_index = DynamoDBRecallIndex(
         table, ids, S3ObjectStore(lambda: s3 or s3_client(settings), settings.bucket_name)
     )
-    review_store = DynamoDBReviewRepository(table)
+    review_retention = timedelta(days=settings.review_retention_days)
+    review_store = DynamoDBReviewRepository(table, clock, review_retention)
     reports = S3ReportStore(lambda: s3 or s3_client(settings), settings.bucket_name)
     queue = SqsReviewQueue(lambda: sqs or sqs_client(settings), settings.review_queue_name)
     reviews = ReviewService(
@@ -384,8 +385,8 @@ def build_services(
         ids,
         queue,
         embedder,
-        pending=DynamoDBPendingRepository(table),
-        undos=DynamoDBUndoRepository(table),
+        pending=DynamoDBPendingRepository(table, clock, review_retention),
+        undos=DynamoDBUndoRepository(table, review_retention),
     )
     memory_service = MemoryService(
         memories,
@@ -465,7 +466,7 @@ def build_services(
         reviews=reviews,
         review_runs=ManualReviews(
             reviews,
-            DynamoDBReviewRunRepository(table),
+            DynamoDBReviewRunRepository(table, clock, review_retention),
             review_store,
             reports,
             memories,

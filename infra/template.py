@@ -20,7 +20,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from chalicelib.settings import DEFAULT_BEDROCK_MODEL_ID, DEFAULT_REVIEW_WORKER_MAX_CONCURRENCY
+from chalicelib.settings import (
+    DEFAULT_BEDROCK_MODEL_ID,
+    DEFAULT_REVIEW_RETENTION_DAYS,
+    DEFAULT_REVIEW_WORKER_MAX_CONCURRENCY,
+)
 from infra import iam, observability, protection, rate_limits
 from infra.gateway_responses import NOT_FOUND_BODY as NOT_FOUND_BODY
 from infra.gateway_responses import sam_gateway_responses
@@ -322,7 +326,11 @@ def bucket_properties() -> dict[str, Any]:
     """The bucket (named by CloudFormation): private, encrypted (the customer-managed key
     when given), versioned, anonymous key-value values (``kv/anon/``) deleted two days
     after their write, when their 24-hour entry is long gone, and their old versions a
-    day later; other old versions are kept ``protection.NONCURRENT_VERSION_DAYS``."""
+    day later; review reports (``reviews/``) deleted ``DEFAULT_REVIEW_RETENTION_DAYS``
+    after their last write and their old versions a day later (docs/reference.md#retention:
+    fixed, not a parameter; an operator who changes ``PINEWORK_REVIEW_RETENTION_DAYS``
+    changes this rule too); other old versions are kept
+    ``protection.NONCURRENT_VERSION_DAYS``."""
     return {
         "PublicAccessBlockConfiguration": {
             "BlockPublicAcls": True,
@@ -342,6 +350,15 @@ def bucket_properties() -> dict[str, Any]:
                     "NoncurrentVersionExpiration": {
                         "NoncurrentDays": protection.ANONYMOUS_NONCURRENT_DAYS
                     },
+                },
+                {
+                    # Reads refuse a review past PINEWORK_REVIEW_RETENTION_DAYS at once;
+                    # this removes its report (and a dry run's) from the bucket.
+                    "Id": "ReviewReports",
+                    "Status": "Enabled",
+                    "Prefix": "reviews/",
+                    "ExpirationInDays": DEFAULT_REVIEW_RETENTION_DAYS,
+                    "NoncurrentVersionExpiration": {"NoncurrentDays": 1},
                 },
                 *protection.version_lifecycle_rules(),
                 {

@@ -610,24 +610,30 @@ class ReviewRepository(Protocol):
         ...
 
     def save_summary(self, summary: ReviewSummary) -> None:
-        """Store a report's summary (listing and lookup by id)."""
+        """Store a report's summary (listing and lookup by id), expiring at the end of
+        the review's retention (docs/reference.md#retention)."""
         ...
 
     def get_summary(self, review_id: str) -> ReviewSummary | None:
-        """The summary of one review, or None."""
+        """The summary of one review, or None (also when past its retention)."""
         ...
 
     def list_summaries(
         self, agent_id: str, limit: int, after_id: str | None
     ) -> tuple[list[ReviewSummary], str | None]:
-        """An agent's review summaries newest first, and the id to continue after."""
+        """An agent's review summaries newest first, without those past their retention,
+        and the id to continue after."""
         ...
 
     def claim_approval(
-        self, review_id: str, decision: ActionDecision, claim_id: str, stale_before: datetime
+        self,
+        summary: ReviewSummary,
+        decision: ActionDecision,
+        claim_id: str,
+        stale_before: datetime,
     ) -> None:
-        """Store ``decision`` (state ``applying``) unless the action has a decision,
-        or an ``applying`` one made after ``stale_before``.
+        """Store ``decision`` (state ``applying``) on ``summary``'s review unless the
+        action has a decision, or an ``applying`` one made after ``stale_before``.
 
         Raises:
             DecisionTaken: the condition failed.
@@ -708,12 +714,13 @@ class PendingActionRepository(Protocol):
     def list_pending(
         self, workspace_id: str, agent_id: str | None, limit: int, after: str | None
     ) -> tuple[list[PendingAction], str | None]:
-        """A page of waiting actions (by agent, oldest review first) and the key to
-        continue after."""
+        """A page of waiting actions (by agent, oldest review first; none of a review
+        past its retention) and the key to continue after."""
         ...
 
     def pending_signatures(self, workspace_id: str, agent_id: str) -> dict[str, str]:
-        """Signature -> ``"rvw_… a3"`` of every action of the agent still waiting."""
+        """Signature -> ``"rvw_… a3"`` of every action of the agent still waiting (of a
+        review inside its retention)."""
         ...
 
 
@@ -771,7 +778,8 @@ class ReviewRunRepository(Protocol):
         ...
 
     def get(self, review_id: str) -> ReviewRun | None:
-        """The run by review id (strongly consistent), or None."""
+        """The run by review id (strongly consistent), or None (also when requested
+        longer than the review retention ago)."""
         ...
 
     def claim(

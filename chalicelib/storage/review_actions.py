@@ -2,15 +2,17 @@
 (docs/issues.md#issue-14-item-2, docs/issues.md#issue-14-item-3): the list of actions
 waiting for a person (``PENDING#<wsp>``) and the undo of an applied action
 (``REVIEW#<rvw>`` / ``UNDO#<action>``), which restores the memories the action changed in
-one transaction."""
+one transaction. Both expire with their review (``review_expiry``,
+docs/reference.md#retention)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import Any
 
-from chalicelib.ids import from_rfc3339, to_rfc3339
+from chalicelib.ids import Clock, SystemClock, from_rfc3339, to_rfc3339
 from chalicelib.models.memory import AuditRecord, Memory
 from chalicelib.models.review import ActionUndo, PendingAction, ReviewAction, ReviewSummary
 from chalicelib.storage import items as convert
@@ -28,6 +30,7 @@ from chalicelib.storage.keys import (
 from chalicelib.storage.memories import memory_update
 from chalicelib.storage.protocols import UndoTaken, WriteConflict
 from chalicelib.storage.recall_index import index_writes
+from chalicelib.storage.review_expiry import REVIEW_RETENTION, review_expiry, review_kept
 
 _MAX_TRANSACTION_ITEMS = 100
 """DynamoDB's limit on the items of one ``TransactWriteItems``."""
@@ -42,9 +45,13 @@ def pending_delete(summary: ReviewSummary, action_id: str) -> dict[str, Any]:
     return {"Delete": {"Key": to_attributes(key)}}
 
 
-def _pending_item(pending: PendingAction, workspace_id: str, signatures: Sequence[str]) -> Any:
+def _pending_item(
+    pending: PendingAction, workspace_id: str, signatures: Sequence[str], retention: timedelta
+) -> Any:
     item: dict[str, Any] = {
         **pending_key(workspace_id, pending.agent_id, pending.review_id, pending.action.id),
+        # waitingSince is the review's start: the item expires with its review.
+        **review_expiry(pending.waiting_since, retention),
         "entity": "review_pending",
         "reviewId": pending.review_id,
         "agentId": pending.agent_id,
@@ -78,10 +85,21 @@ class DynamoDBPendingRepository:
 
     Args:
         table: the wrapped table.
+        clock: the current time (the retention is counted back from it).
+        retention: how long a review is kept after its start: its waiting actions carry
+            the TTL attribute, and reads skip those of an older review
+            (docs/reference.md#retention).
     """
 
-    def __init__(self, table: DynamoDBTable) -> None:
+    def __init__(
+        self,
+        table: DynamoDBTable,
+        clock: Clock | None = None,
+        retention: timedelta = REVIEW_RETENTION,
+    ) -> None:
         self._table = table
+        self._clock = clock or SystemClock()
+        self._retention = retention
 
     def put_pending(
         self,
@@ -90,12 +108,18 @@ class DynamoDBPendingRepository:
         signatures: dict[str, list[str]],
     ) -> None:
         """Write one list item per waiting action (BatchWriteItem, 25 a request,
-        unprocessed items sent again); ``signatures`` by action id."""
+        unprocessed items sent again), expiring with its review; ``signatures`` by
+        action id."""
         requests = [
             {
                 "PutRequest": {
                     "Item": to_attributes(
-                        _pending_item(entry, workspace_id, signatures.get(entry.action.id, []))
+                        _pending_item(
+                            entry,
+                            workspace_id,
+                            signatures.get(entry.action.id, []),
+                            self._retention,
+                        )
                     )
                 }
             }
@@ -111,8 +135,11 @@ class DynamoDBPendingRepository:
         self, workspace_id: str, agent_id: str | None, limit: int, after: str | None
     ) -> tuple[list[PendingAction], str | None]:
         """A page of the workspace's (or one agent's) waiting actions, by agent and
-        oldest review first, after the sort key ``after``; and the sort key to
-        continue after (None at the end)."""
+        oldest review first, after the sort key ``after``, without those of a review
+        past its retention; and the sort key to continue after (None at the end).
+
+        Reads follow DynamoDB's pages past skipped items, so a page is short only at
+        the end; the key to continue after is the last one returned."""
         values: dict[str, Any] = {":pk": pending_partition(workspace_id)}
         condition = "pk = :pk"
         if agent_id is not None:
@@ -130,23 +157,30 @@ class DynamoDBPendingRepository:
             )
         found: list[tuple[str, PendingAction]] = []
         for item in self._table.query(**request):
-            found.append((str(item["sk"]), _pending_from_item(item)))
+            entry = _pending_from_item(item)
+            if not review_kept(entry.waiting_since, self._clock, self._retention):
+                continue
+            found.append((str(item["sk"]), entry))
             if len(found) > limit:
                 return [entry for _, entry in found[:limit]], found[limit - 1][0]
         return [entry for _, entry in found], None
 
     def pending_signatures(self, workspace_id: str, agent_id: str) -> dict[str, str]:
-        """Every signature of the agent's waiting actions -> ``"rvw_… a3"``."""
+        """Every signature of the agent's waiting actions -> ``"rvw_… a3"`` (an action
+        of a review past its retention waits no more: it cannot be decided)."""
         items = self._table.query(
             KeyConditionExpression="pk = :pk AND begins_with(sk, :agent)",
             ExpressionAttributeValues=to_attributes(
                 {":pk": pending_partition(workspace_id), ":agent": f"{agent_id}#"}
             ),
-            ProjectionExpression="reviewId, signatures, sk",
+            ProjectionExpression="reviewId, signatures, sk, waitingSince",
             ConsistentRead=True,
         )
         found: dict[str, str] = {}
         for item in items:
+            waiting_since = from_rfc3339(item["waitingSince"])
+            if not review_kept(waiting_since, self._clock, self._retention):
+                continue
             action_id = str(item["sk"]).rsplit("#", 1)[-1]
             for signature in item.get("signatures", []):
                 found.setdefault(str(signature), f"{item['reviewId']} {action_id}")
@@ -158,10 +192,13 @@ class DynamoDBUndoRepository:
 
     Args:
         table: the wrapped table.
+        retention: how long a review is kept after its start; its undo records carry
+            the TTL attribute of their review (docs/reference.md#retention).
     """
 
-    def __init__(self, table: DynamoDBTable) -> None:
+    def __init__(self, table: DynamoDBTable, retention: timedelta = REVIEW_RETENTION) -> None:
         self._table = table
+        self._retention = retention
 
     def record_undo(
         self,
@@ -170,10 +207,10 @@ class DynamoDBUndoRepository:
         changes: Sequence[tuple[Memory, Memory, AuditRecord]],
         signatures: Sequence[str] = (),
     ) -> None:
-        """One transaction: the undo record (put new), every memory restored
-        (version-checked) with its audit record, both summary items counted, and the
-        action remembered under the agent as undone (``rejection_key``, as a rejection
-        is; at most what the transaction's 100 items leave room for).
+        """One transaction: the undo record (put new, expiring with the review), every
+        memory restored (version-checked) with its audit record, both summary items
+        counted, and the action remembered under the agent as undone (``rejection_key``,
+        as a rejection is; at most what the transaction's 100 items leave room for).
 
         Raises:
             UndoTaken: the action was undone already (the record exists).
@@ -181,6 +218,7 @@ class DynamoDBUndoRepository:
         """
         record = {
             **review_undo_key(summary.id, undo.action_id),
+            **review_expiry(summary.started_at, self._retention),
             "entity": "review_undo",
             "reviewId": summary.id,
             "actionId": undo.action_id,

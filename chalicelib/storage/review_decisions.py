@@ -3,7 +3,9 @@
 docs/DECISIONS.md#review-approval-mode-issue-4-item-6): one decision per action, claimed by a
 conditional put (an approval that crashed while applying may be taken over after its lease), settled
 in one transaction with both summary items' counts and the pending list; a rejection is also
-remembered under the agent by the change's signatures, so the review does not propose it again. The
+remembered under the agent by the change's signatures, so the review does not propose it again. A
+decision expires with its review (``review_expiry``); a rejection's memory of signatures does not
+(it holds digests, no text, and keeps the change from coming back). The
 part of ``reviews.DynamoDBReviewRepository`` that ``ReviewRepository``'s decision
 methods name, with the claim put it shares with the per-date claim.
 """
@@ -11,12 +13,12 @@ methods name, with the claim put it shares with the per-date claim.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from botocore.exceptions import ClientError
 
-from chalicelib.ids import from_rfc3339, to_rfc3339
+from chalicelib.ids import Clock, SystemClock, from_rfc3339, to_rfc3339
 from chalicelib.models.review import ActionDecision, ReviewSummary
 from chalicelib.storage.dynamodb import (
     DynamoDBTable,
@@ -35,6 +37,7 @@ from chalicelib.storage.keys import (
 )
 from chalicelib.storage.protocols import DecisionTaken, WriteConflict
 from chalicelib.storage.review_actions import pending_delete
+from chalicelib.storage.review_expiry import REVIEW_RETENTION, review_expiry
 
 _APPLYING = "applying"
 _COUNTER_BY_STATE = {"applied": "applied", "skipped": "skipped", "rejected": "rejected"}
@@ -101,10 +104,20 @@ class DynamoDBReviewDecisions:
 
     Args:
         table: the wrapped table.
+        clock: the current time (the retention is counted back from it).
+        retention: how long a review is kept after its start; its decisions carry the
+            TTL attribute of their review (docs/reference.md#retention).
     """
 
-    def __init__(self, table: DynamoDBTable) -> None:
+    def __init__(
+        self,
+        table: DynamoDBTable,
+        clock: Clock | None = None,
+        retention: timedelta = REVIEW_RETENTION,
+    ) -> None:
         self._table = table
+        self._clock = clock or SystemClock()
+        self._retention = retention
 
     def _put_claim(self, item: dict[str, Any], started: str, stale_before: datetime) -> bool:
         """Put ``item`` (a claim in ``item["state"]``) unless its key holds a live one.
@@ -134,19 +147,28 @@ class DynamoDBReviewDecisions:
         return True
 
     def claim_approval(
-        self, review_id: str, decision: ActionDecision, claim_id: str, stale_before: datetime
+        self,
+        summary: ReviewSummary,
+        decision: ActionDecision,
+        claim_id: str,
+        stale_before: datetime,
     ) -> None:
-        """Conditional put of the ``applying`` decision, tagged with ``claim_id``.
+        """Conditional put of the ``applying`` decision, tagged with ``claim_id`` (it
+        expires with ``summary``'s review).
 
         Raises:
             DecisionTaken: the action has a decision, or a fresh ``applying`` one.
         """
-        claim = {**decision_to_item(review_id, decision), "claimId": claim_id}
+        claim = {
+            **decision_to_item(summary.id, decision),
+            **review_expiry(summary.started_at, self._retention),
+            "claimId": claim_id,
+        }
         # One decision per action: of two approvals (or an approval and a rejection)
         # exactly one wins. An approval that crashed while applying (still "applying"
         # after the lease) may be taken over.
         if not self._put_claim(claim, "decidedAt", stale_before):
-            raise self._taken(review_id, decision.action_id)
+            raise self._taken(summary.id, decision.action_id)
 
     def record_outcome(
         self, summary: ReviewSummary, decision: ActionDecision, claim_id: str
@@ -187,8 +209,9 @@ class DynamoDBReviewDecisions:
     def record_rejection(
         self, summary: ReviewSummary, decision: ActionDecision, signatures: Sequence[str]
     ) -> None:
-        """One transaction: the ``rejected`` decision put new, both summary items counted,
-        and the rejection remembered under the agent (``rejection_key``).
+        """One transaction: the ``rejected`` decision put new (expiring with the review),
+        both summary items counted, and the rejection remembered under the agent
+        (``rejection_key``).
 
         Raises:
             DecisionTaken: the action has a decision (or one being applied).
@@ -210,7 +233,11 @@ class DynamoDBReviewDecisions:
             for key in list(dict.fromkeys(signatures))[:_MAX_REJECTION_ITEMS]
         ]
         # attribute_not_exists: a decided or applying action is never rejected.
-        self._settle(summary, decision, put_new(decision_to_item(summary.id, decision)), *memos)
+        rejected = {
+            **decision_to_item(summary.id, decision),
+            **review_expiry(summary.started_at, self._retention),
+        }
+        self._settle(summary, decision, put_new(rejected), *memos)
 
     def rejections(self, agent_id: str) -> dict[str, str]:
         """Every action rejected for ``agent_id``: signature -> "rvw_… a2 by usr_… on date"."""

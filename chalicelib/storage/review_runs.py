@@ -4,27 +4,31 @@
 Every change is conditional: the worker claims a run (``queued``/``failed`` ->
 ``running``, or a stale ``running``) with a claim id, and only that claim may finish
 or fail it, so a duplicate SQS message or a late retry never runs a review twice at
-the same time.
+the same time. A run expires the review retention after its request, and reads skip an
+older one (``review_expiry``, docs/reference.md#retention).
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from botocore.exceptions import ClientError
 
-from chalicelib.ids import from_rfc3339, to_rfc3339
+from chalicelib.ids import Clock, SystemClock, from_rfc3339, to_rfc3339
 from chalicelib.models.review_run import ReviewRun
 from chalicelib.storage.dynamodb import DynamoDBTable, from_attributes, to_attributes
 from chalicelib.storage.keys import review_run_key
 from chalicelib.storage.protocols import ReviewRunTaken
+from chalicelib.storage.review_expiry import REVIEW_RETENTION, review_expiry, review_kept
 
 
-def run_to_item(run: ReviewRun) -> dict[str, Any]:
-    """The stored item of a run, key included."""
+def run_to_item(run: ReviewRun, retention: timedelta = REVIEW_RETENTION) -> dict[str, Any]:
+    """The stored item of a run, key included, with the table's TTL attribute
+    ``retention`` after the request (docs/reference.md#retention)."""
     item: dict[str, Any] = {
         **review_run_key(run.id),
+        **review_expiry(run.requested_at, retention),
         "entity": "review_run",
         "id": run.id,
         "workspaceId": run.workspace_id,
@@ -68,23 +72,38 @@ class DynamoDBReviewRunRepository:
 
     Args:
         table: the table wrapper.
+        clock: the current time (the retention is counted back from it).
+        retention: how long a run is kept after its request (the review retention,
+            docs/reference.md#retention): runs carry the TTL attribute, and ``get``
+            skips an older one.
     """
 
-    def __init__(self, table: DynamoDBTable) -> None:
+    def __init__(
+        self,
+        table: DynamoDBTable,
+        clock: Clock | None = None,
+        retention: timedelta = REVIEW_RETENTION,
+    ) -> None:
         self._table = table
+        self._clock = clock or SystemClock()
+        self._retention = retention
 
     def create(self, run: ReviewRun) -> None:
         """Put the new run; ``attribute_not_exists``: a new id never overwrites."""
         self._table.client.put_item(
             TableName=self._table.name,
-            Item=to_attributes(run_to_item(run)),
+            Item=to_attributes(run_to_item(run, self._retention)),
             ConditionExpression="attribute_not_exists(pk)",
         )
 
     def get(self, review_id: str) -> ReviewRun | None:
-        """The run (strongly consistent GetItem), or None."""
+        """The run (strongly consistent GetItem), or None (also when it was requested
+        longer than the retention ago)."""
         found = self._table.get(review_run_key(review_id))
-        return None if found is None else run_from_item(found)
+        run = None if found is None else run_from_item(found)
+        if run is None or not review_kept(run.requested_at, self._clock, self._retention):
+            return None
+        return run
 
     def claim(
         self, review_id: str, claim_id: str, now: datetime, stale_before: datetime

@@ -1,14 +1,15 @@
 """DynamoDB adapter of the review's storage (docs/reference.md#9-review): system supersedes and
 lifted facts (each one transaction, version-checked, the lift claimed once), the per-date
 claim (one review per agent and date; a stale one taken over) and the report
-summaries. The persons' decisions on approval-mode actions are ``review_decisions``;
+summaries, which expire with the review (``review_expiry``, docs/reference.md#retention).
+The persons' decisions on approval-mode actions are ``review_decisions``;
 the JSON reports in S3 are ``reports``. Choices:
 docs/DECISIONS.md#routines-and-the-daily-review-issue-4."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from chalicelib.ids import from_rfc3339, to_rfc3339
@@ -32,14 +33,24 @@ from chalicelib.storage.memory_checks import still_live
 from chalicelib.storage.protocols import LiftClaimed, ReviewDateTaken, WriteConflict
 from chalicelib.storage.recall_index import index_writes
 from chalicelib.storage.review_decisions import DynamoDBReviewDecisions
+from chalicelib.storage.review_expiry import (
+    REVIEW_RETENTION,
+    oldest_listed_id,
+    review_expiry,
+    review_kept,
+)
 
 _RUNNING = "running"
 _DONE = "done"
 
 
-def summary_to_item(summary: ReviewSummary) -> dict[str, Any]:
-    """Return the stored item of a review summary (without its key)."""
+def summary_to_item(
+    summary: ReviewSummary, retention: timedelta = REVIEW_RETENTION
+) -> dict[str, Any]:
+    """Return the stored item of a review summary (without its key), with the table's
+    TTL attribute ``retention`` after the review started (docs/reference.md#retention)."""
     return {
+        **review_expiry(summary.started_at, retention),
         "entity": "review",
         "id": summary.id,
         "workspaceId": summary.workspace_id,
@@ -88,6 +99,10 @@ class DynamoDBReviewRepository(DynamoDBReviewDecisions):
 
     Args:
         table: the wrapped table.
+        clock: the current time (what the retention is counted back from).
+        retention: how long a review is kept after its start (docs/reference.md#retention):
+            its summary and decision items carry the TTL attribute, and reads skip a
+            review older than this (DynamoDB deletes expired items up to days late).
     """
 
     def supersede_by_existing(
@@ -183,8 +198,9 @@ class DynamoDBReviewRepository(DynamoDBReviewDecisions):
         )
 
     def save_summary(self, summary: ReviewSummary) -> None:
-        """Write the listing item and the by-id lookup item in one transaction."""
-        item = summary_to_item(summary)
+        """Write the listing item and the by-id lookup item in one transaction (both
+        expire ``retention`` after the review's start)."""
+        item = summary_to_item(summary, self._retention)
         self._table.transact(
             [
                 put_new({**review_key(summary.agent_id, summary.id), **item}),
@@ -193,17 +209,34 @@ class DynamoDBReviewRepository(DynamoDBReviewDecisions):
         )
 
     def get_summary(self, review_id: str) -> ReviewSummary | None:
-        """The summary by review id (strongly consistent)."""
+        """The summary by review id (strongly consistent), or None when there is none
+        or the review started longer than ``retention`` ago."""
         found = self._table.get(review_lookup_key(review_id))
-        return None if found is None else summary_from_item(found)
+        summary = None if found is None else summary_from_item(found)
+        if summary is None or not review_kept(summary.started_at, self._clock, self._retention):
+            return None
+        return summary
 
     def list_summaries(
         self, agent_id: str, limit: int, after_id: str | None
     ) -> tuple[list[ReviewSummary], str | None]:
-        """Newest first; ``limit`` + 1 read to know whether a next page exists."""
+        """Newest first, without reviews past their retention; ``limit`` + 1 kept ones
+        read to know whether a next page exists.
+
+        Reads follow DynamoDB's pages past skipped summaries, so a page is short only at
+        the end; the id to continue after is the last one returned (a review skipped
+        now stays skipped). Only ids newer than ``review_expiry.oldest_listed_id`` are
+        read (one key range: ids are ULIDs)."""
+        oldest = oldest_listed_id(self._clock, self._retention)
+        if after_id is not None and after_id < oldest:
+            # Everything after it is older still (and DynamoDB refuses a start key
+            # outside the key range).
+            return [], None
         request: dict[str, Any] = {
-            "KeyConditionExpression": "pk = :pk",
-            "ExpressionAttributeValues": to_attributes({":pk": review_partition(agent_id)}),
+            "KeyConditionExpression": "pk = :pk AND sk >= :oldest",
+            "ExpressionAttributeValues": to_attributes(
+                {":pk": review_partition(agent_id), ":oldest": oldest}
+            ),
             "ScanIndexForward": False,
             "Limit": limit + 1,
         }
@@ -211,7 +244,10 @@ class DynamoDBReviewRepository(DynamoDBReviewDecisions):
             request["ExclusiveStartKey"] = to_attributes(review_key(agent_id, after_id))
         found: list[ReviewSummary] = []
         for item in self._table.query(**request):
-            found.append(summary_from_item(item))
+            summary = summary_from_item(item)
+            if not review_kept(summary.started_at, self._clock, self._retention):
+                continue
+            found.append(summary)
             if len(found) > limit:
                 return found[:limit], found[limit - 1].id
         return found, None

@@ -7,16 +7,18 @@ adapter on moto)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timedelta
 
 import pytest
 
+from chalicelib.ids import FixedClock
 from chalicelib.models.review import PendingAction, ReviewAction
 from chalicelib.storage.dynamodb import DynamoDBTable
 from chalicelib.storage.protocols import PendingActionRepository
 from chalicelib.storage.review_actions import DynamoDBPendingRepository
 from tests.helpers import START
 
-IMPLEMENTATIONS: dict[str, Callable[[DynamoDBTable], PendingActionRepository]] = {
+IMPLEMENTATIONS: dict[str, Callable[[DynamoDBTable, FixedClock], PendingActionRepository]] = {
     "dynamodb": DynamoDBPendingRepository,
 }
 AGENT = "agt_01KAAAAAAAAAAAAAAAAAAAAAAA"
@@ -24,8 +26,10 @@ OTHER = "agt_01KBBBBBBBBBBBBBBBBBBBBBBB"
 
 
 @pytest.fixture(params=sorted(IMPLEMENTATIONS))
-def pending(request: pytest.FixtureRequest, table: DynamoDBTable) -> PendingActionRepository:
-    return IMPLEMENTATIONS[request.param](table)
+def pending(
+    request: pytest.FixtureRequest, table: DynamoDBTable, clock: FixedClock
+) -> PendingActionRepository:
+    return IMPLEMENTATIONS[request.param](table, clock)
 
 
 def waiting(agent: str, review: str, number: int) -> PendingAction:
@@ -78,3 +82,17 @@ def test_signatures_name_the_review_and_action_that_wait(pending: PendingActionR
         "s2": f"{review} a1",
     }
     assert pending.pending_signatures("wsp_1", OTHER) == {}
+
+
+def test_actions_of_a_review_past_its_retention_wait_no_more(
+    pending: PendingActionRepository, clock: FixedClock
+) -> None:
+    old, new = "rvw_01KAAAAAAAAAAAAAAAAAAAAAAA", "rvw_01KCCCCCCCCCCCCCCCCCCCCCCC"
+    later = waiting(AGENT, new, 4).model_copy(update={"waiting_since": START + timedelta(days=9)})
+    entries = [*(waiting(AGENT, old, n) for n in range(1, 4)), later]
+    pending.put_pending("wsp_1", entries, {"a1": ["s1"], "a4": ["s4"]})
+    assert len(pending.list_pending("wsp_1", AGENT, 10, None)[0]) == 4
+    clock.set(START + timedelta(days=365, seconds=1))  # the old review is past 365 days
+    page, end = pending.list_pending("wsp_1", AGENT, 1, None)  # three skipped on the way
+    assert [(e.review_id, e.action.id) for e in page] == [(new, "a4")] and end is None
+    assert pending.pending_signatures("wsp_1", AGENT) == {"s4": f"{new} a4"}

@@ -27,7 +27,7 @@ from chalicelib.storage.protocols import (
 from chalicelib.storage.reviews import DynamoDBReviewRepository
 from tests.helpers import START, audit_of, new_fact
 
-IMPLEMENTATIONS: dict[str, Callable[[DynamoDBTable], ReviewRepository]] = {
+IMPLEMENTATIONS: dict[str, Callable[[DynamoDBTable, FixedClock], ReviewRepository]] = {
     "dynamodb": DynamoDBReviewRepository,
 }
 AGENT = "agt_01KAAAAAAAAAAAAAAAAAAAAAAA"
@@ -35,8 +35,10 @@ LEASE = timedelta(minutes=15)
 
 
 @pytest.fixture(params=sorted(IMPLEMENTATIONS))
-def reviews(request: pytest.FixtureRequest, table: DynamoDBTable) -> ReviewRepository:
-    return IMPLEMENTATIONS[request.param](table)
+def reviews(
+    request: pytest.FixtureRequest, table: DynamoDBTable, clock: FixedClock
+) -> ReviewRepository:
+    return IMPLEMENTATIONS[request.param](table, clock)
 
 
 @pytest.fixture
@@ -164,15 +166,33 @@ def test_summaries_are_found_by_id_and_listed_newest_first(
     assert end is None
 
 
+def test_a_review_past_its_retention_is_neither_read_nor_listed(
+    reviews: ReviewRepository, ids: IdFactory, clock: FixedClock
+) -> None:
+    made = []
+    for day in range(4):
+        clock.set(START + timedelta(days=day))
+        made.append(summary(ids.new("rvw"), clock))
+        reviews.save_summary(made[-1])
+    clock.set(START + timedelta(days=366, hours=1))  # the first two started > 365 days ago
+    assert reviews.get_summary(made[1].id) is None
+    assert reviews.get_summary(made[2].id) == made[2]
+    first, after = reviews.list_summaries(AGENT, 1, None)
+    rest, end = reviews.list_summaries(AGENT, 1, after)  # reads past the two skipped
+    assert [s.id for s in first + rest] == [made[3].id, made[2].id]
+    assert after == made[3].id and end is None
+
+
 def test_an_approval_claim_is_held_until_it_is_stale(
     reviews: ReviewRepository, clock: FixedClock
 ) -> None:
     applying = decision("a1", "applying", clock)
-    reviews.claim_approval("rvw_1", applying, "clm_1", START - LEASE)
+    review = summary("rvw_1", clock)
+    reviews.claim_approval(review, applying, "clm_1", START - LEASE)
     with pytest.raises(DecisionTaken) as taken:
-        reviews.claim_approval("rvw_1", applying, "clm_2", START - LEASE)
+        reviews.claim_approval(review, applying, "clm_2", START - LEASE)
     assert taken.value.existing is not None and taken.value.existing.state == "applying"
-    reviews.claim_approval("rvw_1", applying, "clm_3", START + timedelta(minutes=1))
+    reviews.claim_approval(review, applying, "clm_3", START + timedelta(minutes=1))
 
 
 def test_decisions_settle_once_and_move_the_summary_counts(
@@ -180,7 +200,7 @@ def test_decisions_settle_once_and_move_the_summary_counts(
 ) -> None:
     review = summary(ids.new("rvw"), clock, pending=2)
     reviews.save_summary(review)
-    reviews.claim_approval(review.id, decision("a1", "applying", clock), "clm_1", START - LEASE)
+    reviews.claim_approval(review, decision("a1", "applying", clock), "clm_1", START - LEASE)
     with pytest.raises(DecisionTaken):  # not this claim's to settle
         reviews.record_outcome(review, decision("a1", "applied", clock), "clm_other")
     reviews.record_outcome(review, decision("a1", "applied", clock), "clm_1")

@@ -13,13 +13,14 @@ from datetime import timedelta
 import pytest
 from botocore.exceptions import ClientError
 
+from chalicelib.ids import FixedClock
 from chalicelib.models.review_run import ReviewRun
 from chalicelib.storage.dynamodb import DynamoDBTable
 from chalicelib.storage.protocols import ReviewRunRepository, ReviewRunTaken
 from chalicelib.storage.review_runs import DynamoDBReviewRunRepository
 from tests.helpers import START
 
-IMPLEMENTATIONS: dict[str, Callable[[DynamoDBTable], ReviewRunRepository]] = {
+IMPLEMENTATIONS: dict[str, Callable[[DynamoDBTable, FixedClock], ReviewRunRepository]] = {
     "dynamodb": DynamoDBReviewRunRepository,
 }
 LEASE = timedelta(minutes=15)
@@ -36,8 +37,10 @@ RUN = ReviewRun(
 
 
 @pytest.fixture(params=sorted(IMPLEMENTATIONS))
-def runs(request: pytest.FixtureRequest, table: DynamoDBTable) -> ReviewRunRepository:
-    return IMPLEMENTATIONS[request.param](table)
+def runs(
+    request: pytest.FixtureRequest, table: DynamoDBTable, clock: FixedClock
+) -> ReviewRunRepository:
+    return IMPLEMENTATIONS[request.param](table, clock)
 
 
 def test_a_run_is_stored_once_and_read_back(runs: ReviewRunRepository) -> None:
@@ -47,6 +50,16 @@ def test_a_run_is_stored_once_and_read_back(runs: ReviewRunRepository) -> None:
     with pytest.raises(ClientError):  # a new id never overwrites
         runs.create(RUN.model_copy(update={"agent_id": "agt_other"}))
     assert runs.get(RUN.id) == RUN
+
+
+def test_a_run_requested_longer_than_the_retention_ago_reads_as_none(
+    runs: ReviewRunRepository, clock: FixedClock
+) -> None:
+    runs.create(RUN)
+    clock.set(START + timedelta(days=365))
+    assert runs.get(RUN.id) == RUN
+    clock.set(START + timedelta(days=365, seconds=1))
+    assert runs.get(RUN.id) is None
 
 
 def test_one_attempt_holds_a_run_until_its_claim_is_stale(runs: ReviewRunRepository) -> None:

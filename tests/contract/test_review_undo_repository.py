@@ -37,7 +37,7 @@ def test_an_undo_restores_once_and_counts(
     undos: ReviewUndoRepository, table: DynamoDBTable, ids: IdFactory, clock: FixedClock
 ) -> None:
     memories = DynamoDBMemoryRepository(table)
-    reviews = DynamoDBReviewRepository(table)
+    reviews = DynamoDBReviewRepository(table, clock)
     summary = ReviewSummary(
         id=REVIEW,
         workspace_id="wsp_1",

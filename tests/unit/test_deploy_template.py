@@ -17,7 +17,8 @@ from chalice.config import Config
 from moto import mock_aws
 
 from chalicelib.errors import STATUS_BY_CODE
-from chalicelib.settings import REVIEW_QUEUE_NAME
+from chalicelib.services.review.service import report_key
+from chalicelib.settings import REVIEW_QUEUE_NAME, Settings
 from infra import iam
 from infra.deploy import configure_stage, deployed_rest_api, main, stack_outputs
 from infra.gateway_responses import GATEWAY_MESSAGE, put_gateway_responses
@@ -193,6 +194,40 @@ def test_only_the_review_worker_may_invoke_bedrock_and_only_with_the_bedrock_rev
             assert bedrock and all(grant.condition for grant in bedrock)
         else:
             assert bedrock == []
+
+
+@pytest.mark.parametrize("template", [package_fragment, resources_stack])
+def test_review_reports_expire_after_the_default_review_retention(template: Any) -> None:
+    (bucket,) = [
+        resource["Properties"]
+        for resource in template()["Resources"].values()
+        if resource.get("Type") == "AWS::S3::Bucket"
+    ]
+    rules = {rule["Id"]: rule for rule in bucket["LifecycleConfiguration"]["Rules"]}
+    reports = rules["ReviewReports"]
+    assert (reports["Prefix"], reports["Status"]) == ("reviews/", "Enabled")
+    assert report_key("wsp_1", "agt_1", "2026-11-29", "rvw_1").startswith(reports["Prefix"])
+    assert reports["ExpirationInDays"] == Settings().review_retention_days == 365
+    assert reports["NoncurrentVersionExpiration"] == {"NoncurrentDays": 1}
+    with mock_aws():  # the rule in the S3 API's words is one S3 accepts (moto checks it)
+        s3 = boto3.client("s3", region_name="us-east-1")
+        s3.create_bucket(Bucket="reports")
+        s3.put_bucket_lifecycle_configuration(
+            Bucket="reports",
+            LifecycleConfiguration={
+                "Rules": [
+                    {
+                        "ID": reports["Id"],
+                        "Status": reports["Status"],
+                        "Filter": {"Prefix": reports["Prefix"]},
+                        "Expiration": {"Days": reports["ExpirationInDays"]},
+                        "NoncurrentVersionExpiration": reports["NoncurrentVersionExpiration"],
+                    }
+                ]
+            },
+        )
+        (stored,) = s3.get_bucket_lifecycle_configuration(Bucket="reports")["Rules"]
+        assert stored["Filter"] == {"Prefix": "reviews/"}
 
 
 def test_the_resources_stack_passes_cfn_lint(tmp_path: Path) -> None:

@@ -137,7 +137,8 @@ class ReviewDecisions:
 
         Raises:
             Forbidden: an agent called.
-            NotFound: no such review in the workspace, or no such action in its plan.
+            NotFound: no such review in the workspace (or it is past its retention,
+                docs/reference.md#retention), or no such action in its plan.
             InvalidRequest: ``action_ref`` is not a number or an action id.
             Conflict: the action does not wait for a decision (the review applied
                 it), was decided already, or another approval is applying it.
@@ -156,7 +157,7 @@ class ReviewDecisions:
             keep_id=None if chosen.keep_id == action.keep_id else chosen.keep_id,
         )
         try:
-            self._reviews.claim_approval(summary.id, claim, claim_id, now - APPROVAL_LEASE)
+            self._reviews.claim_approval(summary, claim, claim_id, now - APPROVAL_LEASE)
         except DecisionTaken as taken:
             raise _already_decided(
                 summary.id, action.id, taken, self._undo_of(summary.id, action.id)

@@ -142,7 +142,8 @@ class ManualReviews:
         """One review (``GET /reviews/{id}``): the report, or the queued run until done.
 
         Raises:
-            NotFound: no such review in the workspace (or the agent's own, for an agent).
+            NotFound: no such review in the workspace (or the agent's own, for an agent),
+                or it is past its retention (docs/reference.md#retention).
         """
         run = self._runs.get(review_id) if review_id.startswith("rvw_") else None
         if run is None:

@@ -252,7 +252,8 @@ class ReviewService:
         decision merged in for an approval-mode review.
 
         Raises:
-            NotFound: no such review in the workspace (or the agent's own, for an agent).
+            NotFound: no such review in the workspace (or the agent's own, for an agent),
+                or it is past its retention (docs/reference.md#retention).
         """
         summary = self._reviews.get_summary(review_id) if review_id.startswith("rvw_") else None
         if summary is None or summary.workspace_id != principal.workspace_id:

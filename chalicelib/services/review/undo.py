@@ -74,7 +74,8 @@ class ReviewUndo:
 
         Raises:
             Forbidden: an agent called.
-            NotFound: no such review in the workspace, or no such action.
+            NotFound: no such review in the workspace (or it is past its retention,
+                docs/reference.md#retention), or no such action.
             InvalidRequest: ``action_ref`` is not a number or an action id.
             Conflict: the action changed nothing (pending, rejected, skipped).
             ReviewUndoConflict: a memory the action changed was changed since;
