@@ -21,15 +21,18 @@ from chalicelib.storage.protocols import RecallRepository, SessionAlreadyRecalle
 from chalicelib.storage.recalls import DynamoDBRecallRepository
 from tests.helpers import Faults, audit_of, new_fact
 
-IMPLEMENTATIONS: dict[str, Callable[[DynamoDBTable], RecallRepository]] = {
+IMPLEMENTATIONS: dict[str, Callable[[DynamoDBTable, FixedClock], RecallRepository]] = {
+    # on the test clock: the log's retention is counted from it, not from today's date
     "dynamodb": DynamoDBRecallRepository,
 }
 AGENT = "agt_01KAAAAAAAAAAAAAAAAAAAAAAA"
 
 
 @pytest.fixture(params=sorted(IMPLEMENTATIONS))
-def recalls(request: pytest.FixtureRequest, table: DynamoDBTable) -> RecallRepository:
-    return IMPLEMENTATIONS[request.param](table)
+def recalls(
+    request: pytest.FixtureRequest, table: DynamoDBTable, clock: FixedClock
+) -> RecallRepository:
+    return IMPLEMENTATIONS[request.param](table, clock)
 
 
 def entry(
