@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
-from chalicelib.ids import Clock, SystemClock, from_rfc3339, to_rfc3339
+from chalicelib.ids import from_rfc3339, to_rfc3339
 from chalicelib.models.memory import AuditRecord, Memory
 from chalicelib.models.review import ActionUndo, PendingAction, ReviewAction, ReviewSummary
 from chalicelib.storage import items as convert
@@ -30,7 +30,12 @@ from chalicelib.storage.keys import (
 from chalicelib.storage.memories import memory_update
 from chalicelib.storage.protocols import UndoTaken, WriteConflict
 from chalicelib.storage.recall_index import index_writes
-from chalicelib.storage.review_expiry import REVIEW_RETENTION, review_expiry, review_kept
+from chalicelib.storage.review_expiry import (
+    REVIEW_RETENTION,
+    ReviewRetention,
+    review_expiry,
+    review_kept,
+)
 
 _MAX_TRANSACTION_ITEMS = 100
 """DynamoDB's limit on the items of one ``TransactWriteItems``."""
@@ -80,7 +85,7 @@ def _pending_from_item(item: dict[str, Any]) -> PendingAction:
     )
 
 
-class DynamoDBPendingRepository:
+class DynamoDBPendingRepository(ReviewRetention):
     """``PendingActionRepository`` on the single table.
 
     Args:
@@ -90,16 +95,6 @@ class DynamoDBPendingRepository:
             the TTL attribute, and reads skip those of an older review
             (docs/reference.md#retention).
     """
-
-    def __init__(
-        self,
-        table: DynamoDBTable,
-        clock: Clock | None = None,
-        retention: timedelta = REVIEW_RETENTION,
-    ) -> None:
-        self._table = table
-        self._clock = clock or SystemClock()
-        self._retention = retention
 
     def put_pending(
         self,

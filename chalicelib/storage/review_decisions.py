@@ -13,15 +13,14 @@ methods name, with the claim put it shares with the per-date claim.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from botocore.exceptions import ClientError
 
-from chalicelib.ids import Clock, SystemClock, from_rfc3339, to_rfc3339
+from chalicelib.ids import from_rfc3339, to_rfc3339
 from chalicelib.models.review import ActionDecision, ReviewSummary
 from chalicelib.storage.dynamodb import (
-    DynamoDBTable,
     TransactionCancelled,
     put_new,
     to_attributes,
@@ -37,7 +36,7 @@ from chalicelib.storage.keys import (
 )
 from chalicelib.storage.protocols import DecisionTaken, WriteConflict
 from chalicelib.storage.review_actions import pending_delete
-from chalicelib.storage.review_expiry import REVIEW_RETENTION, review_expiry
+from chalicelib.storage.review_expiry import ReviewRetention, review_expiry
 
 _APPLYING = "applying"
 _COUNTER_BY_STATE = {"applied": "applied", "skipped": "skipped", "rejected": "rejected"}
@@ -98,7 +97,7 @@ def _count_decision(key: dict[str, str], state: str) -> dict[str, Any]:
     }
 
 
-class DynamoDBReviewDecisions:
+class DynamoDBReviewDecisions(ReviewRetention):
     """The decision methods of ``ReviewRepository`` on the single table (the base of
     ``reviews.DynamoDBReviewRepository``).
 
@@ -108,16 +107,6 @@ class DynamoDBReviewDecisions:
         retention: how long a review is kept after its start; its decisions carry the
             TTL attribute of their review (docs/reference.md#retention).
     """
-
-    def __init__(
-        self,
-        table: DynamoDBTable,
-        clock: Clock | None = None,
-        retention: timedelta = REVIEW_RETENTION,
-    ) -> None:
-        self._table = table
-        self._clock = clock or SystemClock()
-        self._retention = retention
 
     def _put_claim(self, item: dict[str, Any], started: str, stale_before: datetime) -> bool:
         """Put ``item`` (a claim in ``item["state"]``) unless its key holds a live one.

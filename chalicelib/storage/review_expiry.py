@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from chalicelib.ids import Clock, ulid_floor
+from chalicelib.ids import Clock, SystemClock, ulid_floor
+from chalicelib.storage.dynamodb import DynamoDBTable
 from chalicelib.storage.keys import KV_TTL_ATTRIBUTE
 from chalicelib.storage.recalls import epoch_seconds
 
@@ -39,3 +40,24 @@ def oldest_listed_id(clock: Clock, retention: timedelta) -> str:
     """The smallest review id a listing reads: ``rvw_`` + the ULID floor of now minus
     the retention and ``QUEUE_WAIT_BOUND``."""
     return f"rvw_{ulid_floor(clock.now() - retention - QUEUE_WAIT_BOUND)}"
+
+
+class ReviewRetention:
+    """The constructor the review repositories share: the table, the clock the retention
+    is counted back from (the system clock when None) and the retention.
+
+    Args:
+        table: the single table.
+        clock: the current time.
+        retention: how long a review is kept after its start (docs/reference.md#retention).
+    """
+
+    def __init__(
+        self,
+        table: DynamoDBTable,
+        clock: Clock | None = None,
+        retention: timedelta = REVIEW_RETENTION,
+    ) -> None:
+        self._table = table
+        self._clock = clock or SystemClock()
+        self._retention = retention

@@ -15,12 +15,17 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from chalicelib.ids import Clock, SystemClock, from_rfc3339, to_rfc3339
+from chalicelib.ids import from_rfc3339, to_rfc3339
 from chalicelib.models.review_run import ReviewRun
-from chalicelib.storage.dynamodb import DynamoDBTable, from_attributes, to_attributes
+from chalicelib.storage.dynamodb import from_attributes, to_attributes
 from chalicelib.storage.keys import review_run_key
 from chalicelib.storage.protocols import ReviewRunTaken
-from chalicelib.storage.review_expiry import REVIEW_RETENTION, review_expiry, review_kept
+from chalicelib.storage.review_expiry import (
+    REVIEW_RETENTION,
+    ReviewRetention,
+    review_expiry,
+    review_kept,
+)
 
 
 def run_to_item(run: ReviewRun, retention: timedelta = REVIEW_RETENTION) -> dict[str, Any]:
@@ -67,7 +72,7 @@ def run_from_item(item: dict[str, Any]) -> ReviewRun:
     )
 
 
-class DynamoDBReviewRunRepository:
+class DynamoDBReviewRunRepository(ReviewRetention):
     """``ReviewRunRepository`` on the single table.
 
     Args:
@@ -77,16 +82,6 @@ class DynamoDBReviewRunRepository:
             docs/reference.md#retention): runs carry the TTL attribute, and ``get``
             skips an older one.
     """
-
-    def __init__(
-        self,
-        table: DynamoDBTable,
-        clock: Clock | None = None,
-        retention: timedelta = REVIEW_RETENTION,
-    ) -> None:
-        self._table = table
-        self._clock = clock or SystemClock()
-        self._retention = retention
 
     def create(self, run: ReviewRun) -> None:
         """Put the new run; ``attribute_not_exists``: a new id never overwrites."""
