@@ -36,6 +36,7 @@ from chalicelib.services.idempotency import IdempotencyService
 from chalicelib.services.keyed_hash import DEVELOPMENT_SECRETS, HashSecrets, KeyedHash
 from chalicelib.services.kv.service import KvLimits, KvService
 from chalicelib.services.lifecycle.erasure import OwnerErasure
+from chalicelib.services.lifecycle.requests import PersonLifecycle
 from chalicelib.services.lifecycle.retention import ArchivedTextRetention
 from chalicelib.services.lifecycle.transfer import WorkspaceTransfer
 from chalicelib.services.memory.browse import MemoryBrowser
@@ -61,6 +62,7 @@ from chalicelib.settings import Settings, SettingsError
 from chalicelib.storage.directory import DynamoDBDirectoryRepository
 from chalicelib.storage.dynamodb import DynamoDBTable
 from chalicelib.storage.erasure import DynamoDBMemoryScrub
+from chalicelib.storage.exports import DynamoDBExportStore, ExportTaken
 from chalicelib.storage.hash_secret import SecretsManagerSecret
 from chalicelib.storage.keys import RERANKER_WEIGHTS_OBJECT
 from chalicelib.storage.kv import DynamoDBKvRepository, S3ObjectStore
@@ -120,6 +122,8 @@ class Services:
     """Erasing a memory (docs/reference.md#erasing-a-memory)."""
     retention: ArchivedTextRetention
     """The sweep of archived memories' audit texts (docs/reference.md#retention)."""
+    lifecycle: PersonLifecycle
+    """A person's erasures of agents and exports (docs/reference.md#exports-for-a-person)."""
     day_log: DayLogService
     recall: RecallService
     kv: KvService
@@ -413,6 +417,11 @@ def build_services(
     )
     index = DynamoDBMemoryIndexRepository(table)
     auth = AuthService(directory, clock)
+    owner_scan = DynamoDBOwnerScan(table, lambda: s3 or s3_client(settings), settings.bucket_name)
+    owner_erasure = OwnerErasure(owner_scan, directory, clock)
+    transfer = WorkspaceTransfer(
+        owner_scan, RecallIndexBackfill(memories, recall_index, directory, clock), clock, digests
+    )
     return Services(
         settings=settings,
         clock=clock,
@@ -424,33 +433,35 @@ def build_services(
             EmbeddingBackfill(memories, embedder),
             RecallIndexBackfill(memories, recall_index, directory, clock),
             TableUpgrade(table),
-            OwnerErasure(
-                DynamoDBOwnerScan(table, lambda: s3 or s3_client(settings), settings.bucket_name),
-                directory,
-                clock,
-            ),
-            WorkspaceTransfer(
-                DynamoDBOwnerScan(table, lambda: s3 or s3_client(settings), settings.bucket_name),
-                RecallIndexBackfill(memories, recall_index, directory, clock),
-                clock,
-                digests,
-            ),
+            owner_erasure,
+            transfer,
             digests,
             archived_text_retention(settings, table, clock),
         ),
         memories=memory_service,
         erasure=MemoryErasure(
             memories,
-            DynamoDBMemoryScrub(
-                table,
-                DynamoDBOwnerScan(table, lambda: s3 or s3_client(settings), settings.bucket_name),
-            ),
+            DynamoDBMemoryScrub(table, owner_scan),
             RecallIndexBackfill(memories, recall_index, directory, clock),
             detector,
             clock,
             ids,
         ),
         retention=archived_text_retention(settings, table, clock),
+        lifecycle=PersonLifecycle(
+            owner_erasure,
+            owner_scan,
+            transfer,
+            DynamoDBExportStore(
+                table, lambda: s3 or s3_client(settings), settings.bucket_name, clock
+            ),
+            directory,
+            queue,
+            detector,
+            clock,
+            ids,
+            taken=ExportTaken,
+        ),
         day_log=DayLogService(memories, detector, clock, ids),
         recall=recall,
         kv=KvService(

@@ -24,6 +24,7 @@ from typing import Any
 from chalicelib.storage.keys import (
     BY_AGENT_KIND,
     BY_ROUTINE_STATUS,
+    BY_TOKEN_PRINCIPAL,
     BY_WORKSPACE_SHARD,
     BY_WORKSPACE_STATUS_SHARD,
     EXPORT_OBJECT_PREFIX,
@@ -257,6 +258,9 @@ def grants(function: str) -> list[Grant]:
             # The keyed digests' secret, read once per container on the first digest
             # (docs/reference.md#keyed-hashes-of-personal-data).
             Grant("HashSecret", ("secretsmanager:GetSecretValue",), ({"Ref": "HashSecret"},)),
+            # A person's export: is its file still there, and the 15-minute link signed
+            # with this role (docs/reference.md#exports-for-a-person).
+            Grant("ExportFiles", ("s3:GetObject",), (_objects(EXPORT_OBJECT_PREFIX),)),
             _SEND_REVIEWS,
             _logs(function),
             _kms(),
@@ -276,6 +280,29 @@ def grants(function: str) -> list[Grant]:
             # docs/issues.md#issue-13.
             Grant("AgentFacts", ("dynamodb:Query",), (_index(BY_AGENT_KIND),)),
             Grant("ReviewReports", ("s3:PutObject",), (_objects("reviews/"),)),
+            # A person's erasure of an agent and exports (docs/reference.md#exports-for-a-person):
+            # the whole table read page by page, the agent's items deleted in batches, its
+            # objects' versions deleted; an export reads reports and key-value values and
+            # writes its file.
+            Grant("LifecycleScan", ("dynamodb:Scan",), (_TABLE,)),
+            # the erased agent's tokens, revoked before its data goes
+            Grant("AgentTokens", ("dynamodb:Query",), (_index(BY_TOKEN_PRINCIPAL),)),
+            Grant(
+                "LifecycleListing",
+                ("s3:ListBucket", "s3:ListBucketVersions"),
+                ({"Fn::GetAtt": ["LargeObjectBucket", "Arn"]},),
+            ),
+            Grant("ExportSources", ("s3:GetObject",), (_objects("reviews/"), _objects("kv/"))),
+            Grant("ExportFiles", ("s3:PutObject",), (_objects(EXPORT_OBJECT_PREFIX),)),
+            Grant(
+                "ErasedVersions",
+                ("s3:DeleteObjectVersion",),
+                (
+                    _objects("reviews/"),
+                    _objects(EXPORT_OBJECT_PREFIX),
+                    _objects(RECALL_INDEX_OBJECT_PREFIX),
+                ),
+            ),
             *_bedrock(),
             Grant(
                 "ReviewQueueEvents",

@@ -56,6 +56,10 @@ PATH_PARAMETERS = {
     "routine_id": "The routine's `rtn_…` id, or its agent's `agt_…` id.",
     "review_id": "The review, `rvw_…`.",
     "action_ref": "The action: its number (`2`) or id (`a2`).",
+    "agent_id": "The agent, `agt_…`.",
+    "target_id": "What was erased: an agent's `agt_…`, a person's `usr_…` or the workspace's "
+    "`wsp_…` id.",
+    "export_id": "The export, `exp_…`.",
 }
 
 FIELD_LIMITS: dict[tuple[str, str], dict[str, int | str]] = {

@@ -20,6 +20,12 @@ from pydantic import BaseModel
 
 from chalicelib import errors
 from chalicelib.models.kv import ForgetRequest, KvRecallRequest, RememberRequest
+from chalicelib.models.lifecycle import (
+    EraseAgentRequest,
+    ErasureObject,
+    ExportObject,
+    ExportRequest,
+)
 from chalicelib.models.recall import RecallStartRequest
 from chalicelib.models.requests import (
     ArchiveRequest,
@@ -450,6 +456,47 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         body_required=True,
         auth="optional",
         tag="kv",
+    ),
+    ("POST", "/agents/{agent_id}/erase"): Operation(
+        "Erase an agent with everything of it "
+        "(docs/reference.md#erasing-an-agent-a-person-or-a-workspace)",
+        "person (an agent of their workspace)",
+        {200: ErasureObject, 202: ErasureObject},
+        (errors.Forbidden, errors.SecretInMemory),
+        body=EraseAgentRequest,
+        body_required=True,
+        links=("get_erasure",),
+        accepted_links=("get_erasure",),
+        tag="lifecycle",
+        description="Queued for the review worker: 202 with the erasure (`queued`, "
+        "`running`) and `Location`; 200 once it is `done`. A second request for the same "
+        "agent answers the same erasure. The agent's tokens stop working when it starts.",
+    ),
+    ("GET", "/erasures/{target_id}"): Operation(
+        "An erasure of the workspace: status, phase and counts, then its tombstone",
+        "person",
+        {200: ErasureObject},
+        (errors.Forbidden, errors.NotFound),
+        tag="lifecycle",
+    ),
+    ("POST", "/exports"): Operation(
+        "Export an agent (`agentId`) or the workspace as JSON Lines "
+        "(docs/reference.md#exports-for-a-person)",
+        "person",
+        {202: ExportObject},
+        (errors.Forbidden,),
+        body=ExportRequest,
+        accepted_links=("get_export",),
+        tag="lifecycle",
+        description="Queued for the review worker: 202 with the export and `Location`; "
+        "`GET /exports/{id}` gives a 15-minute link to the file once it is `done`.",
+    ),
+    ("GET", "/exports/{export_id}"): Operation(
+        "An export: its status, counts and, once done, a 15-minute download link",
+        "person",
+        {200: ExportObject},
+        (errors.Forbidden, errors.NotFound),
+        tag="lifecycle",
     ),
     ("POST", "/sign-in-links"): Operation(
         "A one-time dashboard sign-in link for the calling person",

@@ -2,7 +2,8 @@
 worker.
 
 The worker reviews one agent per message (the fan-out's, or a person's queued
-review: ``chalicelib/services/review/manual.py``) and reports partial batch failures
+review: ``chalicelib/services/review/manual.py``), or runs a person's erasure or export
+(a ``job`` message, ``chalicelib/jobs/lifecycle.py``), and reports partial batch failures
 (``batchItemFailures``), so a failing agent is retried alone and a poison
 message never blocks the others (after ``maxReceiveCount`` it goes to the
 dead-letter queue, see ``infra/template.py``). A review the store throttles
@@ -27,6 +28,8 @@ from chalicelib.api.observe import current_job, review_metrics, review_outcomes
 from chalicelib.api.telemetry import Metric, Telemetry, telemetry
 from chalicelib.errors import PineworkError, RateLimited
 from chalicelib.ids import from_rfc3339
+from chalicelib.jobs.lifecycle import run_lifecycle_job
+from chalicelib.models.lifecycle import LifecycleJob
 from chalicelib.wiring import Services
 
 
@@ -90,7 +93,11 @@ def _review_one(wired: Services, tel: Telemetry, message_id: str, body: Any) -> 
     started = time.perf_counter()
     fields: dict[str, Any] = {**_job_fields(), "message_id": message_id}
     try:
-        message = ReviewMessage.model_validate(json.loads(body))
+        parsed = json.loads(body)
+        if isinstance(parsed, dict) and "job" in parsed:  # a person's erasure or export
+            job = LifecycleJob.model_validate(parsed)
+            return run_lifecycle_job(wired, tel, fields, job)
+        message = ReviewMessage.model_validate(parsed)
     except (ValueError, ValidationError, TypeError):
         # The body is not ours: its length only, never its content.
         size = len(body) if isinstance(body, str) else None

@@ -42,12 +42,13 @@
 | an erasure's progress, then its tombstone | ``ERASURE#<id>`` | ``RECORD`` |
 | an id an unfinished erasure collected | ``ERASURE#<id>`` | ``ID#<id>`` |
 | how far archived memories' audit texts were swept | ``RETENTION#<agt_id>`` | ``ARCHIVEDTEXTS`` |
+| a person's export of an agent or the workspace | ``EXPORT#<exp_id>`` | ``EXPORT`` |
 
 A key-value scope is ``account#<wsp_id>``, ``byok#<sha256 hex>`` or
 ``anon#<sha256 hex>`` (docs/reference.md#10-key-value). Anonymous entries carry ``expiresAtEpoch``,
 the table's DynamoDB TTL attribute (epoch seconds); so do rotated tokens, idempotency
 records, the counters of new key-value scopes and the dashboard's sessions and sign-in
-codes; memories never do.
+codes, review items and exports' records; memories never do.
 
 List indexes of memories (GSIs, sort key ``lsk`` = memory id), each projecting only
 what its reader needs (docs/DECISIONS.md#narrow-list-indexes-issue-23-item-2):
@@ -477,8 +478,19 @@ def recall_index_volume_object(agent_id: str, volume_id: str) -> str:
 
 
 EXPORT_OBJECT_PREFIX = "exports/"
-"""Where the bucket keeps a workspace's cached exports, ``exports/<wsp_id>/…``
-(docs/reference.md#16-data-lifecycle): erasing a memory deletes them."""
+"""Where the bucket keeps a workspace's cached exports, ``exports/<wsp_id>/<exp_id>.jsonl``
+(docs/reference.md#exports-for-a-person): erasing a memory or an agent deletes them, and
+the bucket's lifecycle rule expires them."""
+
+
+def export_object(workspace_id: str, export_id: str) -> str:
+    """The S3 key of a person's export file (docs/reference.md#exports-for-a-person)."""
+    return f"{EXPORT_OBJECT_PREFIX}{workspace_id}/{export_id}.jsonl"
+
+
+def export_key(export_id: str) -> dict[str, str]:
+    """Primary key of a person's export's record (status, counts, the file's key)."""
+    return {"pk": f"EXPORT#{export_id}", "sk": "EXPORT"}
 
 MODEL_OBJECT_PREFIX = "models/"
 """Where the bucket keeps model weights too large for the Lambda zip

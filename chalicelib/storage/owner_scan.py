@@ -172,12 +172,28 @@ class DynamoDBOwnerScan:
     def save_record(self, target_id: str, record: dict[str, Any]) -> None:
         """Write the erasure's record (its operator's progress; last writer wins: one
         erasure of a target runs at a time, docs/operations.md#erasure-requests)."""
-        item = {
-            **erasure_record_key(target_id),
-            **{name: value for name, value in record.items() if name != "progress"},
-            "progress": json.dumps(record.get("progress", {}), sort_keys=True),
-        }
-        self._table.client.put_item(TableName=self._table.name, Item=to_attributes(item))
+        self._table.client.put_item(
+            TableName=self._table.name, Item=to_attributes(_record_item(target_id, record))
+        )
+
+    def queue_record(self, target_id: str, record: dict[str, Any]) -> dict[str, Any] | None:
+        """Write a person's queued erasure's record unless the target has one already
+        (``attribute_not_exists``: a second request never restarts or overwrites one).
+
+        Returns:
+            None when written; else the record that was there.
+        """
+        try:
+            self._table.client.put_item(
+                TableName=self._table.name,
+                Item=to_attributes(_record_item(target_id, record)),
+                ConditionExpression="attribute_not_exists(pk)",
+            )
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+            return self.record(target_id)
+        return None
 
     def add_ids(self, target_id: str, ids: Iterable[str]) -> None:
         """Remember ids the erasure collected (one small item each, idempotent)."""
@@ -208,3 +224,12 @@ class DynamoDBOwnerScan:
         """Delete the remembered ids (the erasure finished)."""
         ids = self.collected_ids(target_id)
         self.delete_items(erasure_id_key(target_id, found) for found in ids)
+
+
+def _record_item(target_id: str, record: dict[str, Any]) -> dict[str, Any]:
+    """An erasure's record as stored: its progress as a JSON string."""
+    return {
+        **erasure_record_key(target_id),
+        **{name: value for name, value in record.items() if name != "progress"},
+        "progress": json.dumps(record.get("progress", {}), sort_keys=True),
+    }

@@ -85,6 +85,10 @@ class OwnerScan(Protocol):
         """Write the erasure's record."""
         ...
 
+    def queue_record(self, target_id: str, record: dict[str, Any]) -> dict[str, Any] | None:
+        """Write a queued erasure's record unless one exists (then return that one)."""
+        ...
+
     def add_ids(self, target_id: str, ids: Iterable[str]) -> None:
         """Remember collected ids."""
         ...
@@ -248,7 +252,7 @@ class OwnerErasure:
         if record is not None and record.get("status") == "done":
             return self._finished(kind, target_id, record, dry_run)
         ids, workspace_id = self._target_ids(kind, target_id, record)
-        started = record or {
+        started = {**record, "status": "running"} if record is not None else {
             "kind": kind,
             "targetId": target_id,
             "workspaceId": workspace_id,
@@ -438,7 +442,8 @@ class OwnerErasure:
         prefixes = {f"recall-index/{agent}/" for agent in agents}
         if kind == "workspace":
             return prefixes | {f"reviews/{target_id}/", f"exports/{target_id}/"}
-        return prefixes | {f"reviews/{workspace_id}/{target_id}/"}
+        # the workspace's cached exports may hold the agent's data, as after a memory's erasure
+        return prefixes | {f"reviews/{workspace_id}/{target_id}/", f"exports/{workspace_id}/"}
 
     @staticmethod
     def _finished(

@@ -1,0 +1,86 @@
+"""A person's data lifecycle routes (docs/reference.md#erasing-an-agent-a-person-or-a-workspace,
+docs/reference.md#exports-for-a-person, docs/issues.md#issue-24-item-8), under ``/api/v1``: erase an
+agent of the workspace and follow the erasure, export an agent or the workspace and fetch
+the file from a short-lived link. Both run in the review worker; the routes answer 202.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chalice.app import Blueprint, Response
+
+from chalicelib.api.context import call_context
+from chalicelib.api.http import (
+    ANY_CONTENT,
+    endpoint,
+    json_response,
+    parse_body,
+    reject_other_methods,
+)
+from chalicelib.api.idempotency import idempotent
+from chalicelib.models.lifecycle import EraseAgentRequest, ExportRequest
+from chalicelib.services.access.who import refuse_agents
+from chalicelib.services.lifecycle.requests import ERASURE_IS_FOR_PERSONS, EXPORT_IS_FOR_PERSONS
+
+lifecycle_api = Blueprint(__name__)
+
+
+def _request() -> Any:
+    return lifecycle_api.current_request
+
+
+@lifecycle_api.route("/agents/{agent_id}/erase", methods=["POST"], content_types=ANY_CONTENT)
+@endpoint
+@idempotent(lifecycle_api)
+def erase_agent(agent_id: str) -> Response:
+    """A person erases an agent of their workspace with everything of it: 202 with the
+    erasure (queued or running), 200 once it is done; ``GET /erasures/{id}`` follows it."""
+    call = call_context(_request())
+    refuse_agents(call.principal, ERASURE_IS_FOR_PERSONS)
+    body = parse_body(_request().raw_body, EraseAgentRequest)
+    erasure, done = call.services.lifecycle.erase_agent(call.principal, agent_id, body.reason)
+    if done:
+        return json_response(erasure)
+    return json_response(erasure, 202, headers={"Location": f"/api/v1/erasures/{agent_id}"})
+
+
+@lifecycle_api.route("/erasures/{target_id}", methods=["GET"], content_types=ANY_CONTENT)
+@endpoint
+def get_erasure(target_id: str) -> Response:
+    """An erasure in the person's workspace: its status and counts, then its tombstone."""
+    call = call_context(_request())
+    return json_response(call.services.lifecycle.erasure(call.principal, target_id))
+
+
+@lifecycle_api.route("/exports", methods=["POST"], content_types=ANY_CONTENT)
+@endpoint
+@idempotent(lifecycle_api)
+def start_export() -> Response:
+    """A person exports an agent (``agentId``) or the workspace: 202 with the export;
+    ``GET /exports/{id}`` gives its file's link once it is done."""
+    call = call_context(_request())
+    refuse_agents(call.principal, EXPORT_IS_FOR_PERSONS)
+    body = parse_body(_request().raw_body, ExportRequest)
+    export = call.services.lifecycle.start_export(call.principal, body.agent_id)
+    return json_response(export, 202, headers={"Location": f"/api/v1/exports/{export['id']}"})
+
+
+@lifecycle_api.route("/exports/{export_id}", methods=["GET"], content_types=ANY_CONTENT)
+@endpoint
+def get_export(export_id: str) -> Response:
+    """An export of the person's workspace; once done, ``url`` fetches the file for 15
+    minutes (read it again for a new link)."""
+    call = call_context(_request())
+    return json_response(call.services.lifecycle.export(call.principal, export_id))
+
+
+reject_other_methods(
+    lifecycle_api,
+    {
+        "/agents/{agent_id}/erase": ["POST"],
+        "/erasures/{target_id}": ["GET"],
+        "/exports": ["POST"],
+        "/exports/{export_id}": ["GET"],
+    },
+)

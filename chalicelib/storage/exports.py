@@ -1,0 +1,175 @@
+"""A person's exports (docs/reference.md#exports-for-a-person): the record ``EXPORT#<exp_id>`` /
+``EXPORT`` and the file ``exports/<wsp_id>/<exp_id>.jsonl``.
+
+Every change of a record is conditional: the worker claims a queued export (``queued``
+or ``failed`` -> ``running``, or a ``running`` one whose holder stopped longer than the
+lease ago) with a claim id, and only that claim finishes or fails it, so a duplicate
+queue message never writes the file twice at once. A record carries the table's TTL
+attribute at its file's expiry (7 days after the request, the bucket's ``exports/``
+lifecycle rule); reads skip it from then on, before DynamoDB's TTL deletes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import IO, TYPE_CHECKING, Any
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import ClientError
+
+from chalicelib.ids import Clock, from_rfc3339, to_rfc3339
+from chalicelib.storage.aws_errors import S3_THROTTLING, translate_errors
+from chalicelib.storage.dynamodb import DynamoDBTable, to_attributes
+from chalicelib.storage.keys import KV_TTL_ATTRIBUTE, export_key
+from chalicelib.storage.recalls import epoch_seconds
+
+if TYPE_CHECKING:
+    from mypy_boto3_s3 import S3Client
+
+
+class ExportTaken(Exception):
+    """The export is done, unknown, or another worker holds it."""
+
+
+class DynamoDBExportStore:
+    """Export records on the single table and files in the stack's bucket.
+
+    Args:
+        table: the table wrapper.
+        s3_factory: builds a boto3 S3 client (called at most once).
+        bucket: the stack's bucket.
+        clock: the current time (expired records are not read).
+    """
+
+    def __init__(
+        self,
+        table: DynamoDBTable,
+        s3_factory: Callable[[], S3Client],
+        bucket: str,
+        clock: Clock,
+    ) -> None:
+        self._table = table
+        self._s3_factory = s3_factory
+        self._s3_client: S3Client | None = None
+        self._signer: Any = None
+        self._bucket = bucket
+        self._clock = clock
+
+    def _s3(self) -> S3Client:
+        if self._s3_client is None:
+            self._s3_client = translate_errors(self._s3_factory(), S3_THROTTLING)
+        return self._s3_client
+
+    def create(self, record: dict[str, Any]) -> None:
+        """Put a new export's record (``id``, ``expiresAt`` and the rest, camelCase);
+        ``attribute_not_exists``: a new id never overwrites."""
+        item = {
+            **export_key(record["id"]),
+            **record,
+            KV_TTL_ATTRIBUTE: epoch_seconds(from_rfc3339(record["expiresAt"])),
+        }
+        self._table.client.put_item(
+            TableName=self._table.name,
+            Item=to_attributes(item),
+            ConditionExpression="attribute_not_exists(pk)",
+        )
+
+    def get(self, export_id: str) -> dict[str, Any] | None:
+        """The record (strongly consistent), or None (also once it expired)."""
+        found = self._table.get(export_key(export_id))
+        if found is None or from_rfc3339(str(found["expiresAt"])) <= self._clock.now():
+            return None
+        return {k: v for k, v in found.items() if k not in ("pk", "sk", KV_TTL_ATTRIBUTE)}
+
+    def claim(self, export_id: str, claim_id: str, now: datetime, stale_before: datetime) -> None:
+        """Take a queued or failed export (or a running one started before
+        ``stale_before``) for one attempt.
+
+        Raises:
+            ExportTaken: done, unknown, or held by a live claim.
+        """
+        self._update(
+            export_id,
+            "SET #status = :running, claimId = :claim, startedAt = :now",
+            "attribute_exists(pk) AND (#status IN (:queued, :failed) "
+            "OR (#status = :running AND startedAt < :stale))",
+            {
+                ":running": "running",
+                ":queued": "queued",
+                ":failed": "failed",
+                ":claim": claim_id,
+                ":now": to_rfc3339(now),
+                ":stale": to_rfc3339(stale_before),
+            },
+        )
+
+    def settle(self, export_id: str, claim_id: str, changes: dict[str, Any]) -> None:
+        """Write the attempt's outcome (``status`` ``done`` with counts, or ``failed``
+        with ``error``), only while ``claim_id`` holds the export.
+
+        Raises:
+            ExportTaken: another claim holds it now.
+        """
+        names = sorted(changes)
+        self._update(
+            export_id,
+            "SET " + ", ".join(f"#f{n} = :f{n}" for n in range(len(names))),
+            "claimId = :claim",
+            {":claim": claim_id, **{f":f{n}": changes[name] for n, name in enumerate(names)}},
+            {f"#f{n}": name for n, name in enumerate(names)},
+        )
+
+    def _update(
+        self,
+        export_id: str,
+        expression: str,
+        condition: str,
+        values: dict[str, Any],
+        names: dict[str, str] | None = None,
+    ) -> None:
+        try:
+            self._table.client.update_item(
+                TableName=self._table.name,
+                Key=to_attributes(export_key(export_id)),
+                UpdateExpression=expression,
+                ConditionExpression=condition,
+                ExpressionAttributeNames=names or {"#status": "status"},
+                ExpressionAttributeValues=to_attributes(values),
+            )
+        except ClientError as error:
+            if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                raise ExportTaken(export_id) from error
+            raise
+
+    def upload(self, key: str, body: IO[bytes]) -> None:
+        """Write the export file from an open file (one streamed PUT, up to 5 GB)."""
+        self._s3().put_object(Bucket=self._bucket, Key=key, Body=body)
+
+    def file_exists(self, key: str) -> bool:
+        """Whether the export file is still there (a HEAD)."""
+        try:
+            self._s3().head_object(Bucket=self._bucket, Key=key)
+        except ClientError as error:
+            if error.response["Error"]["Code"] in ("404", "NoSuchKey", "NotFound"):
+                return False
+            raise
+        return True
+
+    def link(self, key: str, seconds: int) -> str:
+        """A presigned GET of the export file, valid ``seconds``: signed (SigV4, the one
+        signature every region takes) with the function's credentials; no AWS call."""
+        if self._signer is None:
+            client: Any = self._s3_factory()
+            self._signer = boto3.client(
+                "s3",
+                region_name=client.meta.region_name,
+                endpoint_url=client.meta.endpoint_url,
+                config=client.meta.config.merge(Config(signature_version="s3v4")),
+            )
+        return str(
+            self._signer.generate_presigned_url(
+                "get_object", Params={"Bucket": self._bucket, "Key": key}, ExpiresIn=seconds
+            )
+        )

@@ -1,0 +1,214 @@
+"""A person's erasure of an agent and exports
+(docs/reference.md#erasing-an-agent-a-person-or-a-workspace,
+docs/reference.md#exports-for-a-person, docs/issues.md#issue-24-item-8): the routes queue a job,
+the review worker runs it through its Lambda entry point, and the person follows it to
+the tombstone, or to a short-lived link to the file."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+import boto3
+import pytest
+from chalice.test import Client
+
+from chalicelib import wiring
+from chalicelib.ids import FixedClock
+from chalicelib.settings import REVIEW_QUEUE_NAME
+from chalicelib.storage import recall_index
+from tests.helpers import BUCKET, TABLE, Api, World, save
+from tests.lifecycle_seed import TEXTS, seed
+
+
+@pytest.fixture
+def queue(aws: None) -> Any:
+    client = boto3.client("sqs", region_name="us-east-1")
+    client.create_queue(QueueName=REVIEW_QUEUE_NAME)
+    return client
+
+
+@pytest.fixture
+def client(wired: wiring.Services, queue: Any) -> Iterator[Client]:
+    from app import app
+
+    with Client(app) as test_client:
+        yield test_client
+
+
+def drain(sqs: Any) -> list[str]:
+    """Take every message off the review queue."""
+    url = sqs.get_queue_url(QueueName=REVIEW_QUEUE_NAME)["QueueUrl"]
+    found: list[str] = []
+    while got := sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10).get("Messages", []):
+        for message in got:
+            found.append(message["Body"])
+            sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
+    return found
+
+
+def work(client: Client, bodies: list[str]) -> list[str]:
+    """Run the review worker's entry point on ``bodies``; the failed message ids."""
+    event = client.events.generate_sqs_event(message_bodies=bodies, queue_name=REVIEW_QUEUE_NAME)
+    for number, record in enumerate(event["Records"]):
+        record["messageId"] = f"m{number}"
+    payload = client.lambda_.invoke("review_worker", dict(event)).payload
+    return [failure["itemIdentifier"] for failure in payload["batchItemFailures"]]
+
+
+def every_trace(dynamodb: Any, s3: Any, needles: set[str]) -> list[str]:
+    """Items and object versions that hold one of ``needles``."""
+    found: list[str] = []
+    for page in dynamodb.get_paginator("scan").paginate(TableName=TABLE):
+        for item in page["Items"]:
+            raw = json.dumps(item, default=lambda b: bytes(b).decode("latin-1"))
+            if any(needle in raw for needle in needles):
+                found.append(f"{item['pk']['S']} {item['sk']['S']}")
+    for page in s3.get_paginator("list_object_versions").paginate(Bucket=BUCKET):
+        for version in page.get("Versions", []):
+            body = s3.get_object(Bucket=BUCKET, Key=version["Key"], VersionId=version["VersionId"])
+            if any(needle.encode() in body["Body"].read() for needle in needles):
+                found.append(version["Key"])
+    return found
+
+
+def test_a_person_exports_the_workspace_and_an_agent_and_fetches_the_files(
+    client: Client,
+    world: World,
+    wired: wiring.Services,
+    queue: Any,
+    versioned: Any,
+    clock: FixedClock,
+) -> None:
+    api = Api(client)
+    seed(api, world, wired, clock)
+    drain(queue)
+    status, headers, queued = api.send("POST", "/exports", world.person, {})
+    assert status == 202, queued
+    assert (queued["status"], queued["kind"], queued["targetId"]) == (
+        "queued",
+        "workspace",
+        world.workspace_id,
+    )
+    assert headers["Location"] == f"/api/v1/exports/{queued['id']}" and queued["url"] is None
+    agent_export = api.call("POST", "/exports", world.person, {"agentId": world.agent.id})[1]
+    messages = drain(queue)
+    assert len(messages) == 2
+
+    assert work(client, messages) == []
+    assert work(client, messages) == []  # a duplicate message: done already, nothing again
+    status, done = api.call("GET", f"/exports/{queued['id']}", world.person)
+    assert status == 200 and done["status"] == "done", done
+    link = urlparse(done["url"])
+    key = link.path.removeprefix(f"/{BUCKET}/")
+    assert key == f"exports/{world.workspace_id}/{queued['id']}.jsonl" or key.endswith(
+        f"exports/{world.workspace_id}/{queued['id']}.jsonl"
+    )
+    assert parse_qs(link.query)["X-Amz-Expires"] == ["900"]
+    lines = (
+        versioned.get_object(
+            Bucket=BUCKET, Key=f"exports/{world.workspace_id}/{queued['id']}.jsonl"
+        )["Body"]
+        .read()
+        .decode()
+        .splitlines()
+    )
+    assert json.loads(lines[0])["targetId"] == world.workspace_id
+    assert json.loads(lines[-1]) == {
+        "type": "end",
+        "items": done["items"],
+        "objects": done["objects"],
+    }
+    assert done["bytes"] == sum(len(line) + 1 for line in lines) and done["items"] > 20
+    body = "\n".join(lines)
+    assert TEXTS[0] in body and world.agent.token not in body
+    one = api.call("GET", f"/exports/{agent_export['id']}", world.person)[1]
+    assert one["status"] == "done" and 0 < one["items"] < done["items"]
+
+    # another workspace's person, an agent, an unknown id
+    assert api.call("GET", f"/exports/{queued['id']}", world.outsider)[0] == 404
+    assert api.call("GET", f"/exports/{queued['id']}", world.agent)[0] == 403
+    assert api.call("POST", "/exports", world.agent, {})[0] == 403
+    assert api.call("GET", "/exports/exp_nope", world.person)[0] == 404
+    assert api.call("POST", "/exports", world.outsider, {"agentId": world.agent.id})[0] == 403
+    assert drain(queue) == []
+
+    # past its 7 days the export is gone from the API (the bucket's rule removes the file)
+    clock.set(clock.now() + timedelta(days=7))
+    assert api.call("GET", f"/exports/{queued['id']}", world.person)[0] == 404
+
+
+def test_a_person_erases_an_agent_through_the_worker(
+    client: Client,
+    world: World,
+    wired: wiring.Services,
+    queue: Any,
+    dynamodb: Any,
+    versioned: Any,
+    clock: FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    api = Api(client)
+    made = seed(api, world, wired, clock)
+    other_fact = api.call("GET", f"/memories?agentId={world.other_agent.id}", world.person)[1][
+        "data"
+    ][0]["id"]
+    late = save(api, world, "saved just before the erasure")
+    # enough facts, with small limits, that recalls pack the index into volumes in the bucket
+    monkeypatch.setattr(recall_index, "INLINE_SEGMENT_LIMIT", 1)
+    monkeypatch.setattr(recall_index, "SEGMENT_BYTES", 2_000)
+    monkeypatch.setattr(recall_index, "VOLUME_BYTES", 8_000)
+    for number in range(40):
+        save(api, world, f"service {number} deploys from branch release-{number * 7}")
+    for _ in range(3):
+        assert api.call("POST", "/memories/recall", world.agent, {"query": "deploy"})[0] == 200
+    volumes = f"recall-index/{world.agent.id}/"
+    assert versioned.list_objects_v2(Bucket=BUCKET, Prefix=volumes).get("KeyCount", 0) >= 1
+    drain(queue)
+    export = api.call("POST", "/exports", world.person, {})[1]
+    assert work(client, drain(queue)) == []
+
+    reason = {"reason": "the customer asked (ticket 7)"}
+    path = f"/agents/{world.agent.id}/erase"
+    assert api.call("POST", path, world.agent, reason)[0] == 403
+    assert api.call("POST", path, world.outsider, reason)[0] == 403
+    assert api.call("POST", path, world.person, {"reason": "   "})[0] == 400
+    leaked = {"reason": "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"}
+    assert api.call("POST", path, world.person, leaked)[1]["error"]["code"] == "secret_in_memory"
+    assert drain(queue) == []  # refusals queue nothing
+
+    status, headers, queued = api.send("POST", path, world.person, reason)
+    assert status == 202 and queued["status"] == "queued", queued
+    assert headers["Location"] == f"/api/v1/erasures/{world.agent.id}"
+    assert (queued["requestedBy"], queued["reason"]) == (world.person.id, reason["reason"])
+    again = api.call("POST", path, world.person, {"reason": "a second click"})[1]
+    assert again["reason"] == reason["reason"]  # the same erasure
+    messages = drain(queue)
+    assert len(messages) == 2 and len(set(messages)) == 1
+
+    assert work(client, messages[:1]) == []
+    status, done = api.call("GET", f"/erasures/{world.agent.id}", world.person)
+    assert status == 200 and done["status"] == "done" and done["phase"] == "done", done
+    assert done["items"]["MEMORY"] >= 7 and done["itemCount"] == sum(done["items"].values())
+    assert done["objectVersions"] > 0
+    assert work(client, messages[1:]) == []  # the duplicate: nothing more
+    assert api.call("POST", path, world.person, reason)[0] == 200  # done: 200, the tombstone
+
+    memories = {found for found in made if found.startswith("mem_")}
+    needles = {world.agent.id, world.agent.token, TEXTS[3], late["id"], *memories}
+    left = every_trace(dynamodb, versioned, needles - {other_fact})
+    assert left == [f"ERASURE#{world.agent.id} RECORD"], left
+    assert "Versions" not in versioned.list_object_versions(Bucket=BUCKET, Prefix=volumes)
+    assert api.call("GET", "/memories", world.agent)[0] == 401
+    assert api.call("GET", f"/memories/{late['id']}", world.person)[0] == 404
+    assert api.call("GET", f"/memories/{other_fact}", world.person)[0] == 200
+    assert api.call("GET", "/memories?agentId=" + world.other_agent.id, world.person)[0] == 200
+    # the workspace's cached export held the agent's facts: it is gone
+    assert api.call("GET", f"/exports/{export['id']}", world.person)[1]["status"] == "expired"
+    # followed by persons of the workspace only
+    assert api.call("GET", f"/erasures/{world.agent.id}", world.outsider)[0] == 404
+    assert api.call("GET", f"/erasures/{world.agent.id}", world.other_agent)[0] == 403
+    assert api.call("GET", "/erasures/agt_nope", world.person)[0] == 404
