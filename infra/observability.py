@@ -71,6 +71,7 @@ TABLE_OPERATIONS = (
     "GetItem",
     "PutItem",
     "Query",
+    "Scan",
     "TransactWriteItems",
     "UpdateItem",
 )

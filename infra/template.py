@@ -25,6 +25,7 @@ from chalicelib.settings import (
     DEFAULT_REVIEW_RETENTION_DAYS,
     DEFAULT_REVIEW_WORKER_MAX_CONCURRENCY,
 )
+from chalicelib.storage.keys import EXPORT_KEPT_DAYS, EXPORT_OBJECT_PREFIX
 from infra import iam, observability, protection, rate_limits
 from infra.gateway_responses import NOT_FOUND_BODY as NOT_FOUND_BODY
 from infra.gateway_responses import sam_gateway_responses
@@ -329,7 +330,8 @@ def bucket_properties() -> dict[str, Any]:
     day later; review reports (``reviews/``) deleted ``DEFAULT_REVIEW_RETENTION_DAYS``
     after their last write and their old versions a day later (docs/reference.md#retention:
     fixed, not a parameter; an operator who changes ``PINEWORK_REVIEW_RETENTION_DAYS``
-    changes this rule too); other old versions are kept
+    changes this rule too); a person's exports (``exports/``) deleted 7 days after their
+    write; other old versions are kept
     ``protection.NONCURRENT_VERSION_DAYS``."""
     return {
         "PublicAccessBlockConfiguration": {
@@ -358,6 +360,15 @@ def bucket_properties() -> dict[str, Any]:
                     "Status": "Enabled",
                     "Prefix": "reviews/",
                     "ExpirationInDays": DEFAULT_REVIEW_RETENTION_DAYS,
+                    "NoncurrentVersionExpiration": {"NoncurrentDays": 1},
+                },
+                {
+                    # A person's export files (docs/reference.md#exports-for-a-person): 7 days,
+                    # as their records; older versions (rewritten by a retry) a day later.
+                    "Id": "Exports",
+                    "Status": "Enabled",
+                    "Prefix": EXPORT_OBJECT_PREFIX,
+                    "ExpirationInDays": EXPORT_KEPT_DAYS,
                     "NoncurrentVersionExpiration": {"NoncurrentDays": 1},
                 },
                 *protection.version_lifecycle_rules(),

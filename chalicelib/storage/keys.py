@@ -483,6 +483,11 @@ EXPORT_OBJECT_PREFIX = "exports/"
 the bucket's lifecycle rule expires them."""
 
 
+EXPORT_KEPT_DAYS = 7
+"""How long a person's export (its file and its record) is kept: the bucket's ``Exports``
+lifecycle rule and the record's TTL."""
+
+
 def export_object(workspace_id: str, export_id: str) -> str:
     """The S3 key of a person's export file (docs/reference.md#exports-for-a-person)."""
     return f"{EXPORT_OBJECT_PREFIX}{workspace_id}/{export_id}.jsonl"

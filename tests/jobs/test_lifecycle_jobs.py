@@ -20,7 +20,8 @@ from chalicelib import wiring
 from chalicelib.ids import FixedClock
 from chalicelib.settings import REVIEW_QUEUE_NAME
 from chalicelib.storage import recall_index
-from tests.helpers import BUCKET, TABLE, Api, World, save
+from tests.helpers import BUCKET, TABLE, Api, World, save, text
+from tests.helpers import DashboardPage as Page
 from tests.lifecycle_seed import TEXTS, seed
 
 
@@ -212,3 +213,46 @@ def test_a_person_erases_an_agent_through_the_worker(
     assert api.call("GET", f"/erasures/{world.agent.id}", world.outsider)[0] == 404
     assert api.call("GET", f"/erasures/{world.agent.id}", world.other_agent)[0] == 403
     assert api.call("GET", "/erasures/agt_nope", world.person)[0] == 404
+
+
+def test_the_dashboard_exports_and_erases_an_agent(
+    client: Client, world: World, wired: wiring.Services, queue: Any, versioned: Any
+) -> None:
+    api = Api(client)
+    fact = save(api, world, "The billing cron runs at 03:10")
+    page = Page(client)
+    assert page.sign_in(world.person.token).status_code == 303
+    tab = page.get(f"/agents/{world.agent.id}/data")
+    assert tab.status_code == 200 and "Erase this agent" in text(tab)
+
+    started = page.post(f"/agents/{world.agent.id}/export", {"csrf": page.csrf()})
+    assert started.status_code == 303
+    export_path = started.headers["Location"].split("://", 1)[-1].split("/", 1)[-1]
+    waiting = page.get("/" + export_path)
+    assert "Being written" in text(waiting) and 'http-equiv="refresh"' in waiting.body.decode()
+    assert work(client, drain(queue)) == []
+    ready = page.get("/" + export_path)
+    assert "Download the file" in text(ready) and "X-Amz-Expires=900" in ready.body.decode()
+    workspace = page.post("/exports", {"csrf": page.csrf("/settings")})
+    assert workspace.status_code == 303 and "/exports/exp_" in workspace.headers["Location"]
+    workspace_path = workspace.headers["Location"].split("://", 1)[-1].split("/", 1)[-1]
+    assert work(client, drain(queue)) == []
+
+    # the name must be typed; the reason is kept when refused
+    form = {"csrf": page.csrf(), "reason": "asked by the customer", "confirm": "wrong"}
+    refused = page.post(f"/agents/{world.agent.id}/erase", form)
+    assert refused.status_code == 400 and "Type the agent" in text(refused)
+    assert "asked by the customer" in refused.body.decode()
+    assert drain(queue) == []
+    form["confirm"] = "builder"
+    queued = page.post(f"/agents/{world.agent.id}/erase", form)
+    assert queued.headers["Location"].endswith(f"/erasures/{world.agent.id}")
+    assert "Waiting for the review worker" in text(page.get(f"/erasures/{world.agent.id}"))
+    assert work(client, drain(queue)) == []
+    done = text(page.get(f"/erasures/{world.agent.id}"))
+    assert "Erased" in done and "asked by the customer" in done and "MEMORY" in done
+    assert api.call("GET", f"/memories/{fact['id']}", world.person)[0] == 404
+    assert page.get(f"/agents/{world.agent.id}/data").status_code == 403
+    # the agent's export named it: gone with it; the workspace's file is deleted
+    assert page.get("/" + export_path).status_code == 404
+    assert "The file is gone" in text(page.get("/" + workspace_path))

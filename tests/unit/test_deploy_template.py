@@ -17,8 +17,10 @@ from chalice.config import Config
 from moto import mock_aws
 
 from chalicelib.errors import STATUS_BY_CODE
+from chalicelib.services.lifecycle.requests import EXPORT_KEPT
 from chalicelib.services.review.service import report_key
 from chalicelib.settings import REVIEW_QUEUE_NAME, Settings
+from chalicelib.storage.keys import export_object
 from infra import iam
 from infra.deploy import configure_stage, deployed_rest_api, main, stack_outputs
 from infra.gateway_responses import GATEWAY_MESSAGE, put_gateway_responses
@@ -228,6 +230,20 @@ def test_review_reports_expire_after_the_default_review_retention(template: Any)
         )
         (stored,) = s3.get_bucket_lifecycle_configuration(Bucket="reports")["Rules"]
         assert stored["Filter"] == {"Prefix": "reviews/"}
+
+
+@pytest.mark.parametrize("template", [package_fragment, resources_stack])
+def test_exports_expire_with_their_records(template: Any) -> None:
+    (bucket,) = [
+        resource["Properties"]
+        for resource in template()["Resources"].values()
+        if resource.get("Type") == "AWS::S3::Bucket"
+    ]
+    rules = {rule["Id"]: rule for rule in bucket["LifecycleConfiguration"]["Rules"]}
+    exports = rules["Exports"]
+    assert export_object("wsp_1", "exp_1").startswith(exports["Prefix"])
+    assert exports["ExpirationInDays"] * 86400 == EXPORT_KEPT.total_seconds()
+    assert exports["NoncurrentVersionExpiration"] == {"NoncurrentDays": 1}
 
 
 def test_the_resources_stack_passes_cfn_lint(tmp_path: Path) -> None:

@@ -2,10 +2,10 @@
 docs/issues.md#issue-13).
 
 Pages: ``/`` (agents), ``/agents/{id}`` (memories) and its ``/days``, ``/recall``,
-``/reviews``, ``/pictures`` tabs, ``/memories/{id}``, ``/reviews/{id}``,
-``/settings``; sign-in at ``/sign-in``; vendored files at ``/static/{name}``. And
-one JSON route, ``POST /api/v1/sign-in-links`` (a person's bearer token -> a
-one-time sign-in link; ``pinework dashboard`` calls it).
+``/reviews``, ``/pictures``, ``/data`` tabs, ``/memories/{id}``, ``/reviews/{id}``,
+``/exports/{id}``, ``/erasures/{id}``, ``/settings``; sign-in at ``/sign-in``; vendored
+files at ``/static/{name}``. And one JSON route, ``POST /api/v1/sign-in-links`` (a
+person's bearer token -> a one-time sign-in link; ``pinework dashboard`` calls it).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from chalicelib.web.views import (
     agents,
     auth,
     days,
+    lifecycle,
     memories,
     memory,
     pictures,
@@ -107,6 +108,48 @@ def agent_memories(web: WebContext, agent_id: str) -> WebResponse:
 def save_fact(web: WebContext, agent_id: str) -> WebResponse:
     """Save a fact for the agent."""
     return memories.save_fact(web, agent_id)
+
+
+@_route("/agents/{agent_id}/data")
+@signed_in
+def agent_data(web: WebContext, agent_id: str) -> WebResponse:
+    """The agent's Data tab: export it, erase it."""
+    return lifecycle.data_tab(web, agent_id)
+
+
+@_route("/agents/{agent_id}/export", "POST")
+@signed_in
+def export_agent(web: WebContext, agent_id: str) -> WebResponse:
+    """Start the agent's export."""
+    return lifecycle.export_agent(web, agent_id)
+
+
+@_route("/agents/{agent_id}/erase", "POST")
+@signed_in
+def erase_agent(web: WebContext, agent_id: str) -> WebResponse:
+    """Queue the agent's erasure (reason, name typed to confirm)."""
+    return lifecycle.erase_agent(web, agent_id)
+
+
+@_route("/exports", "POST")
+@signed_in
+def export_workspace(web: WebContext) -> WebResponse:
+    """Start the workspace's export."""
+    return lifecycle.export_workspace(web)
+
+
+@_route("/exports/{export_id}")
+@signed_in
+def export_page(web: WebContext, export_id: str) -> WebResponse:
+    """One export: its state, then its download link."""
+    return lifecycle.export_page(web, export_id)
+
+
+@_route("/erasures/{target_id}")
+@signed_in
+def erasure_page(web: WebContext, target_id: str) -> WebResponse:
+    """One erasure: its state, then its tombstone."""
+    return lifecycle.erasure_page(web, target_id)
 
 
 @_route("/memories/{memory_id}")
@@ -298,6 +341,12 @@ reject_other_methods(
         "/agents/{agent_id}/routine/delete": ["POST"],
         "/agents/{agent_id}/routine/create": ["POST"],
         "/agents/{agent_id}/pictures": ["GET"],
+        "/agents/{agent_id}/data": ["GET"],
+        "/agents/{agent_id}/export": ["POST"],
+        "/agents/{agent_id}/erase": ["POST"],
+        "/exports": ["POST"],
+        "/exports/{export_id}": ["GET"],
+        "/erasures/{target_id}": ["GET"],
         "/reviews/{review_id}": ["GET"],
         "/reviews/{review_id}/actions/{action_ref}/approve": ["POST"],
         "/reviews/{review_id}/actions/{action_ref}/reject": ["POST"],

@@ -31,7 +31,7 @@ from chalicelib.services.lifecycle.erasure import ErasureReport, OwnerErasure
 from chalicelib.services.lifecycle.transfer import WorkspaceTransfer
 from chalicelib.services.memory.erase import check_erase_reason
 from chalicelib.services.text import SecretFinder
-from chalicelib.storage.keys import export_object
+from chalicelib.storage.keys import EXPORT_KEPT_DAYS, export_object
 from chalicelib.storage.protocols import DirectoryRepository, ReviewQueue
 
 ERASURE_IS_FOR_PERSONS = (
@@ -44,8 +44,8 @@ EXPORT_IS_FOR_PERSONS = (
 )
 _EXPORT_ID = re.compile(EXPORT_ID_PATTERN)
 _TARGET_ID = re.compile(rf"(?:wsp|agt|usr)_{ULID_PATTERN}")
-EXPORT_KEPT = timedelta(days=7)
-"""How long an export's file and record are kept (the bucket's ``exports/`` rule)."""
+EXPORT_KEPT = timedelta(days=EXPORT_KEPT_DAYS)
+"""How long an export's file and record are kept (the bucket's ``Exports`` rule)."""
 EXPORT_LINK_SECONDS = 15 * 60
 """How long a download link works; reading the export again gives a new one."""
 EXPORT_LEASE = timedelta(minutes=16)

@@ -1,0 +1,97 @@
+"""A person's erasure of an agent and exports in the dashboard
+(docs/reference.md#a-person-erases-an-agent, docs/reference.md#exports-for-a-person,
+docs/issues.md#issue-24-item-8): the agent's Data tab (export it, erase it), the
+workspace's export on the settings page, and one page per export and per erasure to
+follow it. The same service as the API's routes; the review worker runs both."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chalicelib.errors import InvalidRequest, PineworkError
+from chalicelib.ids import from_rfc3339
+from chalicelib.web.context import FormError, WebContext
+from chalicelib.web.http import WebResponse, redirect
+
+
+def data_tab(
+    web: WebContext,
+    agent_id: str,
+    *,
+    error: FormError | None = None,
+    form: dict[str, str] | None = None,
+) -> WebResponse:
+    """``GET /agents/{agent_id}/data``: export the agent, or erase it (reason, and its
+    name typed to confirm)."""
+    agent = web.services.dashboard.workspace.agent(web.principal, agent_id)
+    return web.page(
+        "agent_data.html",
+        status=error.status if error else 200,
+        nav="agents",
+        agent=agent,
+        tab="data",
+        error=error,
+        form=form or {},
+    )
+
+
+def export_agent(web: WebContext, agent_id: str) -> WebResponse:
+    """``POST /agents/{agent_id}/export``: start the agent's export; on to its page."""
+    agent = web.services.dashboard.workspace.agent(web.principal, agent_id)
+    export = web.services.lifecycle.start_export(web.principal, agent.id)
+    return redirect(web.request, f"/exports/{export['id']}")
+
+
+def export_workspace(web: WebContext) -> WebResponse:
+    """``POST /exports``: start the workspace's export; on to its page."""
+    export = web.services.lifecycle.start_export(web.principal, None)
+    return redirect(web.request, f"/exports/{export['id']}")
+
+
+def export_page(web: WebContext, export_id: str) -> WebResponse:
+    """``GET /exports/{export_id}``: where the export stands; once done, its download
+    link (15 minutes; the page makes a new one each time it is shown)."""
+    export = web.services.lifecycle.export(web.principal, export_id)
+    shown = _with_times(export, "requestedAt", "finishedAt", "expiresAt", "urlExpiresAt")
+    return web.page("export.html", nav="agents", export=shown, target=_target(web, export))
+
+
+def erase_agent(web: WebContext, agent_id: str) -> WebResponse:
+    """``POST /agents/{agent_id}/erase``: the form's ``reason`` and ``confirm`` (the
+    agent's name, typed) are required. Queued: on to the erasure's page; refused: the
+    Data tab with the error and the reason kept."""
+    form = web.request.form()
+    kept = {"reason": form.get("reason", "")}
+    try:
+        agent = web.services.dashboard.workspace.agent(web.principal, agent_id)
+        if form.get("confirm", "").strip() != agent.name.strip():
+            raise InvalidRequest("Type the agent's name to confirm: an erasure cannot be undone.")
+        web.services.lifecycle.erase_agent(web.principal, agent_id, form.get("reason", ""))
+    except PineworkError as error:
+        return data_tab(web, agent_id, error=FormError.of(error, "erase"), form=kept)
+    return redirect(web.request, f"/erasures/{agent_id}")
+
+
+def erasure_page(web: WebContext, target_id: str) -> WebResponse:
+    """``GET /erasures/{target_id}``: the erasure's status and counts, then its tombstone."""
+    erasure = web.services.lifecycle.erasure(web.principal, target_id)
+    shown = _with_times(erasure, "requestedAt", "finishedAt")
+    return web.page("erasure.html", nav="agents", erasure=shown)
+
+
+def _with_times(wire: dict[str, Any], *names: str) -> dict[str, Any]:
+    """A wire object with its RFC 3339 fields as datetimes (for the ``when`` filter)."""
+    return {
+        **wire,
+        **{name: from_rfc3339(str(wire[name])) if wire.get(name) else None for name in names},
+    }
+
+
+def _target(web: WebContext, export: dict[str, Any]) -> Any:
+    """The exported agent (None for the workspace, or an agent erased since)."""
+    if export["kind"] != "agent":
+        return None
+    try:
+        return web.services.dashboard.workspace.agent(web.principal, export["targetId"])
+    except PineworkError:
+        return None
