@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import httpx
 import pytest
 
 from chalicelib.storage.keys import web_session_key
@@ -283,6 +284,7 @@ MAIN_PAGES = [
     ("agent-recall", "/agents/{builder}/recall"),
     ("agent-reviews", "/agents/{builder}/reviews"),
     ("agent-pictures", "/agents/{builder}/pictures"),
+    ("agent-data", "/agents/{builder}/data"),
     ("settings", "/settings"),
 ]
 
@@ -318,3 +320,45 @@ def test_keyboard_reaches_the_content_first(page: Any, server: Server) -> None:
     assert page.evaluate("document.activeElement.textContent") == "Skip to content"
     page.keyboard.press("Enter")
     assert page.evaluate("document.activeElement.id") == "main"
+
+
+def test_a_person_exports_then_erases_an_agent_in_the_browser(
+    page: Any, server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/reference.md#a-person-erases-an-agent, docs/reference.md#exports-for-a-person:
+    the local server's review worker runs both; the pages reload until they are done."""
+    admin = server.admin(monkeypatch)
+    issued = admin.create_agent(server.demo["workspaceId"], "short-lived")
+    agent_id = issued.id
+    saved = httpx.post(
+        f"{server.url}/api/v1/memories",
+        headers={"Authorization": f"Bearer {issued.token}"},
+        json={"text": "The short-lived cache is memcached-ephemeral-7"},
+    )
+    assert saved.status_code == 201, saved.text
+    sign_in(page, server)
+    page.goto(f"{server.url}/agents/{agent_id}/data")
+    assert axe_violations(page) == []
+    screenshot(page, "agent-data")
+    page.get_by_role("button", name="Export this agent").click()
+    page.get_by_role("link", name="Download the file").wait_for(timeout=60_000)
+    assert axe_violations(page) == []
+    screenshot(page, "export")
+    href = page.get_by_role("link", name="Download the file").get_attribute("href")
+    assert href is not None and "X-Amz-Expires=900" in href
+    file = page.request.get(href)
+    assert file.ok and "memcached-ephemeral-7" in file.text()
+
+    page.goto(f"{server.url}/agents/{agent_id}/data")
+    page.get_by_label("Reason for erasing").fill("a test agent, no longer needed")
+    page.get_by_label("Type the agent's name").fill("short-lived")
+    page.get_by_role("button", name="Erase this agent").click()
+    page.get_by_role("heading", name="Erased").wait_for(timeout=60_000)
+    assert page.get_by_text("a test agent, no longer needed").is_visible()
+    assert axe_violations(page) == []
+    screenshot(page, "erasure")
+    gone = httpx.get(
+        f"{server.url}/api/v1/memories", headers={"Authorization": f"Bearer {issued.token}"}
+    )
+    assert gone.status_code == 401
+    no_script_ran(page)
