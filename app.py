@@ -6,6 +6,7 @@ from chalice.app import Chalice, CloudWatchEvent, Cron, SQSEvent
 
 from chalicelib.api.dashboard import dashboard_web
 from chalicelib.api.kv import kv_api
+from chalicelib.api.learnings import learnings_api
 from chalicelib.api.lifecycle import lifecycle_api
 from chalicelib.api.mcp import mcp_api
 from chalicelib.api.memories import memories_api
@@ -26,6 +27,7 @@ app.register_blueprint(recalls_api, url_prefix="/api/v1")
 app.register_blueprint(routines_api, url_prefix="/api/v1")
 app.register_blueprint(reviews_api, url_prefix="/api/v1")
 app.register_blueprint(kv_api, url_prefix="/api/v1")
+app.register_blueprint(learnings_api, url_prefix="/api/v1")
 app.register_blueprint(lifecycle_api, url_prefix="/api/v1")
 app.register_blueprint(mcp_api, url_prefix="/api/v1")
 # the persons' dashboard: /, /agents/…, /sign-in (docs/reference.md#13-dashboard)

@@ -259,6 +259,34 @@ class GatewayTimeout(PineworkError):
     code = "timeout"
 
 
+class LearningNotFound(PineworkError):
+    """No such learning in the caller's workspace (docs/reference.md#15-learnings; 404)."""
+
+    code = "learning_not_found"
+
+
+class LearningDecided(PineworkError):
+    """A decision on a learning whose state does not allow it: approving or rejecting one
+    no longer proposed, retiring one not active, editing a rejected or retired one
+    (docs/reference.md#15-learnings; 409)."""
+
+    code = "learning_decided"
+
+
+class LearningRejected(PineworkError):
+    """An agent proposed a text a person rejected, or one saying the same thing
+    (docs/reference.md#15-learnings; 409). The message names the rejected learning."""
+
+    code = "learning_rejected"
+
+
+class LearningLimitReached(PineworkError):
+    """The workspace holds as many proposed and active learnings as it may
+    (docs/reference.md#learning-limits; 409)."""
+
+    code = "learning_limit_reached"
+
+
 STATUS_BY_CODE: dict[str, int] = {
     "memory_text_too_long": 400,
     "secret_in_memory": 400,
@@ -291,6 +319,10 @@ STATUS_BY_CODE: dict[str, int] = {
     "memory_vetoed": 409,
     "review_undo_conflict": 409,
     "person_exists": 409,
+    "learning_not_found": 404,
+    "learning_decided": 409,
+    "learning_rejected": 409,
+    "learning_limit_reached": 409,
     "internal_error": 500,
     # Answered by API Gateway itself, never raised by the app (infra/gateway_responses.py).
     "unsupported_media_type": 415,

@@ -165,3 +165,15 @@ SECRET_KEYWORD_WINDOW_CHARS = (128, 320)
 assignment's key comes before it, its value, up to 256 characters, after)."""
 SECRET_SCAN_BUDGET_CHARS = 1_048_576
 """The most characters the full detector reads for one text; past it the text is refused."""
+
+LEARNING_MAX_CHARS = FACT_MAX_CHARS
+"""A learning's text, as a fact's (docs/reference.md#learning-limits)."""
+MAX_LIVE_LEARNINGS = 200
+"""Proposed and active learnings a workspace may hold at once: every recall reads the
+active ones (one Query), so the count bounds its cost."""
+LEARNING_PROPOSALS_PER_DAY = 20
+"""Proposals one agent may make per UTC day (``rate_limited`` after that)."""
+MAX_RECALLED_LEARNINGS = 10
+"""Learnings in one recall's block at most."""
+MAX_LEARNING_TOKENS = 1_000
+"""Tokens of the learnings block's lines at most (cl100k)."""

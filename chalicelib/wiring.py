@@ -35,6 +35,7 @@ from chalicelib.services.access.workspace import WorkspaceService
 from chalicelib.services.idempotency import IdempotencyService
 from chalicelib.services.keyed_hash import DEVELOPMENT_SECRETS, HashSecrets, KeyedHash
 from chalicelib.services.kv.service import KvLimits, KvService
+from chalicelib.services.learnings import LearningService
 from chalicelib.services.lifecycle.erasure import OwnerErasure
 from chalicelib.services.lifecycle.requests import PersonLifecycle
 from chalicelib.services.lifecycle.retention import ArchivedTextRetention
@@ -66,6 +67,7 @@ from chalicelib.storage.exports import DynamoDBExportStore, ExportTaken
 from chalicelib.storage.hash_secret import SecretsManagerSecret
 from chalicelib.storage.keys import RERANKER_WEIGHTS_OBJECT
 from chalicelib.storage.kv import DynamoDBKvRepository, S3ObjectStore
+from chalicelib.storage.learnings import DynamoDBLearningRepository, LearningVersionChanged
 from chalicelib.storage.memories import DynamoDBMemoryRepository
 from chalicelib.storage.memory_index import DynamoDBMemoryIndexRepository
 from chalicelib.storage.model_files import LocalModelFile, S3ModelFile
@@ -123,6 +125,8 @@ class Services:
     retention: ArchivedTextRetention
     """The sweep of archived memories' audit texts (docs/reference.md#retention)."""
     lifecycle: PersonLifecycle
+    learnings: LearningService
+    """Learnings: shared facts of a workspace (docs/reference.md#15-learnings)."""
     """A person's erasures of agents and exports (docs/reference.md#exports-for-a-person)."""
     day_log: DayLogService
     recall: RecallService
@@ -403,6 +407,14 @@ def build_services(
         vetoes=VetoGuard(memories, DynamoDBVetoIndex(table)),
         archived_text_retention=timedelta(days=settings.archived_text_retention_days),
     )
+    learnings = LearningService(
+        DynamoDBLearningRepository(table),
+        detector,
+        clock,
+        ids,
+        embedder=embedder,
+        version_changed=LearningVersionChanged,
+    )
     recall = RecallService(
         memories,
         recall_store,
@@ -414,6 +426,7 @@ def build_services(
         settings.recall_time_budget_ms,
         detector,
         recall_index,
+        learnings.active,
     )
     index = DynamoDBMemoryIndexRepository(table)
     auth = AuthService(directory, clock)
@@ -448,6 +461,7 @@ def build_services(
             ids,
         ),
         retention=archived_text_retention(settings, table, clock),
+        learnings=learnings,
         lifecycle=PersonLifecycle(
             owner_erasure,
             owner_scan,

@@ -60,6 +60,7 @@ PATH_PARAMETERS = {
     "target_id": "What was erased: an agent's `agt_…`, a person's `usr_…` or the workspace's "
     "`wsp_…` id.",
     "export_id": "The export, `exp_…`.",
+    "learning_id": "The learning, `lrn_…`.",
 }
 
 FIELD_LIMITS: dict[tuple[str, str], dict[str, int | str]] = {
@@ -411,14 +412,15 @@ def _success(
     headers: dict[str, Any] = {}
     if operation.etag:
         headers["ETag"] = {
-            "description": "The memory's version as a strong entity tag; send it back "
-            "in `If-Match`.",
+            "description": "The memory's (or learning's) version as a strong entity tag; "
+            "send it back in `If-Match`.",
             "required": True,
             "schema": {"type": "string"},
         }
     if status == 202 and body is not None:
         headers["Location"] = {
-            "description": "Where to follow the queued review (`/api/v1/reviews/{id}`).",
+            "description": "Where to follow it (`/api/v1/reviews/{id}`, `/api/v1/erasures/{id}`, "
+            "`/api/v1/exports/{id}`).",
             "required": True,
             "schema": {"type": "string"},
         }

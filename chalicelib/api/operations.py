@@ -20,6 +20,17 @@ from pydantic import BaseModel
 
 from chalicelib import errors
 from chalicelib.models.kv import ForgetRequest, KvRecallRequest, RememberRequest
+from chalicelib.models.learning import (
+    ApproveLearningRequest,
+    EditLearningRequest,
+    LearningAuditList,
+    LearningList,
+    LearningListQuery,
+    LearningObject,
+    ProposeLearningRequest,
+    RejectLearningRequest,
+    RetireLearningRequest,
+)
 from chalicelib.models.lifecycle import (
     EraseAgentRequest,
     ErasureObject,
@@ -76,6 +87,7 @@ NOT_FOUND = errors.MemoryNotFound
 NOT_OWN = errors.MemoryNotOwn
 MEMORY_LINKS = ("get_memory", "edit_memory", "archive_memory", "veto_memory")
 FIRST_ACTION = "$response.body#/plan/actions/0/id"
+LEARNING_LINKS = ("get_learning", "approve_learning", "reject_learning", "learning_history")
 
 
 @dataclass(frozen=True)
@@ -456,6 +468,104 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         body_required=True,
         auth="optional",
         tag="kv",
+    ),
+    ("POST", "/learnings"): Operation(
+        "Propose a learning: a fact every agent of the workspace is told "
+        "(docs/reference.md#15-learnings)",
+        "agent (proposed), person (active at once)",
+        {200: LearningObject, 201: LearningObject},
+        (
+            errors.SecretInMemory,
+            errors.MemoryTextTooLong,
+            errors.LearningRejected,
+            errors.LearningLimitReached,
+        ),
+        body=ProposeLearningRequest,
+        body_required=True,
+        etag=True,
+        links=LEARNING_LINKS,
+        tag="learnings",
+        description="201 with the new learning; 200 with the proposed or active learning "
+        "that already says the same (nothing new is stored). `rate_limited` (429) after "
+        "an agent's 20 proposals of the UTC day.",
+    ),
+    ("GET", "/learnings"): Operation(
+        "The workspace's learnings, newest first",
+        "agent, person (their workspace's)",
+        {200: LearningList},
+        query=LearningListQuery,
+        tag="learnings",
+    ),
+    ("GET", "/learnings/{learning_id}"): Operation(
+        "One learning",
+        "agent, person",
+        {200: LearningObject},
+        (errors.LearningNotFound,),
+        etag=True,
+        links=LEARNING_LINKS,
+        tag="learnings",
+    ),
+    ("PATCH", "/learnings/{learning_id}"): Operation(
+        "Edit a proposed or active learning's text",
+        "person",
+        {200: LearningObject},
+        (
+            errors.Forbidden,
+            errors.LearningNotFound,
+            errors.LearningDecided,
+            errors.SecretInMemory,
+            errors.MemoryTextTooLong,
+        ),
+        body=EditLearningRequest,
+        body_required=True,
+        if_match=True,
+        etag=True,
+        tag="learnings",
+    ),
+    ("POST", "/learnings/{learning_id}/approve"): Operation(
+        "Approve a proposed learning (`text`: edit it as it is approved)",
+        "person",
+        {200: LearningObject},
+        (
+            errors.Forbidden,
+            errors.LearningNotFound,
+            errors.LearningDecided,
+            errors.SecretInMemory,
+            errors.MemoryTextTooLong,
+        ),
+        body=ApproveLearningRequest,
+        if_match=True,
+        etag=True,
+        links=("retire_learning",),
+        tag="learnings",
+    ),
+    ("POST", "/learnings/{learning_id}/reject"): Operation(
+        "Reject a proposed learning: no agent may propose it again",
+        "person",
+        {200: LearningObject},
+        (errors.Forbidden, errors.LearningNotFound, errors.LearningDecided, errors.SecretInMemory),
+        body=RejectLearningRequest,
+        body_required=True,
+        if_match=True,
+        etag=True,
+        tag="learnings",
+    ),
+    ("POST", "/learnings/{learning_id}/retire"): Operation(
+        "Retire an active learning: no agent is told it any more",
+        "person",
+        {200: LearningObject},
+        (errors.Forbidden, errors.LearningNotFound, errors.LearningDecided, errors.SecretInMemory),
+        body=RetireLearningRequest,
+        if_match=True,
+        etag=True,
+        tag="learnings",
+    ),
+    ("GET", "/learnings/{learning_id}/history"): Operation(
+        "A learning's history records, oldest first",
+        "agent, person",
+        {200: LearningAuditList},
+        (errors.LearningNotFound,),
+        tag="learnings",
     ),
     ("POST", "/agents/{agent_id}/erase"): Operation(
         "Erase an agent with everything of it "

@@ -19,6 +19,7 @@ import re
 from typing import Any
 
 from chalicelib.errors import InvalidRequest
+from chalicelib.models.learning import Learning
 from chalicelib.models.memory import Memory
 
 IF_MATCH_MAX_CHARS = 1024
@@ -26,16 +27,17 @@ IF_MATCH_MAX_CHARS = 1024
 
 _ENTITY_TAG = re.compile(r'\s*(?:W/)?"([\x21\x23-\x7e]*)"\s*(?:,|$)')
 """One entity tag of a list (RFC 9110 §8.8.3), with its separator."""
-_VERSION_TAG = re.compile(r"(?P<memory>mem_[0-9A-Za-z]+)\.v(?P<version>[1-9][0-9]{0,17})")
-"""The opaque part of a memory's tag: ``<memory id>.v<version>``."""
+_VERSION_TAG = re.compile(r"(?P<memory>(?:mem|lrn)_[0-9A-Za-z]+)\.v(?P<version>[1-9][0-9]{0,17})")
+"""The opaque part of a memory's (or a learning's) tag: ``<id>.v<version>``."""
 
 
-def etag(memory: Memory) -> str:
-    """The ``ETag`` header value of a memory: ``"<id>.v<version>"`` (strong, quoted)."""
+def etag(memory: Memory | Learning) -> str:
+    """The ``ETag`` header value of a memory or a learning (docs/reference.md#15-learnings):
+    ``"<id>.v<version>"`` (strong, quoted)."""
     return f'"{memory.id}.v{memory.version}"'
 
 
-def etag_header(memory: Memory) -> dict[str, str]:
+def etag_header(memory: Memory | Learning) -> dict[str, str]:
     """The headers a memory answer carries: ``{"ETag": …}``."""
     return {"ETag": etag(memory)}
 

@@ -53,6 +53,10 @@ def recall_body(
                 {"score": item.score, "memory": item.memory.to_wire(now)}
                 for item in result.memories
             ],
+            "learnings": [
+                {"score": item.score, "learning": item.learning.to_wire()}
+                for item in result.learnings
+            ],
             "block": result.block,
         }
     ).wire()

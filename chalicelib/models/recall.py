@@ -38,6 +38,14 @@ class RecalledMemory(WireModel):
     score: float | None
 
 
+class RecalledLearning(WireModel):
+    """One learning of a recall log entry and its score (``None`` on fallback;
+    docs/reference.md#learnings-in-recall)."""
+
+    learning_id: str
+    score: float | None
+
+
 class RecallLogEntry(WireModel):
     """One recall, as the recall log keeps it (readable by persons)."""
 
@@ -52,6 +60,7 @@ class RecallLogEntry(WireModel):
     fallback: str | None = None
     at: Timestamp
     memories: list[RecalledMemory]
+    learnings: list[RecalledLearning] = Field(default_factory=list)
 
     def to_wire(self) -> dict[str, Any]:
         """Return the JSON object (``object: "recall_log"``)."""

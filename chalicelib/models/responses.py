@@ -116,6 +116,54 @@ class ScoredMemoryObject(ResponseModel):
     memory: MemoryObject
 
 
+StateName = Literal["proposed", "active", "rejected", "retired"]
+"""A learning's states (``models.learning.LearningState``), as the wire schemas name them."""
+
+
+class LearningObject(ResponseModel):
+    """A learning on the wire."""
+
+    id: str
+    object: Literal["learning"]
+    workspace_id: str
+    text: str
+    state: StateName
+    proposed_by: str
+    proposed_by_type: Literal["agent", "person"]
+    run_id: str | None
+    task_key: str | None
+    proposed_at: WireTime
+    decided_by: str | None
+    decided_at: WireTime | None
+    reason: str | None
+    edited_by: str | None
+    updated_at: WireTime
+
+
+class LearningAuditObject(ResponseModel):
+    """A learning's history record on the wire."""
+
+    id: str
+    object: Literal["learning_audit"]
+    learning_id: str
+    action: Literal["propose", "approve", "edit", "reject", "retire"]
+    actor_type: Literal["agent", "person"]
+    actor_id: str
+    at: WireTime
+    run_id: str | None
+    task_key: str | None
+    reason: str | None
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+
+
+class ScoredLearningObject(ResponseModel):
+    """A learning a recall picked, with its relevance score (null on fallback)."""
+
+    score: float | None = Field(ge=0, le=1)
+    learning: LearningObject
+
+
 class RecallObject(ResponseModel):
     """The answer of on-demand (``object: recall``) and run-start (``recall_start``)
     recall (docs/reference.md#8-recall): the scored memories, best first, and the ``--- MEMORY ---``
@@ -130,6 +178,10 @@ class RecallObject(ResponseModel):
         description="`newest` when scoring failed or ran out of time (docs/reference.md#8-recall)."
     )
     memories: list[ScoredMemoryObject]
+    learnings: list[ScoredLearningObject] = Field(
+        description="The workspace's learnings given, best first "
+        "(docs/reference.md#learnings-in-recall)."
+    )
     block: str | None
 
 
@@ -137,6 +189,13 @@ class RecalledMemoryObject(ResponseModel):
     """One memory of a recall log entry and its score."""
 
     memory_id: str
+    score: float | None
+
+
+class RecalledLearningObject(ResponseModel):
+    """One learning of a recall log entry and its score."""
+
+    learning_id: str
     score: float | None
 
 
@@ -154,6 +213,10 @@ class RecallLogObject(ResponseModel):
     fallback: str | None
     at: WireTime
     memories: list[RecalledMemoryObject]
+    learnings: list[RecalledLearningObject] = Field(
+        description="The workspace's learnings this recall gave "
+        "(docs/reference.md#learnings-in-recall)."
+    )
 
 
 class RoutineObject(ResponseModel):
@@ -260,6 +323,14 @@ class ListPage(ResponseModel, Generic[ItemT]):
     object: Literal["list"] = "list"
     data: list[ItemT]
     next_token: str | None
+
+
+class LearningList(ListPage[LearningObject]):
+    """``GET /learnings``: proposed first (oldest first), then the others newest first."""
+
+
+class LearningAuditList(ListPage[LearningAuditObject]):
+    """``GET /learnings/{id}/history``: records oldest first."""
 
 
 class MemoryList(ListPage[MemoryObject]):

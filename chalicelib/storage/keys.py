@@ -43,6 +43,11 @@
 | an id an unfinished erasure collected | ``ERASURE#<id>`` | ``ID#<id>`` |
 | how far archived memories' audit texts were swept | ``RETENTION#<agt_id>`` | ``ARCHIVEDTEXTS`` |
 | a person's export of an agent or the workspace | ``EXPORT#<exp_id>`` | ``EXPORT`` |
+| a learning | ``LEARNINGS#<wsp_id>`` | ``LEARNING#<lrn_id>`` |
+| a workspace's count of live learnings | ``LEARNINGS#<wsp_id>`` | ``COUNT`` |
+| an agent's learning proposals on a date | ``LEARNINGS#<wsp_id>`` | ``RATE#<agt_id>#<date>`` |
+| a rejected learning's text (index) | ``LEARNINGS#<wsp_id>`` | ``REJECTED#<TEXT|SAME>#<sha>`` |
+| a learning's history record | ``LEARNING#<lrn_id>`` | ``AUDIT#<aud_id>`` |
 
 A key-value scope is ``account#<wsp_id>``, ``byok#<sha256 hex>`` or
 ``anon#<sha256 hex>`` (docs/reference.md#10-key-value). Anonymous entries carry ``expiresAtEpoch``,
@@ -497,6 +502,7 @@ def export_key(export_id: str) -> dict[str, str]:
     """Primary key of a person's export's record (status, counts, the file's key)."""
     return {"pk": f"EXPORT#{export_id}", "sk": "EXPORT"}
 
+
 MODEL_OBJECT_PREFIX = "models/"
 """Where the bucket keeps model weights too large for the Lambda zip
 (docs/operations.md#reranker-weights); deploys upload them, the API reads them."""
@@ -545,3 +551,38 @@ def erasure_id_key(target_id: str, found_id: str) -> dict[str, str]:
     """Primary key of one id an unfinished erasure collected (a memory, a review, a
     token, a person of the workspace)."""
     return {"pk": erasure_partition(target_id), "sk": f"ID#{found_id}"}
+
+
+LEARNINGS_PREFIX = "LEARNINGS#"
+
+
+def learnings_partition(workspace_id: str) -> str:
+    """The partition of a workspace's learnings, their count, the agents' proposal
+    counters and the rejected texts' index (docs/reference.md#15-learnings)."""
+    return f"{LEARNINGS_PREFIX}{workspace_id}"
+
+
+def learning_key(workspace_id: str, learning_id: str) -> dict[str, str]:
+    """Primary key of a learning (its workspace in the key: a read never crosses one)."""
+    return {"pk": learnings_partition(workspace_id), "sk": f"LEARNING#{learning_id}"}
+
+
+def learning_count_key(workspace_id: str) -> dict[str, str]:
+    """Primary key of how many proposed and active learnings a workspace holds (``live``)."""
+    return {"pk": learnings_partition(workspace_id), "sk": "COUNT"}
+
+
+def learning_rate_key(workspace_id: str, agent_id: str, date: str) -> dict[str, str]:
+    """Primary key of one agent's proposals on one UTC date (``n``; expires with TTL)."""
+    return {"pk": learnings_partition(workspace_id), "sk": f"RATE#{agent_id}#{date}"}
+
+
+def learning_rejected_key(workspace_id: str, digest_key: str) -> dict[str, str]:
+    """Primary key of a rejected text's index entry (``TEXT#``/``SAME#`` + SHA-256, the
+    vetoes' digests), naming the rejected learning."""
+    return {"pk": learnings_partition(workspace_id), "sk": f"REJECTED#{digest_key}"}
+
+
+def learning_audit_key(learning_id: str, audit_id: str) -> dict[str, str]:
+    """Primary key of one history record of a learning."""
+    return {"pk": f"LEARNING#{learning_id}", "sk": f"AUDIT#{audit_id}"}

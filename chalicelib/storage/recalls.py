@@ -69,6 +69,10 @@ def log_entry_to_item(
             [[m.memory_id, m.score] for m in entry.memories], separators=(",", ":")
         ),
     }
+    if entry.learnings:
+        item["learnings"] = json.dumps(
+            [[m.learning_id, m.score] for m in entry.learnings], separators=(",", ":")
+        )
     for name, value in (
         ("sessionId", entry.session_id),
         ("runId", entry.run_id),
@@ -97,6 +101,10 @@ def log_entry_from_item(item: dict[str, Any]) -> RecallLogEntry:
             "memories": [
                 {"memoryId": memory_id, "score": score}
                 for memory_id, score in json.loads(item["memories"])
+            ],
+            "learnings": [
+                {"learningId": learning_id, "score": score}
+                for learning_id, score in json.loads(item.get("learnings", "[]"))
             ],
         }
     )

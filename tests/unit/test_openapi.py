@@ -112,6 +112,10 @@ def test_if_match_and_etag_are_documented_where_they_apply(document: dict[str, A
         ("post", "/memories/{memory_id}/veto"),
         ("post", "/memories/{memory_id}/unarchive"),
         ("post", "/memories/{memory_id}/erase"),
+        ("patch", "/learnings/{learning_id}"),
+        ("post", "/learnings/{learning_id}/approve"),
+        ("post", "/learnings/{learning_id}/reject"),
+        ("post", "/learnings/{learning_id}/retire"),
     }
     for path, operations in document["paths"].items():
         for method, operation in operations.items():

@@ -252,15 +252,19 @@ class OwnerErasure:
         if record is not None and record.get("status") == "done":
             return self._finished(kind, target_id, record, dry_run)
         ids, workspace_id = self._target_ids(kind, target_id, record)
-        started = {**record, "status": "running"} if record is not None else {
-            "kind": kind,
-            "targetId": target_id,
-            "workspaceId": workspace_id,
-            "by": by,
-            "startedAt": to_rfc3339(self._clock.now()),
-            "status": "running",
-            "progress": {"phase": "collect"},
-        }
+        started = (
+            {**record, "status": "running"}
+            if record is not None
+            else {
+                "kind": kind,
+                "targetId": target_id,
+                "workspaceId": workspace_id,
+                "by": by,
+                "startedAt": to_rfc3339(self._clock.now()),
+                "status": "running",
+                "progress": {"phase": "collect"},
+            }
+        )
         if dry_run:
             return self._dry_run(kind, target_id, workspace_id, ids, progress)
         return self._run(kind, target_id, workspace_id, ids, started, progress)

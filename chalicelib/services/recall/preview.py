@@ -116,5 +116,10 @@ class RecallPreviewService:
             considered=len(facts),
             kept=len(picked),
             lines=lines,
-            block=self._recall.render_block(agent, picked, now),
+            block=self._recall.render_block(
+                agent,
+                picked,
+                now,
+                self._recall.pick_learnings(principal.workspace_id, query, now),
+            ),
         )

@@ -13,26 +13,30 @@ past its time budget, the newest facts are returned under the same budgets with
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextvars import copy_context
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from chalicelib.errors import Forbidden, InvalidRequest
 from chalicelib.ids import Clock, IdFactory
 from chalicelib.limits import (
     MAX_DAY_LOG_TOKENS,
+    MAX_LEARNING_TOKENS,
     MAX_MEMORIES,
     MAX_MEMORY_TOKENS,
+    MAX_RECALLED_LEARNINGS,
     RECALL_QUERY_MAX_CHARS,
     SCORE_CUTOFF,
     SESSION_WINDOW,
 )
+from chalicelib.models.learning import Learning
 from chalicelib.models.memory import Memory, MemoryKind, MemoryStatus
 from chalicelib.models.principal import Principal
 from chalicelib.models.recall import (
+    RecalledLearning,
     RecalledMemory,
     RecallEntry,
     RecallLogEntry,
@@ -56,6 +60,8 @@ from chalicelib.storage.protocols import (
 
 logger = logging.getLogger(__name__)
 
+LEARNINGS_HEADER = "--- LEARNINGS (the workspace's, for every agent) ---"
+LEARNINGS_FOOTER = "--- END LEARNINGS ---"
 BLOCK_HEADER = "--- MEMORY ---"
 DAY_LOG_HEADER = "--- DAY LOG (today and yesterday, UTC, newest first) ---"
 BLOCK_FOOTER = "--- END MEMORY ---"
@@ -76,6 +82,14 @@ class ScoredMemory:
 
 
 @dataclass(frozen=True)
+class ScoredLearning:
+    """A recalled learning and its score (``None`` when recall fell back to newest)."""
+
+    learning: Learning
+    score: float | None
+
+
+@dataclass(frozen=True)
 class RecallResult:
     """What a recall returns. ``skipped`` names why a run-start recall gave no block."""
 
@@ -85,6 +99,7 @@ class RecallResult:
     block: str | None
     recall_id: str | None = None
     skipped: str | None = None
+    learnings: list[ScoredLearning] = field(default_factory=list)
 
 
 def memory_line(memory: Memory) -> str:
@@ -111,6 +126,8 @@ class RecallService:
             credential is refused as it is everywhere else (``secret_in_memory``).
         index: the recall index a recall reads instead of every fact item
             (docs/issues.md#issue-23-item-1).
+        learnings: a workspace's active learnings (docs/reference.md#learnings-in-recall);
+            ``None``: none are recalled.
     """
 
     def __init__(
@@ -125,7 +142,9 @@ class RecallService:
         time_budget_ms: int,
         secrets: SecretFinder,
         index: RecallIndexRepository,
+        learnings: Callable[[str], list[Learning]] | None = None,
     ) -> None:
+        self._learnings = learnings
         self._memories = memories
         self._index = index
         self._recalls = recalls
@@ -261,6 +280,7 @@ class RecallService:
             candidates = self._index_candidates(agent_id, entries)
         ranked, fallback = self._rank(query, facts, now, candidates)
         picked = self._verified(self.within_budget(ranked), now)
+        learned = self.pick_learnings(principal.workspace_id, query, now)
         # Counters are read only for the memories returned (after the cut), before
         # this recall counts them: scoring needs none of them.
         counted = self._memories.with_recall_counts([item.memory for item in picked])
@@ -279,6 +299,7 @@ class RecallService:
             fallback=fallback,
             at=now,
             memories=[RecalledMemory(memory_id=i.memory.id, score=i.score) for i in picked],
+            learnings=[RecalledLearning(learning_id=i.learning.id, score=i.score) for i in learned],
         )
         self._recalls.commit_recall([i.memory.id for i in picked], entry, now, session)
         picked = [
@@ -290,8 +311,8 @@ class RecallService:
             )
             for item in picked
         ]
-        block = self.render_block(agent_id, picked, now)
-        return RecallResult(query, fallback, picked, block, recall_id=entry.id)
+        block = self.render_block(agent_id, picked, now, learned)
+        return RecallResult(query, fallback, picked, block, recall_id=entry.id, learnings=learned)
 
     def _index_candidates(self, agent_id: str, entries: Sequence[RecallEntry]) -> PartialCandidates:
         """The scorer's candidates from index entries: each with its sentence stand-in,
@@ -451,10 +472,64 @@ class RecallService:
         (``SecretInMemory``); the recall preview checks its task with it."""
         self._check_query(query, name)
 
-    def render_block(self, agent_id: str, picked: Sequence[ScoredMemory], now: datetime) -> str:
-        """The ``--- MEMORY ---`` block of ``picked`` and the agent's day log of today and
-        yesterday (docs/reference.md#8-recall)."""
-        lines = [BLOCK_HEADER, *(memory_line(item.memory) for item in picked)]
+    def pick_learnings(self, workspace_id: str, query: str, now: datetime) -> list[ScoredLearning]:
+        """The workspace's active learnings for ``query`` (docs/reference.md#learnings-in-recall):
+        scored like facts with the same 0.5 cut, best first, or newest first unscored
+        when scoring fails; then at most ``MAX_RECALLED_LEARNINGS`` lines and
+        ``MAX_LEARNING_TOKENS`` tokens. Nothing is counted."""
+        if self._learnings is None or not has_content(query):
+            return []
+        active = self._learnings(workspace_id)
+        if not active:
+            return []
+        newest = [ScoredLearning(learning, None) for learning in active]
+        try:
+            candidates = [
+                Candidate(learning.text, learning.proposed_at, learning.embedding)
+                for learning in active
+            ]
+            scores = self._score_within_budget(query, candidates, now)
+        except FutureTimeout:
+            logger.warning("learnings scorer exceeded %.3fs; newest instead", self._budget_seconds)
+            ranked = newest
+        except Exception:
+            logger.exception("learnings scorer failed; newest instead")
+            ranked = newest
+        else:
+            scored = [
+                ScoredLearning(learning, round(float(score), 4))
+                for learning, score in zip(active, scores, strict=True)
+            ]
+            scored.sort(key=lambda item: item.learning.id, reverse=True)
+            scored.sort(key=lambda item: item.score or 0.0, reverse=True)
+            ranked = [item for item in scored if (item.score or 0.0) >= SCORE_CUTOFF]
+        picked: list[ScoredLearning] = []
+        used = 0
+        for item in ranked:
+            if len(picked) == MAX_RECALLED_LEARNINGS:
+                break
+            cost = self._tokens.count(item.learning.line())
+            if used + cost > MAX_LEARNING_TOKENS:
+                continue
+            picked.append(item)
+            used += cost
+        return picked
+
+    def render_block(
+        self,
+        agent_id: str,
+        picked: Sequence[ScoredMemory],
+        now: datetime,
+        learnings: Sequence[ScoredLearning] = (),
+    ) -> str:
+        """The ``--- LEARNINGS ---`` block of ``learnings`` (when there are any), then the
+        ``--- MEMORY ---`` block of ``picked`` and the agent's day log of today and
+        yesterday (docs/reference.md#8-recall, docs/reference.md#learnings-in-recall)."""
+        lines: list[str] = []
+        if learnings:
+            lines += [LEARNINGS_HEADER, *(item.learning.line() for item in learnings)]
+            lines.append(LEARNINGS_FOOTER)
+        lines += [BLOCK_HEADER, *(memory_line(item.memory) for item in picked)]
         day_lines = self._day_log_lines(agent_id, now)
         if day_lines:
             lines += [DAY_LOG_HEADER, *day_lines]

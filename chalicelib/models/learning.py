@@ -1,0 +1,132 @@
+"""The learning object: a fact every agent of a workspace is told
+(docs/reference.md#15-learnings, docs/issues.md#issue-25), its history record, and the
+bodies of its routes."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import Field
+
+from chalicelib.ids import ULID_PATTERN
+from chalicelib.models.common import RequestModel, Timestamp, WireModel
+from chalicelib.models.responses import (
+    LearningAuditList,
+    LearningAuditObject,
+    LearningList,
+    LearningObject,
+    StateName,
+)
+
+__all__ = ["LearningAuditList", "LearningAuditObject", "LearningList", "LearningObject"]
+
+
+class LearningState(StrEnum):
+    """Where a learning stands (docs/reference.md#learning-states)."""
+
+    PROPOSED = "proposed"
+    ACTIVE = "active"
+    REJECTED = "rejected"
+    RETIRED = "retired"
+
+
+LEARNING_ID_PATTERN = rf"^lrn_{ULID_PATTERN}$"
+
+
+class Learning(WireModel):
+    """A learning as stored and (``to_wire``) as returned. ``embedding`` (its recall
+    vector) and ``version`` (the optimistic-concurrency counter behind ``ETag``) are
+    stored, never sent. Times are aware UTC datetimes."""
+
+    id: str
+    workspace_id: str
+    text: str
+    state: LearningState
+    proposed_by: str = Field(description="The agent's or person's id.")
+    proposed_by_type: Literal["agent", "person"]
+    run_id: str | None = None
+    task_key: str | None = None
+    proposed_at: Timestamp
+    decided_by: str | None = None
+    decided_at: Timestamp | None = None
+    reason: str | None = None
+    """Why it was rejected or retired."""
+    edited_by: str | None = None
+    updated_at: Timestamp
+    embedding: bytes | None = Field(default=None, exclude=True)
+    version: int = Field(default=1, exclude=True)
+
+    def to_wire(self) -> dict[str, Any]:
+        """The JSON object (camelCase, ``object: "learning"``)."""
+        body = self.model_dump(mode="json", by_alias=True)
+        return {"id": body.pop("id"), "object": "learning", **body}
+
+    def line(self) -> str:
+        """Its line in the recall block: ``lrn_… (YYYY-MM-DD) text``, line breaks flattened
+        (the date it became active, else proposed)."""
+        since: datetime = self.decided_at or self.proposed_at
+        return f"{self.id} ({since.date().isoformat()}) {' '.join(self.text.split())}"
+
+
+class LearningAudit(WireModel):
+    """One entry of a learning's history: who did what, when, the state and text before
+    and after."""
+
+    id: str
+    learning_id: str
+    workspace_id: str = Field(exclude=True)
+    action: Literal["propose", "approve", "edit", "reject", "retire"]
+    actor_type: Literal["agent", "person"]
+    actor_id: str
+    at: Timestamp
+    run_id: str | None = None
+    task_key: str | None = None
+    reason: str | None = None
+    before: dict[str, Any] | None = None
+    after: dict[str, Any] | None = None
+
+    def to_wire(self) -> dict[str, Any]:
+        """The JSON object (``object: "learning_audit"``)."""
+        body = self.model_dump(mode="json", by_alias=True)
+        return {"id": body.pop("id"), "object": "learning_audit", **body}
+
+
+class ProposeLearningRequest(RequestModel):
+    """``POST /learnings``: the fact (<= 500 characters)."""
+
+    text: str = Field(min_length=1, max_length=2000)
+
+
+class ApproveLearningRequest(RequestModel):
+    """``POST /learnings/{id}/approve``: ``text`` edits it as it is approved."""
+
+    text: str | None = Field(default=None, min_length=1, max_length=2000)
+
+
+class EditLearningRequest(RequestModel):
+    """``PATCH /learnings/{id}``: a new text for a proposed or active learning."""
+
+    text: str = Field(min_length=1, max_length=2000)
+
+
+class RejectLearningRequest(RequestModel):
+    """``POST /learnings/{id}/reject``: why (1 to 500 characters)."""
+
+    reason: str = Field(min_length=1, max_length=2000)
+
+
+class RetireLearningRequest(RequestModel):
+    """``POST /learnings/{id}/retire``: an optional note."""
+
+    reason: str | None = Field(default=None, min_length=1, max_length=2000)
+
+
+class LearningListQuery(RequestModel):
+    """``GET /learnings``: ``state`` filters, ``q`` searches the text (case-insensitive)."""
+
+    state: StateName | None = None
+    q: str | None = Field(default=None, max_length=200)
+    limit: int = Field(default=50, ge=1, le=200)
+    next_token: str | None = Field(default=None, max_length=200)

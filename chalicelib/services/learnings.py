@@ -1,0 +1,451 @@
+"""Learnings: facts every agent of a workspace is told, proposed by agents and decided by
+people (docs/reference.md#15-learnings, docs/issues.md#issue-25).
+
+States: ``proposed`` -> ``active`` (a person approves, possibly editing the text first)
+or ``rejected`` (with a reason); ``active`` -> ``retired``. A person's own proposal is
+active at once. A proposed or active learning may be edited by a person. An agent's
+proposal that repeats a rejected learning (the same text after normalisation, or a
+duplicate by the review's sameness rule, as vetoes work) is refused with
+``learning_rejected``; one that repeats a live learning answers that learning instead
+of making a second one. Every change writes a history record; a person's change may
+carry ``If-Match`` (the learning's ``ETag``).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import TYPE_CHECKING, Protocol
+
+from chalicelib.errors import (
+    InvalidRequest,
+    LearningDecided,
+    LearningNotFound,
+    LearningRejected,
+    PreconditionFailed,
+)
+from chalicelib.ids import Clock, IdFactory
+from chalicelib.limits import (
+    ARCHIVE_REASON_MAX_CHARS,
+    LEARNING_MAX_CHARS,
+    LEARNING_PROPOSALS_PER_DAY,
+    MAX_LIVE_LEARNINGS,
+)
+from chalicelib.models.learning import (
+    LEARNING_ID_PATTERN,
+    Learning,
+    LearningAudit,
+    LearningState,
+)
+from chalicelib.models.principal import Principal
+from chalicelib.services.access.who import refuse_agents
+from chalicelib.services.memory.vetoes import veto_index_keys
+from chalicelib.services.review.rule_reviewer import normalize
+from chalicelib.services.review.sameness import is_duplicate, vector_of
+from chalicelib.services.run_context import RunContext
+from chalicelib.services.text import SecretFinder, check_no_secret, check_not_blank, check_text
+
+if TYPE_CHECKING:
+    from chalicelib.services.recall.embedding import Embedder
+
+DECISIONS_ARE_FOR_PERSONS = (
+    "Only a person approves, edits, rejects or retires a learning: ask a person of your "
+    "workspace. An agent proposes (POST /learnings)."
+)
+_LEARNING_ID = re.compile(LEARNING_ID_PATTERN)
+_LIVE = (LearningState.PROPOSED, LearningState.ACTIVE)
+
+
+class LearningStore(Protocol):
+    """Learnings' persistence (``storage/learnings.py``)."""
+
+    def create(
+        self,
+        learning: Learning,
+        audit: LearningAudit,
+        *,
+        max_live: int,
+        proposals_per_day: int | None,
+        now: datetime,
+    ) -> None:
+        """Store a new learning (limits checked in the same write)."""
+        ...
+
+    def change(
+        self,
+        before: Learning,
+        after: Learning,
+        audit: LearningAudit,
+        *,
+        rejected_keys: list[str] = ...,  # type: ignore[assignment]
+    ) -> None:
+        """Replace a learning if its version did not move."""
+        ...
+
+    def get(self, workspace_id: str, learning_id: str) -> Learning | None:
+        """One learning of the workspace."""
+        ...
+
+    def list_learnings(self, workspace_id: str, *, consistent: bool = True) -> list[Learning]:
+        """Every learning of the workspace, newest first."""
+        ...
+
+    def rejected(self, workspace_id: str, keys: list[str]) -> set[str]:
+        """Rejected learnings filed under the keys."""
+        ...
+
+    def history(self, learning_id: str) -> list[LearningAudit]:
+        """A learning's records, oldest first."""
+        ...
+
+
+class LearningService:
+    """Propose, decide, read learnings.
+
+    Args:
+        store: the learnings' persistence.
+        secrets: the secret detector (texts and reasons).
+        clock, ids: the time and new ids.
+        embedder: computes each learning's recall embedding when its text is set
+            (``None``: scored from the text at recall).
+        version_changed: the store's "changed since read" exception.
+    """
+
+    def __init__(
+        self,
+        store: LearningStore,
+        secrets: SecretFinder,
+        clock: Clock,
+        ids: IdFactory,
+        *,
+        embedder: Embedder | None,
+        version_changed: type[Exception],
+    ) -> None:
+        self._store = store
+        self._secrets = secrets
+        self._clock = clock
+        self._ids = ids
+        self._embedder = embedder
+        self._version_changed = version_changed
+
+    def propose(self, principal: Principal, text: str, run: RunContext) -> tuple[Learning, bool]:
+        """An agent proposes a learning (``proposed``); a person's is ``active`` at once.
+
+        Returns:
+            The learning, and whether it is new (False: a live learning said the same).
+
+        Raises:
+            InvalidRequest: blank text or control characters.
+            MemoryTextTooLong: over 500 characters.
+            SecretInMemory: it looks like a credential.
+            LearningRejected: an agent repeated a rejected learning.
+            LearningLimitReached: the workspace holds 200 live learnings.
+            RateLimited: the agent proposed 20 today.
+        """
+        check_text(
+            text,
+            limit=LEARNING_MAX_CHARS,
+            what="learning",
+            secrets=self._secrets,
+            advice="Shorten it: a learning is one fact.",
+        )
+        embedding = self._embed(text)
+        workspace = principal.workspace_id
+        live = [
+            found
+            for found in self._store.list_learnings(workspace)
+            if found.state in _LIVE and _same(text, embedding, found)
+        ]
+        if live:
+            return live[0], False
+        if principal.is_agent:
+            self._refuse_rejected(workspace, text, embedding)
+        now = self._clock.now()
+        by_person = not principal.is_agent
+        learning = Learning(
+            id=self._ids.new("lrn"),
+            workspace_id=workspace,
+            text=text,
+            state=LearningState.ACTIVE if by_person else LearningState.PROPOSED,
+            proposed_by=principal.id,
+            proposed_by_type="person" if by_person else "agent",
+            run_id=None if by_person else run.run_id,
+            task_key=None if by_person else run.task_key,
+            proposed_at=now,
+            decided_by=principal.id if by_person else None,
+            decided_at=now if by_person else None,
+            updated_at=now,
+            embedding=embedding,
+        )
+        audit = self._audit(principal, learning, "propose", None, learning, now, run=run)
+        self._store.create(
+            learning,
+            audit,
+            max_live=MAX_LIVE_LEARNINGS,
+            proposals_per_day=None if by_person else LEARNING_PROPOSALS_PER_DAY,
+            now=now,
+        )
+        return learning, True
+
+    def approve(
+        self,
+        principal: Principal,
+        learning_id: str,
+        text: str | None,
+        expected_versions: frozenset[int] | None = None,
+    ) -> Learning:
+        """A person approves a proposed learning, with ``text`` editing it first.
+
+        Raises:
+            Forbidden: an agent called.
+            LearningNotFound: no such learning in the workspace.
+            LearningDecided: it is not proposed.
+            PreconditionFailed: ``If-Match`` names another version.
+        """
+        refuse_agents(principal, DECISIONS_ARE_FOR_PERSONS)
+        before = self._current(principal, learning_id, expected_versions)
+        if before.state is not LearningState.PROPOSED:
+            raise LearningDecided(
+                f"{learning_id} is {before.state.value}: only a proposed learning is approved."
+            )
+        changes: dict[str, object] = {"state": LearningState.ACTIVE}
+        if text is not None and text != before.text:
+            changes.update(self._new_text(text, principal))
+        return self._change(principal, before, "approve", changes)
+
+    def edit(
+        self,
+        principal: Principal,
+        learning_id: str,
+        text: str,
+        expected_versions: frozenset[int] | None = None,
+    ) -> Learning:
+        """A person edits a proposed or active learning's text (the same text: no change).
+
+        Raises:
+            Forbidden, LearningNotFound, PreconditionFailed: as ``approve``.
+            LearningDecided: it is rejected or retired.
+        """
+        refuse_agents(principal, DECISIONS_ARE_FOR_PERSONS)
+        before = self._current(principal, learning_id, expected_versions)
+        if before.state not in _LIVE:
+            raise LearningDecided(f"{learning_id} is {before.state.value}: it cannot be edited.")
+        if text == before.text:
+            return before
+        return self._change(principal, before, "edit", self._new_text(text, principal))
+
+    def reject(
+        self,
+        principal: Principal,
+        learning_id: str,
+        reason: str,
+        expected_versions: frozenset[int] | None = None,
+    ) -> Learning:
+        """A person rejects a proposed learning; its text is never proposed again by an
+        agent (nor a duplicate of it).
+
+        Raises:
+            Forbidden, LearningNotFound, PreconditionFailed: as ``approve``.
+            LearningDecided: it is not proposed.
+            InvalidRequest, SecretInMemory: a blank, long or credential-like reason.
+        """
+        refuse_agents(principal, DECISIONS_ARE_FOR_PERSONS)
+        self._check_reason(reason)
+        before = self._current(principal, learning_id, expected_versions)
+        if before.state is not LearningState.PROPOSED:
+            raise LearningDecided(
+                f"{learning_id} is {before.state.value}: only a proposed "
+                "learning is rejected (retire an active one)."
+            )
+        return self._change(
+            principal,
+            before,
+            "reject",
+            {"state": LearningState.REJECTED, "reason": reason},
+            rejected_keys=veto_index_keys(before.text),
+        )
+
+    def retire(
+        self,
+        principal: Principal,
+        learning_id: str,
+        reason: str | None,
+        expected_versions: frozenset[int] | None = None,
+    ) -> Learning:
+        """A person retires an active learning: no agent is told it any more.
+
+        Raises:
+            Forbidden, LearningNotFound, PreconditionFailed: as ``approve``.
+            LearningDecided: it is not active.
+        """
+        refuse_agents(principal, DECISIONS_ARE_FOR_PERSONS)
+        if reason is not None:
+            self._check_reason(reason)
+        before = self._current(principal, learning_id, expected_versions)
+        if before.state is not LearningState.ACTIVE:
+            raise LearningDecided(
+                f"{learning_id} is {before.state.value}: only an active "
+                "learning is retired (reject a proposed one)."
+            )
+        return self._change(
+            principal, before, "retire", {"state": LearningState.RETIRED, "reason": reason}
+        )
+
+    def get(self, principal: Principal, learning_id: str) -> Learning:
+        """One learning of the caller's workspace.
+
+        Raises:
+            LearningNotFound: no such learning (another workspace's answers the same).
+        """
+        return self._current(principal, learning_id, None)
+
+    def list_learnings(
+        self,
+        principal: Principal,
+        *,
+        state: LearningState | None,
+        query: str | None,
+        limit: int,
+        after: str | None,
+    ) -> tuple[list[Learning], str | None]:
+        """The workspace's learnings newest first, filtered by state and by text
+        (case-insensitive substring), a page after ``after``; and the id to continue after."""
+        needle = (query or "").casefold().strip()
+        found = [
+            learning
+            for learning in self._store.list_learnings(principal.workspace_id)
+            if (state is None or learning.state is state)
+            and (not needle or needle in learning.text.casefold())
+            and (after is None or learning.id < after)
+        ]
+        page = found[:limit]
+        return page, (page[-1].id if len(found) > limit else None)
+
+    def history(self, principal: Principal, learning_id: str) -> list[LearningAudit]:
+        """The learning's records, oldest first.
+
+        Raises:
+            LearningNotFound: as ``get``.
+        """
+        self._current(principal, learning_id, None)
+        return self._store.history(learning_id)
+
+    def active(self, workspace_id: str) -> list[Learning]:
+        """The workspace's active learnings, newest first (recall; eventually consistent)."""
+        return [
+            learning
+            for learning in self._store.list_learnings(workspace_id, consistent=False)
+            if learning.state is LearningState.ACTIVE
+        ]
+
+    def _current(
+        self, principal: Principal, learning_id: str, expected: frozenset[int] | None
+    ) -> Learning:
+        found = (
+            self._store.get(principal.workspace_id, learning_id)
+            if _LEARNING_ID.match(learning_id)
+            else None
+        )
+        if found is None:
+            raise LearningNotFound(f"No learning {learning_id!r} in your workspace.")
+        if expected is not None and found.version not in expected:
+            raise PreconditionFailed(
+                f"{learning_id} changed since you read it (If-Match does not name its "
+                "current version): read it again, then decide."
+            )
+        return found
+
+    def _new_text(self, text: str, principal: Principal) -> dict[str, object]:
+        check_text(
+            text,
+            limit=LEARNING_MAX_CHARS,
+            what="learning",
+            secrets=self._secrets,
+            advice="Shorten it: a learning is one fact.",
+        )
+        return {"text": text, "embedding": self._embed(text), "edited_by": principal.id}
+
+    def _check_reason(self, reason: str) -> None:
+        check_not_blank(reason, "reason")
+        if len(reason) > ARCHIVE_REASON_MAX_CHARS:
+            raise InvalidRequest(
+                f"The reason has {len(reason)} characters; the limit is {ARCHIVE_REASON_MAX_CHARS}."
+            )
+        check_no_secret(reason, what="reason", secrets=self._secrets)
+
+    def _change(
+        self,
+        principal: Principal,
+        before: Learning,
+        action: str,
+        changes: dict[str, object],
+        *,
+        rejected_keys: list[str] | None = None,
+    ) -> Learning:
+        now = self._clock.now()
+        decided = {"decided_by": principal.id, "decided_at": now} if action != "edit" else {}
+        after = before.model_copy(
+            update={**changes, **decided, "updated_at": now, "version": before.version + 1}
+        )
+        audit = self._audit(principal, after, action, before, after, now)
+        try:
+            self._store.change(before, after, audit, rejected_keys=rejected_keys or [])
+        except self._version_changed as changed:
+            raise PreconditionFailed(
+                f"{before.id} changed while you decided: read it again, then decide."
+            ) from changed
+        return after
+
+    def _audit(
+        self,
+        principal: Principal,
+        learning: Learning,
+        action: str,
+        before: Learning | None,
+        after: Learning,
+        now: datetime,
+        *,
+        run: RunContext | None = None,
+    ) -> LearningAudit:
+        return LearningAudit(
+            id=self._ids.new("aud"),
+            learning_id=learning.id,
+            workspace_id=learning.workspace_id,
+            action=action,  # type: ignore[arg-type]
+            actor_type="agent" if principal.is_agent else "person",
+            actor_id=principal.id,
+            at=now,
+            run_id=run.run_id if run and principal.is_agent else None,
+            task_key=run.task_key if run and principal.is_agent else None,
+            reason=after.reason if action in ("reject", "retire") else None,
+            before=None if before is None else _snapshot(before),
+            after=_snapshot(after),
+        )
+
+    def _refuse_rejected(self, workspace_id: str, text: str, embedding: bytes | None) -> None:
+        candidates = self._store.rejected(workspace_id, veto_index_keys(text))
+        for learning_id in sorted(candidates):
+            rejected = self._store.get(workspace_id, learning_id)
+            if rejected is None or rejected.state is not LearningState.REJECTED:
+                continue
+            if _same(text, embedding, rejected):
+                raise LearningRejected(
+                    f"A person rejected {rejected.id}, which says the same thing "
+                    f"({rejected.reason or 'no reason given'}); an agent cannot propose it "
+                    "again. Ask a person of the workspace."
+                )
+
+    def _embed(self, text: str) -> bytes | None:
+        return None if self._embedder is None else self._embedder.embed([text])[0]
+
+
+def _same(text: str, embedding: bytes | None, other: Learning) -> bool:
+    """``text`` says what ``other`` says: equal after normalisation, or duplicates by the
+    review's sameness rule."""
+    if normalize(text) == normalize(other.text):
+        return True
+    return is_duplicate(text, other.text, vector_of(embedding), vector_of(other.embedding))
+
+
+def _snapshot(learning: Learning) -> dict[str, object]:
+    return {"state": learning.state.value, "text": learning.text}
