@@ -68,6 +68,9 @@ def test_every_dashboard_route_answers_429_when_dynamodb_throttles_everything(
         "review_id": "rvw_01KAAAAAAAAAAAAAAAAAAAAAAA",
         "action_ref": "1",
         "name": "app.css",
+        "target_id": world.agent.id,
+        "export_id": "exp_01KAAAAAAAAAAAAAAAAAAAAAAA",
+        "learning_id": "lrn_01KAAAAAAAAAAAAAAAAAAAAAAA",
     }
     forms = {
         "/sign-in": {"token": world.person.token, "next": "/"},
@@ -78,6 +81,7 @@ def test_every_dashboard_route_answers_429_when_dynamodb_throttles_everything(
         "/memories/{memory_id}/archive": {"reason": "obsolete"},
         "/agents/{agent_id}/recall": {"task": "deploy staging"},
         "/settings/review-approval": {"value": "required"},
+        "/agents/{agent_id}/erase": {"reason": "asked", "confirm": "builder"},
     }
     faults.fail("ProvisionedThroughputExceededException", times=None)
     routes = dashboard_routes()
