@@ -409,6 +409,7 @@ def build_services(
     )
     learnings = LearningService(
         DynamoDBLearningRepository(table),
+        directory,
         detector,
         clock,
         ids,

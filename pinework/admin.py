@@ -69,6 +69,11 @@ class ConfiguredWorkspace(Protocol):
         """``none`` or ``required`` (see ``set_review_approval``)."""
         ...
 
+    @property
+    def learning_approval(self) -> str:
+        """``required`` or ``none`` (see ``set_learning_approval``)."""
+        ...
+
 
 class IssuedCredential(Protocol):
     """What the CLI reads of a new agent or person: its id and its token (shown once)."""
@@ -376,6 +381,17 @@ class AdminOperations(Protocol):
 
         Returns:
             The workspace with its new setting.
+
+        Raises:
+            chalicelib.errors.PineworkError: ``invalid_request`` (another value,
+                or an unknown workspace).
+        """
+        ...
+
+    def set_learning_approval(self, workspace_id: str, value: str, /) -> ConfiguredWorkspace:
+        """Set a workspace's ``learningApproval`` (docs/reference.md#learning-approval):
+        ``required`` (an agent's proposed learning waits for a person) or ``none`` (it is
+        active at once).
 
         Raises:
             chalicelib.errors.PineworkError: ``invalid_request`` (another value,

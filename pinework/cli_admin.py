@@ -380,6 +380,31 @@ def admin_set_review_approval(
         _render.echo(f"workspace {result['id']}: reviewApproval {result['reviewApproval']}")
 
 
+@admin_app.command("set-learning-approval")
+def admin_set_learning_approval(
+    workspace: Annotated[str, typer.Option("--workspace", help="The workspace, wsp_….")],
+    value: Annotated[
+        str,
+        typer.Argument(
+            help="required: an agent's proposed learning waits for a person; "
+            "none: it is active at once.",
+            metavar="required|none",
+        ),
+    ],
+    as_json: JsonFlag = False,
+) -> None:
+    """Set whether agents' proposed learnings wait for a person
+    (docs/reference.md#learning-approval)."""
+
+    def configure(svc: AdminOperations) -> dict[str, str]:
+        configured = svc.set_learning_approval(workspace, value)
+        return {"id": configured.id, "learningApproval": configured.learning_approval}
+
+    result = _admin(as_json, configure)
+    if not as_json:
+        _render.echo(f"workspace {result['id']}: learningApproval {result['learningApproval']}")
+
+
 @admin_app.command("sweep-retention")
 def admin_sweep_retention(as_json: JsonFlag = False) -> None:
     """Remove the audit texts of every memory archived longer than the retention period

@@ -37,13 +37,17 @@ class Principal(WireModel):
 class Workspace(WireModel):
     """A tenant (``wsp_…``); nothing crosses workspaces.
 
-    ``review_approval`` is its review setting (see ``ReviewApproval``).
+    ``review_approval`` is its review setting (see ``ReviewApproval``);
+    ``learning_approval`` says whether an agent's proposed learning waits for a person
+    (``required``, the default) or is active at once (``none``;
+    docs/reference.md#learning-approval).
     """
 
     id: str
     name: str
     created_at: Timestamp
     review_approval: ReviewApproval = "none"
+    learning_approval: ReviewApproval = "required"
 
 
 class Agent(WireModel):

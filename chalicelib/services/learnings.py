@@ -14,6 +14,7 @@ carry ``If-Match`` (the learning's ``ETag``).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
@@ -44,6 +45,7 @@ from chalicelib.services.review.rule_reviewer import normalize
 from chalicelib.services.review.sameness import is_duplicate, vector_of
 from chalicelib.services.run_context import RunContext
 from chalicelib.services.text import SecretFinder, check_no_secret, check_not_blank, check_text
+from chalicelib.storage.protocols import DirectoryRepository
 
 if TYPE_CHECKING:
     from chalicelib.services.recall.embedding import Embedder
@@ -77,7 +79,7 @@ class LearningStore(Protocol):
         after: Learning,
         audit: LearningAudit,
         *,
-        rejected_keys: list[str] = ...,  # type: ignore[assignment]
+        rejected_keys: Sequence[str] = (),
     ) -> None:
         """Replace a learning if its version did not move."""
         ...
@@ -104,6 +106,7 @@ class LearningService:
 
     Args:
         store: the learnings' persistence.
+        directory: the workspace's ``learningApproval`` setting.
         secrets: the secret detector (texts and reasons).
         clock, ids: the time and new ids.
         embedder: computes each learning's recall embedding when its text is set
@@ -114,6 +117,7 @@ class LearningService:
     def __init__(
         self,
         store: LearningStore,
+        directory: DirectoryRepository,
         secrets: SecretFinder,
         clock: Clock,
         ids: IdFactory,
@@ -122,6 +126,7 @@ class LearningService:
         version_changed: type[Exception],
     ) -> None:
         self._store = store
+        self._directory = directory
         self._secrets = secrets
         self._clock = clock
         self._ids = ids
@@ -129,7 +134,8 @@ class LearningService:
         self._version_changed = version_changed
 
     def propose(self, principal: Principal, text: str, run: RunContext) -> tuple[Learning, bool]:
-        """An agent proposes a learning (``proposed``); a person's is ``active`` at once.
+        """An agent proposes a learning (``proposed``, or ``active`` at once in a workspace
+        whose ``learningApproval`` is ``none``); a person's is ``active`` at once.
 
         Returns:
             The learning, and whether it is new (False: a live learning said the same).
@@ -162,18 +168,19 @@ class LearningService:
             self._refuse_rejected(workspace, text, embedding)
         now = self._clock.now()
         by_person = not principal.is_agent
+        live_at_once = by_person or self._approval(workspace) == "none"
         learning = Learning(
             id=self._ids.new("lrn"),
             workspace_id=workspace,
             text=text,
-            state=LearningState.ACTIVE if by_person else LearningState.PROPOSED,
+            state=LearningState.ACTIVE if live_at_once else LearningState.PROPOSED,
             proposed_by=principal.id,
             proposed_by_type="person" if by_person else "agent",
             run_id=None if by_person else run.run_id,
             task_key=None if by_person else run.task_key,
             proposed_at=now,
             decided_by=principal.id if by_person else None,
-            decided_at=now if by_person else None,
+            decided_at=now if live_at_once else None,
             updated_at=now,
             embedding=embedding,
         )
@@ -411,7 +418,7 @@ class LearningService:
             id=self._ids.new("aud"),
             learning_id=learning.id,
             workspace_id=learning.workspace_id,
-            action=action,  # type: ignore[arg-type]
+            action=action,
             actor_type="agent" if principal.is_agent else "person",
             actor_id=principal.id,
             at=now,
@@ -434,6 +441,10 @@ class LearningService:
                     f"({rejected.reason or 'no reason given'}); an agent cannot propose it "
                     "again. Ask a person of the workspace."
                 )
+
+    def _approval(self, workspace_id: str) -> str:
+        workspace = self._directory.get_workspace(workspace_id)
+        return "required" if workspace is None else workspace.learning_approval
 
     def _embed(self, text: str) -> bytes | None:
         return None if self._embedder is None else self._embedder.embed([text])[0]

@@ -66,6 +66,14 @@ class DynamoDBDirectoryRepository:
 
     def set_review_approval(self, workspace_id: str, value: ReviewApproval) -> Workspace | None:
         """Set the workspace's ``reviewApproval`` (conditional update); None when it is missing."""
+        return self._set_setting(workspace_id, "reviewApproval", value)
+
+    def set_learning_approval(self, workspace_id: str, value: ReviewApproval) -> Workspace | None:
+        """Set the workspace's ``learningApproval`` (conditional update); None when it is
+        missing (docs/reference.md#learning-approval)."""
+        return self._set_setting(workspace_id, "learningApproval", value)
+
+    def _set_setting(self, workspace_id: str, name: str, value: str) -> Workspace | None:
         try:
             response = self._table.client.update_item(
                 TableName=self._table.name,
@@ -73,7 +81,7 @@ class DynamoDBDirectoryRepository:
                 UpdateExpression="SET #approval = :value",
                 # Only an existing workspace: an update must never create a bare item.
                 ConditionExpression="attribute_exists(pk)",
-                ExpressionAttributeNames={"#approval": "reviewApproval"},
+                ExpressionAttributeNames={"#approval": name},
                 ExpressionAttributeValues=to_attributes({":value": value}),
                 ReturnValues="ALL_NEW",
             )

@@ -202,16 +202,19 @@ def workspace_to_item(workspace: Workspace) -> dict[str, Any]:
         "name": workspace.name,
         "createdAt": to_rfc3339(workspace.created_at),
         "reviewApproval": workspace.review_approval,
+        "learningApproval": workspace.learning_approval,
     }
 
 
 def workspace_from_item(item: dict[str, Any]) -> Workspace:
-    """Rebuild a workspace from its stored item (``reviewApproval`` absent: ``none``)."""
+    """Rebuild a workspace from its stored item (``reviewApproval`` absent: ``none``;
+    ``learningApproval`` absent: ``required``)."""
     return Workspace(
         id=item["id"],
         name=item["name"],
         created_at=from_rfc3339(item["createdAt"]),
         review_approval=item.get("reviewApproval", "none"),
+        learning_approval=item.get("learningApproval", "required"),
     )
 
 

@@ -11,6 +11,7 @@ entries of its text.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -147,7 +148,7 @@ class DynamoDBLearningRepository:
         after: Learning,
         audit: LearningAudit,
         *,
-        rejected_keys: list[str] = (),  # type: ignore[assignment]
+        rejected_keys: Sequence[str] = (),
     ) -> None:
         """Replace ``before`` with ``after`` (same id; ``after.version`` is one more) and
         add its history record; a learning that leaves the live states is counted out;

@@ -287,6 +287,21 @@ class AdminService:
             raise InvalidRequest(f"No workspace {workspace_id!r}. Create it first.")
         return workspace
 
+    def set_learning_approval(self, workspace_id: str, value: str) -> Workspace:
+        """Set a workspace's ``learningApproval`` (docs/reference.md#learning-approval):
+        ``required`` (the default) keeps an agent's proposed learning waiting for a person;
+        ``none`` makes it active at once. Learnings already proposed keep their state.
+
+        Raises:
+            InvalidRequest: another value, or no such workspace.
+        """
+        approval = parse_review_approval(value, "learningApproval")
+        self._check_workspace(workspace_id)
+        workspace = self._directory.set_learning_approval(workspace_id, approval)
+        if workspace is None:
+            raise InvalidRequest(f"No workspace {workspace_id!r}. Create it first.")
+        return workspace
+
     def backfill_embeddings(self, workspace_id: str, agent_id: str | None) -> BackfillReport:
         """Embed the live facts of a workspace (or one of its agents) whose stored
         recall embedding is missing or of an older format (docs/issues.md#issue-3-item-3).

@@ -18,9 +18,9 @@ from chalicelib.storage.protocols import DirectoryRepository
 APPROVAL_IS_FOR_PERSONS = "Only a person can change how reviews are approved."
 
 
-def parse_review_approval(value: str) -> ReviewApproval:
-    """Read a ``reviewApproval`` value: ``none`` or ``required`` (any case, spaces
-    around ignored).
+def parse_review_approval(value: str, name: str = "reviewApproval") -> ReviewApproval:
+    """Read a ``reviewApproval`` (or ``learningApproval``, ``name``) value: ``none`` or
+    ``required`` (any case, spaces around ignored).
 
     Raises:
         InvalidRequest: another value.
@@ -29,7 +29,7 @@ def parse_review_approval(value: str) -> ReviewApproval:
     approval = next((known for known in REVIEW_APPROVAL_VALUES if known == wanted), None)
     if approval is None:
         choices = " or ".join(REVIEW_APPROVAL_VALUES)
-        raise InvalidRequest(f"reviewApproval must be {choices}, not {value!r}.")
+        raise InvalidRequest(f"{name} must be {choices}, not {value!r}.")
     return approval
 
 
@@ -98,6 +98,23 @@ class WorkspaceService:
         refuse_agents(principal, APPROVAL_IS_FOR_PERSONS)
         approval = parse_review_approval(value)
         workspace = self._directory.set_review_approval(principal.workspace_id, approval)
+        if workspace is None:
+            raise NotFound("Your workspace no longer exists.")
+        return workspace
+
+    def set_learning_approval(self, principal: Principal, value: str) -> Workspace:
+        """A person sets their workspace's ``learningApproval`` (``required``: an agent's
+        proposed learning waits for a person; ``none``: it is active at once;
+        docs/reference.md#learning-approval).
+
+        Raises:
+            Forbidden: an agent tried.
+            InvalidRequest: a value other than ``none`` or ``required``.
+            NotFound: the workspace no longer exists.
+        """
+        refuse_agents(principal, APPROVAL_IS_FOR_PERSONS)
+        approval = parse_review_approval(value, "learningApproval")
+        workspace = self._directory.set_learning_approval(principal.workspace_id, approval)
         if workspace is None:
             raise NotFound("Your workspace no longer exists.")
         return workspace
