@@ -28,6 +28,7 @@ from chalicelib.deferred import (
     shared_cross_encoder,
 )
 from chalicelib.ids import Clock, IdFactory, SystemClock
+from chalicelib.models.requests import ArchiveRequest
 from chalicelib.services.access.admin import AdminService
 from chalicelib.services.access.auth import AuthService
 from chalicelib.services.access.sessions import DashboardSessions
@@ -58,6 +59,7 @@ from chalicelib.services.review.manual import ManualReviews
 from chalicelib.services.review.routines import RoutineService
 from chalicelib.services.review.rule_reviewer import Reviewer, RuleReviewer
 from chalicelib.services.review.service import ReviewService
+from chalicelib.services.review.shared_facts import SharedFacts
 from chalicelib.services.text import SecretFinder
 from chalicelib.settings import Settings, SettingsError
 from chalicelib.storage.directory import DynamoDBDirectoryRepository
@@ -381,6 +383,19 @@ def build_services(
     review_store = DynamoDBReviewRepository(table, clock, review_retention)
     reports = S3ReportStore(lambda: s3 or s3_client(settings), settings.bucket_name)
     queue = SqsReviewQueue(lambda: sqs or sqs_client(settings), settings.review_queue_name)
+    learnings = LearningService(
+        DynamoDBLearningRepository(table),
+        directory,
+        detector,
+        clock,
+        ids,
+        embedder=embedder,
+        version_changed=LearningVersionChanged,
+        # memory_service is built below; the approval calls it long after
+        archive=lambda person, memory_id, reason: memory_service.archive(
+            person, memory_id, ArchiveRequest(reason=reason)
+        ),
+    )
     reviews = ReviewService(
         memories,
         review_store,
@@ -395,6 +410,7 @@ def build_services(
         embedder,
         pending=DynamoDBPendingRepository(table, clock, review_retention),
         undos=DynamoDBUndoRepository(table, review_retention),
+        shared=SharedFacts(memories, directory, learnings),
     )
     memory_service = MemoryService(
         memories,
@@ -406,15 +422,6 @@ def build_services(
         after_save=routines.ensure_routine,
         vetoes=VetoGuard(memories, DynamoDBVetoIndex(table)),
         archived_text_retention=timedelta(days=settings.archived_text_retention_days),
-    )
-    learnings = LearningService(
-        DynamoDBLearningRepository(table),
-        directory,
-        detector,
-        clock,
-        ids,
-        embedder=embedder,
-        version_changed=LearningVersionChanged,
     )
     recall = RecallService(
         memories,

@@ -115,7 +115,9 @@ def approve_learning(learning_id: str) -> Response:
     refuse_agents(call.principal, DECISIONS_ARE_FOR_PERSONS)
     body = parse_body(_request().raw_body, ApproveLearningRequest)
     versions = expected_versions(_request(), learning_id)
-    learning = call.services.learnings.approve(call.principal, learning_id, body.text, versions)
+    learning = call.services.learnings.approve(
+        call.principal, learning_id, body.text, versions, archive_copies=body.archive_copies
+    )
     return _learning_response(learning)
 
 

@@ -44,8 +44,8 @@ class Learning(WireModel):
     workspace_id: str
     text: str
     state: LearningState
-    proposed_by: str = Field(description="The agent's or person's id.")
-    proposed_by_type: Literal["agent", "person"]
+    proposed_by: str = Field(description="The agent's or person's id, or the review's.")
+    proposed_by_type: Literal["agent", "person", "review"]
     run_id: str | None = None
     task_key: str | None = None
     proposed_at: Timestamp
@@ -54,6 +54,8 @@ class Learning(WireModel):
     reason: str | None = None
     """Why it was rejected or retired."""
     edited_by: str | None = None
+    evidence: list[str] | None = None
+    """A review's proposal: the agents' facts (``mem_…``) that say it."""
     updated_at: Timestamp
     embedding: bytes | None = Field(default=None, exclude=True)
     version: int = Field(default=1, exclude=True)
@@ -78,7 +80,7 @@ class LearningAudit(WireModel):
     learning_id: str
     workspace_id: str = Field(exclude=True)
     action: Literal["propose", "approve", "edit", "reject", "retire"]
-    actor_type: Literal["agent", "person"]
+    actor_type: Literal["agent", "person", "review"]
     actor_id: str
     at: Timestamp
     run_id: str | None = None
@@ -100,9 +102,12 @@ class ProposeLearningRequest(RequestModel):
 
 
 class ApproveLearningRequest(RequestModel):
-    """``POST /learnings/{id}/approve``: ``text`` edits it as it is approved."""
+    """``POST /learnings/{id}/approve``: ``text`` edits it as it is approved;
+    ``archiveCopies`` archives the agents' facts a review cited (each one's Undo brings
+    it back)."""
 
     text: str | None = Field(default=None, min_length=1, max_length=2000)
+    archive_copies: bool = False
 
 
 class EditLearningRequest(RequestModel):

@@ -129,7 +129,7 @@ class LearningObject(ResponseModel):
     text: str
     state: StateName
     proposed_by: str
-    proposed_by_type: Literal["agent", "person"]
+    proposed_by_type: Literal["agent", "person", "review"]
     run_id: str | None
     task_key: str | None
     proposed_at: WireTime
@@ -137,6 +137,9 @@ class LearningObject(ResponseModel):
     decided_at: WireTime | None
     reason: str | None
     edited_by: str | None
+    evidence: list[str] | None = Field(
+        description="A review's proposal: the agents' facts that say it (`mem_…`)."
+    )
     updated_at: WireTime
 
 
@@ -147,7 +150,7 @@ class LearningAuditObject(ResponseModel):
     object: Literal["learning_audit"]
     learning_id: str
     action: Literal["propose", "approve", "edit", "reject", "retire"]
-    actor_type: Literal["agent", "person"]
+    actor_type: Literal["agent", "person", "review"]
     actor_id: str
     at: WireTime
     run_id: str | None

@@ -14,7 +14,7 @@ carry ``If-Match`` (the learning's ``ETag``).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
@@ -23,6 +23,7 @@ from chalicelib.errors import (
     LearningDecided,
     LearningNotFound,
     LearningRejected,
+    PineworkError,
     PreconditionFailed,
 )
 from chalicelib.ids import Clock, IdFactory
@@ -112,6 +113,8 @@ class LearningService:
         embedder: computes each learning's recall embedding when its text is set
             (``None``: scored from the text at recall).
         version_changed: the store's "changed since read" exception.
+        archive: archives one memory as a person with a reason (``MemoryService``), for
+            an approval that archives the copies a review cited.
     """
 
     def __init__(
@@ -124,7 +127,9 @@ class LearningService:
         *,
         embedder: Embedder | None,
         version_changed: type[Exception],
+        archive: Callable[[Principal, str, str], object] | None = None,
     ) -> None:
+        self._archive = archive
         self._store = store
         self._directory = directory
         self._secrets = secrets
@@ -194,14 +199,69 @@ class LearningService:
         )
         return learning, True
 
+    def propose_from_review(
+        self, workspace_id: str, review_id: str, text: str, evidence: list[str]
+    ) -> tuple[Learning, bool]:
+        """The review proposes a fact that two or more agents hold
+        (docs/reference.md#learnings-and-the-review): ``proposed`` whatever the
+        workspace's ``learningApproval``, citing the agents' facts in ``evidence``.
+
+        Returns:
+            The learning, and whether it is new (False: a live learning says it).
+
+        Raises:
+            LearningRejected: a person rejected a learning that says the same.
+            LearningLimitReached: the workspace holds 200 live learnings.
+            InvalidRequest, MemoryTextTooLong, SecretInMemory: as ``propose`` (a fact's
+                text passed these checks when it was saved; they hold again).
+        """
+        check_text(text, limit=LEARNING_MAX_CHARS, what="learning", secrets=self._secrets)
+        embedding = self._embed(text)
+        for found in self._store.list_learnings(workspace_id):
+            if found.state in _LIVE and _same(text, embedding, found):
+                return found, False
+        self._refuse_rejected(workspace_id, text, embedding)
+        now = self._clock.now()
+        learning = Learning(
+            id=self._ids.new("lrn"),
+            workspace_id=workspace_id,
+            text=text,
+            state=LearningState.PROPOSED,
+            proposed_by=review_id,
+            proposed_by_type="review",
+            proposed_at=now,
+            evidence=evidence,
+            updated_at=now,
+            embedding=embedding,
+        )
+        audit = LearningAudit(
+            id=self._ids.new("aud"),
+            learning_id=learning.id,
+            workspace_id=workspace_id,
+            action="propose",
+            actor_type="review",
+            actor_id=review_id,
+            at=now,
+            after=_snapshot(learning),
+        )
+        self._store.create(
+            learning, audit, max_live=MAX_LIVE_LEARNINGS, proposals_per_day=None, now=now
+        )
+        return learning, True
+
     def approve(
         self,
         principal: Principal,
         learning_id: str,
         text: str | None,
         expected_versions: frozenset[int] | None = None,
+        *,
+        archive_copies: bool = False,
     ) -> Learning:
-        """A person approves a proposed learning, with ``text`` editing it first.
+        """A person approves a proposed learning, with ``text`` editing it first; with
+        ``archive_copies``, the agents' facts a review cited that are still active are
+        archived with the reason ``covered by learning lrn_…`` (each one's Undo brings it
+        back; one already archived or erased is left as it is).
 
         Raises:
             Forbidden: an agent called.
@@ -218,7 +278,14 @@ class LearningService:
         changes: dict[str, object] = {"state": LearningState.ACTIVE}
         if text is not None and text != before.text:
             changes.update(self._new_text(text, principal))
-        return self._change(principal, before, "approve", changes)
+        approved = self._change(principal, before, "approve", changes)
+        if archive_copies and self._archive is not None:
+            for memory_id in approved.evidence or []:
+                try:
+                    self._archive(principal, memory_id, f"covered by learning {approved.id}")
+                except PineworkError:  # archived, erased or gone since the review: as it is
+                    continue
+        return approved
 
     def edit(
         self,

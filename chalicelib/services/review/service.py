@@ -46,6 +46,7 @@ from chalicelib.services.review.not_again import without_pending, without_reject
 from chalicelib.services.review.routines import RoutineService
 from chalicelib.services.review.rule_reviewer import ReviewContext, Reviewer
 from chalicelib.services.review.schedule import CLAIM_LEASE, review_date_for
+from chalicelib.services.review.shared_facts import SharedFacts
 from chalicelib.services.review.undo import ReviewUndo
 from chalicelib.services.text import SecretFinder
 from chalicelib.storage.protocols import (
@@ -91,6 +92,8 @@ class ReviewService:
             item 3); ``None``: lifted facts are embedded at recall instead.
         pending: the list of actions waiting for a person (docs/issues.md#issue-14-item-2).
         undos: undo records of applied actions (docs/issues.md#issue-14-item-3).
+        shared: the look across the workspace's agents that proposes learnings
+            (docs/reference.md#learnings-and-the-review); ``None``: none.
     """
 
     def __init__(
@@ -109,7 +112,9 @@ class ReviewService:
         *,
         pending: PendingActionRepository,
         undos: ReviewUndoRepository,
+        shared: SharedFacts | None = None,
     ) -> None:
+        self._shared = shared
         self._pending = pending
         self._queue = queue
         self._memories = memories
@@ -208,8 +213,12 @@ class ReviewService:
         self._reviews.finish_date(agent_id, day, review_id, self._clock.now())
         return report
 
-    def plan(self, workspace_id: str, agent_id: str, day: str) -> ReviewPlan:
-        """Read the agent's facts and the day's log and ask the reviewer for a plan."""
+    def plan(
+        self, workspace_id: str, agent_id: str, day: str, *, review_id: str | None = None
+    ) -> ReviewPlan:
+        """Read the agent's facts and the day's log and ask the reviewer for a plan; the
+        notes say which facts the workspace shares (with ``review_id``, not a dry run,
+        those are proposed as learnings: ``SharedFacts``)."""
         context = ReviewContext(
             agent_id=agent_id,
             date=day,
@@ -222,7 +231,14 @@ class ReviewService:
         kept, waiting = without_pending(
             kept, self._pending.pending_signatures(workspace_id, agent_id)
         )
-        notes = [*proposal.notes, *notes, *waiting]
+        shared = (
+            []
+            if self._shared is None
+            else self._shared.notes(
+                workspace_id, agent_id, context.facts, context.now, review_id=review_id
+            )
+        )
+        notes = [*proposal.notes, *notes, *waiting, *shared]
         actions = [
             action.model_copy(update={"id": f"a{number}"})
             for number, action in enumerate(kept, start=1)
@@ -317,7 +333,7 @@ class ReviewService:
         review_id = review_id or self._ids.new("rvw")
         started = self._clock.now()
         approval = self._approval(workspace_id)
-        plan = self.plan(workspace_id, agent_id, day)
+        plan = self.plan(workspace_id, agent_id, day, review_id=review_id)
         applied: list[ActionOutcome] = []
         skipped: list[ActionOutcome] = []
         decisions: list[ActionDecision] = []

@@ -1,0 +1,154 @@
+"""The review's look across the agents of a workspace (docs/reference.md#learnings-and-the-review,
+docs/issues.md#issue-25-item-4).
+
+An agent's review also compares the agent's live facts with the other agents' live facts
+and with the workspace's active learnings, by the review's own sameness rule
+(``sameness.is_duplicate``, candidates grouped by ``duplicate_key``):
+
+* a fact that says what an active learning says is reported in the review's notes,
+  never merged or archived: a person decides;
+* a fact that another agent of the workspace also holds is proposed as a learning
+  (``proposed``, the facts cited as its evidence), unless a live learning already says
+  it (then the note names that one) or a person rejected one that does (the note says
+  so). At most ``MAX_PROPOSALS_PER_REVIEW`` per review.
+
+A dry run gets the same notes with "would propose" and writes nothing.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from chalicelib.errors import LearningLimitReached, LearningRejected
+from chalicelib.models.learning import Learning
+from chalicelib.models.memory import Memory, MemoryStatus
+from chalicelib.services.review.rule_reviewer import normalize
+from chalicelib.services.review.sameness import duplicate_key, is_duplicate, vector_of
+from chalicelib.storage.protocols import DirectoryRepository, MemoryRepository
+
+if TYPE_CHECKING:
+    from chalicelib.services.learnings import LearningService
+
+MAX_PROPOSALS_PER_REVIEW = 5
+"""Learnings one review proposes at most (the others wait for the next night)."""
+
+
+class SharedFacts:
+    """Finds facts of an agent that the workspace shares.
+
+    Args:
+        memories: the other agents' live facts.
+        directory: the workspace's agents.
+        learnings: the workspace's learnings, and where proposals go.
+    """
+
+    def __init__(
+        self,
+        memories: MemoryRepository,
+        directory: DirectoryRepository,
+        learnings: LearningService,
+    ) -> None:
+        self._memories = memories
+        self._directory = directory
+        self._learnings = learnings
+
+    def notes(
+        self,
+        workspace_id: str,
+        agent_id: str,
+        facts: Sequence[Memory],
+        now: datetime,
+        *,
+        review_id: str | None,
+    ) -> list[str]:
+        """The review's notes on shared facts; with ``review_id`` (not a dry run) the
+        proposals are made.
+
+        Args:
+            facts: the agent's facts (live and archived) as the review read them.
+            now: the review's time (an expired fact is not live).
+        """
+        live = [
+            fact
+            for fact in facts
+            if fact.status is MemoryStatus.ACTIVE and not fact.is_expired(now)
+        ]
+        if not live:
+            return []
+        active = self._learnings.active(workspace_id)
+        notes: list[str] = []
+        uncovered: list[Memory] = []
+        for fact in live:
+            covering = next((found for found in active if _same(fact, found)), None)
+            if covering is None:
+                uncovered.append(fact)
+            else:
+                notes.append(
+                    f"{fact.id} says what the active learning {covering.id} says; every agent "
+                    "is told the learning, so a person may archive the fact (nothing changed)."
+                )
+        others = self._others(workspace_id, agent_id, now)
+        proposed = 0
+        for fact in uncovered:
+            copies = [
+                other
+                for other in others.get(duplicate_key(fact.text), [])
+                if normalize(other.text) == normalize(fact.text) or _duplicates(fact, other)
+            ]
+            if not copies:
+                continue
+            agents = sorted({copy.agent_id for copy in copies})
+            cited = [fact.id, *sorted(copy.id for copy in copies)]
+            held = f"{fact.id} is held by {len(agents) + 1} agents ({', '.join(cited)})"
+            if review_id is None:
+                notes.append(f"{held}: the review would propose it as a learning.")
+                continue
+            if proposed == MAX_PROPOSALS_PER_REVIEW:
+                notes.append(f"{held}: not proposed now (this review's limit); next review.")
+                continue
+            notes.append(self._propose(workspace_id, review_id, fact, cited, held))
+            proposed += 1
+        return notes
+
+    def _propose(
+        self, workspace_id: str, review_id: str, fact: Memory, cited: list[str], held: str
+    ) -> str:
+        try:
+            learning, created = self._learnings.propose_from_review(
+                workspace_id, review_id, fact.text, cited
+            )
+        except LearningRejected as rejected:
+            return f"{held}: not proposed, {rejected.message}"
+        except LearningLimitReached:
+            return f"{held}: not proposed, the workspace holds as many learnings as it may."
+        if created:
+            return f"{held}: proposed as learning {learning.id} for a person to decide."
+        return f"{held}: the {learning.state.value} learning {learning.id} says it already."
+
+    def _others(self, workspace_id: str, agent_id: str, now: datetime) -> dict[str, list[Memory]]:
+        """The other agents' live facts by ``duplicate_key``."""
+        grouped: dict[str, list[Memory]] = defaultdict(list)
+        for agent in self._directory.list_agents(workspace_id):
+            if agent.id == agent_id:
+                continue
+            for fact in self._memories.live_facts(agent.id, recall_counts=False):
+                if not fact.is_expired(now):
+                    grouped[duplicate_key(fact.text)].append(fact)
+        return grouped
+
+
+def _same(fact: Memory, learning: Learning) -> bool:
+    if normalize(fact.text) == normalize(learning.text):
+        return True
+    return is_duplicate(
+        fact.text, learning.text, vector_of(fact.embedding), vector_of(learning.embedding)
+    )
+
+
+def _duplicates(fact: Memory, other: Memory) -> bool:
+    return is_duplicate(
+        fact.text, other.text, vector_of(fact.embedding), vector_of(other.embedding)
+    )

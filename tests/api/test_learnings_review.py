@@ -1,0 +1,84 @@
+"""The review proposes learnings (docs/reference.md#learnings-and-the-review,
+docs/issues.md#issue-25-item-4): a fact two agents of a workspace hold becomes a proposed
+learning citing both; approving it may archive the copies (each with its Undo); a fact
+that repeats an active learning is reported, never merged; a dry run proposes nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.helpers import Api, World, review
+
+SHARED = "The billing API is rate-limited to 100 requests per second"
+
+
+def run_review(api: Api, world: World, agent: Any, dry_run: bool = False) -> dict[str, Any]:
+    status, body = api.call(
+        "POST", "/reviews", world.person, {"agentId": agent.id, "dryRun": dry_run}
+    )
+    assert status == 200, body
+    return dict(body)
+
+
+def proposed(api: Api, world: World) -> list[dict[str, Any]]:
+    return list(api.call("GET", "/learnings?state=proposed", world.person)[1]["data"])
+
+
+def test_a_fact_two_agents_hold_is_proposed_once_and_its_copies_archived_on_approval(
+    api: Api, world: World
+) -> None:
+    mine = api.call("POST", "/memories", world.agent, {"text": SHARED})[1]
+    theirs = api.call("POST", "/memories", world.other_agent, {"text": SHARED.lower() + "."})[1]
+    alone = api.call("POST", "/memories", world.agent, {"text": "Dana prefers PDF invoices"})[1]
+
+    dry = review(api, world, dry_run=True)
+    assert any("would propose it as a learning" in note for note in dry["plan"]["notes"])
+    assert proposed(api, world) == []  # a dry run writes nothing
+
+    first = review(api, world)
+    notes = [note for note in first["plan"]["notes"] if mine["id"] in note]
+    assert len(notes) == 1 and "proposed as learning lrn_" in notes[0], first["plan"]["notes"]
+    (learning,) = proposed(api, world)
+    assert (learning["proposedByType"], learning["proposedBy"]) == ("review", first["id"])
+    assert learning["evidence"] == [mine["id"], theirs["id"]] and learning["text"] == SHARED
+    assert all(alone["id"] not in note for note in first["plan"]["notes"])
+
+    second = run_review(api, world, world.other_agent)
+    assert any(
+        f"the proposed learning {learning['id']} says it already" in note
+        for note in second["plan"]["notes"]
+    ), second["plan"]["notes"]
+    assert len(proposed(api, world)) == 1
+
+    path = f"/learnings/{learning['id']}/approve"
+    status, approved = api.call("POST", path, world.person, {"archiveCopies": True})
+    assert status == 200 and approved["state"] == "active", approved
+    for memory in (mine, theirs):
+        now = api.call("GET", f"/memories/{memory['id']}", world.person)[1]
+        assert (now["status"], now["archiveReason"]) == (
+            "archived",
+            f"covered by learning {learning['id']}",
+        )
+    assert api.call("GET", f"/memories/{alone['id']}", world.person)[1]["status"] == "active"
+    # each copy's Undo brings it back
+    assert api.call("POST", f"/memories/{theirs['id']}/unarchive", world.person, {})[0] == 200
+
+    # now the active learning covers the fact: reported, not merged or archived
+    third = run_review(api, world, world.other_agent)
+    assert any(
+        f"{theirs['id']} says what the active learning {learning['id']} says" in note
+        for note in third["plan"]["notes"]
+    ), third["plan"]["notes"]
+    assert api.call("GET", f"/memories/{theirs['id']}", world.person)[1]["status"] == "active"
+
+
+def test_a_rejected_proposal_is_not_made_again(api: Api, world: World) -> None:
+    api.call("POST", "/memories", world.agent, {"text": SHARED})
+    api.call("POST", "/memories", world.other_agent, {"text": SHARED})
+    review(api, world)
+    (learning,) = proposed(api, world)
+    path = f"/learnings/{learning['id']}/reject"
+    assert api.call("POST", path, world.person, {"reason": "agent-specific"})[0] == 200
+    again = run_review(api, world, world.other_agent)
+    assert any("not proposed, A person rejected" in note for note in again["plan"]["notes"])
+    assert proposed(api, world) == []
