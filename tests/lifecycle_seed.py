@@ -2,7 +2,8 @@
 (docs/issues.md#issue-24-item-3): facts with evidence and run headers, day lines (one a
 durable ``!fact``), a duplicate, a supersede, a person's edit and veto, another agent's
 fact, a run-start and an on-demand recall, key-value entries (one spilled to S3), a
-review that merges and lifts, an approval-mode review left pending, a sign-in link."""
+review that merges and lifts, an approval-mode review left pending, an agent's learning a
+person approved, a sign-in link."""
 
 from __future__ import annotations
 
@@ -76,6 +77,11 @@ def seed(api: Api, world: World, wired: wiring.Services, clock: FixedClock) -> s
     clock.set(clock.now() + timedelta(days=1))
     pending = review(api, world)
     made.add(pending["id"])
+    status, learning = api.call("POST", "/learnings", world.agent, {"text": TEXTS[0] + " (shared)"})
+    assert status == 201, learning
+    approve = f"/learnings/{learning['id']}/approve"
+    assert api.call("POST", approve, world.person, {})[0] == 200
+    made.add(learning["id"])
     token = api.call("POST", "/sign-in-links", world.person, {})
     assert token[0] in (200, 201), token
     return made

@@ -127,8 +127,23 @@ def test_remapped_ids_keep_every_link(
         for link in ("supersedes", "supersededBy"):
             if link in memory:
                 assert memory[link]["S"] in memories  # the chain stays whole
-    audits = {item["pk"]["S"][7:] for item in items if item["sk"]["S"].startswith("AUDIT#")}
+    audits = {
+        item["pk"]["S"][7:]
+        for item in items
+        if item["sk"]["S"].startswith("AUDIT#") and item["pk"]["S"].startswith("MEMORY#")
+    }
     assert audits <= set(memories)
+    learnings = {
+        item["sk"]["S"].removeprefix("LEARNING#")
+        for item in items
+        if item["pk"]["S"] == f"LEARNINGS#{target.id}" and item["sk"]["S"].startswith("LEARNING#")
+    }
+    learning_audits = {
+        item["pk"]["S"].removeprefix("LEARNING#")
+        for item in items
+        if item["pk"]["S"].startswith("LEARNING#")
+    }
+    assert learnings and learning_audits == learnings  # remapped together
     again = second.admin.import_file(lambda: iter(lines), remap_into=target.id)
     assert again.items == {} and again.conflicts == report.conflicts
     assert len(table_items(dynamodb, SECOND)) == len(items)

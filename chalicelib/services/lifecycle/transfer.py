@@ -66,7 +66,7 @@ LEFT_OUT = (
 """Kinds of item (``item_kind``) an export never carries. E-mail claims are keyed by the
 source deployment's hash secret; an import makes them again under its own. Exports'
 records (and so their files) are not part of what they export."""
-_ANY_ID = re.compile(r"(?:wsp|agt|usr|mem|rvw|aud|rcl|rtn|tok|exp)_[0-9A-HJKMNP-TV-Z]{26}")
+_ANY_ID = re.compile(r"(?:wsp|agt|usr|mem|rvw|aud|rcl|rtn|tok|exp|lrn)_[0-9A-HJKMNP-TV-Z]{26}")
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 
