@@ -13,6 +13,7 @@ from chalicelib.errors import InvalidRequest, PineworkError, PreconditionFailed
 from chalicelib.ids import from_rfc3339
 from chalicelib.limits import ARCHIVE_REASON_MAX_CHARS, DAY_LOG_MAX_CHARS, FACT_MAX_CHARS
 from chalicelib.models.memory import AuditRecord, Memory, MemoryKind
+from chalicelib.models.principal import Principal
 from chalicelib.models.requests import EditRequest
 from chalicelib.services.memory.chain import supersede_chain
 from chalicelib.web.context import FormError, WebContext
@@ -20,6 +21,7 @@ from chalicelib.web.diff import DiffBudget, DiffPart, word_diff
 from chalicelib.web.http import WebResponse
 from chalicelib.web.views.memories import archive_request, row
 from chalicelib.web.views.stale import conflict_page, form_version, stale_error, text_changed
+from chalicelib.wiring import Services
 
 HISTORY_PAGE = 100
 Action = Literal["veto", "archive", "unarchive"]
@@ -89,6 +91,9 @@ def memory_page(
         memory=memory,
         agent=agent,
         chain=supersede_chain(services.memories, web.principal, memory),
+        superseded_by_review=(
+            last_review(services, web.principal, memory_id) if memory.is_superseded else None
+        ),
         timeline=[timeline_entry(record, budget) for record in records],
         history_more=more,
         history_after=after,
@@ -210,3 +215,22 @@ def _shown_time(value: Any) -> str:
     if not value:
         return "none"
     return from_rfc3339(str(value)).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def last_review(services: Services, principal: Principal, memory_id: str) -> str | None:
+    """The review (``rvw_…``) whose change is the memory's newest history record, or None
+    (docs/issues.md#issue-26-item-3: a memory a review merged says its Undo brings it back).
+    Reads the history to its end, at most ``_HISTORY_PAGES_READ`` pages."""
+    last = None
+    after: str | None = None
+    for _ in range(_HISTORY_PAGES_READ):
+        records, after = services.memories.history(principal, memory_id, 100, after)
+        last = records[-1] if records else last
+        if after is None:
+            break
+    if last is None or last.actor_type != "system" or not (last.actor_id or "").startswith("rvw_"):
+        return None
+    return last.actor_id
+
+
+_HISTORY_PAGES_READ = 20

@@ -1,0 +1,56 @@
+"""Review pages tell the truth (docs/issues.md#issue-26-item-3): a done review's header still
+counts rejected and pending (the counts add up to planned); a memory a review merged says
+that review's Undo brings it back, with a link; an undone action's badge says undone."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+from chalice.test import Client
+
+from chalicelib.wiring import Services
+from tests.helpers import Api, World, review, save, text
+from tests.helpers import DashboardPage as Page
+
+
+@pytest.fixture
+def browser(wired: Services) -> Iterator[Page]:
+    from app import app
+
+    with Client(app) as client:
+        yield Page(client)
+
+
+def test_a_merged_memory_points_to_its_review_and_undone_says_undone(
+    api: Api, world: World, browser: Page
+) -> None:
+    older = save(api, world, "Use pnpm in the web repo")
+    save(api, world, "use pnpm in the web repo")
+    report = review(api, world)
+    (merge,) = [action for action in report["applied"] if action["action"] == "merge"]
+    assert browser.sign_in(world.person.token).status_code == 303
+    page = text(browser.get(f"/reviews/{report['id']}"))
+    counts = re.search(r'id="review-counts">([^<]*)<', page)
+    assert counts is not None
+    numbers = dict(
+        (name, int(count)) for count, name in re.findall(r"(\d+) (\w+)", counts.group(1))
+    )
+    assert set(numbers) == {"planned", "applied", "skipped", "rejected", "pending", "undone"}
+    assert numbers["planned"] == (
+        numbers["applied"] + numbers["skipped"] + numbers["rejected"] + numbers["pending"]
+    )
+
+    merged = [m for m in merge["memoryIds"] if m != merge.get("keepId")]
+    memory_page = text(browser.get(f"/memories/{merged[0]}"))
+    assert f'href="/reviews/{report["id"]}"' in memory_page
+    assert "Undo brings it back" in memory_page
+    assert "a superseded memory never comes back" not in memory_page
+    assert older["id"] in merge["memoryIds"]
+
+    action = merge["actionId"]
+    undo = api.call("POST", f"/reviews/{report['id']}/actions/{action}/undo", world.person, {})
+    assert undo[0] == 200, undo
+    card = text(browser.get(f"/reviews/{report['id']}")).split(f'id="action-{action}"')[1]
+    assert re.search(r'class="badge [a-z]+">undone<', card.split("</div>")[0])
