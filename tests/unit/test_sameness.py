@@ -123,11 +123,20 @@ def test_a_longer_fact_that_adds_a_clause_is_not_a_duplicate_but_covers() -> Non
 def test_details_in_another_order_are_not_the_same_fact() -> None:
     assert compare("Ana reports to Bob", "Bob reports to Ana").kind == "different"
     assert compare("Copy /data/a to /data/b", "Copy /data/b to /data/a").kind == "different"
-    # Conservative: the rule cannot tell a reordered sentence from swapped roles.
+    # A passive that moves the words says the same (docs/issues.md#issue-26-item-1); one that
+    # keeps the order swaps the roles.
     reordered = compare("On db1 Postgres uses port 5432", "Port 5432 is used by Postgres on db1")
-    assert reordered.kind == "different"
-    # Words (not details) may move: the same fact.
+    assert reordered.kind == "duplicate"
+    assert compare("Ana is managed by Bob", "Ana manages Bob").kind == "different"
+    assert compare("Ana is managed by Bob", "Bob manages Ana").kind == "duplicate"
+    # The same words in another order can swap roles ("deploy api before worker"); a
+    # phrase moved from the end to the front, or a frame that changes with the order, is
+    # a rephrase.
     assert compare("Deploys need the VPN on", "The VPN on deploys need").kind == "duplicate"
+    assert compare("deploy api before worker", "deploy worker before api").kind == "different"
+    assert compare(
+        "The gateway in eu-west-1 has 3 nodes", "The eu-west-1 gateway has 3 nodes"
+    ).kind == ("duplicate")
 
 
 OTHER_SUBJECTS = [

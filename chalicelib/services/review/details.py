@@ -246,6 +246,11 @@ def _stem(word: str) -> str:
     return str(_STEMMER.stemWord(word))
 
 
+def stem(word: str) -> str:
+    """A lower-case word's English stem (Snowball), as values are stemmed."""
+    return _stem(word)
+
+
 def _detail(kind: str, raw: str) -> Token | None:
     """A typed token (not a plain word) in canonical form."""
     text = raw.rstrip(".,;:!?)]}'\"")

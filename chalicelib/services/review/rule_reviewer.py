@@ -168,40 +168,65 @@ class RuleReviewer:
         return Proposal(actions + lifted, notes)
 
     def _duplicates(self, live: LiveFacts, used: set[str]) -> list[ReviewAction]:
-        by_key: dict[str, list[list[Memory]]] = {}
+        groups: list[list[Memory]] = []
+        group_of: dict[str, int] = {}
+        by_key: dict[str, list[int]] = {}
         for fact in live.live:
-            groups = by_key.setdefault(duplicate_key(fact.text), [])
-            # The first group (in order) whose first fact says the same thing.
-            for group in groups:
-                if live.relation(group[0], fact).kind == "duplicate":
-                    group.append(fact)
-                    break
-            else:
-                groups.append([fact])
-        actions = []
-        for groups in by_key.values():
-            for group in groups:
-                if len(group) < 2:
-                    continue
-                keep = max(group, key=lambda m: (m.recall_count, m.id))
-                others = [m for m in group if m.id != keep.id][:MAX_FOLDED]
-                folded = [keep, *others]
-                used.update(m.id for m in folded)
-                actions.append(
-                    ReviewAction(
-                        id="",
-                        action="merge",
-                        memory_ids=[m.id for m in others],
-                        keep_id=keep.id,
-                        reason=(
-                            f"{len(folded)} live facts say the same thing (same details, "
-                            f"same meaning); keeping {keep.id} (most recalled, then newest) "
-                            "and superseding the others"
-                        ),
-                        evidence=[f"{m.id} (recalled {m.recall_count}x): {m.text}" for m in folded],
-                        expected_versions=_versions(folded),
-                    )
+            key = duplicate_key(fact.text)
+            # The first group (in order) whose first fact says the same thing: those of
+            # the same duplicate key first, then (a typo, a filler, another frame changes
+            # the key: docs/issues.md#issue-26-item-1) groups led by a fact sharing at
+            # least half of this one's values.
+            found = next(
+                (
+                    g
+                    for g in by_key.get(key, [])
+                    if live.relation(groups[g][0], fact).kind == "duplicate"
+                ),
+                None,
+            )
+            if found is None:
+                wanted = max(1, len(set(shape(fact.text).values)) // 2)
+                found = next(
+                    (
+                        group_of[other.id]
+                        for other in live.sharing(fact, wanted)
+                        if other.id in group_of
+                        and groups[group_of[other.id]][0].id == other.id
+                        and live.relation(other, fact).kind == "duplicate"
+                    ),
+                    None,
                 )
+            if found is None:
+                groups.append([fact])
+                found = len(groups) - 1
+                by_key.setdefault(key, []).append(found)
+            else:
+                groups[found].append(fact)
+            group_of[fact.id] = found
+        actions = []
+        for group in groups:
+            if len(group) < 2:
+                continue
+            keep = max(group, key=lambda m: (m.recall_count, m.id))
+            others = [m for m in group if m.id != keep.id][:MAX_FOLDED]
+            folded = [keep, *others]
+            used.update(m.id for m in folded)
+            actions.append(
+                ReviewAction(
+                    id="",
+                    action="merge",
+                    memory_ids=[m.id for m in others],
+                    keep_id=keep.id,
+                    reason=(
+                        f"{len(folded)} live facts say the same thing (same details, "
+                        f"same meaning); keeping {keep.id} (most recalled, then newest) "
+                        "and superseding the others"
+                    ),
+                    evidence=[f"{m.id} (recalled {m.recall_count}x): {m.text}" for m in folded],
+                    expected_versions=_versions(folded),
+                )
+            )
         order = {fact.id: number for number, fact in enumerate(live.live)}
         return sorted(actions, key=lambda a: min(order[i] for i in a.expected_versions))
 

@@ -20,6 +20,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from chalicelib.services.review.details import Shape, Token, shape
+from chalicelib.services.review.loose import (
+    TYPO_MEANING,
+    misspelt,
+    reframed,
+    roles_swapped,
+    same_words,
+    without_filler,
+)
 from chalicelib.services.review.vocabulary import DETERMINERS
 
 if TYPE_CHECKING:  # numpy loads with the embedder, on first use (cold start)
@@ -104,13 +112,35 @@ def compare(
     Returns:
         The relation, with the values that differ as written.
     """
+    similarity = None if vector_a is None or vector_b is None else float(vector_a @ vector_b)
+    if (
+        same_words(a, b)
+        and _quotes_in(shape(a), shape(b))
+        and _quotes_in(shape(b), shape(a))
+        and (similarity is None or similarity >= DUPLICATE_MEANING)
+    ):
+        # the same text but for case, spacing, hyphens, punctuation, articles, fillers
+        return Relation("duplicate", (), (), False, similarity)
+    relation = _compare(without_filler(a), without_filler(b), similarity)
+    if relation.kind == "duplicate" and roles_swapped(a, b):
+        return Relation("different", (), (), False, similarity)
+    if relation.kind == "duplicate" or relation.polarity_differs:
+        return relation
+    if misspelt(a, b) and (similarity is None or similarity >= TYPO_MEANING):
+        return Relation("duplicate", (), (), False, similarity)
+    if reframed(a, b) and (similarity is None or similarity >= DUPLICATE_MEANING):
+        return Relation("duplicate", (), (), False, similarity)
+    return relation
+
+
+def _compare(a: str, b: str, similarity: float | None) -> Relation:
+    """``compare``'s rule on the shapes (the module docstring), fillers already gone."""
     shape_a, shape_b = shape(a), shape(b)
     counts_a, counts_b = Counter(shape_a.values), Counter(shape_b.values)
     missing_from_b, missing_from_a = counts_a - counts_b, counts_b - counts_a
     only_a = _written(shape_a, missing_from_b)
     only_b = _written(shape_b, missing_from_a)
     shared = sum((counts_a & counts_b).values())
-    similarity = None if vector_a is None or vector_b is None else float(vector_a @ vector_b)
     polarity_differs = shape_a.negations != shape_b.negations
     quotes_of_a_in_b = _quotes_in(shape_a, shape_b)
     quotes_of_b_in_a = _quotes_in(shape_b, shape_a)
@@ -170,6 +200,14 @@ def _one_subject_kind(
             return "different"
         return "unrelated"
     if only_a and only_b:
+        # A contradiction swaps a value of one attribute for another of its kind ("port
+        # 5432" / "port 6432", "Bob" / "Carla", words for words: "tea" / "coffee"). Details
+        # of no common kind are two attributes of one subject ("is db-stg-2 in eu-west-1"
+        # / "listens on port 5432"), which do not contradict (docs/issues.md#issue-26-item-2).
+        kinds_a = {token.kind for token in only_a if token.kind != "word"}
+        kinds_b = {token.kind for token in only_b if token.kind != "word"}
+        if (kinds_a or kinds_b) and not kinds_a & kinds_b:
+            return "unrelated"
         return "different"
     if not only_a and not only_b:
         # Same values, but quoted strings, the order of details, or the meaning differ.
