@@ -54,3 +54,30 @@ def test_a_merged_memory_points_to_its_review_and_undone_says_undone(
     assert undo[0] == 200, undo
     card = text(browser.get(f"/reviews/{report['id']}")).split(f'id="action-{action}"')[1]
     assert re.search(r'class="badge [a-z]+">undone<', card.split("</div>")[0])
+
+
+def test_a_conflict_names_what_contradicts_and_its_buttons_name_the_kept_text(
+    api: Api, world: World, browser: Page
+) -> None:
+    older = save(api, world, "The staging API listens on port 8080")
+    newer = save(api, world, "The staging API listens on port 8443")
+    report = review(api, world)
+    (conflict,) = [
+        action for action in report["plan"]["actions"] if action["action"] == "resolve_conflict"
+    ]
+    assert browser.sign_in(world.person.token).status_code == 303
+    page = text(browser.get(f"/reviews/{report['id']}"))
+    card = page.split(f'id="action-{conflict["id"]}"')[1].split("</article>")[0]
+    assert "What contradicts:" in card and ("8443 ≠ 8080" in card or "8080 ≠ 8443" in card)
+    for memory in (older, newer):
+        assert memory["text"] in card  # both facts' texts
+        assert f"Keep “{memory['text']}”" in card  # each button says which text stays
+
+
+def test_two_attributes_of_one_subject_are_neither_merged_nor_a_conflict(
+    api: Api, world: World
+) -> None:
+    save(api, world, "The staging database is db-stg-2 in eu-west-1")
+    save(api, world, "The staging database listens on port 5432")
+    report = review(api, world)
+    assert report["plan"]["actions"] == []

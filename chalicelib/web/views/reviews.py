@@ -10,6 +10,7 @@ action is drawn by ``_review_action.html``.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import quote
@@ -24,6 +25,7 @@ from chalicelib.models.review import (
 )
 from chalicelib.models.review_requests import RunReviewRequest as RunRequest
 from chalicelib.models.review_run import ReviewRun
+from chalicelib.services.review.sameness import compare
 from chalicelib.web.context import FormError, WebContext
 from chalicelib.web.http import WebResponse
 
@@ -63,6 +65,34 @@ class ActionView:
     def undoable(self) -> bool:
         """Applied and not undone yet: Undo is offered (the service decides)."""
         return self.state == "applied" and self.undone is None
+
+    @property
+    def texts(self) -> dict[str, str]:
+        """The facts' texts as the plan's evidence lines quote them, by memory id."""
+        found: dict[str, str] = {}
+        for line in self.action.evidence:
+            quoted = _EVIDENCE_LINE.match(line)
+            if quoted is not None:
+                found[quoted["id"]] = quoted["text"]
+        return found
+
+    @property
+    def difference(self) -> str | None:
+        """What contradicts what in a conflict ("5432 ≠ 6432"; docs/issues.md#issue-26-item-2),
+        from the two facts' texts; None for other actions or texts no longer quoted."""
+        if self.action.action != "resolve_conflict" or not self.action.keep_id:
+            return None
+        texts = self.texts
+        other = next((m for m in self.action.memory_ids if m in texts), None)
+        if self.action.keep_id not in texts or other is None:
+            return None
+        return compare(texts[self.action.keep_id], texts[other]).difference()
+
+
+_EVIDENCE_LINE = re.compile(
+    r"^(?P<id>mem_\w+) \([^)]*\): (?P<text>.*?)(?: \| evidence: .*)?$", re.S
+)
+"""An evidence line of a plan (``conflicts.provenance``): the id, then the fact's text."""
 
 
 def action_views(report: ReviewReport) -> list[ActionView]:
