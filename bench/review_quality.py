@@ -61,7 +61,17 @@ from chalicelib.services.review.rule_reviewer import (  # noqa: E402
     normalize,
 )
 
-DEFAULT_PAIRS = REPO_ROOT / "bench" / "data" / "review_pairs.jsonl"
+DEFAULT_PAIRS = (
+    REPO_ROOT / "bench" / "data" / "review_pairs.jsonl",
+    REPO_ROOT / "bench" / "data" / "review_pairs_v2.jsonl",
+)
+V2_LABELS = {
+    "duplicate": "duplicate",
+    "different": "different_detail",
+    "two_attributes": "unrelated",
+}
+"""The second file's labels in this bench's words (docs/issues.md#issue-26-item-1): a pair of
+two attributes of one subject must be left alone, as an unrelated pair."""
 DEFAULT_DATA = REPO_ROOT / ".." / "shared" / "recall-eval" / "dev"
 LABELS = ("duplicate", "different_detail", "update_conflict", "unrelated")
 NOW = datetime(2026, 12, 1, 4, 0, tzinfo=UTC)
@@ -81,13 +91,16 @@ class Pair:
 
 
 def written_pairs(path: Path) -> list[Pair]:
-    """The hand-written pairs of the data file."""
+    """The hand-written pairs of a data file (none when it is missing): the first file's
+    rows name a ``variant``, the second's a ``kind`` and its own labels (``V2_LABELS``)."""
+    if not path.exists():
+        return []
     pairs = []
     for line in path.read_text(encoding="utf-8").splitlines():
         row = json.loads(line)
-        pairs.append(
-            Pair("written", row["split"], row["label"], row["variant"], row["a"], row["b"])
-        )
+        label = V2_LABELS.get(row["label"], row["label"]) if "kind" in row else row["label"]
+        variant = row.get("variant") or f"{row['kind']} (v2)"
+        pairs.append(Pair("written", row["split"], label, variant, row["a"], row["b"]))
     return pairs
 
 
@@ -266,6 +279,15 @@ def report(title: str, pairs: list[Pair], outcomes: list[str]) -> dict[str, int]
     false_merges = sum(rows[label]["merge"] for label in LABELS if label != "duplicate")
     old_false = sum(old[label] for label in LABELS if label != "duplicate")
     share = rows["duplicate"]["merge"] / duplicates if duplicates else 0.0
+    heading = f"{'label / kind':<60} {'n':>4} {'merged':>7} {'person':>7} {'ignored':>8}"
+    print(f"\nby kind of pair:\n  {heading}")
+    by_kind: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
+    for pair, outcome in zip(pairs, outcomes, strict=True):
+        by_kind[(pair.label, pair.variant)][outcome] += 1
+        by_kind[(pair.label, pair.variant)]["n"] += 1
+    for (label, variant), row in sorted(by_kind.items()):
+        name = f"{label} / {variant}"[:60]
+        print(f"  {name:<60} {row['n']:>4} {row['merge']:>7} {row['conflict']:>7} {row['none']:>8}")
     print(f"false merges (not duplicates, merged): {false_merges}   [old rule: {old_false}]")
     print(f"true duplicates merged: {rows['duplicate']['merge']} of {duplicates} ({share:.0%})")
     flagged = rows["update_conflict"]["conflict"]
@@ -279,7 +301,9 @@ def report(title: str, pairs: list[Pair], outcomes: list[str]) -> dict[str, int]
 def main() -> int:
     """Run every set of pairs through the real reviewer and print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--pairs", type=Path, default=DEFAULT_PAIRS)
+    parser.add_argument(
+        "--pairs", type=Path, nargs="+", default=list(DEFAULT_PAIRS), help="labelled pair files"
+    )
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--per-conversation", type=int, default=60)
     parser.add_argument("--seed", type=int, default=14)
@@ -290,7 +314,7 @@ def main() -> int:
         default="all",
     )
     args = parser.parse_args()
-    written = written_pairs(args.pairs)
+    written = [pair for path in args.pairs for pair in written_pairs(path)]
     built = conversation_pairs(args.data.resolve(), args.per_conversation, args.seed)
     if not built:
         print(f"(no conversation pairs: {args.data} has no memories.jsonl)")
