@@ -132,6 +132,12 @@ def _answer(message: Any, caller: McpCaller) -> dict[str, Any] | None:
         return _error(None, mcp.INVALID_REQUEST, "Send a JSON-RPC 2.0 message object.")
     if "method" not in message:
         if "id" in message and ("result" in message or "error" in message):
+            response_id = message["id"]
+            if isinstance(response_id, bool) or not (
+                response_id is None or isinstance(response_id, str | int)
+            ):
+                # JSON-RPC 2.0 §5: an id is a string, a number or null (docs/issues.md#issue-27)
+                return _error(None, mcp.INVALID_REQUEST, "id must be a string, an integer or null.")
             return None  # a response to a server request; this server sends none
         return _error(None, mcp.INVALID_REQUEST, "A JSON-RPC message needs a method.")
     method = message["method"]

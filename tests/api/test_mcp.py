@@ -125,6 +125,18 @@ def test_notifications_and_client_responses_get_202_without_a_body(mcp: Mcp) -> 
     assert (status, body) == (202, None)
     status, _, body = mcp.post({"jsonrpc": "2.0", "id": 7, "result": {}})
     assert (status, body) == (202, None)
+    status, _, body = mcp.post({"jsonrpc": "2.0", "id": None, "error": {"code": 1}})
+    assert (status, body) == (202, None)
+
+
+def test_a_message_whose_id_is_not_a_string_number_or_null_is_refused(mcp: Mcp) -> None:
+    for bad in (True, False, [1], {"n": 1}, 1.5):
+        for message in (
+            {"jsonrpc": "2.0", "id": bad, "result": {}},
+            {"jsonrpc": "2.0", "id": bad, "method": "ping"},
+        ):
+            status, _, body = mcp.post(message)
+            assert status != 202 and body["error"]["code"] == mcp_types.INVALID_REQUEST, message
 
 
 def test_ping_and_unknown_methods(mcp: Mcp) -> None:
