@@ -26,6 +26,9 @@ from pinework.models import (
     KvKeys,
     KvRememberResult,
     KvValue,
+    Learning,
+    LearningAuditPage,
+    LearningPage,
     Memory,
     MemoryPage,
     PendingPage,
@@ -417,3 +420,58 @@ def kv_keys(cursor: str | None = None, limit: int | None = None) -> Call[KvKeys]
 def kv_forget(key: str, *, idempotency_key: str | None = None) -> Call[KvForgetResult]:
     """``POST /kv/forget``."""
     return _change("POST", "/kv/forget", KvForgetResult, {"key": key}, idempotency_key)
+
+
+# Learnings (docs/reference.md#15-learnings)
+
+
+def learning_path(learning_id: str, action: str | None = None) -> str:
+    """``/learnings/{id}[/{action}]`` with the id escaped as one path segment.
+
+    Raises:
+        ValueError: the id is empty or a dot segment.
+    """
+    path = f"/learnings/{path_segment(learning_id, 'a learning id')}"
+    return f"{path}/{action}" if action else path
+
+
+def propose_learning(text: str, *, idempotency_key: str | None = None) -> Call[Learning]:
+    """``POST /learnings``."""
+    return _change("POST", "/learnings", Learning, {"text": text}, idempotency_key)
+
+
+def list_learnings(
+    state: str | None = None,
+    q: str | None = None,
+    limit: int | None = None,
+    next_token: str | None = None,
+) -> Call[LearningPage]:
+    """``GET /learnings``."""
+    params = page_params(None, limit, next_token, state=state, q=q)
+    return Call("GET", "/learnings", LearningPage, params=params)
+
+
+def get_learning(learning_id: str) -> Call[Learning]:
+    """``GET /learnings/{id}``."""
+    return Call("GET", learning_path(learning_id), Learning)
+
+
+def decide_learning(
+    learning_id: str,
+    action: str,
+    body: dict[str, Any],
+    *,
+    if_match: str | None = None,
+    idempotency_key: str | None = None,
+) -> Call[Learning]:
+    """``POST /learnings/{id}/{approve|reject|retire}`` or, for ``edit``, ``PATCH``."""
+    if action == "edit":
+        path, method = learning_path(learning_id), "PATCH"
+    else:
+        path, method = learning_path(learning_id, action), "POST"
+    return _change(method, path, Learning, body, idempotency_key, if_match)
+
+
+def learning_history(learning_id: str) -> Call[LearningAuditPage]:
+    """``GET /learnings/{id}/history``."""
+    return Call("GET", learning_path(learning_id, "history"), LearningAuditPage)

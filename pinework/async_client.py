@@ -37,6 +37,9 @@ from pinework.models import (
     KvKeys,
     KvRememberResult,
     KvValue,
+    Learning,
+    LearningAuditPage,
+    LearningPage,
     Memory,
     MemoryPage,
     PendingPage,
@@ -620,6 +623,105 @@ class AsyncClient:
             PineworkAPIError: ``forbidden`` for an agent's token, ``unauthorized``.
         """
         return await self._session.run(calls.sign_in_link())
+
+    # Learnings (docs/reference.md#15-learnings)
+
+    async def propose_learning(self, text: str, *, idempotency_key: str | None = None) -> Learning:
+        """Propose a learning (``POST /learnings``): an agent's is ``proposed`` (or ``active``
+        where the workspace's ``learningApproval`` is ``none``), a person's is ``active``; a
+        live learning that says the same is answered instead of a new one.
+
+        Raises:
+            PineworkAPIError: ``learning_rejected``, ``learning_limit_reached``,
+                ``rate_limited``, ``memory_text_too_long``, ``secret_in_memory``.
+        """
+        return await self._session.run(
+            calls.propose_learning(text, idempotency_key=idempotency_key)
+        )
+
+    async def list_learnings(
+        self,
+        *,
+        state: str | None = None,
+        q: str | None = None,
+        limit: int | None = None,
+        next_token: str | None = None,
+    ) -> LearningPage:
+        """The workspace's learnings, newest first (``GET /learnings``), one page.
+
+        Args:
+            state: ``proposed``, ``active``, ``rejected`` or ``retired``.
+            q: text the learning contains (any case).
+        """
+        return await self._session.run(calls.list_learnings(state, q, limit, next_token))
+
+    async def get_learning(self, learning_id: str) -> Learning:
+        """One learning (``GET /learnings/{id}``).
+
+        Raises:
+            PineworkAPIError: ``learning_not_found``.
+            ValueError: ``learning_id`` cannot be a path segment.
+        """
+        return await self._session.run(calls.get_learning(learning_id))
+
+    async def approve_learning(
+        self, learning_id: str, *, text: str | None = None, if_match: str | None = None
+    ) -> Learning:
+        """Approve a proposed learning, ``text`` editing it first (persons).
+
+        Raises:
+            PineworkAPIError: ``learning_decided``, ``learning_not_found``, ``forbidden``,
+                ``precondition_failed``.
+        """
+        body = {} if text is None else {"text": text}
+        return await self._session.run(
+            calls.decide_learning(learning_id, "approve", body, if_match=if_match)
+        )
+
+    async def edit_learning(
+        self, learning_id: str, text: str, *, if_match: str | None = None
+    ) -> Learning:
+        """Edit a proposed or active learning's text (persons; ``PATCH /learnings/{id}``).
+
+        Raises:
+            PineworkAPIError: ``learning_decided``, ``learning_not_found``, ``forbidden``.
+        """
+        return await self._session.run(
+            calls.decide_learning(learning_id, "edit", {"text": text}, if_match=if_match)
+        )
+
+    async def reject_learning(
+        self, learning_id: str, reason: str, *, if_match: str | None = None
+    ) -> Learning:
+        """Reject a proposed learning with a reason (persons): no agent proposes it again.
+
+        Raises:
+            PineworkAPIError: ``learning_decided``, ``learning_not_found``, ``forbidden``.
+        """
+        return await self._session.run(
+            calls.decide_learning(learning_id, "reject", {"reason": reason}, if_match=if_match)
+        )
+
+    async def retire_learning(
+        self, learning_id: str, *, reason: str | None = None, if_match: str | None = None
+    ) -> Learning:
+        """Retire an active learning (persons): no agent is told it any more.
+
+        Raises:
+            PineworkAPIError: ``learning_decided``, ``learning_not_found``, ``forbidden``.
+        """
+        body = {} if reason is None else {"reason": reason}
+        return await self._session.run(
+            calls.decide_learning(learning_id, "retire", body, if_match=if_match)
+        )
+
+    async def learning_history(self, learning_id: str) -> LearningAuditPage:
+        """A learning's history records, oldest first (``GET /learnings/{id}/history``).
+
+        Raises:
+            PineworkAPIError: ``learning_not_found``.
+        """
+        return await self._session.run(calls.learning_history(learning_id))
 
     @property
     def root_url(self) -> str:

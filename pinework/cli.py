@@ -75,7 +75,16 @@ review_app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode=None,
 )
+learning_app = typer.Typer(
+    help=(
+        "Learnings: facts every agent of the workspace is told. Agents propose; persons "
+        "approve, edit, reject or retire."
+    ),
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
 app.add_typer(memory_app, name="memory")
+app.add_typer(learning_app, name="learning")
 app.add_typer(kv_app, name="kv")
 app.add_typer(routine_app, name="routine")
 app.add_typer(review_app, name="review")
@@ -261,4 +270,11 @@ def _more(next_token: str | None) -> None:
 
 
 # The commands register themselves on the groups above, one module per group.
-from pinework import cli_admin, cli_kv, cli_memory, cli_reviews, cli_tokens  # noqa: E402, F401
+from pinework import (  # noqa: E402, F401
+    cli_admin,
+    cli_kv,
+    cli_learning,
+    cli_memory,
+    cli_reviews,
+    cli_tokens,
+)

@@ -224,6 +224,78 @@ class ScoredMemory(WireModel):
     memory: Memory
 
 
+class Learning(WireModel):
+    """A learning: a fact every agent of a workspace is told (docs/reference.md#15-learnings).
+
+    Attributes:
+        id: ``lrn_`` + ULID.
+        state: ``proposed``, ``active``, ``rejected`` or ``retired``.
+        proposed_by, proposed_by_type: who proposed it (``agent``, ``person`` or ``review``).
+        run_id, task_key: the proposing agent's run headers.
+        decided_by, decided_at: who approved, rejected or retired it, and when.
+        reason: why it was rejected or retired.
+        edited_by: the person who last edited its text.
+        evidence: a review's proposal: the agents' facts that say it.
+    """
+
+    id: str
+    object_type: str = Field(default="learning", alias="object")
+    workspace_id: str
+    text: str
+    state: str
+    proposed_by: str
+    proposed_by_type: str
+    run_id: str | None = None
+    task_key: str | None = None
+    proposed_at: dt.datetime
+    decided_by: str | None = None
+    decided_at: dt.datetime | None = None
+    reason: str | None = None
+    edited_by: str | None = None
+    evidence: list[str] | None = None
+    updated_at: dt.datetime
+
+
+class LearningPage(WireModel):
+    """A page of ``GET /learnings``, newest first, with the token of the next page."""
+
+    object_type: str = Field(default="list", alias="object")
+    data: list[Learning]
+    next_token: str | None = None
+
+
+class LearningAuditRecord(WireModel):
+    """One history record of a learning (``GET /learnings/{id}/history``)."""
+
+    id: str
+    object_type: str = Field(default="learning_audit", alias="object")
+    learning_id: str
+    action: str
+    actor_type: str
+    actor_id: str
+    at: dt.datetime
+    run_id: str | None = None
+    task_key: str | None = None
+    reason: str | None = None
+    before: dict[str, Any] | None = None
+    after: dict[str, Any] | None = None
+
+
+class LearningAuditPage(WireModel):
+    """A learning's history records, oldest first."""
+
+    object_type: str = Field(default="list", alias="object")
+    data: list[LearningAuditRecord]
+    next_token: str | None = None
+
+
+class ScoredLearning(WireModel):
+    """A learning a recall gave, with its relevance score (``None`` on fallback)."""
+
+    score: float | None = None
+    learning: Learning
+
+
 class RecallResult(WireModel):
     """The answer of ``POST /memories/recall`` (docs/reference.md#8-recall).
 
@@ -233,7 +305,9 @@ class RecallResult(WireModel):
         fallback: ``"newest"`` when scoring failed and the newest facts were
             returned instead; ``None`` otherwise.
         memories: the picked memories, best first.
-        block: the rendered ``--- MEMORY ---`` block.
+        learnings: the workspace's learnings it gave, best first
+            (docs/reference.md#learnings-in-recall).
+        block: the rendered block (learnings, then ``--- MEMORY ---``).
     """
 
     object_type: str = Field(default="recall", alias="object")
@@ -243,6 +317,7 @@ class RecallResult(WireModel):
     query: str | None = None
     fallback: str | None = None
     memories: list[ScoredMemory]
+    learnings: list[ScoredLearning] = Field(default_factory=list)
     block: str | None = ""
 
 
@@ -250,6 +325,13 @@ class RecalledMemoryRef(WireModel):
     """One memory of a recall log entry and its score (``None`` on fallback)."""
 
     memory_id: str
+    score: float | None = None
+
+
+class RecalledLearningRef(WireModel):
+    """One learning of a recall log entry and its score (``None`` on fallback)."""
+
+    learning_id: str
     score: float | None = None
 
 
@@ -273,6 +355,7 @@ class RecallLogEntry(WireModel):
     fallback: str | None = None
     at: dt.datetime
     memories: list[RecalledMemoryRef]
+    learnings: list[RecalledLearningRef] = Field(default_factory=list)
 
 
 class RecallLogPage(WireModel):
@@ -554,3 +637,55 @@ class PendingPage(WireModel):
     object_type: str = Field(default="list", alias="object")
     data: list[PendingAction]
     next_token: str | None = None
+
+
+class Erasure(WireModel):
+    """An erasure of an agent, a person or a workspace, then its tombstone
+    (docs/reference.md#a-person-erases-an-agent).
+
+    Attributes:
+        id: the erased agent's, person's or workspace's id.
+        status: ``queued``, ``running``, ``done`` or ``failed``.
+        phase: ``collect``, ``delete``, ``objects``, then ``done``.
+        items: items deleted so far, by kind; ``item_count`` their sum.
+    """
+
+    id: str
+    object_type: str = Field(default="erasure", alias="object")
+    kind: str
+    workspace_id: str
+    status: str
+    phase: str
+    requested_by: str
+    reason: str | None = None
+    requested_at: dt.datetime | None = None
+    finished_at: dt.datetime | None = None
+    items: dict[str, int]
+    item_count: int
+    object_versions: int
+
+
+class Export(WireModel):
+    """A person's export of an agent or the workspace (docs/reference.md#exports-for-a-person).
+
+    Attributes:
+        status: ``queued``, ``running``, ``done``, ``failed`` or ``expired``.
+        url: once done, a link to the JSON Lines file, valid until ``url_expires_at``.
+        expires_at: when the file and this record go (7 days after the request).
+    """
+
+    id: str
+    object_type: str = Field(default="export", alias="object")
+    kind: str
+    target_id: str
+    status: str
+    requested_by: str
+    requested_at: dt.datetime
+    finished_at: dt.datetime | None = None
+    expires_at: dt.datetime
+    items: int
+    objects: int
+    bytes: int
+    url: str | None = None
+    url_expires_at: dt.datetime | None = None
+    error: str | None = None

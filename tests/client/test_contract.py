@@ -43,6 +43,14 @@ CLIENT_TO_DOCUMENT = {
     models.PendingAction: "PendingActionObject",
     models.PendingPage: "PendingList",
     models.SignInLink: "SignInLinkObject",
+    models.Learning: "LearningObject",
+    models.LearningPage: "LearningList",
+    models.LearningAuditRecord: "LearningAuditObject",
+    models.LearningAuditPage: "LearningAuditList",
+    models.ScoredLearning: "ScoredLearningObject",
+    models.RecalledLearningRef: "RecalledLearningObject",
+    models.Erasure: "ErasureObject",
+    models.Export: "ExportObject",
 }
 """Each client model and the document schema it decodes."""
 
