@@ -20,7 +20,12 @@ from chalicelib.api.http import validate
 from chalicelib.api.recalls import observe_recall, recall_body
 from chalicelib.errors import Unauthorized
 from chalicelib.models.kv import ForgetRequest, KvRecallRequest, RememberRequest
-from chalicelib.models.mcp import MemoryArchiveArguments, MemoryListArguments
+from chalicelib.models.learning import LearningState, ProposeLearningRequest
+from chalicelib.models.mcp import (
+    LearningListArguments,
+    MemoryArchiveArguments,
+    MemoryListArguments,
+)
 from chalicelib.models.principal import Principal
 from chalicelib.models.requests import (
     ArchiveRequest,
@@ -150,6 +155,26 @@ def _memory_archive(caller: McpCaller, arguments: MemoryArchiveArguments) -> dic
     return memory.to_wire(wired.clock.now())
 
 
+def _learning_propose(caller: McpCaller, arguments: ProposeLearningRequest) -> dict[str, Any]:
+    learning, _ = caller.services.learnings.propose(_principal(caller), arguments.text, caller.run)
+    return learning.to_wire()
+
+
+def _learning_list(caller: McpCaller, arguments: LearningListArguments) -> dict[str, Any]:
+    found, after = caller.services.learnings.list_learnings(
+        _principal(caller),
+        state=LearningState(arguments.state),
+        query=arguments.q,
+        limit=200,
+        after=None,
+    )
+    return {
+        "object": "list",
+        "data": [learning.to_wire() for learning in found],
+        "nextToken": encode_next_token(after),
+    }
+
+
 def _hints(*, read_only: bool, destructive: bool, idempotent: bool) -> mcp.ToolAnnotations:
     return mcp.ToolAnnotations(
         read_only_hint=read_only,
@@ -187,9 +212,11 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         "memory_save",
-        "Save a durable fact (at most 500 characters, no secrets) to your agent memory; "
+        "Save a durable fact (at most 500 characters, no secrets) to your own agent memory; "
         "optionally supersede one of your facts, and give the tool-output `evidence` "
-        "(at most 2,000 characters) that supports it. Returns the memory.",
+        "(at most 2,000 characters) that supports it. Returns the memory. For a fact every "
+        "agent of the workspace needs, use learning_propose instead; for what happened in "
+        "this run, memory_day; for a value you look up by a key, remember.",
         SaveFactRequest,
         _memory_save,
         _hints(read_only=False, destructive=False, idempotent=False),
@@ -222,6 +249,24 @@ TOOLS: tuple[ToolSpec, ...] = (
         MemoryArchiveArguments,
         _memory_archive,
         _hints(read_only=False, destructive=True, idempotent=False),
+    ),
+    ToolSpec(
+        "learning_propose",
+        "Propose a learning: a fact every agent of the workspace needs (at most 500 "
+        "characters, no secrets), not just you. A person approves it (unless the workspace "
+        "lets proposals go live at once); then every agent is told it at the start of its "
+        "runs. A fact only you need is memory_save. Returns the learning (the live one that "
+        "already says the same, if there is one).",
+        ProposeLearningRequest,
+        _learning_propose,
+        _hints(read_only=False, destructive=False, idempotent=True),
+    ),
+    ToolSpec(
+        "learning_list",
+        "List the workspace's learnings (active ones by default), newest first; q filters by text.",
+        LearningListArguments,
+        _learning_list,
+        _hints(read_only=True, destructive=False, idempotent=True),
     ),
 )
 TOOLS_BY_NAME = {tool.name: tool for tool in TOOLS}

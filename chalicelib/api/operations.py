@@ -630,10 +630,11 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         tag="mcp",
         description="`initialize`, `ping`, `tools/list`, `tools/call` for `remember`, "
         "`recall`, `forget`, `memory_save`, `memory_day`, `memory_recall`, `memory_list`, "
-        "`memory_archive`. Notifications and client responses are answered 202 without a "
-        "body. Refusals before dispatch (bad protocol version 400, bad token 401, a "
-        "browser `Origin` not allowed 403) are JSON-RPC errors with `data.code`; a tool's "
-        "own refusal is a result with `isError: true`.",
+        "`memory_archive`, `learning_propose`, `learning_list`. Notifications and client "
+        "responses are answered 202 without a body. Refusals before dispatch (bad "
+        "protocol version 400, bad token 401, a browser `Origin` not allowed 403) are "
+        "JSON-RPC errors with `data.code`; a tool's own refusal is a result with "
+        "`isError: true`.",
     ),
     ("GET", "/openapi.json"): Operation(
         "This document (OpenAPI 3.1)",

@@ -39,3 +39,12 @@ class MemoryArchiveArguments(RequestModel):
 
     memory_id: str = Field(description="The memory to archive, mem_…")
     reason: str = Field(description="Why it is archived (1 to 500 characters).")
+
+
+class LearningListArguments(RequestModel):
+    """``learning_list``: the workspace's learnings, active ones unless ``state`` says."""
+
+    state: Literal["proposed", "active", "rejected", "retired"] = Field(
+        default="active", description="Only this state (default: active)."
+    )
+    q: str | None = Field(default=None, max_length=200, description="Text they contain.")

@@ -26,6 +26,8 @@ TOOL_NAMES = [
     "memory_recall",
     "memory_list",
     "memory_archive",
+    "learning_propose",
+    "learning_list",
 ]
 
 
@@ -162,6 +164,21 @@ def test_tools_list_has_every_tool_with_generated_schemas(mcp: Mcp) -> None:
     }
     assert tools["memory_archive"]["inputSchema"]["required"] == ["memoryId", "reason"]
     assert tools["recall"]["annotations"]["readOnlyHint"] is True
+    assert "learning_propose" in tools["memory_save"]["description"]
+    assert tools["learning_propose"]["inputSchema"]["required"] == ["text"]
+
+
+def test_an_agent_proposes_a_learning_and_lists_the_active_ones(mcp: Mcp, world: World) -> None:
+    fact = {"text": "Staging deploys need the VPN"}
+    proposed = mcp.ok("learning_propose", fact, actor=world.agent)
+    assert proposed["object"] == "learning" and proposed["state"] == "proposed"
+    assert mcp.ok("learning_list", {}, actor=world.agent)["data"] == []
+    waiting = mcp.ok("learning_list", {"state": "proposed"}, actor=world.other_agent)["data"]
+    assert [found["id"] for found in waiting] == [proposed["id"]]
+    assert mcp.tool_error("learning_propose", {"text": " "}, actor=world.agent) == (
+        "invalid_request"
+    )
+    assert mcp.tool_error("learning_propose", fact) == "unauthorized"
 
 
 def test_key_value_tools_anonymous_and_with_a_token(mcp: Mcp, world: World) -> None:
