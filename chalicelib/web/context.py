@@ -33,6 +33,11 @@ NOTICES = {
     "reviewed": "Review finished.",
     "queued": "Review queued: the review worker runs it; reload this page to follow it.",
     "approval": "Review approval saved.",
+    "learning-proposed": "Learning added: every agent is told it from its next recall.",
+    "learning-approve": "Learning approved: every agent is told it from its next recall.",
+    "learning-edit": "Learning edited.",
+    "learning-reject": "Learning rejected: agents may not propose it again.",
+    "learning-retire": "Learning retired: no agent is told it any more.",
     "signed-out": "You are signed out.",
 }
 """The one-line confirmations a redirect may ask for (``?done=<key>``): fixed texts,

@@ -285,6 +285,7 @@ MAIN_PAGES = [
     ("agent-reviews", "/agents/{builder}/reviews"),
     ("agent-pictures", "/agents/{builder}/pictures"),
     ("agent-data", "/agents/{builder}/data"),
+    ("learnings", "/learnings"),
     ("settings", "/settings"),
 ]
 

@@ -24,6 +24,7 @@ from chalicelib.web.views import (
     agents,
     auth,
     days,
+    learnings,
     lifecycle,
     memories,
     memory,
@@ -150,6 +151,55 @@ def export_page(web: WebContext, export_id: str) -> WebResponse:
 def erasure_page(web: WebContext, target_id: str) -> WebResponse:
     """One erasure: its state, then its tombstone."""
     return lifecycle.erasure_page(web, target_id)
+
+
+@_route("/learnings")
+@signed_in
+def learnings_page(web: WebContext) -> WebResponse:
+    """The workspace's learnings (docs/reference.md#15-learnings)."""
+    return learnings.learnings_page(web)
+
+
+@_route("/learnings", "POST")
+@signed_in
+def propose_learning(web: WebContext) -> WebResponse:
+    """A person adds a learning (active at once)."""
+    return learnings.propose(web)
+
+
+@_route("/learnings/{learning_id}")
+@signed_in
+def learning_page(web: WebContext, learning_id: str) -> WebResponse:
+    """One learning: its decisions and history."""
+    return learnings.learning_page(web, learning_id)
+
+
+@_route("/learnings/{learning_id}/approve", "POST")
+@signed_in
+def approve_learning(web: WebContext, learning_id: str) -> WebResponse:
+    """Approve (editing the text first, or not)."""
+    return learnings.decide(web, learning_id, "approve")
+
+
+@_route("/learnings/{learning_id}/edit", "POST")
+@signed_in
+def edit_learning(web: WebContext, learning_id: str) -> WebResponse:
+    """Edit an active learning's text."""
+    return learnings.decide(web, learning_id, "edit")
+
+
+@_route("/learnings/{learning_id}/reject", "POST")
+@signed_in
+def reject_learning(web: WebContext, learning_id: str) -> WebResponse:
+    """Reject a proposed learning, with a reason."""
+    return learnings.decide(web, learning_id, "reject")
+
+
+@_route("/learnings/{learning_id}/retire", "POST")
+@signed_in
+def retire_learning(web: WebContext, learning_id: str) -> WebResponse:
+    """Retire an active learning."""
+    return learnings.decide(web, learning_id, "retire")
 
 
 @_route("/memories/{memory_id}")
@@ -347,6 +397,12 @@ reject_other_methods(
         "/exports": ["POST"],
         "/exports/{export_id}": ["GET"],
         "/erasures/{target_id}": ["GET"],
+        "/learnings": ["GET", "POST"],
+        "/learnings/{learning_id}": ["GET"],
+        "/learnings/{learning_id}/approve": ["POST"],
+        "/learnings/{learning_id}/edit": ["POST"],
+        "/learnings/{learning_id}/reject": ["POST"],
+        "/learnings/{learning_id}/retire": ["POST"],
         "/reviews/{review_id}": ["GET"],
         "/reviews/{review_id}/actions/{action_ref}/approve": ["POST"],
         "/reviews/{review_id}/actions/{action_ref}/reject": ["POST"],

@@ -8,6 +8,7 @@ from chalicelib.errors import InvalidRequest
 from chalicelib.limits import DAY_LOG_MAX_CHARS
 from chalicelib.web.context import WebContext
 from chalicelib.web.http import WebResponse
+from chalicelib.web.views.learnings import proposed_count
 
 AGENTS_PER_PAGE = 25
 
@@ -32,6 +33,7 @@ def overview(web: WebContext) -> WebResponse:
         page=page,
         pages=pages,
         day_cap=DAY_LOG_MAX_CHARS,
+        proposed_learnings=proposed_count(web),
     )
 
 
