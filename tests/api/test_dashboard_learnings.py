@@ -55,6 +55,14 @@ def test_a_person_decides_learnings_on_the_dashboard(api: Api, world: World, bro
     assert approved.status_code == 303
     page = text(browser.get(path))
     assert "Deploys need the VPN on" in page and 'class="badge active">active' in page
+    assert "Not in the last" in page
+    status, recall = api.call(
+        "POST", "/memories/recall", world.other_agent, {"query": "do deploys need the VPN?"}
+    )
+    assert status == 200 and recall["learnings"], recall
+    page = text(browser.get(path))
+    recalled = page.split('id="recalled-heading"')[1].split("</section>")[0]
+    assert world.other_agent.id in recalled and "on demand" in recalled
     assert "Retire" in page and "approve" in page  # the history names the decision
 
     other = f"/learnings/{second['id']}"

@@ -11,10 +11,14 @@ import re
 
 from chalicelib.errors import InvalidRequest, PineworkError, PreconditionFailed
 from chalicelib.models.learning import Learning, LearningState
+from chalicelib.models.principal import Agent
+from chalicelib.models.recall import RecallLogEntry
 from chalicelib.services.run_context import RunContext
 from chalicelib.web.context import FormError, WebContext
 from chalicelib.web.http import WebResponse
 
+RECALL_AGENTS = 20
+RECALL_ENTRIES = 50
 LEARNINGS_SHOWN = 200
 """Learnings on the page at most (the workspace holds at most 200 live ones)."""
 STALE_LEARNING = (
@@ -84,15 +88,34 @@ def learning_page(
     learning = web.services.learnings.get(web.principal, learning_id)
     history = web.services.learnings.history(web.principal, learning_id)
     errors = errors or {}
+    recalled = where_recalled(web, learning_id)
     return web.page(
         "learning.html",
         status=next(iter(errors.values())).status if errors else 200,
         nav="learnings",
         learning=learning,
         history=history,
+        recalled=recalled,
+        recall_agents=RECALL_AGENTS,
+        recall_entries=RECALL_ENTRIES,
         errors=errors,
         form=form or {},
     )
+
+
+def where_recalled(web: WebContext, learning_id: str) -> list[tuple[Agent, RecallLogEntry]]:
+    """The recalls that gave the learning, newest first: the last ``RECALL_ENTRIES`` of
+    the recall log of each of the workspace's first ``RECALL_AGENTS`` agents (the log is
+    kept by agent; its entries name the learnings they gave)."""
+    found: list[tuple[Agent, RecallLogEntry]] = []
+    for agent in web.services.dashboard.workspace.agents(web.principal)[:RECALL_AGENTS]:
+        entries, _ = web.services.recall.log(web.principal, agent.id, RECALL_ENTRIES, None)
+        found += [
+            (agent, entry)
+            for entry in entries
+            if any(given.learning_id == learning_id for given in entry.learnings)
+        ]
+    return sorted(found, key=lambda pair: pair[1].at, reverse=True)
 
 
 def decide(web: WebContext, learning_id: str, verb: str) -> WebResponse:
