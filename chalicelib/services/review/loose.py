@@ -9,7 +9,8 @@ that are
   dropped, replaced or two swapped, where the other word is a real word (in the
   embedder's vocabulary) and the misspelt one is not, or, when neither is, only an
   insertion, a deletion or a swap in a long word; never two real words ("east"/"west",
-  "stable"/"staple"), never numbers, names or identifiers that differ;
+  "stable"/"staple"), never a change at the word's first letter ("synchronous" /
+  "asynchronous"), never numbers, paths or identifiers that differ;
 * **the same content in another frame** (``reframed``): the same values once the words
   of a frame ("is … by", "in", "'s name", "called", "would rather … than") are set
   aside, the other words all shared, details of each kind in the same order, and the
@@ -29,12 +30,14 @@ from functools import lru_cache
 from pathlib import Path
 
 from chalicelib.services.review.details import Shape, shape, stem
+from chalicelib.services.review.vocabulary import ENVIRONMENTS
 
 VOCABULARY_FILE = Path(__file__).resolve().parents[2] / "data" / "minilm-l6-vocab.txt"
 TYPO_MEANING = 0.6
 """Cosine a pair differing in one misspelt word must reach (the misspelling moves the
 embedding; bench/review_quality.py)."""
 _ARTICLES = frozenset({"the", "a", "an"})
+_SPECIAL = frozenset(ENVIRONMENTS)
 _FRAME_WORDS = frozenset(
     """is are was were be been being by in at on of for from s called call named name
     known as the a an that which its it prefer prefers would have has rather than instead
@@ -172,6 +175,12 @@ def typo_pair(x: str, y: str) -> bool:
     the module docstring)."""
     if x == y or not (x.isalpha() and y.isalpha()) or min(len(x), len(y)) < 4:
         return False
+    if _SPECIAL.intersection((x, y)):
+        return False  # an environment ("prod", "dev") is a value, never a misspelling
+    if x[0] != y[0]:
+        # a letter added or changed at the front makes another word more often than a
+        # misspelling: "synchronous" / "asynchronous", "east" / "west"
+        return False
     known = vocabulary()
     real_x, real_y = x in known, y in known
     if real_x and real_y:
@@ -201,10 +210,13 @@ def _chunks(text: str) -> list[str]:
 
 
 def reframed(a: str, b: str) -> bool:
-    """The same content in another frame (see the module docstring)."""
+    """The same content in another frame, or with a phrase moved from the front to the end
+    (see the module docstring)."""
     stems_a, stems_b = Counter(_stems(a)), Counter(_stems(b))
     changed = (stems_a - stems_b) + (stems_b - stems_a)
-    if not changed or any(word not in _FRAME_WORDS for word in changed.elements()):
+    if not changed and not _rotation(_stems(a), _stems(b)):
+        return False
+    if any(word not in _FRAME_WORDS for word in changed.elements()):
         return False
     shape_a, shape_b = shape(without_filler(a)), shape(without_filler(b))
     if shape_a.negations != shape_b.negations or sorted(shape_a.quoted) != sorted(shape_b.quoted):
@@ -244,11 +256,60 @@ def _rotation(a: list[str], b: list[str]) -> bool:
 
 
 def _stems(text: str) -> list[str]:
-    return [stem(word) if word not in _FRAME_WORDS else word for word in _words(text)]
+    return [
+        stem(_IRREGULAR.get(word, word)) if word not in _FRAME_WORDS else word
+        for word in _words(text)
+    ]
+
+
+_IRREGULAR = {
+    "built": "build",
+    "ran": "run",
+    "written": "write",
+    "wrote": "write",
+    "made": "make",
+    "kept": "keep",
+    "sent": "send",
+    "held": "hold",
+    "led": "lead",
+    "paid": "pay",
+    "taken": "take",
+    "took": "take",
+    "given": "give",
+    "gave": "give",
+    "shown": "show",
+    "driven": "drive",
+    "drove": "drive",
+    "chosen": "choose",
+    "chose": "choose",
+    "seen": "see",
+    "saw": "see",
+    "spent": "spend",
+    "bought": "buy",
+    "brought": "bring",
+    "found": "find",
+    "told": "tell",
+    "sold": "sell",
+    "caught": "catch",
+    "begun": "begin",
+    "began": "begin",
+    "done": "do",
+    "did": "do",
+    "got": "get",
+    "gotten": "get",
+    "hidden": "hide",
+    "hid": "hide",
+    "understood": "understand",
+    "won": "win",
+}
+"""Irregular past forms, so a passive ("built by Jenkins") meets its active ("Jenkins
+builds")."""
 
 
 def _content(found: Shape) -> Counter[str]:
-    return Counter(value for value in found.values if value not in _FRAME_VALUES)
+    return Counter(
+        stem(_IRREGULAR.get(value, value)) for value in found.values if value not in _FRAME_VALUES
+    )
 
 
 def _kind_orders(found: Shape) -> dict[str, list[str]]:

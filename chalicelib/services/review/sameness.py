@@ -167,7 +167,62 @@ def _compare(a: str, b: str, similarity: float | None) -> Relation:
         )
         if kind == "different" and different_subjects(shape_a, shape_b, only_a, only_b):
             kind = "unrelated"
+    if (
+        kind == "different"
+        and not polarity_differs
+        and only_a
+        and only_b
+        and not _same_attribute(shape_a, shape_b, only_a, only_b)
+    ):
+        kind = "unrelated"
     return Relation(kind, only_a, only_b, polarity_differs, similarity)
+
+
+ATTRIBUTE_WINDOW = 2
+"""Values on either side of a differing detail that name its attribute ("port 5432",
+"TTL was raised to 600 seconds")."""
+
+
+def _same_attribute(
+    shape_a: Shape, shape_b: Shape, only_a: Sequence[Token], only_b: Sequence[Token]
+) -> bool:
+    """Whether the facts give one attribute different values, which is a contradiction
+    (docs/issues.md#issue-26-item-2): words for words ("tea" / "coffee"), or a differing
+    detail on each side of one kind next to a value both facts hold ("port 5432" / "port
+    6432", "at 02:00" / "at 03:00"). Details of no common kind, or of one kind but beside
+    different words ("six brokers" / "version 3.6"), are two attributes of one subject."""
+    values_a, values_b = set(shape_a.values), set(shape_b.values)
+    details_a = [t for t in only_a if _detail_kind(t) and t.value not in values_b]
+    details_b = [t for t in only_b if _detail_kind(t) and t.value not in values_a]
+    if not details_a or not details_b:
+        # a value one side says twice ("live in the prod account"): count, not presence
+        details_a = [t for t in only_a if _detail_kind(t)]
+        details_b = [t for t in only_b if _detail_kind(t)]
+    if not details_a and not details_b:
+        return True
+    shared = values_a & values_b
+    for left in details_a:
+        for right in details_b:
+            if _detail_kind(left) != _detail_kind(right):
+                continue
+            if _beside(shape_a, left) & _beside(shape_b, right) & shared:
+                return True
+    return False
+
+
+def _detail_kind(token: Token) -> str | None:
+    """A token's kind as a value of an attribute: None for a plain word, a name written
+    in lower case or an acronym (``UTC``, ``VPN``: words more than values)."""
+    if token.kind == "word" or (token.kind == "identifier" and token.value.isalpha()):
+        return None
+    return "name" if token.kind in ("name", "identifier") and token.value.isalpha() else token.kind
+
+
+def _beside(found: Shape, token: Token) -> set[str]:
+    """The values within ``ATTRIBUTE_WINDOW`` tokens of ``token`` in its fact."""
+    position = next(n for n, own in enumerate(found.tokens) if own is token)
+    start, end = max(0, position - ATTRIBUTE_WINDOW), position + ATTRIBUTE_WINDOW + 1
+    return {other.value for other in found.tokens[start:end] if other is not token}
 
 
 def _containment(
@@ -200,14 +255,8 @@ def _one_subject_kind(
             return "different"
         return "unrelated"
     if only_a and only_b:
-        # A contradiction swaps a value of one attribute for another of its kind ("port
-        # 5432" / "port 6432", "Bob" / "Carla", words for words: "tea" / "coffee"). Details
-        # of no common kind are two attributes of one subject ("is db-stg-2 in eu-west-1"
-        # / "listens on port 5432"), which do not contradict (docs/issues.md#issue-26-item-2).
-        kinds_a = {token.kind for token in only_a if token.kind != "word"}
-        kinds_b = {token.kind for token in only_b if token.kind != "word"}
-        if (kinds_a or kinds_b) and not kinds_a & kinds_b:
-            return "unrelated"
+        # whether the two values are of one attribute is checked by the caller
+        # (``_same_attribute``, docs/issues.md#issue-26-item-2)
         return "different"
     if not only_a and not only_b:
         # Same values, but quoted strings, the order of details, or the meaning differ.
