@@ -136,7 +136,7 @@ def _answer(message: Any, caller: McpCaller) -> dict[str, Any] | None:
             if isinstance(response_id, bool) or not (
                 response_id is None or isinstance(response_id, str | int)
             ):
-                # JSON-RPC 2.0 §5: an id is a string, a number or null (docs/issues.md#issue-27)
+                # JSON-RPC 2.0: an id is a string, a number or null (docs/issues.md#issue-27-item-5)
                 return _error(None, mcp.INVALID_REQUEST, "id must be a string, an integer or null.")
             return None  # a response to a server request; this server sends none
         return _error(None, mcp.INVALID_REQUEST, "A JSON-RPC message needs a method.")
