@@ -33,6 +33,7 @@ NOTICES = {
     "reviewed": "Review finished.",
     "queued": "Review queued: the review worker runs it; reload this page to follow it.",
     "approval": "Review approval saved.",
+    "learning-approval": "Learning approval saved.",
     "learning-proposed": "Learning added: every agent is told it from its next recall.",
     "learning-approve": "Learning approved: every agent is told it from its next recall.",
     "learning-edit": "Learning edited.",

@@ -90,3 +90,16 @@ def test_a_person_decides_learnings_on_the_dashboard(api: Api, world: World, bro
     outsider.cookie = None
     assert outsider.sign_in(world.outsider.token).status_code == 303
     assert outsider.get(path).status_code == 404
+
+
+def test_the_settings_page_sets_the_learning_approval(
+    api: Api, world: World, browser: Page
+) -> None:
+    assert browser.sign_in(world.person.token).status_code == 303
+    token = browser.csrf("/settings")
+    bad = browser.post("/settings/learning-approval", {"csrf": token, "approval": "maybe"})
+    assert bad.status_code == 400 and "learningApproval must be" in text(bad)
+    saved = browser.post("/settings/learning-approval", {"csrf": token, "approval": "none"})
+    assert saved.status_code == 303
+    proposed = api.call("POST", "/learnings", world.agent, {"text": "Use UTC everywhere"})[1]
+    assert proposed["state"] == "active"

@@ -356,6 +356,13 @@ def set_review_approval(web: WebContext) -> WebResponse:
     return reviews.set_review_approval(web)
 
 
+@_route("/settings/learning-approval", "POST")
+@signed_in
+def set_learning_approval(web: WebContext) -> WebResponse:
+    """Set whether agents' proposed learnings wait for a person."""
+    return reviews.set_learning_approval(web)
+
+
 @dashboard_web.route("/api/v1/sign-in-links", methods=["POST"], content_types=ANY_CONTENT)
 @endpoint
 def create_sign_in_link() -> Response:
@@ -397,6 +404,7 @@ reject_other_methods(
         "/exports": ["POST"],
         "/exports/{export_id}": ["GET"],
         "/erasures/{target_id}": ["GET"],
+        "/settings/learning-approval": ["POST"],
         "/learnings": ["GET", "POST"],
         "/learnings/{learning_id}": ["GET"],
         "/learnings/{learning_id}/approve": ["POST"],

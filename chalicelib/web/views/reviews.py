@@ -254,16 +254,34 @@ def decide(web: WebContext, review_id: str, action_ref: str, verb: Verb) -> WebR
     return web.back({}, f"/reviews/{review_id}", done=DECIDED[verb][0])
 
 
-def settings_page(web: WebContext, *, error: FormError | None = None) -> WebResponse:
-    """``GET /settings``: the workspace, its review approval, the session."""
+def settings_page(
+    web: WebContext,
+    *,
+    error: FormError | None = None,
+    learning_error: FormError | None = None,
+) -> WebResponse:
+    """``GET /settings``: the workspace, its review and learning approval, the session."""
+    shown = error or learning_error
     return web.page(
         "settings.html",
-        status=error.status if error else 200,
+        status=shown.status if shown else 200,
         nav="settings",
         workspace=web.services.dashboard.workspace.workspace(web.principal),
         session=web.signed_in.session,
         error=error,
+        learning_error=learning_error,
     )
+
+
+def set_learning_approval(web: WebContext) -> WebResponse:
+    """``POST /settings/learning-approval``: ``required`` or ``none``
+    (docs/reference.md#learning-approval)."""
+    value = web.request.form().get("approval", "")
+    try:
+        web.services.dashboard.workspace.set_learning_approval(web.principal, value)
+    except PineworkError as error:
+        return settings_page(web, learning_error=FormError.of(error, "learning-approval"))
+    return web.back({}, "/settings", done="learning-approval")
 
 
 def set_review_approval(web: WebContext) -> WebResponse:
