@@ -110,15 +110,9 @@ def edit_learning(learning_id: str) -> Response:
 @endpoint
 @idempotent(learnings_api)
 def approve_learning(learning_id: str) -> Response:
-    """A person approves a proposed learning (``text``: edited as it is approved)."""
-    call = call_context(_request())
-    refuse_agents(call.principal, DECISIONS_ARE_FOR_PERSONS)
-    body = parse_body(_request().raw_body, ApproveLearningRequest)
-    versions = expected_versions(_request(), learning_id)
-    learning = call.services.learnings.approve(
-        call.principal, learning_id, body.text, versions, archive_copies=body.archive_copies
-    )
-    return _learning_response(learning)
+    """A person approves a proposed learning (``text``: edited as it is approved;
+    ``archiveCopies``: the facts a review cited are archived)."""
+    return _decide(learning_id, "approve")
 
 
 @learnings_api.route("/learnings/{learning_id}/reject", methods=["POST"], content_types=ANY_CONTENT)
@@ -126,12 +120,7 @@ def approve_learning(learning_id: str) -> Response:
 @idempotent(learnings_api)
 def reject_learning(learning_id: str) -> Response:
     """A person rejects a proposed learning, with a reason."""
-    call = call_context(_request())
-    refuse_agents(call.principal, DECISIONS_ARE_FOR_PERSONS)
-    body = parse_body(_request().raw_body, RejectLearningRequest)
-    versions = expected_versions(_request(), learning_id)
-    learning = call.services.learnings.reject(call.principal, learning_id, body.reason, versions)
-    return _learning_response(learning)
+    return _decide(learning_id, "reject")
 
 
 @learnings_api.route("/learnings/{learning_id}/retire", methods=["POST"], content_types=ANY_CONTENT)
@@ -139,11 +128,31 @@ def reject_learning(learning_id: str) -> Response:
 @idempotent(learnings_api)
 def retire_learning(learning_id: str) -> Response:
     """A person retires an active learning."""
+    return _decide(learning_id, "retire")
+
+
+def _decide(learning_id: str, verb: str) -> Response:
+    """A person's decision: refused to agents before the body is read, ``If-Match``
+    honoured."""
     call = call_context(_request())
     refuse_agents(call.principal, DECISIONS_ARE_FOR_PERSONS)
-    body = parse_body(_request().raw_body, RetireLearningRequest)
     versions = expected_versions(_request(), learning_id)
-    learning = call.services.learnings.retire(call.principal, learning_id, body.reason, versions)
+    service = call.services.learnings
+    if verb == "approve":
+        approval = parse_body(_request().raw_body, ApproveLearningRequest)
+        learning = service.approve(
+            call.principal,
+            learning_id,
+            approval.text,
+            versions,
+            archive_copies=approval.archive_copies,
+        )
+    elif verb == "reject":
+        rejection = parse_body(_request().raw_body, RejectLearningRequest)
+        learning = service.reject(call.principal, learning_id, rejection.reason, versions)
+    else:
+        retirement = parse_body(_request().raw_body, RetireLearningRequest)
+        learning = service.retire(call.principal, learning_id, retirement.reason, versions)
     return _learning_response(learning)
 
 

@@ -153,13 +153,7 @@ class LearningService:
             LearningLimitReached: the workspace holds 200 live learnings.
             RateLimited: the agent proposed 20 today.
         """
-        check_text(
-            text,
-            limit=LEARNING_MAX_CHARS,
-            what="learning",
-            secrets=self._secrets,
-            advice="Shorten it: a learning is one fact.",
-        )
+        self._check_text(text)
         embedding = self._embed(text)
         workspace = principal.workspace_id
         live = [
@@ -215,7 +209,7 @@ class LearningService:
             InvalidRequest, MemoryTextTooLong, SecretInMemory: as ``propose`` (a fact's
                 text passed these checks when it was saved; they hold again).
         """
-        check_text(text, limit=LEARNING_MAX_CHARS, what="learning", secrets=self._secrets)
+        self._check_text(text)
         embedding = self._embed(text)
         for found in self._store.list_learnings(workspace_id):
             if found.state in _LIVE and _same(text, embedding, found):
@@ -430,6 +424,11 @@ class LearningService:
         return found
 
     def _new_text(self, text: str, principal: Principal) -> dict[str, object]:
+        self._check_text(text)
+        return {"text": text, "embedding": self._embed(text), "edited_by": principal.id}
+
+    def _check_text(self, text: str) -> None:
+        """A learning's text follows a fact's rules (docs/reference.md#learning-object)."""
         check_text(
             text,
             limit=LEARNING_MAX_CHARS,
@@ -437,7 +436,6 @@ class LearningService:
             secrets=self._secrets,
             advice="Shorten it: a learning is one fact.",
         )
-        return {"text": text, "embedding": self._embed(text), "edited_by": principal.id}
 
     def _check_reason(self, reason: str) -> None:
         check_not_blank(reason, "reason")

@@ -5,13 +5,11 @@ against the real app (docs/issues.md#issue-4-item-6): the CLI's HTTP goes throug
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 import pytest
-from chalice.test import Client as ChaliceClient
 
 from chalicelib import wiring
 from chalicelib.models.principal import Principal, PrincipalKind
@@ -19,25 +17,6 @@ from chalicelib.models.requests import SaveFactRequest
 from chalicelib.services.run_context import RunContext
 from pinework import Client, cli
 from tests.helpers import InjectedCliRunner, World
-
-
-@pytest.fixture
-def app_transport(wired: wiring.Services) -> Iterator[httpx.MockTransport]:
-    """An httpx transport that hands every request to the Chalice app in-process."""
-    from app import app
-
-    with ChaliceClient(app) as chalice:
-
-        def handle(request: httpx.Request) -> httpx.Response:
-            answer = chalice.http.request(
-                request.method,
-                request.url.raw_path.decode("ascii"),
-                headers=dict(request.headers),
-                body=request.content,
-            )
-            return httpx.Response(answer.status_code, content=answer.body, headers=answer.headers)
-
-        yield httpx.MockTransport(handle)
 
 
 @dataclass(frozen=True)

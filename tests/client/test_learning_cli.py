@@ -5,35 +5,12 @@ their codes. The CLI's HTTP goes through ``chalice.test.Client`` on moto."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
-import pytest
-from chalice.test import Client as ChaliceClient
 
-from chalicelib import wiring
 from pinework import Client, cli
 from tests.helpers import Actor, InjectedCliRunner, World
-
-
-@pytest.fixture
-def transport(wired: wiring.Services) -> Iterator[httpx.MockTransport]:
-    """An httpx transport that hands every request to the Chalice app in-process."""
-    from app import app
-
-    with ChaliceClient(app) as chalice:
-
-        def handle(request: httpx.Request) -> httpx.Response:
-            answer = chalice.http.request(
-                request.method,
-                request.url.raw_path.decode("ascii"),
-                headers=dict(request.headers),
-                body=request.content,
-            )
-            return httpx.Response(answer.status_code, content=answer.body, headers=answer.headers)
-
-        yield httpx.MockTransport(handle)
 
 
 def run(transport: httpx.MockTransport, actor: Actor, *args: str) -> Any:
@@ -43,21 +20,21 @@ def run(transport: httpx.MockTransport, actor: Actor, *args: str) -> Any:
 
 
 def test_an_agent_proposes_and_a_person_decides_through_the_cli(
-    transport: httpx.MockTransport, world: World
+    app_transport: httpx.MockTransport, world: World
 ) -> None:
-    proposed = run(transport, world.agent, "propose", "Staging deploys need the VPN", "--json")
+    proposed = run(app_transport, world.agent, "propose", "Staging deploys need the VPN", "--json")
     assert proposed.exit_code == 0, proposed.output
     learning = json.loads(proposed.stdout)
     assert learning["state"] == "proposed" and learning["id"].startswith("lrn_")
 
-    listed = run(transport, world.person, "list", "--state", "proposed")
+    listed = run(app_transport, world.person, "list", "--state", "proposed")
     assert listed.exit_code == 0 and learning["id"] in listed.stdout
-    assert "no learnings" in run(transport, world.person, "list", "--state", "active").stdout
+    assert "no learnings" in run(app_transport, world.person, "list", "--state", "active").stdout
 
-    refused = run(transport, world.agent, "approve", learning["id"])
+    refused = run(app_transport, world.agent, "approve", learning["id"])
     assert refused.exit_code == 1 and "forbidden" in refused.output
     approved = run(
-        transport,
+        app_transport,
         world.person,
         "approve",
         learning["id"],
@@ -66,19 +43,19 @@ def test_an_agent_proposes_and_a_person_decides_through_the_cli(
     )
     assert approved.exit_code == 0, approved.output
     assert approved.stdout.startswith(f"approved {learning['id']}  active")
-    again = run(transport, world.person, "approve", learning["id"])
+    again = run(app_transport, world.person, "approve", learning["id"])
     assert again.exit_code == 1 and "learning_decided" in again.output
 
-    history = run(transport, world.agent, "history", learning["id"])
+    history = run(app_transport, world.agent, "history", learning["id"])
     assert [line.split()[2] for line in history.stdout.splitlines()] == ["propose", "approve"]
-    retired = run(transport, world.person, "retire", learning["id"], "--reason", "VPN gone")
+    retired = run(app_transport, world.person, "retire", learning["id"], "--reason", "VPN gone")
     assert retired.exit_code == 0 and "retired" in retired.stdout
 
     other = json.loads(
-        run(transport, world.agent, "propose", "Fridays are freeze days", "--json").stdout
+        run(app_transport, world.agent, "propose", "Fridays are freeze days", "--json").stdout
     )
-    assert run(transport, world.person, "reject", other["id"], "--reason", "no").exit_code == 0
-    repeat = run(transport, world.other_agent, "propose", "Fridays are freeze days")
+    assert run(app_transport, world.person, "reject", other["id"], "--reason", "no").exit_code == 0
+    repeat = run(app_transport, world.other_agent, "propose", "Fridays are freeze days")
     assert repeat.exit_code == 1 and "learning_rejected" in repeat.output
-    shown = run(transport, world.person, "show", other["id"])
+    shown = run(app_transport, world.person, "show", other["id"])
     assert "rejected" in shown.stdout and "reason: no" in shown.stdout
