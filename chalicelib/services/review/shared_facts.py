@@ -34,6 +34,9 @@ if TYPE_CHECKING:
 
 MAX_PROPOSALS_PER_REVIEW = 5
 """Learnings one review proposes at most (the others wait for the next night)."""
+MAX_OTHER_AGENTS = 50
+"""Other agents whose live facts one review reads at most (by agent id): the look costs a
+read of their facts, once per agent's review."""
 
 
 class SharedFacts:
@@ -131,9 +134,10 @@ class SharedFacts:
     def _others(self, workspace_id: str, agent_id: str, now: datetime) -> dict[str, list[Memory]]:
         """The other agents' live facts by ``duplicate_key``."""
         grouped: dict[str, list[Memory]] = defaultdict(list)
-        for agent in self._directory.list_agents(workspace_id):
-            if agent.id == agent_id:
-                continue
+        others = [
+            agent for agent in self._directory.list_agents(workspace_id) if agent.id != agent_id
+        ]
+        for agent in others[:MAX_OTHER_AGENTS]:
             for fact in self._memories.live_facts(agent.id, recall_counts=False):
                 if not fact.is_expired(now):
                     grouped[duplicate_key(fact.text)].append(fact)
