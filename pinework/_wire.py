@@ -65,8 +65,8 @@ class _Session:
             ``Idempotency-Key`` (one is made when the caller gave none).
 
     Raises:
-        ValueError: ``base_url`` is not an ``http://`` or ``https://`` URL, or
-            ``max_retries`` is negative.
+        ValueError: ``base_url`` is not an ``http://`` or ``https://`` URL,
+            ``max_retries`` is negative, or a header value cannot be sent (``header_value``).
     """
 
     def __init__(
@@ -85,13 +85,13 @@ class _Session:
         self.max_retries = max_retries
         self.headers = {"Accept": "application/json", "User-Agent": _USER_AGENT}
         if token:
-            self.headers["Authorization"] = f"Bearer {token}"
+            self.headers["Authorization"] = f"Bearer {header_value(token, 'the token', 4096)}"
         if run_id:
-            self.headers["X-Pinework-Run"] = run_id
+            self.headers["X-Pinework-Run"] = header_value(run_id, "the run id", 128)
         if task_key:
-            self.headers["X-Pinework-Task"] = task_key
+            self.headers["X-Pinework-Task"] = header_value(task_key, "the task key", 128)
         if api_key:
-            self.headers["X-Api-Key"] = api_key
+            self.headers["X-Api-Key"] = header_value(api_key, "the X-Api-Key", 4096)
 
     def request_headers(self, call: Call[Any]) -> dict[str, str]:
         """The call's own headers, with an ``Idempotency-Key`` when the call changes
@@ -347,6 +347,28 @@ def memory_path(memory_id: str, action: str | None = None) -> str:
     """
     path = f"/memories/{path_segment(memory_id, 'a memory id')}"
     return f"{path}/{action}" if action else path
+
+
+def header_value(value: str, what: str, limit: int) -> str:
+    """``value`` as an HTTP header value the server takes (docs/reference.md#run-headers):
+    printable ASCII (spaces inside), at most ``limit`` characters; checked here so a bad
+    one is named before anything is sent, not reported as a connection error.
+
+    Raises:
+        ValueError: a character outside printable ASCII (named with its position), white
+            space at either end, or too long.
+    """
+    for position, char in enumerate(value, start=1):
+        if not " " <= char <= "~":
+            raise ValueError(
+                f"{what} holds {char!r} (U+{ord(char):04X}) at character {position}: only "
+                "printable ASCII can be sent in a header; use letters, digits and -_.:/#"
+            )
+    if value != value.strip():
+        raise ValueError(f"{what} starts or ends with white space: {value!r}")
+    if len(value) > limit:
+        raise ValueError(f"{what} has {len(value)} characters; the limit is {limit}")
+    return value
 
 
 def path_segment(value: str, what: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 
 import httpx
 import pytest
@@ -454,3 +455,20 @@ def test_kv_recall_returns_a_value_or_the_keys(client: Client, fake_api: FakeApi
 
     assert isinstance(missing, KvValue) and missing.found is False and missing.value is None
     assert isinstance(keys, KvKeys) and keys.keys == ["a", "b"] and keys.count == 2
+
+
+@pytest.mark.parametrize(
+    ("task", "said"),
+    [
+        ("déploiement", "U+00E9"),
+        ("PIN-42\n", "U+000A"),
+        (" PIN-42", "white space"),
+        ("x" * 129, "the limit is 128"),
+    ],
+)
+def test_a_task_key_that_cannot_be_sent_is_named_before_anything_is_sent(
+    fake_api: FakeApi, task: str, said: str
+) -> None:
+    with pytest.raises(ValueError, match=re.escape(said)):
+        Client(BASE_URL, token="tok_agent", task_key=task, transport=fake_api.transport)
+    assert fake_api.requests == []
