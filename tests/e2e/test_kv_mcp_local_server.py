@@ -37,6 +37,8 @@ TOOLS = {
     "memory_recall",
     "memory_list",
     "memory_archive",
+    "learning_propose",
+    "learning_list",
 }
 
 
@@ -114,6 +116,8 @@ def test_the_mcp_sdk_client_lists_and_calls_every_tool(server: LocalServer) -> N
             await call("memory_list", {"kind": "fact"})
             await call("memory_archive", {"memoryId": saved["id"], "reason": "obsolete"})
             await call("forget", {"key": "target"})
+            await call("learning_propose", {"text": "Every deploy needs the VPN"})
+            await call("learning_list", {"state": "proposed"})
 
             failed = await session.call_tool("memory_save", {"text": "x" * 501})
             assert failed.is_error is True
@@ -126,6 +130,10 @@ def test_the_mcp_sdk_client_lists_and_calls_every_tool(server: LocalServer) -> N
     assert results["memory_list"]["data"][0]["text"] == "Deploys need the VPN"
     assert results["memory_archive"]["status"] == "archived"
     assert results["forget"] == {"deleted": True, "key": "target"}
+    assert results["learning_propose"]["state"] == "proposed"
+    assert [found["text"] for found in results["learning_list"]["data"]] == [
+        "Every deploy needs the VPN"
+    ]
 
 
 def test_the_sdk_high_level_client_connects_anonymously(server: LocalServer) -> None:

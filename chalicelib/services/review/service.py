@@ -231,13 +231,7 @@ class ReviewService:
         kept, waiting = without_pending(
             kept, self._pending.pending_signatures(workspace_id, agent_id)
         )
-        shared = (
-            []
-            if self._shared is None
-            else self._shared.notes(
-                workspace_id, agent_id, context.facts, context.now, review_id=review_id
-            )
-        )
+        shared = self._shared_notes(workspace_id, agent_id, context, review_id)
         notes = [*proposal.notes, *notes, *waiting, *shared]
         actions = [
             action.model_copy(update={"id": f"a{number}"})
@@ -251,6 +245,25 @@ class ReviewService:
             actions=actions,
             notes=notes,
         )
+
+    def _shared_notes(
+        self, workspace_id: str, agent_id: str, context: ReviewContext, review_id: str | None
+    ) -> list[str]:
+        """The notes of the look across the workspace's agents (``SharedFacts``). It reads
+        other agents' facts: when that fails (a throttle on one of them), the agent's own
+        review goes on without it, and says so."""
+        if self._shared is None:
+            return []
+        try:
+            return self._shared.notes(
+                workspace_id, agent_id, context.facts, context.now, review_id=review_id
+            )
+        except Exception as error:
+            logger.warning("review of %s: the look across agents failed (%r)", agent_id, error)
+            return [
+                "The look across the workspace's agents (shared facts, learnings) failed this "
+                "time; the next review tries again."
+            ]
 
     def list_reviews(
         self, principal: Principal, agent_id: str | None, limit: int, after_id: str | None
