@@ -624,16 +624,32 @@ class AsyncClient:
         """
         return await self._session.run(calls.sign_in_link())
 
-    # Learnings (docs/reference.md#15-learnings)
+    # Learnings (docs/reference.md#15-learnings): facts every agent of a workspace is told.
+    # Agents and persons propose and read; only persons decide (approve, edit, reject, retire).
 
     async def propose_learning(self, text: str, *, idempotency_key: str | None = None) -> Learning:
-        """Propose a learning (``POST /learnings``): an agent's is ``proposed`` (or ``active``
-        where the workspace's ``learningApproval`` is ``none``), a person's is ``active``; a
-        live learning that says the same is answered instead of a new one.
+        """Propose a learning (``POST /learnings``; docs/reference.md#15-learnings).
+
+        An agent's proposal is ``proposed`` until a person decides (``active`` at once where
+        the workspace's ``learningApproval`` is ``none``); a person's is ``active`` at once.
+        A proposal that says what a proposed or active learning says stores nothing and
+        answers that learning (docs/reference.md#learning-repeats).
+
+        Args:
+            text: the fact every agent of the workspace needs (1 to 500 characters, no
+                credential).
+            idempotency_key: sent as ``Idempotency-Key``; a retry with it answers the first
+                proposal.
+
+        Returns:
+            The learning (``lrn_…``); its ``etag`` is what ``if_match`` takes.
 
         Raises:
-            PineworkAPIError: ``learning_rejected``, ``learning_limit_reached``,
-                ``rate_limited``, ``memory_text_too_long``, ``secret_in_memory``.
+            PineworkAPIError: ``learning_rejected`` (409: an agent proposed what a person
+                rejected), ``learning_limit_reached`` (409: 200 proposed and active),
+                ``rate_limited`` (429: an agent's 20 proposals of the UTC day),
+                ``memory_text_too_long``, ``secret_in_memory``, ``invalid_request``,
+                ``unauthorized``.
         """
         return await self._session.run(
             calls.propose_learning(text, idempotency_key=idempotency_key)
@@ -647,19 +663,66 @@ class AsyncClient:
         limit: int | None = None,
         next_token: str | None = None,
     ) -> LearningPage:
-        """The workspace's learnings, newest first (``GET /learnings``), one page.
+        """One page of the workspace's learnings, newest first (``GET /learnings``;
+        docs/reference.md#15-learnings).
 
         Args:
-            state: ``proposed``, ``active``, ``rejected`` or ``retired``.
-            q: text the learning contains (any case).
+            state: only ``proposed``, ``active``, ``rejected`` or ``retired`` ones (omitted:
+                every state).
+            q: only those whose text contains this (any case; at most 200 characters).
+            limit: page size (the server's default 50, at most 200).
+            next_token: the ``next_token`` of the previous page.
+
+        Returns:
+            ``LearningPage``: ``data`` (``Learning`` objects) and ``next_token`` (``None`` on
+            the last page).
+
+        Raises:
+            PineworkAPIError: ``invalid_request`` (an unknown state, a bad token or limit),
+                ``unauthorized``.
         """
         return await self._session.run(calls.list_learnings(state, q, limit, next_token))
 
-    async def get_learning(self, learning_id: str) -> Learning:
-        """One learning (``GET /learnings/{id}``).
+    async def iter_learnings(
+        self,
+        *,
+        state: str | None = None,
+        q: str | None = None,
+        page_size: int | None = None,
+    ) -> AsyncIterator[Learning]:
+        """Every matching learning, newest first, following ``nextToken`` lazily
+        (docs/reference.md#15-learnings).
+
+        Args:
+            state: see :meth:`list_learnings`.
+            q: see :meth:`list_learnings`.
+            page_size: ``limit`` of each request.
+
+        Returns:
+            An async iterator of ``Learning`` objects; pages are requested as it is consumed.
 
         Raises:
-            PineworkAPIError: ``learning_not_found``.
+            PineworkAPIError: as :meth:`list_learnings`.
+        """
+        token: str | None = None
+        while True:
+            page = await self.list_learnings(state=state, q=q, limit=page_size, next_token=token)
+            for learning in page.data:
+                yield learning
+            # A token that does not move would loop forever; treat it as the end.
+            if page.next_token is None or page.next_token == token:
+                return
+            token = page.next_token
+
+    async def get_learning(self, learning_id: str) -> Learning:
+        """One learning of the workspace (``GET /learnings/{id}``;
+        docs/reference.md#learning-object).
+
+        Returns:
+            The learning; its ``etag`` is what ``if_match`` takes.
+
+        Raises:
+            PineworkAPIError: ``learning_not_found`` (also another workspace's).
             ValueError: ``learning_id`` cannot be a path segment.
         """
         return await self._session.run(calls.get_learning(learning_id))
@@ -667,11 +730,21 @@ class AsyncClient:
     async def approve_learning(
         self, learning_id: str, *, text: str | None = None, if_match: str | None = None
     ) -> Learning:
-        """Approve a proposed learning, ``text`` editing it first (persons).
+        """Approve a proposed learning (persons; ``POST /learnings/{id}/approve``;
+        docs/reference.md#learning-states): every agent is told it from its next recall.
+
+        Args:
+            learning_id: the ``lrn_…``.
+            text: a new text, edited as it is approved (omitted: the text as proposed).
+            if_match: the ``etag`` as read: approve only that version.
+
+        Returns:
+            The learning, ``active``.
 
         Raises:
-            PineworkAPIError: ``learning_decided``, ``learning_not_found``, ``forbidden``,
-                ``precondition_failed``.
+            PineworkAPIError: ``learning_decided`` (409: not proposed), ``learning_not_found``,
+                ``forbidden`` (an agent's token), ``precondition_failed`` (412),
+                ``memory_text_too_long``, ``secret_in_memory``.
         """
         body = {} if text is None else {"text": text}
         return await self._session.run(
@@ -681,10 +754,16 @@ class AsyncClient:
     async def edit_learning(
         self, learning_id: str, text: str, *, if_match: str | None = None
     ) -> Learning:
-        """Edit a proposed or active learning's text (persons; ``PATCH /learnings/{id}``).
+        """Edit a proposed or active learning's text (persons; ``PATCH /learnings/{id}``;
+        docs/reference.md#learning-states). Its state does not change.
+
+        Returns:
+            The learning with its new text and ``edited_by``.
 
         Raises:
-            PineworkAPIError: ``learning_decided``, ``learning_not_found``, ``forbidden``.
+            PineworkAPIError: ``learning_decided`` (409: rejected or retired),
+                ``learning_not_found``, ``forbidden`` (an agent's token),
+                ``precondition_failed`` (412), ``memory_text_too_long``, ``secret_in_memory``.
         """
         return await self._session.run(
             calls.decide_learning(learning_id, "edit", {"text": text}, if_match=if_match)
@@ -693,10 +772,17 @@ class AsyncClient:
     async def reject_learning(
         self, learning_id: str, reason: str, *, if_match: str | None = None
     ) -> Learning:
-        """Reject a proposed learning with a reason (persons): no agent proposes it again.
+        """Reject a proposed learning with a reason (persons; ``POST
+        /learnings/{id}/reject``; docs/reference.md#learning-repeats): no agent may propose
+        it again (``learning_rejected``).
+
+        Returns:
+            The learning, ``rejected``, with the ``reason``.
 
         Raises:
-            PineworkAPIError: ``learning_decided``, ``learning_not_found``, ``forbidden``.
+            PineworkAPIError: ``learning_decided`` (409: not proposed), ``learning_not_found``,
+                ``forbidden`` (an agent's token), ``precondition_failed`` (412),
+                ``invalid_request`` (an empty reason), ``secret_in_memory``.
         """
         return await self._session.run(
             calls.decide_learning(learning_id, "reject", {"reason": reason}, if_match=if_match)
@@ -705,10 +791,16 @@ class AsyncClient:
     async def retire_learning(
         self, learning_id: str, *, reason: str | None = None, if_match: str | None = None
     ) -> Learning:
-        """Retire an active learning (persons): no agent is told it any more.
+        """Retire an active learning (persons; ``POST /learnings/{id}/retire``;
+        docs/reference.md#learning-states): no agent is told it any more.
+
+        Returns:
+            The learning, ``retired``, with the ``reason`` if one was given.
 
         Raises:
-            PineworkAPIError: ``learning_decided``, ``learning_not_found``, ``forbidden``.
+            PineworkAPIError: ``learning_decided`` (409: not active), ``learning_not_found``,
+                ``forbidden`` (an agent's token), ``precondition_failed`` (412),
+                ``secret_in_memory``.
         """
         body = {} if reason is None else {"reason": reason}
         return await self._session.run(
@@ -716,7 +808,13 @@ class AsyncClient:
         )
 
     async def learning_history(self, learning_id: str) -> LearningAuditPage:
-        """A learning's history records, oldest first (``GET /learnings/{id}/history``).
+        """A learning's history records, oldest first (``GET /learnings/{id}/history``;
+        docs/reference.md#learning-states).
+
+        Returns:
+            ``LearningAuditPage``: ``data`` (``LearningAuditRecord``: ``action`` ``propose``,
+            ``approve``, ``edit``, ``reject`` or ``retire``; the actor; ``at``; the state and
+            text ``before`` and ``after``), all in one page.
 
         Raises:
             PineworkAPIError: ``learning_not_found``.

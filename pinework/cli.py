@@ -12,7 +12,8 @@ exit with status 1; usage errors exit with status 2.
 
 This module holds the groups, the shared options and the request runner; the commands
 live one module per group: :mod:`pinework.cli_memory`, :mod:`pinework.cli_kv`,
-:mod:`pinework.cli_reviews` (routines and reviews), :mod:`pinework.cli_admin` and
+:mod:`pinework.cli_reviews` (routines and reviews), :mod:`pinework.cli_learning`
+(learnings, docs/reference.md#15-learnings), :mod:`pinework.cli_admin` and
 :mod:`pinework.cli_tokens`.
 """
 

@@ -1,5 +1,12 @@
 """``pinework learning …``: propose a fact every agent of the workspace needs, and (persons)
-decide it (docs/reference.md#15-learnings). Registered on ``learning`` by ``pinework.cli``."""
+decide it (docs/reference.md#15-learnings). Registered on ``learning`` by ``pinework.cli``.
+
+Each command prints one line per learning (``lrn_…  state     text``, the text on one line),
+or with ``--json`` the server's JSON exactly. Errors print ``error: <code>: <message>`` on
+stderr (with ``--json`` also the error envelope on stdout) and exit 1; e.g. ``forbidden``
+(an agent deciding), ``learning_decided`` (a decision its state does not allow),
+``learning_rejected`` (an agent proposing what a person rejected), ``learning_not_found``,
+``precondition_failed`` (``--if-match`` names another version)."""
 
 from __future__ import annotations
 
@@ -9,10 +16,14 @@ from typing import Annotated
 import typer
 
 from pinework import _render
-from pinework.cli import JsonFlag, LimitOption, NextTokenOption, _more, _run, learning_app
+from pinework.cli import JsonFlag, NextTokenOption, _more, _run, learning_app
 from pinework.models import Learning, LearningAuditPage, LearningPage
 
 LearningId = Annotated[str, typer.Argument(help="The learning, lrn_….")]
+LearningLimitOption = Annotated[
+    int | None,
+    typer.Option("--limit", min=1, max=200, help="Page size (default 50, at most 200)."),
+]
 IfMatchOption = Annotated[
     str | None,
     typer.Option("--if-match", help="The learning's ETag as read: change it only at that version."),
@@ -36,7 +47,12 @@ def learning_propose(
     ],
     as_json: JsonFlag = False,
 ) -> None:
-    """Propose a learning (an agent's waits for a person; a person's is active at once)."""
+    """Propose a learning (an agent's waits for a person; a person's is active at once).
+
+    Prints ``proposed lrn_…  state  text``; the live learning that already says the same is
+    printed instead of a new one. Errors: learning_rejected, learning_limit_reached,
+    rate_limited, memory_text_too_long, secret_in_memory.
+    """
     _run(as_json, lambda c: c.propose_learning(fact), _said("proposed"))
 
 
@@ -47,11 +63,13 @@ def learning_list(
         typer.Option("--state", help="proposed, active, rejected or retired."),
     ] = None,
     q: Annotated[str | None, typer.Option("--q", help="Text the learning contains.")] = None,
-    limit: LimitOption = None,
+    limit: LearningLimitOption = None,
     next_token: NextTokenOption = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """The workspace's learnings, newest first."""
+    """The workspace's learnings, newest first, one line each (``no learnings`` when none;
+    ``more: --next-token …`` when there is a next page). Errors: invalid_request (an unknown
+    state)."""
 
     def render(page: LearningPage) -> None:
         for learning in page.data:
@@ -69,11 +87,13 @@ def learning_list(
 
 @learning_app.command("show")
 def learning_show(learning_id: LearningId, as_json: JsonFlag = False) -> None:
-    """One learning with who proposed and decided it."""
+    """One learning with who proposed, edited and decided it. Errors: learning_not_found."""
 
     def render(learning: Learning) -> None:
         _render.echo(_row(learning))
         _render.echo(f"proposed by {learning.proposed_by} ({learning.proposed_by_type})")
+        if learning.edited_by:
+            _render.echo(f"edited by {learning.edited_by}")
         if learning.decided_by:
             _render.echo(f"decided by {learning.decided_by}")
         if learning.reason:
@@ -91,7 +111,11 @@ def learning_approve(
     if_match: IfMatchOption = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Approve a proposed learning (persons): every agent is told it from its next recall."""
+    """Approve a proposed learning (persons): every agent is told it from its next recall.
+
+    Errors: forbidden (an agent), learning_decided (not proposed), learning_not_found,
+    precondition_failed.
+    """
     _run(
         as_json,
         lambda c: c.approve_learning(learning_id, text=text, if_match=if_match),
@@ -106,7 +130,8 @@ def learning_edit(
     if_match: IfMatchOption = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Edit a proposed or active learning's text (persons)."""
+    """Edit a proposed or active learning's text (persons). Errors: forbidden,
+    learning_decided (rejected or retired), learning_not_found, precondition_failed."""
     _run(
         as_json,
         lambda c: c.edit_learning(learning_id, text, if_match=if_match),
@@ -121,7 +146,8 @@ def learning_reject(
     if_match: IfMatchOption = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Reject a proposed learning (persons): no agent may propose it again."""
+    """Reject a proposed learning (persons): no agent may propose it again. Errors:
+    forbidden, learning_decided (not proposed), learning_not_found, precondition_failed."""
     _run(
         as_json,
         lambda c: c.reject_learning(learning_id, reason, if_match=if_match),
@@ -136,7 +162,8 @@ def learning_retire(
     if_match: IfMatchOption = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Retire an active learning (persons): no agent is told it any more."""
+    """Retire an active learning (persons): no agent is told it any more. Errors:
+    forbidden, learning_decided (not active), learning_not_found, precondition_failed."""
     _run(
         as_json,
         lambda c: c.retire_learning(learning_id, reason=reason, if_match=if_match),
@@ -146,7 +173,8 @@ def learning_retire(
 
 @learning_app.command("history")
 def learning_history(learning_id: LearningId, as_json: JsonFlag = False) -> None:
-    """A learning's history, oldest first."""
+    """A learning's history, oldest first: ``time  action  actor  text after``. Errors:
+    learning_not_found."""
 
     def render(page: LearningAuditPage) -> None:
         for record in page.data:

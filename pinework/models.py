@@ -225,17 +225,27 @@ class ScoredMemory(WireModel):
 
 
 class Learning(WireModel):
-    """A learning: a fact every agent of a workspace is told (docs/reference.md#15-learnings).
+    """A learning: a fact every agent of a workspace is told (docs/reference.md#15-learnings,
+    the object: docs/reference.md#learning-object).
 
     Attributes:
         id: ``lrn_`` + ULID.
-        state: ``proposed``, ``active``, ``rejected`` or ``retired``.
+        object_type: always ``"learning"`` (wire name ``object``).
+        workspace_id: the workspace, ``wsp_…``.
+        text: the fact (1 to 500 characters).
+        state: ``proposed``, ``active``, ``rejected`` or ``retired``
+            (docs/reference.md#learning-states).
         proposed_by, proposed_by_type: who proposed it (``agent``, ``person`` or ``review``).
         run_id, task_key: the proposing agent's run headers.
-        decided_by, decided_at: who approved, rejected or retired it, and when.
+        proposed_at: when it was proposed (UTC).
+        decided_by, decided_at: who approved, rejected or retired it, and when (``None``
+            while proposed, and for an agent's proposal that went live at once).
         reason: why it was rejected or retired.
         edited_by: the person who last edited its text.
-        evidence: a review's proposal: the agents' facts that say it.
+        evidence: a review's proposal: the agents' facts (``mem_…``) that say it.
+        updated_at: when it last changed (UTC).
+
+    Its ``etag`` (the answer's ``ETag``) is what the decisions' ``if_match`` takes.
     """
 
     id: str
@@ -257,7 +267,13 @@ class Learning(WireModel):
 
 
 class LearningPage(WireModel):
-    """A page of ``GET /learnings``, newest first, with the token of the next page."""
+    """A page of ``GET /learnings``, newest first (docs/reference.md#15-learnings).
+
+    Attributes:
+        object_type: always ``"list"``.
+        data: the learnings.
+        next_token: the ``next_token`` of the next page; ``None`` on the last.
+    """
 
     object_type: str = Field(default="list", alias="object")
     data: list[Learning]
@@ -265,7 +281,20 @@ class LearningPage(WireModel):
 
 
 class LearningAuditRecord(WireModel):
-    """One history record of a learning (``GET /learnings/{id}/history``)."""
+    """One history record of a learning (``GET /learnings/{id}/history``;
+    docs/reference.md#learning-states).
+
+    Attributes:
+        id: the record's id.
+        object_type: always ``"learning_audit"``.
+        learning_id: the ``lrn_…``.
+        action: ``propose``, ``approve``, ``edit``, ``reject`` or ``retire``.
+        actor_type, actor_id: who did it (``agent``, ``person`` or ``review``).
+        at: when (UTC).
+        run_id, task_key: the acting agent's run headers.
+        reason: the rejection's or retirement's reason.
+        before, after: the learning's ``state`` and ``text`` before and after.
+    """
 
     id: str
     object_type: str = Field(default="learning_audit", alias="object")
@@ -282,7 +311,8 @@ class LearningAuditRecord(WireModel):
 
 
 class LearningAuditPage(WireModel):
-    """A learning's history records, oldest first."""
+    """A learning's history records, oldest first, in one page
+    (docs/reference.md#15-learnings)."""
 
     object_type: str = Field(default="list", alias="object")
     data: list[LearningAuditRecord]

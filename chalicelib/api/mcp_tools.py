@@ -1,9 +1,15 @@
 """The MCP tools behind ``POST /api/v1/mcp`` (docs/reference.md#11-mcp): the
-key-value tools (``remember``, ``recall``, ``forget``) and the ``memory_*`` tools, each
-a ``ToolSpec`` whose input schema is its pydantic request model and whose handler calls
-the same service as the HTTP route and returns the same JSON; the ``memory_*`` tools
-need a bearer principal (``unauthorized`` otherwise). ``mcp_protocol`` frames them in
-JSON-RPC. Choices: docs/DECISIONS.md#mcp-issue-5.
+key-value tools (``remember``, ``recall``, ``forget``), the ``memory_*`` tools and the
+``learning_*`` tools (docs/reference.md#15-learnings), each a ``ToolSpec`` whose input
+schema is its pydantic request model and whose handler calls the same service as the HTTP
+route and returns the same JSON; the ``memory_*`` and ``learning_*`` tools need a bearer
+principal (``unauthorized`` otherwise). ``mcp_protocol`` frames them in JSON-RPC.
+Choices: docs/DECISIONS.md#mcp-issue-5.
+
+Which tool stores what (their descriptions tell agents): ``memory_save`` an agent's own
+durable fact; ``memory_day`` what happened in this run; ``remember`` a value looked up by
+its key; ``learning_propose`` a fact every agent of the workspace needs, which a person
+approves before agents are told it.
 """
 
 from __future__ import annotations
@@ -156,11 +162,27 @@ def _memory_archive(caller: McpCaller, arguments: MemoryArchiveArguments) -> dic
 
 
 def _learning_propose(caller: McpCaller, arguments: ProposeLearningRequest) -> dict[str, Any]:
+    """``learning_propose``: as ``POST /learnings`` (docs/reference.md#15-learnings): the
+    learning object (a new one, or the live one that already says the same).
+
+    Raises:
+        Unauthorized: no bearer principal.
+        LearningRejected, LearningLimitReached, RateLimited, MemoryTextTooLong,
+        SecretInMemory: as the route (``learning_rejected``, ``learning_limit_reached``,
+        ``rate_limited``, ``memory_text_too_long``, ``secret_in_memory``).
+    """
     learning, _ = caller.services.learnings.propose(_principal(caller), arguments.text, caller.run)
     return learning.to_wire()
 
 
 def _learning_list(caller: McpCaller, arguments: LearningListArguments) -> dict[str, Any]:
+    """``learning_list``: as ``GET /learnings`` (docs/reference.md#15-learnings), one page of
+    at most 200 (a workspace keeps at most 200 proposed and active learnings):
+    ``{object: "list", data: [learning…], nextToken}``.
+
+    Raises:
+        Unauthorized: no bearer principal.
+    """
     found, after = caller.services.learnings.list_learnings(
         _principal(caller),
         state=LearningState(arguments.state),
@@ -214,9 +236,9 @@ TOOLS: tuple[ToolSpec, ...] = (
         "memory_save",
         "Save a durable fact (at most 500 characters, no secrets) to your own agent memory; "
         "optionally supersede one of your facts, and give the tool-output `evidence` "
-        "(at most 2,000 characters) that supports it. Returns the memory. For a fact every "
-        "agent of the workspace needs, use learning_propose instead; for what happened in "
-        "this run, memory_day; for a value you look up by a key, remember.",
+        "(at most 2,000 characters) that supports it. Returns the memory. For facts every "
+        "agent of the workspace needs, propose a learning instead (learning_propose); for "
+        "what happened in this run, memory_day; for a value you look up by a key, remember.",
         SaveFactRequest,
         _memory_save,
         _hints(read_only=False, destructive=False, idempotent=False),
@@ -252,18 +274,24 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         "learning_propose",
-        "Propose a learning: a fact every agent of the workspace needs (at most 500 "
-        "characters, no secrets), not just you. A person approves it (unless the workspace "
-        "lets proposals go live at once); then every agent is told it at the start of its "
-        "runs. A fact only you need is memory_save. Returns the learning (the live one that "
-        "already says the same, if there is one).",
+        "Propose a learning: a fact every agent of the workspace needs, not just you (at "
+        "most 500 characters, no secrets), e.g. how the team's systems must be used. A "
+        "person approves it (unless the workspace lets proposals go live at once); then "
+        "every agent is told it at the start of its runs. Use it instead of memory_save when "
+        "other agents need the fact too (memory_save keeps a fact only you are told), and "
+        "instead of remember when agents should be told it without knowing a key (remember "
+        "stores a value read back only by its key). Check learning_list first. Returns the "
+        "learning (the live one that already says the same, if there is one); "
+        "learning_rejected when a person rejected the same fact.",
         ProposeLearningRequest,
         _learning_propose,
         _hints(read_only=False, destructive=False, idempotent=True),
     ),
     ToolSpec(
         "learning_list",
-        "List the workspace's learnings (active ones by default), newest first; q filters by text.",
+        "List the workspace's learnings, newest first: the active ones (every agent is told "
+        "them) by default, or those of `state`; q filters by text (any case). Returns "
+        "{object: list, data: [learning], nextToken}.",
         LearningListArguments,
         _learning_list,
         _hints(read_only=True, destructive=False, idempotent=True),

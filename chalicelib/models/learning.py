@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from chalicelib.ids import ULID_PATTERN
 from chalicelib.models.common import RequestModel, Timestamp, WireModel
+from chalicelib.models.requests import Limit, Paging
 from chalicelib.models.responses import (
     LearningAuditList,
     LearningAuditObject,
@@ -128,10 +129,12 @@ class RetireLearningRequest(RequestModel):
     reason: str | None = Field(default=None, min_length=1, max_length=2000)
 
 
-class LearningListQuery(RequestModel):
-    """``GET /learnings``: ``state`` filters, ``q`` searches the text (case-insensitive)."""
+class LearningListQuery(Paging):
+    """``GET /learnings`` (docs/reference.md#15-learnings): ``state`` filters, ``q``
+    searches the text (case-insensitive), ``limit`` is 1 to 200 (default 50; a query value
+    arrives as a string of digits, anything else is ``invalid_request``)."""
 
     state: StateName | None = None
     q: str | None = Field(default=None, max_length=200)
-    limit: int = Field(default=50, ge=1, le=200)
+    limit: Annotated[Limit, Field(le=200)] = 50
     next_token: str | None = Field(default=None, max_length=200)

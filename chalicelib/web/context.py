@@ -35,6 +35,7 @@ NOTICES = {
     "approval": "Review approval saved.",
     "learning-approval": "Learning approval saved.",
     "learning-proposed": "Learning added: every agent is told it from its next recall.",
+    "learning-exists": "A live learning already says this: nothing was added; it is shown here.",
     "learning-approve": "Learning approved: every agent is told it from its next recall.",
     "learning-edit": "Learning edited.",
     "learning-reject": "Learning rejected: agents may not propose it again.",

@@ -20,61 +20,82 @@ from chalicelib.web.http import WebResponse
 RECALL_AGENTS = 20
 RECALL_ENTRIES = 50
 LEARNINGS_SHOWN = 200
-"""Learnings on the page at most (the workspace holds at most 200 live ones)."""
+"""Learnings of one state on the page at most (the workspace holds at most 200 live ones,
+proposed and active together, so only rejected and retired ones can be cut)."""
 STALE_LEARNING = (
     "This learning changed since you opened it: someone decided or edited it first. Nothing "
     "you sent was saved. It is shown here as it stands now."
 )
 _VERSION = re.compile(r"[1-9][0-9]{0,17}")
-_ORDER = {LearningState.PROPOSED: 0, LearningState.ACTIVE: 1, LearningState.REJECTED: 2}
+_PAGE_ORDER = (
+    LearningState.PROPOSED,
+    LearningState.ACTIVE,
+    LearningState.REJECTED,
+    LearningState.RETIRED,
+)
 
 
 def learnings_page(
     web: WebContext, *, error: FormError | None = None, form: dict[str, str] | None = None
 ) -> WebResponse:
-    """``GET /learnings``: ``state`` and ``q`` filter; proposed ones first, oldest first."""
+    """``GET /learnings`` (docs/reference.md#15-learnings): the workspace's learnings,
+    proposed ones first (oldest first: the longest waiting on top), then active, rejected
+    and retired ones (each newest first); ``state`` keeps one state, ``q`` keeps those
+    whose text holds it (case-insensitive). Each state is listed on its own, so old
+    proposals are never cut by many newer decided ones; at most ``LEARNINGS_SHOWN`` of a
+    state are shown (``cut`` names the states that hold more). ``error`` and ``form``:
+    the propose form's refusal and what was typed, shown again.
+
+    Raises:
+        InvalidRequest: ``state`` is not a learning state.
+    """
     state_text = web.request.param("state") or ""
     if state_text and state_text not in {state.value for state in LearningState}:
         raise InvalidRequest("state must be proposed, active, rejected or retired.")
     query = (web.request.param("q") or "").strip()
-    found, _ = web.services.learnings.list_learnings(
-        web.principal,
-        state=LearningState(state_text) if state_text else None,
-        query=query or None,
-        limit=LEARNINGS_SHOWN,
-        after=None,
-    )
-    found.sort(key=lambda learning: (_ORDER.get(learning.state, 3), _newest_last(learning)))
+    wanted = [LearningState(state_text)] if state_text else list(_PAGE_ORDER)
+    shown: list[Learning] = []
+    cut: list[str] = []
+    for state in wanted:
+        found, more = web.services.learnings.list_learnings(
+            web.principal, state=state, query=query or None, limit=LEARNINGS_SHOWN, after=None
+        )
+        shown += found[::-1] if state is LearningState.PROPOSED else found
+        if more is not None:
+            cut.append(state.value)
     return web.page(
         "learnings.html",
         status=error.status if error else 200,
         nav="learnings",
-        learnings=found,
+        learnings=shown,
+        cut=cut,
+        shown_at_most=LEARNINGS_SHOWN,
         state=state_text,
         q=query,
-        states=[state.value for state in LearningState],
+        states=[state.value for state in _PAGE_ORDER],
         error=error,
         form=form or {},
     )
 
 
-def _newest_last(learning: Learning) -> str:
-    """Proposed ones oldest first (the longest waiting on top); the others newest first."""
-    if learning.state is LearningState.PROPOSED:
-        return learning.id
-    return "".join(chr(0x10FFFF - ord(char)) for char in learning.id)
-
-
 def propose(web: WebContext) -> WebResponse:
-    """``POST /learnings``: a person's learning, active at once."""
+    """``POST /learnings`` (form ``text``; docs/reference.md#15-learnings): a person's
+    learning, active at once; 303 to its page with ``?done=learning-proposed``, or to the
+    live learning that already says the same with ``?done=learning-exists``.
+
+    A refusal (``invalid_request``: blank; ``memory_text_too_long``: over 500 characters;
+    ``secret_in_memory``; ``learning_limit_reached``: 200 live learnings) answers the
+    Learnings page with the error's status, the error next to the form and the text kept.
+    """
     form = web.request.form()
     try:
-        learning, _ = web.services.learnings.propose(
+        learning, new = web.services.learnings.propose(
             web.principal, form.get("text", ""), RunContext()
         )
     except PineworkError as error:
         return learnings_page(web, error=FormError.of(error, "propose"), form=form)
-    return web.back({}, f"/learnings/{learning.id}", done="learning-proposed")
+    done = "learning-proposed" if new else "learning-exists"
+    return web.back({}, f"/learnings/{learning.id}", done=done)
 
 
 def learning_page(
@@ -84,7 +105,17 @@ def learning_page(
     errors: dict[str, FormError] | None = None,
     form: dict[str, str] | None = None,
 ) -> WebResponse:
-    """``GET /learnings/{learning_id}``: the learning, its decisions and its history."""
+    """``GET /learnings/{learning_id}`` (docs/reference.md#15-learnings): the learning
+    (text, state, who proposed it with its run and task, who decided and why), the
+    decision forms its state allows (each with its ``version``), the recalls that gave it
+    and its history records, oldest first. ``errors`` maps a form's verb (``approve``,
+    ``edit``, ``reject``, ``retire``) to the error shown next to it (the page answers that
+    error's status); ``form`` is what was typed, shown again.
+
+    Raises:
+        LearningNotFound: no such learning in the person's workspace (404; another
+            workspace's answers the same).
+    """
     learning = web.services.learnings.get(web.principal, learning_id)
     history = web.services.learnings.history(web.principal, learning_id)
     errors = errors or {}
@@ -104,9 +135,10 @@ def learning_page(
 
 
 def where_recalled(web: WebContext, learning_id: str) -> list[tuple[Agent, RecallLogEntry]]:
-    """The recalls that gave the learning, newest first: the last ``RECALL_ENTRIES`` of
-    the recall log of each of the workspace's first ``RECALL_AGENTS`` agents (the log is
-    kept by agent; its entries name the learnings they gave)."""
+    """The recalls that gave the learning, newest first, as (agent, log entry) pairs:
+    the last ``RECALL_ENTRIES`` of the recall log of each of the workspace's first
+    ``RECALL_AGENTS`` agents (the log is kept by agent; its entries name the learnings
+    they gave; docs/reference.md#15-learnings)."""
     found: list[tuple[Agent, RecallLogEntry]] = []
     for agent in web.services.dashboard.workspace.agents(web.principal)[:RECALL_AGENTS]:
         entries, _ = web.services.recall.log(web.principal, agent.id, RECALL_ENTRIES, None)
@@ -119,9 +151,22 @@ def where_recalled(web: WebContext, learning_id: str) -> list[tuple[Agent, Recal
 
 
 def decide(web: WebContext, learning_id: str, verb: str) -> WebResponse:
-    """``POST /learnings/{learning_id}/{approve|edit|reject|retire}``: the form's
-    ``version`` is the expected version; a stale or refused decision shows the page with
-    the error next to its form and what was typed kept."""
+    """``POST /learnings/{learning_id}/{verb}`` (docs/reference.md#15-learnings), ``verb``
+    one of ``approve`` (form ``text``: the text to approve, blank keeps it;
+    ``archive_copies=yes``), ``edit`` (``text``), ``reject`` (``reason``, required) or
+    ``retire`` (``reason``, optional). Every form carries ``version``, the learning's
+    version it was made from, sent as ``expected_versions``; 303 back to the learning's
+    page with ``?done=learning-<verb>``.
+
+    A refusal answers the learning's page with the error's status, the error next to the
+    form and what was typed kept: ``precondition_failed`` (412, the form is stale: the
+    learning as it stands now), ``invalid_request`` (400: a blank reason or text, no
+    ``version``), ``learning_decided`` (409: its state does not allow it),
+    ``memory_text_too_long``, ``secret_in_memory``.
+
+    Raises:
+        LearningNotFound: no such learning in the person's workspace (404).
+    """
     form = web.request.form()
     service = web.services.learnings
     try:
@@ -147,6 +192,7 @@ def decide(web: WebContext, learning_id: str, verb: str) -> WebResponse:
 
 
 def _form_version(form: dict[str, str]) -> frozenset[int]:
+    """The form's ``version`` as ``expected_versions``; InvalidRequest if absent or bad."""
     value = form.get("version", "")
     if not _VERSION.fullmatch(value):
         raise InvalidRequest("This form does not say which version it was made from; reload.")
@@ -154,7 +200,9 @@ def _form_version(form: dict[str, str]) -> frozenset[int]:
 
 
 def proposed_count(web: WebContext) -> int:
-    """How many learnings wait for a person (the agents overview's notice)."""
+    """How many of the workspace's learnings are proposed, waiting for a person (the
+    agents overview's notice, linking to ``/learnings?state=proposed``;
+    docs/reference.md#15-learnings). At most 200: the workspace's live learnings."""
     found, _ = web.services.learnings.list_learnings(
         web.principal, state=LearningState.PROPOSED, query=None, limit=LEARNINGS_SHOWN, after=None
     )
