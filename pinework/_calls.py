@@ -234,10 +234,11 @@ def recall(
     *,
     query: str | None = None,
     agent_id: str | None = None,
+    count: bool = True,
     idempotency_key: str | None = None,
 ) -> Call[RecallResult]:
-    """``POST /memories/recall``."""
-    body = _given(query=query, agentId=agent_id)
+    """``POST /memories/recall`` (``count`` false: a preview, sent only then)."""
+    body = _given(query=query, agentId=agent_id, count=None if count else False)
     return _change("POST", "/memories/recall", RecallResult, body, idempotency_key)
 
 

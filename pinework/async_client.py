@@ -356,15 +356,19 @@ class AsyncClient:
         *,
         query: str | None = None,
         agent_id: str | None = None,
+        count: bool = True,
         idempotency_key: str | None = None,
     ) -> RecallResult:
-        """On-demand recall (``POST /memories/recall``).
+        """On-demand recall (``POST /memories/recall``); ``count`` false makes it a preview
+        that counts and logs nothing (docs/reference.md#recall-preview).
 
         Returns:
             Scored memories, best first, and the block.
         """
         return await self._session.run(
-            calls.recall(query=query, agent_id=agent_id, idempotency_key=idempotency_key)
+            calls.recall(
+                query=query, agent_id=agent_id, count=count, idempotency_key=idempotency_key
+            )
         )
 
     async def recall_start(

@@ -492,17 +492,20 @@ class Client:
         *,
         query: str | None = None,
         agent_id: str | None = None,
+        count: bool = True,
         idempotency_key: str | None = None,
     ) -> RecallResult:
         """Recall the memories relevant to a query (``POST /memories/recall``;
         docs/reference.md#8-recall).
 
-        Counts as a recall of every memory returned.
+        Counts as a recall of every memory returned, unless ``count`` is false.
 
         Args:
             query: what to score against, up to 4,000 characters; the server
                 uses the current task (``X-Pinework-Task``) when omitted.
             agent_id: whose memories; required when a person recalls.
+            count: false makes it a preview (docs/reference.md#recall-preview): the same
+                answer, nothing counted or logged, ``recall_id`` None.
 
         Returns:
             Scored memories (best first), the fallback used if any, and the block.
@@ -511,7 +514,9 @@ class Client:
             PineworkAPIError: e.g. ``memory_agent_required``, ``invalid_request``.
         """
         return self._session.run(
-            calls.recall(query=query, agent_id=agent_id, idempotency_key=idempotency_key)
+            calls.recall(
+                query=query, agent_id=agent_id, count=count, idempotency_key=idempotency_key
+            )
         )
 
     def recall_start(

@@ -290,7 +290,8 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         body=RecallRequest,
         tag="recall",
         description="Counts as a recall of every memory returned; never changes the "
-        "run-start skip state. `query` (at most 4,000 characters) defaults to the task.",
+        "run-start skip state. `query` (at most 4,000 characters) defaults to the task. "
+        "`count: false` makes it a preview: nothing is counted or logged, `recallId` is null.",
     ),
     ("POST", "/memories/recall/start"): Operation(
         "Run-start recall: the block, or `skipped` with the reason",

@@ -68,10 +68,13 @@ class EmptyRequest(RequestModel):
 
 
 class RecallRequest(RequestModel):
-    """``POST /memories/recall``: ``query?`` (default: the current task), ``agentId?``."""
+    """``POST /memories/recall``: ``query?`` (default: the current task), ``agentId?``,
+    ``count?`` (default true; false makes it a preview that counts and logs nothing,
+    docs/reference.md#recall-preview)."""
 
     query: str | None = None
     agent_id: str | None = None
+    count: bool = True
 
 
 def _digits_only(value: object) -> object:

@@ -521,3 +521,29 @@ def test_warm_up_runs_the_scorer_once_and_stores_nothing(
     services.recall.warm_up()
     assert scorer.calls == 1
     assert dynamodb.scan(TableName=TABLE)["Count"] == before
+
+
+def test_a_preview_answers_as_a_recall_and_counts_and_logs_nothing(
+    api: Api, world: World
+) -> None:
+    vpn = save(api, world, "The staging deploy needs the VPN turned on")
+    save(api, world, "Lunch is at noon on Fridays")
+    query = "How do I deploy to staging with the VPN?"
+    status, preview = api.call(
+        "POST", "/memories/recall", world.agent, {"query": query, "count": False}
+    )
+    assert status == 200, preview
+    assert preview["recallId"] is None and preview["memories"][0]["memory"]["id"] == vpn
+    assert preview["memories"][0]["memory"]["recallCount"] == 0
+    assert vpn in preview["block"]
+    assert api.call("GET", f"/memories/{vpn}", world.agent)[1]["recallCount"] == 0
+    assert api.call("GET", "/recalls", world.agent)[1]["data"] == []
+    status, refused = api.call(
+        "POST", "/memories/recall", world.agent, {"query": query, "count": "no"}
+    )
+    assert (status, refused["error"]["code"]) == (400, "invalid_request")
+    counted = recall(api, world, query)  # the same query, counted
+    assert [m["memory"]["id"] for m in counted["memories"]] == [
+        m["memory"]["id"] for m in preview["memories"]
+    ]
+    assert api.call("GET", f"/memories/{vpn}", world.agent)[1]["recallCount"] == 1

@@ -157,11 +157,13 @@ class RecallService:
         self._secrets = secrets
 
     def recall(self, principal: Principal, request: RecallRequest, run: RunContext) -> RecallResult:
-        """On-demand recall: counts as a recall; leaves run-start session state alone.
+        """On-demand recall: counts as a recall (unless ``request.count`` is false: a preview,
+        no log entry, no counters, ``recall_id`` None; docs/reference.md#recall-preview);
+        leaves run-start session state alone.
 
         Args:
-            request: ``query`` (default, and instead of a blank one: the run's task key)
-                and a person's ``agentId``.
+            request: ``query`` (default, and instead of a blank one: the run's task key),
+                a person's ``agentId`` and ``count``.
             run: the run's headers.
 
         Raises:
@@ -179,7 +181,9 @@ class RecallService:
             if principal.is_agent:
                 raise InvalidRequest("Send a query, or X-Pinework-Task to recall for the task.")
             raise InvalidRequest("Send a query: a person has no current task to recall for.")
-        return self._recall(principal, agent_id, query, run, kind="on_demand", session=None)
+        return self._recall(
+            principal, agent_id, query, run, kind="on_demand", session=None, count=request.count
+        )
 
     def start(
         self, principal: Principal, request: RecallStartRequest, run: RunContext
@@ -263,6 +267,7 @@ class RecallService:
         *,
         kind: str,
         session: SessionClaim | None,
+        count: bool = True,
     ) -> RecallResult:
         now = self._clock.now()
         entries = self._index.entries(agent_id, now)
@@ -287,6 +292,10 @@ class RecallService:
         picked = [
             ScoredMemory(memory, item.score) for memory, item in zip(counted, picked, strict=True)
         ]
+        if not count:
+            # A preview (docs/reference.md#recall-preview): no log entry, no counters.
+            block = self.render_block(agent_id, picked, now, learned)
+            return RecallResult(query, fallback, picked, block, learnings=learned)
         entry = RecallLogEntry(
             id=self._ids.new("rcl"),
             workspace_id=principal.workspace_id,
