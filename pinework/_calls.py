@@ -396,16 +396,17 @@ def sign_in_link() -> Call[SignInLink]:
 
 
 def kv_remember(
-    key: str, value: Any, *, idempotency_key: str | None = None
+    key: str, value: Any, *, if_revision: int | None = None, idempotency_key: str | None = None
 ) -> Call[KvRememberResult]:
-    """``POST /kv/remember``."""
-    body = {"key": key, "value": value}
+    """``POST /kv/remember`` (``ifRevision`` sent when given)."""
+    body = {"key": key, "value": value, **_given(ifRevision=if_revision)}
     return _change("POST", "/kv/remember", KvRememberResult, body, idempotency_key)
 
 
 def kv_recall(key: str) -> Call[KvValue]:
-    """``POST /kv/recall`` with a key (a read: no idempotency key needed)."""
-    return Call("POST", "/kv/recall", KvValue, json={"key": key})
+    """``POST /kv/recall`` with a key and ``withRevision`` (a read: no idempotency key
+    needed)."""
+    return Call("POST", "/kv/recall", KvValue, json={"key": key, "withRevision": True})
 
 
 def kv_keys(cursor: str | None = None, limit: int | None = None) -> Call[KvKeys]:
@@ -418,9 +419,12 @@ def kv_keys(cursor: str | None = None, limit: int | None = None) -> Call[KvKeys]
     return Call("POST", "/kv/recall", KvKeys, json=body)
 
 
-def kv_forget(key: str, *, idempotency_key: str | None = None) -> Call[KvForgetResult]:
-    """``POST /kv/forget``."""
-    return _change("POST", "/kv/forget", KvForgetResult, {"key": key}, idempotency_key)
+def kv_forget(
+    key: str, *, if_revision: int | None = None, idempotency_key: str | None = None
+) -> Call[KvForgetResult]:
+    """``POST /kv/forget`` (``ifRevision`` sent when given)."""
+    body = {"key": key, **_given(ifRevision=if_revision)}
+    return _change("POST", "/kv/forget", KvForgetResult, body, idempotency_key)
 
 
 # Learnings (docs/reference.md#15-learnings)

@@ -833,15 +833,21 @@ class AsyncClient:
     # Key-value meta-tools (docs/reference.md#10-key-value)
 
     async def kv_remember(
-        self, key: str, value: Any, *, idempotency_key: str | None = None
+        self,
+        key: str,
+        value: Any,
+        *,
+        if_revision: int | None = None,
+        idempotency_key: str | None = None,
     ) -> KvRememberResult:
-        """Store ``value`` under ``key`` in the caller's scope (``POST /kv/remember``).
+        """Store ``value`` under ``key`` in the caller's scope (``POST /kv/remember``);
+        ``if_revision`` as in :meth:`pinework.Client.kv_remember`.
 
         Returns:
-            Confirmation with the TTL.
+            Confirmation with the TTL and the new revision.
         """
         return await self._session.run(
-            calls.kv_remember(key, value, idempotency_key=idempotency_key)
+            calls.kv_remember(key, value, if_revision=if_revision, idempotency_key=idempotency_key)
         )
 
     async def kv_recall(
@@ -872,10 +878,15 @@ class AsyncClient:
                 return
             cursor = page.next_cursor
 
-    async def kv_forget(self, key: str, *, idempotency_key: str | None = None) -> KvForgetResult:
-        """Delete a key from the caller's scope (``POST /kv/forget``).
+    async def kv_forget(
+        self, key: str, *, if_revision: int | None = None, idempotency_key: str | None = None
+    ) -> KvForgetResult:
+        """Delete a key from the caller's scope (``POST /kv/forget``); ``if_revision`` as in
+        :meth:`pinework.Client.kv_forget`.
 
         Returns:
             Whether something was deleted.
         """
-        return await self._session.run(calls.kv_forget(key, idempotency_key=idempotency_key))
+        return await self._session.run(
+            calls.kv_forget(key, if_revision=if_revision, idempotency_key=idempotency_key)
+        )

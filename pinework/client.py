@@ -1038,21 +1038,32 @@ class Client:
         return self.api_url.removesuffix(API_PREFIX)
 
     def kv_remember(
-        self, key: str, value: Any, *, idempotency_key: str | None = None
+        self,
+        key: str,
+        value: Any,
+        *,
+        if_revision: int | None = None,
+        idempotency_key: str | None = None,
     ) -> KvRememberResult:
         """Store ``value`` under ``key`` in the caller's scope (``POST /kv/remember``).
 
         Args:
             key: 1-512 bytes of UTF-8.
             value: any JSON value; non-strings are stored serialized.
+            if_revision: store only over this revision (``KvValue.revision`` as read); 0:
+                only if the key is absent (docs/reference.md#kv-revisions).
 
         Returns:
-            Confirmation with the TTL (``permanent`` or ``24h``).
+            Confirmation with the TTL (``permanent`` or ``24h``) and the new revision.
 
         Raises:
-            PineworkAPIError: e.g. ``invalid_request``, ``rate_limited``.
+            PineworkAPIError: e.g. ``invalid_request``, ``rate_limited``,
+                ``precondition_failed`` (412: the key is not at ``if_revision``; nothing
+                stored).
         """
-        return self._session.run(calls.kv_remember(key, value, idempotency_key=idempotency_key))
+        return self._session.run(
+            calls.kv_remember(key, value, if_revision=if_revision, idempotency_key=idempotency_key)
+        )
 
     def kv_recall(
         self, key: str | None = None, *, cursor: str | None = None, limit: int | None = None
@@ -1104,11 +1115,15 @@ class Client:
                 return
             cursor = page.next_cursor
 
-    def kv_forget(self, key: str, *, idempotency_key: str | None = None) -> KvForgetResult:
+    def kv_forget(
+        self, key: str, *, if_revision: int | None = None, idempotency_key: str | None = None
+    ) -> KvForgetResult:
         """Delete a key from the caller's scope (``POST /kv/forget``).
 
         Args:
             key: the key.
+            if_revision: delete only this revision (``precondition_failed`` otherwise;
+                docs/reference.md#kv-revisions).
 
         Returns:
             Whether something was deleted.
@@ -1116,4 +1131,6 @@ class Client:
         Raises:
             PineworkAPIError: e.g. ``invalid_request``, ``rate_limited``.
         """
-        return self._session.run(calls.kv_forget(key, idempotency_key=idempotency_key))
+        return self._session.run(
+            calls.kv_forget(key, if_revision=if_revision, idempotency_key=idempotency_key)
+        )

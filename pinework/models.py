@@ -403,11 +403,13 @@ class KvRememberResult(WireModel):
         stored: always ``True`` on success.
         key: the key written.
         ttl: ``"permanent"`` or ``"24h"`` (anonymous callers).
+        revision: the entry's revision after this write (docs/reference.md#kv-revisions).
     """
 
     stored: bool
     key: str
     ttl: str
+    revision: int | None = None
 
 
 class KvValue(WireModel):
@@ -418,11 +420,14 @@ class KvValue(WireModel):
         value: the stored string (JSON values come back serialized, not
             parsed); ``None`` when not found.
         found: whether the key exists in the caller's scope.
+        revision: the entry's revision (``None`` when not found): what ``if_revision``
+            takes (docs/reference.md#kv-revisions).
     """
 
     key: str
     value: str | None = None
     found: bool
+    revision: int | None = None
 
 
 class KvKeys(WireModel):

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import boto3
+import httpx
 import pytest
 from chalice.test import Client
 from moto import mock_aws
@@ -120,3 +121,22 @@ def api(wired: wiring.Services) -> Iterator[Api]:
 def faults(dynamodb: Any) -> Faults:
     """Fault injection on the test's DynamoDB client (the one ``wired`` uses)."""
     return Faults(dynamodb)
+
+
+@pytest.fixture
+def app_transport(wired: wiring.Services) -> Iterator[httpx.MockTransport]:
+    """An httpx transport that hands every request to the Chalice app in-process."""
+    from app import app
+
+    with Client(app) as chalice:
+
+        def handle(request: httpx.Request) -> httpx.Response:
+            answer = chalice.http.request(
+                request.method,
+                request.url.raw_path.decode("ascii"),
+                headers=dict(request.headers),
+                body=request.content,
+            )
+            return httpx.Response(answer.status_code, content=answer.body, headers=answer.headers)
+
+        yield httpx.MockTransport(handle)

@@ -104,7 +104,7 @@ def kv_remember() -> Response:
     """``{key, value}`` -> ``{stored: true, key, ttl}`` (docs/reference.md#10-key-value)."""
     wired, scope = _call()
     body = parse_exact_body(_request().raw_body, RememberRequest)
-    return json_response(wired.kv.remember(scope, body.key, body.value).to_wire())
+    return json_response(wired.kv.remember(scope, body.key, body.value, body.if_revision).to_wire())
 
 
 @kv_api.route("/kv/recall", methods=["POST"], content_types=CONTENT_TYPES)
@@ -117,7 +117,7 @@ def kv_recall() -> Response:
     body = parse_exact_body(_request().raw_body, KvRecallRequest)
     if body.key is None:
         return json_response(wired.kv.list_keys(scope, body.cursor, body.limit).to_wire())
-    return json_response(wired.kv.recall(scope, body.key).to_wire())
+    return json_response(wired.kv.recall(scope, body.key).to_wire(body.with_revision))
 
 
 @kv_api.route("/kv/forget", methods=["POST"], content_types=CONTENT_TYPES)
@@ -128,7 +128,7 @@ def kv_forget() -> Response:
     """``{key}`` -> ``{deleted, key}`` (docs/reference.md#10-key-value)."""
     wired, scope = _call()
     body = parse_exact_body(_request().raw_body, ForgetRequest)
-    return json_response(wired.kv.forget(scope, body.key).to_wire())
+    return json_response(wired.kv.forget(scope, body.key, body.if_revision).to_wire())
 
 
 reject_other_methods(

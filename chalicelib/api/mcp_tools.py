@@ -90,18 +90,22 @@ class ToolSpec:
 
 
 def _remember(caller: McpCaller, arguments: RememberRequest) -> dict[str, Any]:
-    return caller.services.kv.remember(caller.kv_scope(), arguments.key, arguments.value).to_wire()
+    return caller.services.kv.remember(
+        caller.kv_scope(), arguments.key, arguments.value, arguments.if_revision
+    ).to_wire()
 
 
 def _recall(caller: McpCaller, arguments: KvRecallRequest) -> dict[str, Any]:
     kv = caller.services.kv
     if arguments.key is None:
         return kv.list_keys(caller.kv_scope(), arguments.cursor, arguments.limit).to_wire()
-    return kv.recall(caller.kv_scope(), arguments.key).to_wire()
+    return kv.recall(caller.kv_scope(), arguments.key).to_wire(arguments.with_revision)
 
 
 def _forget(caller: McpCaller, arguments: ForgetRequest) -> dict[str, Any]:
-    return caller.services.kv.forget(caller.kv_scope(), arguments.key).to_wire()
+    return caller.services.kv.forget(
+        caller.kv_scope(), arguments.key, arguments.if_revision
+    ).to_wire()
 
 
 def _principal(caller: McpCaller) -> Principal:

@@ -26,6 +26,12 @@ class RememberRequest(RequestModel):
             "compact JSON text (like JavaScript's JSON.stringify) and recalled as that string."
         )
     )
+    if_revision: int | None = Field(
+        default=None,
+        ge=0,
+        description="Store only if the key is at this revision (as `recall` answered it); "
+        "0: only if the key is absent. Otherwise 412 `precondition_failed`, nothing stored.",
+    )
 
 
 class KvRecallRequest(RequestModel):
@@ -45,10 +51,18 @@ class KvRecallRequest(RequestModel):
         description="Listing only: keys per page (100 by default; more than 1000 reads as 1000).",
     )
 
+    with_revision: bool = Field(
+        default=False,
+        description="With a key: also answer the entry's `revision` (null when missing), "
+        "what `ifRevision` takes.",
+    )
+
     @model_validator(mode="after")
     def _paging_only_when_listing(self) -> KvRecallRequest:
         if self.key is not None and (self.cursor is not None or self.limit is not None):
             raise ValueError("cursor and limit page a listing: leave them out with a key")
+        if self.key is None and self.with_revision:
+            raise ValueError("withRevision reads one key's revision: send it with a key")
         return self
 
 
@@ -56,3 +70,9 @@ class ForgetRequest(RequestModel):
     """``forget {key}``: delete one key of the caller's scope."""
 
     key: str = Field(description="The key to delete: 1 to 512 bytes of UTF-8.")
+    if_revision: int | None = Field(
+        default=None,
+        ge=0,
+        description="Delete only if the key is at this revision (as `recall` answered it). "
+        "Otherwise 412 `precondition_failed`, nothing deleted.",
+    )

@@ -366,6 +366,12 @@ class KvRemembered(ResponseModel):
     stored: Literal[True]
     key: str
     ttl: Literal["permanent", "24h"]
+    revision: int | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="The entry's new revision; only when `ifRevision` was sent "
+        "(docs/reference.md#kv-revisions).",
+    )
 
 
 class KvRecalled(ResponseModel):
@@ -375,6 +381,11 @@ class KvRecalled(ResponseModel):
     key: str
     value: str | None
     found: bool
+    revision: int | None = Field(
+        default=None,
+        description="The entry's revision (null when missing); only with `withRevision` "
+        "(docs/reference.md#kv-revisions).",
+    )
 
 
 class KvKeys(ResponseModel):

@@ -40,6 +40,7 @@ from chalicelib.storage.protocols import (
     KvNewScopesReached,
     KvQuota,
     KvQuotaReached,
+    KvRevisionMismatch,
     KvUsage,
 )
 
@@ -54,6 +55,8 @@ _READ_ATTEMPTS = 3
 """How often a read retries when a concurrent overwrite deleted the object it pointed to."""
 _WRITE_ATTEMPTS = 5
 """How often a write reads again when the entry or the scope's count changed under it."""
+_REVISION = "kvRevision"
+"""The entry's revision: 1 at its first write, one more at each (docs/reference.md#kv-revisions)."""
 
 
 class S3ObjectStore:
@@ -136,9 +139,11 @@ class DynamoDBKvRepository:
         now: float,
         quota: KvQuota,
         new_scopes: KvNewScopes | None = None,
-    ) -> None:
+        expected_revision: int | None = None,
+    ) -> int:
         """Store ``value`` under ``key``, replacing any entry, in one transaction with the
-        scope's usage (docs/reference.md#kv-quotas).
+        scope's usage (docs/reference.md#kv-quotas); returns the entry's new revision (the
+        one it replaced plus 1; docs/reference.md#kv-revisions).
 
         Args:
             expires_at: epoch seconds after which the entry is gone (anonymous
@@ -148,18 +153,21 @@ class DynamoDBKvRepository:
             new_scopes: the caller's network's cap on new scopes per day; when the scope
                 is new (no usage item, no entries), its usage item is created in the
                 same transaction as the entry and one more new scope of the day.
+            expected_revision: store only if the live entry has this revision (0: only if
+                there is none); None: whatever is there.
 
         Raises:
+            KvRevisionMismatch: ``expected_revision`` is not the entry's; nothing was stored.
             KvQuotaReached: the scope would pass ``quota``; nothing was stored.
             KvNewScopesReached: the scope is new and its network started
                 ``new_scopes.max_new`` scopes that day already; nothing was stored.
             Conflict: other writers kept changing the key (409).
         """
-        write = _Write(scope, key, value, expires_at, now)
+        write = _Write(scope, key, value, expires_at, now, expected_revision)
         try:
             for _ in range(_WRITE_ATTEMPTS):
                 if self._try_put(write, quota, new_scopes):
-                    return
+                    return write.revision
             raise Conflict(CONFLICT_MESSAGE)
         except BaseException:
             if write.object_key is not None:
@@ -182,9 +190,11 @@ class DynamoDBKvRepository:
                 if found is None:
                     return False  # another writer stored the count: read it again
                 if found.revision < 0:
+                    _check_revision(write.expected, None, write.now)
                     return self._start_scope(write, quota, new_scopes)
             stored = found
         old = self._table.get(kv_key(write.scope, write.key))
+        write.revision = _check_revision(write.expected, old, write.now) + 1
         added_keys, added_bytes = _added(old, write.size)
         if _over(stored.usage, added_keys, added_bytes, quota):
             if stored.expires_at is None or write.recounted:
@@ -257,27 +267,38 @@ class DynamoDBKvRepository:
 
     def get(self, scope: str, key: str, *, now: float) -> str | None:
         """Return the live value of ``key`` (read from S3 when the item points there), or None."""
+        found = self.read(scope, key, now=now)
+        return None if found is None else found[0]
+
+    def read(self, scope: str, key: str, *, now: float) -> tuple[str, int] | None:
+        """The live value of ``key`` and its revision (docs/reference.md#kv-revisions), or
+        None."""
         for _ in range(_READ_ATTEMPTS):
             item = self._table.get(kv_key(scope, key))
             if item is None or not live(item, now):
                 return None
             if "storedValue" in item:
-                return str(item["storedValue"])
+                return str(item["storedValue"]), revision_of(item)
             data = self._objects.get(str(item["objectKey"]))
             if data is not None:
-                return data.decode("utf-8")
+                return data.decode("utf-8"), revision_of(item)
             # Overwritten or forgotten between the two reads: read the item again.
         raise RuntimeError(f"the value of {key!r} kept moving while it was read")
 
-    def delete(self, scope: str, key: str, *, now: float) -> bool:
+    def delete(
+        self, scope: str, key: str, *, now: float, expected_revision: int | None = None
+    ) -> bool:
         """Delete ``key`` and free its keys and bytes in one transaction; True if a live
-        entry was there.
+        entry was there. ``expected_revision``: as ``put`` (0: only if there is none, which
+        deletes nothing).
 
         Raises:
+            KvRevisionMismatch: ``expected_revision`` is not the entry's; nothing changed.
             Conflict: other writers kept changing the key (409).
         """
         for _ in range(_WRITE_ATTEMPTS):
             old = self._table.get(kv_key(scope, key))
+            _check_revision(expected_revision, old, now)
             if old is None:
                 return False
             self._usage.ensure(scope, now=now, expires_at=None, create=True)
@@ -333,10 +354,17 @@ class _Write:
     """One ``put`` across its attempts: the value's bytes and the S3 object written, if any."""
 
     def __init__(
-        self, scope: str, key: str, value: str, expires_at: int | None, now: float
+        self,
+        scope: str,
+        key: str,
+        value: str,
+        expires_at: int | None,
+        now: float,
+        expected: int | None = None,
     ) -> None:
         self.scope, self.key, self.value = scope, key, value
-        self.expires_at, self.now = expires_at, now
+        self.expires_at, self.now, self.expected = expires_at, now, expected
+        self.revision = 1
         self.data = value.encode("utf-8")
         self.size = len(key.encode("utf-8")) + len(self.data)
         self.object_key: str | None = None
@@ -358,11 +386,27 @@ def _over(usage: KvUsage, added_keys: int, added_bytes: int, quota: KvQuota) -> 
     )
 
 
+def revision_of(item: dict[str, Any]) -> int:
+    """An entry's revision (docs/reference.md#kv-revisions); an entry written before
+    revisions were kept is revision 1."""
+    return int(item.get(_REVISION, 1))
+
+
+def _check_revision(expected: int | None, old: dict[str, Any] | None, now: float) -> int:
+    """The revision of the live entry ``old`` (0: none, or expired); KvRevisionMismatch
+    when ``expected`` is given and differs."""
+    current = 0 if old is None or not live(old, now) else revision_of(old)
+    if expected is not None and expected != current:
+        raise KvRevisionMismatch(current)
+    return current
+
+
 def _put_entry(write: _Write, old: dict[str, Any] | None) -> dict[str, Any]:
     item: dict[str, Any] = {
         **kv_key(write.scope, write.key),
         "entity": "kv",
         "valueBytes": len(write.data),
+        _REVISION: write.revision,
     }
     if write.object_key is not None:
         item["objectKey"] = write.object_key
@@ -384,6 +428,11 @@ def _unchanged(old: dict[str, Any]) -> dict[str, Any]:
     size = entry_size(old)
     values: dict[str, Any] = {":valueBytes": size.value_bytes}
     condition = "valueBytes = :valueBytes AND "
+    if _REVISION in old:
+        condition += f"{_REVISION} = :revision AND "
+        values[":revision"] = old[_REVISION]
+    else:
+        condition += f"attribute_not_exists({_REVISION}) AND "
     if size.object_key is None:
         condition += "attribute_not_exists(objectKey)"
     else:

@@ -458,6 +458,15 @@ class KvNewScopesReached(Exception):
     day; nothing was stored."""
 
 
+class KvRevisionMismatch(Exception):
+    """A conditional key-value write named another revision than the entry's
+    (docs/reference.md#kv-revisions); ``current`` is the entry's (0: no live entry)."""
+
+    def __init__(self, current: int) -> None:
+        super().__init__(f"the entry is at revision {current}")
+        self.current = current
+
+
 class KvRepository(Protocol):
     """Stores key-value entries by scope (docs/reference.md#10-key-value); large values live in S3.
 
@@ -477,13 +486,17 @@ class KvRepository(Protocol):
         now: float,
         quota: KvQuota,
         new_scopes: KvNewScopes | None = None,
-    ) -> None:
-        """Store ``value`` under ``key``, replacing any entry (``expires_at`` None: permanent).
+        expected_revision: int | None = None,
+    ) -> int:
+        """Store ``value`` under ``key``, replacing any entry (``expires_at`` None: permanent);
+        returns the entry's new revision.
 
         ``new_scopes``: when given and the scope is new (no usage item, no entries), the
-        write also counts one new scope against it, atomically.
+        write also counts one new scope against it, atomically. ``expected_revision``: store
+        only if the live entry's revision is this (0: only if there is none).
 
         Raises:
+            KvRevisionMismatch: ``expected_revision`` is not the entry's; nothing was stored.
             KvQuotaReached: the scope would pass ``quota``; nothing was stored.
             KvNewScopesReached: the scope is new and ``new_scopes`` is used up.
         """
@@ -493,8 +506,18 @@ class KvRepository(Protocol):
         """Return the live value of ``key``, or None."""
         ...
 
-    def delete(self, scope: str, key: str, *, now: float) -> bool:
-        """Delete ``key`` (freeing its quota); return True if a live entry was there."""
+    def read(self, scope: str, key: str, *, now: float) -> tuple[str, int] | None:
+        """Return the live value of ``key`` and its revision, or None."""
+        ...
+
+    def delete(
+        self, scope: str, key: str, *, now: float, expected_revision: int | None = None
+    ) -> bool:
+        """Delete ``key`` (freeing its quota); return True if a live entry was there.
+
+        Raises:
+            KvRevisionMismatch: ``expected_revision`` (0: none) is not the entry's.
+        """
         ...
 
     def keys(self, scope: str, *, now: float, after: str | None, limit: int) -> list[str]:

@@ -451,3 +451,64 @@ def test_wrong_methods_and_query_strings(kv: Kv) -> None:
 def test_deep_nesting_is_invalid_not_a_crash(kv: Kv) -> None:
     raw = b'{"key": "k", "value": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
     assert kv.error("remember", raw=raw) == (400, "invalid_request")
+
+
+# Revisions: compare-and-set (docs/reference.md#kv-revisions)
+
+
+def test_a_write_from_a_stale_read_is_refused_and_changes_nothing(kv: Kv, world: World) -> None:
+    def read(actor: Actor) -> dict[str, Any]:
+        return kv.ok("recall", {"key": "notes", "withRevision": True}, actor=actor)
+
+    assert read(world.agent) == {"key": "notes", "value": None, "found": False, "revision": None}
+    created = kv.ok("remember", {"key": "notes", "value": "a", "ifRevision": 0}, actor=world.agent)
+    assert created == {"stored": True, "key": "notes", "ttl": "permanent", "revision": 1}
+    seen_by_agent = read(world.agent)["revision"]
+    seen_by_person = read(world.person)["revision"]  # one workspace: one space
+    assert seen_by_agent == seen_by_person == 1
+    agent_wrote = kv.ok(
+        "remember", {"key": "notes", "value": "ab", "ifRevision": seen_by_agent}, actor=world.agent
+    )
+    assert agent_wrote["revision"] == 2
+    refused = kv.error(
+        "remember",
+        {"key": "notes", "value": "ac", "ifRevision": seen_by_person},
+        actor=world.person,
+    )
+    assert refused == (412, "precondition_failed")
+    assert kv.error(
+        "remember", {"key": "notes", "value": "x", "ifRevision": 0}, actor=world.agent
+    ) == (
+        412,
+        "precondition_failed",
+    )
+    assert kv.error("forget", {"key": "notes", "ifRevision": 1}, actor=world.person) == (
+        412,
+        "precondition_failed",
+    )
+    assert read(world.person) == {"key": "notes", "value": "ab", "found": True, "revision": 2}
+    assert kv.ok("forget", {"key": "notes", "ifRevision": 2}, actor=world.person) == {
+        "deleted": True,
+        "key": "notes",
+    }
+    # Without withRevision or ifRevision the answers keep their shapes.
+    kv.ok("remember", {"key": "plain", "value": "v"}, actor=world.agent)
+    assert recall_value(kv, "plain", actor=world.agent) == "v"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"key": "k", "value": "v", "ifRevision": -1},
+        {"key": "k", "value": "v", "ifRevision": "1"},
+        {"key": "k", "value": "v", "ifRevision": 1.5},
+        {"withRevision": True},
+        {"key": "k", "withRevision": "yes"},
+    ],
+)
+def test_bad_revision_fields_are_invalid_requests(
+    kv: Kv, world: World, body: dict[str, Any]
+) -> None:
+    action = "remember" if "value" in body else "recall"
+    assert kv.error(action, body, actor=world.agent) == (400, "invalid_request")
+    assert recall_value(kv, "k", actor=world.agent) is None

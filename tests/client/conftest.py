@@ -2,34 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import httpx
 import pytest
-from chalice.test import Client as ChaliceClient
 
-from chalicelib import wiring
 from pinework import Client
 from tests.client.fake_api import BASE_URL, FakeApi
-
-
-@pytest.fixture
-def app_transport(wired: wiring.Services) -> Iterator[httpx.MockTransport]:
-    """An httpx transport that hands every request to the Chalice app in-process."""
-    from app import app
-
-    with ChaliceClient(app) as chalice:
-
-        def handle(request: httpx.Request) -> httpx.Response:
-            answer = chalice.http.request(
-                request.method,
-                request.url.raw_path.decode("ascii"),
-                headers=dict(request.headers),
-                body=request.content,
-            )
-            return httpx.Response(answer.status_code, content=answer.body, headers=answer.headers)
-
-        yield httpx.MockTransport(handle)
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ from chalicelib.storage.protocols import (
     KvQuota,
     KvQuotaReached,
     KvRepository,
+    KvRevisionMismatch,
     KvUsage,
 )
 from tests.helpers import BUCKET, TABLE
@@ -406,3 +407,92 @@ def test_a_write_that_lost_the_last_room_is_refused_and_leaves_no_object(
     assert all_keys(entries, "byok#r", 0) == ["other"]
     assert entries.usage("byok#r", now=0) == KvUsage(1, 6)
     assert objects(s3) == []
+
+
+# Revisions (docs/reference.md#kv-revisions)
+
+
+def test_each_write_adds_one_to_the_revision_and_a_new_key_starts_at_one(
+    entries: KvRepository,
+) -> None:
+    assert entries.read("byok#v", "k", now=0) is None
+    assert entries.put("byok#v", "k", "one", expires_at=None, now=0, quota=ROOMY) == 1
+    assert entries.put("byok#v", "k", "a large two", expires_at=None, now=0, quota=ROOMY) == 2
+    assert entries.read("byok#v", "k", now=0) == ("a large two", 2)
+    assert entries.delete("byok#v", "k", now=0)
+    assert entries.put("byok#v", "k", "three", expires_at=None, now=0, quota=ROOMY) == 1
+
+
+def test_a_conditional_write_names_the_revision_it_read_or_changes_nothing(
+    entries: KvRepository,
+) -> None:
+    def write(value: str, expected: int) -> int:
+        return entries.put(
+            "byok#v", "k", value, expires_at=None, now=0, quota=ROOMY, expected_revision=expected
+        )
+
+    assert write("first", 0) == 1  # 0: only if absent
+    with pytest.raises(KvRevisionMismatch) as absent_only:
+        write("again", 0)
+    assert absent_only.value.current == 1
+    assert write("second", 1) == 2
+    with pytest.raises(KvRevisionMismatch):
+        write("stale", 1)
+    with pytest.raises(KvRevisionMismatch):
+        entries.delete("byok#v", "k", now=0, expected_revision=1)
+    assert entries.read("byok#v", "k", now=0) == ("second", 2)
+    assert entries.usage("byok#v", now=0) == KvUsage(1, 1 + 6)
+    assert entries.delete("byok#v", "k", now=0, expected_revision=2)
+    assert entries.read("byok#v", "k", now=0) is None
+
+
+def test_an_expired_entry_is_no_entry_to_a_conditional_write(entries: KvRepository) -> None:
+    entries.put("anon#v", "k", "old", expires_at=10, now=0, quota=ROOMY)
+    assert (
+        entries.put("anon#v", "k", "new", expires_at=100, now=20, quota=ROOMY, expected_revision=0)
+        == 1
+    )
+
+
+class InterleavingTable(DynamoDBTable):
+    """A table that runs another write before the first transaction: between a write's
+    reads and its transaction, for values of any size."""
+
+    meanwhile: Callable[[], None] | None = None
+
+    def transact(self, operations: list[dict[str, Any]], *, attempts: int = 0) -> None:
+        meanwhile, self.meanwhile = self.meanwhile, None
+        if meanwhile is not None:
+            meanwhile()
+        super().transact(operations, attempts=attempts)
+
+
+def test_two_writers_of_one_revision_cannot_both_write(dynamodb: Any, s3: Any) -> None:
+    table = InterleavingTable(dynamodb, TABLE)
+    entries = DynamoDBKvRepository(table, S3ObjectStore(lambda: s3, BUCKET))
+    put(entries, "byok#r", "k", "v1")
+    # The other writer's value has the same length: only the revision tells them apart.
+    table.meanwhile = lambda: put(entries, "byok#r", "k", "v2")
+    with pytest.raises(KvRevisionMismatch) as lost:
+        entries.put("byok#r", "k", "v3", expires_at=None, now=0, quota=ROOMY, expected_revision=1)
+    assert lost.value.current == 2
+    assert entries.read("byok#r", "k", now=0) == ("v2", 2)
+    table.meanwhile = lambda: put(entries, "byok#r", "k", "v4")
+    with pytest.raises(KvRevisionMismatch):
+        entries.delete("byok#r", "k", now=0, expected_revision=2)
+    assert entries.read("byok#r", "k", now=0) == ("v4", 3)
+
+
+def test_an_entry_from_before_revisions_reads_as_revision_one(dynamodb: Any, s3: Any) -> None:
+    entries = IMPLEMENTATIONS["dynamodb+s3"](dynamodb, s3)
+    put(entries, "byok#o", "k", "old")
+    dynamodb.update_item(
+        TableName=TABLE,
+        Key={"pk": {"S": "KV#byok#o"}, "sk": {"S": "KEY#k"}},
+        UpdateExpression="REMOVE kvRevision",
+    )
+    assert entries.read("byok#o", "k", now=0) == ("old", 1)
+    assert (
+        entries.put("byok#o", "k", "new", expires_at=None, now=0, quota=ROOMY, expected_revision=1)
+        == 2
+    )

@@ -31,6 +31,7 @@ from chalicelib.errors import (
     InvalidRequest,
     KvQuotaExceeded,
     PayloadTooLarge,
+    PreconditionFailed,
     SecretInMemory,
     Unauthorized,
 )
@@ -62,6 +63,7 @@ from chalicelib.storage.protocols import (
     KvQuota,
     KvQuotaReached,
     KvRepository,
+    KvRevisionMismatch,
 )
 
 ScopeKind = Literal["account", "byok", "anon"]
@@ -137,26 +139,45 @@ class KvLimits:
 
 @dataclass(frozen=True)
 class Remembered:
-    """``remember`` answer: ``{stored: true, key, ttl: "permanent" | "24h"}``."""
+    """``remember`` answer: ``{stored: true, key, ttl: "permanent" | "24h"}``, and the new
+    ``revision`` when the write was conditional (docs/reference.md#kv-revisions)."""
 
     key: str
     permanent: bool
+    revision: int | None = None
 
     def to_wire(self) -> dict[str, Any]:
         """The JSON body (docs/reference.md#10-key-value)."""
-        return {"stored": True, "key": self.key, "ttl": "permanent" if self.permanent else "24h"}
+        body: dict[str, Any] = {
+            "stored": True,
+            "key": self.key,
+            "ttl": "permanent" if self.permanent else "24h",
+        }
+        if self.revision is not None:
+            body["revision"] = self.revision
+        return body
 
 
 @dataclass(frozen=True)
 class Recalled:
-    """``recall {key}`` answer: ``{key, value, found}``; ``value`` is the stored string or null."""
+    """``recall {key}`` answer: ``{key, value, found}``; ``value`` is the stored string or
+    null. ``revision`` (the entry's, null when missing) is in the answer only when asked
+    for (``withRevision``, docs/reference.md#kv-revisions)."""
 
     key: str
     value: str | None
+    revision: int | None = None
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self, with_revision: bool = False) -> dict[str, Any]:
         """The JSON body (docs/reference.md#10-key-value)."""
-        return {"key": self.key, "value": self.value, "found": self.value is not None}
+        body: dict[str, Any] = {
+            "key": self.key,
+            "value": self.value,
+            "found": self.value is not None,
+        }
+        if with_revision:
+            body["revision"] = self.revision if self.value is not None else None
+        return body
 
 
 @dataclass(frozen=True)
@@ -263,13 +284,19 @@ class KvService:
         current, *older = self._digests.candidates(NETWORK, client_network(source_ip))
         return KvScope("anon", current, older=tuple(older))
 
-    def remember(self, scope: KvScope, key: str, value: Any) -> Remembered:
-        """Store ``value`` under ``key``: a string as given, anything else serialized.
+    def remember(
+        self, scope: KvScope, key: str, value: Any, if_revision: int | None = None
+    ) -> Remembered:
+        """Store ``value`` under ``key``: a string as given, anything else serialized;
+        with ``if_revision``, only over that revision (0: only a new key;
+        docs/reference.md#kv-revisions).
 
         Returns:
-            ``{stored: true, key, ttl}``; anonymous entries expire 24 hours after this write.
+            ``{stored: true, key, ttl}`` (and ``revision`` with ``if_revision``); anonymous
+            entries expire 24 hours after this write.
 
         Raises:
+            PreconditionFailed: ``if_revision`` is not the entry's (412); nothing stored.
             InvalidRequest: a key of 0 or over 512 UTF-8 bytes; NaN/Infinity or a
                 non-JSON value.
             PayloadTooLarge: the value is over 5.5 MiB as it travels, or over the
@@ -304,7 +331,7 @@ class KvService:
         quota = self._limits.quota(scope)
         new_scopes = self._new_scopes(scope, now)
         try:
-            self._entries.put(
+            revision = self._entries.put(
                 scope.name,
                 key,
                 stored,
@@ -312,7 +339,10 @@ class KvService:
                 now=now.timestamp(),
                 quota=quota,
                 new_scopes=new_scopes,
+                expected_revision=if_revision,
             )
+        except KvRevisionMismatch as mismatch:
+            raise stale_revision(key, if_revision, mismatch) from mismatch
         except KvQuotaReached as reached:
             raise quota_exceeded(scope, quota, reached) from reached
         except KvNewScopesReached as reached:
@@ -323,7 +353,11 @@ class KvService:
                 "(it works from any network), use a workspace token, or try again after "
                 "midnight UTC."
             ) from reached
-        return Remembered(key=key, permanent=scope.permanent)
+        return Remembered(
+            key=key,
+            permanent=scope.permanent,
+            revision=None if if_revision is None else revision,
+        )
 
     def _new_scopes(self, scope: KvScope, now: datetime) -> KvNewScopes | None:
         """The cap a new ``X-Api-Key`` scope counts against: its network's UTC day."""
@@ -362,12 +396,17 @@ class KvService:
         """
         check_key(key)
         now = self._now()
-        value = self._entries.get(scope.name, key, now=now)
+        found = self._entries.read(scope.name, key, now=now)
         for older in scope.older_names:
-            if value is not None:
+            if found is not None:
                 break
-            value = self._entries.get(older, key, now=now)
-        return Recalled(key, value)
+            # Under a name before a key rotation: found, but not yet in this scope's own
+            # name, so a conditional write sees no entry (revision 0) until it is rewritten.
+            old = self._entries.get(older, key, now=now)
+            found = None if old is None else (old, 0)
+        if found is None:
+            return Recalled(key, None)
+        return Recalled(key, found[0], found[1])
 
     def list_keys(
         self, scope: KvScope, cursor: str | None = None, limit: int | None = None
@@ -388,18 +427,22 @@ class KvService:
         """
         return page_of_keys(self._entries, scope.name, self._now(), cursor, limit)
 
-    def forget(self, scope: KvScope, key: str) -> Forgotten:
-        """Delete one key; ``deleted`` is false when nothing live was stored under it.
+    def forget(self, scope: KvScope, key: str, if_revision: int | None = None) -> Forgotten:
+        """Delete one key; ``deleted`` is false when nothing live was stored under it. With
+        ``if_revision``, only that revision (docs/reference.md#kv-revisions).
 
         Raises:
             InvalidRequest: a key of 0 or over 512 UTF-8 bytes.
+            PreconditionFailed: ``if_revision`` is not the entry's (412); nothing deleted.
         """
         check_key(key)
         now = self._now()
-        deleted = [
-            self._entries.delete(name, key, now=now) for name in (scope.name, *scope.older_names)
-        ]
-        return Forgotten(key, any(deleted))
+        try:
+            deleted = self._entries.delete(scope.name, key, now=now, expected_revision=if_revision)
+        except KvRevisionMismatch as mismatch:
+            raise stale_revision(key, if_revision, mismatch) from mismatch
+        older = [self._entries.delete(name, key, now=now) for name in scope.older_names]
+        return Forgotten(key, deleted or any(older))
 
     def _now(self) -> float:
         return self._clock.now().timestamp()
@@ -411,6 +454,18 @@ class KvService:
             return self._digests.digest(NETWORK, client_network(source_ip))
         except Unauthorized:
             return None
+
+
+def stale_revision(
+    key: str, expected: int | None, mismatch: KvRevisionMismatch
+) -> PreconditionFailed:
+    """The ``precondition_failed`` of a conditional key-value write
+    (docs/reference.md#kv-revisions)."""
+    now = "absent" if mismatch.current == 0 else f"at revision {mismatch.current}"
+    return PreconditionFailed(
+        f"The key {key!r} is {now}, not {'absent' if expected == 0 else f'at revision {expected}'}"
+        ": someone changed it since you read it. Nothing was changed; recall it and try again."
+    )
 
 
 def quota_exceeded(scope: KvScope, quota: KvQuota, reached: KvQuotaReached) -> KvQuotaExceeded:
