@@ -30,6 +30,7 @@ from chalicelib.models.learning import LearningState, ProposeLearningRequest
 from chalicelib.models.mcp import (
     LearningListArguments,
     MemoryArchiveArguments,
+    MemoryGetArguments,
     MemoryListArguments,
 )
 from chalicelib.models.principal import Principal
@@ -158,6 +159,18 @@ def _memory_list(caller: McpCaller, arguments: MemoryListArguments) -> dict[str,
     }
 
 
+def _memory_get(caller: McpCaller, arguments: MemoryGetArguments) -> dict[str, Any]:
+    """``memory_get``: as ``GET /memories/{id}`` (docs/reference.md#11-mcp): the memory.
+
+    Raises:
+        Unauthorized: no bearer principal.
+        MemoryNotFound: no such memory in the caller's workspace (``memory_not_found``).
+        MemoryNotOwn: another agent's memory, for an agent (``memory_not_own``).
+    """
+    wired = caller.services
+    return wired.memories.get(_principal(caller), arguments.memory_id).to_wire(wired.clock.now())
+
+
 def _memory_archive(caller: McpCaller, arguments: MemoryArchiveArguments) -> dict[str, Any]:
     wired = caller.services
     request = validate({"reason": arguments.reason}, ArchiveRequest)
@@ -215,7 +228,10 @@ TOOLS: tuple[ToolSpec, ...] = (
         "remember",
         "Store a value under a key in your scope (workspace token, X-Api-Key, or anonymous by "
         "IP for 24 hours). A string is stored as given; any other JSON is stored as its compact "
-        "JSON text. Returns {stored, key, ttl}.",
+        "JSON text. Use it for a value you read back by a key you chose (state, a cursor, a "
+        "file); it is never told to you unasked (a durable fact you should be told is "
+        "memory_save). ifRevision (from recall with withRevision) writes only over that "
+        "revision (0: only a new key). Returns {stored, key, ttl}.",
         RememberRequest,
         _remember,
         _hints(read_only=False, destructive=True, idempotent=True),
@@ -249,7 +265,10 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         "memory_day",
-        "Append one line (at most 300 characters) to today's UTC day log. Returns the day row.",
+        "Append one line (at most 300 characters) to today's UTC day log: what happened in "
+        "this run (done, found, left open). You are told today's and yesterday's lines at "
+        "the start of your runs; for a fact that should last, use memory_save. Returns the "
+        "day row.",
         DayLineRequest,
         _memory_day,
         _hints(read_only=False, destructive=False, idempotent=False),
@@ -257,16 +276,27 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "memory_recall",
         "Recall the facts relevant to a query (default: the current task), scored, with the "
-        "rendered --- MEMORY --- block.",
+        "rendered --- MEMORY --- block (your facts, the workspace's learnings, the day log). "
+        "Counts as a recall; `count: false` only previews.",
         RecallRequest,
         _memory_recall,
         _hints(read_only=False, destructive=False, idempotent=False),
     ),
     ToolSpec(
         "memory_list",
-        "List memories newest first, with filters and nextToken pagination.",
+        "List memories newest first: kind (fact or day), status (active or archived; `all` "
+        "for both), a person's agentId, limit (1-500) and nextToken for the next page. "
+        "Returns {object: list, data: [memory], nextToken}.",
         MemoryListArguments,
         _memory_list,
+        _hints(read_only=True, destructive=False, idempotent=True),
+    ),
+    ToolSpec(
+        "memory_get",
+        "Read one memory by id (mem_…), archived ones too: its text, kind, status, "
+        "expiresAt, what it supersedes or was superseded by.",
+        MemoryGetArguments,
+        _memory_get,
         _hints(read_only=True, destructive=False, idempotent=True),
     ),
     ToolSpec(

@@ -34,6 +34,14 @@ class MemoryListArguments(RequestModel):
     next_token: str | None = Field(default=None, description="The nextToken of the previous page.")
 
 
+class MemoryGetArguments(RequestModel):
+    """``memory_get``: one memory by id (docs/reference.md#11-mcp)."""
+
+    memory_id: str = Field(
+        min_length=1, max_length=64, description="The memory, mem_… (from memory_list or a block)."
+    )
+
+
 class MemoryArchiveArguments(RequestModel):
     """``memory_archive``: which memory, and why (required, at most 500 characters)."""
 

@@ -25,6 +25,7 @@ TOOL_NAMES = [
     "memory_day",
     "memory_recall",
     "memory_list",
+    "memory_get",
     "memory_archive",
     "learning_propose",
     "learning_list",
@@ -223,6 +224,21 @@ def test_memory_tools_call_the_services(mcp: Mcp, world: World) -> None:
     listed = mcp.ok("memory_list", {"kind": "fact", "limit": 10}, actor=world.agent)
     assert [memory["id"] for memory in listed["data"]] == [saved["id"]]
     assert listed["object"] == "list" and listed["nextToken"] is None
+    paged = mcp.ok("memory_list", {"limit": 1}, actor=world.agent)
+    assert len(paged["data"]) == 1 and paged["nextToken"] is not None
+    rest = mcp.ok("memory_list", {"limit": 1, "nextToken": paged["nextToken"]}, actor=world.agent)
+    assert {paged["data"][0]["id"], rest["data"][0]["id"]} == {saved["id"], day["id"]}
+    got = mcp.ok("memory_get", {"memoryId": saved["id"]}, actor=world.agent)
+    assert got["text"] == saved["text"] and got["status"] == "active"
+    assert mcp.tool_error("memory_get", {"memoryId": saved["id"]}, actor=world.other_agent) == (
+        "memory_not_own"
+    )
+    assert mcp.tool_error("memory_get", {"memoryId": saved["id"]}, actor=world.outsider) == (
+        "memory_not_found"
+    )
+    assert mcp.tool_error("memory_get", {"memoryId": "mem_nope"}, actor=world.agent) == (
+        "memory_not_found"
+    )
     archived = mcp.ok(
         "memory_archive", {"memoryId": saved["id"], "reason": "moved off"}, actor=world.agent
     )

@@ -36,6 +36,7 @@ TOOLS = {
     "memory_day",
     "memory_recall",
     "memory_list",
+    "memory_get",
     "memory_archive",
     "learning_propose",
     "learning_list",
@@ -114,6 +115,7 @@ def test_the_mcp_sdk_client_lists_and_calls_every_tool(server: LocalServer) -> N
             await call("memory_day", {"line": "shipped the deploy"})
             await call("memory_recall", {"query": "deploy VPN"})
             await call("memory_list", {"kind": "fact"})
+            await call("memory_get", {"memoryId": saved["id"]})
             await call("memory_archive", {"memoryId": saved["id"], "reason": "obsolete"})
             await call("forget", {"key": "target"})
             await call("learning_propose", {"text": "Every deploy needs the VPN"})
@@ -128,6 +130,7 @@ def test_the_mcp_sdk_client_lists_and_calls_every_tool(server: LocalServer) -> N
     assert set(results) == TOOLS
     assert results["memory_day"]["text"].endswith("[PIN-5] shipped the deploy")
     assert results["memory_list"]["data"][0]["text"] == "Deploys need the VPN"
+    assert results["memory_get"]["text"] == "Deploys need the VPN"
     assert results["memory_archive"]["status"] == "archived"
     assert results["forget"] == {"deleted": True, "key": "target"}
     assert results["learning_propose"]["state"] == "proposed"
@@ -294,3 +297,28 @@ def test_the_local_server_reads_a_repeated_header_as_api_gateway_does_the_last(
             f"{api(server)}/kv/recall", json={"key": "which"}, headers={"X-Api-Key": key}
         ).json()
         assert answer["found"] is found, (key, answer)
+
+
+def test_the_documented_mcp_servers_configuration_connects(server: LocalServer) -> None:
+    """The Claude Code style ``mcpServers`` snippet of docs/integrations/mcp.md, as a
+    client reads it: its URL (the server's port) and headers (``${PINEWORK_TOKEN}``
+    expanded) reach the tools."""
+    page = (Path(__file__).parents[2] / "docs" / "integrations" / "mcp.md").read_text()
+    snippet = json.loads(page.split("```json\n", 1)[1].split("```", 1)[0])
+    entry = snippet["mcpServers"]["pinework"]
+    assert entry["type"] == "http"
+    url = entry["url"].replace(":8000/", f":{server.api_port}/")
+    token = server.demo()["agentToken"]
+    headers = {
+        name: value.replace("${PINEWORK_TOKEN}", token) for name, value in entry["headers"].items()
+    }
+
+    async def scenario() -> tuple[set[str], dict[str, Any]]:
+        async with mcp_session(url, headers) as session:
+            listed = await session.list_tools()
+            saved = structured(await session.call_tool("memory_save", {"text": "Configured"}))
+            got = await session.call_tool("memory_get", {"memoryId": saved["id"]})
+            return {tool.name for tool in listed.tools}, structured(got)
+
+    names, got = asyncio.run(scenario())
+    assert names == TOOLS and got["text"] == "Configured"
