@@ -523,9 +523,7 @@ def test_warm_up_runs_the_scorer_once_and_stores_nothing(
     assert dynamodb.scan(TableName=TABLE)["Count"] == before
 
 
-def test_a_preview_answers_as_a_recall_and_counts_and_logs_nothing(
-    api: Api, world: World
-) -> None:
+def test_a_preview_answers_as_a_recall_and_counts_and_logs_nothing(api: Api, world: World) -> None:
     vpn = save(api, world, "The staging deploy needs the VPN turned on")
     save(api, world, "Lunch is at noon on Fridays")
     query = "How do I deploy to staging with the VPN?"
