@@ -126,6 +126,17 @@ class Forbidden(PineworkError):
     code = "forbidden"
 
 
+class AgentNotInWorkspace(Forbidden):
+    """A person named (``agentId``) an agent that is not of their workspace, or no agent at
+    all: 403 ``forbidden`` (docs/reference.md#error-forbidden). Where the agent's id is in
+    the path (``/agents/{id}/…``, the dashboard's agent pages) it answers as a missing
+    one instead, 404 ``not_found``, as memory ids do (``as_missing``)."""
+
+    def as_missing(self) -> NotFound:
+        """The 404 of an agent id in a path (docs/reference.md#ids-in-paths)."""
+        return NotFound("No such agent in your workspace. Check the agt_ id.")
+
+
 class MemoryAlreadyArchived(PineworkError):
     """Archiving (or vetoing) a memory that is already archived (409)."""
 

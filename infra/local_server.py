@@ -121,6 +121,16 @@ def _index_recall(settings: Any) -> None:
         )
 
 
+NOT_FOUND_PAGE = "/not-found"
+"""The dashboard's page for an address with no page (docs/reference.md#13-dashboard)."""
+
+
+def _wants_page(method: str, path: str, accept: str) -> bool:
+    """Whether an unknown path is a browser's page request (a GET outside ``/api/`` that
+    accepts HTML), answered with the dashboard's 404 page instead of the API's JSON."""
+    return method == "GET" and not path.startswith("/api/") and "text/html" in accept.lower()
+
+
 def _dashboard_link(api_url: str, person_token: str) -> str:
     """A one-time sign-in link for the demo person (docs/reference.md#13-dashboard): single use, 10
     minutes."""
@@ -264,6 +274,8 @@ def _local_api_server(app: Any, port: int, host: str = HOST) -> Any:  # noqa: C9
             return event
 
     class EnvelopeRequestHandler(ChaliceRequestHandler):
+        path: str
+
         def _generic_handle(self) -> None:
             lengths = self.headers.get_all("content-length") or []
             if lengths and (len(set(lengths)) > 1 or not _byte_count(lengths[0])):
@@ -339,6 +351,13 @@ def _local_api_server(app: Any, port: int, host: str = HOST) -> Any:  # noqa: C9
         do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = do_PATCH = do_OPTIONS = _generic_handle  # noqa: N815
 
         def _send_error_response(self, error: Any) -> None:
+            if isinstance(error, ForbiddenError) and _wants_page(
+                self.command, self.path, self.headers.get("Accept", "")
+            ):
+                # A browser at an address with no page: the dashboard's 404 page.
+                self.path = NOT_FOUND_PAGE
+                self._generic_handle()
+                return
             if isinstance(error, ForbiddenError):
                 body = json.dumps(NOT_FOUND_BODY, separators=(",", ":")).encode()
                 self._send_http_response(404, {"Content-Type": "application/json"}, body)

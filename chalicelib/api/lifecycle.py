@@ -19,6 +19,7 @@ from chalicelib.api.http import (
     reject_other_methods,
 )
 from chalicelib.api.idempotency import idempotent
+from chalicelib.errors import AgentNotInWorkspace
 from chalicelib.models.lifecycle import EraseAgentRequest, ExportRequest
 from chalicelib.services.access.who import refuse_agents
 from chalicelib.services.lifecycle.requests import ERASURE_IS_FOR_PERSONS, EXPORT_IS_FOR_PERSONS
@@ -39,7 +40,11 @@ def erase_agent(agent_id: str) -> Response:
     call = call_context(_request())
     refuse_agents(call.principal, ERASURE_IS_FOR_PERSONS)
     body = parse_body(_request().raw_body, EraseAgentRequest)
-    erasure, done = call.services.lifecycle.erase_agent(call.principal, agent_id, body.reason)
+    try:
+        erasure, done = call.services.lifecycle.erase_agent(call.principal, agent_id, body.reason)
+    except AgentNotInWorkspace as missing:
+        # An id in the path answers as missing, as memory ids do (docs/reference.md#ids-in-paths).
+        raise missing.as_missing() from missing
     if done:
         return json_response(erasure)
     return json_response(erasure, 202, headers={"Location": f"/api/v1/erasures/{agent_id}"})

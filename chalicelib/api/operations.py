@@ -573,7 +573,7 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         "(docs/reference.md#erasing-an-agent-a-person-or-a-workspace)",
         "person (an agent of their workspace)",
         {200: ErasureObject, 202: ErasureObject},
-        (errors.Forbidden, errors.SecretInMemory),
+        (errors.Forbidden, errors.NotFound, errors.SecretInMemory),
         body=EraseAgentRequest,
         body_required=True,
         links=("get_erasure",),

@@ -214,11 +214,30 @@ def test_another_workspace_looks_missing(api: Api, browser: Page, world: World) 
         "mem_01M8P570G0QJRZ8T2NSWNPVZ62", "ID"
     )
     agent_page = browser.get(f"/agents/{world.outsider_agent.id}")
-    assert agent_page.status_code == 403 and "spy" not in text(agent_page)
+    unknown_agent = browser.get("/agents/agt_01M8P570G0QJRZ8T2NSWNPVZ62")
+    assert agent_page.status_code == unknown_agent.status_code == 404
+    assert "spy" not in text(agent_page) and "not_found" in text(agent_page)
+    assert text(agent_page).replace(world.outsider_agent.id, "ID") == text(unknown_agent).replace(
+        "agt_01M8P570G0QJRZ8T2NSWNPVZ62", "ID"
+    )
+    # The error page keeps the navigation of a signed-in person.
+    assert 'aria-label="Main"' in text(agent_page) and "Sign out" in text(agent_page)
     veto = browser.post(f"/memories/{theirs['id']}/veto", {"csrf": token})
     assert veto.status_code == 404
     assert api.call("GET", f"/memories/{theirs['id']}", world.outsider)[1]["status"] == "active"
     assert "spy" not in text(browser.get("/"))
+
+
+def test_the_not_found_page_keeps_the_navigation_when_signed_in(
+    browser: Page, world: World
+) -> None:
+    signed_out = browser.get("/not-found")
+    assert signed_out.status_code == 404 and 'href="/sign-in"' in text(signed_out)
+    assert 'aria-label="Main"' not in text(signed_out)
+    browser.sign_in(world.person.token)
+    signed_in = browser.get("/not-found")
+    assert signed_in.status_code == 404 and "no dashboard page at this address" in text(signed_in)
+    assert 'aria-label="Main"' in text(signed_in) and "ana@example.com" in text(signed_in)
 
 
 HOSTILE = "<script>alert(1)</script><img src=x onerror=alert(2)>\"'><svg onload=alert(3)>"

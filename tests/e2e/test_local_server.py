@@ -23,6 +23,14 @@ def test_cli_against_local_server_and_data_survives_restart(server: LocalServer)
     agent = demo["agentToken"]
     unknown = httpx.get(f"http://127.0.0.1:{server.api_port}/api/v1/nothing", timeout=10)
     assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "not_found"
+    # A browser at an address with no page gets the dashboard's 404 page, not JSON; the
+    # API's unknown paths stay JSON whatever the browser accepts.
+    html = {"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"}
+    page = httpx.get(f"http://127.0.0.1:{server.api_port}/agent/typo", headers=html, timeout=10)
+    assert page.status_code == 404 and page.headers["Content-Type"].startswith("text/html")
+    assert "no dashboard page at this address" in page.text and "/sign-in" in page.text
+    api_path = httpx.get(f"http://127.0.0.1:{server.api_port}/api/v1/x", headers=html, timeout=10)
+    assert api_path.status_code == 404 and api_path.json()["error"]["code"] == "not_found"
     traced = httpx.request("TRACE", f"http://127.0.0.1:{server.api_port}/api/v1/memories")
     assert traced.status_code == 405 and traced.json()["error"]["code"] == "method_not_allowed"
     chunked = httpx.post(

@@ -23,7 +23,7 @@ from chalice.app import Response
 from chalicelib.api.cross_site import repeated_headers
 from chalicelib.api.http import _WRAPPED_VIEWS
 from chalicelib.api.observe import note_error, note_principal
-from chalicelib.errors import PineworkError, RateLimited
+from chalicelib.errors import AgentNotInWorkspace, PineworkError, RateLimited
 from chalicelib.limits import THROTTLED_RETRY_AFTER_SECONDS
 from chalicelib.web.context import FormError, WebContext
 from chalicelib.web.http import WebRequest, WebResponse, check_same_origin, security_headers
@@ -72,12 +72,25 @@ def to_response(request: WebRequest, response: WebResponse) -> Response:
     return Response(body=response.body, status_code=response.status, headers=headers)
 
 
-def failure_page(request: WebRequest, error: PineworkError, signed_in: bool) -> WebResponse:
+def failure_page(
+    request: WebRequest, error: PineworkError, signed_in: bool, web: WebContext | None = None
+) -> WebResponse:
     """The error page of a service error no view placed next to a form: its code's
     status and message; ``Retry-After`` when the store was throttled
-    (docs/reference.md#6-errors)."""
+    (docs/reference.md#6-errors). With the signed-in person's ``web``, the page keeps the
+    navigation and the person's menu (docs/reference.md#13-dashboard)."""
+    if isinstance(error, AgentNotInWorkspace):
+        # The dashboard's agent ids are in paths: another workspace's answer as missing
+        # ones (docs/reference.md#ids-in-paths).
+        error = error.as_missing()
     note_error(error.code)
-    response = error_page(request, FormError.of(error), signed_in=signed_in)
+    shown = FormError.of(error)
+    if web is not None and not request.htmx:
+        response = web.page(
+            "error.html", status=shown.status, error=shown, signed_in=True, nav=None
+        )
+    else:
+        response = error_page(request, shown, signed_in=signed_in)
     if isinstance(error, RateLimited):
         response.headers["Retry-After"] = str(error.retry_after_seconds)
     return response
@@ -152,4 +165,7 @@ def _signed_in(
         check_same_origin(request)
         sessions.check_csrf(signed_in.session, request.form().get("csrf"))
     web = WebContext(request, wired, signed_in, wired.clock.now())
-    return view(web, **params)
+    try:
+        return view(web, **params)
+    except PineworkError as error:
+        return failure_page(request, error, signed_in=True, web=web)

@@ -62,6 +62,13 @@ def sign_in_page(request: WebRequest, wired: Services) -> WebResponse:
     return auth.sign_in_page(request, wired)
 
 
+@_route("/not-found")
+@open_to_all
+def not_found(request: WebRequest, wired: Services) -> WebResponse:
+    """The page of an address with no page (404, with the navigation when signed in)."""
+    return auth.not_found_page(request, wired)
+
+
 @_route("/sign-in", "POST")
 @open_to_all
 def sign_in(request: WebRequest, wired: Services) -> WebResponse:
@@ -416,6 +423,7 @@ reject_other_methods(
         "/reviews/{review_id}/actions/{action_ref}/reject": ["POST"],
         "/reviews/{review_id}/actions/{action_ref}/undo": ["POST"],
         "/settings": ["GET"],
+        "/not-found": ["GET"],
         "/settings/review-approval": ["POST"],
         "/api/v1/sign-in-links": ["POST"],
     },

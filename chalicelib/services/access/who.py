@@ -5,6 +5,7 @@ a person any of the workspace's; some routes are for one kind only.
 from __future__ import annotations
 
 from chalicelib.errors import (
+    AgentNotInWorkspace,
     Forbidden,
     MemoryAgentRequired,
     MemoryNotFound,
@@ -85,5 +86,5 @@ def resolve_agent(
     if agent is None or agent.workspace_id != principal.workspace_id:
         # docs/reference.md#6-errors: a person outside the workspace is forbidden; an unknown id
         # answers the same, so ids of other workspaces cannot be probed.
-        raise Forbidden(f"agentId {agent_id!r} is not an agent of your workspace.")
+        raise AgentNotInWorkspace(f"agentId {agent_id!r} is not an agent of your workspace.")
     return agent_id

@@ -4,7 +4,7 @@ changes them."""
 
 from __future__ import annotations
 
-from chalicelib.errors import Forbidden, InvalidRequest, NotFound
+from chalicelib.errors import AgentNotInWorkspace, InvalidRequest, NotFound
 from chalicelib.models.principal import (
     REVIEW_APPROVAL_VALUES,
     Agent,
@@ -82,7 +82,7 @@ class WorkspaceService:
         resolve_agent(self._directory, principal, agent_id)
         agent = self._directory.get_agent(agent_id)
         if agent is None:  # pragma: no cover - resolve_agent read it a moment ago
-            raise Forbidden(f"agentId {agent_id!r} is not an agent of your workspace.")
+            raise AgentNotInWorkspace(f"agentId {agent_id!r} is not an agent of your workspace.")
         return agent
 
     def set_review_approval(self, principal: Principal, value: str) -> Workspace:

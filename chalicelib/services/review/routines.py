@@ -12,7 +12,13 @@ import logging
 import re
 from collections.abc import Iterator
 
-from chalicelib.errors import Forbidden, MemoryAgentRequired, MemoryNotOwn, NotFound
+from chalicelib.errors import (
+    AgentNotInWorkspace,
+    Forbidden,
+    MemoryAgentRequired,
+    MemoryNotOwn,
+    NotFound,
+)
 from chalicelib.ids import AGENT_ID, ULID_PATTERN, Clock
 from chalicelib.limits import DEFAULT_LIST_LIMIT
 from chalicelib.models.principal import Principal
@@ -215,7 +221,7 @@ class RoutineService:
             if by_path:
                 # Like memory ids: another workspace's routine is simply not found.
                 raise NotFound(f"No routine for {agent_id!r} in your workspace.")
-            raise Forbidden(f"agentId {agent_id!r} is not an agent of your workspace.")
+            raise AgentNotInWorkspace(f"agentId {agent_id!r} is not an agent of your workspace.")
         return agent_id
 
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
-from chalicelib.errors import PineworkError, Unauthorized
+from chalicelib.errors import NotFound, PineworkError, Unauthorized
 from chalicelib.limits import SESSION_MAX_LIFETIME
 from chalicelib.services.access.sessions import LINK_UNUSABLE
-from chalicelib.web.context import NOTICES, FormError
+from chalicelib.web.context import NOTICES, FormError, WebContext
 from chalicelib.web.http import (
     WebRequest,
     WebResponse,
@@ -190,3 +190,20 @@ def error_page(request: WebRequest, error: FormError, signed_in: bool) -> WebRes
         signed_in=signed_in,
     )
     return WebResponse(status=error.status, body=body)
+
+
+PAGE_NOT_FOUND = (
+    "There is no dashboard page at this address. Check the link, or start again from the agents."
+)
+
+
+def not_found_page(request: WebRequest, wired: Services) -> WebResponse:
+    """``GET /not-found``: the 404 page a browser gets for an address with no page (the
+    local server sends unknown non-API paths here; docs/reference.md#13-dashboard). A
+    signed-in person keeps the navigation; anyone else gets the sign-in link."""
+    error = FormError.of(NotFound(PAGE_NOT_FOUND))
+    signed_in = wired.dashboard.sessions.resume(request.cookie(request.session_cookie_name))
+    if signed_in is None:
+        return error_page(request, error, signed_in=False)
+    web = WebContext(request, wired, signed_in, wired.clock.now())
+    return web.page("error.html", status=error.status, error=error, signed_in=True, nav=None)
