@@ -30,12 +30,16 @@ from chalicelib.api.idempotency import (
     is_idempotent,
 )
 from chalicelib.api.operations import OPERATIONS, Body, Operation
+from chalicelib.ids import ULID_PATTERN
 from chalicelib.limits import (
     ARCHIVE_REASON_MAX_CHARS,
     DAY_LINE_MAX_CHARS,
+    DAY_LOG_MAX_CHARS,
     EVIDENCE_MAX_CHARS,
     FACT_MAX_CHARS,
     HEADER_MAX_CHARS,
+    KEY_MAX_BYTES,
+    MCP_BATCH_MAX_MESSAGES,
     RECALL_QUERY_MAX_CHARS,
 )
 from chalicelib.models.responses import ErrorEnvelope, JsonRpcMessage
@@ -51,6 +55,29 @@ GATEWAY_ERRORS = (errors.BadGateway, errors.GatewayTimeout)
 any route; a route with a request body may also get 415 ``unsupported_media_type``."""
 BEARER_ERRORS = (errors.Unauthorized,)
 IDEMPOTENCY_ERRORS = (errors.IdempotencyKeyReused, errors.IdempotencyKeyInUse)
+PATH_PATTERNS = {
+    "memory_id": f"^mem_{ULID_PATTERN}$",
+    "routine_id": f"^(rtn|agt)_{ULID_PATTERN}$",
+    "review_id": f"^rvw_{ULID_PATTERN}$",
+    "action_ref": "^a?[1-9][0-9]*$",
+    "agent_id": f"^agt_{ULID_PATTERN}$",
+    "target_id": f"^(agt|usr|wsp)_{ULID_PATTERN}$",
+    "export_id": f"^exp_{ULID_PATTERN}$",
+    "learning_id": f"^lrn_{ULID_PATTERN}$",
+}
+"""The id shape of each path parameter (docs/reference.md#ids-in-paths): an id of another
+shape is answered as a missing one (404), or as a bad action number (400), so a client
+that checks the pattern first never sends what would be refused."""
+AGENT_ID_FIELD: dict[str, int | str] = {"pattern": f"^agt_{ULID_PATTERN}$"}
+MEMORY_ID_FIELD: dict[str, int | str] = {"pattern": f"^mem_{ULID_PATTERN}$"}
+JSON_SCHEMA_BOUNDS = {
+    "ge": "minimum",
+    "le": "maximum",
+    "gt": "exclusiveMinimum",
+    "lt": "exclusiveMaximum",
+}
+"""pydantic writes the bounds of a type with a before-validator under its own names
+(``ge``); JSON Schema's are these."""
 PATH_PARAMETERS = {
     "memory_id": "The memory, `mem_…`.",
     "routine_id": "The routine's `rtn_…` id, or its agent's `agt_…` id.",
@@ -66,8 +93,6 @@ PATH_PARAMETERS = {
 FIELD_LIMITS: dict[tuple[str, str], dict[str, int | str]] = {
     ("SaveFactRequest", "text"): {"minLength": 1, "maxLength": FACT_MAX_CHARS},
     ("SaveFactRequest", "evidence"): {"minLength": 1, "maxLength": EVIDENCE_MAX_CHARS},
-    ("DayLineRequest", "line"): {"minLength": 1, "maxLength": DAY_LINE_MAX_CHARS},
-    ("EditRequest", "text"): {"minLength": 1},
     ("ArchiveRequest", "reason"): {"minLength": 1, "maxLength": ARCHIVE_REASON_MAX_CHARS},
     ("VetoRequest", "reason"): {"maxLength": ARCHIVE_REASON_MAX_CHARS},
     ("RecallRequest", "query"): {"maxLength": RECALL_QUERY_MAX_CHARS},
@@ -79,8 +104,22 @@ FIELD_LIMITS: dict[tuple[str, str], dict[str, int | str]] = {
         "maxLength": HEADER_MAX_CHARS,
         "pattern": "^[\\x21-\\x7e]([\\x20-\\x7e]*[\\x21-\\x7e])?$",
     },
-    ("RememberRequest", "key"): {"minLength": 1},
-    ("ForgetRequest", "key"): {"minLength": 1},
+    ("RememberRequest", "key"): {"minLength": 1, "maxLength": KEY_MAX_BYTES},
+    ("ForgetRequest", "key"): {"minLength": 1, "maxLength": KEY_MAX_BYTES},
+    ("KvRecallRequest", "key"): {"minLength": 1, "maxLength": KEY_MAX_BYTES},
+    ("SaveFactRequest", "supersedes"): MEMORY_ID_FIELD,
+    ("SaveFactRequest", "agentId"): AGENT_ID_FIELD,
+    ("RecallRequest", "agentId"): AGENT_ID_FIELD,
+    ("RunReviewRequest", "agentId"): AGENT_ID_FIELD,
+    ("CreateRoutineRequest", "agentId"): AGENT_ID_FIELD,
+    ("ApproveRequest", "keepId"): MEMORY_ID_FIELD,
+    ("EditRequest", "text"): {"minLength": 1, "maxLength": DAY_LOG_MAX_CHARS},
+    ("EraseRequest", "reason"): {"minLength": 1, "maxLength": ARCHIVE_REASON_MAX_CHARS},
+    ("DayLineRequest", "line"): {
+        "minLength": 1,
+        "maxLength": DAY_LINE_MAX_CHARS,
+        "pattern": "^[^\\r\\n]*$",
+    },
 }
 """Limits the services check (docs/reference.md#5-limits, ``chalicelib/limits.py``), added to the
 request schemas for clients: the models leave them to the services, which answer with the
@@ -194,6 +233,8 @@ def _schemas(
     schemas: dict[str, Any] = definitions.get("$defs", {})
     for (model_name, field), limits in FIELD_LIMITS.items():
         _limit(schemas.get(model_name, {}).get("properties", {}).get(field), limits)
+    if "EditRequest" in schemas:  # text, expiresAt or both (docs/reference.md#7-http-api)
+        schemas["EditRequest"]["minProperties"] = 1
     return refs, schemas  # type: ignore[return-value]
 
 
@@ -315,7 +356,7 @@ def _parameters(path: str, operation: Operation, idempotent: bool) -> list[dict[
             "in": "path",
             "required": True,
             "description": PATH_PARAMETERS.get(name, name),
-            "schema": {"type": "string", "minLength": 1},
+            "schema": {"type": "string", "minLength": 1, **_pattern(PATH_PATTERNS.get(name))},
         }
         for name in re.findall(r"{(\w+)}", path)
     ]
@@ -323,7 +364,13 @@ def _parameters(path: str, operation: Operation, idempotent: bool) -> list[dict[
         schema = operation.query.model_json_schema(by_alias=True, mode="validation")
         required = set(schema.get("required", []))
         for name, prop in schema.get("properties", {}).items():
-            prop = {key: value for key, value in prop.items() if key != "title"}
+            prop = {
+                JSON_SCHEMA_BOUNDS.get(key, key): value
+                for key, value in prop.items()
+                if key != "title"
+            }
+            if name == "agentId":
+                _limit(prop, AGENT_ID_FIELD)
             parameters.append(
                 {"name": name, "in": "query", "required": name in required, "schema": prop}
             )
@@ -341,6 +388,11 @@ def _parameters(path: str, operation: Operation, idempotent: bool) -> list[dict[
     return parameters
 
 
+def _pattern(pattern: str | None) -> dict[str, str]:
+    """``{"pattern": …}`` when there is one."""
+    return {} if pattern is None else {"pattern": pattern}
+
+
 def _request_body(
     operation: Operation, refs: dict[tuple[type[BaseModel], str], dict[str, Any]]
 ) -> dict[str, Any] | None:
@@ -350,7 +402,8 @@ def _request_body(
         # A batch answers each invalid member with its own error (JSON-RPC 2.0 §6), so
         # members are not constrained here; an empty batch is 400.
         message = refs[(JsonRpcMessage, "validation")]
-        schema: dict[str, Any] = {"anyOf": [message, {"type": "array", "minItems": 1}]}
+        batch = {"type": "array", "minItems": 1, "maxItems": MCP_BATCH_MAX_MESSAGES}
+        schema: dict[str, Any] = {"anyOf": [message, batch]}
     else:
         schema = refs[(operation.body, "validation")]
     return {
