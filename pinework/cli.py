@@ -183,7 +183,7 @@ def main() -> None:
         if "--json" in sys.argv[1:]:
             _render.echo(
                 _render.to_json(
-                    {"error": {"code": "invalid_request", "message": error.format_message()}}
+                    {"error": {"code": LOCAL_ERROR, "message": error.format_message()}}
                 )
             )
         error.show()
@@ -195,10 +195,20 @@ def main() -> None:
         raise SystemExit(code)
 
 
+LOCAL_ERROR = "invalid_argument"
+"""The code of a mistake found here before anything was sent (docs/reference.md#cli-errors):
+never a server's code, so a reader knows the server did not answer."""
+
+
 def _fail(code: str, message: str, as_json: bool) -> NoReturn:
-    """Report an error: envelope on stdout with ``--json``, ``error: code: message`` on stderr."""
+    """Report an error: envelope on stdout with ``--json``, ``error: code: message`` on stderr;
+    exit 1 for the server's answer, 2 for a mistake found here (``LOCAL_ERROR``, a usage
+    error: docs/reference.md#cli-errors)."""
     if as_json:
         _render.echo(_render.to_json({"error": {"code": code, "message": message}}))
+    if code == LOCAL_ERROR:
+        _render.echo(f"error: {message} (found here: nothing was sent)", err=True)
+        raise typer.Exit(2)
     _render.echo(f"error: {code}: {message}", err=True)
     raise typer.Exit(1)
 
@@ -224,7 +234,7 @@ def _run(
             message = f"{message} With the CLI: {no_query_hint}."
         _fail(exc.code, message, as_json)
     except ValueError as exc:  # a bad argument or PINEWORK_API_URL, found before sending
-        _fail("invalid_request", str(exc), as_json)
+        _fail(LOCAL_ERROR, str(exc), as_json)
     if as_json:
         _render.echo(_render.to_json(result.raw))
     else:

@@ -14,6 +14,7 @@ import typer
 
 from pinework import _render
 from pinework.cli import (
+    LOCAL_ERROR,
     JsonFlag,
     _connections,
     _fail,
@@ -231,7 +232,7 @@ def admin_export(
 ) -> None:
     """Write a workspace or an agent as versioned JSON Lines (no tokens); streams."""
     if (workspace is None) == (agent is None):
-        _fail("invalid_request", "give exactly one of --workspace and --agent", as_json)
+        _fail(LOCAL_ERROR, "give exactly one of --workspace and --agent", as_json)
     kind, target = ("workspace", workspace) if workspace is not None else ("agent", agent)
 
     def progress(count: int) -> None:
@@ -267,7 +268,7 @@ def admin_import(
     """Load an export into this stage: idempotent (a second run changes nothing); a newer
     format, a bad line or a truncated file writes nothing."""
     if not file.is_file():
-        _fail("invalid_request", f"no file {file}", as_json)
+        _fail(LOCAL_ERROR, f"no file {file}", as_json)
 
     def lines() -> Any:
         with file.open(encoding="utf-8") as handle:

@@ -410,8 +410,11 @@ def test_bad_api_url_is_reported_not_raised(runner: CliRunner, fake_api: FakeApi
         cli.app, ["memory", "list"], env={**ENV, "PINEWORK_API_URL": "localhost:8000"}
     )
 
-    assert result.exit_code == 1
-    assert "error: invalid_request: the API URL must start with http" in result.stderr
+    assert result.exit_code == 2  # found here: a usage error, never a server's code
+    assert result.stderr.startswith("error: the API URL must start with http")
+    assert (
+        "(found here: nothing was sent)" in result.stderr and "invalid_request" not in result.stderr
+    )
     assert fake_api.requests == []
 
 
@@ -422,8 +425,8 @@ def test_without_connections_the_commands_build_their_client_from_the_environmen
         cli.app, ["memory", "list", "--json"], env={**ENV, "PINEWORK_API_URL": "ftp://x"}
     )
 
-    assert result.exit_code == 1
-    assert json.loads(result.stdout)["error"]["code"] == "invalid_request"
+    assert result.exit_code == 2
+    assert json.loads(result.stdout)["error"]["code"] == "invalid_argument"
     assert "the API URL must start with http" in result.stderr
 
 
@@ -520,3 +523,17 @@ def test_history_shows_appended_lines_and_erased_records(
     assert result.exit_code == 0, result.output
     assert "line: 08:00 ran the tests" in result.stdout
     assert "erase" in result.stdout and "reason=asked" in result.stdout
+
+
+def test_a_run_header_that_cannot_be_sent_is_named_before_anything_is_sent(
+    runner: CliRunner, fake_api: FakeApi
+) -> None:
+    result = runner.invoke(
+        cli.app,
+        ["memory", "save", "A fact", "--json"],
+        env={**ENV, "PINEWORK_TASK": "PIN 812 é"},
+    )
+    assert result.exit_code == 2 and fake_api.requests == []
+    assert "the task key holds 'é' (U+00E9) at character 9" in result.stderr
+    assert "connection_error" not in result.stderr and "invalid_request" not in result.stderr
+    assert '"code": "invalid_argument"' in result.stdout

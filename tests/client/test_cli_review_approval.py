@@ -97,7 +97,7 @@ def test_review_approve_and_reject_through_the_cli(
         listed.stdout
     )
     blank = invoke(cli_env, "review", "approve", report["id"], "")
-    assert blank.exit_code == 1 and "not an action: ''" in blank.output
+    assert blank.exit_code == 2 and "not an action: ''" in blank.output
 
 
 def test_review_pending_approve_keep_and_undo_through_the_cli(
