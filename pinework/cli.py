@@ -182,9 +182,7 @@ def main() -> None:
     except UsageError as error:
         if "--json" in sys.argv[1:]:
             _render.echo(
-                _render.to_json(
-                    {"error": {"code": LOCAL_ERROR, "message": error.format_message()}}
-                )
+                _render.to_json({"error": {"code": LOCAL_ERROR, "message": error.format_message()}})
             )
         error.show()
         raise SystemExit(error.exit_code) from None
