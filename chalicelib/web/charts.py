@@ -12,10 +12,20 @@ from chalicelib.models.overview import DayPoint
 
 WIDTH = 640
 HEIGHT = 240
-LEFT = 52
+LEFT = 72
 RIGHT = 12
 TOP = 14
 BOTTOM = 30
+NARROW_FONT = 20
+"""The axis labels' font size (SVG units) on a narrow screen (``dashboard.css``): the
+chart is drawn at 640 units and scaled down to the phone's width, so its labels are
+drawn larger there; every label must fit and stay apart at this size."""
+CHAR_WIDTH = 0.62 * NARROW_FONT
+"""A generous width of one digit or dash of the system sans-serif at ``NARROW_FONT``."""
+LABEL_GAP = 10
+"""The least room between two axis labels (SVG units)."""
+DATE_LABEL = 5 * CHAR_WIDTH
+"""The width of an x label (``MM-DD``)."""
 
 
 @dataclass(frozen=True)
@@ -84,18 +94,38 @@ def _y(value: float, top: int) -> float:
     return round(HEIGHT - BOTTOM - (value / top) * (HEIGHT - BOTTOM - TOP), 1)
 
 
+def count_label(value: float) -> str:
+    """A y label of at most 5 characters, so it fits left of the plot at ``NARROW_FONT``:
+    ``9,750``, then ``12.5k``, ``250k``, ``2.5M``."""
+    number = round(value)
+    if number < 10_000:
+        return f"{number:,}"
+    if number < 1_000_000:
+        return f"{number / 1000:.4g}k"
+    return f"{number / 1_000_000:.3g}M"
+
+
 def _y_ticks(top: int) -> list[Tick]:
-    return [Tick(_y(top * i / 4, top), f"{round(top * i / 4):,}") for i in range(5)]
+    return [Tick(_y(top * i / 4, top), count_label(top * i / 4)) for i in range(5)]
 
 
 def _x_ticks(points: list[DayPoint], position: list[float]) -> list[Tick]:
+    """Date labels far enough apart to never overlap at ``NARROW_FONT``: every ``every``
+    point (at most about 6 labels), and the last point when it has room."""
     if not points:
         return []
-    every = max(1, len(points) // 6)
+    step = (position[-1] - position[0]) / max(1, len(points) - 1) or float(WIDTH)
+    needed = -(-(DATE_LABEL + LABEL_GAP) // step)
+    every = int(max(1, -(-len(points) // 6), needed))
     chosen = list(range(0, len(points), every))
-    if chosen[-1] != len(points) - 1 and len(points) - 1 - chosen[-1] >= every // 2:
-        chosen.append(len(points) - 1)
-    # The last label ends at its tick, so it never runs past the chart's right edge.
+    last = len(points) - 1
+    # The last label ends at its tick (it never runs past the right edge), so it needs
+    # one and a half labels of room after the previous one; else it takes that one's place.
+    if chosen[-1] != last:
+        if position[last] - position[chosen[-1]] < 1.5 * DATE_LABEL + LABEL_GAP and len(chosen) > 1:
+            chosen.pop()
+        if position[last] - position[chosen[-1]] >= 1.5 * DATE_LABEL + LABEL_GAP:
+            chosen.append(last)
     return [
         Tick(position[i], points[i].date[5:], "end" if i == len(points) - 1 else "middle")
         for i in chosen
