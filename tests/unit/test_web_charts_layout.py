@@ -4,6 +4,8 @@ for any number of days and any count."""
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 
 from chalicelib.models.overview import DayPoint
@@ -34,8 +36,8 @@ def extent(tick: Tick) -> tuple[float, float]:
 def check(chart: Chart) -> None:
     spans = sorted(extent(tick) for tick in chart.x_ticks)
     for left, right in spans:
-        assert 0 <= left and right <= WIDTH, spans
-    for (_, right), (left, _) in zip(spans, spans[1:], strict=False):
+        assert left >= 0 and right <= WIDTH, spans
+    for (_, right), (left, _) in pairwise(spans):
         assert left - right >= 4, spans
     for tick in chart.y_ticks:  # drawn end-anchored 6 units left of the plot
         assert chart.plot_left - 6 - len(tick.label) * CHAR_WIDTH >= 0, tick.label
