@@ -16,8 +16,9 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import cache
@@ -34,6 +35,7 @@ from typer.testing import CliRunner, Result
 from chalicelib.ids import Clock, IdFactory
 from chalicelib.models.memory import AuditRecord, Memory, MemoryKind, snapshot
 from infra.local_process import LocalServer, free_port  # noqa: F401 (the e2e tests import them here)
+from pinework import Client as PineworkClient
 from pinework.cli import Connections
 
 REPO = Path(__file__).resolve().parents[1]
@@ -536,3 +538,35 @@ class InjectedCliRunner(CliRunner):
     ) -> Result:
         """``CliRunner.invoke`` with ``obj=connections``."""
         return super().invoke(app, args, obj=self.connections, **extra)
+
+
+@contextmanager
+def example_run(
+    tmp_path: Path, script: str
+) -> Iterator[tuple[subprocess.CompletedProcess[str], PineworkClient]]:
+    """Run ``examples/<script>`` as a reader of docs/integrations would: against a real
+    local server (started here, stopped after), as its demo agent, with no run headers and
+    the scripted model (``PINEWORK_TASK``, ``PINEWORK_RUN`` and ``PINEWORK_EXAMPLE_MODEL``
+    unset). Asserts it exits 0; yields its output and a client of the demo agent."""
+    server = LocalServer(tmp_path / "data")
+    server.start()
+    try:
+        token = server.demo()["agentToken"]
+        url = f"http://127.0.0.1:{server.api_port}"
+        env = {**os.environ, "PINEWORK_API_URL": url, "PINEWORK_TOKEN": token}
+        for name in ("PINEWORK_TASK", "PINEWORK_RUN", "PINEWORK_EXAMPLE_MODEL"):
+            env.pop(name, None)
+        done = subprocess.run(
+            [sys.executable, f"examples/{script}"],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        with PineworkClient(url, token=token) as client:
+            yield done, client
+    finally:
+        server.stop()

@@ -7,9 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,12 +18,11 @@ import pytest
 from anthropic.lib.tools import ToolError
 from anthropic.lib.tools._beta_builtin_memory_tool import BetaLocalFilesystemMemoryTool
 
-from infra.local_process import LocalServer
 from pinework import AsyncClient, Client
 from pinework.errors import PineworkAPIError
 from pinework.integrations.claude_memory import AsyncPineworkMemoryTool, PineworkMemoryTool
 from pinework.models import KvValue
-from tests.helpers import World
+from tests.helpers import World, example_run
 
 BASE_URL = "http://pinework.test"
 REPO = Path(__file__).resolve().parents[2]
@@ -506,29 +502,10 @@ def test_the_async_tool_runner_with_a_scripted_model_stores_the_file(
 
 
 def test_the_example_runs_against_the_local_server(tmp_path: Path) -> None:
-    server = LocalServer(tmp_path / "data")
-    server.start()
-    try:
-        token = server.demo()["agentToken"]
-        env = {**os.environ, "PINEWORK_API_URL": f"http://127.0.0.1:{server.api_port}"}
-        env["PINEWORK_TOKEN"] = token
-        env.pop("PINEWORK_EXAMPLE_MODEL", None)
-        done = subprocess.run(
-            [sys.executable, "examples/claude_memory_tool.py"],
-            cwd=REPO,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        assert done.returncode == 0, done.stderr
-        with Client(f"http://127.0.0.1:{server.api_port}", token=token) as pinework:
-            keys = [key for key in pinework.iter_kv_keys() if key.startswith("memories/")]
-            (key,) = keys
-            value = stored(pinework, key)
-    finally:
-        server.stop()
+    with example_run(tmp_path, "claude_memory_tool.py") as (done, pinework):
+        keys = [key for key in pinework.iter_kv_keys() if key.startswith("memories/")]
+        (key,) = keys
+        value = stored(pinework, key)
     assert key.startswith("memories/uploader-") and key.endswith("/notes.md")
     assert value == "# Uploader\n\n- retries: 5\n- backoff: yes\n"
     assert "(error)" not in done.stdout

@@ -7,9 +7,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypedDict
@@ -21,12 +18,11 @@ from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore, GetOp, InvalidNamespaceError, PutOp, SearchOp
 
 from chalicelib.ids import FixedClock
-from infra.local_process import LocalServer
 from pinework import AsyncClient, Client
 from pinework.errors import PineworkAPIError
 from pinework.integrations.langgraph import PineworkStore
 from pinework.models import KvValue
-from tests.helpers import World
+from tests.helpers import World, example_run
 
 BASE_URL = "http://pinework.test"
 REPO = Path(__file__).resolve().parents[2]
@@ -491,29 +487,9 @@ def test_an_async_state_graph_uses_the_async_client(
 
 
 def test_the_example_runs_against_the_local_server(tmp_path: Path) -> None:
-    server = LocalServer(tmp_path / "data")
-    server.start()
-    try:
-        token = server.demo()["agentToken"]
-        url = f"http://127.0.0.1:{server.api_port}"
-        env = {**os.environ, "PINEWORK_API_URL": url, "PINEWORK_TOKEN": token}
-        for name in ("PINEWORK_TASK", "PINEWORK_RUN"):
-            env.pop(name, None)
-        done = subprocess.run(
-            [sys.executable, "examples/langgraph_store.py"],
-            cwd=REPO,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        assert done.returncode == 0, done.stderr
-        with Client(url, token=token) as client:
-            texts = [m.text for m in client.list_memories(kind="fact").data]
-            keys = list(client.iter_kv_keys())
-    finally:
-        server.stop()
+    with example_run(tmp_path, "langgraph_store.py") as (done, client):
+        texts = [m.text for m in client.list_memories(kind="fact").data]
+        keys = list(client.iter_kv_keys())
     assert "run 2 found: vpn (score " in done.stdout and "eu-west-1" in done.stdout
     assert any("VPN" in text for text in texts)
     assert any(key.startswith("langgraph/example/") for key in keys)

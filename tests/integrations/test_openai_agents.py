@@ -7,9 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
-import subprocess
-import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -39,14 +36,13 @@ from openai.types.responses import (
     ResponseOutputText,
 )
 
-from infra.local_process import LocalServer
 from pinework import AsyncClient, Client
 from pinework.integrations.openai_agents import (
     PineworkRun,
     memory_instructions,
     pinework_tools,
 )
-from tests.helpers import World
+from tests.helpers import World, example_run
 
 BASE_URL = "http://pinework.test"
 BASE = "You are the builder agent."
@@ -336,29 +332,9 @@ def test_the_client_task_is_used_when_the_run_has_none_and_a_run_is_required(
 
 
 def test_the_example_runs_against_the_local_server(tmp_path: Path) -> None:
-    server = LocalServer(tmp_path / "data")
-    server.start()
-    try:
-        token = server.demo()["agentToken"]
-        env = {**os.environ, "PINEWORK_API_URL": f"http://127.0.0.1:{server.api_port}"}
-        env["PINEWORK_TOKEN"] = token
-        for name in ("PINEWORK_TASK", "PINEWORK_RUN", "PINEWORK_EXAMPLE_MODEL"):
-            env.pop(name, None)
-        done = subprocess.run(
-            [sys.executable, "examples/openai_agents.py"],
-            cwd=REPO,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        assert done.returncode == 0, done.stderr
-        with Client(f"http://127.0.0.1:{server.api_port}", token=token) as client:
-            facts = client.list_memories(kind="fact").data
-            days = client.list_memories(kind="day").data
-    finally:
-        server.stop()
+    with example_run(tmp_path, "openai_agents.py") as (done, client):
+        facts = client.list_memories(kind="fact").data
+        days = client.list_memories(kind="day").data
     told = done.stdout.split("run 2 was told:", 1)[1]  # the second run's instructions
     assert "--- MEMORY ---" in told and "exponential backoff, at most 5 tries." in told
     assert any(f.task_key == "PIN-42" and f.run_id for f in facts)
