@@ -26,7 +26,10 @@ if TYPE_CHECKING:
 
 GATEWAY_MESSAGE = "$context.error.messageString"
 """API Gateway's own message for the response, already a quoted JSON string."""
-NOT_FOUND_MESSAGE = "No such route (see the route table in the README)."
+NOT_FOUND_MESSAGE = (
+    "No such route: check the URL. The routes are listed in docs/reference.md, "
+    "section 7 (HTTP API)."
+)
 NOT_FOUND_BODY = {"error": {"code": "not_found", "message": NOT_FOUND_MESSAGE}}
 """What a request to an unknown path gets, deployed and locally (``infra/local_server.py``)."""
 

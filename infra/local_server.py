@@ -276,6 +276,15 @@ def _local_api_server(app: Any, port: int, host: str = HOST) -> Any:  # noqa: C9
     class EnvelopeRequestHandler(ChaliceRequestHandler):
         path: str
 
+        def handle(self) -> None:
+            try:
+                super().handle()
+            except (BrokenPipeError, ConnectionResetError):
+                # The client went away before its answer was written: one line, not
+                # socketserver's traceback (the request itself was served and logged).
+                self.close_connection = True
+                print(f"a client ({self.client_address[0]}) left before its answer", flush=True)
+
         def _generic_handle(self) -> None:
             lengths = self.headers.get_all("content-length") or []
             if lengths and (len(set(lengths)) > 1 or not _byte_count(lengths[0])):

@@ -362,7 +362,8 @@ def header_value(value: str, what: str, limit: int) -> str:
         if not " " <= char <= "~":
             raise ValueError(
                 f"{what} holds {char!r} (U+{ord(char):04X}) at character {position}: only "
-                "printable ASCII can be sent in a header; use letters, digits and -_.:/#"
+                "printable ASCII (letters, digits, spaces and punctuation) can be sent in a "
+                "header"
             )
     if value != value.strip():
         raise ValueError(f"{what} starts or ends with white space: {value!r}")

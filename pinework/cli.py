@@ -205,7 +205,7 @@ def _fail(code: str, message: str, as_json: bool) -> NoReturn:
     if as_json:
         _render.echo(_render.to_json({"error": {"code": code, "message": message}}))
     if code == LOCAL_ERROR:
-        _render.echo(f"error: {message} (found here: nothing was sent)", err=True)
+        _render.echo(f"error: {message} (checked before sending: nothing was sent)", err=True)
         raise typer.Exit(2)
     _render.echo(f"error: {code}: {message}", err=True)
     raise typer.Exit(1)

@@ -22,6 +22,16 @@ from pinework.models import (
 
 # pinework kv …
 
+IfRevisionOption = Annotated[
+    int | None,
+    typer.Option(
+        "--if-revision",
+        min=0,
+        help="Only if the key is at this revision (`kv recall KEY --json` shows it); 0: only "
+        "if the key is absent. Otherwise precondition_failed, nothing changed.",
+    ),
+]
+
 
 @kv_app.command("remember")
 def kv_remember(
@@ -30,9 +40,10 @@ def kv_remember(
     parse: Annotated[
         bool, typer.Option("--parse", help="Parse VALUE as JSON and store that value.")
     ] = False,
+    if_revision: IfRevisionOption = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Store a value under a key."""
+    """Store a value under a key (docs/reference.md#kv-revisions for --if-revision)."""
     stored: Any = value
     if parse:
         try:
@@ -41,8 +52,12 @@ def kv_remember(
             raise typer.BadParameter(f"VALUE is not JSON: {exc}") from exc
     _run(
         as_json,
-        lambda c: c.kv_remember(key, stored),
-        lambda result: _render.echo(f"stored {result.key} (ttl: {result.ttl})"),
+        lambda c: c.kv_remember(key, stored, if_revision=if_revision),
+        lambda result: _render.echo(
+            f"stored {result.key} (ttl: {result.ttl}"
+            + ("" if result.revision is None else f", revision {result.revision}")
+            + ")"
+        ),
     )
 
 
@@ -109,12 +124,13 @@ def _render_kv_recall(result: KvValue | KvKeys) -> None:
 @kv_app.command("forget")
 def kv_forget(
     key: Annotated[str, typer.Argument(help="The key.")],
+    if_revision: IfRevisionOption = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Delete a key."""
+    """Delete a key (docs/reference.md#kv-revisions for --if-revision)."""
     _run(
         as_json,
-        lambda c: c.kv_forget(key),
+        lambda c: c.kv_forget(key, if_revision=if_revision),
         lambda result: _render.echo(
             f"forgot {result.key}" if result.deleted else f"nothing stored under {result.key}"
         ),

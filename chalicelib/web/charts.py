@@ -115,21 +115,27 @@ def _x_ticks(points: list[DayPoint], position: list[float]) -> list[Tick]:
     if not points:
         return []
     step = (position[-1] - position[0]) / max(1, len(points) - 1) or float(WIDTH)
-    needed = -(-(DATE_LABEL + LABEL_GAP) // step)
+    # One and a half labels apart: the first may start at its tick, the last end at it.
+    needed = -(-(1.5 * DATE_LABEL + LABEL_GAP) // step)
     every = int(max(1, -(-len(points) // 6), needed))
     chosen = list(range(0, len(points), every))
     last = len(points) - 1
-    # The last label ends at its tick (it never runs past the right edge), so it needs
-    # one and a half labels of room after the previous one; else it takes that one's place.
-    if chosen[-1] != last:
-        if position[last] - position[chosen[-1]] < 1.5 * DATE_LABEL + LABEL_GAP and len(chosen) > 1:
-            chosen.pop()
-        if position[last] - position[chosen[-1]] >= 1.5 * DATE_LABEL + LABEL_GAP:
-            chosen.append(last)
-    return [
-        Tick(position[i], points[i].date[5:], "end" if i == len(points) - 1 else "middle")
-        for i in chosen
-    ]
+    # The last label ends at its tick (it never runs past the right edge): it is shown
+    # only when it has room after the previous one, so the labels stay evenly spaced.
+    if chosen[-1] != last and position[last] - position[chosen[-1]] >= 1.5 * DATE_LABEL + LABEL_GAP:
+        chosen.append(last)
+    return [Tick(position[i], points[i].date[5:], _anchor(i, last, position[i])) for i in chosen]
+
+
+def _anchor(index: int, last: int, position: float) -> str:
+    """``end`` for the last label and one that would run past the right edge (it ends at
+    its tick); ``start`` for a label that would reach left of the plot, under the y axis's
+    labels; else ``middle``."""
+    if (index == last and index > 0) or position + DATE_LABEL / 2 > WIDTH:
+        return "end"
+    if position - DATE_LABEL / 2 < LEFT:
+        return "start"
+    return "middle"
 
 
 def line_chart(series: list[tuple[str, str, list[DayPoint]]]) -> Chart:

@@ -30,13 +30,16 @@ def extent(tick: Tick) -> tuple[float, float]:
     width = len(tick.label) * CHAR_WIDTH
     if tick.anchor == "end":
         return tick.position - width, tick.position
+    if tick.anchor == "start":
+        return tick.position, tick.position + width
     return tick.position - width / 2, tick.position + width / 2
 
 
 def check(chart: Chart) -> None:
     spans = sorted(extent(tick) for tick in chart.x_ticks)
     for left, right in spans:
-        assert left >= 0 and right <= WIDTH, spans
+        # Right of the y labels (they end 6 units left of the plot), inside the chart.
+        assert left >= chart.plot_left - 4 and right <= WIDTH, spans
     for (_, right), (left, _) in pairwise(spans):
         assert left - right >= 4, spans
     for tick in chart.y_ticks:  # drawn end-anchored 6 units left of the plot
