@@ -413,7 +413,8 @@ def test_bad_api_url_is_reported_not_raised(runner: CliRunner, fake_api: FakeApi
     assert result.exit_code == 2  # found here: a usage error, never a server's code
     assert result.stderr.startswith("error: the API URL must start with http")
     assert (
-        "(checked before sending: nothing was sent)" in result.stderr and "invalid_request" not in result.stderr
+        "(checked before sending: nothing was sent)" in result.stderr
+        and "invalid_request" not in result.stderr
     )
     assert fake_api.requests == []
 
