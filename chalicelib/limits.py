@@ -177,3 +177,7 @@ MAX_RECALLED_LEARNINGS = 10
 """Learnings in one recall's block at most."""
 MAX_LEARNING_TOKENS = 1_000
 """Tokens of the learnings block's lines at most (cl100k)."""
+MAX_KEPT = 40
+"""At most this many facts of one recall score >= 0.5: past it the cut rises to just
+above the 41st best (docs/DECISIONS.md#reranker-issue-28: kept counts are what moved
+most on stores the cut was never fitted on; the cap holds on any store)."""

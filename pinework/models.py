@@ -420,8 +420,8 @@ class KvValue(WireModel):
         value: the stored string (JSON values come back serialized, not
             parsed); ``None`` when not found.
         found: whether the key exists in the caller's scope.
-        revision: the entry's revision (``None`` when not found): what ``if_revision``
-            takes (docs/reference.md#kv-revisions).
+        revision: the entry's revision (0 when not found): what ``if_revision`` takes
+            (docs/reference.md#kv-revisions).
     """
 
     key: str

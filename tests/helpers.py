@@ -29,6 +29,7 @@ from urllib.parse import quote
 import boto3
 from botocore.config import Config
 from chalice.test import Client
+from mcp import types as mcp_types
 from typer import Typer
 from typer.testing import CliRunner, Result
 
@@ -570,3 +571,71 @@ def example_run(
             yield done, client
     finally:
         server.stop()
+
+
+class Mcp:
+    """Posts JSON-RPC to the MCP endpoint."""
+
+    def __init__(self, client: Client) -> None:
+        self._http = client.http
+        self._next_id = 0
+
+    def post(
+        self,
+        payload: Any = None,
+        *,
+        actor: Actor | None = None,
+        raw: bytes | None = None,
+        headers: dict[str, str] | None = None,
+        method: str = "POST",
+    ) -> tuple[int, dict[str, str], Any]:
+        sent = {
+            "Host": "127.0.0.1:8000",  # what a client of the local server sends
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            **(headers or {}),
+        }
+        if actor is not None:
+            sent["Authorization"] = f"Bearer {actor.token}"
+        body = raw if raw is not None else json.dumps(payload).encode()
+        response = self._http.request(method, "/api/v1/mcp", headers=sent, body=body)
+        text = response.body.decode() if response.body else ""
+        return response.status_code, dict(response.headers), json.loads(text) if text else None
+
+    def request(self, method: str, params: Any = None, **options: Any) -> dict[str, Any]:
+        self._next_id += 1
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": self._next_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        status, _, answer = self.post(message, **options)
+        assert answer["id"] == self._next_id and answer["jsonrpc"] == "2.0", answer
+        assert status == (200 if "result" in answer else status)
+        return dict(answer)
+
+    def result(self, method: str, params: Any = None, **options: Any) -> dict[str, Any]:
+        answer = self.request(method, params, **options)
+        assert "result" in answer, answer
+        return dict(answer["result"])
+
+    def tool(self, name: str, arguments: Any = None, **options: Any) -> dict[str, Any]:
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = arguments
+        result = self.result("tools/call", params, **options)
+        mcp_types.CallToolResult.model_validate(result)  # a valid MCP tool result
+        (content,) = result["content"]
+        assert content["type"] == "text"
+        assert json.loads(content["text"]) == result["structuredContent"]
+        return result
+
+    def ok(self, name: str, arguments: Any = None, **options: Any) -> dict[str, Any]:
+        result = self.tool(name, arguments, **options)
+        assert result["isError"] is False, result
+        return dict(result["structuredContent"])
+
+    def tool_error(self, name: str, arguments: Any = None, **options: Any) -> str:
+        result = self.tool(name, arguments, **options)
+        assert result["isError"] is True, result
+        error = result["structuredContent"]["error"]
+        assert error["message"]
+        return str(error["code"])

@@ -53,7 +53,7 @@ class KvRecallRequest(RequestModel):
 
     with_revision: bool = Field(
         default=False,
-        description="With a key: also answer the entry's `revision` (null when missing), "
+        description="With a key: also answer the entry's `revision` (0 when missing), "
         "what `ifRevision` takes.",
     )
 

@@ -383,7 +383,8 @@ class KvRecalled(ResponseModel):
     found: bool
     revision: int | None = Field(
         default=None,
-        description="The entry's revision (null when missing); only with `withRevision` "
+        exclude_if=lambda value: value is None,
+        description="The entry's revision (0 when missing); only with `withRevision` "
         "(docs/reference.md#kv-revisions).",
     )
 

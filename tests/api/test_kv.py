@@ -460,7 +460,7 @@ def test_a_write_from_a_stale_read_is_refused_and_changes_nothing(kv: Kv, world:
     def read(actor: Actor) -> dict[str, Any]:
         return kv.ok("recall", {"key": "notes", "withRevision": True}, actor=actor)
 
-    assert read(world.agent) == {"key": "notes", "value": None, "found": False, "revision": None}
+    assert read(world.agent) == {"key": "notes", "value": None, "found": False, "revision": 0}
     created = kv.ok("remember", {"key": "notes", "value": "a", "ifRevision": 0}, actor=world.agent)
     assert created == {"stored": True, "key": "notes", "ttl": "permanent", "revision": 1}
     seen_by_agent = read(world.agent)["revision"]

@@ -14,8 +14,7 @@ from chalice.test import Client
 
 from chalicelib import wiring
 from chalicelib.services import learnings as learning_rules
-from tests.api.test_mcp import Mcp
-from tests.helpers import Api, World
+from tests.helpers import Api, Mcp, World
 
 VPN = "Staging deploys need the VPN turned on first"
 

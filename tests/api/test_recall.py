@@ -545,3 +545,16 @@ def test_a_preview_answers_as_a_recall_and_counts_and_logs_nothing(api: Api, wor
         m["memory"]["id"] for m in preview["memories"]
     ]
     assert api.call("GET", f"/memories/{vpn}", world.agent)[1]["recallCount"] == 1
+
+
+def test_a_query_of_ticket_keys_finds_the_facts_that_name_them(api: Api, world: World) -> None:
+    vpn = save(api, world, "The staging deploy needs the VPN on (source: PIN-812)")
+    uploader = save(api, world, "The uploader retries 5 times with backoff (PIN-42)")
+    save(api, world, "Lunch is at noon on Fridays")
+    assert recall(api, world, "PIN-999")["memories"] == []  # another ticket: nothing
+    found = recall(api, world, "pin-42")
+    assert [item["memory"]["id"] for item in found["memories"]] == [uploader]
+    by_task = recall(api, world, None, **{"X-Pinework-Task": "PIN-812"})  # the default query
+    assert [item["memory"]["id"] for item in by_task["memories"]] == [vpn]
+    worded = recall(api, world, "How do I deploy to staging with the VPN?")
+    assert worded["memories"][0]["memory"]["id"] == vpn

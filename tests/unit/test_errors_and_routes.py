@@ -18,7 +18,9 @@ def error_classes() -> list[type[errors.PineworkError]]:
 
 def test_every_error_class_has_a_status_and_a_unique_code() -> None:
     classes = error_classes()
-    codes = [cls.code for cls in classes]
+    # A class that refines another's meaning and keeps its code (AgentNotInWorkspace is a
+    # forbidden) defines no code of its own.
+    codes = [cls.code for cls in classes if "code" in vars(cls)]
     assert len(codes) == len(set(codes))
     for cls in classes:
         assert cls.code in errors.STATUS_BY_CODE, cls

@@ -234,6 +234,9 @@ def test_key_value_answers_round_trip() -> None:
     round_trip(KvRemembered, Remembered("k", permanent=False).to_wire())
     round_trip(KvRecalled, Recalled("k", None).to_wire())
     round_trip(KvRecalled, Recalled("k", "v").to_wire())
+    round_trip(KvRecalled, Recalled("k", "v", 3).to_wire(with_revision=True))
+    round_trip(KvRecalled, Recalled("k", None).to_wire(with_revision=True))
+    round_trip(KvRemembered, Remembered("k", permanent=True, revision=2).to_wire())
     round_trip(KvForgotten, Forgotten("k", deleted=True).to_wire())
     listed = KeyList(["a"], count=1).to_wire()
     assert KvKeys.model_validate(listed).wire() == listed

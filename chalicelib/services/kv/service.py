@@ -161,8 +161,8 @@ class Remembered:
 @dataclass(frozen=True)
 class Recalled:
     """``recall {key}`` answer: ``{key, value, found}``; ``value`` is the stored string or
-    null. ``revision`` (the entry's, null when missing) is in the answer only when asked
-    for (``withRevision``, docs/reference.md#kv-revisions)."""
+    null. ``revision`` (the entry's, 0 when missing) is in the answer only when asked for
+    (``withRevision``, docs/reference.md#kv-revisions)."""
 
     key: str
     value: str | None
@@ -176,7 +176,7 @@ class Recalled:
             "found": self.value is not None,
         }
         if with_revision:
-            body["revision"] = self.revision if self.value is not None else None
+            body["revision"] = self.revision if self.value is not None else 0
         return body
 
 

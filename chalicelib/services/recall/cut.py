@@ -35,10 +35,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-MAX_KEPT = 40
-"""At most this many facts of one recall score >= 0.5: past it the cut rises to just
-above the 41st best (docs/DECISIONS.md#reranker-issue-28: kept counts are what moved
-most on stores the cut was never fitted on; the cap holds on any store)."""
+from chalicelib.limits import MAX_KEPT
 
 
 @dataclass(frozen=True)

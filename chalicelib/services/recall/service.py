@@ -46,6 +46,7 @@ from chalicelib.models.requests import RecallRequest
 from chalicelib.services.access.who import refuse_persons, resolve_agent
 from chalicelib.services.recall.candidates import Candidate, CandidateScorer, PartialCandidates
 from chalicelib.services.recall.embedding_format import sentence_stand_in
+from chalicelib.services.recall.identifiers import keyed_scores
 from chalicelib.services.recall.tokens import TokenCounter
 from chalicelib.services.run_context import RunContext, check_body_session
 from chalicelib.services.text import SecretFinder, check_no_secret, has_content
@@ -416,6 +417,7 @@ class RecallService:
         if len(scores) != len(facts):
             logger.error("recall scorer returned %d scores for %d facts", len(scores), len(facts))
             return newest, FALLBACK_NEWEST
+        scores = keyed_scores(query, [fact.text for fact in facts], scores)
         scored = [
             ScoredMemory(fact, round(float(score), 4))
             for fact, score in zip(facts, scores, strict=True)
@@ -505,6 +507,7 @@ class RecallService:
             logger.exception("learnings scorer failed; newest instead")
             ranked = newest
         else:
+            scores = keyed_scores(query, [learning.text for learning in active], scores)
             scored = [
                 ScoredLearning(learning, round(float(score), 4))
                 for learning, score in zip(active, scores, strict=True)
