@@ -1392,7 +1392,7 @@ export interface components {
             limit?: number | null;
             /**
              * Withrevision
-             * @description With a key: also answer the entry's `revision` (null when missing), what `ifRevision` takes.
+             * @description With a key: also answer the entry's `revision` (0 when missing), what `ifRevision` takes.
              * @default false
              */
             withRevision?: boolean;
@@ -1411,10 +1411,10 @@ export interface components {
             found: boolean;
             /**
              * Revision
-             * @description The entry's revision (null when missing); only with `withRevision` (docs/reference.md#kv-revisions).
+             * @description The entry's revision (0 when missing); only with `withRevision` (docs/reference.md#kv-revisions).
              * @default null
              */
-            revision: number | null;
+            revision?: number | null;
         };
         /**
          * KvRemembered
@@ -3172,6 +3172,21 @@ export interface operations {
                     };
                 };
             };
+            /** @description - `precondition_failed`: ``If-Match`` names a version of the memory that is no longer current; nothing changed (412, docs/reference.md#6-errors; docs/issues.md#issue-15). */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "precondition_failed";
+                            message: string;
+                        };
+                    };
+                };
+            };
             /** @description - `unsupported_media_type`: A body not declared ``application/json`` on the key-value routes or ``/mcp`` (415; docs/reference.md#cross-site); deployed, API Gateway also answers it itself for content types it refuses (``infra/gateway_responses.py``; docs/issues.md#issue-12). */
             415: {
                 headers: {
@@ -3472,6 +3487,21 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "idempotency_key_in_use";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `precondition_failed`: ``If-Match`` names a version of the memory that is no longer current; nothing changed (412, docs/reference.md#6-errors; docs/issues.md#issue-15). */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "precondition_failed";
                             message: string;
                         };
                     };
