@@ -59,6 +59,7 @@ from infra.aws_calls import FUNCTION, HTTP_FUNCTION, CallRecorder, attribution_m
 from infra.local_dynamodb import EmbeddedAWS
 from infra.tables import create_table
 from infra.template import NOT_FOUND_BODY
+from pinework.local_record import LocalServerRecord, write_record
 
 REPO = Path(__file__).resolve().parent.parent
 TABLE = "pinework-local"
@@ -578,6 +579,8 @@ def main() -> None:
     ipv6_server = _serve_ipv6_too(app, api_port)
     api_url = f"http://{HOST}:{api_port}"
     link = _dashboard_link(api_url, demo["personToken"])
+    # the admin commands find this server through its record (docs/operators.md)
+    write_record(lock, LocalServerRecord(api_url, endpoint, TABLE, os.getpid()))
     print(_banner(api_url, endpoint, demo, aws.replayed, link), flush=True)
     if ipv6_server is not None:
         print(f"API also on http://[::1]:{api_port}/api/v1 (IPv6)", flush=True)

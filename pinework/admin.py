@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, MutableMapping
-from pathlib import Path
 from typing import Any, Protocol
 
 from chalicelib.settings import DEFAULT_LOCAL_DYNAMODB_ENDPOINT, Settings
+from pinework.local_record import data_dir, read_running_record
 
 __all__ = [
     "AWS_ENDPOINT_SENTINEL",
@@ -471,14 +471,20 @@ def admin_settings(environ: Mapping[str, str] | None = None) -> Settings:
             raise ValueError(
                 f"PINEWORK_DYNAMODB_PORT must be a port number from 1 to 65535, not {port!r}."
             )
-        env[_ENDPOINT_VARIABLE] = (
-            f"http://127.0.0.1:{port}" if port else DEFAULT_LOCAL_DYNAMODB_ENDPOINT
-        )
+        running = None if port else read_running_record(data_dir(env))
+        if running is not None:
+            # the server of this data folder says where it is (it may have been moved)
+            env[_ENDPOINT_VARIABLE] = running.dynamodb_endpoint
+            env.setdefault("PINEWORK_TABLE_NAME", running.table_name)
+        else:
+            env[_ENDPOINT_VARIABLE] = (
+                f"http://127.0.0.1:{port}" if port else DEFAULT_LOCAL_DYNAMODB_ENDPOINT
+            )
     if not env.get(_S3_ENDPOINT_VARIABLE, "").strip():
         env[_S3_ENDPOINT_VARIABLE] = env[_ENDPOINT_VARIABLE].strip()
     if not env.get(_HASH_SECRET, "").strip():
         # the local server's own secret (infra/local_server.py writes it at first start)
-        secret_file = Path(env.get("PINEWORK_DATA_DIR") or ".pinework-local") / "hash-secret"
+        secret_file = data_dir(env) / "hash-secret"
         if secret_file.is_file():
             env[_HASH_SECRET] = secret_file.read_text(encoding="utf-8").strip()
     return Settings.from_env(env)
@@ -528,7 +534,21 @@ def open_admin_service(environ: MutableMapping[str, str] | None = None) -> Admin
     """
     settings = admin_settings(environ)
     use_dummy_credentials_if_local(settings, environ)
+    from chalicelib.storage.store_check import pinework_table_problem
     from chalicelib.wiring import build_admin_service
+
+    if settings.dynamodb_endpoint is not None:
+        problem = pinework_table_problem(
+            settings.dynamodb_endpoint, settings.region, settings.table_name
+        )
+        if problem is not None:
+            # Another process may listen on the port: never write into its tables.
+            raise ValueError(
+                f"{settings.dynamodb_endpoint} is not a Pinework store ({problem}). Start "
+                "`make serve`, or point the admin commands at its embedded DynamoDB with "
+                "PINEWORK_DYNAMODB_PORT or PINEWORK_DYNAMODB_ENDPOINT (its banner prints it), "
+                "or PINEWORK_DATA_DIR for a server of another data folder."
+            )
 
     service: AdminOperations = build_admin_service(settings)
     return service

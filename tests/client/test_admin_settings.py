@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
+import boto3
 import pytest
+from moto.server import ThreadedMotoServer
 
 from chalicelib.settings import DEFAULT_LOCAL_DYNAMODB_ENDPOINT
-from pinework.admin import admin_settings, use_dummy_credentials_if_local
+from chalicelib.storage.store_check import pinework_table_problem
+from infra.tables import create_table
+from pinework.admin import admin_settings, open_admin_service, use_dummy_credentials_if_local
+from pinework.local_record import LocalServerRecord, read_running_record
+from tests.helpers import free_port
 
 
 def test_admin_targets_the_local_dynamodb_when_no_endpoint_is_set() -> None:
@@ -110,3 +119,98 @@ def test_locally_the_admin_uses_the_local_servers_hash_secret(tmp_path: Path) ->
     given = admin_settings({"PINEWORK_DATA_DIR": str(tmp_path), "PINEWORK_HASH_SECRET": "t" * 40})
     assert given.hash_secret == "t" * 40
     assert admin_settings({"PINEWORK_DATA_DIR": str(tmp_path / "none")}).hash_secret is None
+
+
+def _hold_record(folder: Path, record: LocalServerRecord) -> subprocess.Popen[bytes]:
+    """A process that holds ``server.lock`` as ``make serve`` does, with ``record`` in it."""
+    script = (
+        "import fcntl, sys, time\n"
+        "from pathlib import Path\n"
+        "from pinework.local_record import LocalServerRecord, write_record\n"
+        f"handle = (Path({str(folder)!r}) / 'server.lock').open('w')\n"
+        "fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)\n"
+        f"write_record(handle, LocalServerRecord(*{list(record.__dict__.values())!r}))\n"
+        "print('held', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    holder = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE)
+    assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
+    return holder
+
+
+def test_admin_finds_a_moved_server_through_its_record(tmp_path: Path) -> None:
+    """docs/operators.md#the-local-servers-record: the server of the data folder says
+    where it is, so a server moved with PINEWORK_DYNAMODB_PORT is found by itself."""
+    record = LocalServerRecord("http://127.0.0.1:9000", "http://127.0.0.1:9001", "pw-x", 1)
+    holder = _hold_record(tmp_path, record)
+    try:
+        found = admin_settings({"PINEWORK_DATA_DIR": str(tmp_path)})
+        assert (found.dynamodb_endpoint, found.table_name) == ("http://127.0.0.1:9001", "pw-x")
+        # an explicit setting still wins over the record
+        given = admin_settings(
+            {"PINEWORK_DATA_DIR": str(tmp_path), "PINEWORK_DYNAMODB_PORT": "8732"}
+        )
+        assert given.dynamodb_endpoint == "http://127.0.0.1:8732"
+    finally:
+        holder.kill()
+        holder.wait()
+        assert holder.stdout is not None
+        holder.stdout.close()
+    # the server stopped: its lock is free and its ports may be anybody's now
+    assert read_running_record(tmp_path) is None
+    stale = admin_settings({"PINEWORK_DATA_DIR": str(tmp_path)})
+    assert stale.dynamodb_endpoint == DEFAULT_LOCAL_DYNAMODB_ENDPOINT
+
+
+def test_a_lock_file_without_a_record_is_not_a_record(tmp_path: Path) -> None:
+    (tmp_path / "server.lock").write_text('{"kind": "something-else"}', encoding="utf-8")
+    assert read_running_record(tmp_path) is None
+    assert read_running_record(tmp_path / "missing") is None
+
+
+@pytest.fixture
+def stranger() -> Iterator[str]:
+    """A DynamoDB on loopback that is not a Pinework server (moto's, no tables)."""
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=free_port(), verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    try:
+        yield f"http://{host}:{port}"
+    finally:
+        server.stop()
+
+
+def test_admin_refuses_an_endpoint_that_is_not_a_pinework_store(
+    stranger: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A newcomer whose admin command reaches another process's DynamoDB must not write
+    into it: the command refuses and names the variables to set."""
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "x")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "x")
+    env = {"PINEWORK_DYNAMODB_ENDPOINT": stranger}
+    with pytest.raises(
+        ValueError, match=r"is not a Pinework store .*no table.*PINEWORK_DYNAMODB_PORT"
+    ):
+        open_admin_service(dict(env))
+    client = boto3.client(
+        "dynamodb",
+        endpoint_url=stranger,
+        region_name="us-east-1",
+        aws_access_key_id="x",
+        aws_secret_access_key="x",
+    )
+    client.create_table(
+        TableName="pinework-local",
+        BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+    )
+    assert "not keyed as Pinework's" in (
+        pinework_table_problem(stranger, "us-east-1", "pinework-local") or ""
+    )
+    client.delete_table(TableName="pinework-local")
+    create_table(client, "pinework-local")
+    assert pinework_table_problem(stranger, "us-east-1", "pinework-local") is None
+    assert open_admin_service(dict(env)) is not None
+    nothing = f"http://127.0.0.1:{free_port()}"
+    assert pinework_table_problem(nothing, "us-east-1", "t") == "nothing answers there"

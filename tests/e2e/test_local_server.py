@@ -5,6 +5,7 @@ prove stored data survives."""
 from __future__ import annotations
 
 import json
+import shutil
 import socket
 import subprocess
 import sys
@@ -100,6 +101,25 @@ def test_cli_against_local_server_and_data_survives_restart(server: LocalServer)
     assert [r["action"] for r in json.loads(history.stdout)["data"]] == ["create", "veto"]
     still = cli(server, new_agent["token"], "memory", "list", "--json")
     assert still.returncode == 0  # tokens issued by admin survive too
+
+    # With no endpoint given, the admin commands find this moved server (its ports are not
+    # the defaults) through its record in the data folder (docs/operators.md).
+    moved = {
+        name: value
+        for name, value in server.env.items()
+        if name not in ("PINEWORK_DYNAMODB_PORT", "PINEWORK_DYNAMODB_ENDPOINT")
+    }
+    executable = shutil.which("pinework", path=str(Path(sys.executable).parent)) or "pinework"
+    found = subprocess.run(
+        [executable, "admin", "create-workspace", "--name", "Moved", "--json"],
+        env=moved,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert found.returncode == 0, found.stderr
+    assert json.loads(found.stdout)["id"].startswith("wsp_")
 
 
 def test_a_second_server_on_the_same_data_folder_refuses_to_start(server: LocalServer) -> None:
