@@ -56,7 +56,7 @@ RERANKER_WEIGHTS := models/ms-marco-minilm-l12-int8.npz
 UPLOAD_MODELS = aws s3 sync models/ s3://$(1)/models/ --region $(AWS_REGION) --only-show-errors --exclude "*" --include "*.npz" --include "*.LICENSE.txt"
 STACK_BUCKET := $(CFN) describe-stacks --stack-name $(STACK) --query "Stacks[0].Outputs[?OutputKey=='BucketName'].OutputValue" --output text
 
-.PHONY: install serve test format lint types static check package deploy deploy-cloudformation teardown teardown-cloudformation artifact-bucket clean
+.PHONY: install serve test format lint types static check dist dist-python dist-typescript package deploy deploy-cloudformation teardown teardown-cloudformation artifact-bucket clean
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -170,5 +170,19 @@ teardown-cloudformation:  ## remove make deploy-cloudformation's stack STACK; ke
 	$(CFN) delete-stack --stack-name $(STACK)
 	$(CFN) wait stack-delete-complete --stack-name $(STACK)
 
+# What a user installs (docs/integrations/README.md#install): the pinework package's wheel and
+# sdist (the client, the CLI, the admin commands and the integrations, each behind its extra)
+# and the TypeScript client as an npm tarball, all in DIST.
+DIST ?= dist
+dist: dist-python dist-typescript  ## wheel + sdist of pinework (extras included) and the TypeScript client packed, in DIST (dist/)
+
+dist-python: $(STAMP)
+	rm -rf $(DIST) && mkdir -p $(DIST)
+	$(PY) -m build --sdist --wheel --outdir $(DIST) .
+
+dist-typescript:
+	mkdir -p $(DIST)
+	cd clients/typescript && npm ci --silent --no-audit --no-fund && npm run --silent build && npm pack --silent --pack-destination $(abspath $(DIST))
+
 clean:
-	rm -rf $(VENV) $(CHECKOV_VENV) $(CFN_LINT_VENV) build .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(CHECKOV_VENV) $(CFN_LINT_VENV) build $(DIST) .pytest_cache .mypy_cache .ruff_cache
