@@ -60,6 +60,7 @@ def environment() -> Environment:
     env.filters["day"] = day
     env.filters["ago"] = ago
     env.filters["count"] = count
+    env.filters["counted"] = counted
     env.filters["score"] = score
     env.filters["visible"] = visible
     env.filters["visible_text"] = visible_text
@@ -141,6 +142,12 @@ def ago(moment: datetime | None, now: datetime) -> str:
 def count(value: int) -> str:
     """A whole number with thousands separators: ``8,000``."""
     return f"{value:,}"
+
+
+def counted(value: int, noun: str, plural: str | None = None) -> str:
+    """A count with its noun in the right number: ``1 object``, ``2 objects``,
+    ``1,204 entries`` (``plural`` when the noun does not take an ``s``)."""
+    return f"{value:,} {noun if value == 1 else plural or noun + 's'}"
 
 
 def score(value: float | None) -> str:

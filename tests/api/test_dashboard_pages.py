@@ -491,3 +491,29 @@ def test_sign_in_names_the_local_demo_file_only_where_there_is_one(
 def test_settings_read_the_demo_file_from_the_environment() -> None:
     assert Settings.from_env({"PINEWORK_DEMO_FILE": "/d/demo.json"}).demo_file == "/d/demo.json"
     assert Settings.from_env({}).demo_file is None
+
+
+def test_a_review_is_titled_by_the_day_it_ran_and_names_the_day_log_it_read(
+    api: Api, browser: Page, world: World
+) -> None:
+    """A review run on 2026-11-30 of facts saved that day was titled "Review of 2026-11-29"
+    (the day log it reads): the title is the day it ran, the day log is named apart."""
+    api.call("POST", "/memories", world.agent, {"text": "The uploader retries 5 times"})
+    _, report = api.call("POST", "/reviews", world.person, {"agentId": world.agent.id})
+    browser.sign_in(world.person.token)
+    page = text(browser.get(f"/reviews/{report['id']}"))
+    assert f"Review on {START.date().isoformat()}" in page
+    yesterday = (START - timedelta(days=1)).date().isoformat()
+    assert f"Review of {yesterday}" not in page
+    assert f"<dt>Day log read</dt><dd>{yesterday} " in page
+
+
+def test_counts_take_the_noun_in_the_right_number() -> None:
+    from chalicelib.web.render import counted
+
+    assert [counted(1, "object"), counted(2, "object"), counted(0, "byte")] == [
+        "1 object",
+        "2 objects",
+        "0 bytes",
+    ]
+    assert counted(1204, "entry", "entries") == "1,204 entries"
