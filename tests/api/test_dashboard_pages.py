@@ -517,3 +517,27 @@ def test_counts_take_the_noun_in_the_right_number() -> None:
         "0 bytes",
     ]
     assert counted(1204, "entry", "entries") == "1,204 entries"
+
+
+def test_an_erased_memorys_history_says_text_erased_never_none(
+    api: Api, browser: Page, world: World
+) -> None:
+    _, memory = api.call("POST", "/memories", world.agent, {"text": "Dana's phone is 555-0142"})
+    path = f"/memories/{memory['id']}"
+    api.call("PATCH", path, world.person, {"text": "Dana's phone is 555-0143"})
+    status, _ = api.call("POST", f"{path}/erase", world.person, {"reason": "asked"})
+    assert status == 200
+    browser.sign_in(world.person.token)
+    page = text(browser.get(path))
+    history = page[page.index('id="history-heading"') : page.index('id="fields-heading"')]
+    assert "None" not in history
+    assert '<div class="diff"></div>' not in history
+    assert history.count("text erased") == 3  # create, edit and the erasure's own record
+    assert 'id="erase-heading"' not in page  # nothing left to erase
+
+
+def test_the_erase_form_comes_below_the_edit_form(api: Api, browser: Page, world: World) -> None:
+    _, memory = api.call("POST", "/memories", world.agent, {"text": "A fact to keep"})
+    browser.sign_in(world.person.token)
+    page = text(browser.get(f"/memories/{memory['id']}"))
+    assert page.index('id="edit-heading"') < page.index('id="erase-heading"')

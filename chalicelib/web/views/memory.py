@@ -43,27 +43,33 @@ class TimelineEntry:
         text_plain: the text before and after, when the word diff did not
             (docs/reference.md#history-diff).
         expiry_change: the expiry before and after, as shown.
+        text_erased: the record carried a text that an erasure blanked (shown as words,
+            never as an empty box or ``None``).
     """
 
     record: AuditRecord
     text_diff: list[DiffPart] | None
     expiry_change: tuple[str, str] | None
     text_plain: tuple[str, str] | None = None
+    text_erased: bool = False
 
 
 def timeline_entry(record: AuditRecord, budget: DiffBudget | None = None) -> TimelineEntry:
     """What changed in one record: a word diff of the text (or, past ``budget``, the
     plain before and after), the expiry before/after."""
     before, after = record.before or {}, record.after or {}
+    texts = [side["text"] for side in (before, after) if "text" in side]
+    # an erasure blanks every text of the memory's records (None or "")
+    erased = bool(texts) and not any(isinstance(text, str) and text for text in texts)
     diff, plain = None, None
-    if before and after and before.get("text") != after.get("text"):
-        old, new = str(before.get("text", "")), str(after.get("text", ""))
+    old, new = before.get("text"), after.get("text")
+    if isinstance(old, str) and isinstance(new, str) and old and new and old != new:
         diff = word_diff(old, new, budget)
         plain = (old, new) if diff is None else None
     expiry = None
     if before and after and before.get("expiresAt") != after.get("expiresAt"):
         expiry = (_shown_time(before.get("expiresAt")), _shown_time(after.get("expiresAt")))
-    return TimelineEntry(record, diff, expiry, plain)
+    return TimelineEntry(record, diff, expiry, plain, erased)
 
 
 def memory_page(
