@@ -412,6 +412,10 @@ def test_a_conflict_waits_and_a_person_keeps_either_side_then_undoes(
         and 'badge archived">undone' in text(undone)
     )
     assert f"{path}/undo" not in text(undone)
+    # the card no longer states the applied outcome as the present state
+    assert "<strong>Outcome:</strong>" in text(kept)
+    assert "<strong>Outcome:</strong>" not in text(undone)
+    assert "Outcome when applied</strong> (undone since)" in text(undone)
     memories = {m["id"]: m for m in api.call("GET", "/memories?all=true", world.agent)[1]["data"]}
     assert memories[older["id"]]["status"] == memories[newer["id"]]["status"] == "active"
     twice = browser.post(f"{path}/undo", {"csrf": token}, **htmx)  # the service's answer:
@@ -541,3 +545,15 @@ def test_the_erase_form_comes_below_the_edit_form(api: Api, browser: Page, world
     browser.sign_in(world.person.token)
     page = text(browser.get(f"/memories/{memory['id']}"))
     assert page.index('id="edit-heading"') < page.index('id="erase-heading"')
+
+
+def test_the_recall_log_folds_long_queries(api: Api, browser: Page, world: World) -> None:
+    api.call("POST", "/memories", world.agent, {"text": "The uploader retries 5 times"})
+    long_query = "why does the uploader retry " + "and what else happens then " * 20
+    api.call("POST", "/memories/recall", world.agent, {"query": long_query})
+    api.call("POST", "/memories/recall", world.agent, {"query": "uploader retries"})
+    browser.sign_in(world.person.token)
+    page = text(browser.get(f"/agents/{world.agent.id}/recall"))
+    assert page.count('<details class="query">') == 1  # the long one only
+    assert f"({len(long_query.strip()):,} characters: show all)" in page
+    assert "uploader retries</td>" in page
