@@ -555,5 +555,5 @@ def test_the_recall_log_folds_long_queries(api: Api, browser: Page, world: World
     browser.sign_in(world.person.token)
     page = text(browser.get(f"/agents/{world.agent.id}/recall"))
     assert page.count('<details class="query">') == 1  # the long one only
-    assert f"({len(long_query.strip()):,} characters: show all)" in page
+    assert f"({len(long_query):,} characters: show all)" in page
     assert "uploader retries</td>" in page
