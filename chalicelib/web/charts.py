@@ -149,11 +149,16 @@ def line_chart(series: list[tuple[str, str, list[DayPoint]]]) -> Chart:
     span = WIDTH - LEFT - RIGHT
     step = span / max(1, len(dates) - 1)
     xs = [round(LEFT + i * step, 1) for i in range(len(dates))]
+    # Each line is drawn over the ones before it, narrower than they are (``layer-N``,
+    # dashboard.css), so a line equal to an earlier one leaves it visible as an edge.
+    last = len(series) - 1
     lines = [
         Line(
-            name, css, " ".join(f"{x},{_y(p.value, top)}" for x, p in zip(xs, points, strict=True))
+            name,
+            f"{css} layer-{last - index}",
+            " ".join(f"{x},{_y(p.value, top)}" for x, p in zip(xs, points, strict=True)),
         )
-        for name, css, points in series
+        for index, (name, css, points) in enumerate(series)
     ]
     return Chart(y_ticks=_y_ticks(top), x_ticks=_x_ticks(dates, xs), lines=lines)
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import difflib
 import random
+import re
+from pathlib import Path
 
 import pytest
 
@@ -44,6 +46,25 @@ def test_lines_have_one_point_per_date_and_higher_values_are_higher() -> None:
     assert {pair.split(",")[1] for pair in chart.lines[1].points.split()} == {
         str(float(chart.baseline))
     }
+
+
+def test_equal_lines_stay_visible_each_drawn_narrower_than_the_ones_under_it() -> None:
+    """Three series with the same values drew one line: the last hid the others."""
+    same = [DayPoint(f"2026-11-{day:02d}", 3) for day in range(1, 8)]
+    chart = line_chart(
+        [
+            ("live", "series-live", same),
+            ("expired", "series-expired", same),
+            ("archived", "series-archived", same),
+        ]
+    )
+    assert [line.css.split()[1] for line in chart.lines] == ["layer-2", "layer-1", "layer-0"]
+    css = (Path(__file__).parents[2] / "chalicelib/web/static/dashboard.css").read_text()
+    widths = {
+        layer: float(re.search(rf"\.chart \.{layer} {{ stroke-width: ([0-9.]+); }}", css)[1])
+        for layer in ("layer-1", "layer-2")
+    }
+    assert 2 < widths["layer-1"] < widths["layer-2"]  # the series classes draw 2 wide
 
 
 @pytest.mark.parametrize(
