@@ -4,6 +4,7 @@ an htmx fragment, a redirect, an error next to the form that caused it)."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -101,7 +102,15 @@ class WebContext:
             "now": self.now,
             "here": self.here(),
             "notice": NOTICES.get(done or ""),
+            "name_of": functools.cache(self._name_of),
         }
+
+    def _name_of(self, principal_id: str | None) -> str | None:
+        """The name a person reads for an agent or person id of the workspace (one read
+        per id and page: the template's ``name_of`` caches it)."""
+        if not principal_id:
+            return None
+        return self.services.dashboard.workspace.display_name(self.principal, principal_id)
 
     def here(self) -> str:
         """This page's path and query within the app, without ``done`` (to come back to)."""

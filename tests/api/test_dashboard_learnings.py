@@ -108,7 +108,7 @@ def test_an_agents_proposal_waits_under_proposed_and_is_counted_on_the_overview(
 
     page = text(browser.get(f"/learnings/{first['id']}"))
     about = section(page, "learning-heading")
-    assert f'agent <span class="mono">{world.agent.id}</span>' in about
+    assert f'agent <a href="/agents/{world.agent.id}" title="{world.agent.id}">builder</a>' in about
     assert "run-7" in about and "PIN-9" in about and "Decided" not in about
     assert forms(page) == {"approve", "reject"}
     approve_box = section(page, "approve-heading")

@@ -537,6 +537,11 @@ def test_an_erased_memorys_history_says_text_erased_never_none(
     assert "None" not in history
     assert '<div class="diff"></div>' not in history
     assert history.count("text erased") == 3  # create, edit and the erasure's own record
+    # names where a person reads, the id on hover
+    agent = world.agent.id
+    assert f'agent <a href="/agents/{agent}" title="{agent}">builder</a>' in history
+    assert f'<span title="{world.person.id}">you</span>' in history
+    assert f"({world.person.id})" not in history
     assert 'id="erase-heading"' not in page  # nothing left to erase
 
 
@@ -557,3 +562,12 @@ def test_the_recall_log_folds_long_queries(api: Api, browser: Page, world: World
     assert page.count('<details class="query">') == 1  # the long one only
     assert f"({len(long_query):,} characters: show all)" in page
     assert "uploader retries</td>" in page
+
+
+def test_display_names_stay_inside_the_workspace(wired: Services, world: World) -> None:
+    person = wired.auth.authenticate(f"Bearer {world.person.token}")
+    names = wired.dashboard.workspace
+    assert names.display_name(person, world.agent.id) == "builder"
+    assert names.display_name(person, world.person.id) == "ana@example.com"
+    for foreign in (world.outsider.id, world.outsider_agent.id, "agt_nope", "rvw_1"):
+        assert names.display_name(person, foreign) is None

@@ -8,6 +8,7 @@ from chalicelib.errors import AgentNotInWorkspace, InvalidRequest, NotFound
 from chalicelib.models.principal import (
     REVIEW_APPROVAL_VALUES,
     Agent,
+    Person,
     Principal,
     ReviewApproval,
     Workspace,
@@ -84,6 +85,23 @@ class WorkspaceService:
         if agent is None:  # pragma: no cover - resolve_agent read it a moment ago
             raise AgentNotInWorkspace(f"agentId {agent_id!r} is not an agent of your workspace.")
         return agent
+
+    def display_name(self, principal: Principal, principal_id: str) -> str | None:
+        """What a person reads for an agent or person id of the caller's workspace: the
+        agent's name or the person's e-mail address (docs/reference.md#13-dashboard).
+
+        Returns:
+            The name, or ``None`` for an id of another workspace, an unknown id, another
+            kind of id, or a person whose address was erased (the page shows the id).
+        """
+        named: Agent | Person | None = None
+        if principal_id.startswith("agt_"):
+            named = self._directory.get_agent(principal_id)
+        elif principal_id.startswith("usr_"):
+            named = self._directory.get_person(principal_id)
+        if named is None or named.workspace_id != principal.workspace_id:
+            return None
+        return (named.name if isinstance(named, Agent) else named.email) or None
 
     def set_review_approval(self, principal: Principal, value: str) -> Workspace:
         """A person sets their workspace's ``reviewApproval`` (``required``: each review
