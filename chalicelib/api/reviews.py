@@ -22,7 +22,6 @@ from chalicelib.api.http import (
 )
 from chalicelib.api.idempotency import idempotent
 from chalicelib.api.observe import note_review
-from chalicelib.ids import ULID_PATTERN
 from chalicelib.models.requests import EmptyRequest
 from chalicelib.models.responses import (
     PendingActionObject,
@@ -40,13 +39,10 @@ from chalicelib.models.review_run import ReviewRun
 from chalicelib.services.access.who import refuse_agents
 from chalicelib.services.paging import decode_next_token, encode_next_token
 from chalicelib.services.review.decisions import DECISIONS_ARE_FOR_PERSONS, action_number
-from chalicelib.services.review.service import REVIEW_RUN_IS_FOR_PERSONS
+from chalicelib.services.review.service import PENDING_TOKEN, REVIEW_RUN_IS_FOR_PERSONS
 from chalicelib.services.review.undo import UNDO_IS_FOR_PERSONS
 
 reviews_api = Blueprint(__name__)
-
-PENDING_TOKEN = rf"agt_{ULID_PATTERN}#rvw_{ULID_PATTERN}#a[0-9]{{1,9}}"
-"""What a ``/reviews/pending`` ``nextToken`` continues after (a pending item's sort key)."""
 
 
 def _request() -> Any:

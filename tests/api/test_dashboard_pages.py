@@ -296,6 +296,7 @@ def test_every_page_opens_for_a_person(api: Api, browser: Page, world: World) ->
         f"/agents/{agent}/pictures?days=7",
         f"/memories/{memory['id']}",
         "/settings",
+        "/pending",
     ]:
         response = browser.get(path)
         assert response.status_code == 200, (path, text(response)[:300])
@@ -571,3 +572,22 @@ def test_display_names_stay_inside_the_workspace(wired: Services, world: World) 
     assert names.display_name(person, world.person.id) == "ana@example.com"
     for foreign in (world.outsider.id, world.outsider_agent.id, "agt_nope", "rvw_1"):
         assert names.display_name(person, foreign) is None
+
+
+def test_the_actions_waiting_for_a_person_have_a_workspace_page_and_a_notice(
+    api: Api, browser: Page, world: World
+) -> None:
+    browser.sign_in(world.person.token)
+    overview = text(browser.get("/"))
+    assert 'id="actions-waiting"' not in overview
+    assert "No review action waits" in text(browser.get("/pending"))
+    api.call("POST", "/memories", world.agent, {"text": CONFLICT[0]})
+    api.call("POST", "/memories", world.agent, {"text": CONFLICT[1]})
+    _, report = api.call("POST", "/reviews", world.person, {"agentId": world.agent.id})
+    overview = text(browser.get("/"))
+    assert '<a href="/pending">1 review action</a> waits for a person' in overview
+    page = text(browser.get("/pending"))
+    assert f'href="/reviews/{report["id"]}#action-a1"' in page
+    assert f'href="/agents/{world.agent.id}">builder</a>' in page
+    assert "resolve conflict" in page
+    assert browser.get("/pending?after=not-a-cursor").status_code == 400

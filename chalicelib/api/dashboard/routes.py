@@ -28,6 +28,7 @@ from chalicelib.web.views import (
     lifecycle,
     memories,
     memory,
+    pending,
     pictures,
     recall,
     reviews,
@@ -158,6 +159,13 @@ def export_page(web: WebContext, export_id: str) -> WebResponse:
 def erasure_page(web: WebContext, target_id: str) -> WebResponse:
     """One erasure: its state, then its tombstone."""
     return lifecycle.erasure_page(web, target_id)
+
+
+@_route("/pending")
+@signed_in
+def pending_page(web: WebContext) -> WebResponse:
+    """The workspace's review actions waiting for a person."""
+    return pending.pending_page(web)
 
 
 @_route("/learnings")

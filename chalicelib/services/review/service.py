@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from chalicelib.errors import NotFound
-from chalicelib.ids import Clock, IdFactory
+from chalicelib.ids import ULID_PATTERN, Clock, IdFactory
 from chalicelib.models.principal import Principal, ReviewApproval
 from chalicelib.models.review import (
     ActionDecision,
@@ -72,6 +72,11 @@ def report_key(workspace_id: str, agent_id: str, day: str, review_id: str) -> st
 
 
 REVIEW_RUN_IS_FOR_PERSONS = "Only a person can run a review; it runs nightly on its own."
+
+
+PENDING_TOKEN = rf"agt_{ULID_PATTERN}#rvw_{ULID_PATTERN}#a[0-9]{{1,9}}"
+"""What a list of waiting actions continues after (a pending item's sort key): the API's
+``nextToken`` and the dashboard's ``after`` carry it encoded."""
 
 
 class ReviewService:

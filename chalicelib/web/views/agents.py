@@ -9,6 +9,7 @@ from chalicelib.limits import DAY_LOG_MAX_CHARS
 from chalicelib.web.context import WebContext
 from chalicelib.web.http import WebResponse
 from chalicelib.web.views.learnings import proposed_count
+from chalicelib.web.views.pending import pending_count
 
 AGENTS_PER_PAGE = 25
 
@@ -34,6 +35,7 @@ def overview(web: WebContext) -> WebResponse:
         pages=pages,
         day_cap=DAY_LOG_MAX_CHARS,
         proposed_learnings=proposed_count(web),
+        pending_actions=pending_count(web),
     )
 
 
