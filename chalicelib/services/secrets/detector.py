@@ -4,11 +4,11 @@ prompts, so every text a caller stores is checked, and ``SecretDetector.find_sec
 answers the short kind of the first credential it finds ("AWS access key", "JWT", …)
 or None, never the value. Text is read as it shows (``lookalike.ascii_visible_form``);
 rules run from most to least specific (private key, provider tokens, JWT, connection
-string: ``secret_rules.known_rules``; passwords on command lines, ``Authorization``
-headers: ``secret_context_rules``; passwords given to known tools, credential
-headers: ``secret_tool_rules``; then assignment, password in words, high entropy),
+string: ``rules.known_rules``; passwords on command lines, ``Authorization``
+headers: ``context_rules``; passwords given to known tools, credential
+headers: ``tool_rules``; then assignment, password in words, high entropy),
 and ``shapes_only`` skips the last for identifiers. Placeholders (``password``,
-``<key>``, ``$VAR``) are not values (``secret_rules.is_placeholder``), and a
+``<key>``, ``$VAR``) are not values (``rules.is_placeholder``), and a
 ``data:`` URI's payload is content. How the detect-secrets
 plugins are used and tuned, and the false-positive figures:
 docs/DECISIONS.md#secret-detection-how-it-was-built-and-tuned.
@@ -25,22 +25,22 @@ from detect_secrets.plugins.high_entropy_strings import (
 from detect_secrets.plugins.keyword import DENYLIST as KEYWORD_DENYLIST
 
 from chalicelib.services.lookalike import ascii_visible_form
-from chalicelib.services.secret_context_rules import context_rules
-from chalicelib.services.secret_rules import (
+from chalicelib.services.secrets.context_rules import context_rules
+from chalicelib.services.secrets.rules import (
     HEX_ONLY,
     NON_SECRET_VALUE,
     is_placeholder,
     known_rules,
 )
-from chalicelib.services.secret_scan import plan_scan
-from chalicelib.services.secret_tool_rules import tool_rules
+from chalicelib.services.secrets.scan import plan_scan
+from chalicelib.services.secrets.tool_rules import tool_rules
 
 __all__ = ["HIGH_ENTROPY_KIND", "UNSCANNABLE_KIND", "SecretDetector"]
 
 HIGH_ENTROPY_KIND = "high-entropy string"
 """The kind reported for a random-looking token that matches no provider pattern."""
 UNSCANNABLE_KIND = "too much credential-like text to check"
-"""The kind reported for a text whose windows exceed the scan budget (``secret_scan``)."""
+"""The kind reported for a text whose windows exceed the scan budget (``scan``)."""
 _AWS_KEY_ID_ANYWHERE = re.compile(r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}")
 
 # --- safe shapes ------------------------------------------------------------------------

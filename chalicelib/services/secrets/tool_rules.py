@@ -6,7 +6,7 @@ value that is not a placeholder (``docker login -p``, ``redis-cli -a``, ``sqlcmd
 ``smbclient -U user%password``, ``zip -P``, ``keytool -storepass``, ``plink -pw``,
 ``echo PASSWORD | … --password-stdin`` …), and a credential-carrying header
 (``X-Api-Key``, ``X-Auth-Token``, ``Private-Token``, session cookies …) with a
-value that is not a placeholder (``secret_rules.is_placeholder``). Each command is
+value that is not a placeholder (``rules.is_placeholder``). Each command is
 read from its name to the end of its pipeline stage (at most
 ``_STAGE_CHARS`` characters), so long texts scan in linear time. Choices:
 docs/DECISIONS.md#smaller-gaps-idempotency-fingerprint-secret-families-invisible-characters-terminal-safety-issue-21-item-7.
@@ -17,7 +17,7 @@ import string
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from chalicelib.services.secret_rules import Rule, is_placeholder
+from chalicelib.services.secrets.rules import Rule, is_placeholder
 
 _STAGE_CHARS = 512
 # A stage of a command line ends at a line break, a pipe, ";" or "&&".

@@ -3,7 +3,7 @@
 password on a command line (``mysql -pS3cret``, ``--password …``, ``curl -u
 user:pass``, ``sshpass -p …``), an ``Authorization`` header's credentials, a URL
 password with an empty user, and an AWS key id glued to its secret. They are
-``secret_rules.Rule`` s, so every channel and the identifier check (``shapes_only``)
+``rules.Rule`` s, so every channel and the identifier check (``shapes_only``)
 run them. Every pattern is anchored on a fixed marker and bounded, so long texts scan
 in linear time. How they were chosen and measured:
 docs/issues.md#issue-21-item-7.
@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 from detect_secrets.filters.heuristic import is_templated_secret
 
-from chalicelib.services.secret_rules import NON_SECRET_VALUE, Rule, is_placeholder
+from chalicelib.services.secrets.rules import NON_SECRET_VALUE, Rule, is_placeholder
 
 _VALUE = r"(?P<quote>[\"']?)(?P<value>[^\s\"'`]{1,256})(?P=quote)"
 # A value that names where a secret is rather than holding it: $VAR, ${VAR}, %VAR%,
