@@ -11,6 +11,8 @@ Modules, in the order the detector runs them:
   strings) and what counts as a placeholder.
 - ``context_rules``: passwords on command lines, ``Authorization`` headers.
 - ``tool_rules``: passwords given to known tools, credential headers.
+- ``code_rules``: what in code and checksum files is not a value (a variable's name,
+  a setting about a secret, a digest in a checksum context, a public key).
 
 How it was built and measured: docs/DECISIONS.md#secret-detection-how-it-was-built-and-tuned.
 """

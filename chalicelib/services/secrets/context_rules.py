@@ -16,7 +16,12 @@ from collections.abc import Callable, Iterable, Iterator
 
 from detect_secrets.filters.heuristic import is_templated_secret
 
-from chalicelib.services.secrets.rules import NON_SECRET_VALUE, Rule, is_placeholder
+from chalicelib.services.secrets.rules import (
+    NON_SECRET_VALUE,
+    Rule,
+    is_placeholder,
+    is_placeholder_pair,
+)
 
 _VALUE = r"(?P<quote>[\"']?)(?P<value>[^\s\"'`]{1,256})(?P=quote)"
 # A value that names where a secret is rather than holding it: $VAR, ${VAR}, %VAR%,
@@ -141,6 +146,8 @@ def _authorization(text: str) -> Iterator[str]:
     base64 ``user:password``; without a scheme, 16+ characters with a digit."""
     for match in _AUTHORIZATION.finditer(text):
         value = match.group("value").strip(":")
+        if is_placeholder_pair(value):
+            continue  # Basic "user:pass", "user:" (an empty password)
         credential_like = len(value) >= 16 or _mixed_with_digit(value, 8) or _basic_pair(value)
         if (match.group("scheme") and _is_value(value, 8) and credential_like) or (
             _is_value(value, 16) and any(c.isdigit() for c in value)

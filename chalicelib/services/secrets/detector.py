@@ -25,11 +25,21 @@ from detect_secrets.plugins.high_entropy_strings import (
 from detect_secrets.plugins.keyword import DENYLIST as KEYWORD_DENYLIST
 
 from chalicelib.services.lookalike import ascii_visible_form
+from chalicelib.services.secrets.code_rules import (
+    blank_digests,
+    blank_public_keys,
+    is_description,
+    is_reference,
+    looks_random,
+    names_a_setting,
+)
 from chalicelib.services.secrets.context_rules import context_rules
 from chalicelib.services.secrets.rules import (
     HEX_ONLY,
+    MIN_PASSWORD_CHARS,
     NON_SECRET_VALUE,
     is_placeholder,
+    is_placeholder_pair,
     known_rules,
 )
 from chalicelib.services.secrets.scan import plan_scan
@@ -165,7 +175,7 @@ class SecretDetector:
         """
         if not text:
             return None
-        masked = _PINEWORK_ID.sub(" ", ascii_visible_form(text))
+        masked = blank_public_keys(blank_digests(_PINEWORK_ID.sub(" ", ascii_visible_form(text))))
         plan = plan_scan(masked)
         if plan.unscannable:
             return UNSCANNABLE_KIND
@@ -213,13 +223,20 @@ class SecretDetector:
             if _METADATA_KEY.search(key) and not _ends_with_keyword(key):
                 continue
             if (
-                len(value) < 4
+                len(value) < MIN_PASSWORD_CHARS
                 or is_templated_secret(value)
                 or NON_SECRET_VALUE.match(value)
                 or is_placeholder(value)
                 or _INDIRECT_VALUE.search(value)
             ):
                 continue
+            if quoted is None and is_reference(value):
+                continue  # password=hashed_password, secret=CLIENT_SECRET: a variable
+            if names_a_setting(key) and not looks_random(value):
+                continue  # password_store=basic, token_type: bearer
+            rest = text[match.end() : match.end() + 128].split("\n", 1)[0]
+            if quoted is None and op == ":" and is_description(value, rest):
+                continue  # access_token: OAuth access token.
             plain_key = op == ":" and key.isalpha()
             if quoted is None and plain_key and (len(value) < 6 or _char_classes(value) < 2):
                 continue  # "Her secret: patience" reads like prose
@@ -229,7 +246,9 @@ class SecretDetector:
         return False
 
     def _has_high_entropy_token(self, text: str) -> bool:
-        """Return True if a long, random-looking base64/hex token survives the safe shapes."""
+        """Return True if a long, random-looking base64/hex token survives the safe
+        shapes; base64 of Basic credentials with a placeholder password (``user:pass``,
+        ``username:password``) is not random."""
         if _CANDIDATE.search(text) is None:
             return False  # the common case: prose has no 20-character tokens
         for pattern in (_DATA_URI, _URL, _UUID, _HEX_DIGEST):
@@ -237,6 +256,8 @@ class SecretDetector:
         for match in _CANDIDATE.finditer(text):
             token = match.group().strip("/+_-")
             if len(token) >= _MIN_MIXED_LEN and self._looks_random(token):
+                if is_placeholder_pair(token):
+                    continue  # Basic "user:pass", "user:" (an empty password)
                 return True
         return False
 

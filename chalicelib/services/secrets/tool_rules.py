@@ -351,7 +351,8 @@ def _redis_auth(text: str) -> Iterator[str]:
         for match in _REDIS_AUTH.finditer(line):
             value = _value(match)
             prompted = ">" in line[: match.start() + 1] or "redis" in line.lower()
-            if prompted and _credential(value) and any(not c.isalpha() for c in value):
+            word = value.rstrip(".,;:!?")  # "AUTH is disabled." is a sentence
+            if prompted and _credential(value) and any(not c.isalpha() for c in word):
                 yield value
 
 
