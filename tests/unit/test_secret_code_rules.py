@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import string
+from collections.abc import Callable
 
 import pytest
 
@@ -63,7 +64,9 @@ DIGEST_TEXTS = [
 
 
 @pytest.mark.parametrize("make", [c[1] for c in DIGEST_TEXTS], ids=[c[0] for c in DIGEST_TEXTS])
-def test_a_digest_in_a_checksum_context_is_not_a_secret(detector: SecretDetector, make) -> None:  # type: ignore[no-untyped-def]
+def test_a_digest_in_a_checksum_context_is_not_a_secret(
+    detector: SecretDetector, make: Callable[[], str]
+) -> None:
     assert detector.find_secret(make()) is None
 
 
