@@ -24,7 +24,7 @@ HEAVY = [
     "chalicelib.services.recall.relevance_features",
     "chalicelib.services.recall.unrelated",
     "chalicelib.services.secrets",
-    "chalicelib.services.secret_rules",
+    "chalicelib.services.secrets.rules",
     "chalicelib.services.review.bedrock_reviewer",
 ]
 

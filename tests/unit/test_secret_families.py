@@ -11,8 +11,8 @@ import random
 import pytest
 
 from chalicelib.limits import SECRET_SCAN_BUDGET_CHARS
-from chalicelib.services.secret_scan import plan_scan
 from chalicelib.services.secrets import SecretDetector
+from chalicelib.services.secrets.scan import plan_scan
 from tests.helpers import growth
 from tests.secret_corpus import ALNUM, PW_WORD, UPPER_DIGITS, b64, private_key_block, rand, rng_for
 

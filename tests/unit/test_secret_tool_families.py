@@ -1,5 +1,5 @@
 """Credentials given to known tools and in credential headers, as families
-(chalicelib/services/secret_tool_rules.py), placeholders that must pass in URLs,
+(chalicelib/services/secrets/tool_rules.py), placeholders that must pass in URLs,
 options and headers, and data URIs. Values come from a seeded RNG (no realistic
 credential in this file)."""
 
@@ -10,8 +10,8 @@ import random
 
 import pytest
 
-from chalicelib.services.secret_rules import is_placeholder
 from chalicelib.services.secrets import SecretDetector
+from chalicelib.services.secrets.rules import is_placeholder
 from tests.helpers import growth
 from tests.secret_corpus import ALNUM, PW_WORD, rand, rng_for
 

@@ -38,6 +38,8 @@ from detect_secrets.plugins.stripe import StripeDetector
 from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 
+from chalicelib.services.secrets.code_rules import decoded_pair, names_a_secret
+
 # --- extra provider patterns (gaps in detect-secrets 1.5) -----------------------------
 
 _NOT_TOKEN_BEFORE = r"(?<![A-Za-z0-9_\-])"
@@ -100,7 +102,9 @@ _VARIABLE = re.compile(r"^(?:\$|%\w+%|<[^<>]*>$|\{\{|\[[^\[\]]*\]$)")
 def is_placeholder(value: str) -> bool:
     """Whether a URL password, option value or header value stands for a credential
     rather than holding one: ``password``, ``changeme``, ``your_api_key``, ``***``,
-    ``xxx``, ``<token>``, ``${DB_PASS}``, ``$VAR``, ``%VAR%``, ``{{ secret }}``."""
+    ``xxx``, ``<token>``, ``${DB_PASS}``, ``$VAR``, ``%VAR%``, ``{{ secret }}``, a
+    name for a secret (``SA_ACCESS_TOKEN``, ``clientSecret``:
+    ``code_rules.names_a_secret``)."""
     value = value.strip("\"'`")
     return (
         not value
@@ -108,7 +112,15 @@ def is_placeholder(value: str) -> bool:
         or _PLACEHOLDER_WORD.fullmatch(value) is not None
         or _VARIABLE.match(value) is not None
         or is_templated_secret(value)
+        or names_a_secret(value)
     )
+
+
+def is_placeholder_pair(token: str) -> bool:
+    """Whether ``token`` is base64 of ``user:password`` (Basic credentials) whose
+    password is empty or a placeholder (``dXNlcjpwYXNz``, ``user:pass``)."""
+    pair = decoded_pair(token)
+    return pair is not None and is_placeholder(pair[1])
 
 
 # A hex digest (a commit SHA) is not an AWS secret, nor random enough alone.
@@ -235,8 +247,13 @@ def _mentions(*words: str) -> _Acceptor:
     return accept
 
 
+MIN_PASSWORD_CHARS = 4
+"""Shorter than this, a URL's password is an example (``https://a:b@host``), as an
+assignment's value is (``detector``)."""
+
+
 def _accept_url_password(_text: str, value: str) -> bool:
-    return not is_placeholder(value)
+    return len(value) >= MIN_PASSWORD_CHARS and not is_placeholder(value)
 
 
 def known_rules() -> tuple[Rule, ...]:

@@ -6,7 +6,7 @@ value that is not a placeholder (``docker login -p``, ``redis-cli -a``, ``sqlcmd
 ``smbclient -U user%password``, ``zip -P``, ``keytool -storepass``, ``plink -pw``,
 ``echo PASSWORD | … --password-stdin`` …), and a credential-carrying header
 (``X-Api-Key``, ``X-Auth-Token``, ``Private-Token``, session cookies …) with a
-value that is not a placeholder (``secret_rules.is_placeholder``). Each command is
+value that is not a placeholder (``rules.is_placeholder``). Each command is
 read from its name to the end of its pipeline stage (at most
 ``_STAGE_CHARS`` characters), so long texts scan in linear time. Choices:
 docs/DECISIONS.md#smaller-gaps-idempotency-fingerprint-secret-families-invisible-characters-terminal-safety-issue-21-item-7.
@@ -17,7 +17,7 @@ import string
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from chalicelib.services.secret_rules import Rule, is_placeholder
+from chalicelib.services.secrets.rules import Rule, is_placeholder
 
 _STAGE_CHARS = 512
 # A stage of a command line ends at a line break, a pipe, ";" or "&&".
@@ -351,7 +351,8 @@ def _redis_auth(text: str) -> Iterator[str]:
         for match in _REDIS_AUTH.finditer(line):
             value = _value(match)
             prompted = ">" in line[: match.start() + 1] or "redis" in line.lower()
-            if prompted and _credential(value) and any(not c.isalpha() for c in value):
+            word = value.rstrip(".,;:!?")  # "AUTH is disabled." is a sentence
+            if prompted and _credential(value) and any(not c.isalpha() for c in word):
                 yield value
 
 

@@ -3,7 +3,7 @@
 password on a command line (``mysql -pS3cret``, ``--password …``, ``curl -u
 user:pass``, ``sshpass -p …``), an ``Authorization`` header's credentials, a URL
 password with an empty user, and an AWS key id glued to its secret. They are
-``secret_rules.Rule`` s, so every channel and the identifier check (``shapes_only``)
+``rules.Rule`` s, so every channel and the identifier check (``shapes_only``)
 run them. Every pattern is anchored on a fixed marker and bounded, so long texts scan
 in linear time. How they were chosen and measured:
 docs/issues.md#issue-21-item-7.
@@ -16,7 +16,12 @@ from collections.abc import Callable, Iterable, Iterator
 
 from detect_secrets.filters.heuristic import is_templated_secret
 
-from chalicelib.services.secret_rules import NON_SECRET_VALUE, Rule, is_placeholder
+from chalicelib.services.secrets.rules import (
+    NON_SECRET_VALUE,
+    Rule,
+    is_placeholder,
+    is_placeholder_pair,
+)
 
 _VALUE = r"(?P<quote>[\"']?)(?P<value>[^\s\"'`]{1,256})(?P=quote)"
 # A value that names where a secret is rather than holding it: $VAR, ${VAR}, %VAR%,
@@ -141,6 +146,8 @@ def _authorization(text: str) -> Iterator[str]:
     base64 ``user:password``; without a scheme, 16+ characters with a digit."""
     for match in _AUTHORIZATION.finditer(text):
         value = match.group("value").strip(":")
+        if is_placeholder_pair(value):
+            continue  # Basic "user:pass", "user:" (an empty password)
         credential_like = len(value) >= 16 or _mixed_with_digit(value, 8) or _basic_pair(value)
         if (match.group("scheme") and _is_value(value, 8) and credential_like) or (
             _is_value(value, 16) and any(c.isdigit() for c in value)

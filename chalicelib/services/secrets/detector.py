@@ -4,11 +4,11 @@ prompts, so every text a caller stores is checked, and ``SecretDetector.find_sec
 answers the short kind of the first credential it finds ("AWS access key", "JWT", …)
 or None, never the value. Text is read as it shows (``lookalike.ascii_visible_form``);
 rules run from most to least specific (private key, provider tokens, JWT, connection
-string: ``secret_rules.known_rules``; passwords on command lines, ``Authorization``
-headers: ``secret_context_rules``; passwords given to known tools, credential
-headers: ``secret_tool_rules``; then assignment, password in words, high entropy),
+string: ``rules.known_rules``; passwords on command lines, ``Authorization``
+headers: ``context_rules``; passwords given to known tools, credential
+headers: ``tool_rules``; then assignment, password in words, high entropy),
 and ``shapes_only`` skips the last for identifiers. Placeholders (``password``,
-``<key>``, ``$VAR``) are not values (``secret_rules.is_placeholder``), and a
+``<key>``, ``$VAR``) are not values (``rules.is_placeholder``), and a
 ``data:`` URI's payload is content. How the detect-secrets
 plugins are used and tuned, and the false-positive figures:
 docs/DECISIONS.md#secret-detection-how-it-was-built-and-tuned.
@@ -25,22 +25,32 @@ from detect_secrets.plugins.high_entropy_strings import (
 from detect_secrets.plugins.keyword import DENYLIST as KEYWORD_DENYLIST
 
 from chalicelib.services.lookalike import ascii_visible_form
-from chalicelib.services.secret_context_rules import context_rules
-from chalicelib.services.secret_rules import (
+from chalicelib.services.secrets.code_rules import (
+    blank_digests,
+    blank_public_keys,
+    is_description,
+    is_reference,
+    looks_random,
+    names_a_setting,
+)
+from chalicelib.services.secrets.context_rules import context_rules
+from chalicelib.services.secrets.rules import (
     HEX_ONLY,
+    MIN_PASSWORD_CHARS,
     NON_SECRET_VALUE,
     is_placeholder,
+    is_placeholder_pair,
     known_rules,
 )
-from chalicelib.services.secret_scan import plan_scan
-from chalicelib.services.secret_tool_rules import tool_rules
+from chalicelib.services.secrets.scan import plan_scan
+from chalicelib.services.secrets.tool_rules import tool_rules
 
 __all__ = ["HIGH_ENTROPY_KIND", "UNSCANNABLE_KIND", "SecretDetector"]
 
 HIGH_ENTROPY_KIND = "high-entropy string"
 """The kind reported for a random-looking token that matches no provider pattern."""
 UNSCANNABLE_KIND = "too much credential-like text to check"
-"""The kind reported for a text whose windows exceed the scan budget (``secret_scan``)."""
+"""The kind reported for a text whose windows exceed the scan budget (``scan``)."""
 _AWS_KEY_ID_ANYWHERE = re.compile(r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}")
 
 # --- safe shapes ------------------------------------------------------------------------
@@ -165,7 +175,7 @@ class SecretDetector:
         """
         if not text:
             return None
-        masked = _PINEWORK_ID.sub(" ", ascii_visible_form(text))
+        masked = blank_public_keys(blank_digests(_PINEWORK_ID.sub(" ", ascii_visible_form(text))))
         plan = plan_scan(masked)
         if plan.unscannable:
             return UNSCANNABLE_KIND
@@ -213,13 +223,20 @@ class SecretDetector:
             if _METADATA_KEY.search(key) and not _ends_with_keyword(key):
                 continue
             if (
-                len(value) < 4
+                len(value) < MIN_PASSWORD_CHARS
                 or is_templated_secret(value)
                 or NON_SECRET_VALUE.match(value)
                 or is_placeholder(value)
                 or _INDIRECT_VALUE.search(value)
             ):
                 continue
+            if quoted is None and is_reference(value):
+                continue  # password=hashed_password, secret=CLIENT_SECRET: a variable
+            if names_a_setting(key) and not looks_random(value):
+                continue  # password_store=basic, token_type: bearer
+            rest = text[match.end() : match.end() + 128].split("\n", 1)[0]
+            if quoted is None and op == ":" and is_description(value, rest):
+                continue  # access_token: OAuth access token.
             plain_key = op == ":" and key.isalpha()
             if quoted is None and plain_key and (len(value) < 6 or _char_classes(value) < 2):
                 continue  # "Her secret: patience" reads like prose
@@ -229,7 +246,9 @@ class SecretDetector:
         return False
 
     def _has_high_entropy_token(self, text: str) -> bool:
-        """Return True if a long, random-looking base64/hex token survives the safe shapes."""
+        """Return True if a long, random-looking base64/hex token survives the safe
+        shapes; base64 of Basic credentials with a placeholder password (``user:pass``,
+        ``username:password``) is not random."""
         if _CANDIDATE.search(text) is None:
             return False  # the common case: prose has no 20-character tokens
         for pattern in (_DATA_URI, _URL, _UUID, _HEX_DIGEST):
@@ -237,6 +256,8 @@ class SecretDetector:
         for match in _CANDIDATE.finditer(text):
             token = match.group().strip("/+_-")
             if len(token) >= _MIN_MIXED_LEN and self._looks_random(token):
+                if is_placeholder_pair(token):
+                    continue  # Basic "user:pass", "user:" (an empty password)
                 return True
         return False
 

@@ -46,7 +46,7 @@ MARKERS = (
     *("accountkey", "dbkey", "databasekey", "privkey", "clientkey", "contrase", "pin code"),
     *("private", "putty", "authoriz", "bearer", "://", "sshpass", " -p", " -u", " --"),
     *("\t-p", "\t-u", "\n-p", "\n-u", "hf_", "xox", "eyj"),
-    # the tool families and credential headers of ``secret_tool_rules``
+    # the tool families and credential headers of ``tool_rules``
     *(" -a", " -w", " -k", " -n", "/p:", "htpasswd", "sqlplus", "auth ", "api-key", "cookie"),
 )
 """Lower-case substrings around which the full rules read a long text."""
