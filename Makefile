@@ -35,10 +35,15 @@ PARAMETERS = $(call given,REVIEWER,Reviewer) $(call given,BEDROCK_MODEL_ID,Bedro
 OPERATIONS_PARAMETERS = $(call given,ALARM_EMAIL,AlarmEmail) $(call given,KMS_KEY_ARN,KmsKeyArn)
 KEPT_PARAMETERS = $(OPERATIONS_PARAMETERS) $(call given,BACKUP_PLAN,BackupPlan) $(call given,LOG_RETENTION_DAYS,LogRetentionDays) $(call given,EXISTING_TABLE_NAME,ExistingTableName)
 LIMIT_PARAMETERS := ApiReservedConcurrency=$(API_RESERVED_CONCURRENCY) ReviewWorkerMaxConcurrency=$(REVIEW_WORKER_MAX_CONCURRENCY)
-# Every template goes through this bucket (templates over 51,200 bytes must; created if missing,
-# one per account and region); make deploy keeps chalice's deployed record there too.
-ARTIFACT_BUCKET ?= pinework-artifacts-$(shell aws sts get-caller-identity --query Account --output text 2>/dev/null)-$(AWS_REGION)
-UPLOAD := --s3-bucket $(ARTIFACT_BUCKET) --s3-prefix $(STACK)
+# The deploying account (asked once, when first needed; empty when `aws sts` fails, and then
+# every target that needs it stops before changing anything).
+AWS_ACCOUNT ?= $(eval AWS_ACCOUNT := $(shell aws sts get-caller-identity --query Account --output text 2>/dev/null))$(AWS_ACCOUNT)
+# Every template goes through this bucket (templates over 51,200 bytes must; one per account and
+# region, owned by it: docs/operations.md#the-artifact-bucket); make deploy keeps chalice's
+# deployed record there too. Every aws s3 call on it names the owner.
+ARTIFACT_BUCKET ?= pinework-artifacts-$(AWS_ACCOUNT)-$(AWS_REGION)
+OWNER = --expected-bucket-owner $(AWS_ACCOUNT)
+UPLOAD = --s3-bucket $(ARTIFACT_BUCKET) --s3-prefix $(STACK)
 CFN := aws cloudformation --region $(AWS_REGION)
 CHALICE_PROJECT := build/chalice/$(STAGE)
 RESOURCES_DESCRIPTION := build/resources-stack-$(STAGE).json
@@ -53,7 +58,7 @@ CFN_LINT_STAMP := $(CFN_LINT_VENV)/.installed-stamp
 RERANKER_WEIGHTS := models/ms-marco-minilm-l12-int8.npz
 # Copy them (and their attribution) to a bucket's models/ (the API reads them from there on first
 # use); unchanged files are skipped.
-UPLOAD_MODELS = aws s3 sync models/ s3://$(1)/models/ --region $(AWS_REGION) --only-show-errors --exclude "*" --include "*.npz" --include "*.LICENSE.txt"
+UPLOAD_MODELS = aws s3 sync models/ s3://$(1)/models/ --region $(AWS_REGION) $(OWNER) --only-show-errors --exclude "*" --include "*.npz" --include "*.LICENSE.txt"
 STACK_BUCKET := $(CFN) describe-stacks --stack-name $(STACK) --query "Stacks[0].Outputs[?OutputKey=='BucketName'].OutputValue" --output text
 
 .PHONY: install serve test format lint types static check package deploy deploy-cloudformation teardown teardown-cloudformation artifact-bucket clean
@@ -118,8 +123,8 @@ package: $(STAMP) $(CHECKOV_STAMP) $(CFN_LINT_STAMP)  ## every template + zip fo
 	$(CFN_LINT_VENV)/bin/cfn-lint build/package/sam.json build/resources-stack.json build/operations-stack.json build/waf-stack.json
 	$(CHECKOV_VENV)/bin/checkov --quiet --compact --skip-download --framework cloudformation -f build/package/sam.json -f build/resources-stack.json -f build/operations-stack.json -f build/waf-stack.json
 
-artifact-bucket:  ## the bucket templates and chalice's deployed records go through
-	aws s3api head-bucket --bucket $(ARTIFACT_BUCKET) 2>/dev/null || aws s3 mb s3://$(ARTIFACT_BUCKET) --region $(AWS_REGION)
+artifact-bucket:  ## the bucket templates and chalice's deployed records go through: this account's, private, encrypted, versioned
+	$(PYTHON) -m infra.artifacts ensure --bucket $(ARTIFACT_BUCKET) --account "$(AWS_ACCOUNT)" --region $(AWS_REGION)
 
 deploy: package artifact-bucket $(RERANKER_WEIGHTS)  ## STACK-resources, chalice deploy --stage STAGE, STACK-operations (and STACK-waf)
 	@! aws lambda get-function --region $(AWS_REGION) --function-name $(STACK)-api >/dev/null 2>&1 || { echo "a make deploy-cloudformation stack $(STACK) exists: pick another STACK"; exit 1; }
@@ -128,9 +133,9 @@ deploy: package artifact-bucket $(RERANKER_WEIGHTS)  ## STACK-resources, chalice
 	$(CFN) describe-stacks --stack-name $(STACK)-resources --output json > $(RESOURCES_DESCRIPTION)
 	$(call UPLOAD_MODELS,$$($(PY) -m infra.deploy output BucketName --stack $(RESOURCES_DESCRIPTION)))
 	$(PY) -m infra.deploy configure --stage $(STAGE) --stack $(RESOURCES_DESCRIPTION) --build-project $(CHALICE_PROJECT) --api-reserved-concurrency "$(API_RESERVED_CONCURRENCY)"
-	test -f $(DEPLOYED_RECORD) || aws s3 cp s3://$(ARTIFACT_BUCKET)/$(STACK)/chalice-deployed/$(STAGE).json $(DEPLOYED_RECORD) || true
+	test -f $(DEPLOYED_RECORD) || aws s3 cp s3://$(ARTIFACT_BUCKET)/$(STACK)/chalice-deployed/$(STAGE).json $(DEPLOYED_RECORD) $(OWNER) || true
 	PINEWORK_REVIEW_QUEUE_NAME=$$($(PY) -m infra.deploy output ReviewQueueName --stack $(RESOURCES_DESCRIPTION)) PINEWORK_REVIEW_WORKER_MAX_CONCURRENCY=$(REVIEW_WORKER_MAX_CONCURRENCY) AWS_DEFAULT_REGION=$(AWS_REGION) $(VENV)/bin/chalice --project-dir $(CHALICE_PROJECT) deploy --stage $(STAGE)
-	aws s3 cp $(DEPLOYED_RECORD) s3://$(ARTIFACT_BUCKET)/$(STACK)/chalice-deployed/$(STAGE).json
+	aws s3 cp $(DEPLOYED_RECORD) s3://$(ARTIFACT_BUCKET)/$(STACK)/chalice-deployed/$(STAGE).json $(OWNER)
 	AWS_DEFAULT_REGION=$(AWS_REGION) $(PY) -m infra.deploy name-api --stage $(STAGE)
 	AWS_DEFAULT_REGION=$(AWS_REGION) $(PY) -m infra.deploy gateway-responses --stage $(STAGE)
 	AWS_DEFAULT_REGION=$(AWS_REGION) $(PY) -m infra.deploy throttle --stage $(STAGE) --rate $(API_RATE_LIMIT) --burst $(API_BURST_LIMIT)
@@ -153,22 +158,11 @@ deploy-cloudformation: package artifact-bucket $(RERANKER_WEIGHTS)  ## the whole
 	$(call UPLOAD_MODELS,$$($(STACK_BUCKET)))
 	$(CFN) describe-stacks --stack-name $(STACK) --query "Stacks[0].Outputs" --output table
 
-teardown:  ## remove make deploy's stage STAGE (STACK-operations, -waf, chalice delete, -resources); kept data stays (docs/operations.md#teardown)
-	test -f $(DEPLOYED_RECORD) || aws s3 cp s3://$(ARTIFACT_BUCKET)/$(STACK)/chalice-deployed/$(STAGE).json $(DEPLOYED_RECORD) || { echo "no record of what chalice deployed for $(STAGE) ($(DEPLOYED_RECORD) or the artifact bucket): chalice delete would leave the functions behind; stopped"; exit 1; }
-	$(CFN) delete-stack --stack-name $(STACK)-operations
-	$(CFN) wait stack-delete-complete --stack-name $(STACK)-operations
-	$(CFN) delete-stack --stack-name $(STACK)-waf
-	$(CFN) wait stack-delete-complete --stack-name $(STACK)-waf
-	$(CFN) describe-stacks --stack-name $(STACK)-resources --output json > $(RESOURCES_DESCRIPTION)
-	$(PY) -m infra.deploy configure --stage $(STAGE) --stack $(RESOURCES_DESCRIPTION) --build-project $(CHALICE_PROJECT)
-	AWS_DEFAULT_REGION=$(AWS_REGION) $(VENV)/bin/chalice --project-dir $(CHALICE_PROJECT) delete --stage $(STAGE)
-	aws s3 rm s3://$(ARTIFACT_BUCKET)/$(STACK)/chalice-deployed/$(STAGE).json || true
-	$(CFN) delete-stack --stack-name $(STACK)-resources
-	$(CFN) wait stack-delete-complete --stack-name $(STACK)-resources
+teardown:  ## remove make deploy's stage STAGE from any checkout (python3 and aws only): checks first, the alarms last; kept data stays (docs/operations.md#teardown)
+	$(PYTHON) -m infra.stage_teardown stage --stage $(STAGE) --stack $(STACK) --region $(AWS_REGION) --bucket $(ARTIFACT_BUCKET) --account "$(AWS_ACCOUNT)" --record $(DEPLOYED_RECORD)
 
-teardown-cloudformation:  ## remove make deploy-cloudformation's stack STACK; kept data stays (docs/operations.md#teardown)
-	$(CFN) delete-stack --stack-name $(STACK)
-	$(CFN) wait stack-delete-complete --stack-name $(STACK)
+teardown-cloudformation:  ## remove make deploy-cloudformation's stack STACK (checked to be one first); kept data stays (docs/operations.md#teardown)
+	$(PYTHON) -m infra.stage_teardown stack --stack $(STACK) --region $(AWS_REGION)
 
 clean:
 	rm -rf $(VENV) $(CHECKOV_VENV) $(CFN_LINT_VENV) build .pytest_cache .mypy_cache .ruff_cache

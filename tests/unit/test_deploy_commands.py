@@ -42,6 +42,7 @@ def dry_run(*variables: str) -> list[str]:
             "STAGE=x",
             "STACK=pinework-x",
             "ARTIFACT_BUCKET=b",
+            "AWS_ACCOUNT=111122223333",
             "AWS_REGION=us-east-1",
             *variables,
         ],
