@@ -1,7 +1,8 @@
 """The release commands run as an operator runs them, against a fake ``aws`` on the PATH
 (``tests/fake_aws.py``) and in a checkout like a fresh clone (the tracked files of the
 Makefile, ``infra/`` and ``.chalice/``, no ``.venv``, no ``build/``):
-docs/operations.md#the-artifact-bucket and #teardown (issue 44 items 3 and 4)."""
+docs/operations.md#the-artifact-bucket and #teardown (docs/issues.md#issue-44-item-3,
+docs/issues.md#issue-44-item-4)."""
 
 from __future__ import annotations
 
