@@ -161,6 +161,7 @@ else
 	@echo "WAF_RATE_LIMITING is on or off, not '$(WAF_RATE_LIMITING)'"; exit 1
 endif
 	$(CFN) describe-stacks --stack-name $(STACK)-operations --query "Stacks[0].Outputs" --output table
+	@echo "deployed release $$($(PY) -m infra.upgrade release); once it serves: make contract STAGE=$(STAGE) (docs/operations.md#upgrades)"
 
 deploy-cloudformation: package artifact-bucket $(RERANKER_WEIGHTS)  ## the whole stack STACK (functions, API, storage, alarms) from make package's template
 	@! aws lambda get-function --region $(AWS_REGION) --function-name $(STACK) >/dev/null 2>&1 || { echo "a Lambda $(STACK) exists (a chalice stage's API): pick another STACK"; exit 1; }
@@ -170,6 +171,7 @@ deploy-cloudformation: package artifact-bucket $(RERANKER_WEIGHTS)  ## the whole
 	$(ONE_STACK_DEPLOY) TableIndexLevel=$$($(PY) -m infra.upgrade deploy-level --stack $(STACK) --region $(AWS_REGION) --function $(ONE_STACK_API))
 	$(call UPLOAD_MODELS,$$($(STACK_BUCKET)))
 	$(CFN) describe-stacks --stack-name $(STACK) --query "Stacks[0].Outputs" --output table
+	@echo "deployed release $$($(PY) -m infra.upgrade release); once it serves: make contract-cloudformation STACK=$(STACK) (docs/operations.md#upgrades)"
 
 contract: $(STAMP)  ## after make deploy of this release: drop the retired indexes it and the previous release no longer read (checked first)
 	mkdir -p build && $(PY) -m infra.template resources > build/resources-stack.json

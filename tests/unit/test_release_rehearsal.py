@@ -67,18 +67,24 @@ def answers(tree: Path, version: str, level: int, tmp_path: Path) -> dict[str, A
     if (version, level) not in _ANSWERS:
         definition = tmp_path / f"table-{version}-{level}.json"
         definition.write_text(json.dumps(table_definition("rehearsal", level)))
-        done = subprocess.run(
-            [sys.executable, str(DRIVER), str(definition)],
-            cwd=tree,
-            env={**os.environ, "PYTHONPATH": str(tree)},
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=600,
-        )
-        assert done.returncode == 0, done.stderr[-3000:]
-        _ANSWERS[version, level] = json.loads(done.stdout.strip().splitlines()[-1])
+        _ANSWERS[version, level] = drive(tree, definition)
     return _ANSWERS[version, level]
+
+
+def drive(tree: Path, definition: Path) -> dict[str, Any]:
+    """``tests/release_driver.py`` run with ``tree``'s code on the table ``definition``."""
+    done = subprocess.run(
+        [sys.executable, str(DRIVER), str(definition)],
+        cwd=tree,
+        env={**os.environ, "PYTHONPATH": str(tree)},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return found
 
 
 def rehearsal() -> list[tuple[str, str, int]]:
@@ -170,14 +176,5 @@ def test_the_rehearsal_sees_a_missing_index(tmp_path: Path) -> None:
     ]
     path = tmp_path / "missing.json"
     path.write_text(json.dumps(definition))
-    done = subprocess.run(
-        [sys.executable, str(DRIVER), str(path)],
-        cwd=REPO,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=600,
-    )
-    flow = dict(json.loads(done.stdout.strip().splitlines()[-1])["flow"])
+    flow = dict(drive(REPO, path)["flow"])
     assert any(status >= 500 for status in flow.values()), flow
