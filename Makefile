@@ -7,20 +7,6 @@ STAGE ?= prod
 # Deploying (make deploy, make deploy-cloudformation): the AWS CLI v2 with credentials.
 STACK ?= pinework-$(STAGE)
 AWS_REGION ?= $(or $(AWS_DEFAULT_REGION),us-east-1)
-# Rate limits (docs/reference.md#14-operations): the API stage's throttle (requests/s, burst)
-# and the optional WAF web ACL (on|off; requests per 5 minutes per IP and per credential).
-API_RATE_LIMIT ?= 50
-API_BURST_LIMIT ?= 100
-WAF_RATE_LIMITING ?= off
-WAF_IP_LIMIT ?= 3000
-WAF_CREDENTIAL_LIMIT ?= 1500
-WAF_PARAMETERS := WafIpLimit=$(WAF_IP_LIMIT) WafCredentialLimit=$(WAF_CREDENTIAL_LIMIT)
-RATE_PARAMETERS := ApiThrottleRateLimit=$(API_RATE_LIMIT) ApiThrottleBurstLimit=$(API_BURST_LIMIT) WafRateLimiting=$(WAF_RATE_LIMITING) $(WAF_PARAMETERS)
-# Concurrency (docs/operations.md#deploy): executions reserved for the API (empty: none; Lambda
-# refuses a reservation leaving the account under 100 unreserved) and the most review workers
-# the queue's trigger runs at once (2 to 1000).
-API_RESERVED_CONCURRENCY ?=
-REVIEW_WORKER_MAX_CONCURRENCY ?= 5
 # Settings a stack keeps between deploys (docs/operations.md#parameters-make-variables): each is
 # passed only when given (on the command line or in the environment, empty included, so
 # `ALARM_EMAIL=` removes the subscription); one not given keeps the stack's previous value (a
@@ -33,12 +19,35 @@ given = $(if $(filter undefined,$(origin $(1))),,$(2)=$($(1)))
 # stage: rules) and BEDROCK_MODEL_ID (a new stage: Claude Haiku 4.5's global profile).
 PARAMETERS = $(call given,REVIEWER,Reviewer) $(call given,BEDROCK_MODEL_ID,BedrockModelId)
 OPERATIONS_PARAMETERS = $(call given,ALARM_EMAIL,AlarmEmail) $(call given,KMS_KEY_ARN,KmsKeyArn)
-KEPT_PARAMETERS = $(OPERATIONS_PARAMETERS) $(call given,BACKUP_PLAN,BackupPlan) $(call given,LOG_RETENTION_DAYS,LogRetentionDays) $(call given,EXISTING_TABLE_NAME,ExistingTableName)
-LIMIT_PARAMETERS := ApiReservedConcurrency=$(API_RESERVED_CONCURRENCY) ReviewWorkerMaxConcurrency=$(REVIEW_WORKER_MAX_CONCURRENCY)
-# Every template goes through this bucket (templates over 51,200 bytes must; created if missing,
-# one per account and region); make deploy keeps chalice's deployed record there too.
-ARTIFACT_BUCKET ?= pinework-artifacts-$(shell aws sts get-caller-identity --query Account --output text 2>/dev/null)-$(AWS_REGION)
-UPLOAD := --s3-bucket $(ARTIFACT_BUCKET) --s3-prefix $(STACK)
+KEPT_PARAMETERS = $(OPERATIONS_PARAMETERS) $(call given,BACKUP_PLAN,BackupPlan) $(call given,LOG_RETENTION_DAYS,LogRetentionDays) $(call given,EXISTING_TABLE_NAME,ExistingTableName) $(STAGE_PARAMETERS)
+# Rate limits (docs/reference.md#14-operations), kept too: API_RATE_LIMIT, API_BURST_LIMIT (the
+# stage throttle, requests/s and burst; a new stage: 50, 100); WAF_RATE_LIMITING (on|off: the
+# WAF web ACL; not given, a stage keeps the one it has) with WAF_IP_LIMIT, WAF_CREDENTIAL_LIMIT
+# (requests per 5 minutes per IP and per credential; new: 3000, 1500).
+THROTTLE_PARAMETERS = $(call given,API_RATE_LIMIT,ApiThrottleRateLimit) $(call given,API_BURST_LIMIT,ApiThrottleBurstLimit)
+WAF_PARAMETERS = $(call given,WAF_IP_LIMIT,WafIpLimit) $(call given,WAF_CREDENTIAL_LIMIT,WafCredentialLimit)
+RATE_PARAMETERS = $(THROTTLE_PARAMETERS) $(call given,WAF_RATE_LIMITING,WafRateLimiting) $(WAF_PARAMETERS)
+# Concurrency (docs/operations.md#deploy), kept too: API_RESERVED_CONCURRENCY (executions
+# reserved for the API; empty: none, a new stage's; Lambda refuses a reservation leaving the
+# account under 100 unreserved) and REVIEW_WORKER_MAX_CONCURRENCY (the most review workers the
+# queue's trigger runs at once, 2 to 1000; new: 5).
+LIMIT_PARAMETERS = $(call given,API_RESERVED_CONCURRENCY,ApiReservedConcurrency) $(call given,REVIEW_WORKER_MAX_CONCURRENCY,ReviewWorkerMaxConcurrency)
+# The key-value store's exposure (docs/operators.md#configuration), kept too: KV_ANONYMOUS_ACCESS
+# (on|off), the quotas KV_ANON_MAX_KEYS, KV_ANON_MAX_BYTES, KV_ANON_MAX_VALUE_BYTES,
+# KV_BYOK_MAX_KEYS, KV_BYOK_MAX_BYTES, KV_ACCOUNT_MAX_KEYS, KV_ACCOUNT_MAX_BYTES, the new-scope
+# rate KV_BYOK_NEW_SCOPES_PER_DAY; and the table's on-demand maximum TABLE_MAX_READ_UNITS,
+# TABLE_MAX_WRITE_UNITS (0: none).
+KV_SETTINGS := KV_ANONYMOUS_ACCESS:KvAnonymousAccess KV_ANON_MAX_KEYS:KvAnonMaxKeys KV_ANON_MAX_BYTES:KvAnonMaxBytes KV_ANON_MAX_VALUE_BYTES:KvAnonMaxValueBytes KV_BYOK_MAX_KEYS:KvByokMaxKeys KV_BYOK_MAX_BYTES:KvByokMaxBytes KV_BYOK_NEW_SCOPES_PER_DAY:KvByokNewScopesPerDay KV_ACCOUNT_MAX_KEYS:KvAccountMaxKeys KV_ACCOUNT_MAX_BYTES:KvAccountMaxBytes TABLE_MAX_READ_UNITS:TableMaxReadRequestUnits TABLE_MAX_WRITE_UNITS:TableMaxWriteRequestUnits
+STAGE_PARAMETERS = $(foreach pair,$(KV_SETTINGS),$(call given,$(word 1,$(subst :, ,$(pair))),$(word 2,$(subst :, ,$(pair)))))
+# The deploying account (asked once, when first needed; empty when `aws sts` fails, and then
+# every target that needs it stops before changing anything).
+AWS_ACCOUNT ?= $(eval AWS_ACCOUNT := $(shell aws sts get-caller-identity --query Account --output text 2>/dev/null))$(AWS_ACCOUNT)
+# Every template goes through this bucket (templates over 51,200 bytes must; one per account and
+# region, owned by it: docs/operations.md#the-artifact-bucket); make deploy keeps chalice's
+# deployed record there too. Every aws s3 call on it names the owner.
+ARTIFACT_BUCKET ?= pinework-artifacts-$(AWS_ACCOUNT)-$(AWS_REGION)
+OWNER = --expected-bucket-owner $(AWS_ACCOUNT)
+UPLOAD = --s3-bucket $(ARTIFACT_BUCKET) --s3-prefix $(STACK)
 CFN := aws cloudformation --region $(AWS_REGION)
 CHALICE_PROJECT := build/chalice/$(STAGE)
 RESOURCES_DESCRIPTION := build/resources-stack-$(STAGE).json
@@ -53,10 +62,16 @@ CFN_LINT_STAMP := $(CFN_LINT_VENV)/.installed-stamp
 RERANKER_WEIGHTS := models/ms-marco-minilm-l12-int8.npz
 # Copy them (and their attribution) to a bucket's models/ (the API reads them from there on first
 # use); unchanged files are skipped.
-UPLOAD_MODELS = aws s3 sync models/ s3://$(1)/models/ --region $(AWS_REGION) --only-show-errors --exclude "*" --include "*.npz" --include "*.LICENSE.txt"
+UPLOAD_MODELS = aws s3 sync models/ s3://$(1)/models/ --region $(AWS_REGION) $(OWNER) --only-show-errors --exclude "*" --include "*.npz" --include "*.LICENSE.txt"
+# The deployed API function, whose PINEWORK_RELEASE says which release's code runs (the index
+# steps never drop what it reads: docs/operations.md#upgrades).
+CHALICE_API = $(shell sed -n 's/.*"app_name": "\(.*\)".*/\1/p' .chalice/config.json)-$(STAGE)
+ONE_STACK_API = $(STACK)-api:live
+RESOURCES_DEPLOY = $(CFN) deploy --stack-name $(STACK)-resources --template-file build/resources-stack.json $(UPLOAD) --capabilities CAPABILITY_IAM --no-fail-on-empty-changeset --parameter-overrides $(PARAMETERS) $(KEPT_PARAMETERS) $(THROTTLE_PARAMETERS) $(LIMIT_PARAMETERS) ChaliceStage=$(STAGE)
+ONE_STACK_DEPLOY = $(CFN) deploy --stack-name $(STACK) --template-file build/packaged.yaml $(UPLOAD) --capabilities CAPABILITY_IAM CAPABILITY_AUTO_EXPAND --no-fail-on-empty-changeset --parameter-overrides $(PARAMETERS) $(RATE_PARAMETERS) $(LIMIT_PARAMETERS) $(KEPT_PARAMETERS)
 STACK_BUCKET := $(CFN) describe-stacks --stack-name $(STACK) --query "Stacks[0].Outputs[?OutputKey=='BucketName'].OutputValue" --output text
 
-.PHONY: install serve test format lint types static check dist dist-python dist-typescript package deploy deploy-cloudformation teardown teardown-cloudformation artifact-bucket clean
+.PHONY: install serve test format lint types static check dist dist-python dist-typescript package deploy deploy-cloudformation contract contract-cloudformation teardown teardown-cloudformation artifact-bucket clean
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -118,57 +133,59 @@ package: $(STAMP) $(CHECKOV_STAMP) $(CFN_LINT_STAMP)  ## every template + zip fo
 	$(CFN_LINT_VENV)/bin/cfn-lint build/package/sam.json build/resources-stack.json build/operations-stack.json build/waf-stack.json
 	$(CHECKOV_VENV)/bin/checkov --quiet --compact --skip-download --framework cloudformation -f build/package/sam.json -f build/resources-stack.json -f build/operations-stack.json -f build/waf-stack.json
 
-artifact-bucket:  ## the bucket templates and chalice's deployed records go through
-	aws s3api head-bucket --bucket $(ARTIFACT_BUCKET) 2>/dev/null || aws s3 mb s3://$(ARTIFACT_BUCKET) --region $(AWS_REGION)
+artifact-bucket:  ## the bucket templates and chalice's deployed records go through: this account's, private, encrypted, versioned
+	$(PYTHON) -m infra.artifacts ensure --bucket $(ARTIFACT_BUCKET) --account "$(AWS_ACCOUNT)" --region $(AWS_REGION)
 
 deploy: package artifact-bucket $(RERANKER_WEIGHTS)  ## STACK-resources, chalice deploy --stage STAGE, STACK-operations (and STACK-waf)
 	@! aws lambda get-function --region $(AWS_REGION) --function-name $(STACK)-api >/dev/null 2>&1 || { echo "a make deploy-cloudformation stack $(STACK) exists: pick another STACK"; exit 1; }
-	steps=$$($(PY) -m infra.upgrade index-steps --stack $(STACK)-resources --region $(AWS_REGION) --phase add) || exit 1; for level in $$steps; do $(CFN) deploy --stack-name $(STACK)-resources --template-file build/resources-stack.json $(UPLOAD) --capabilities CAPABILITY_IAM --no-fail-on-empty-changeset --parameter-overrides $(PARAMETERS) $(KEPT_PARAMETERS) ChaliceStage=$(STAGE) TableIndexLevel=$$level || exit 1; done
-	$(CFN) deploy --stack-name $(STACK)-resources --template-file build/resources-stack.json $(UPLOAD) --capabilities CAPABILITY_IAM --no-fail-on-empty-changeset --parameter-overrides $(PARAMETERS) $(KEPT_PARAMETERS) ChaliceStage=$(STAGE) TableIndexLevel=$$($(PY) -m infra.upgrade deploy-level --stack $(STACK)-resources --region $(AWS_REGION)) $(call given,REVIEW_QUEUE_NAME,ReviewQueueName)
+	steps=$$($(PY) -m infra.upgrade index-steps --stack $(STACK)-resources --region $(AWS_REGION) --phase add --function $(CHALICE_API)) || exit 1; for level in $$steps; do $(RESOURCES_DEPLOY) TableIndexLevel=$$level || exit 1; done
+	$(RESOURCES_DEPLOY) TableIndexLevel=$$($(PY) -m infra.upgrade deploy-level --stack $(STACK)-resources --region $(AWS_REGION) --function $(CHALICE_API)) $(call given,REVIEW_QUEUE_NAME,ReviewQueueName)
 	$(CFN) describe-stacks --stack-name $(STACK)-resources --output json > $(RESOURCES_DESCRIPTION)
 	$(call UPLOAD_MODELS,$$($(PY) -m infra.deploy output BucketName --stack $(RESOURCES_DESCRIPTION)))
-	$(PY) -m infra.deploy configure --stage $(STAGE) --stack $(RESOURCES_DESCRIPTION) --build-project $(CHALICE_PROJECT) --api-reserved-concurrency "$(API_RESERVED_CONCURRENCY)"
-	test -f $(DEPLOYED_RECORD) || aws s3 cp s3://$(ARTIFACT_BUCKET)/$(STACK)/chalice-deployed/$(STAGE).json $(DEPLOYED_RECORD) || true
-	PINEWORK_REVIEW_QUEUE_NAME=$$($(PY) -m infra.deploy output ReviewQueueName --stack $(RESOURCES_DESCRIPTION)) PINEWORK_REVIEW_WORKER_MAX_CONCURRENCY=$(REVIEW_WORKER_MAX_CONCURRENCY) AWS_DEFAULT_REGION=$(AWS_REGION) $(VENV)/bin/chalice --project-dir $(CHALICE_PROJECT) deploy --stage $(STAGE)
-	aws s3 cp $(DEPLOYED_RECORD) s3://$(ARTIFACT_BUCKET)/$(STACK)/chalice-deployed/$(STAGE).json
+	$(PY) -m infra.deploy configure --stage $(STAGE) --stack $(RESOURCES_DESCRIPTION) --build-project $(CHALICE_PROJECT)
+	test -f $(DEPLOYED_RECORD) || aws s3 cp s3://$(ARTIFACT_BUCKET)/$(STACK)/chalice-deployed/$(STAGE).json $(DEPLOYED_RECORD) $(OWNER) || true
+	PINEWORK_REVIEW_QUEUE_NAME=$$($(PY) -m infra.deploy output ReviewQueueName --stack $(RESOURCES_DESCRIPTION)) PINEWORK_REVIEW_WORKER_MAX_CONCURRENCY=$$($(PY) -m infra.deploy output ReviewWorkerMaxConcurrency --stack $(RESOURCES_DESCRIPTION)) AWS_DEFAULT_REGION=$(AWS_REGION) $(VENV)/bin/chalice --project-dir $(CHALICE_PROJECT) deploy --stage $(STAGE)
+	aws s3 cp $(DEPLOYED_RECORD) s3://$(ARTIFACT_BUCKET)/$(STACK)/chalice-deployed/$(STAGE).json $(OWNER)
 	AWS_DEFAULT_REGION=$(AWS_REGION) $(PY) -m infra.deploy name-api --stage $(STAGE)
 	AWS_DEFAULT_REGION=$(AWS_REGION) $(PY) -m infra.deploy gateway-responses --stage $(STAGE)
-	AWS_DEFAULT_REGION=$(AWS_REGION) $(PY) -m infra.deploy throttle --stage $(STAGE) --rate $(API_RATE_LIMIT) --burst $(API_BURST_LIMIT)
-	steps=$$($(PY) -m infra.upgrade index-steps --stack $(STACK)-resources --region $(AWS_REGION) --phase drop) || exit 1; for level in $$steps; do $(CFN) deploy --stack-name $(STACK)-resources --template-file build/resources-stack.json $(UPLOAD) --capabilities CAPABILITY_IAM --no-fail-on-empty-changeset --parameter-overrides $(PARAMETERS) $(KEPT_PARAMETERS) ChaliceStage=$(STAGE) TableIndexLevel=$$level || exit 1; done
+	AWS_DEFAULT_REGION=$(AWS_REGION) $(PY) -m infra.deploy throttle --stage $(STAGE) --stack $(RESOURCES_DESCRIPTION)
 	$(CFN) deploy --stack-name $(STACK)-operations --template-file build/operations-stack.json $(UPLOAD) --capabilities CAPABILITY_IAM --no-fail-on-empty-changeset --parameter-overrides $$($(PY) -m infra.deploy operations-parameters --stage $(STAGE) --stack $(RESOURCES_DESCRIPTION)) $(OPERATIONS_PARAMETERS)
-ifeq ($(WAF_RATE_LIMITING),on)
+ifeq ($(origin WAF_RATE_LIMITING),undefined)
+	if $(CFN) describe-stacks --stack-name $(STACK)-waf >/dev/null 2>&1; then $(CFN) deploy --stack-name $(STACK)-waf --template-file build/waf-stack.json $(UPLOAD) --no-fail-on-empty-changeset --parameter-overrides $$($(PY) -m infra.deploy waf-parameters --stage $(STAGE)) $(WAF_PARAMETERS); else echo "no WAF web ACL (WAF_RATE_LIMITING=on adds one)"; fi
+else ifeq ($(WAF_RATE_LIMITING),on)
 	$(CFN) deploy --stack-name $(STACK)-waf --template-file build/waf-stack.json $(UPLOAD) --no-fail-on-empty-changeset --parameter-overrides $$($(PY) -m infra.deploy waf-parameters --stage $(STAGE)) $(WAF_PARAMETERS)
-else
+else ifeq ($(WAF_RATE_LIMITING),off)
 	$(CFN) delete-stack --stack-name $(STACK)-waf
 	$(CFN) wait stack-delete-complete --stack-name $(STACK)-waf
+else
+	@echo "WAF_RATE_LIMITING is on or off, not '$(WAF_RATE_LIMITING)'"; exit 1
 endif
 	$(CFN) describe-stacks --stack-name $(STACK)-operations --query "Stacks[0].Outputs" --output table
+	@echo "deployed release $$($(PY) -m infra.upgrade release); once it serves: make contract STAGE=$(STAGE) (docs/operations.md#upgrades)"
 
 deploy-cloudformation: package artifact-bucket $(RERANKER_WEIGHTS)  ## the whole stack STACK (functions, API, storage, alarms) from make package's template
 	@! aws lambda get-function --region $(AWS_REGION) --function-name $(STACK) >/dev/null 2>&1 || { echo "a Lambda $(STACK) exists (a chalice stage's API): pick another STACK"; exit 1; }
 	$(CFN) package --template-file build/package/sam.json --s3-bucket $(ARTIFACT_BUCKET) --s3-prefix $(STACK) --output-template-file build/packaged.yaml
 	bucket=$$($(STACK_BUCKET) 2>/dev/null || true); if [ -n "$$bucket" ] && [ "$$bucket" != None ]; then $(call UPLOAD_MODELS,$$bucket) || exit 1; fi
-	steps=$$($(PY) -m infra.upgrade index-steps --stack $(STACK) --region $(AWS_REGION)) || exit 1; for level in $$steps; do $(CFN) deploy --stack-name $(STACK) --template-file build/packaged.yaml $(UPLOAD) --capabilities CAPABILITY_IAM CAPABILITY_AUTO_EXPAND --no-fail-on-empty-changeset --parameter-overrides $(PARAMETERS) $(RATE_PARAMETERS) $(LIMIT_PARAMETERS) $(KEPT_PARAMETERS) TableIndexLevel=$$level || exit 1; done
-	$(CFN) deploy --stack-name $(STACK) --template-file build/packaged.yaml $(UPLOAD) --capabilities CAPABILITY_IAM CAPABILITY_AUTO_EXPAND --no-fail-on-empty-changeset --parameter-overrides $(PARAMETERS) $(RATE_PARAMETERS) $(LIMIT_PARAMETERS) $(KEPT_PARAMETERS) TableIndexLevel=$$($(PY) -m infra.upgrade full-level)
+	steps=$$($(PY) -m infra.upgrade index-steps --stack $(STACK) --region $(AWS_REGION) --phase add --function $(ONE_STACK_API)) || exit 1; for level in $$steps; do $(ONE_STACK_DEPLOY) TableIndexLevel=$$level || exit 1; done
+	$(ONE_STACK_DEPLOY) TableIndexLevel=$$($(PY) -m infra.upgrade deploy-level --stack $(STACK) --region $(AWS_REGION) --function $(ONE_STACK_API))
 	$(call UPLOAD_MODELS,$$($(STACK_BUCKET)))
 	$(CFN) describe-stacks --stack-name $(STACK) --query "Stacks[0].Outputs" --output table
+	@echo "deployed release $$($(PY) -m infra.upgrade release); once it serves: make contract-cloudformation STACK=$(STACK) (docs/operations.md#upgrades)"
 
-teardown:  ## remove make deploy's stage STAGE (STACK-operations, -waf, chalice delete, -resources); kept data stays (docs/operations.md#teardown)
-	test -f $(DEPLOYED_RECORD) || aws s3 cp s3://$(ARTIFACT_BUCKET)/$(STACK)/chalice-deployed/$(STAGE).json $(DEPLOYED_RECORD) || { echo "no record of what chalice deployed for $(STAGE) ($(DEPLOYED_RECORD) or the artifact bucket): chalice delete would leave the functions behind; stopped"; exit 1; }
-	$(CFN) delete-stack --stack-name $(STACK)-operations
-	$(CFN) wait stack-delete-complete --stack-name $(STACK)-operations
-	$(CFN) delete-stack --stack-name $(STACK)-waf
-	$(CFN) wait stack-delete-complete --stack-name $(STACK)-waf
-	$(CFN) describe-stacks --stack-name $(STACK)-resources --output json > $(RESOURCES_DESCRIPTION)
-	$(PY) -m infra.deploy configure --stage $(STAGE) --stack $(RESOURCES_DESCRIPTION) --build-project $(CHALICE_PROJECT)
-	AWS_DEFAULT_REGION=$(AWS_REGION) $(VENV)/bin/chalice --project-dir $(CHALICE_PROJECT) delete --stage $(STAGE)
-	aws s3 rm s3://$(ARTIFACT_BUCKET)/$(STACK)/chalice-deployed/$(STAGE).json || true
-	$(CFN) delete-stack --stack-name $(STACK)-resources
-	$(CFN) wait stack-delete-complete --stack-name $(STACK)-resources
+contract: $(STAMP)  ## after make deploy of this release: drop the retired indexes it and the previous release no longer read (checked first)
+	mkdir -p build && $(PY) -m infra.template resources > build/resources-stack.json
+	steps=$$($(PY) -m infra.upgrade index-steps --stack $(STACK)-resources --region $(AWS_REGION) --phase drop --function $(CHALICE_API)) || exit 1; for level in $$steps; do $(RESOURCES_DEPLOY) TableIndexLevel=$$level || exit 1; done
 
-teardown-cloudformation:  ## remove make deploy-cloudformation's stack STACK; kept data stays (docs/operations.md#teardown)
-	$(CFN) delete-stack --stack-name $(STACK)
-	$(CFN) wait stack-delete-complete --stack-name $(STACK)
+contract-cloudformation: package artifact-bucket  ## the same for make deploy-cloudformation's stack STACK
+	$(CFN) package --template-file build/package/sam.json --s3-bucket $(ARTIFACT_BUCKET) --s3-prefix $(STACK) --output-template-file build/packaged.yaml
+	steps=$$($(PY) -m infra.upgrade index-steps --stack $(STACK) --region $(AWS_REGION) --phase drop --function $(ONE_STACK_API)) || exit 1; for level in $$steps; do $(ONE_STACK_DEPLOY) TableIndexLevel=$$level || exit 1; done
+
+teardown:  ## remove make deploy's stage STAGE from any checkout (python3 and aws only): checks first, the alarms last; kept data stays (docs/operations.md#teardown)
+	$(PYTHON) -m infra.stage_teardown stage --stage $(STAGE) --stack $(STACK) --region $(AWS_REGION) --bucket $(ARTIFACT_BUCKET) --account "$(AWS_ACCOUNT)" --record $(DEPLOYED_RECORD)
+
+teardown-cloudformation:  ## remove make deploy-cloudformation's stack STACK (checked to be one first); kept data stays (docs/operations.md#teardown)
+	$(PYTHON) -m infra.stage_teardown stack --stack $(STACK) --region $(AWS_REGION)
 
 # What a user installs (docs/integrations/README.md#install): the pinework package's wheel and
 # sdist (the client, the CLI, the admin commands and the integrations, each behind its extra)

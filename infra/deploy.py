@@ -34,7 +34,8 @@ from typing import Any
 
 import boto3
 
-from infra import iam
+from chalicelib.release import RELEASE
+from infra import iam, stage_settings
 from infra.gateway_responses import put_gateway_responses
 from infra.rate_limits import DEFAULT_BURST_LIMIT, DEFAULT_RATE_LIMIT, put_stage_throttling
 from infra.template import FUNCTION_TIMEOUTS
@@ -59,6 +60,11 @@ ENVIRONMENT_FROM_OUTPUTS = {
     "PINEWORK_HASH_SECRET_ARN": "HashSecretArn",
 }
 """Environment variable -> the resources stack's output that gives its value."""
+SETTINGS_FROM_OUTPUTS = {
+    variable: name for name, (variable, _, _) in stage_settings.KV_SETTINGS.items()
+}
+"""The key-value settings (``infra/stage_settings.py``): set from the outputs of that
+name when the stack has them (a stack before 0.2.0 has none: the service's defaults)."""
 OPERATIONS_FROM_OUTPUTS = (
     "TableName",
     "ReviewQueueName",
@@ -129,17 +135,27 @@ def configure_stage(
     variables = staged.setdefault("environment_variables", {})
     for variable, output in ENVIRONMENT_FROM_OUTPUTS.items():
         variables[variable] = outputs[output]
+    for variable, output in SETTINGS_FROM_OUTPUTS.items():
+        if output in outputs:
+            variables[variable] = outputs[output]
+    variables["PINEWORK_RELEASE"] = RELEASE  # what runs: the index steps read it
     functions = staged.setdefault("lambda_functions", {})
     for function, prefix in iam.FUNCTIONS.items():
         settings = functions.setdefault(function, {})
         settings["iam_role_arn"] = outputs[f"{prefix}RoleArn"]
         settings["lambda_timeout"] = FUNCTION_TIMEOUTS[function]
-    api = functions["api_handler"]
-    if api_reserved_concurrency is None:
+    if "ApiReservedConcurrency" in outputs:  # the stack keeps it between deploys
+        api_reserved_concurrency = _reserved(outputs["ApiReservedConcurrency"])
+    _reserve(functions["api_handler"], api_reserved_concurrency)
+    return updated
+
+
+def _reserve(api: dict[str, Any], concurrency: int | None) -> None:
+    """Set (or, for None, remove) the API function's ``reserved_concurrency``."""
+    if concurrency is None:
         api.pop("reserved_concurrency", None)
     else:
-        api["reserved_concurrency"] = api_reserved_concurrency
-    return updated
+        api["reserved_concurrency"] = concurrency
 
 
 def build_project(project: Path, config: dict[str, Any], deployed: Path = DEPLOYED) -> None:
@@ -249,12 +265,13 @@ def name_rest_api(apigateway: Any, rest_api: str, name: str) -> None:
 
 
 def _reserved(text: str | None) -> int | None:
-    """``--api-reserved-concurrency``: empty or absent is None (unreserved).
+    """``--api-reserved-concurrency`` or the stack's output: empty, absent or ``none``
+    is None (unreserved).
 
     Raises:
         ValueError: not a whole number of at least 1 (0 would stop the API).
     """
-    if not text:
+    if not text or text == stage_settings.UNRESERVED:
         return None
     value = int(text)
     if value < 1:
@@ -297,10 +314,21 @@ def _gateway_responses(parsed: argparse.Namespace, config: dict[str, Any]) -> No
 
 
 def _throttle(parsed: argparse.Namespace, config: dict[str, Any]) -> None:
-    """``throttle``: the stage's default method throttle."""
+    """``throttle``: the stage's default method throttle: ``--rate``/``--burst`` when
+    given, else the resources stack's ``ApiThrottleRateLimit``/``ApiThrottleBurstLimit``
+    outputs (``--stack``; kept between deploys), else the defaults."""
+    rate, burst = parsed.rate, parsed.burst
+    if parsed.stack is not None:
+        outputs = stack_outputs(json.loads(parsed.stack.read_text()))
+        if rate is None and "ApiThrottleRateLimit" in outputs:
+            rate = float(outputs["ApiThrottleRateLimit"])
+        if burst is None and "ApiThrottleBurstLimit" in outputs:
+            burst = int(outputs["ApiThrottleBurstLimit"])
+    rate = DEFAULT_RATE_LIMIT if rate is None else rate
+    burst = DEFAULT_BURST_LIMIT if burst is None else burst
     rest_api, api_stage = deployed_stage(config, parsed.project, parsed.stage)
-    put_stage_throttling(boto3.client("apigateway"), rest_api, api_stage, parsed.rate, parsed.burst)
-    print(f"stage {api_stage} of {rest_api}: {parsed.rate} requests/s, burst {parsed.burst}")
+    put_stage_throttling(boto3.client("apigateway"), rest_api, api_stage, rate, burst)
+    print(f"stage {api_stage} of {rest_api}: {rate} requests/s, burst {burst}")
 
 
 def _waf_parameters(parsed: argparse.Namespace, config: dict[str, Any]) -> None:
@@ -342,8 +370,8 @@ def main(arguments: list[str] | None = None) -> None:
     )
     parser.add_argument("--deployed", type=Path, help="chalice's deployed records (tests)")
     parser.add_argument("--api-reserved-concurrency", default="", help="empty: unreserved")
-    parser.add_argument("--rate", type=float, default=DEFAULT_RATE_LIMIT, help="requests/s")
-    parser.add_argument("--burst", type=int, default=DEFAULT_BURST_LIMIT)
+    parser.add_argument("--rate", type=float, help="requests/s (default: the stack's)")
+    parser.add_argument("--burst", type=int, help="default: the stack's")
     parsed = parser.parse_args(arguments)
     if parsed.step in NEEDS_STACK and parsed.stack is None:
         parser.error(f"{parsed.step} needs --stack")

@@ -33,6 +33,7 @@ from chalicelib.storage.keys import (
 )
 from infra.parameters import HAS_KMS_KEY, KMS_KEY_ARN
 from infra.protection import TABLE_ARN
+from infra.tables import INDEX_RELEASE_ORDER
 
 FUNCTIONS: dict[str, str] = {
     "api_handler": "ApiHandler",
@@ -55,6 +56,15 @@ _QUEUE = {"Fn::GetAtt": ["ReviewQueue", "Arn"]}
 
 def _index(name: str) -> dict[str, Any]:
     return {"Fn::Sub": [f"${{Table}}/index/{name}", {"Table": _TABLE}]}
+
+
+def index_name(resource: Any) -> str:
+    """The GSI name of a resource ``_index`` made; empty for any other resource."""
+    if isinstance(resource, dict) and isinstance(resource.get("Fn::Sub"), list):
+        text = str(resource["Fn::Sub"][0])
+        if text.startswith("${Table}/index/"):
+            return text.removeprefix("${Table}/index/")
+    return ""
 
 
 def _objects(prefix: str) -> dict[str, Any]:
@@ -197,15 +207,46 @@ def _bedrock() -> list[Grant]:
     ]
 
 
-def grants(function: str) -> list[Grant]:
+def grants(function: str, with_previous: bool = True) -> list[Grant]:
     """Every statement of ``function``'s role.
 
     Args:
         function: a key of ``FUNCTIONS``.
+        with_previous: add ``PreviousReleaseIndexes``: ``dynamodb:Query`` on the GSIs the
+            previous release's code of ``function`` queries and this one does not
+            (``infra/releases.py``; none when they read the same), so the code still
+            serving during an upgrade, or restored by a rollback, is never refused.
 
     Returns:
         The grants, in policy order.
     """
+    found = _grants(function)
+    if with_previous:
+        found += _previous_release_grant(function, found)
+    return found
+
+
+def _previous_release_grant(function: str, current: list[Grant]) -> list[Grant]:
+    from infra.releases import previous_release_reads
+
+    queried = {
+        index_name(resource)
+        for grant in current
+        if "dynamodb:Query" in grant.actions
+        for resource in grant.resources
+    }
+    extra = [
+        name
+        for name in previous_release_reads(function)
+        if name not in queried and name in INDEX_RELEASE_ORDER
+    ]
+    if not extra:
+        return []
+    return [Grant("PreviousReleaseIndexes", ("dynamodb:Query",), tuple(map(_index, extra)))]
+
+
+def _grants(function: str) -> list[Grant]:
+    """The statements of ``function``'s role that its own code needs (``grants``)."""
     if function == "api_handler":
         return [
             _API_ITEMS,

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
 
-from infra import iam, template, upgrade
+from infra import iam, stage_settings, template, upgrade
 from infra.aws_calls import AwsCall
 from infra.parameters import BACKUP_PLAN, EXISTING_TABLE_NAME, KMS_KEY_ARN
 
@@ -95,6 +95,8 @@ class Stack:
             EXISTING_TABLE_NAME: self.existing_table,
             BACKUP_PLAN: "off",
             upgrade.TABLE_INDEX_LEVEL: str(self.index_level),
+            # the operator's settings at their defaults (infra/stage_settings.py)
+            **{name: str(spec["Default"]) for name, spec in stage_settings.parameters().items()},
         }
 
     def attributes(self) -> dict[str, str]:
@@ -116,13 +118,12 @@ class Stack:
 
     def conditions(self) -> dict[str, bool]:
         """The template's conditions (``infra.template.CONDITIONS``), evaluated."""
-        return {
-            name: bool(resolve(expression, self))
-            for name, expression in template.CONDITIONS.items()
-        }
+        return {name: bool(resolve(expression, self)) for name, expression in _CONDITIONS.items()}
 
 
 _NO_VALUE = object()
+_CONDITIONS = {**template.CONDITIONS, **stage_settings.conditions()}
+"""The conditions the roles and the table read."""
 
 
 def resolve(node: Any, stack: Stack) -> Any:
@@ -188,7 +189,7 @@ _INTRINSICS: dict[str, Callable[[Any, Stack], Any]] = {
     "Fn::And": lambda argument, stack: all(resolve(argument, stack)),
     "Fn::Or": lambda argument, stack: any(resolve(argument, stack)),
     "Fn::Not": lambda argument, stack: not resolve(argument, stack)[0],
-    "Condition": lambda argument, stack: resolve(template.CONDITIONS[argument], stack),
+    "Condition": lambda argument, stack: resolve(_CONDITIONS[argument], stack),
     "Fn::Select": _select,
     "Fn::Split": _split,
 }

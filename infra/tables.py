@@ -7,8 +7,10 @@ the README). Keys are strings built only by ``chalicelib/storage/keys.py``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
+from chalicelib.release import RELEASE
 from chalicelib.storage.keys import (
     AGENT_KIND_INDEX_PARTITION,
     AGENT_KIND_PROJECTION,
@@ -29,43 +31,121 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_dynamodb.type_defs import TimeToLiveSpecificationTypeDef
 
-INDEX_RELEASE_ORDER: tuple[str, ...] = (
-    *RETIRED_MEMORY_INDEXES,
-    BY_ROUTINE_STATUS,
-    BY_TOKEN_PRINCIPAL,
-    BY_AGENT_KIND,
-    *WORKSPACE_INDEXES,
+
+@dataclass(frozen=True)
+class IndexStep:
+    """One change of the table's GSIs: ``kind`` ``"add"`` or ``"drop"``, the index's
+    name, and ``release``: the release whose deploy adds it (``"add"``) or whose
+    contract step (``make contract``) drops it (``"drop"``). A drop also names
+    ``retired_in``: the first release whose code no longer reads the index (its drop's
+    ``release`` is the one after: expand, migrate, contract; docs/operations.md#upgrades)."""
+
+    kind: Literal["add", "drop"]
+    index: str
+    release: str
+    retired_in: str = ""
+
+
+def release_key(version: str) -> tuple[int, ...]:
+    """``"0.10.2"`` -> ``(0, 10, 2)``, so releases compare in order.
+
+    Raises:
+        ValueError: not dot-separated whole numbers.
+    """
+    return tuple(int(part) for part in version.split("."))
+
+
+FIRST_RELEASE_INDEX_NAMES: tuple[str, ...] = tuple(RETIRED_MEMORY_INDEXES)
+"""The four memory indexes every table has had since its creation (the first release)."""
+INDEX_STEPS: tuple[IndexStep, ...] = (
+    # The nightly review's (docs/issues.md#issue-4), the tokens'
+    # (docs/issues.md#issue-12), the dashboard's (docs/issues.md#issue-13) and the two
+    # sharded workspace indexes (docs/issues.md#issue-23-item-2).
+    IndexStep("add", BY_ROUTINE_STATUS, "0.1.0"),
+    IndexStep("add", BY_TOKEN_PRINCIPAL, "0.1.0"),
+    IndexStep("add", BY_AGENT_KIND, "0.1.0"),
+    *(IndexStep("add", name, "0.1.0") for name in WORKSPACE_INDEXES),
+    # The first release's indexes projected every attribute; 0.1.0's code reads none
+    # (docs/issues.md#issue-23-item-2), and 0.1.0's deploy dropped them.
+    *(IndexStep("drop", name, "0.1.0", retired_in="0.1.0") for name in RETIRED_MEMORY_INDEXES),
+    # A new index: IndexStep("add", NAME, RELEASE) at the end of its release's additions,
+    # before the drops of that release. An index the code stops reading: keep it in the
+    # grants of the release that stops (infra/releases.py keeps the previous release's
+    # reads), and add IndexStep("drop", NAME, <the next release>, retired_in=RELEASE).
 )
-"""Every GSI a release created, in the order releases added them: the four memory
-indexes of the first release (created together with the table), then
-``byRoutineStatus`` (the nightly review, docs/issues.md#issue-4), ``byTokenPrincipal``
-(tokens, docs/issues.md#issue-12), ``byAgentKind`` (the dashboard, docs/issues.md#issue-13) and
-the two sharded workspace indexes (docs/issues.md#issue-23-item-2). A new index goes at the
-end: a stack update adds one GSI at most (``infra/upgrade.py``)."""
-INDEX_RETIREMENT_ORDER: tuple[str, ...] = tuple(RETIRED_MEMORY_INDEXES)
-"""The GSIs a release dropped, in the order they are dropped, one per stack update,
-after every addition (docs/issues.md#issue-23-item-2: the first release's four indexes
-projected every attribute; nothing reads them since)."""
-FIRST_RELEASE_INDEXES = len(RETIRED_MEMORY_INDEXES)
+"""Every change of the GSIs, in the order releases make them: sorted by release, and
+within a release every addition before every drop (a test checks it). Level ``k`` is the
+first release's four indexes with the first ``k - FIRST_RELEASE_INDEXES`` steps made: a
+stack update adds or drops one GSI at most (``infra/upgrade.py``)."""
+INDEX_RELEASE_ORDER: tuple[str, ...] = (
+    *FIRST_RELEASE_INDEX_NAMES,
+    *(step.index for step in INDEX_STEPS if step.kind == "add"),
+)
+"""Every GSI a release created, in the order releases added them."""
+INDEX_RETIREMENT_ORDER: tuple[str, ...] = tuple(
+    step.index for step in INDEX_STEPS if step.kind == "drop"
+)
+"""The GSIs a release dropped (or will drop), in the order they are dropped."""
+FIRST_RELEASE_INDEXES = len(FIRST_RELEASE_INDEX_NAMES)
 """How many of ``INDEX_RELEASE_ORDER`` every table has had since its creation."""
-ADDED_LEVEL = len(INDEX_RELEASE_ORDER)
-"""The level at which every index of ``INDEX_RELEASE_ORDER`` exists, before any drop."""
-FULL_LEVEL = ADDED_LEVEL + len(INDEX_RETIREMENT_ORDER)
-"""The level of this release: every addition, then every drop."""
+FULL_LEVEL = FIRST_RELEASE_INDEXES + len(INDEX_STEPS)
+"""The level with every step made: a new stack's table (no older code reads it)."""
+
+
+def step_at(level: int) -> IndexStep:
+    """The step that takes a table from ``level - 1`` to ``level``.
+
+    Raises:
+        ValueError: ``level`` is not above the first release's.
+    """
+    if not FIRST_RELEASE_INDEXES < level <= FULL_LEVEL:
+        raise ValueError(f"no step reaches level {level}")
+    return INDEX_STEPS[level - FIRST_RELEASE_INDEXES - 1]
+
+
+def expand_end(level: int, running: str | None, release: str = RELEASE) -> int:
+    """The level a deploy of ``release`` climbs to from ``level`` before its code goes
+    live (expand): every addition of ``release`` or earlier, and a drop of an earlier
+    release only when the running code is known not to read it (``running``, the
+    deployed release, at least the drop's ``retired_in``); it stops before the first
+    step it may not make. Never below ``level``."""
+    current = level
+    while current < FULL_LEVEL:
+        step = step_at(current + 1)
+        if release_key(step.release) > release_key(release):
+            break
+        if step.kind == "drop" and (
+            step.release == release
+            or running is None
+            or release_key(running) < release_key(step.retired_in)
+        ):
+            break
+        current += 1
+    return current
+
+
+ADDED_LEVEL = expand_end(FIRST_RELEASE_INDEXES, None)
+"""The level at which a first-release table has every addition and no drop (the climb
+of a deploy while the running code's release is unknown)."""
 
 
 def indexes_at(level: int) -> list[str]:
     """The GSIs of a table at ``level`` (``FIRST_RELEASE_INDEXES`` to ``FULL_LEVEL``), in
-    release order: the first ``level`` additions, less the first ``level - ADDED_LEVEL``
-    drops.
+    release order: the first release's four with the first ``level -
+    FIRST_RELEASE_INDEXES`` steps of ``INDEX_STEPS`` made.
 
     Raises:
         ValueError: ``level`` out of that range.
     """
     if not FIRST_RELEASE_INDEXES <= level <= FULL_LEVEL:
         raise ValueError(f"level {level} is not in {FIRST_RELEASE_INDEXES}..{FULL_LEVEL}")
-    dropped = set(INDEX_RETIREMENT_ORDER[: max(0, level - ADDED_LEVEL)])
-    return [name for name in INDEX_RELEASE_ORDER[:level] if name not in dropped]
+    present = list(FIRST_RELEASE_INDEX_NAMES)
+    for step in INDEX_STEPS[: level - FIRST_RELEASE_INDEXES]:
+        if step.kind == "add":
+            present.append(step.index)
+        else:
+            present.remove(step.index)
+    return [name for name in INDEX_RELEASE_ORDER if name in present]
 
 
 def _list_index(

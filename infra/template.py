@@ -20,13 +20,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from chalicelib.release import RELEASE
 from chalicelib.settings import (
     DEFAULT_BEDROCK_MODEL_ID,
     DEFAULT_REVIEW_RETENTION_DAYS,
     DEFAULT_REVIEW_WORKER_MAX_CONCURRENCY,
 )
 from chalicelib.storage.keys import EXPORT_KEPT_DAYS, EXPORT_OBJECT_PREFIX
-from infra import iam, observability, protection, rate_limits
+from infra import iam, observability, protection, rate_limits, stage_settings
 from infra.gateway_responses import NOT_FOUND_BODY as NOT_FOUND_BODY
 from infra.gateway_responses import sam_gateway_responses
 from infra.parameters import CREATE_TABLE, checkov_skips
@@ -250,6 +251,7 @@ def storage_resources(queue_name: Any) -> dict[str, Any]:
         "KeySchema": definition["KeySchema"],
         **protection.table_properties(),
         "TimeToLiveSpecification": time_to_live(),
+        "OnDemandThroughput": stage_settings.on_demand_throughput(),
     }
     return {
         "MemoryTable": {
@@ -310,8 +312,12 @@ def review_queue_resources(queue_name: Any) -> dict[str, Any]:
                 # Six times the worker's 600 s timeout (.chalice/config.json; the
                 # Bedrock reviewer may take ~20 s per agent, 10 agents a batch), as AWS
                 # advises for Lambda sources; also longer than the review's 15-minute
-                # claim lease, so a retry takes over the claim of a crashed review.
+                # claim lease (the worker itself runs at most 600 s), so a retry takes
+                # over the claim of a crashed review.
                 "VisibilityTimeout": 3600,
+                # SQS's most (not its 4-day default): a night's reviews, an erasure or an
+                # export outlast an outage of the worker; QUEUE_WAIT_BOUND assumes it.
+                "MessageRetentionPeriod": 1209600,
                 **protection.queue_encryption(),
                 "RedrivePolicy": {
                     "deadLetterTargetArn": {"Fn::GetAtt": ["ReviewDeadLetterQueue", "Arn"]},
@@ -413,6 +419,9 @@ def environment() -> dict[str, Any]:
         "PINEWORK_BEDROCK_MODEL_ID": {"Ref": "BedrockModelId"},
         "PINEWORK_METRICS_NAMESPACE": {"Fn::Sub": "Pinework/${AWS::StackName}"},
         "PINEWORK_HASH_SECRET_ARN": {"Ref": "HashSecret"},
+        **stage_settings.kv_environment(),
+        # What runs (docs/operations.md#releases): the index steps read it.
+        "PINEWORK_RELEASE": RELEASE,
     }
 
 
@@ -459,12 +468,14 @@ def package_fragment() -> dict[str, Any]:
     fragment: dict[str, Any] = {
         "Parameters": {
             **PARAMETERS,
+            **stage_settings.parameters(),
             **LIMIT_PARAMETERS,
             **rate_limits.package_parameters(),
             **observability.PARAMETERS,
         },
         "Conditions": {
             **CONDITIONS,
+            **stage_settings.conditions(),
             **LIMIT_CONDITIONS,
             **rate_limits.WAF_CONDITIONS,
             **observability.CONDITIONS,
@@ -582,9 +593,16 @@ def resources_stack() -> dict[str, Any]:
                 "empty: <stack>-reviews. Stages deployed before this release keep "
                 "pinework-reviews (CHANGELOG.md).",
             },
+            **stage_settings.parameters(),
+            # Applied by chalice and infra/deploy.py, kept here between deploys and
+            # given back as outputs (infra/stage_settings.py).
+            **rate_limits.THROTTLE_PARAMETERS,
+            **LIMIT_PARAMETERS,
         },
         "Conditions": {
             **CONDITIONS,
+            **stage_settings.conditions(),
+            **LIMIT_CONDITIONS,
             "ReviewQueueNamed": {"Fn::Not": [{"Fn::Equals": [{"Ref": "ReviewQueueName"}, ""]}]},
         },
         "Resources": {
@@ -613,6 +631,18 @@ def resources_stack() -> dict[str, Any]:
             "Reviewer": {"Value": {"Ref": "Reviewer"}},
             "BedrockModelId": {"Value": {"Ref": "BedrockModelId"}},
             "ChaliceStage": {"Value": {"Ref": "ChaliceStage"}},
+            **stage_settings.kv_outputs(),
+            **{name: {"Value": {"Ref": name}} for name in stage_settings.CHALICE_SETTINGS},
+            # An output's value cannot be empty: "none" is no reservation.
+            API_RESERVED_CONCURRENCY: {
+                "Value": {
+                    "Fn::If": [
+                        "ApiConcurrencyReserved",
+                        {"Ref": API_RESERVED_CONCURRENCY},
+                        stage_settings.UNRESERVED,
+                    ]
+                }
+            },
             **protection.FANOUT_FAILURE_OUTPUTS,
             **{
                 f"{prefix}RoleArn": {"Value": {"Fn::GetAtt": [f"{prefix}Role", "Arn"]}}

@@ -42,15 +42,18 @@ from typing import Any
 import boto3
 from botocore.exceptions import ClientError
 
+from chalicelib.release import RELEASE
 from infra.tables import (
     ADDED_LEVEL,
     FIRST_RELEASE_INDEXES,
     FULL_LEVEL,
     INDEX_RELEASE_ORDER,
     add_missing_indexes,
-    drop_retired_indexes,
+    expand_end,
     index_definition,
     indexes_at,
+    release_key,
+    step_at,
     table_definition,
 )
 
@@ -63,6 +66,7 @@ __all__ = [
     "TABLE_INDEX_LEVEL",
     "TABLE_RESOURCE",
     "at_index_level",
+    "contract_steps",
     "deploy_level",
     "index_condition",
     "index_conditions",
@@ -72,6 +76,7 @@ __all__ = [
     "level_condition",
     "main",
     "present_levels",
+    "running_release",
     "stack_table",
     "table_schema",
     "upgrade_steps",
@@ -340,27 +345,110 @@ def index_level(present_index_names: Iterable[str]) -> int:
     )
 
 
-def upgrade_steps(present_index_names: Iterable[str], phase: str = "all") -> list[int]:
+def upgrade_steps(
+    present_index_names: Iterable[str], phase: str = "all", running: str | None = None
+) -> list[int]:
     """The ``TableIndexLevel`` values to deploy one after the other, each adding or
-    dropping one index, from the table's level + 1 to ``FULL_LEVEL``; empty when the
-    table is at the full level.
+    dropping one index, from the table's level + 1; empty when there is none.
 
     Args:
         present_index_names: the table's GSI names.
-        phase: ``"all"``; ``"add"``: only the levels up to ``ADDED_LEVEL`` (additions);
-            ``"drop"``: only the levels above it (drops).
+        phase: ``"all"``: every step to ``FULL_LEVEL`` (tests); ``"add"`` (expand, run
+            by the deploys before the new code): up to ``infra.tables.expand_end`` of the
+            table's level and ``running``; ``"drop"`` (contract, ``make contract``): the
+            drops of this release or earlier from there, stopping at any other step.
+        running: the deployed code's release (``running_release``); None: unknown, so
+            the expand makes no drop.
 
     Raises:
         ValueError: as ``index_level``, or an unknown phase.
     """
     if phase not in PHASES:
         raise ValueError(f"phase {phase!r} is not one of {PHASES}")
-    steps = range(index_level(present_index_names) + 1, FULL_LEVEL + 1)
+    level = index_level(present_index_names)
+    if phase == "all":
+        return list(range(level + 1, FULL_LEVEL + 1))
+    expanded = expand_end(level, running)
     if phase == "add":
-        return [level for level in steps if level <= ADDED_LEVEL]
-    if phase == "drop":
-        return [level for level in steps if level > ADDED_LEVEL]
-    return list(steps)
+        return list(range(level + 1, expanded + 1))
+    steps = []
+    # the contract follows a finished expand: from where the additions end
+    for next_level in range(max(level, expand_end(level, None)) + 1, FULL_LEVEL + 1):
+        step = step_at(next_level)
+        if step.kind != "drop" or release_key(step.release) > release_key(RELEASE):
+            break
+        steps.append(next_level)
+    return steps
+
+
+def unreachable_additions(present_index_names: Iterable[str], running: str | None) -> list[str]:
+    """The additions of this release or earlier that the expand cannot reach: they lie
+    past a drop it may not make yet (the running code may read the dropped index).
+    Empty when the expand reaches every one of them."""
+    expanded = expand_end(index_level(present_index_names), running)
+    return [
+        step_at(level).index
+        for level in range(expanded + 1, FULL_LEVEL + 1)
+        if step_at(level).kind == "add"
+        and release_key(step_at(level).release) <= release_key(RELEASE)
+    ]
+
+
+def running_release(lambda_client: Any, function: str) -> str | None:
+    """The release the deployed ``function`` (a name, or ``name:alias``) runs: its
+    ``PINEWORK_RELEASE`` environment variable; ``UNNAMED_RELEASE`` for a function without
+    one (the releases before 0.2.0 set none); None when there is no such function (a
+    first deploy: nothing runs).
+
+    Raises:
+        ClientError: any other error of ``GetFunctionConfiguration``.
+    """
+    name, _, qualifier = function.partition(":")
+    try:
+        configuration = lambda_client.get_function_configuration(
+            FunctionName=name, **({"Qualifier": qualifier} if qualifier else {})
+        )
+    except ClientError as error:
+        if error.response.get("Error", {}).get("Code") == "ResourceNotFoundException":
+            return None
+        raise
+    variables = configuration.get("Environment", {}).get("Variables", {})
+    return str(variables.get("PINEWORK_RELEASE") or UNNAMED_RELEASE)
+
+
+UNNAMED_RELEASE = "0.0.0"
+"""What a deployed function without ``PINEWORK_RELEASE`` runs: 0.1.0 or older, unknown,
+so nothing is dropped on its account (the releases before 0.2.0 set none)."""
+
+
+def contract_steps(present_index_names: Iterable[str], running: str | None) -> list[int]:
+    """The drop levels ``make contract`` may deploy: the ``"drop"`` phase, after the
+    check that no deployed version reads what it drops.
+
+    Raises:
+        ValueError: nothing is deployed, the deployed code is not this release (deploy
+            it first), or a drop's index is read by it (``retired_in`` later than the
+            running release); the message says which.
+    """
+    present = list(present_index_names)
+    steps = upgrade_steps(present, "drop", running)
+    if not steps:
+        return []
+    if running is None:
+        raise ValueError(
+            f"the deployed code's release is {running or 'unknown (no function)'}, not "
+            f"{RELEASE}: make deploy this release first; nothing was dropped"
+        )
+    if release_key(running) < release_key(RELEASE):
+        raise ValueError(
+            f"the deployed code is release {running}, not {RELEASE}: make deploy this "
+            "release first; nothing was dropped"
+        )
+    for level in steps:
+        step = step_at(level)
+        if release_key(running) < release_key(step.retired_in):
+            raise ValueError(f"release {running} still reads {step.index}; nothing was dropped")
+    return steps
 
 
 def stack_table(cloudformation: Any, stack: str) -> str | None:
@@ -398,33 +486,89 @@ def _stack_indexes(cloudformation: Any, dynamodb: Any, stack: str) -> list[str] 
     return [index["IndexName"] for index in described.get("GlobalSecondaryIndexes", [])]
 
 
-def index_steps(cloudformation: Any, dynamodb: Any, stack: str, phase: str = "all") -> list[int]:
+def index_steps(
+    cloudformation: Any, dynamodb: Any, stack: str, phase: str = "all", running: str | None = None
+) -> list[int]:
     """``upgrade_steps`` of the stack's table in ``phase`` (empty when there is none to
-    upgrade: no stack, an ``ExistingTableName``, its table gone).
+    upgrade: no stack, an ``ExistingTableName``, its table gone); ``"drop"`` runs
+    ``contract_steps``' check.
 
     Args:
         cloudformation: a boto3 CloudFormation client.
         dynamodb: a boto3 DynamoDB client of the same region.
         stack: the stack's name.
         phase: as ``upgrade_steps``.
+        running: the deployed code's release (``running_release``).
 
     Raises:
-        ValueError: as ``upgrade_steps``.
+        ValueError: as ``upgrade_steps`` and ``contract_steps``; or (``"add"``) this
+            release's additions lie past a drop the running code forbids.
         ClientError: as ``stack_table``.
     """
     present = _stack_indexes(cloudformation, dynamodb, stack)
-    return [] if present is None else upgrade_steps(present, phase)
+    if present is None:
+        if phase == "add":
+            _check_borrowed_table(cloudformation, dynamodb, stack)
+        return []
+    if phase == "drop":
+        return contract_steps(present, running)
+    if phase == "add":
+        blocked = unreachable_additions(present, running)
+        if blocked:
+            raise ValueError(
+                f"this release adds {blocked} after a drop the running code "
+                f"({running or 'unknown'}) may still read: deploy the release before this one "
+                "first (infra/releases.py names its commit), then this one; nothing was changed"
+            )
+    return upgrade_steps(present, phase, running)
 
 
-def deploy_level(cloudformation: Any, dynamodb: Any, stack: str) -> int:
+def _check_borrowed_table(cloudformation: Any, dynamodb: Any, stack: str) -> None:
+    """Refuse a deploy whose stack uses an ``ExistingTableName`` lacking an index this
+    release adds (no stack update adds it: ``add-indexes`` does).
+
+    Raises:
+        ValueError: the table lacks one; the message names the command to run first.
+    """
+    try:
+        described = cloudformation.describe_stacks(StackName=stack)["Stacks"][0]
+    except ClientError:
+        return
+    parameters = {
+        item["ParameterKey"]: item.get("ParameterValue", "")
+        for item in described.get("Parameters", [])
+    }
+    table = parameters.get("ExistingTableName", "")
+    if not table:
+        return
+    try:
+        found = dynamodb.describe_table(TableName=table)["Table"]
+    except dynamodb.exceptions.ResourceNotFoundException:
+        return
+    present = {index["IndexName"] for index in found.get("GlobalSecondaryIndexes", [])}
+    needed = [
+        step_at(level).index
+        for level in range(FIRST_RELEASE_INDEXES + 1, FULL_LEVEL + 1)
+        if step_at(level).kind == "add"
+    ]
+    missing = [name for name in needed if name not in present]
+    if missing:
+        raise ValueError(
+            f"the stack uses the table {table} (ExistingTableName), which lacks {missing}: "
+            f"run `python -m infra.upgrade add-indexes --table {table}` first; nothing was "
+            "deployed"
+        )
+
+
+def deploy_level(cloudformation: Any, dynamodb: Any, stack: str, running: str | None = None) -> int:
     """The ``TableIndexLevel`` to deploy the stack at together with new code while older
     code may still run: ``FULL_LEVEL`` when there is nothing to upgrade (no stack or no
     table yet: a first deploy creates every index at once; or the stack uses an
-    ``ExistingTableName``), else the table's level, at least ``ADDED_LEVEL`` (nothing
-    dropped that older code may read, nothing dropped re-added).
+    ``ExistingTableName``), else where the expand ends (``infra.tables.expand_end``):
+    nothing dropped that the running code may read, nothing dropped re-added.
 
     Args:
-        cloudformation, dynamodb, stack: as ``index_steps``.
+        cloudformation, dynamodb, stack, running: as ``index_steps``.
 
     Raises:
         ValueError: as ``index_level``.
@@ -433,25 +577,28 @@ def deploy_level(cloudformation: Any, dynamodb: Any, stack: str) -> int:
     present = _stack_indexes(cloudformation, dynamodb, stack)
     if present is None:
         return FULL_LEVEL
-    return max(index_level(present), ADDED_LEVEL)
+    return expand_end(index_level(present), running)
 
 
 def main(arguments: list[str] | None = None) -> None:
     """The command line, one line on standard output:
 
-    - ``index-steps --stack NAME [--region R] [--phase add|drop|all]``: the levels,
-      space-separated (nothing when none);
+    - ``index-steps --stack NAME [--region R] [--phase add|drop|all] [--function F]``:
+      the levels, space-separated (nothing when none); ``F`` is the deployed API
+      function (``name`` or ``name:alias``) whose ``PINEWORK_RELEASE`` says what runs;
     - ``full-level``: ``FULL_LEVEL``;
-    - ``deploy-level --stack NAME [--region R]``: ``deploy_level``;
+    - ``release``: this checkout's release;
+    - ``deploy-level --stack NAME [--region R] [--function F]``: ``deploy_level``;
     - ``add-indexes --table NAME [--region R]``: the indexes missing from a table the
-      stack does not own, added one at a time (``infra.tables.add_missing_indexes``),
-      their names (nothing when none);
-    - ``drop-indexes --table NAME [--region R]``: the retired indexes of such a table,
-      dropped one at a time (``infra.tables.drop_retired_indexes``), their names.
+      stack does not own (``ExistingTableName``), added one at a time
+      (``infra.tables.add_missing_indexes``), their names (nothing when none);
+    - ``drop-indexes --table NAME --function F [--region R]``: the retired indexes of
+      such a table this release's contract drops, after ``contract_steps``' check, one
+      at a time, their names.
 
     Raises:
-        SystemExit: bad arguments (argparse).
-        ValueError, ClientError: as the functions named.
+        SystemExit: bad arguments (argparse), or a check failed (its message).
+        ClientError: as the functions named.
     """
     parser = argparse.ArgumentParser(description="The table's index upgrade steps.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -459,37 +606,68 @@ def main(arguments: list[str] | None = None) -> None:
     steps.add_argument("--stack", required=True)
     steps.add_argument("--region")
     steps.add_argument("--phase", choices=PHASES, default="all")
-    commands.add_parser("full-level", help="the TableIndexLevel of this release")
+    steps.add_argument("--function", help="the deployed API function (name[:alias])")
+    commands.add_parser("full-level", help="the TableIndexLevel of a new stack")
+    commands.add_parser("release", help="this checkout's release")
     level = commands.add_parser(
         "deploy-level", help="the TableIndexLevel to deploy with new code, before the drops"
     )
     level.add_argument("--stack", required=True)
     level.add_argument("--region")
+    level.add_argument("--function", help="the deployed API function (name[:alias])")
     adding = commands.add_parser("add-indexes", help="add missing GSIs to a table by name")
     adding.add_argument("--table", required=True)
     adding.add_argument("--region")
     dropping = commands.add_parser("drop-indexes", help="drop retired GSIs of a table by name")
     dropping.add_argument("--table", required=True)
     dropping.add_argument("--region")
+    dropping.add_argument("--function", required=True, help="the deployed API function")
     parsed = parser.parse_args(arguments)
-    if parsed.command == "full-level":
-        sys.stdout.write(f"{FULL_LEVEL}\n")
+    if parsed.command in ("full-level", "release"):
+        sys.stdout.write(f"{FULL_LEVEL if parsed.command == 'full-level' else RELEASE}\n")
         return
     session = boto3.session.Session(region_name=parsed.region)
-    if parsed.command in ("add-indexes", "drop-indexes"):
-        # A table the stack does not own (ExistingTableName): one index per UpdateTable.
-        change = add_missing_indexes if parsed.command == "add-indexes" else drop_retired_indexes
-        changed = change(session.client("dynamodb"), parsed.table)
-        sys.stdout.write(" ".join(changed) + "\n" if changed else "")
-        return
-    cloudformation = session.client("cloudformation")
     dynamodb = session.client("dynamodb")
-    if parsed.command == "deploy-level":
-        sys.stdout.write(f"{deploy_level(cloudformation, dynamodb, parsed.stack)}\n")
-        return
-    levels = index_steps(cloudformation, dynamodb, parsed.stack, parsed.phase)
-    if levels:
-        sys.stdout.write(" ".join(map(str, levels)) + "\n")
+    function = getattr(parsed, "function", None)
+    running = running_release(session.client("lambda"), function) if function else None
+    try:
+        if parsed.command == "add-indexes":
+            # A table the stack does not own (ExistingTableName): one index per UpdateTable.
+            changed = add_missing_indexes(dynamodb, parsed.table)
+        elif parsed.command == "drop-indexes":
+            changed = _drop_by_name(dynamodb, parsed.table, running)
+        else:
+            cloudformation = session.client("cloudformation")
+            if parsed.command == "deploy-level":
+                found = deploy_level(cloudformation, dynamodb, parsed.stack, running)
+                sys.stdout.write(f"{found}\n")
+                return
+            levels = index_steps(cloudformation, dynamodb, parsed.stack, parsed.phase, running)
+            changed = [str(level) for level in levels]
+    except ValueError as error:
+        sys.stderr.write(f"{error}\n")
+        raise SystemExit(1) from error
+    sys.stdout.write(" ".join(changed) + "\n" if changed else "")
+
+
+def _drop_by_name(dynamodb: Any, table: str, running: str | None) -> list[str]:
+    """``drop-indexes``: the contract's drops on a table by name, one ``UpdateTable``
+    each, after ``contract_steps``' check; their names.
+
+    Raises:
+        ValueError: as ``contract_steps``.
+    """
+    described = dynamodb.describe_table(TableName=table)["Table"]
+    present = [index["IndexName"] for index in described.get("GlobalSecondaryIndexes", [])]
+    dropped = []
+    for level in contract_steps(present, running):
+        name = step_at(level).index
+        dynamodb.update_table(
+            TableName=table, GlobalSecondaryIndexUpdates=[{"Delete": {"IndexName": name}}]
+        )
+        dynamodb.get_waiter("table_exists").wait(TableName=table)
+        dropped.append(name)
+    return dropped
 
 
 if __name__ == "__main__":

@@ -25,11 +25,12 @@ from chalicelib.api.mcp_tools import TOOLS, TOOLS_BY_NAME, McpCaller
 from chalicelib.api.observe import note_error, note_tool
 from chalicelib.errors import InvalidRequest, PineworkError, RateLimited
 from chalicelib.limits import MCP_BATCH_MAX_MESSAGES
+from chalicelib.release import RELEASE
 
 logger = logging.getLogger(__name__)
 
 SERVER_NAME = "pinework-memory"
-SERVER_VERSION = "0.1.0"
+SERVER_VERSION = RELEASE
 INSTRUCTIONS = (
     "Pinework Memory. remember/recall/forget keep small state under a key, scoped by your "
     "credentials (anonymous entries last 24 hours). memory_* tools keep an agent's facts and "

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import re
 import shlex
 import subprocess
@@ -28,7 +29,7 @@ SEPARATORS = {";", "&&", "||", "|", "do", "then", "else", "fi", "done"}
 
 
 def dry_run(*variables: str) -> list[str]:
-    """The command lines ``make -n`` prints for the deploy and teardown targets."""
+    """The command lines ``make -n`` prints for the deploy, contract and teardown targets."""
     done = subprocess.run(
         [
             "make",
@@ -37,11 +38,14 @@ def dry_run(*variables: str) -> list[str]:
             ".venv/.installed-stamp",
             "deploy",
             "deploy-cloudformation",
+            "contract",
+            "contract-cloudformation",
             "teardown",
             "teardown-cloudformation",
             "STAGE=x",
             "STACK=pinework-x",
             "ARTIFACT_BUCKET=b",
+            "AWS_ACCOUNT=111122223333",
             "AWS_REGION=us-east-1",
             *variables,
         ],
@@ -191,3 +195,115 @@ def test_a_kept_setting_is_passed_only_when_given() -> None:
     cleared = [line for line in dry_run("ALARM_EMAIL=") if "pinework-x-operations" in line]
     assert any(re.search(r"AlarmEmail=(\s|$)", line) for line in cleared)  # empty clears it
     assert "ReviewQueueName" not in overrides(dry_run(), "pinework-x-resources")
+
+
+SETTINGS = {
+    "REVIEWER": ("Reviewer", "bedrock"),
+    "BEDROCK_MODEL_ID": ("BedrockModelId", "m"),
+    "ALARM_EMAIL": ("AlarmEmail", "a@example.com"),
+    "KMS_KEY_ARN": ("KmsKeyArn", ""),
+    "BACKUP_PLAN": ("BackupPlan", "on"),
+    "LOG_RETENTION_DAYS": ("LogRetentionDays", "90"),
+    "EXISTING_TABLE_NAME": ("ExistingTableName", "t-restored"),
+    "API_RATE_LIMIT": ("ApiThrottleRateLimit", "20"),
+    "API_BURST_LIMIT": ("ApiThrottleBurstLimit", "40"),
+    "API_RESERVED_CONCURRENCY": ("ApiReservedConcurrency", "50"),
+    "REVIEW_WORKER_MAX_CONCURRENCY": ("ReviewWorkerMaxConcurrency", "7"),
+    "WAF_RATE_LIMITING": ("WafRateLimiting", "on"),
+    "WAF_IP_LIMIT": ("WafIpLimit", "900"),
+    "WAF_CREDENTIAL_LIMIT": ("WafCredentialLimit", "600"),
+    "KV_ANONYMOUS_ACCESS": ("KvAnonymousAccess", "off"),
+    "KV_ANON_MAX_KEYS": ("KvAnonMaxKeys", "10"),
+    "KV_ANON_MAX_BYTES": ("KvAnonMaxBytes", "1000"),
+    "KV_ANON_MAX_VALUE_BYTES": ("KvAnonMaxValueBytes", "100"),
+    "KV_BYOK_MAX_KEYS": ("KvByokMaxKeys", "10"),
+    "KV_BYOK_MAX_BYTES": ("KvByokMaxBytes", "1000"),
+    "KV_BYOK_NEW_SCOPES_PER_DAY": ("KvByokNewScopesPerDay", "0"),
+    "KV_ACCOUNT_MAX_KEYS": ("KvAccountMaxKeys", "10"),
+    "KV_ACCOUNT_MAX_BYTES": ("KvAccountMaxBytes", "1000"),
+    "TABLE_MAX_READ_UNITS": ("TableMaxReadRequestUnits", "4000"),
+    "TABLE_MAX_WRITE_UNITS": ("TableMaxWriteRequestUnits", "1000"),
+    "REVIEW_QUEUE_NAME": ("ReviewQueueName", "q"),
+}
+"""Every make variable an operator sets -> (the stack parameter it sets, a value)."""
+COMPUTED = {
+    "TableIndexLevel",  # the upgrade's steps (infra/upgrade.py)
+    "ChaliceStage",  # STAGE, passed on every deploy
+    "ChaliceApp",  # .chalice/config.json's app_name
+    "RestApiId",  # what chalice deployed (infra.deploy waf-parameters)
+    "ApiStage",
+}
+"""Parameters the deploys compute, never an operator's setting."""
+
+
+def template_parameters(kind: str) -> set[str]:
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        template.main([kind])
+    return set(json.loads(printed.getvalue()).get("Parameters", {}))
+
+
+def stacks_of(lines: list[str]) -> dict[str, list[set[str]]]:
+    """Stack -> the parameter keys of each of its deploys."""
+    found: dict[str, list[set[str]]] = {}
+    for arguments in cloudformation_deploys(lines):
+        stack = option(arguments, "--stack-name") or ""
+        given = arguments[arguments.index("--parameter-overrides") + 1 :]
+        keys = {word.split("=", 1)[0] for word in given if "=" in word}
+        found.setdefault(stack, []).append(keys)
+    return found
+
+
+def test_every_parameter_an_operator_sets_has_a_make_variable() -> None:
+    settable = {parameter for parameter, _ in SETTINGS.values()}
+    operations = {
+        name
+        for name in template_parameters("operations")
+        if not name.endswith(("Name", "Arn", "Namespace")) or name in settable
+    }
+    for kind in ("package", "resources", "waf"):
+        missing = template_parameters(kind) - settable - COMPUTED
+        assert not missing, (kind, missing)
+    assert operations - settable - COMPUTED == set()
+
+
+@pytest.mark.parametrize("variable", sorted(SETTINGS))
+def test_a_setting_keeps_its_deployed_value_unless_given(variable: str) -> None:
+    parameter, value = SETTINGS[variable]
+    plain = stacks_of(dry_run())
+    for stack, deploys in plain.items():
+        for keys in deploys:
+            assert parameter not in keys, (stack, keys)  # not given: the stack keeps it
+    given = stacks_of(dry_run(f"{variable}={value}"))
+    passed = {stack for stack, deploys in given.items() if any(parameter in k for k in deploys)}
+    assert passed, variable
+    one_stack = parameter in template_parameters("package")
+    assert ("pinework-x" in passed) == one_stack, (variable, passed)
+    if parameter in template_parameters("resources"):
+        assert "pinework-x-resources" in passed
+        # every deploy of the resources stack carries it (index steps included), but
+        # the queue's name, changed only with the release's own deploy
+        carried = [parameter in keys for keys in given["pinework-x-resources"]]
+        assert all(carried) or (parameter == "ReviewQueueName" and carried.count(True) == 1)
+
+
+def test_the_chalice_path_reads_its_kept_settings_back_from_the_stack() -> None:
+    lines = dry_run()
+    text = "\n".join(lines)
+    assert "infra.deploy throttle --stage x --stack build/resources-stack-x.json" in text
+    assert "--rate" not in text and "--api-reserved-concurrency" not in text
+    assert "output ReviewWorkerMaxConcurrency" in text
+    # not given: the WAF stack is redeployed when it exists, never deleted
+    waf = [line for line in lines if "pinework-x-waf" in line]
+    assert waf and not any("delete-stack" in line for line in waf)
+    assert all("describe-stacks --stack-name pinework-x-waf" in line for line in waf)
+    off = [line for line in dry_run("WAF_RATE_LIMITING=off") if "pinework-x-waf" in line]
+    assert any("delete-stack" in line for line in off)
+    done = subprocess.run(
+        ["make", "-n", "deploy", "WAF_RATE_LIMITING=yes", "AWS_ACCOUNT=1", "ARTIFACT_BUCKET=b"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert "WAF_RATE_LIMITING is on or off" in done.stdout

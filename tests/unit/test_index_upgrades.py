@@ -11,6 +11,7 @@ import io
 import json
 import shutil
 import subprocess
+import zipfile
 from contextlib import redirect_stdout
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from typing import Any
 import boto3
 import pytest
 
+from chalicelib.release import RELEASE
 from chalicelib.settings import REVIEW_QUEUE_NAME
 from chalicelib.storage.keys import (
     BY_AGENT,
@@ -322,11 +324,15 @@ def test_the_command_prints_the_levels_of_an_older_stack(aws: None) -> None:
     create_stack("older", 5)
     assert steps("older") == "6 7 8 9 10 11 12 13\n"
     assert steps("older", "--phase", "all") == "6 7 8 9 10 11 12 13\n"
-    assert steps("older", "--phase", "add") == "6 7 8 9\n"
-    assert steps("older", "--phase", "drop") == "10 11 12 13\n"
+    assert steps("older", "--phase", "add") == "6 7 8 9\n"  # what runs is unknown: no drop
+    with pytest.raises(SystemExit):  # the contract needs to know what runs
+        steps("older", "--phase", "drop")
+    older = indexes_at(5)
+    assert upgrade.upgrade_steps(older, "drop", RELEASE) == [10, 11, 12, 13]
+    assert upgrade.contract_steps(older, RELEASE) == [10, 11, 12, 13]
     create_stack("dropping", 11)  # a make deploy stopped between two drops
     assert steps("dropping", "--phase", "add") == ""
-    assert steps("dropping", "--phase", "drop") == "12 13\n"
+    assert upgrade.contract_steps(indexes_at(11), RELEASE) == [12, 13]
     create_stack("current", upgrade.FULL_LEVEL)
     for phase in ("all", "add", "drop"):
         assert steps("current", "--phase", phase) == ""
@@ -413,10 +419,14 @@ def test_a_borrowed_table_gets_its_missing_indexes_then_loses_the_retired_by_nam
     assert added.split() == FULL[1:]
     assert table_level("restored-memories") == ADDED_LEVEL
     assert printed("add-indexes", "--table", "restored-memories", "--region", "us-east-1") == ""
-    dropped = printed("drop-indexes", "--table", "restored-memories", "--region", "us-east-1")
-    assert dropped == " ".join(INDEX_RETIREMENT_ORDER) + "\n"
+    client = boto3.client("dynamodb", region_name="us-east-1")
+    with pytest.raises(ValueError, match="make deploy this release first"):
+        upgrade._drop_by_name(client, "restored-memories", "0.1.0")  # older code runs
+    assert table_level("restored-memories") == ADDED_LEVEL  # nothing dropped
+    dropped = upgrade._drop_by_name(client, "restored-memories", RELEASE)
+    assert dropped == list(INDEX_RETIREMENT_ORDER)
     assert table_level("restored-memories") == upgrade.FULL_LEVEL
-    assert printed("drop-indexes", "--table", "restored-memories", "--region", "us-east-1") == ""
+    assert upgrade._drop_by_name(client, "restored-memories", RELEASE) == []
 
 
 def test_a_table_with_every_addition_reaches_the_full_level_by_its_drops(aws: None) -> None:
@@ -458,21 +468,62 @@ def first(lines: list[str], *words: str) -> int:
     return next(n for n, line in enumerate(lines) if all(word in line for word in words))
 
 
-def test_make_deploy_adds_deploys_the_functions_then_drops() -> None:
+def test_make_deploy_adds_deploys_the_functions_and_never_drops() -> None:
     lines = recipe("deploy")
     adds = first(lines, "index-steps", "--phase add")
     resources = first(lines, "deploy-level", "--stack $(STACK)-resources")
     functions = first(lines, "chalice", " deploy --stage")
-    drops = first(lines, "index-steps", "--phase drop")
-    assert adds < resources < functions < drops
+    assert adds < resources < functions
+    assert "--phase drop" not in " ".join(lines)  # the contract is make contract's
     assert "full-level" not in " ".join(lines)  # older code still runs at that deploy
-    for step in (lines[adds], lines[drops]):
-        assert "--stack-name $(STACK)-resources" in step
-        assert "TableIndexLevel=$$level || exit 1; done" in step
+    for number in (adds, resources):
+        assert "--function $(CHALICE_API)" in lines[number]  # what runs decides the drops
+    assert "$(RESOURCES_DEPLOY) TableIndexLevel=$$level || exit 1; done" in lines[adds]
+    contract = recipe("contract")
+    step = first(contract, "index-steps", "--phase drop")
+    assert "--function $(CHALICE_API)" in contract[step]
+    assert "$(RESOURCES_DEPLOY) TableIndexLevel=$$level || exit 1; done" in contract[step]
 
 
-def test_make_deploy_cloudformation_runs_every_step_then_the_full_level() -> None:
+def test_make_deploy_cloudformation_expands_then_deploys_at_the_deploy_level() -> None:
     lines = recipe("deploy-cloudformation")
     steps_line = first(lines, "index-steps")
-    assert "--phase" not in lines[steps_line]  # all of them: the new code is already there
-    assert steps_line < first(lines, "TableIndexLevel=$$($(PY) -m infra.upgrade full-level)")
+    assert "--phase add --function $(ONE_STACK_API)" in lines[steps_line]
+    assert steps_line < first(lines, "TableIndexLevel=$$($(PY) -m infra.upgrade deploy-level")
+    assert "full-level" not in " ".join(lines) and "--phase drop" not in " ".join(lines)
+    contract = recipe("contract-cloudformation")
+    assert "--phase drop --function $(ONE_STACK_API)" in contract[first(contract, "index-steps")]
+
+
+def test_the_expand_drops_only_what_the_running_code_no_longer_reads() -> None:
+    # 0.1.0's drops are overdue for 0.2.0; code before 0.2.0 names no release: no drop
+    assert upgrade.upgrade_steps(indexes_at(5), "add", upgrade.UNNAMED_RELEASE) == [6, 7, 8, 9]
+    assert upgrade.upgrade_steps(indexes_at(5), "add", None) == [6, 7, 8, 9]
+    assert upgrade.upgrade_steps(indexes_at(5), "add", RELEASE) == list(range(6, 14))
+    with pytest.raises(ValueError, match="make deploy this release first"):
+        upgrade.contract_steps(indexes_at(9), upgrade.UNNAMED_RELEASE)
+    with pytest.raises(ValueError, match="unknown"):
+        upgrade.contract_steps(indexes_at(9), None)
+    assert upgrade.contract_steps(indexes_at(13), None) == []  # nothing to drop: no check
+
+
+def test_the_running_release_is_read_from_the_deployed_function(aws: None) -> None:
+    client = boto3.client("lambda", region_name="us-east-1")
+    role = boto3.client("iam", region_name="us-east-1").create_role(
+        RoleName="r", AssumeRolePolicyDocument="{}"
+    )["Role"]["Arn"]
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("app.py", "")
+    for name, variables in (("old", {}), ("new", {"PINEWORK_RELEASE": "0.2.0"})):
+        client.create_function(
+            FunctionName=name,
+            Runtime="python3.11",
+            Role=role,
+            Handler="app.handler",
+            Code={"ZipFile": buffer.getvalue()},
+            Environment={"Variables": variables},
+        )
+    assert upgrade.running_release(client, "old") == upgrade.UNNAMED_RELEASE
+    assert upgrade.running_release(client, "new") == "0.2.0"
+    assert upgrade.running_release(client, "absent") is None
