@@ -111,6 +111,8 @@ def test_the_release_table_is_in_order_and_names_this_checkout() -> None:
     releases.check()
     pyproject = (REPO / "pyproject.toml").read_text()
     assert f'version = "{CURRENT.version}"' in pyproject
+    client = json.loads((REPO / "clients/typescript/package.json").read_text())
+    assert client["version"] == CURRENT.version  # make dist packs it under this version
     changelog = (REPO / "CHANGELOG.md").read_text()
     for release in releases.RELEASES:  # newest first, dated
         assert f"## {release.version} ({release.date})" in changelog
