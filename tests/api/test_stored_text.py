@@ -1,7 +1,7 @@
 """Stored text refuses control and tag characters on every write, naming the character
 and its position, and changes nothing; the run-start block shows what is stored as
 quoted, visible text (docs/reference.md#stored-text, docs/reference.md#block-grammar,
-docs/issues.md#issue-42 item 4)."""
+docs/issues.md#issue-42-item-4)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """No stored text breaks the run-start block's grammar (docs/reference.md#block-grammar,
-docs/issues.md#issue-42 item 4): a reference parser written here from the documented
+docs/issues.md#issue-42-item-4): a reference parser written here from the documented
 grammar reads every block rendered from any text the write rules accept, finds exactly
 the items rendered, in order, and each item's text is the stored text with white space
 collapsed once the documented escapes are undone."""
