@@ -210,8 +210,9 @@ def _read_chunked(stream: Any) -> bytes:
         line = stream.readline(1024)
         size_text = line.split(b";")[0].strip()
         if not line.endswith(b"\n") or not _CHUNK_SIZE.fullmatch(size_text):
+            got = line[:40].decode("ascii", "backslashreplace").strip()
             raise MalformedChunkedBody(
-                f"a chunk size must be hexadecimal digits on their own line, not {line[:40]!r}"
+                f"a chunk size is 1 to 8 hexadecimal digits on a line of its own, not {got!r}"
             )
         size = int(size_text, 16)
         if size == 0:
