@@ -98,6 +98,12 @@ starts (DynamoDB TTL), past the day's end."""
 IPV6_SCOPE_PREFIX = 64
 """IPv6 callers are grouped by this prefix (a /64 is one subscriber's network) for the
 anonymous scope and the new-scope cap; IPv4 callers by their address."""
+IPV6_SITE_PREFIX = 48
+"""IPv6 callers' new ``X-Api-Key`` scopes are also counted by this prefix (a /48, one
+site, holds 65,536 /64s; docs/reference.md#kv-new-scopes)."""
+KV_BYOK_NEW_SCOPES_SITE_FACTOR = 4
+"""An IPv6 /48 may start this many times a /64's new ``X-Api-Key`` scopes per UTC day
+(20 at the default 5; docs/reference.md#kv-new-scopes)."""
 KV_ACCOUNT_MAX_KEYS = 100_000
 """Keys one workspace (bearer token) scope may hold."""
 KV_ACCOUNT_MAX_BYTES = 1_073_741_824

@@ -39,6 +39,7 @@ os.environ.setdefault("PINEWORK_LOG_FORMAT", "text")
 import fcntl
 import json
 import logging
+import re
 import secrets
 import signal
 import socket
@@ -186,17 +187,46 @@ def _byte_count(value: str) -> bool:
     return value.isascii() and value.isdigit() and len(value) <= 18
 
 
+CHUNKED_BODY_MAX_BYTES = 10 * 1024 * 1024
+"""The most bytes of a chunked body the local server buffers: API Gateway's payload limit."""
+_CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,8}")
+
+
+class MalformedChunkedBody(ValueError):
+    """A chunked body that does not follow RFC 9112 §7.1 (the message says how)."""
+
+
 def _read_chunked(stream: Any) -> bytes:
-    """Read an HTTP/1.1 chunked body to its end."""
+    """Read an HTTP/1.1 chunked body to its end (RFC 9112 §7.1), as API Gateway buffers
+    it before the function sees it.
+
+    Raises:
+        MalformedChunkedBody: a chunk size that is not 1 to 8 hex digits, a chunk shorter
+            than its size or not ended by a line break, a body that ends early, or more
+            than ``CHUNKED_BODY_MAX_BYTES`` in all.
+    """
     parts: list[bytes] = []
+    total = 0
     while True:
-        size = int(stream.readline().split(b";")[0].strip() or b"0", 16)
+        line = stream.readline(1024)
+        size_text = line.split(b";")[0].strip()
+        if not line.endswith(b"\n") or not _CHUNK_SIZE.fullmatch(size_text):
+            got = line[:40].decode("ascii", "backslashreplace").strip()
+            raise MalformedChunkedBody(
+                f"a chunk size is 1 to 8 hexadecimal digits on a line of its own, not {got!r}"
+            )
+        size = int(size_text, 16)
         if size == 0:
-            while stream.readline().strip():  # trailers
+            while stream.readline(8192).strip():  # trailers
                 pass
             return b"".join(parts)
-        parts.append(stream.read(size))
-        stream.readline()
+        total += size
+        if total > CHUNKED_BODY_MAX_BYTES:
+            raise MalformedChunkedBody(f"the body is over {CHUNKED_BODY_MAX_BYTES} bytes")
+        chunk = stream.read(size)
+        if len(chunk) != size or stream.readline(3).strip():
+            raise MalformedChunkedBody("a chunk is shorter than its size or not ended by CRLF")
+        parts.append(chunk)
 
 
 def _gateway_headers(message: Any) -> tuple[dict[str, str], dict[str, list[str]]]:
@@ -294,6 +324,16 @@ def _local_api_server(app: Any, port: int, host: str = HOST) -> Any:  # noqa: C9
                 self.close_connection = True
                 self.send_error(400, "Content-Length must be one number of bytes.")
                 return
+            self.chunked_body: bytes | None = None
+            if "chunked" in self.headers.get("transfer-encoding", "").lower():
+                # API Gateway buffers chunked bodies before the Lambda sees them; so do
+                # we, and a malformed one is a 400 envelope, not a dropped connection.
+                try:
+                    self.chunked_body = _read_chunked(self.rfile)
+                except MalformedChunkedBody as malformed:
+                    self.close_connection = True
+                    self.send_error(400, f"Malformed chunked body: {malformed}.")
+                    return
             converter = self.local_gateway.event_converter
             if not isinstance(converter, GatewayEventConverter):
                 converter = GatewayEventConverter(
@@ -322,10 +362,8 @@ def _local_api_server(app: Any, port: int, host: str = HOST) -> Any:  # noqa: C9
             self._send_headers(headers)
 
         def _parse_payload(self) -> tuple[dict[str, str], bytes | None]:
-            # API Gateway buffers chunked bodies before the Lambda sees them; so do we.
-            if "chunked" in self.headers.get("transfer-encoding", "").lower():
-                body: bytes | None = _read_chunked(self.rfile)
-            else:
+            body = self.chunked_body
+            if body is None:
                 body = super()._parse_payload()[1]
             # Each header's last value, as API Gateway (chalice local keeps the first).
             return _gateway_headers(self.headers)[0], body

@@ -15,7 +15,7 @@ from typing import Any
 
 import typer
 
-from pinework.models import AuditRecord, Memory, ScoredMemory
+from pinework.models import AuditRecord, Learning, Memory, ScoredLearning, ScoredMemory
 
 TEXT_WIDTH = 72
 """Characters of a memory's text shown on a list line before it is cut with ``…``."""
@@ -143,6 +143,18 @@ def scored_row(scored: ScoredMemory) -> str:
     """
     score = "  new" if scored.score is None else f"{scored.score:.2f}"
     return f"{score}  {memory_row(scored.memory)}"
+
+
+def learning_row(learning: Learning) -> str:
+    """One learning line: ``lrn_…  active    text`` (the whole text, on one line)."""
+    return f"{learning.id}  {learning.state:<9} {' '.join(learning.text.split())}"
+
+
+def scored_learning_row(scored: ScoredLearning) -> str:
+    """A recall's learning line: the score with two decimals (``  new`` unscored), then
+    :func:`learning_row` (docs/reference.md#learnings-in-recall)."""
+    score = "  new" if scored.score is None else f"{scored.score:.2f}"
+    return f"{score}  {learning_row(scored.learning)}"
 
 
 def memory_block(memory: Memory) -> str:

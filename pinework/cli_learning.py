@@ -30,14 +30,9 @@ IfMatchOption = Annotated[
 ]
 
 
-def _row(learning: Learning) -> str:
-    """``lrn_…  active    text`` (one line)."""
-    return f"{learning.id}  {learning.state:<9} {' '.join(learning.text.split())}"
-
-
 def _said(prefix: str) -> Callable[[Learning], None]:
     """A renderer printing ``prefix`` and the learning's line."""
-    return lambda learning: _render.echo(f"{prefix} {_row(learning)}")
+    return lambda learning: _render.echo(f"{prefix} {_render.learning_row(learning)}")
 
 
 @learning_app.command("propose")
@@ -73,7 +68,7 @@ def learning_list(
 
     def render(page: LearningPage) -> None:
         for learning in page.data:
-            _render.echo(_row(learning))
+            _render.echo(_render.learning_row(learning))
         if not page.data:
             _render.echo("no learnings")
         _more(page.next_token)
@@ -90,7 +85,7 @@ def learning_show(learning_id: LearningId, as_json: JsonFlag = False) -> None:
     """One learning with who proposed, edited and decided it. Errors: learning_not_found."""
 
     def render(learning: Learning) -> None:
-        _render.echo(_row(learning))
+        _render.echo(_render.learning_row(learning))
         _render.echo(f"proposed by {learning.proposed_by} ({learning.proposed_by_type})")
         if learning.edited_by:
             _render.echo(f"edited by {learning.edited_by}")

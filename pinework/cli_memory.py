@@ -219,7 +219,8 @@ def memory_recall(
     ] = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """Recall the memories relevant to a query, best first, with their scores."""
+    """Recall the memories relevant to a query, best first, with their scores, then the
+    workspace's learnings the recall gave (docs/reference.md#learnings-in-recall)."""
 
     def render(result: RecallResult) -> None:
         _fallback_note(result)
@@ -228,8 +229,14 @@ def memory_recall(
             return
         for scored in result.memories:
             _render.echo(_render.scored_row(scored))
+        for learned in result.learnings:
+            _render.echo(_render.scored_learning_row(learned))
         if not result.memories:
-            _render.echo("no memories recalled")
+            _render.echo(
+                "no memories recalled (the learnings above are the workspace's)"
+                if result.learnings
+                else "no memories recalled"
+            )
 
     _run(
         as_json,

@@ -112,7 +112,8 @@ def _forget(caller: McpCaller, arguments: ForgetRequest) -> dict[str, Any]:
 def _principal(caller: McpCaller) -> Principal:
     if caller.principal is None:
         raise Unauthorized(
-            "The memory_* tools need Authorization: Bearer <token> on the MCP connection."
+            "The memory_* and learning_* tools need Authorization: Bearer <token> on the MCP "
+            "connection; without a token only remember, recall and forget work."
         )
     return caller.principal
 

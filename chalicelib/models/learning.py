@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from chalicelib.characters import block_text
 from chalicelib.ids import ULID_PATTERN
 from chalicelib.models.common import RequestModel, Timestamp, WireModel
 from chalicelib.models.requests import Limit, Paging
@@ -67,10 +68,11 @@ class Learning(WireModel):
         return {"id": body.pop("id"), "object": "learning", **body}
 
     def line(self) -> str:
-        """Its line in the recall block: ``lrn_… (YYYY-MM-DD) text``, line breaks flattened
-        (the date it became active, else proposed)."""
+        """Its line in the recall block: ``lrn_… (YYYY-MM-DD) text`` (the date it became
+        active, else proposed), the text as ``block_text`` shows it
+        (docs/reference.md#block-grammar)."""
         since: datetime = self.decided_at or self.proposed_at
-        return f"{self.id} ({since.date().isoformat()}) {' '.join(self.text.split())}"
+        return f"{self.id} ({since.date().isoformat()}) {block_text(self.text)}"
 
 
 class LearningAudit(WireModel):

@@ -45,7 +45,13 @@ from chalicelib.services.memory.vetoes import veto_index_keys
 from chalicelib.services.review.rule_reviewer import normalize
 from chalicelib.services.review.sameness import is_duplicate, vector_of
 from chalicelib.services.run_context import RunContext
-from chalicelib.services.text import SecretFinder, check_no_secret, check_not_blank, check_text
+from chalicelib.services.text import (
+    SecretFinder,
+    check_characters,
+    check_no_secret,
+    check_not_blank,
+    check_text,
+)
 from chalicelib.storage.protocols import DirectoryRepository
 
 if TYPE_CHECKING:
@@ -439,6 +445,7 @@ class LearningService:
 
     def _check_reason(self, reason: str) -> None:
         check_not_blank(reason, "reason")
+        check_characters(reason, "reason")
         if len(reason) > ARCHIVE_REASON_MAX_CHARS:
             raise InvalidRequest(
                 f"The reason has {len(reason)} characters; the limit is {ARCHIVE_REASON_MAX_CHARS}."

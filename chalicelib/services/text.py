@@ -1,14 +1,15 @@
-"""Checks on text people and agents store: not blank, no control characters,
-within its limit, no credential (docs/reference.md#3-the-memory-object, docs/reference.md#5-limits,
+"""Checks on text people and agents store: not blank, no control or tag characters,
+within its limit, no credential (docs/reference.md#3-the-memory-object,
+docs/reference.md#stored-text, docs/reference.md#5-limits,
 docs/reference.md#error-secret_in_memory).
 """
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from typing import Protocol
 
+from chalicelib.characters import code_point, first_refused
 from chalicelib.errors import InvalidRequest, MemoryTextTooLong, SecretInMemory
 from chalicelib.limits import EVIDENCE_MAX_CHARS
 from chalicelib.services.lookalike import is_default_ignorable
@@ -23,9 +24,6 @@ class SecretFinder(Protocol):
         ...
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-
-
 def check_text(
     text: str, *, limit: int, what: str, secrets: SecretFinder, advice: str | None = None
 ) -> None:
@@ -37,19 +35,41 @@ def check_text(
 
     Raises:
         InvalidRequest: blank (docs/reference.md#3-the-memory-object; ``has_content``: only white
-            space, invisible characters or marks); control characters.
+            space, invisible characters or marks); control or tag characters
+            (``check_characters``).
         MemoryTextTooLong: more than ``limit`` characters (docs/reference.md#5-limits).
         SecretInMemory: it looks like a credential (docs/reference.md#6-errors).
     """
     check_not_blank(text, what)
-    if _CONTROL.search(text):
-        raise InvalidRequest(f"The {what} holds control characters; send plain text.")
+    check_characters(text, what)
     if len(text) > limit:
         raise MemoryTextTooLong(
             f"The {what} has {len(text)} characters; the limit is {limit}. "
             + (advice or "Shorten it, or split it into two facts.")
         )
     check_no_secret(text, what=what, secrets=secrets)
+
+
+def check_characters(text: str | None, what: str) -> None:
+    """The one character rule of stored text (docs/reference.md#stored-text): no C0
+    control but tab, line feed and carriage return, no DEL or C1 control, no Unicode tag
+    character (``chalicelib.characters.REFUSED_CHARACTERS``). Every text that can reach
+    the run-start block or a person is checked by it: facts, day lines, learnings, edits,
+    evidence, reasons, notes, names. None (an optional text not sent) passes.
+
+    Raises:
+        InvalidRequest: the text holds such a character; the message names the first one
+            (``U+0085``) and its position (1-based, in characters).
+    """
+    found = None if text is None else first_refused(text)
+    if found is not None:
+        char, position = found
+        kind = "a tag character" if ord(char) >= 0xE0000 else "a control character"
+        raise InvalidRequest(
+            f"The {what} holds {code_point(char)} ({kind}) at character {position}: stored "
+            "text may not hold control characters (tab and line breaks aside) or tag "
+            "characters. Remove it and send the text again."
+        )
 
 
 def check_not_blank(text: str, what: str) -> None:
@@ -78,8 +98,7 @@ def check_evidence(evidence: str, *, secrets: SecretFinder) -> None:
         SecretInMemory: it looks like a credential (the same detector as texts).
     """
     check_not_blank(evidence, "evidence")
-    if _CONTROL.search(evidence):
-        raise InvalidRequest("evidence holds control characters; send plain text.")
+    check_characters(evidence, "evidence")
     if len(evidence) > EVIDENCE_MAX_CHARS:
         raise InvalidRequest(
             f"evidence has {len(evidence)} characters; the limit is {EVIDENCE_MAX_CHARS}. "

@@ -12,7 +12,7 @@ share an object.
 
 The first write of a new scope that counts against its network's new scopes of the
 day (``X-Api-Key`` scopes, docs/reference.md#kv-new-scopes) creates the usage item in
-the same transaction as the entry and the day's counter (``kv_usage.count_new_scope``).
+the same transaction as the entry and the day's counter (``kv_usage.count_new_scopes``).
 
 Anonymous entries carry ``expiresAtEpoch`` (the table's TTL attribute); since
 TTL deletion is lazy (and moto never deletes), every read and listing skips
@@ -34,7 +34,7 @@ from chalicelib.errors import Conflict, RateLimited
 from chalicelib.storage.aws_errors import CONFLICT_MESSAGE, S3_THROTTLING, translate_errors
 from chalicelib.storage.dynamodb import DynamoDBTable, TransactionCancelled, to_attributes
 from chalicelib.storage.keys import KV_KEY_PREFIX, KV_TTL_ATTRIBUTE, kv_key, kv_partition
-from chalicelib.storage.kv_usage import KvUsageItems, count_new_scope, entry_size, live
+from chalicelib.storage.kv_usage import KvUsageItems, count_new_scopes, entry_size, live
 from chalicelib.storage.protocols import (
     KvNewScopes,
     KvNewScopesReached,
@@ -231,7 +231,9 @@ class DynamoDBKvRepository:
         its network's day in one transaction; False to try again."""
         if _over(KvUsage(0, 0), 1, write.size, quota):
             raise KvQuotaReached(KvUsage(0, 0), 1, write.size)
-        if new_scopes.max_new <= 0:
+        if new_scopes.max_new <= 0 or (
+            new_scopes.site is not None and new_scopes.site_max_new <= 0
+        ):
             raise KvNewScopesReached(f"no new scopes allowed ({new_scopes.max_new})")
         self._write_object(write)
         try:
@@ -244,12 +246,12 @@ class DynamoDBKvRepository:
                         now=write.now,
                         expires_at=write.expires_at,
                     ),
-                    count_new_scope(new_scopes),
+                    *count_new_scopes(new_scopes),
                 ]
             )
         except TransactionCancelled as cancelled:
             scope_taken = any(reason != "None" for reason in cancelled.reasons[:2])
-            if not scope_taken and cancelled.reasons[2:3] == ["ConditionalCheckFailed"]:
+            if not scope_taken and "ConditionalCheckFailed" in cancelled.reasons[2:]:
                 raise KvNewScopesReached(
                     f"{new_scopes.max_new} new scopes on {new_scopes.day}"
                 ) from cancelled

@@ -281,12 +281,22 @@ class KvUsageItems:
         return True
 
 
-def count_new_scope(new_scopes: KvNewScopes) -> dict[str, Any]:
-    """The transaction's ``Update`` adding one to the network's new scopes of the day,
-    only while that stays within ``new_scopes.max_new`` (docs/reference.md#kv-quotas)."""
+def count_new_scopes(new_scopes: KvNewScopes) -> list[dict[str, Any]]:
+    """The transaction's ``Update``s adding one to the network's new scopes of the day
+    (and its IPv6 /48's, when it has one), each only while it stays within its cap
+    (docs/reference.md#kv-new-scopes)."""
+    counts = [count_new_scope(new_scopes.network, new_scopes.max_new, new_scopes)]
+    if new_scopes.site is not None:
+        counts.append(count_new_scope(new_scopes.site, new_scopes.site_max_new, new_scopes))
+    return counts
+
+
+def count_new_scope(network: str, max_new: int, new_scopes: KvNewScopes) -> dict[str, Any]:
+    """The transaction's ``Update`` adding one to ``network``'s new scopes of the day,
+    only while that stays within ``max_new`` (docs/reference.md#kv-quotas)."""
     return {
         "Update": {
-            "Key": to_attributes(kv_new_scopes_key(new_scopes.network, new_scopes.day)),
+            "Key": to_attributes(kv_new_scopes_key(network, new_scopes.day)),
             "UpdateExpression": (
                 "SET newScopes = if_not_exists(newScopes, :zero) + :one, "
                 f"entity = :entity, {_TTL} = :expires"
@@ -297,7 +307,7 @@ def count_new_scope(new_scopes: KvNewScopes) -> dict[str, Any]:
                 {
                     ":zero": 0,
                     ":one": 1,
-                    ":max": new_scopes.max_new,
+                    ":max": max_new,
                     ":entity": "kvNewScopes",
                     ":expires": new_scopes.expires_at,
                 }

@@ -445,12 +445,17 @@ class KvNewScopes:
         day: the UTC day, ``YYYY-MM-DD``.
         max_new: new scopes the network may start that day (0: none).
         expires_at: when the day's counter may go (epoch seconds; DynamoDB TTL).
+        site: for an IPv6 caller, the SHA-256 hex of its /48, counted in the same
+            transaction with its own cap; None for IPv4.
+        site_max_new: new scopes the /48 may start that day.
     """
 
     network: str
     day: str
     max_new: int
     expires_at: int
+    site: str | None = None
+    site_max_new: int = 0
 
 
 class KvNewScopesReached(Exception):

@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
+from chalicelib.characters import INVISIBLE_CHARACTERS, invisible_found, mark_invisible, marker
+
 # Jinja2 loads on the first page rendered, not at cold start (docs/issues.md#issue-12)
 if TYPE_CHECKING:
     from jinja2 import Environment
@@ -29,18 +31,9 @@ WEB_DIR = Path(__file__).resolve().parent
 TEMPLATES = WEB_DIR / "templates"
 STATIC = WEB_DIR / "static"
 
-INVISIBLE_CHARACTERS = (
-    "\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f\\xad\\u0600-\\u0605\\u061c\\u06dd\\u070f\\u0890-\\u0891"
-    "\\u08e2\\u180e\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u206f\\ufeff\\ufff9-\\ufffb"
-    "\\U000110bd\\U000110cd\\U00013430-\\U0001343f\\U0001bca0-\\U0001bca3"
-    "\\U0001d173-\\U0001d17a\\U000e0000-\\U000e007f"
-)
-"""A character class of the code points a page must not render live: Unicode's
-control (Cc, but line feed and tab), format (Cf: bidi overrides and isolates,
-zero-width characters, U+200E/F, the BOM, the soft hyphen, tag characters) and line
-and paragraph separators (Zl, Zp). The CLI marks the same ones
-(``pinework._render.UNSAFE_CHARACTERS``); a test holds both to ``unicodedata``."""
 _INVISIBLE = re.compile(f"[{INVISIBLE_CHARACTERS}]")
+"""The code points a page must not render live (``chalicelib.characters``, shared with
+the run-start block and the CLI's list)."""
 
 
 @functools.cache
@@ -80,8 +73,7 @@ def visible_text(value: object) -> str:
     """Plain text with each ``INVISIBLE_CHARACTERS`` code point written as a marker
     naming it (``⟨U+202E⟩``), for places that hold no markup (a ``<title>``, an
     attribute); the template escapes the result (docs/reference.md#13-dashboard)."""
-    text = "" if value is None else str(value)
-    return _INVISIBLE.sub(lambda match: f"⟨U+{ord(match.group()):04X}⟩", text)
+    return mark_invisible("" if value is None else str(value))
 
 
 def invisible_names(value: object) -> list[str]:
@@ -89,8 +81,7 @@ def invisible_names(value: object) -> list[str]:
     (``["⟨U+202E⟩"]``), in code point order; empty when it holds none. An edit box must
     hold the stored text as it is (saving changes nothing else), so the page names
     these beside it instead (docs/reference.md#13-dashboard)."""
-    text = "" if value is None else str(value)
-    return [f"⟨U+{code:04X}⟩" for code in sorted({ord(c) for c in _INVISIBLE.findall(text)})]
+    return invisible_found("" if value is None else str(value))
 
 
 def visible(value: object) -> Markup:
@@ -104,7 +95,7 @@ def visible(value: object) -> Markup:
     text = "" if value is None else str(value)
     return Markup(
         _INVISIBLE.sub(
-            lambda match: f'<span class="codepoint">⟨U+{ord(match.group()):04X}⟩</span>',
+            lambda match: f'<span class="codepoint">{marker(match.group())}</span>',
             str(escape(text)),
         )
     )

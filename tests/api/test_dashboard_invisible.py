@@ -7,12 +7,13 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from chalice.test import Client
 
 from chalicelib.wiring import Services
-from tests.helpers import Api, World, text
+from tests.helpers import TABLE, Api, World, text
 from tests.helpers import DashboardPage as Page
 
 SPOOFS = [
@@ -20,8 +21,8 @@ SPOOFS = [
     "build \u2067log\u2069 ok",  # right-to-left isolate
     "deploy\u200b script",  # zero-width space
     "the \u00adrunbook\ufeff",  # soft hyphen, BOM
-    "tagged\U000e0041\U000e0042 note",  # tag characters
 ]
+"""Taken on write (docs/reference.md#stored-text) and marked wherever shown."""
 MARKER = re.compile(r'<span class="codepoint">⟨U\+[0-9A-F]{4,6}⟩</span>')
 FORM_FIELDS = re.compile(r"<textarea[^>]*>.*?</textarea>|<input[^>]*>", re.DOTALL)
 
@@ -78,3 +79,23 @@ def test_the_override_is_named_and_the_rest_of_the_text_escaped(
     assert '&lt;i&gt;invoice&lt;/i&gt;_<span class="codepoint">⟨U+202E⟩</span>gnp.exe' in page
     # the edit form keeps the stored text, so saving the expiry alone changes no text
     assert f">{fact.replace('<', '&lt;').replace('>', '&gt;')}</textarea>" in page
+
+
+@pytest.mark.parametrize("legacy", ["tagged\U000e0041\U000e0042 note", "csi\x9b31m nel\x85"])
+def test_text_stored_before_the_character_rule_shows_markers(
+    api: Api, browser: Page, world: World, dynamodb: Any, legacy: str
+) -> None:
+    # Refused on write now: written into the table as an item stored before the rule.
+    _, memory = api.call("POST", "/memories", world.agent, {"text": "placeholder"})
+    dynamodb.update_item(
+        TableName=TABLE,
+        Key={"pk": {"S": f"MEMORY#{memory['id']}"}, "sk": {"S": "MEMORY"}},
+        UpdateExpression="SET #t = :t",
+        ExpressionAttributeNames={"#t": "text"},
+        ExpressionAttributeValues={":t": {"S": legacy}},
+    )
+    browser.sign_in(world.person.token)
+    for path in [f"/agents/{world.agent.id}?status=all", f"/memories/{memory['id']}"]:
+        page = text(browser.get(path))
+        assert live_invisible(page) == [], path
+        assert MARKER.search(page), path

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.helpers import Api, World, review
+from tests.helpers import TABLE, Api, World, review
 
 SHARED = "The billing API is rate-limited to 100 requests per second"
 
@@ -81,4 +81,25 @@ def test_a_rejected_proposal_is_not_made_again(api: Api, world: World) -> None:
     assert api.call("POST", path, world.person, {"reason": "agent-specific"})[0] == 200
     again = run_review(api, world, world.other_agent)
     assert any("not proposed, A person rejected" in note for note in again["plan"]["notes"])
+    assert proposed(api, world) == []
+
+
+def test_a_fact_stored_before_the_character_rule_is_not_proposed(
+    api: Api, world: World, dynamodb: Any
+) -> None:
+    # Stored before the rule (docs/reference.md#stored-text): written into the table as is.
+    legacy = SHARED + "\x85"
+    for agent in (world.agent, world.other_agent):
+        saved = api.call("POST", "/memories", agent, {"text": SHARED})[1]
+        dynamodb.update_item(
+            TableName=TABLE,
+            Key={"pk": {"S": f"MEMORY#{saved['id']}"}, "sk": {"S": "MEMORY"}},
+            UpdateExpression="SET #t = :t",
+            ExpressionAttributeNames={"#t": "text"},
+            ExpressionAttributeValues={":t": {"S": legacy}},
+        )
+    report = review(api, world)
+    assert any("not proposed" in note and "U+0085" in note for note in report["plan"]["notes"]), (
+        report["plan"]["notes"]
+    )
     assert proposed(api, world) == []

@@ -175,3 +175,13 @@ def test_refusals_come_back_as_tool_errors_with_their_codes(
     assert mcp.tool_error(
         "learning_propose", {"text": "Pager duty rotates weekly"}, actor=world.other_agent
     ) == ("learning_limit_reached")
+
+
+def test_an_anonymous_learning_call_is_told_what_the_learning_tools_need(
+    both: tuple[Mcp, Api],
+) -> None:
+    mcp, _ = both
+    for name, arguments in (("learning_list", {}), ("learning_propose", {"text": VPN})):
+        error = mcp.tool(name, arguments)["structuredContent"]["error"]
+        assert error["code"] == "unauthorized"
+        assert "learning_*" in error["message"] and "Bearer" in error["message"], error

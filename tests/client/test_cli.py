@@ -332,6 +332,37 @@ def test_recall_block_flag_prints_the_block(runner: CliRunner, fake_api: FakeApi
     assert result.stdout == RECALL["block"] + "\n"
 
 
+def test_recall_prints_the_learnings_it_gave(runner: CliRunner, fake_api: FakeApi) -> None:
+    learning = {
+        "id": "lrn_01JABCDEF0000000000000000",
+        "object": "learning",
+        "workspaceId": "wsp_1",
+        "text": "Staging deploys need\nthe VPN",
+        "state": "active",
+        "proposedBy": "usr_1",
+        "proposedByType": "person",
+        "proposedAt": "2026-01-01T00:00:00Z",
+        "updatedAt": "2026-01-01T00:00:00Z",
+    }
+    answer = {**RECALL, "fallback": None, "memories": [], "learnings": []}
+    fake_api.on("POST", "/memories/recall", 200, answer)
+    assert invoke(runner, "memory", "recall").stdout == "no memories recalled\n"
+
+    fake_api.on(
+        "POST",
+        "/memories/recall",
+        200,
+        {**answer, "learnings": [{"score": 0.98, "learning": learning}]},
+    )
+    result = invoke(runner, "memory", "recall")
+
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [
+        "0.98  lrn_01JABCDEF0000000000000000  active    Staging deploys need the VPN",
+        "no memories recalled (the learnings above are the workspace's)",
+    ]
+
+
 def test_history_prints_one_line_per_record(runner: CliRunner, fake_api: FakeApi) -> None:
     fake_api.on("GET", f"/memories/{MEMORY_ID}/history", 200, HISTORY)
 

@@ -310,6 +310,30 @@ def test_a_network_starts_at_most_its_new_scopes_a_day(
     assert counted(dynamodb, "net-a", "2026-12-01") == 1
 
 
+def test_an_ipv6_site_counts_the_new_scopes_of_all_its_networks(
+    entries: KvRepository, dynamodb: Any
+) -> None:
+    def in_site(network: str) -> KvNewScopes:
+        return KvNewScopes(
+            network=network,
+            day="2026-11-30",
+            max_new=2,
+            expires_at=2_000_000_000,
+            site="site-a",
+            site_max_new=3,
+        )
+
+    for number, network in enumerate(("net-a", "net-b", "net-c")):
+        put(entries, f"byok#s{number}", "k", "v", new_scopes=in_site(network))
+    assert counted(dynamodb, "site-a", "2026-11-30") == 3
+    with pytest.raises(KvNewScopesReached):
+        put(entries, "byok#s9", "k", "v", new_scopes=in_site("net-d"))  # its /64 is fresh
+    assert table_items(dynamodb, "byok#s9") == []
+    assert counted(dynamodb, "net-d", "2026-11-30") is None  # nothing counted either
+    assert counted(dynamodb, "site-a", "2026-11-30") == 3
+    put(entries, "byok#s0", "k2", "v", new_scopes=in_site("net-d"))  # an existing scope
+
+
 def test_a_new_scope_starts_with_its_first_entry_counted(
     entries: KvRepository, dynamodb: Any
 ) -> None:

@@ -178,7 +178,8 @@ def _exchange(port: int, request: bytes) -> bytes:
 
 def assert_raw_http_edges(port: int, token: str) -> None:
     """HEAD answers carry no body, so a kept-alive connection stays in step; a
-    Content-Length that is not a number is a 400 envelope, not a dropped connection."""
+    Content-Length that is not a number, or a chunked body with a malformed chunk size, is
+    a 400 envelope, not a dropped connection."""
     auth = f"Authorization: Bearer {token}\r\n".encode()
     head = b"HEAD /api/v1/memories HTTP/1.1\r\nHost: x\r\n" + auth + b"\r\n"
     get = b"GET /api/v1/memories HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" + auth + b"\r\n"
@@ -197,3 +198,14 @@ def assert_raw_http_edges(port: int, token: str) -> None:
         assert answer.startswith(b"HTTP/1.1 400"), (length, answer[:60])
         body = json.loads(answer.partition(b"\r\n\r\n")[2])
         assert body["error"]["code"] == "invalid_request"
+    chunked = b"POST /api/v1/memories HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+    for malformed in (
+        b"zz\r\n{}\r\n0\r\n\r\n",
+        b"-1\r\n",
+        b"5\r\n{}\r\n0\r\n\r\n",
+        b"FFFFFFFFF\r\n",
+    ):
+        answer = _exchange(port, chunked + auth + b"\r\n" + malformed)
+        assert answer.startswith(b"HTTP/1.1 400"), (malformed, answer[:60])
+        body = json.loads(answer.partition(b"\r\n\r\n")[2])
+        assert body["error"]["code"] == "invalid_request" and "chunk" in body["error"]["message"]

@@ -228,6 +228,7 @@ def test_the_dashboard_exports_and_erases_an_agent(
     assert page.sign_in(world.person.token).status_code == 303
     tab = page.get(f"/agents/{world.agent.id}/data")
     assert tab.status_code == 200 and "Erase this agent" in text(tab)
+    assert "Learnings it proposed go too, even those a person approved" in text(tab)
 
     started = page.post(f"/agents/{world.agent.id}/export", {"csrf": page.csrf()})
     assert started.status_code == 303
@@ -254,7 +255,8 @@ def test_the_dashboard_exports_and_erases_an_agent(
     assert "Waiting for the review worker" in text(page.get(f"/erasures/{world.agent.id}"))
     assert work(client, drain(queue)) == []
     done = text(page.get(f"/erasures/{world.agent.id}"))
-    assert "Erased" in done and "asked by the customer" in done and "MEMORY" in done
+    assert "Erased" in done and "asked by the customer" in done
+    assert "facts and day logs" in done and "MEMORY" not in done  # a person's words
     assert api.call("GET", f"/memories/{fact['id']}", world.person)[0] == 404
     assert page.get(f"/agents/{world.agent.id}/data").status_code == 404  # gone: as a missing agent
     # the agent's export named it: gone with it; the workspace's file is deleted

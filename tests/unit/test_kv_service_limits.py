@@ -128,6 +128,8 @@ def test_only_x_api_key_writes_count_against_their_networks_new_scopes() -> None
         day="2026-11-30",
         max_new=3,
         expires_at=int(datetime(2026, 12, 2, tzinfo=UTC).timestamp()),
+        site=byok.site,
+        site_max_new=12,
     )
     clock.set(datetime(2026, 12, 1, 0, 0, 0, tzinfo=UTC))
     kv.remember(byok, "k", "v")
@@ -135,6 +137,16 @@ def test_only_x_api_key_writes_count_against_their_networks_new_scopes() -> None
     for scope in (ANON, ACCOUNT):
         kv.remember(scope, "k", "v")
         assert entries.put.call_args.kwargs["new_scopes"] is None
+
+
+def test_new_x_api_key_scopes_count_per_ipv6_48_as_well() -> None:
+    kv = service(Mock(spec=KvRepository))
+    one = kv.scope_for(None, "key", "2001:db8:1:2::1")
+    other = kv.scope_for(None, "key", "2001:db8:1:ffff::1")  # another /64 of the same /48
+    elsewhere = kv.scope_for(None, "key", "2001:db8:2:2::1")
+    assert one.network != other.network and one.site is not None
+    assert one.site == other.site != elsewhere.site
+    assert kv.scope_for(None, "key", "203.0.113.9").site is None  # IPv4: its address only
 
 
 def test_a_refused_new_scope_names_the_rule() -> None:

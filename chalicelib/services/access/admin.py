@@ -38,6 +38,7 @@ from chalicelib.services.recall.index_backfill import (
     IndexProgress,
     RecallIndexBackfill,
 )
+from chalicelib.services.text import check_characters
 from chalicelib.storage.dashboard_protocols import TableUpgrader, UpgradeReport
 from chalicelib.storage.protocols import DirectoryRepository, PersonEmailTaken
 
@@ -486,4 +487,5 @@ def _check_name(value: str, what: str) -> str:
     value = value.strip()
     if not value or len(value) > _NAME_MAX_CHARS:
         raise InvalidRequest(f"The {what} must be 1 to {_NAME_MAX_CHARS} characters.")
+    check_characters(value, what)
     return value

@@ -10,7 +10,8 @@ A small persistent store scoped by who calls:
 
 The client network is the IP as API Gateway saw the connection (never a header
 the caller controls): an IPv4 address as is, an IPv6 address as its /64, since one
-subscriber commonly holds a whole /64 (docs/reference.md#kv-quotas).
+subscriber commonly holds a whole /64 (docs/reference.md#kv-quotas); a new ``X-Api-Key``
+scope also counts against the IPv6 caller's /48 (docs/reference.md#kv-new-scopes).
 
 Anonymous entries live 24 hours after their last write (``ttl: "24h"``); the
 others are permanent. Values are stored as strings (``kv_json.stringify``) and
@@ -40,6 +41,7 @@ from chalicelib.limits import (
     ANONYMOUS_LIFETIME,
     API_KEY_MAX_CHARS,
     IPV6_SCOPE_PREFIX,
+    IPV6_SITE_PREFIX,
     KEY_MAX_BYTES,
     KV_ACCOUNT_MAX_BYTES,
     KV_ACCOUNT_MAX_KEYS,
@@ -49,6 +51,7 @@ from chalicelib.limits import (
     KV_BYOK_MAX_BYTES,
     KV_BYOK_MAX_KEYS,
     KV_BYOK_NEW_SCOPES_PER_DAY,
+    KV_BYOK_NEW_SCOPES_SITE_FACTOR,
     KV_NEW_SCOPES_COUNTER_LIFETIME,
     VALUE_MAX_BYTES,
 )
@@ -82,11 +85,14 @@ class KvScope:
             scope's identity.
         older: for ``anon``, the owners the same network had under previous hash secrets
             (and unkeyed); ``recall`` and ``forget`` still reach entries stored there.
+        site: for ``byok`` from IPv6, the keyed digest of the caller's /48, which a new
+            scope counts against too; None for IPv4.
     """
 
     kind: ScopeKind
     owner: str
     network: str | None = field(default=None, compare=False)
+    site: str | None = field(default=None, compare=False)
     older: tuple[str, ...] = field(default=(), compare=False)
 
     @property
@@ -124,6 +130,12 @@ class KvLimits:
     )
     anon_value_max_bytes: int = KV_ANON_VALUE_MAX_BYTES
     byok_new_scopes_per_day: int = KV_BYOK_NEW_SCOPES_PER_DAY
+
+    @property
+    def site_new_scopes_per_day(self) -> int:
+        """New ``X-Api-Key`` scopes one IPv6 /48 may start per UTC day
+        (``KV_BYOK_NEW_SCOPES_SITE_FACTOR`` times a network's)."""
+        return KV_BYOK_NEW_SCOPES_SITE_FACTOR * self.byok_new_scopes_per_day
 
     def quota(self, scope: KvScope) -> KvQuota:
         """The quota of ``scope``'s kind."""
@@ -216,9 +228,10 @@ def client_address(source_ip: str | None) -> str:
     return address.compressed
 
 
-def client_network(source_ip: str | None) -> str:
+def client_network(source_ip: str | None, prefix: int = IPV6_SCOPE_PREFIX) -> str:
     """The caller's network as text: an IPv4 address (IPv4-mapped IPv6 included) as
-    ``client_address`` gives it, an IPv6 address as its /64 (``2001:db8:1:2::/64``).
+    ``client_address`` gives it, an IPv6 address as its ``prefix`` (by default its /64,
+    ``2001:db8:1:2::/64``).
 
     Raises:
         Unauthorized: no usable source IP (API Gateway always sends one).
@@ -226,7 +239,7 @@ def client_network(source_ip: str | None) -> str:
     address = client_address(source_ip)
     if ":" not in address:
         return address
-    network = ipaddress.IPv6Network(f"{address}/{IPV6_SCOPE_PREFIX}", strict=False)
+    network = ipaddress.IPv6Network(f"{address}/{prefix}", strict=False)
     return network.compressed
 
 
@@ -280,7 +293,8 @@ class KvService:
                     f"X-Api-Key must be 1 to {API_KEY_MAX_CHARS} characters; "
                     "leave the header out to call anonymously."
                 )
-            return KvScope("byok", sha256_hex(api_key), network=self._network_or_none(source_ip))
+            network, site = self._networks_or_none(source_ip)
+            return KvScope("byok", sha256_hex(api_key), network=network, site=site)
         current, *older = self._digests.candidates(NETWORK, client_network(source_ip))
         return KvScope("anon", current, older=tuple(older))
 
@@ -348,8 +362,9 @@ class KvService:
         except KvNewScopesReached as reached:
             raise KvQuotaExceeded(
                 f"This network (an IPv4 address or an IPv6 /64) may start "
-                f"{self._limits.byok_new_scopes_per_day:,} new X-Api-Key scopes per UTC day "
-                "and has; nothing was stored. Keep using an X-Api-Key you already have "
+                f"{self._limits.byok_new_scopes_per_day:,} new X-Api-Key scopes per UTC day, "
+                f"an IPv6 /48 {self._limits.site_new_scopes_per_day:,}, and has; nothing was "
+                "stored. Keep using an X-Api-Key you already have "
                 "(it works from any network), use a workspace token, or try again after "
                 "midnight UTC."
             ) from reached
@@ -370,6 +385,8 @@ class KvService:
             day=day.isoformat(),
             max_new=self._limits.byok_new_scopes_per_day,
             expires_at=math.ceil((day_start + KV_NEW_SCOPES_COUNTER_LIFETIME).timestamp()),
+            site=scope.site,
+            site_max_new=self._limits.site_new_scopes_per_day if scope.site else 0,
         )
 
     def _check_size(self, scope: KvScope, stored: str) -> None:
@@ -447,13 +464,18 @@ class KvService:
     def _now(self) -> float:
         return self._clock.now().timestamp()
 
-    def _network_or_none(self, source_ip: str | None) -> str | None:
-        """The keyed digest of the caller's network, or None without a usable source IP
-        (those callers then share one network for the new-scope cap)."""
+    def _networks_or_none(self, source_ip: str | None) -> tuple[str | None, str | None]:
+        """The keyed digests of the caller's network and (IPv6 only) its /48, or None
+        without a usable source IP (those callers then share one network for the
+        new-scope cap)."""
         try:
-            return self._digests.digest(NETWORK, client_network(source_ip))
+            network = client_network(source_ip)
         except Unauthorized:
-            return None
+            return None, None
+        site = None
+        if ":" in network:
+            site = self._digests.digest(NETWORK, client_network(source_ip, IPV6_SITE_PREFIX))
+        return self._digests.digest(NETWORK, network), site
 
 
 def stale_revision(

@@ -23,7 +23,7 @@ from chalicelib.services.access.who import refuse_persons
 from chalicelib.services.memory.audit import audit_record
 from chalicelib.services.retries import WRITE_ATTEMPTS
 from chalicelib.services.run_context import RunContext
-from chalicelib.services.text import SecretFinder, check_text
+from chalicelib.services.text import SecretFinder, check_characters, check_text
 from chalicelib.storage.protocols import (
     DayLogFull,
     DayPointerTaken,
@@ -109,12 +109,14 @@ class DayLogService:
 
         Raises:
             MemoryDayAgentOnly: a person called the day route.
-            InvalidRequest: an empty line, or one with a line break.
+            InvalidRequest: an empty line, one with a line break, a control or tag
+                character (named, docs/reference.md#stored-text).
             MemoryTextTooLong: the line is over 300 characters as sent.
             SecretInMemory: the line looks like a secret.
             MemoryDayFull: the stored day text would exceed 8,000 characters.
         """
         refuse_persons(principal, MemoryDayAgentOnly, DAY_LOG_IS_FOR_AGENTS)
+        check_characters(line, "day line")
         if line.splitlines() not in ([line], []):
             raise InvalidRequest("A day line is one line: remove the line breaks.")
         check_text(

@@ -24,7 +24,12 @@ from chalicelib.services.access.who import load_visible, refuse_agents
 from chalicelib.services.memory.preconditions import check_expected_version
 from chalicelib.services.recall.index_backfill import RecallIndexBackfill
 from chalicelib.services.retries import with_retries
-from chalicelib.services.text import SecretFinder, check_no_secret, has_content
+from chalicelib.services.text import (
+    SecretFinder,
+    check_characters,
+    check_no_secret,
+    has_content,
+)
 from chalicelib.storage.protocols import DayPointerChange, MemoryRepository
 
 ERASE_IS_FOR_PERSONS = (
@@ -167,11 +172,12 @@ def check_erase_reason(reason: str, secrets: SecretFinder) -> None:
     500 characters, no credential).
 
     Raises:
-        InvalidRequest: blank or over 500 characters.
+        InvalidRequest: blank, control or tag characters, or over 500 characters.
         SecretInMemory: it looks like a credential.
     """
     if not has_content(reason):
         raise InvalidRequest("An erasure needs a reason: say why in `reason`.")
+    check_characters(reason, "reason")
     if len(reason) > ARCHIVE_REASON_MAX_CHARS:
         raise InvalidRequest(
             f"The reason has {len(reason)} characters; the limit is {ARCHIVE_REASON_MAX_CHARS}."

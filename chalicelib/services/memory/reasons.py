@@ -10,19 +10,26 @@ from chalicelib.errors import InvalidRequest
 from chalicelib.limits import ARCHIVE_REASON_MAX_CHARS
 from chalicelib.models.memory import RESERVED_ARCHIVE_REASONS
 from chalicelib.services.lookalike import reserved_form
-from chalicelib.services.text import SecretFinder, check_no_secret, has_content
+from chalicelib.services.text import (
+    SecretFinder,
+    check_characters,
+    check_no_secret,
+    has_content,
+)
 
 
 def check_archive_reason(reason: str, secrets: SecretFinder) -> None:
     """Check an archive ``reason`` (docs/reference.md#5-limits: required, at most 500 characters).
 
     Raises:
-        InvalidRequest: blank (``has_content``), over 500 characters, or reads as a
-            reserved reason (``is_reserved_reason``).
+        InvalidRequest: blank (``has_content``), control or tag characters
+            (``check_characters``), over 500 characters, or reads as a reserved reason
+            (``is_reserved_reason``).
         SecretInMemory: it looks like a credential.
     """
     if not has_content(reason):
         raise InvalidRequest("An archive needs a reason: say why in `reason`.")
+    check_characters(reason, "reason")
     if len(reason) > ARCHIVE_REASON_MAX_CHARS:
         raise InvalidRequest(
             f"The reason has {len(reason)} characters; the limit is {ARCHIVE_REASON_MAX_CHARS}."
@@ -40,11 +47,12 @@ def veto_note(note: str | None, secrets: SecretFinder) -> str | None:
     """A veto's optional note as kept: a blank note is no note (None).
 
     Raises:
-        InvalidRequest: over 500 characters.
+        InvalidRequest: over 500 characters, or control or tag characters.
         SecretInMemory: it looks like a credential.
     """
     if not has_content(note) or note is None:
         return None
+    check_characters(note, "note")
     if len(note) > ARCHIVE_REASON_MAX_CHARS:
         raise InvalidRequest(f"The note is over {ARCHIVE_REASON_MAX_CHARS} characters.")
     check_no_secret(note, what="note", secrets=secrets)

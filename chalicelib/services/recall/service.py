@@ -20,6 +20,7 @@ from contextvars import copy_context
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
+from chalicelib.characters import block_text
 from chalicelib.errors import Forbidden, InvalidRequest
 from chalicelib.ids import Clock, IdFactory
 from chalicelib.limits import (
@@ -104,10 +105,11 @@ class RecallResult:
 
 
 def memory_line(memory: Memory) -> str:
-    """One block line: ``mem_… (YYYY-MM-DD) text`` with line breaks flattened."""
+    """One block line: ``mem_… (YYYY-MM-DD) text``, the text as ``block_text`` shows it
+    (one line, invisible characters marked, marker dashes quoted;
+    docs/reference.md#block-grammar)."""
     created = memory.created_at.astimezone(UTC).date().isoformat()
-    text = " ".join(memory.text.split())
-    return f"{memory.id} ({created}) {text}"
+    return f"{memory.id} ({created}) {block_text(memory.text)}"
 
 
 class RecallService:
@@ -557,7 +559,9 @@ class RecallService:
             row = None if row_id is None else self._memories.get(row_id)
             if row is None or row.status is not MemoryStatus.ACTIVE:
                 continue
-            newest_first += [f"{day.isoformat()} {line}" for line in reversed(row.text.split("\n"))]
+            newest_first += [
+                f"{day.isoformat()} {block_text(line)}" for line in reversed(row.text.split("\n"))
+            ]
         kept: list[str] = []
         used = 0
         for line in newest_first:

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from chalicelib.errors import LearningLimitReached, LearningRejected
+from chalicelib.errors import InvalidRequest, LearningLimitReached, LearningRejected
 from chalicelib.models.learning import Learning
 from chalicelib.models.memory import Memory, MemoryStatus
 from chalicelib.services.review.rule_reviewer import normalize
@@ -123,7 +123,9 @@ class SharedFacts:
             learning, created = self._learnings.propose_from_review(
                 workspace_id, review_id, fact.text, cited
             )
-        except LearningRejected as rejected:
+        except (LearningRejected, InvalidRequest) as rejected:
+            # InvalidRequest: a fact stored before the character rule
+            # (docs/reference.md#stored-text) is not copied into every agent's block.
             return f"{held}: not proposed, {rejected.message}"
         except LearningLimitReached:
             return f"{held}: not proposed, the workspace holds as many learnings as it may."

@@ -72,11 +72,60 @@ def erase_agent(web: WebContext, agent_id: str) -> WebResponse:
     return redirect(web.request, f"/erasures/{agent_id}")
 
 
+ERASED_KINDS = {
+    "MEMORY": "facts and day logs",
+    "AUDIT": "history records of facts and day logs",
+    "DAYLOG": "day-log pointers",
+    "RECALLS": "recall log entries",
+    "RECALLCOUNT": "recall counters",
+    "SESSION": "run-start sessions",
+    "TOKEN": "tokens (two records each)",
+    "TOKENID": "tokens (two records each)",
+    "WORKSPACE": "the workspace's records (its entry, its list of agents)",
+    "AGENT": "agents",
+    "PERSON": "persons",
+    "PERSONEMAIL": "persons' e-mail addresses",
+    "KV": "key-value entries and their usage",
+    "ROUTINE": "review routines",
+    "REVIEWDATE": "reviews' dates",
+    "REVIEWS": "review reports",
+    "REVIEW": "review details, decisions and undos",
+    "LIFT": "day-log lines lifted into facts",
+    "REJECTED": "review actions a person rejected",
+    "PENDING": "review actions waiting for a person",
+    "VETO": "vetoed texts (what an agent may not save again)",
+    "RECALLINDEX": "recall index entries",
+    "RETENTION": "retention sweep marks",
+    "EXPORT": "exports",
+    "LEARNINGS": "learnings and their counters",
+    "LEARNING": "history records of learnings",
+    "WEBSESSION": "dashboard sessions",
+    "SIGNIN": "sign-in codes",
+    "IDEMPOTENCY": "answers kept for retried requests",
+    "ERASURE": "records of earlier erasures",
+}
+"""What a person calls each kind of item an erasure counts (``item_kind``: the stored
+item's partition prefix, docs/reference.md#erasing-an-agent-a-person-or-a-workspace)."""
+
+
+def erased_kinds(items: dict[str, int]) -> list[tuple[str, int]]:
+    """The erasure's counts by kind as a person reads them: ``[("facts and day logs",
+    12), …]``, most first, kinds of the same words added up; a kind without words shows
+    as ``other records (KIND)``."""
+    totals: dict[str, int] = {}
+    for kind, number in items.items():
+        label = ERASED_KINDS.get(kind, f"other records ({kind})")
+        totals[label] = totals.get(label, 0) + int(number)
+    return sorted(totals.items(), key=lambda pair: (-pair[1], pair[0]))
+
+
 def erasure_page(web: WebContext, target_id: str) -> WebResponse:
-    """``GET /erasures/{target_id}``: the erasure's status and counts, then its tombstone."""
+    """``GET /erasures/{target_id}``: the erasure's status and counts (in a person's words,
+    ``erased_kinds``), then its tombstone."""
     erasure = web.services.lifecycle.erasure(web.principal, target_id)
     shown = _with_times(erasure, "requestedAt", "finishedAt")
-    return web.page("erasure.html", nav="agents", erasure=shown)
+    kinds = erased_kinds(erasure.get("items") or {})
+    return web.page("erasure.html", nav="agents", erasure=shown, kinds=kinds)
 
 
 def _with_times(wire: dict[str, Any], *names: str) -> dict[str, Any]:
