@@ -20,7 +20,7 @@ machine). Stored embeddings are cached in ``/tmp`` by text.
 Usage::
 
     OPENBLAS_NUM_THREADS=1 .venv/bin/python bench/recall_quality_longtech.py \\
-        [--data DIR] [--split tune|held-out] [--no-rerank]
+        [--data DIR] [--split tune|held-out] [--no-rerank] [--every N]
 """
 
 from __future__ import annotations
@@ -47,9 +47,14 @@ from rank_bm25 import BM25Okapi
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
-from chalicelib.services.recall.embedding import MiniLMEmbedder  # noqa: E402
+from chalicelib.services.recall.embedding import VOCAB_FILE, MiniLMEmbedder  # noqa: E402
 from chalicelib.services.recall.relevance import Candidate, RelevanceScorer  # noqa: E402
-from chalicelib.services.recall.reranker import MODEL_FILE, CrossEncoder  # noqa: E402
+from chalicelib.services.recall.reranker import (  # noqa: E402
+    MAX_PAIR_PIECES,
+    MODEL_FILE,
+    CrossEncoder,
+)
+from chalicelib.services.recall.wordpiece import MAX_TOKENS, WordPieceTokenizer  # noqa: E402
 from scripts.recall_benchmark import percentile, read_jsonl  # noqa: E402
 
 LONGTECH = REPO_ROOT / "bench" / "data" / "longtech"
@@ -194,12 +199,28 @@ def report(tallies: dict[tuple[str, str], Tally], spent: list[float]) -> None:
     )
 
 
+def lengths(texts: list[str]) -> None:
+    """How many facts the embedder (``MAX_TOKENS`` word pieces with ``[CLS]``/``[SEP]``)
+    and the cross-encoder (``MAX_PAIR_PIECES`` with a 16-piece question) read cut."""
+    tokenizer = WordPieceTokenizer(VOCAB_FILE.read_text(encoding="utf-8").split("\n"))
+    pieces = [len(tokenizer.encode(text, max_tokens=100_000)) for text in texts]
+    embedder_cut = sum(count > MAX_TOKENS for count in pieces)
+    pair_cut = sum(count - 2 > MAX_PAIR_PIECES - 16 - 3 for count in pieces)
+    print(
+        f"word pieces per fact: median {statistics.median(pieces):g}, p90"
+        f" {percentile(pieces, 0.9):g}, max {max(pieces)}; cut by the embedder"
+        f" ({MAX_TOKENS}): {embedder_cut / len(texts):.1%}; cut in a cross-encoder pair"
+        f" ({MAX_PAIR_PIECES}, 16-piece question): {pair_cut / len(texts):.1%}"
+    )
+
+
 def main() -> int:
     """Score every question; print the tables."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--data", type=Path, default=LONGTECH)
     parser.add_argument("--split", choices=("tune", "held-out", "all"), default="all")
     parser.add_argument("--no-rerank", action="store_true")
+    parser.add_argument("--every", type=int, default=1, help="score every Nth question only")
     arguments = parser.parse_args()
     if arguments.data == LONGTECH and not (LONGTECH / "memories.jsonl").exists():
         generator = REPO_ROOT / "bench" / "longtech_generate.py"
@@ -209,8 +230,9 @@ def main() -> int:
         memories[str(record["conv"])].append(record)
     questions = [
         record
-        for record in read_jsonl(arguments.data / "queries.jsonl")
-        if arguments.split == "all" or record.get("split", "all") == arguments.split
+        for number, record in enumerate(read_jsonl(arguments.data / "queries.jsonl"))
+        if (arguments.split == "all" or record.get("split", "all") == arguments.split)
+        and number % arguments.every == 0
     ]
     embedder = MiniLMEmbedder()
     rerank = not arguments.no_rerank and MODEL_FILE.is_file()
@@ -224,6 +246,7 @@ def main() -> int:
         asked = [record for record in questions if record["conv"] == conversation]
         spent += score_store(records, asked, scorer, stored, tallies)
     report(tallies, spent)
+    lengths([str(record["text"]) for records in memories.values() for record in records])
     return 0
 
 
