@@ -230,6 +230,9 @@ def _reference_coverage(query: str, texts: list[str]) -> np.ndarray:
         "東京 の 会議",
         "naïve café",
         "run_id of PIN-9",
+        "parse_header_links",
+        "parseHeaderLinks in the HTTPServer",
+        "how do we parse header links for the server",
     ],
 )
 def test_lexical_coverage_matches_the_term_by_term_definition(query: str) -> None:
@@ -242,6 +245,9 @@ def test_lexical_coverage_matches_the_term_by_term_definition(query: str) -> Non
         "A naïve café in town; the run_id is 7.",
         "xcaroline and subcamping are other words",
         "subcamping,camping; xcaroline/caroline_x",
+        "links = utils.parse_header_links(value)  # parse_header_linksx",
+        "const links = parseHeaderLinks(raw); class HTTPServer:",
+        "ParseHeader and my_parse_header_links; headerlinks",
         "",
     ]
     assert np.allclose(lexical_coverage(query, texts), _reference_coverage(query, texts))
@@ -419,7 +425,21 @@ STRIPE, FLAG = 10, 7
 @pytest.mark.parametrize(
     ("query", "expected"),
     [
-        ("Upgrade Django to 5.0 and fix the deprecation warnings", []),  # "5.0" is no break
+        # "5.0" is no break; "and" between two parts of two terms or more is one.
+        (
+            "Upgrade Django to 5.0 and fix the deprecation warnings",
+            ["Upgrade Django to 5.0", "fix the deprecation warnings"],
+        ),
+        (
+            "Check the Stripe webhook and deploy to staging",
+            ["Check the Stripe webhook", "deploy to staging"],
+        ),
+        ("What do Melanie and Caroline both like to paint?", []),  # one part is one name
+        ("Where does Melanie run and swim", []),  # "swim" alone is no clause
+        (
+            "Which came first, the database migration or the CI move?",
+            ["the database migration", "the CI move"],  # "which came first" asks the order
+        ),
         ("deploy", []),
         ("Deploy staging. Thanks!", []),  # "Thanks" alone has one term: one clause left
         (

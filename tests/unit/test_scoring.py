@@ -170,6 +170,47 @@ def test_snake_case_identifier_matches_its_parts(scorer: LexicalScorer) -> None:
     assert score >= CUT_OFF
 
 
+@pytest.mark.parametrize(
+    ("word", "terms"),
+    [
+        ("parse_header_links", ["pars", "header", "link", "parse_header_links"]),
+        ("parseHeaderLinks", ["pars", "header", "link", "parseheaderlink"]),
+        ("HTTPServer", ["http", "server", "httpserver"]),
+        ("get_the_id", ["get", "id", "get_the_id"]),  # a stop-word part is dropped
+        ("Deploys", ["deploy"]),  # a capital alone is no hump
+        ("HTTP", ["http"]),
+        ("3D", ["3d"]),
+        ("東京タワー", ["東", "京", "タ", "ワ", "ー"]),  # no whole term for Han and kana
+    ],
+)
+def test_identifiers_give_their_parts_and_the_whole(word: str, terms: list[str]) -> None:
+    assert LexicalScorer().terms(word) == terms
+
+
+def test_dotted_path_gives_the_terms_of_each_part(scorer: LexicalScorer) -> None:
+    assert scorer.terms("requests.utils.parse_header_links") == [
+        "request",
+        "util",
+        *scorer.terms("parse_header_links"),
+    ]
+
+
+def test_exact_identifier_outranks_its_parts_in_prose(scorer: LexicalScorer) -> None:
+    exact, prose = scorer.score(
+        "parse_header_links",
+        ["links = parse_header_links(value)", "We parse the header and the links later."],
+    )
+    assert exact > prose
+
+
+def test_camel_case_identifier_matches_a_question_in_words(scorer: LexicalScorer) -> None:
+    camel, other = scorer.score(
+        "how do we parse header links", ["const links = parseHeaderLinks(raw);", "unrelated"]
+    )
+    assert camel >= CUT_OFF
+    assert other == 0.0
+
+
 def test_han_characters_match_inside_a_sentence(scorer: LexicalScorer) -> None:
     coffee, tea = scorer.score("咖啡", ["我每天早上喝咖啡", "我每天早上喝茶"])
     assert coffee >= CUT_OFF

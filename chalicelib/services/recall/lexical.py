@@ -58,12 +58,17 @@ _IRREGULAR = {
 
 # Documents are split into runs of word characters (``\w+``, one fast C call per text);
 # each distinct run then becomes its terms once, through a cache. Within a run, "_"
-# separates parts (snake_case identifiers match their pieces), and Han ideographs,
-# hiragana and katakana, written without spaces, are one term per character (as
-# Lucene's StandardTokenizer does).
+# separates parts and so does a camelCase hump (``parseHeaderLinks``, ``HTTPServer``):
+# an identifier matches its pieces, and the whole identifier, lower-cased, is one more
+# term, so a question naming it exactly finds it first. Han ideographs, hiragana and
+# katakana, written without spaces, are one term per character (as Lucene's
+# StandardTokenizer does). A dotted path (``requests.utils.quote``) is three runs.
 _WORD_PATTERN = r"\w+"
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _PART_PATTERN = f"[{_CJK}]|[^\\W_{_CJK}]+"
+_HUMP = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+"""Where a camelCase part starts: a capital after a small letter, or the last capital
+of a run of capitals followed by a small letter (``HTTPServer``)."""
 
 _VOWELS = frozenset("aeiouy")
 _TERM_CACHE_LIMIT = 200_000
@@ -226,7 +231,7 @@ class LexicalScorer:
         if not query_terms:
             return zeros
         find_words = self._word_pattern().findall
-        words_by_document = [find_words(text.lower()) for text in documents]
+        words_by_document = [find_words(text) for text in documents]
         matching = self._matching_words(words_by_document, query_terms)
         if not matching:
             return zeros
@@ -248,13 +253,16 @@ class LexicalScorer:
     def terms(self, text: str) -> list[str]:
         """The terms the scorer matches on: lower-cased, stemmed, stop words dropped.
 
+        An identifier (a ``\\w+`` run with "_" or a camelCase hump) gives its parts'
+        terms, then the whole run lower-cased as one more term (``word_terms``).
+
         Args:
             text: Any text.
 
         Returns:
             The terms in text order, repeats kept (a Han or kana character is one term).
         """
-        words = self._word_pattern().findall(text.lower())
+        words = self._word_pattern().findall(text)
         terms_of = self._cache_terms(set(words))
         return [term for word in words for term in terms_of[word]]
 
@@ -273,27 +281,52 @@ class LexicalScorer:
             self._words_with.clear()
             missing = words
         words_with = self._words_with
+        hump = _HUMP.search
         for word in missing:
-            if word.isascii() and "_" not in word:
+            if word.isascii() and "_" not in word and (word.islower() or not hump(word)):
                 # The common case, kept inline: this loop runs once per new word.
-                if word in STOP_WORDS:
+                lower = word.lower()
+                if lower in STOP_WORDS:
                     terms_of[word] = ()
                     continue
-                term = stem(word)
+                term = stem(lower)
                 terms_of[word] = (term,)
                 words_with.setdefault(term, set()).add(word)
                 continue
-            terms = self._split_word(word)
+            terms = self.word_terms(word)
             terms_of[word] = terms
             for term in terms:
                 words_with.setdefault(term, set()).add(word)
         return terms_of
 
-    def _split_word(self, word: str) -> tuple[str, ...]:
-        """The terms of one ``\\w+`` run holding "_" or non-ASCII letters."""
+    def word_terms(self, word: str) -> tuple[str, ...]:
+        """The terms of one ``\\w+`` run (any case), as ``terms`` gives them.
+
+        The run is cut into parts at "_", at camelCase humps (``_HUMP``) and around
+        each Han or kana character; each part, lower-cased, is dropped when a stop word
+        and stemmed otherwise. A run of two or more parts without Han or kana (an
+        identifier: ``parse_header_links``, ``getUserId``) also gives the whole run,
+        lower-cased and stemmed, as its last term. Examples: ``parse_header_links`` ->
+        ``("pars", "header", "link", "parse_header_links")``; ``HTTPServer`` ->
+        ``("http", "server", "httpserver")``; ``Deploys`` -> ``("deploy",)``.
+
+        Args:
+            word: One ``\\w+`` run.
+
+        Returns:
+            Its terms (empty for a stop word).
+        """
         if self._parts is None:
             self._parts = re.compile(_PART_PATTERN)
-        return tuple(stem(part) for part in self._parts.findall(word) if part not in STOP_WORDS)
+        pieces = [
+            piece for part in self._parts.findall(word) for piece in _HUMP.split(part) if piece
+        ]
+        terms = [
+            stem(lower) for lower in (piece.lower() for piece in pieces) if lower not in STOP_WORDS
+        ]
+        if len(pieces) > 1 and not any(len(piece) == 1 and not piece.isascii() for piece in pieces):
+            terms.append(stem(word.lower()))
+        return tuple(terms)
 
     def _matching_words(
         self, words_by_document: list[list[str]], query_terms: set[str]

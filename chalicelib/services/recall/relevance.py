@@ -78,6 +78,12 @@ stronger match (odds divided by e^2) than one the whole task finds."""
 MAX_CLAUSES = 8
 """At most this many clauses are scored (a query costs at most 9 passes)."""
 _CLAUSE_BREAK = re.compile(r"[;:,!?\n]+|\.(?=\s|$)")
+_CLAUSE_JOIN = re.compile(r"(\s+(?:and|or)\s+)", re.IGNORECASE)
+ORDER_WORDS = frozenset(
+    TERMS.terms("first last came happened earlier later ago long recently latest previous next")
+)
+"""Terms that only ask about time or order ("which came first"): a clause made of
+them alone (and stop words) is no topic and is not scored on its own."""
 
 
 @dataclass(frozen=True)
@@ -139,16 +145,42 @@ def clauses(query: str) -> list[str]:
     """The clauses a query of several is also scored by (docs/DECISIONS.md#recall).
 
     The query is split at ``; : , ! ?``, line breaks and a full stop followed by a
-    space or the end (not the one in "5.0"); parts with fewer than two terms
-    (``LexicalScorer.terms``: stemmed, stop words dropped) are left out.
+    space or the end (not the one in "5.0"), then at "and" / "or" where both sides
+    have at least two terms (``joined_parts``: "check the Stripe webhook and deploy to
+    staging" is two tasks, "Melanie and Caroline" one). Parts with fewer than two
+    terms (``LexicalScorer.terms``: stemmed, stop words dropped), or only terms of
+    ``ORDER_WORDS`` ("which came first"), are left out.
 
     Returns:
         The first ``MAX_CLAUSES`` parts in query order, or ``[]`` when fewer than
         two parts are left (a one-clause query is scored as a whole only).
     """
-    parts = [part.strip() for part in _CLAUSE_BREAK.split(query)]
-    found = [part for part in parts if len(TERMS.terms(part)) >= 2]
+    parts = [piece.strip() for part in _CLAUSE_BREAK.split(query) for piece in joined_parts(part)]
+    found = []
+    for part in parts:
+        terms = TERMS.terms(part)
+        if len(terms) >= 2 and not ORDER_WORDS.issuperset(terms):
+            found.append(part)
     return found[:MAX_CLAUSES] if len(found) >= 2 else []
+
+
+def joined_parts(text: str) -> list[str]:
+    """``text`` cut at each "and" / "or" that joins two parts of two or more terms each.
+
+    A part of fewer than two terms stays joined to the part before it (and the first
+    part, when short, to the next): "what do Melanie and Caroline like" stays whole.
+
+    Returns:
+        The parts in order (``[text]`` when nothing is cut), conjunctions dropped.
+    """
+    pieces = _CLAUSE_JOIN.split(text)
+    merged = [pieces[0]]
+    for joiner, piece in zip(pieces[1::2], pieces[2::2], strict=True):
+        if len(TERMS.terms(piece)) >= 2 and len(TERMS.terms(merged[-1])) >= 2:
+            merged.append(piece)
+        else:
+            merged[-1] += joiner + piece
+    return merged
 
 
 class RelevanceScorer:

@@ -204,41 +204,80 @@ TERMS = LexicalScorer()
 """The term rules (stemmed, stop words dropped) of every recall feature and gate."""
 
 
-def _candidate_words(joined: str, prefixes: set[str]) -> list[tuple[int, str]]:
-    """``(offset, word)`` of every word of ``joined`` that starts with one of ``prefixes``.
-
-    Each ASCII prefix is found with its own pattern, the prefix then ``[^\\W_]*`` (the
-    regular expression engine scans for a literal prefix at C speed), and a match
-    whose preceding character is a letter or digit (the prefix sits inside a word) is
-    dropped: about 1.6x faster than a ``str.find`` loop, and many times faster than
-    one pattern with a look-behind or an alternation over a long text. Words are
-    split at underscores as ``LexicalScorer.terms`` splits them (``run_id`` is ``run``
-    and ``id``). Other prefixes may sit inside a word (Han and kana are matched
-    character by character), so any word containing one counts. A word is reported
-    once even when several prefixes start it. Sorted by offset.
-    """
+def _candidate_words(
+    joined: str, prefixes: set[str], cased: str | None = None
+) -> list[tuple[int, str]]:
+    """``(offset, word)`` of every ``\\w+`` run of ``joined`` with a part that starts
+    with one of ``prefixes`` (``prefixed_words``), each run once, sorted by offset."""
     found: dict[int, str] = {}
-    for at, word in prefixed_words(joined, prefixes):
+    for at, word in prefixed_words(joined, prefixes, cased):
         found.setdefault(at, word)
     return sorted(found.items())
 
 
-def prefixed_words(joined: str, prefixes: set[str]) -> Iterator[tuple[int, str]]:
-    """``_candidate_words`` lazily, prefix by prefix, repeats included (so a caller
+def prefixed_words(
+    joined: str, prefixes: set[str], cased: str | None = None
+) -> Iterator[tuple[int, str]]:
+    """``(offset, run)`` of the ``\\w+`` runs of ``joined`` that hold a part starting
+    with one of ``prefixes``, lazily, prefix by prefix, repeats included (so a caller
     looking for one match stops at the first).
 
-    A match that starts inside a word runs to that word's end, so no word start is
-    skipped by the scan resuming after it.
+    ``joined`` is lower-case text; ``cased`` (default ``joined``) the same text in its
+    own case, of the same length, where the runs are read (``LexicalScorer.terms``
+    splits camelCase there). Each ASCII prefix is found with its own pattern, the
+    prefix then ``[^\\W_]*`` (the regular expression engine scans for a literal prefix
+    at C speed). A match counts where a part starts (``LexicalScorer.word_terms``):
+    at the start of a run, after "_", or at a camelCase hump of ``cased``; a match
+    inside a part is dropped. It is reported as the whole run holding it, at the
+    run's offset (``parse_header_links`` for the prefix ``head``), so the caller reads
+    every term of the run, the whole identifier included. Other prefixes (Han and
+    kana, matched character by character) may sit anywhere in a run.
     """
+    text = joined if cased is None or len(cased) != len(joined) else cased
     for prefix in prefixes:
         if prefix.isascii():
             for match in _word_from(prefix).finditer(joined):
                 at = match.start()
-                if not (at and joined[at - 1].isalnum()):
-                    yield at, match.group()
+                if _part_starts(joined, text, at):
+                    yield _whole_run(text, at)
         else:
             for match in _word_around(prefix).finditer(joined):
-                yield match.start(), match.group()
+                yield match.start(), text[match.start() : match.end()]
+
+
+_RUN_CHAR = re.compile(r"\w")
+_RUN_START = re.compile(r"\w*\Z")
+_RUN = re.compile(r"\w+")
+_RUN_BACK = 64
+"""How far back a run's start is looked for (longer identifiers are read from there)."""
+
+
+def _part_starts(joined: str, text: str, at: int) -> bool:
+    """Whether a part of a run starts at ``at``: the run's start, after "_", or at a
+    camelCase hump of ``text``."""
+    return (
+        not at
+        or not _RUN_CHAR.match(joined, at - 1)
+        or joined[at - 1] == "_"
+        or (_at_hump(text, at))
+    )
+
+
+def _at_hump(text: str, at: int) -> bool:
+    """Whether a camelCase part starts at ``at`` (``lexical._HUMP``'s rule)."""
+    if not text[at].isupper():
+        return False
+    before = text[at - 1]
+    return before.islower() or (before.isupper() and at + 1 < len(text) and text[at + 1].islower())
+
+
+def _whole_run(text: str, at: int) -> tuple[int, str]:
+    """The ``\\w+`` run of ``text`` that holds offset ``at``: its offset and text."""
+    window = max(0, at - _RUN_BACK)
+    found = _RUN_START.search(text, window, at)
+    start = found.start() if found is not None else at
+    match = _RUN.match(text, start)
+    return start, match.group() if match is not None else text[at]
 
 
 @functools.lru_cache(maxsize=4096)
@@ -265,14 +304,16 @@ def lexical_coverage(query: str, texts: Sequence[str]) -> npt.NDArray[np.float64
     terms = sorted(set(TERMS.terms(query)))
     if not terms or not count:
         return np.zeros(count)
-    joined = "\n".join(texts).lower()
+    cased = "\n".join(texts)
+    joined = cased.lower()
     lengths = np.fromiter(map(len, texts), dtype=np.int64, count=count) + 1
     starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
     index_of = {term: position for position, term in enumerate(terms)}
     stems: dict[str, tuple[int, ...]] = {}
     positions: list[int] = []
     term_ids: list[int] = []
-    for start, word in _candidate_words(joined, {t[:-1] if len(t) > 3 else t for t in terms}):
+    prefixes = {t[:-1] if len(t) > 3 else t for t in terms}
+    for start, word in _candidate_words(joined, prefixes, cased):
         found = stems.get(word)
         if found is None:
             found = tuple(index_of[term] for term in TERMS.terms(word) if term in index_of)

@@ -128,7 +128,7 @@ def names_unknown(query: str, texts: Sequence[str]) -> bool:
     Returns:
         ``False`` for a query without names.
     """
-    names = {term for word in _NAME.findall(query) for term in TERMS.terms(word)}
+    names = {term for word in _NAME.findall(query) for term in TERMS.terms(word.lower())}
     if not names:
         return False
     joined = "\n".join(texts).lower()
