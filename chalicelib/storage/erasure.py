@@ -29,7 +29,7 @@ from chalicelib.storage.keys import (
     review_lookup_partition,
     review_partition,
 )
-from chalicelib.storage.owner_scan import DynamoDBOwnerScan
+from chalicelib.storage.owner_store import DynamoDBOwnerStore
 
 if TYPE_CHECKING:
     pass
@@ -83,7 +83,7 @@ class DynamoDBMemoryScrub:
         bucket: the stack's bucket, as the owner erasure reads it (versions included).
     """
 
-    def __init__(self, table: DynamoDBTable, bucket: DynamoDBOwnerScan) -> None:
+    def __init__(self, table: DynamoDBTable, bucket: DynamoDBOwnerStore) -> None:
         self._table = table
         self._bucket = bucket
 

@@ -23,6 +23,7 @@ from chalicelib.ids import Clock, from_rfc3339, to_rfc3339
 from chalicelib.storage.aws_errors import S3_THROTTLING, translate_errors
 from chalicelib.storage.dynamodb import DynamoDBTable, to_attributes
 from chalicelib.storage.keys import KV_TTL_ATTRIBUTE, export_key
+from chalicelib.storage.owner_marks import put_owner_mark
 from chalicelib.storage.recalls import epoch_seconds
 
 if TYPE_CHECKING:
@@ -70,6 +71,10 @@ class DynamoDBExportStore:
             **record,
             KV_TTL_ATTRIBUTE: epoch_seconds(from_rfc3339(record["expiresAt"])),
         }
+        # its owner mark: an erasure or a second request finds the workspace's exports
+        put_owner_mark(
+            self._table, record["workspaceId"], export_key(record["id"]), item[KV_TTL_ATTRIBUTE]
+        )
         self._table.client.put_item(
             TableName=self._table.name,
             Item=to_attributes(item),

@@ -54,7 +54,7 @@ Lambda limit) may be taken by a retry."""
 
 
 class ErasureRecords(Protocol):
-    """Erasure records as a person's requests use them (``storage/owner_scan.py``)."""
+    """Erasure records as a person's requests use them (``storage/owner_store.py``)."""
 
     def record(self, target_id: str) -> dict[str, Any] | None:
         """The erasure's record, or None."""
