@@ -40,8 +40,8 @@ from chalicelib.services.keyed_hash import DEVELOPMENT_SECRETS, KeyedHash
 from chalicelib.services.lifecycle.erasure import OwnerStore
 from chalicelib.services.lifecycle.ownership import TargetKind, item_kind, owned_items
 from chalicelib.storage.dynamodb import from_attributes, to_attributes
-from chalicelib.storage.owner_marks import owner_mark
 from chalicelib.storage.keys import person_email_key, recall_counter_key, recall_counter_page
+from chalicelib.storage.owner_marks import owner_mark
 
 FORMAT = "pinework-export"
 VERSION = 1
