@@ -236,6 +236,10 @@ class DynamoDBMemoryScrub:
         before the erasure holds the text. Returns how many versions went."""
         return self.purge_versions(f"{EXPORT_OBJECT_PREFIX}{workspace_id}/", keep_current=False)
 
+    def bump_erasure_epoch(self, workspace_id: str) -> None:
+        """Change the workspace's erasure epoch (``DynamoDBOwnerStore``)."""
+        self._bucket.bump_erasure_epoch(workspace_id)
+
     def purge_recall_volumes(self, agent_id: str) -> int:
         """Delete the older versions of the agent's recall index volumes (after a rebuild
         replaced them: each packed the erased fact's text). Returns how many went."""

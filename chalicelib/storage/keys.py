@@ -41,8 +41,11 @@
 | recall index: complete (marker) | ``RECALLINDEX#<agt_id>`` | ``~BUILT`` |
 | an erasure's progress, then its tombstone | ``ERASURE#<id>`` | ``RECORD`` |
 | an id an unfinished erasure collected | ``ERASURE#<id>`` | ``ID#<id>`` |
+| a workspace's erasure epoch | ``ERASURE#<wsp_id>`` | ``EPOCH`` |
 | how far archived memories' audit texts were swept | ``RETENTION#<agt_id>`` | ``ARCHIVEDTEXTS`` |
 | a person's export of an agent or the workspace | ``EXPORT#<exp_id>`` | ``EXPORT`` |
+| a workspace's queued or running export | ``WORKSPACE#<wsp_id>`` | ``EXPORTSLOT`` |
+| a workspace's exports of one UTC day | ``WORKSPACE#<wsp_id>`` | ``EXPORTDAY#<date>`` |
 | a learning | ``LEARNINGS#<wsp_id>`` | ``LEARNING#<lrn_id>`` |
 | a workspace's count of live learnings | ``LEARNINGS#<wsp_id>`` | ``COUNT`` |
 | an agent's learning proposals on a date | ``LEARNINGS#<wsp_id>`` | ``RATE#<agt_id>#<date>`` |
@@ -499,6 +502,18 @@ def export_object(workspace_id: str, export_id: str) -> str:
     return f"{EXPORT_OBJECT_PREFIX}{workspace_id}/{export_id}.jsonl"
 
 
+def export_slot_key(workspace_id: str) -> dict[str, str]:
+    """Primary key of a workspace's one export slot (``exportId``, ``heldUntil``): the
+    queued or running export (docs/reference.md#exports-for-a-person)."""
+    return {"pk": workspace_key(workspace_id)["pk"], "sk": "EXPORTSLOT"}
+
+
+def export_day_key(workspace_id: str, day: str) -> dict[str, str]:
+    """Primary key of how many exports a workspace requested on one UTC day (``n``;
+    expires with TTL)."""
+    return {"pk": workspace_key(workspace_id)["pk"], "sk": f"EXPORTDAY#{day}"}
+
+
 def export_key(export_id: str) -> dict[str, str]:
     """Primary key of a person's export's record (status, counts, the file's key)."""
     return {"pk": f"EXPORT#{export_id}", "sk": "EXPORT"}
@@ -546,6 +561,13 @@ def erasure_record_key(target_id: str) -> dict[str, str]:
     """Primary key of an erasure's record: its progress while it runs, then the tombstone
     that says who erased what and when."""
     return {"pk": erasure_partition(target_id), "sk": "RECORD"}
+
+
+def erasure_epoch_key(workspace_id: str) -> dict[str, str]:
+    """Primary key of a workspace's erasure epoch (``epoch``: a new random value at the
+    start and end of every erasure touching the workspace); an export that saw it change
+    while it ran discards its file (docs/reference.md#exports-for-a-person)."""
+    return {"pk": erasure_partition(workspace_id), "sk": "EPOCH"}
 
 
 def erasure_id_key(target_id: str, found_id: str) -> dict[str, str]:

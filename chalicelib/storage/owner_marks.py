@@ -13,6 +13,7 @@ the same TTL.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from chalicelib.storage.dynamodb import DynamoDBTable, to_attributes
@@ -55,4 +56,39 @@ def put_owner_mark(
     """Write the mark on its own (before the item it names)."""
     table.client.put_item(
         TableName=table.name, Item=to_attributes(owner_mark(owner_id, owned, expires_epoch))
+    )
+
+
+_MARKED_BY_KEY = ("SESSION#", "LIFT#", "REVIEWDATE#")
+"""Items whose partition names their agent after the prefix (``<prefix><agt_…>#…``)."""
+_MARKED_BY_PERSON = ("WEBSESSION#", "SIGNIN#", "PERSONEMAIL#")
+_PRINCIPAL = re.compile(r"(?:agt|usr)_[0-9A-HJKMNP-TV-Z]{26}")
+
+
+def mark_owner(item: dict[str, Any]) -> str | None:
+    """The owner whose mark an existing item needs (the table upgrade marks items
+    written before marks existed), or None for an item that needs none."""
+    pk = str(item["pk"])
+    if pk.startswith(_MARKED_BY_KEY):
+        return pk.split("#")[1]
+    if pk.startswith(_MARKED_BY_PERSON):
+        return str(item.get("personId") or "") or None
+    if pk.startswith("IDEMPOTENCY#"):
+        parts = pk.split("#")
+        return parts[3] if len(parts) > 4 and _PRINCIPAL.fullmatch(parts[3]) else None
+    if pk.startswith(("EXPORT#", "PERSON#")):
+        return str(item.get("workspaceId") or "") or None
+    return None
+
+
+def mark_of(item: dict[str, Any]) -> dict[str, Any] | None:
+    """The owner mark an existing item needs (``mark_owner``), with its TTL; or None."""
+    owner = mark_owner(item)
+    if owner is None:
+        return None
+    expires = item.get(KV_TTL_ATTRIBUTE)
+    return owner_mark(
+        owner,
+        {"pk": str(item["pk"]), "sk": str(item["sk"])},
+        None if expires is None else int(expires),
     )

@@ -12,6 +12,7 @@ deleted when it finishes.
 from __future__ import annotations
 
 import json
+import secrets
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -29,6 +30,7 @@ from chalicelib.storage.keys import (
     agent_key,
     agent_kind_values,
     day_pointer_key,
+    erasure_epoch_key,
     erasure_id_key,
     erasure_partition,
     erasure_record_key,
@@ -155,6 +157,22 @@ class DynamoDBOwnerStore:
         """The agent's workspace (its item's ``workspaceId``), or None."""
         found = self._table.get(agent_key(agent_id))
         return None if found is None else str(found.get("workspaceId") or "") or None
+
+    def bump_erasure_epoch(self, workspace_id: str) -> None:
+        """Give the workspace's erasure epoch a new value (an erasure starts or ends:
+        an export running meanwhile discards its file). Last writer wins: any new
+        value is a change."""
+        self._table.client.put_item(
+            TableName=self._table.name,
+            Item=to_attributes({**erasure_epoch_key(workspace_id), "epoch": secrets.token_hex(8)}),
+        )
+
+    def drop_erasure_epoch(self, workspace_id: str) -> None:
+        """Delete the workspace's erasure epoch (its own erasure ends: nothing of it
+        stays but the tombstone; the change from the last value is what an export sees)."""
+        self._table.client.delete_item(
+            TableName=self._table.name, Key=to_attributes(erasure_epoch_key(workspace_id))
+        )
 
     def delete_items(self, keys: Iterable[dict[str, str]]) -> int:
         """Delete items by key (``BatchWriteItem``, unprocessed ones retried); deleting a
@@ -297,6 +315,12 @@ class DynamoDBOwnerStore:
         """Delete the remembered ids (the erasure finished)."""
         ids = self.collected_ids(target_id)
         self.delete_items(erasure_id_key(target_id, found) for found in ids)
+
+
+def read_erasure_epoch(table: DynamoDBTable, workspace_id: str) -> str:
+    """The workspace's erasure epoch (``keys.erasure_epoch_key``; "" when none)."""
+    found = table.get(erasure_epoch_key(workspace_id))
+    return "" if found is None else str(found.get("epoch", ""))
 
 
 def _chunks(rows: Iterable[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:

@@ -10,7 +10,11 @@ Phases, saved in the erasure's record after each page so a rerun resumes: ``coll
 (the ids, remembered as they are found), ``delete`` (items, and a key-value entry's
 objects with it; a rerun reads the target's remaining items again), ``objects`` (the
 prefixes), then ``done``: the record stays as the tombstone (who, what, when, counts).
-A dry run reads once and counts.
+A dry run reads once and counts. The workspace's erasure epoch changes when the collect
+phase starts and again before the objects phase deletes the cached exports (for the
+workspace's own erasure: it is deleted), so an export that overlaps the erasure either
+sees the change and discards its file or uploaded before that purge
+(docs/reference.md#exports-for-a-person, docs/issues.md#issue-42-item-1).
 """
 
 from __future__ import annotations
@@ -91,6 +95,14 @@ class OwnerStore(Protocol):
 
     def forget_ids(self, target_id: str) -> None:
         """Delete the remembered ids."""
+        ...
+
+    def bump_erasure_epoch(self, workspace_id: str) -> None:
+        """Change the workspace's erasure epoch (exports running meanwhile discard)."""
+        ...
+
+    def drop_erasure_epoch(self, workspace_id: str) -> None:
+        """Delete the workspace's erasure epoch (the workspace's own erasure ends)."""
         ...
 
 
@@ -286,6 +298,8 @@ class OwnerErasure:
             self._scan.save_record(target_id, {**record, "progress": state})
 
         if state["phase"] == "collect":
+            if workspace_id:
+                self._scan.bump_erasure_epoch(workspace_id)
             collected = self._collect(kind, ids, workspace_id, target_id, progress)
             tally.items.update(self._revoke(ids | collected))
             save(phase="delete", lastKey=None)
@@ -298,6 +312,12 @@ class OwnerErasure:
                 save(phase="delete")
                 _report(progress, ErasureProgress("delete", read, sum(tally.items.values())))
             save(phase="objects")
+        if state["phase"] == "objects" and workspace_id:
+            # before the cached exports go: an export that read before checks it after
+            if kind == "workspace":
+                self._scan.drop_erasure_epoch(workspace_id)
+            else:
+                self._scan.bump_erasure_epoch(workspace_id)
         if state["phase"] == "objects":
             for prefix in sorted(self._prefixes(kind, target_id, workspace_id, ids | collected)):
                 tally.add_versions(self._scan, self._scan.object_versions(prefix))
