@@ -38,6 +38,7 @@ from chalicelib.storage.keys import (
     owned_partition,
     owner_partitions,
 )
+from chalicelib.storage.learning_recount import recount_live_learnings
 from chalicelib.storage.reports import object_body
 
 if TYPE_CHECKING:
@@ -166,6 +167,10 @@ class DynamoDBOwnerStore:
             TableName=self._table.name,
             Item=to_attributes({**erasure_epoch_key(workspace_id), "epoch": secrets.token_hex(8)}),
         )
+
+    def recount_live_learnings(self, workspace_id: str) -> int | None:
+        """Recompute the workspace's count of live learnings (``learning_recount.py``)."""
+        return recount_live_learnings(self._table, workspace_id)
 
     def drop_erasure_epoch(self, workspace_id: str) -> None:
         """Delete the workspace's erasure epoch (its own erasure ends: nothing of it

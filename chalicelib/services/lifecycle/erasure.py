@@ -105,6 +105,10 @@ class OwnerStore(Protocol):
         """Delete the workspace's erasure epoch (the workspace's own erasure ends)."""
         ...
 
+    def recount_live_learnings(self, workspace_id: str) -> int | None:
+        """Recompute the workspace's count of live learnings from its learnings."""
+        ...
+
 
 @dataclass(frozen=True)
 class ErasureProgress:
@@ -312,13 +316,8 @@ class OwnerErasure:
                 save(phase="delete")
                 _report(progress, ErasureProgress("delete", read, sum(tally.items.values())))
             save(phase="objects")
-        if state["phase"] == "objects" and workspace_id:
-            # before the cached exports go: an export that read before checks it after
-            if kind == "workspace":
-                self._scan.drop_erasure_epoch(workspace_id)
-            else:
-                self._scan.bump_erasure_epoch(workspace_id)
         if state["phase"] == "objects":
+            self._before_objects(kind, workspace_id)
             for prefix in sorted(self._prefixes(kind, target_id, workspace_id, ids | collected)):
                 tally.add_versions(self._scan, self._scan.object_versions(prefix))
             save(phase="done")
@@ -336,6 +335,20 @@ class OwnerErasure:
             erased_by=str(record["by"]),
             finished_at=finished,
         )
+
+    def _before_objects(self, kind: TargetKind, workspace_id: str) -> None:
+        """Between the items and the objects: recount the workspace's live learnings
+        (an agent's went with it: recomputed, never decremented by a guess), then change
+        the erasure epoch, before the cached exports go (an export that read before
+        sees the change after; the workspace's own erasure deletes the epoch)."""
+        if not workspace_id:
+            return
+        if kind == "agent":
+            self._scan.recount_live_learnings(workspace_id)
+        if kind == "workspace":
+            self._scan.drop_erasure_epoch(workspace_id)
+        else:
+            self._scan.bump_erasure_epoch(workspace_id)
 
     def _delete_page(self, doomed: list[dict[str, Any]], tally: _Tally) -> None:
         """Delete the items of one page that belong, a key-value entry's values first."""
