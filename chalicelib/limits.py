@@ -187,3 +187,11 @@ MAX_KEPT = 40
 """At most this many facts of one recall score >= 0.5: past it the cut rises to just
 above the 41st best (docs/DECISIONS.md#reranker-issue-28: kept counts are what moved
 most on stores the cut was never fitted on; the cap holds on any store)."""
+
+EXPORTS_PER_WORKSPACE_PER_DAY = 10
+"""Exports one workspace may request per UTC day (docs/reference.md#exports-for-a-person,
+docs/issues.md#issue-41-item-2); one more is refused ``rate_limited`` until midnight UTC."""
+EXPORT_SLOT_HOLD = timedelta(hours=2)
+"""How long a queued or running export holds its workspace's one export slot at most: a
+second request meanwhile answers the one that holds it (200). An export whose worker
+gave up (the queue's retries spent) frees the slot after this long."""

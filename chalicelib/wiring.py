@@ -73,7 +73,7 @@ from chalicelib.storage.learnings import DynamoDBLearningRepository, LearningVer
 from chalicelib.storage.memories import DynamoDBMemoryRepository
 from chalicelib.storage.memory_index import DynamoDBMemoryIndexRepository
 from chalicelib.storage.model_files import LocalModelFile, S3ModelFile
-from chalicelib.storage.owner_scan import DynamoDBOwnerScan
+from chalicelib.storage.owner_store import DynamoDBOwnerStore
 from chalicelib.storage.protocols import IdempotencyStore, KvQuota, ModelFile
 from chalicelib.storage.queue import SqsReviewQueue
 from chalicelib.storage.recall_index import DynamoDBRecallIndex
@@ -200,7 +200,7 @@ def archived_text_retention(
         DynamoDBMemoryIndexRepository(table),
         # only audit records are rewritten: the scrub never opens the bucket here
         DynamoDBMemoryScrub(
-            table, DynamoDBOwnerScan(table, lambda: s3_client(settings), settings.bucket_name)
+            table, DynamoDBOwnerStore(table, lambda: s3_client(settings), settings.bucket_name)
         ),
         DynamoDBRetentionMarks(table),
         clock,
@@ -438,10 +438,10 @@ def build_services(
     )
     index = DynamoDBMemoryIndexRepository(table)
     auth = AuthService(directory, clock)
-    owner_scan = DynamoDBOwnerScan(table, lambda: s3 or s3_client(settings), settings.bucket_name)
-    owner_erasure = OwnerErasure(owner_scan, directory, clock)
+    owner_store = DynamoDBOwnerStore(table, lambda: s3 or s3_client(settings), settings.bucket_name)
+    owner_erasure = OwnerErasure(owner_store, directory, clock)
     transfer = WorkspaceTransfer(
-        owner_scan, RecallIndexBackfill(memories, recall_index, directory, clock), clock, digests
+        owner_store, RecallIndexBackfill(memories, recall_index, directory, clock), clock, digests
     )
     return Services(
         settings=settings,
@@ -462,7 +462,7 @@ def build_services(
         memories=memory_service,
         erasure=MemoryErasure(
             memories,
-            DynamoDBMemoryScrub(table, owner_scan),
+            DynamoDBMemoryScrub(table, owner_store),
             RecallIndexBackfill(memories, recall_index, directory, clock),
             detector,
             clock,
@@ -472,7 +472,7 @@ def build_services(
         learnings=learnings,
         lifecycle=PersonLifecycle(
             owner_erasure,
-            owner_scan,
+            owner_store,
             transfer,
             DynamoDBExportStore(
                 table, lambda: s3 or s3_client(settings), settings.bucket_name, clock
@@ -590,7 +590,7 @@ def build_admin_service(settings: Settings) -> AdminService:
         directory,
         clock,
     )
-    owner_scan = DynamoDBOwnerScan(table, lambda: s3_client(settings), settings.bucket_name)
+    owner_store = DynamoDBOwnerStore(table, lambda: s3_client(settings), settings.bucket_name)
     return AdminService(
         directory,
         clock,
@@ -598,8 +598,8 @@ def build_admin_service(settings: Settings) -> AdminService:
         EmbeddingBackfill(memories, default_embedder()),
         index_backfill,
         TableUpgrade(table),
-        OwnerErasure(owner_scan, directory, clock),
-        WorkspaceTransfer(owner_scan, index_backfill, clock, digests),
+        OwnerErasure(owner_store, directory, clock),
+        WorkspaceTransfer(owner_store, index_backfill, clock, digests),
         digests,
         archived_text_retention(settings, table, clock),
     )

@@ -16,7 +16,9 @@ the whole table; here, on an embedded request, it sorts the queried partition's 
 only (``_partition_items``), which are the only ones such a query can return. Results,
 pages and ``LastEvaluatedKey`` are moto's (``tests/unit/test_moto_transactions.py``),
 and a store of 100,000 facts answers a recall in seconds, as DynamoDB's partition
-lookup would, not minutes (docs/issues.md#issue-23-item-2).
+lookup would, not minutes (docs/issues.md#issue-23-item-2). An index Query still reads
+every item (moto keeps no index), but no longer sorts the whole table first: moto sorts
+the matches it keeps (docs/issues.md#issue-41-item-1).
 """
 
 from __future__ import annotations
@@ -140,14 +142,20 @@ def _transact_write_items(self: Any, transact_items: list[dict[str, Any]]) -> No
         raise
 
 
+_UNSORTED = object()
+"""``_embedded.partition`` for an index Query: every item, unsorted (moto sorts the
+index Query's matches itself, so the whole table's sort is wasted work)."""
+
+
 def _query(self: Any, hash_key: Any, *args: Any, **kwargs: Any) -> Any:
-    """moto's ``Table.query``; a query of the table's own key on an embedded request
-    reads only ``hash_key``'s partition (``_partition_items``)."""
+    """moto's ``Table.query``; on an embedded request, a query of the table's own key
+    reads only ``hash_key``'s partition, and an index query filters the table's items
+    without sorting them first (``_partition_items``)."""
     index_name = args[6] if len(args) > 6 else kwargs.get("index_name")
-    if index_name is not None or hash_key is None or not _serving_embedded_request():
+    if not _serving_embedded_request() or (index_name is None and hash_key is None):
         return _original_query(self, hash_key, *args, **kwargs)
     previous = getattr(_embedded, "partition", None)
-    _embedded.partition = hash_key
+    _embedded.partition = _UNSORTED if index_name is not None else hash_key
     try:
         return _original_query(self, hash_key, *args, **kwargs)
     finally:
@@ -160,6 +168,8 @@ def _partition_items(self: Any) -> Any:
     hash_key = getattr(_embedded, "partition", None)
     if hash_key is None or not self.range_key_attr:
         return _original_all_items(self)
+    if hash_key is _UNSORTED:
+        return [item for partition in self.items.values() for item in partition.values()]
     partition = self.items.get(hash_key, {})
     return sorted(partition.values(), key=lambda item: item.range_key)
 

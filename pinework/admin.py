@@ -415,7 +415,7 @@ class UpgradeCounts(Protocol):
 
     def to_wire(self) -> dict[str, Any]:
         """``doneBefore``, ``scanned``, ``agentsListed``, ``memoriesIndexed``,
-        ``changedMeanwhile`` (see the service)."""
+        ``ownersMarked``, ``changedMeanwhile`` (see the service)."""
         ...
 
 

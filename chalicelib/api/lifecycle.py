@@ -63,12 +63,15 @@ def get_erasure(target_id: str) -> Response:
 @idempotent(lifecycle_api)
 def start_export() -> Response:
     """A person exports an agent (``agentId``) or the workspace: 202 with the export;
-    ``GET /exports/{id}`` gives its file's link once it is done."""
+    ``GET /exports/{id}`` gives its file's link once it is done. While another export of
+    the workspace is queued or running, 200 with that one (nothing new is queued); past
+    the workspace's exports of the day, 429 ``rate_limited``."""
     call = call_context(_request())
     refuse_agents(call.principal, EXPORT_IS_FOR_PERSONS)
     body = parse_body(_request().raw_body, ExportRequest)
-    export = call.services.lifecycle.start_export(call.principal, body.agent_id)
-    return json_response(export, 202, headers={"Location": f"/api/v1/exports/{export['id']}"})
+    export, new = call.services.lifecycle.start_export(call.principal, body.agent_id)
+    location = {"Location": f"/api/v1/exports/{export['id']}"}
+    return json_response(export, 202 if new else 200, headers=location)
 
 
 @lifecycle_api.route("/exports/{export_id}", methods=["GET"], content_types=ANY_CONTENT)

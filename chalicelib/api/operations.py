@@ -600,13 +600,16 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         "Export an agent (`agentId`) or the workspace as JSON Lines "
         "(docs/reference.md#exports-for-a-person)",
         "person",
-        {202: ExportObject},
-        (errors.Forbidden,),
+        {200: ExportObject, 202: ExportObject},
+        (errors.Forbidden, errors.RateLimited),
         body=ExportRequest,
         accepted_links=("get_export",),
         tag="lifecycle",
         description="Queued for the review worker: 202 with the export and `Location`; "
-        "`GET /exports/{id}` gives a 15-minute link to the file once it is `done`.",
+        "`GET /exports/{id}` gives a 15-minute link to the file once it is `done`. While "
+        "another export of the workspace is queued or running, 200 with that one (nothing "
+        "is queued); past the workspace's 10 exports of the UTC day, 429 `rate_limited` "
+        "with `Retry-After` (docs/reference.md#one-export-at-a-time).",
     ),
     ("GET", "/exports/{export_id}"): Operation(
         "An export: its status, counts and, once done, a 15-minute download link",

@@ -74,6 +74,7 @@ class UpgradeReport:
             the workspace shards).
         changed_meanwhile: memories whose status changed while the run read them
             (their change wrote the value itself; nothing is lost).
+        owners_marked: items given the owner mark they lacked (``storage/owner_marks.py``).
     """
 
     done_before: bool = False
@@ -81,6 +82,7 @@ class UpgradeReport:
     agents_listed: int = 0
     memories_indexed: int = 0
     changed_meanwhile: int = 0
+    owners_marked: int = 0
 
     def to_wire(self) -> dict[str, Any]:
         """The report as JSON (camelCase)."""
@@ -89,6 +91,7 @@ class UpgradeReport:
             "scanned": self.scanned,
             "agentsListed": self.agents_listed,
             "memoriesIndexed": self.memories_indexed,
+            "ownersMarked": self.owners_marked,
             "changedMeanwhile": self.changed_meanwhile,
         }
 

@@ -39,6 +39,7 @@ from chalicelib.storage.keys import (
     workspace_agent_key,
     workspace_key,
 )
+from chalicelib.storage.owner_marks import owner_mark_put
 from chalicelib.storage.protocols import PersonEmailTaken
 from chalicelib.storage.recall_index import marker_item
 
@@ -158,6 +159,8 @@ class DynamoDBDirectoryRepository:
             self._table.transact(
                 [
                     {"Put": {"Item": to_attributes(claim), **mine}},
+                    # its owner mark: the person's erasure finds the claim (owner_marks.py)
+                    owner_mark_put(person.id, person_email_key(person.workspace_id, current)),
                     *(
                         {
                             "Delete": {
@@ -219,6 +222,9 @@ class DynamoDBDirectoryRepository:
                     *checks,
                     put_new(convert.person_to_item(person)),
                     *_put_token(token),
+                    owner_mark_put(person.id, person_email_key(person.workspace_id, current)),
+                    # the workspace's erasure and export find its persons (owner_marks.py)
+                    owner_mark_put(person.workspace_id, person_key(person.id)),
                 ]
             )
         except TransactionCancelled as cancelled:

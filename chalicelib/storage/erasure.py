@@ -29,7 +29,7 @@ from chalicelib.storage.keys import (
     review_lookup_partition,
     review_partition,
 )
-from chalicelib.storage.owner_scan import DynamoDBOwnerScan
+from chalicelib.storage.owner_store import DynamoDBOwnerStore
 
 if TYPE_CHECKING:
     pass
@@ -83,7 +83,7 @@ class DynamoDBMemoryScrub:
         bucket: the stack's bucket, as the owner erasure reads it (versions included).
     """
 
-    def __init__(self, table: DynamoDBTable, bucket: DynamoDBOwnerScan) -> None:
+    def __init__(self, table: DynamoDBTable, bucket: DynamoDBOwnerStore) -> None:
         self._table = table
         self._bucket = bucket
 
@@ -235,6 +235,10 @@ class DynamoDBMemoryScrub:
         """Delete every cached export of the workspace (all versions): an export made
         before the erasure holds the text. Returns how many versions went."""
         return self.purge_versions(f"{EXPORT_OBJECT_PREFIX}{workspace_id}/", keep_current=False)
+
+    def bump_erasure_epoch(self, workspace_id: str) -> None:
+        """Change the workspace's erasure epoch (``DynamoDBOwnerStore``)."""
+        self._bucket.bump_erasure_epoch(workspace_id)
 
     def purge_recall_volumes(self, agent_id: str) -> int:
         """Delete the older versions of the agent's recall index volumes (after a rebuild

@@ -12,17 +12,30 @@ lifecycle rule); reads skip it from then on, before DynamoDB's TTL deletes it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime, time, timedelta
 from typing import IO, TYPE_CHECKING, Any
 
 import boto3
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
+from chalicelib.errors import RateLimited
 from chalicelib.ids import Clock, from_rfc3339, to_rfc3339
 from chalicelib.storage.aws_errors import S3_THROTTLING, translate_errors
-from chalicelib.storage.dynamodb import DynamoDBTable, to_attributes
-from chalicelib.storage.keys import KV_TTL_ATTRIBUTE, export_key
+from chalicelib.storage.dynamodb import (
+    DynamoDBTable,
+    TransactionCancelled,
+    put_new,
+    to_attributes,
+)
+from chalicelib.storage.keys import (
+    KV_TTL_ATTRIBUTE,
+    export_day_key,
+    export_key,
+    export_slot_key,
+)
+from chalicelib.storage.owner_marks import put_owner_mark
+from chalicelib.storage.owner_store import read_erasure_epoch
 from chalicelib.storage.recalls import epoch_seconds
 
 if TYPE_CHECKING:
@@ -31,6 +44,38 @@ if TYPE_CHECKING:
 
 class ExportTaken(Exception):
     """The export is done, unknown, or another worker holds it."""
+
+
+def _take_slot(
+    workspace_id: str, export_id: str, now: datetime, held_until: datetime
+) -> dict[str, Any]:
+    return {
+        "Update": {
+            "Key": to_attributes(export_slot_key(workspace_id)),
+            "UpdateExpression": "SET exportId = :export, heldUntil = :until",
+            # One export per workspace queued or running; a hold past its time is free.
+            "ConditionExpression": "attribute_not_exists(exportId) OR heldUntil < :now",
+            "ExpressionAttributeValues": to_attributes(
+                {":export": export_id, ":until": to_rfc3339(held_until), ":now": to_rfc3339(now)}
+            ),
+        }
+    }
+
+
+def _count_day(workspace_id: str, now: datetime, per_day: int) -> dict[str, Any]:
+    day = now.date().isoformat()
+    return {
+        "Update": {
+            "Key": to_attributes(export_day_key(workspace_id, day)),
+            "UpdateExpression": "ADD n :one SET #ttl = :ttl",
+            # The daily cap: the count before this one is below it.
+            "ConditionExpression": "attribute_not_exists(n) OR n < :cap",
+            "ExpressionAttributeNames": {"#ttl": KV_TTL_ATTRIBUTE},
+            "ExpressionAttributeValues": to_attributes(
+                {":one": 1, ":cap": per_day, ":ttl": epoch_seconds(now) + 2 * 86_400}
+            ),
+        }
+    }
 
 
 class DynamoDBExportStore:
@@ -62,19 +107,73 @@ class DynamoDBExportStore:
             self._s3_client = translate_errors(self._s3_factory(), S3_THROTTLING)
         return self._s3_client
 
-    def create(self, record: dict[str, Any]) -> None:
-        """Put a new export's record (``id``, ``expiresAt`` and the rest, camelCase);
-        ``attribute_not_exists``: a new id never overwrites."""
-        item = {
-            **export_key(record["id"]),
-            **record,
-            KV_TTL_ATTRIBUTE: epoch_seconds(from_rfc3339(record["expiresAt"])),
-        }
-        self._table.client.put_item(
-            TableName=self._table.name,
-            Item=to_attributes(item),
-            ConditionExpression="attribute_not_exists(pk)",
-        )
+    def create(
+        self, record: dict[str, Any], *, per_day: int, held_until: datetime
+    ) -> dict[str, Any] | None:
+        """Put a new export's record (``id``, ``workspaceId``, ``requestedAt``,
+        ``expiresAt`` and the rest, camelCase) and take its workspace's one export slot
+        and one of its exports of the UTC day, in one transaction
+        (docs/reference.md#exports-for-a-person, docs/issues.md#issue-41-item-2).
+
+        Args:
+            per_day: the workspace's exports per UTC day.
+            held_until: until when the new export holds the slot at most.
+
+        Returns:
+            None when the export was created; else the record of the queued or running
+            export that holds the slot (nothing was written).
+
+        Raises:
+            RateLimited: the workspace requested ``per_day`` exports today (429, until
+                midnight UTC).
+        """
+        workspace_id = str(record["workspaceId"])
+        now = from_rfc3339(str(record["requestedAt"]))
+        expires = epoch_seconds(from_rfc3339(record["expiresAt"]))
+        item = {**export_key(record["id"]), **record, KV_TTL_ATTRIBUTE: expires}
+        # its owner mark: an erasure finds the workspace's exports by key
+        put_owner_mark(self._table, workspace_id, export_key(record["id"]), expires)
+        try:
+            self._table.transact(
+                [
+                    put_new(item),
+                    _take_slot(workspace_id, str(record["id"]), now, held_until),
+                    _count_day(workspace_id, now, per_day),
+                ]
+            )
+        except TransactionCancelled as cancelled:
+            reasons = cancelled.reasons
+            if reasons[1:2] == ["ConditionalCheckFailed"]:
+                holder = self._table.get(export_slot_key(workspace_id)) or {}
+                found = self.get(str(holder.get("exportId", "")))
+                if found is not None:
+                    return found
+            if reasons[2:3] == ["ConditionalCheckFailed"]:
+                midnight = datetime.combine(now.date() + timedelta(days=1), time(), UTC)
+                raise RateLimited(
+                    f"Your workspace requested {per_day} exports today, as many as one "
+                    "workspace may a day: export again after midnight UTC, or fetch an "
+                    "earlier export (GET /api/v1/exports/{id}).",
+                    retry_after_seconds=max(1, int((midnight - now).total_seconds())),
+                ) from cancelled
+            raise
+        return None
+
+    def release(self, workspace_id: str, export_id: str) -> None:
+        """Free the workspace's export slot if ``export_id`` holds it (the export is
+        done); another export's hold is left alone."""
+        try:
+            self._table.client.update_item(
+                TableName=self._table.name,
+                Key=to_attributes(export_slot_key(workspace_id)),
+                UpdateExpression="REMOVE exportId, heldUntil",
+                # Only the holder frees it: a later export may hold it already.
+                ConditionExpression="exportId = :export",
+                ExpressionAttributeValues=to_attributes({":export": export_id}),
+            )
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
 
     def get(self, export_id: str) -> dict[str, Any] | None:
         """The record (strongly consistent), or None (also once it expired)."""
@@ -142,6 +241,23 @@ class DynamoDBExportStore:
             if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
                 raise ExportTaken(export_id) from error
             raise
+
+    def erasure_epoch(self, workspace_id: str) -> str:
+        """The workspace's erasure epoch ("" when none; ``keys.erasure_epoch_key``)."""
+        return read_erasure_epoch(self._table, workspace_id)
+
+    def discard(self, key: str) -> int:
+        """Delete every version of the export file ``key`` (it may hold erased data).
+        Returns how many versions went."""
+        versions = self._s3().list_object_versions(Bucket=self._bucket, Prefix=key)
+        gone = 0
+        for entry in [*versions.get("Versions", []), *versions.get("DeleteMarkers", [])]:
+            if entry["Key"] == key:
+                self._s3().delete_object(
+                    Bucket=self._bucket, Key=key, VersionId=str(entry["VersionId"])
+                )
+                gone += 1
+        return gone
 
     def upload(self, key: str, body: IO[bytes]) -> None:
         """Write the export file from an open file (one streamed PUT, up to 5 GB)."""

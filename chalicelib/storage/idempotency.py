@@ -31,10 +31,12 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import (
     IdempotencyAlreadyInProgressError,
     IdempotencyValidationError,
 )
+from aws_lambda_powertools.utilities.idempotency.persistence.datarecord import DataRecord
 
 from chalicelib.errors import IdempotencyKeyInUse, IdempotencyKeyReused
 from chalicelib.storage.dynamodb import DynamoDBTable, to_attributes
 from chalicelib.storage.keys import KV_TTL_ATTRIBUTE, idempotency_key
+from chalicelib.storage.owner_marks import put_owner_mark
 
 
 class DynamoDBIdempotencyStore(DynamoDBPersistenceLayer):
@@ -62,6 +64,7 @@ class DynamoDBIdempotencyStore(DynamoDBPersistenceLayer):
             validation_key_attr="fingerprint",
             boto3_client=table.client,
         )
+        self._table = table
 
     def _get_hashed_idempotency_key(self, data: dict[str, Any]) -> str | None:
         """Powertools' hashed key, with the ids of the caller's workspace and principal
@@ -75,6 +78,21 @@ class DynamoDBIdempotencyStore(DynamoDBPersistenceLayer):
         if hashed is None or not owner:
             return hashed
         return hashed.replace(f"{RECORD_PREFIX}#", f"{RECORD_PREFIX}#{owner}#", 1)
+
+    def _put_record(self, data_record: DataRecord) -> None:
+        """Powertools' claim of a key, after the owner mark of a principal's record
+        (``owner_marks.py``: the principal's erasure finds the record by key; the mark
+        expires with it)."""
+        key = str(data_record.idempotency_key)
+        owners = key.split("#")[1:3]
+        if len(owners) == 2 and all(_OWNER_ID.fullmatch(part) for part in owners):
+            put_owner_mark(
+                self._table,
+                owners[1],
+                idempotency_key(key),
+                int(data_record.expiry_timestamp or 0) or None,
+            )
+        super()._put_record(data_record)
 
     def _get_key(self, idempotency_key_value: str) -> dict[str, Any]:
         """The record's key: its own partition per idempotency key (see the module)."""

@@ -41,13 +41,17 @@
 | recall index: complete (marker) | ``RECALLINDEX#<agt_id>`` | ``~BUILT`` |
 | an erasure's progress, then its tombstone | ``ERASURE#<id>`` | ``RECORD`` |
 | an id an unfinished erasure collected | ``ERASURE#<id>`` | ``ID#<id>`` |
+| a workspace's erasure epoch | ``ERASURE#<wsp_id>`` | ``EPOCH`` |
 | how far archived memories' audit texts were swept | ``RETENTION#<agt_id>`` | ``ARCHIVEDTEXTS`` |
 | a person's export of an agent or the workspace | ``EXPORT#<exp_id>`` | ``EXPORT`` |
+| a workspace's queued or running export | ``WORKSPACE#<wsp_id>`` | ``EXPORTSLOT`` |
+| a workspace's exports of one UTC day | ``WORKSPACE#<wsp_id>`` | ``EXPORTDAY#<date>`` |
 | a learning | ``LEARNINGS#<wsp_id>`` | ``LEARNING#<lrn_id>`` |
 | a workspace's count of live learnings | ``LEARNINGS#<wsp_id>`` | ``COUNT`` |
 | an agent's learning proposals on a date | ``LEARNINGS#<wsp_id>`` | ``RATE#<agt_id>#<date>`` |
 | a rejected learning's text (index) | ``LEARNINGS#<wsp_id>`` | ``REJECTED#<TEXT|SAME>#<sha>`` |
 | a learning's history record | ``LEARNING#<lrn_id>`` | ``AUDIT#<aud_id>`` |
+| an owner mark (an item not keyed by its owner) | ``OWNED#<owner id>`` | ``<pk>|<sk>`` |
 
 A key-value scope is ``account#<wsp_id>``, ``byok#<sha256 hex>`` or
 ``anon#<sha256 hex>`` (docs/reference.md#10-key-value). Anonymous entries carry ``expiresAtEpoch``,
@@ -498,6 +502,18 @@ def export_object(workspace_id: str, export_id: str) -> str:
     return f"{EXPORT_OBJECT_PREFIX}{workspace_id}/{export_id}.jsonl"
 
 
+def export_slot_key(workspace_id: str) -> dict[str, str]:
+    """Primary key of a workspace's one export slot (``exportId``, ``heldUntil``): the
+    queued or running export (docs/reference.md#exports-for-a-person)."""
+    return {"pk": workspace_key(workspace_id)["pk"], "sk": "EXPORTSLOT"}
+
+
+def export_day_key(workspace_id: str, day: str) -> dict[str, str]:
+    """Primary key of how many exports a workspace requested on one UTC day (``n``;
+    expires with TTL)."""
+    return {"pk": workspace_key(workspace_id)["pk"], "sk": f"EXPORTDAY#{day}"}
+
+
 def export_key(export_id: str) -> dict[str, str]:
     """Primary key of a person's export's record (status, counts, the file's key)."""
     return {"pk": f"EXPORT#{export_id}", "sk": "EXPORT"}
@@ -547,6 +563,13 @@ def erasure_record_key(target_id: str) -> dict[str, str]:
     return {"pk": erasure_partition(target_id), "sk": "RECORD"}
 
 
+def erasure_epoch_key(workspace_id: str) -> dict[str, str]:
+    """Primary key of a workspace's erasure epoch (``epoch``: a new random value at the
+    start and end of every erasure touching the workspace); an export that saw it change
+    while it ran discards its file (docs/reference.md#exports-for-a-person)."""
+    return {"pk": erasure_partition(workspace_id), "sk": "EPOCH"}
+
+
 def erasure_id_key(target_id: str, found_id: str) -> dict[str, str]:
     """Primary key of one id an unfinished erasure collected (a memory, a review, a
     token, a person of the workspace)."""
@@ -585,4 +608,83 @@ def learning_rejected_key(workspace_id: str, digest_key: str) -> dict[str, str]:
 
 def learning_audit_key(learning_id: str, audit_id: str) -> dict[str, str]:
     """Primary key of one history record of a learning."""
-    return {"pk": f"LEARNING#{learning_id}", "sk": f"AUDIT#{audit_id}"}
+    return {"pk": learning_history_partition(learning_id), "sk": f"AUDIT#{audit_id}"}
+
+
+def learning_history_partition(learning_id: str) -> str:
+    """The partition of a learning's history records."""
+    return f"LEARNING#{learning_id}"
+
+
+OWNED_PREFIX = "OWNED#"
+"""Partition of the owner marks of one agent, person or workspace (``owner_mark_key``)."""
+
+
+def owned_partition(owner_id: str) -> str:
+    """The partition of ``owner_id``'s owner marks: ``OWNED#<agt_…|usr_…|wsp_…>``."""
+    return f"{OWNED_PREFIX}{owner_id}"
+
+
+def owner_mark_key(owner_id: str, owned: dict[str, str]) -> dict[str, str]:
+    """Primary key of the mark that says ``owned`` (an item whose key cannot be derived
+    from its owner: a run-start session, a lift claim, a review date's claim, a dashboard
+    session, a sign-in code, an e-mail claim, an idempotency record, an export's record)
+    belongs to ``owner_id``: ``OWNED#<owner>``, ``<owned pk>|<owned sk>``. Erasures and
+    exports find such items through their owner's marks
+    (docs/reference.md#erasing-an-agent-a-person-or-a-workspace)."""
+    return {"pk": owned_partition(owner_id), "sk": f"{owned['pk']}|{owned['sk']}"}
+
+
+def owned_key(mark_sk: str) -> dict[str, str]:
+    """The key of the item a mark's sort key names (``owner_mark_key``)."""
+    pk, _, sk = mark_sk.rpartition("|")
+    return {"pk": pk, "sk": sk}
+
+
+AGENT_MEMORY_STATES = tuple(
+    (kind, status) for kind in ("fact", "day") for status in ("active", "archived", "erased")
+)
+"""Every ``byAgentKind`` partition of one agent: each memory kind in each stored status
+(``models/memory.py``)."""
+
+
+def agent_kind_values(agent_id: str, kind: str, status: str) -> dict[str, str]:
+    """``:partition`` of a Query of ``byAgentKind`` for one agent, kind and status."""
+    return {
+        ":partition": agent_kind_index_value(agent_id, kind, status)[AGENT_KIND_INDEX_PARTITION]
+    }
+
+
+def owner_partitions(owner_id: str) -> list[str]:
+    """The partitions keyed by one id (the partition keys above that hold nothing else):
+    an agent's own, a person's, a workspace's shared ones (listing, learnings, actions
+    waiting for a person, key-value entries of its account scope), a memory's, a
+    review's, a token id's, a learning's history. Empty for another id."""
+    prefix = owner_id.split("_", 1)[0]
+    if prefix == "agt":
+        return [
+            agent_key(owner_id)["pk"],
+            routine_key(owner_id)["pk"],
+            recall_log_partition(owner_id),
+            recall_counter_key(owner_id, 0)["pk"],
+            review_partition(owner_id),
+            rejection_partition(owner_id),
+            veto_partition(owner_id),
+            recall_index_partition(owner_id),
+            archived_texts_mark_key(owner_id)["pk"],
+        ]
+    if prefix == "wsp":
+        return [
+            workspace_key(owner_id)["pk"],
+            learnings_partition(owner_id),
+            pending_partition(owner_id),
+            kv_partition(f"account#{owner_id}"),
+        ]
+    single = {
+        "usr": lambda: person_key(owner_id)["pk"],
+        "mem": lambda: memory_key(owner_id)["pk"],
+        "rvw": lambda: review_lookup_partition(owner_id),
+        "tok": lambda: token_id_key(owner_id)["pk"],
+        "lrn": lambda: learning_history_partition(owner_id),
+    }.get(prefix)
+    return [] if single is None else [single()]

@@ -29,6 +29,7 @@ from chalicelib.storage.keys import (
     recall_log_partition,
     session_key,
 )
+from chalicelib.storage.owner_marks import owner_mark_put
 from chalicelib.storage.protocols import SessionAlreadyRecalled, SessionClaim
 
 logger = logging.getLogger(__name__)
@@ -199,6 +200,14 @@ class DynamoDBRecallRepository:
         ]
         if session is not None:
             operations.append(_session_put(session, now))
+            # Its owner mark: an erasure finds the session by its agent (owner_marks.py).
+            operations.append(
+                owner_mark_put(
+                    session.agent_id,
+                    session_key(session.agent_id, session.session_id),
+                    epoch_seconds(now + SESSION_RETENTION),
+                )
+            )
         try:
             self._table.transact(operations)
         except TransactionCancelled as cancelled:

@@ -30,6 +30,7 @@ from chalicelib.storage.keys import (
 )
 from chalicelib.storage.memories import memory_update
 from chalicelib.storage.memory_checks import still_live
+from chalicelib.storage.owner_marks import owner_mark_put, put_owner_mark
 from chalicelib.storage.protocols import LiftClaimed, ReviewDateTaken, WriteConflict
 from chalicelib.storage.recall_index import index_writes
 from chalicelib.storage.review_decisions import DynamoDBReviewDecisions
@@ -146,6 +147,8 @@ class DynamoDBReviewRepository(DynamoDBReviewDecisions):
             # review never lifts twice; a vetoed lift never comes back).
             put_new(claim),
             *(put_new(convert.audit_to_item(audit)) for audit in audits),
+            # its owner mark: an erasure finds the claim by its agent (owner_marks.py)
+            owner_mark_put(fact.agent_id, lift_claim_key(fact.agent_id, text_digest)),
         ]
         operations.extend(index_writes(None, fact))
         if replaced is not None:
@@ -174,6 +177,7 @@ class DynamoDBReviewRepository(DynamoDBReviewDecisions):
             "state": _RUNNING,
             "startedAt": to_rfc3339(now),
         }
+        put_owner_mark(self._table, agent_id, review_date_key(agent_id, date))
         # One review per agent and date; a crashed one (running, stale) may be
         # taken over by the retry.
         if not self._put_claim(claim, "startedAt", stale_before):

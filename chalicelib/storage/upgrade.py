@@ -1,7 +1,8 @@
 """A one-time upgrade of a table written by an older version: agents get their workspace
 listing item and memories their ``byAgentKind`` index value (both from the dashboard's
 release, docs/issues.md#issue-13), and memories their sharded workspace-index values (from
-docs/issues.md#issue-23-item-2's).
+docs/issues.md#issue-23-item-2's), and items not keyed by their owner their owner mark
+(docs/issues.md#issue-41-item-1: erasures and exports read by key).
 
 Items written since carry them all (``directory.workspace_agent_item``,
 ``items.memory_to_item``). The upgrade scans the whole table once, so it is an
@@ -28,10 +29,12 @@ from chalicelib.storage.keys import (
     upgrade_marker_key,
     workspace_index_values,
 )
+from chalicelib.storage.owner_marks import mark_of
 
-TABLE_UPGRADE = "workspace-shards-v1"
-"""The marker of a finished run of this release's upgrade (an older release's,
-``dashboard-v1``, did only the dashboard's part, so a table that has it is scanned again)."""
+TABLE_UPGRADE = "owner-marks-v1"
+"""The marker of a finished run of this release's upgrade (older releases',
+``dashboard-v1`` and ``workspace-shards-v1``, did only their parts, so a table that has
+one is scanned again)."""
 
 
 def missing_index_values(item: dict[str, Any]) -> dict[str, str]:
@@ -64,7 +67,7 @@ class TableUpgrade:
         marker = upgrade_marker_key(TABLE_UPGRADE)
         if self._table.get(marker) is not None:
             return UpgradeReport(done_before=True)
-        scanned = listed = indexed = changed = 0
+        scanned = listed = indexed = changed = marked = 0
         for item in self._table.scan():
             scanned += 1
             entity = item.get("entity")
@@ -77,11 +80,15 @@ class TableUpgrade:
                     indexed += 1
                 else:
                     changed += 1
+            elif (mark := mark_of(item)) is not None:
+                # unconditional: the same mark again is the same item
+                self._table.client.put_item(TableName=self._table.name, Item=to_attributes(mark))
+                marked += 1
         self._table.client.put_item(
             TableName=self._table.name,
             Item=to_attributes({**marker, "entity": "upgrade", "at": to_rfc3339(now)}),
         )
-        return UpgradeReport(False, scanned, listed, indexed, changed)
+        return UpgradeReport(False, scanned, listed, indexed, changed, marked)
 
     def _index(self, item: dict[str, Any], missing: dict[str, str]) -> bool:
         names = {"#status": "status"}

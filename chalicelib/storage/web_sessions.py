@@ -18,6 +18,7 @@ from chalicelib.ids import from_rfc3339, to_rfc3339
 from chalicelib.models.session import SignInCode, WebSession
 from chalicelib.storage.dynamodb import DynamoDBTable, from_attributes, to_attributes
 from chalicelib.storage.keys import KV_TTL_ATTRIBUTE, sign_in_code_key, web_session_key
+from chalicelib.storage.owner_marks import put_owner_mark
 
 
 def _epoch(moment: datetime) -> int:
@@ -71,7 +72,14 @@ class DynamoDBWebSessionRepository:
         self._table = table
 
     def create_session(self, session: WebSession) -> None:
-        """Write a new session (conditional put: a hash never names two sessions)."""
+        """Write a new session (conditional put: a hash never names two sessions), its
+        owner mark first (kept until the session's absolute expiry)."""
+        put_owner_mark(
+            self._table,
+            session.person_id,
+            web_session_key(session.secret_hash),
+            _epoch(session.absolute_expires_at),
+        )
         self._table.client.put_item(
             TableName=self._table.name,
             Item=to_attributes(session_to_item(session)),
@@ -135,6 +143,9 @@ class DynamoDBWebSessionRepository:
             **({} if code.token_hash is None else {"tokenHash": code.token_hash}),
             KV_TTL_ATTRIBUTE: _epoch(code.expires_at),
         }
+        put_owner_mark(
+            self._table, code.person_id, sign_in_code_key(code.code_hash), _epoch(code.expires_at)
+        )
         self._table.client.put_item(
             TableName=self._table.name,
             Item=to_attributes(item),

@@ -158,9 +158,9 @@ def test_erasing_a_person_keeps_what_they_did(
 def test_an_interrupted_erasure_resumes_and_unknown_targets_are_refused(
     api: Api, world: World, wired: wiring.Services, dynamodb: Any, versioned: Any, monkeypatch: Any
 ) -> None:
-    from chalicelib.storage import owner_scan
+    from chalicelib.storage import owner_store
 
-    monkeypatch.setattr(owner_scan, "SCAN_PAGE_ITEMS", 5)
+    monkeypatch.setattr(owner_store, "OWNED_PAGE_ITEMS", 5)
     for text in TEXTS:
         save(api, world, text.removeprefix("!fact "))
 

@@ -20,6 +20,7 @@ from chalicelib import wiring
 from chalicelib.ids import FixedClock
 from chalicelib.settings import REVIEW_QUEUE_NAME
 from chalicelib.storage import recall_index
+from chalicelib.storage.keys import learning_count_key
 from tests.helpers import BUCKET, TABLE, Api, World, save, text
 from tests.helpers import DashboardPage as Page
 from tests.lifecycle_seed import TEXTS, seed
@@ -95,12 +96,17 @@ def test_a_person_exports_the_workspace_and_an_agent_and_fetches_the_files(
         world.workspace_id,
     )
     assert headers["Location"] == f"/api/v1/exports/{queued['id']}" and queued["url"] is None
-    agent_export = api.call("POST", "/exports", world.person, {"agentId": world.agent.id})[1]
+    # one export per workspace queued or running: a second request answers that one
+    status, same = api.call("POST", "/exports", world.person, {"agentId": world.agent.id})
+    assert status == 200 and same["id"] == queued["id"] and same["status"] == "queued"
     messages = drain(queue)
-    assert len(messages) == 2
+    assert len(messages) == 1
 
     assert work(client, messages) == []
     assert work(client, messages) == []  # a duplicate message: done already, nothing again
+    status, agent_export = api.call("POST", "/exports", world.person, {"agentId": world.agent.id})
+    assert status == 202 and agent_export["id"] != queued["id"]
+    assert work(client, drain(queue)) == []
     status, done = api.call("GET", f"/exports/{queued['id']}", world.person)
     assert status == 200 and done["status"] == "done", done
     link = urlparse(done["url"])
@@ -262,3 +268,97 @@ def test_the_dashboard_exports_and_erases_an_agent(
     # the agent's export named it: gone with it; the workspace's file is deleted
     assert page.get("/" + export_path).status_code == 404
     assert "The file is gone" in text(page.get("/" + workspace_path))
+
+
+LEARNED = "Deploys of the ledger-svc-4471 need the blue-green switch first"
+EDITED = "Deploys of the ledger-svc-4471 need the blue-green switch and a drain"
+FACT = "The payroll export password rotates on the ninth, ask ops-9931"
+
+
+def test_an_erased_agents_learnings_lose_text_evidence_and_history_and_the_count_is_recounted(
+    client: Client, world: World, wired: wiring.Services, dynamodb: Any, versioned: Any
+) -> None:
+    api = Api(client)
+    status, mine = api.call("POST", "/learnings", world.agent, {"text": LEARNED})
+    assert status == 201, mine
+    assert api.call("POST", f"/learnings/{mine['id']}/approve", world.person)[0] == 200
+    edited = api.call("PATCH", f"/learnings/{mine['id']}", world.person, {"text": EDITED})
+    assert edited[0] == 200, edited
+    status, theirs = api.call(
+        "POST", "/learnings", world.other_agent, {"text": "Sibling learning stays put"}
+    )
+    assert status == 201
+    history = api.call("GET", f"/learnings/{mine['id']}/history", world.person)[1]["data"]
+    assert len(history) >= 2  # proposed, approved, edited (the edit keeps the old text)
+    assert every_trace(dynamodb, versioned, {LEARNED})  # the search sees the copies
+
+    wired.admin.erase("agent", world.agent.id, by="ops")
+
+    assert every_trace(dynamodb, versioned, {LEARNED, EDITED, mine["id"]}) == []
+    count = dynamodb.get_item(
+        TableName=wired.settings.table_name,
+        Key={name: {"S": value} for name, value in learning_count_key(world.workspace_id).items()},
+        ConsistentRead=True,
+    )["Item"]
+    assert int(count["live"]["N"]) == 1  # the sibling's proposal, recounted
+    assert api.call("GET", f"/learnings/{theirs['id']}", world.person)[0] == 200
+
+
+def test_an_export_that_overlaps_a_memory_erasure_discards_its_file_and_runs_again(
+    client: Client,
+    world: World,
+    wired: wiring.Services,
+    queue: Any,
+    versioned: Any,
+    dynamodb: Any,
+    monkeypatch: Any,
+) -> None:
+    api = Api(client)
+    fact = save(api, world, FACT)
+    status, export = api.call("POST", "/exports", world.person, {})
+    assert status == 202
+    store = wired.lifecycle._exports
+    upload = store.upload
+
+    def erase_then_upload(key: str, body: Any) -> None:
+        # the erasure runs after the export read the fact and before its file lands
+        erased = api.call(
+            "POST", f"/memories/{fact['id']}/erase", world.person, {"reason": "ticket 9"}
+        )
+        assert erased[0] == 200, erased
+        upload(key, body)
+
+    monkeypatch.setattr(store, "upload", erase_then_upload)
+    assert work(client, drain(queue)) != []  # the attempt fails: the queue runs it again
+    failed = api.call("GET", f"/exports/{export['id']}", world.person)[1]
+    assert failed["status"] == "failed" and failed["error"] == "conflict"
+    assert every_trace(dynamodb, versioned, {FACT}) == []  # no version of the file holds it
+
+    monkeypatch.setattr(store, "upload", upload)
+    assert work(client, [f'{{"job":"export","id":"{export["id"]}"}}']) == []
+    done = api.call("GET", f"/exports/{export['id']}", world.person)[1]
+    assert done["status"] == "done" and done["items"] > 0
+    assert every_trace(dynamodb, versioned, {FACT}) == []
+
+
+def test_exports_are_one_at_a_time_and_capped_per_day(
+    client: Client, world: World, wired: wiring.Services, queue: Any
+) -> None:
+    api = Api(client)
+    first = api.call("POST", "/exports", world.person, {})
+    assert first[0] == 202
+    again = api.call("POST", "/exports", world.person, {"agentId": world.agent.id})
+    assert again[0] == 200 and again[1]["id"] == first[1]["id"]
+    # another workspace is not held up by this one
+    assert api.call("POST", "/exports", world.outsider, {})[0] == 202
+    assert work(client, drain(queue)) == []
+    started = 1
+    while True:
+        status, body = api.call("POST", "/exports", world.person, {})
+        if status != 202:
+            break
+        started += 1
+        assert work(client, drain(queue)) == []
+    assert started == 10
+    assert status == 429 and body["error"]["code"] == "rate_limited"
+    assert drain(queue) == []

@@ -1,68 +1,64 @@
 """Erasing an agent, a person or a workspace with everything that belongs to it
-(docs/reference.md#erasing-an-agent-a-person-or-a-workspace, docs/issues.md#issue-24-item-2).
+(docs/reference.md#erasing-an-agent-a-person-or-a-workspace, docs/issues.md#issue-24-item-2,
+docs/issues.md#issue-41-item-1).
 
-Not every item's key can be derived from its owner (a session's id, a day's date, a
-digest of a text, an idempotency key's hash), so the erasure reads the whole table
-(a Scan, page by page) and keeps a rule that is complete by construction:
-
-* an item belongs to an agent or a workspace when its key or any of its values names
-  one of the target's ids (the workspace, its agents, the agent), or when its
-  partition is one of the ids the erasure collected from items that belong (their
-  memories, reviews, tokens, and a workspace's persons and agents);
-* an item belongs to a person only in the partitions that are the person's own
-  (person, tokens, token ids, dashboard sessions and sign-in codes, the e-mail claim,
-  idempotency records): elsewhere — an audit record, a review decision — their id
-  stays as the actor of what they did.
-
-Objects: the prefixes of the target (review reports, recall index volumes, cached
-exports) and each key-value entry's values, every version.
+What belongs, and how it is read by key (never a Scan of the table), is
+``ownership.py``'s rule. Objects: the prefixes of the target (review reports, recall
+index volumes, cached exports) and each key-value entry's values, every version.
 
 Phases, saved in the erasure's record after each page so a rerun resumes: ``collect``
-(the ids), ``delete`` (items, and a key-value entry's objects with it), ``objects``
-(the prefixes), then ``done``: the record stays as the tombstone (who, what, when,
-counts). A dry run does the first two reads only and counts.
+(the ids, remembered as they are found), ``delete`` (items, and a key-value entry's
+objects with it; a rerun reads the target's remaining items again), ``objects`` (the
+prefixes), then ``done``: the record stays as the tombstone (who, what, when, counts).
+A dry run reads once and counts. The workspace's erasure epoch changes when the collect
+phase starts and again before the objects phase deletes the cached exports (for the
+workspace's own erasure: it is deleted), so an export that overlaps the erasure either
+sees the change and discards its file or uploaded before that purge
+(docs/reference.md#exports-for-a-person, docs/issues.md#issue-42-item-1).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
-import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from chalicelib.errors import InvalidRequest, NotFound
 from chalicelib.ids import Clock, to_rfc3339
 from chalicelib.models.principal import Agent, Person, Workspace
-from chalicelib.storage.owner_scan import ObjectVersion
+from chalicelib.services.lifecycle.ownership import (
+    ID_PATTERN,
+    TargetKind,
+    belongs,
+    item_kind,
+    owned_items,
+    revealed,
+)
+from chalicelib.storage.owner_store import ObjectVersion
 from chalicelib.storage.protocols import DirectoryRepository
 
-TargetKind = Literal["agent", "person", "workspace"]
-_ID = re.compile(r"(?:wsp|agt|usr|mem|rvw|tok)_[0-9A-HJKMNP-TV-Z]{26}")
+__all__ = [
+    "ErasureProgress",
+    "ErasureReport",
+    "OwnerErasure",
+    "OwnerStore",
+    "TargetKind",
+    "belongs",
+    "item_kind",
+    "revealed",
+    "value_prefixes",
+]
+
 _PREFIX_OF_KIND = {"agent": "agt_", "person": "usr_", "workspace": "wsp_"}
-KEPT_PARTITIONS = ("ERASURE#", "UPGRADE#")
-"""Never erased: erasures' own records and the table's upgrade markers."""
-PERSONAL_PARTITIONS = (
-    "PERSON#",
-    "TOKEN#",
-    "TOKENID#",
-    "WEBSESSION#",
-    "SIGNIN#",
-    "PERSONEMAIL#",
-    "IDEMPOTENCY#",
-)
-"""The partitions whose items are a person's own (``belongs``)."""
 
 
-class OwnerScan(Protocol):
-    """The table and bucket as an erasure reads them (``storage/owner_scan.py``)."""
+class OwnerStore(Protocol):
+    """The table and bucket as an erasure reads them (``storage/owner_store.py``)."""
 
-    def pages(
-        self, start: dict[str, str] | None
-    ) -> Iterable[tuple[list[dict[str, Any]], dict[str, str] | None]]:
-        """Every item after ``start``, page by page, with each page's last key."""
+    def owned_pages(self, owner_id: str) -> Iterable[list[dict[str, Any]]]:
+        """Every item keyed by ``owner_id``, page by page (read by key)."""
         ...
 
     def delete_items(self, keys: Iterable[dict[str, str]]) -> int:
@@ -99,6 +95,18 @@ class OwnerScan(Protocol):
 
     def forget_ids(self, target_id: str) -> None:
         """Delete the remembered ids."""
+        ...
+
+    def bump_erasure_epoch(self, workspace_id: str) -> None:
+        """Change the workspace's erasure epoch (exports running meanwhile discard)."""
+        ...
+
+    def drop_erasure_epoch(self, workspace_id: str) -> None:
+        """Delete the workspace's erasure epoch (the workspace's own erasure ends)."""
+        ...
+
+    def recount_live_learnings(self, workspace_id: str) -> int | None:
+        """Recompute the workspace's count of live learnings from its learnings."""
         ...
 
 
@@ -152,54 +160,6 @@ class ErasureReport:
         }
 
 
-def item_kind(item: dict[str, Any]) -> str:
-    """The kind an item is counted under: its partition's prefix (``MEMORY``,
-    ``RECALLINDEX`` …), ``AUDIT`` for an audit record."""
-    pk, sk = str(item["pk"]), str(item.get("sk", ""))
-    if pk.startswith("MEMORY#") and sk.startswith("AUDIT#"):
-        return "AUDIT"
-    return pk.split("#", 1)[0]
-
-
-def _values_text(item: dict[str, Any]) -> str:
-    return json.dumps(item, default=lambda value: "", ensure_ascii=False)
-
-
-def belongs(item: dict[str, Any], kind: TargetKind, ids: set[str], collected: set[str]) -> bool:
-    """Whether ``item`` is erased with the target (the module's rule).
-
-    Args:
-        ids: the target's own ids (the workspace and its agents; the agent; the person).
-        collected: ids found in items that belong (their partitions go too).
-    """
-    pk = str(item["pk"])
-    if pk.startswith(KEPT_PARTITIONS):
-        return False
-    if collected and not collected.isdisjoint(_ID.findall(pk)):
-        return True
-    if kind == "person" and not pk.startswith(PERSONAL_PARTITIONS):
-        return False
-    return not ids.isdisjoint(_ID.findall(_values_text(item)))
-
-
-def revealed(item: dict[str, Any], kind: TargetKind) -> set[str]:
-    """The ids an item that belongs reveals as the target's too: a memory's id, a
-    review's, a token's; for a workspace, its persons and agents."""
-    pk, sk = str(item["pk"]), str(item.get("sk", ""))
-    found: set[str] = set()
-    if pk.startswith("MEMORY#") and sk == "MEMORY":
-        found.add(pk.removeprefix("MEMORY#"))
-    if pk.startswith("REVIEWS#"):
-        found.add(sk)
-    if pk.startswith(("TOKEN#", "TOKENID#")) and item.get("tokenId"):
-        found.add(str(item["tokenId"]))
-    if kind == "workspace" and pk.startswith(("PERSON#", "AGENT#")):
-        found.add(pk.split("#", 1)[1])
-    if kind == "workspace" and pk.startswith("WORKSPACE#") and sk.startswith("AGENT#"):
-        found.add(sk.removeprefix("AGENT#"))
-    return {value for value in found if _ID.fullmatch(value)}
-
-
 def value_prefixes(item: dict[str, Any]) -> list[str]:
     """The S3 prefixes of a key-value entry's values (every value it ever had:
     ``kv/<anon|keep>/<sha256 of scope and key>/``, storage/kv.py)."""
@@ -219,7 +179,7 @@ class OwnerErasure:
         clock: the current time.
     """
 
-    def __init__(self, scan: OwnerScan, directory: DirectoryRepository, clock: Clock) -> None:
+    def __init__(self, scan: OwnerStore, directory: DirectoryRepository, clock: Clock) -> None:
         self._scan = scan
         self._directory = directory
         self._clock = clock
@@ -246,7 +206,7 @@ class OwnerErasure:
             InvalidRequest: ``target_id`` is not an id of ``kind``.
             NotFound: no such target and no erasure of it.
         """
-        if not target_id.startswith(_PREFIX_OF_KIND[kind]) or not _ID.fullmatch(target_id):
+        if not target_id.startswith(_PREFIX_OF_KIND[kind]) or not ID_PATTERN.fullmatch(target_id):
             raise InvalidRequest(f"{target_id!r} is not an id of a {kind}.")
         record = self._scan.record(target_id)
         if record is not None and record.get("status") == "done":
@@ -298,18 +258,17 @@ class OwnerErasure:
         ids: set[str],
         progress: Callable[[ErasureProgress], None] | None,
     ) -> ErasureReport:
-        collected = self._collect(kind, ids, None, set(), progress, remember=None)
         report = ErasureReport(kind, target_id, dry_run=True)
         counts: Counter[str] = Counter()
         prefixes: set[str] = set()
-        scanned = 0
-        for page, _ in self._scan.pages(None):
-            scanned += len(page)
+        collected: set[str] = set()
+        read = 0
+        for page, _ in owned_items(self._scan, kind, ids, collected, workspace_id):
+            read += len(page)
             for item in page:
-                if belongs(item, kind, ids, collected):
-                    counts[item_kind(item)] += 1
-                    prefixes.update(value_prefixes(item))
-            _report(progress, ErasureProgress("count", scanned, sum(counts.values())))
+                counts[item_kind(item)] += 1
+                prefixes.update(value_prefixes(item))
+            _report(progress, ErasureProgress("count", read, sum(counts.values())))
         report.items = dict(counts)
         versions = [
             version
@@ -342,27 +301,23 @@ class OwnerErasure:
             state.update(changes, **tally.to_state())
             self._scan.save_record(target_id, {**record, "progress": state})
 
-        def remember(found: set[str], last: dict[str, str] | None) -> None:
-            self._scan.add_ids(target_id, found)
-            save(phase="collect", lastKey=last)
-
         if state["phase"] == "collect":
-            known = self._scan.collected_ids(target_id)
-            collected = self._collect(
-                kind, ids, state.get("lastKey"), known, progress, remember=remember
-            )
+            if workspace_id:
+                self._scan.bump_erasure_epoch(workspace_id)
+            collected = self._collect(kind, ids, workspace_id, target_id, progress)
             tally.items.update(self._revoke(ids | collected))
             save(phase="delete", lastKey=None)
         collected = self._scan.collected_ids(target_id)
         if state["phase"] == "delete":
-            scanned = 0
-            for page, last in self._scan.pages(state.get("lastKey")):
-                scanned += len(page)
-                self._delete_page(page, kind, ids, collected, tally)
-                save(phase="delete", lastKey=last)
-                _report(progress, ErasureProgress("delete", scanned, sum(tally.items.values())))
-            save(phase="objects", lastKey=None)
+            read = 0
+            for page, _ in owned_items(self._scan, kind, ids, collected, workspace_id):
+                read += len(page)
+                self._delete_page(page, tally)
+                save(phase="delete")
+                _report(progress, ErasureProgress("delete", read, sum(tally.items.values())))
+            save(phase="objects")
         if state["phase"] == "objects":
+            self._before_objects(kind, workspace_id)
             for prefix in sorted(self._prefixes(kind, target_id, workspace_id, ids | collected)):
                 tally.add_versions(self._scan, self._scan.object_versions(prefix))
             save(phase="done")
@@ -381,16 +336,22 @@ class OwnerErasure:
             finished_at=finished,
         )
 
-    def _delete_page(
-        self,
-        page: list[dict[str, Any]],
-        kind: TargetKind,
-        ids: set[str],
-        collected: set[str],
-        tally: _Tally,
-    ) -> None:
+    def _before_objects(self, kind: TargetKind, workspace_id: str) -> None:
+        """Between the items and the objects: recount the workspace's live learnings
+        (an agent's went with it: recomputed, never decremented by a guess), then change
+        the erasure epoch, before the cached exports go (an export that read before
+        sees the change after; the workspace's own erasure deletes the epoch)."""
+        if not workspace_id:
+            return
+        if kind == "agent":
+            self._scan.recount_live_learnings(workspace_id)
+        if kind == "workspace":
+            self._scan.drop_erasure_epoch(workspace_id)
+        else:
+            self._scan.bump_erasure_epoch(workspace_id)
+
+    def _delete_page(self, doomed: list[dict[str, Any]], tally: _Tally) -> None:
         """Delete the items of one page that belong, a key-value entry's values first."""
-        doomed = [item for item in page if belongs(item, kind, ids, collected)]
         for item in doomed:
             for prefix in value_prefixes(item):
                 tally.add_versions(self._scan, self._scan.object_versions(prefix))
@@ -401,25 +362,20 @@ class OwnerErasure:
         self,
         kind: TargetKind,
         ids: set[str],
-        start: dict[str, str] | None,
-        known: set[str],
+        workspace_id: str,
+        target_id: str,
         progress: Callable[[ErasureProgress], None] | None,
-        *,
-        remember: Callable[[set[str], dict[str, str] | None], object] | None,
     ) -> set[str]:
-        """Read the table once for the ids items that belong reveal."""
-        collected = set(known)
-        scanned = 0
-        for page, last in self._scan.pages(start):
-            scanned += len(page)
-            found: set[str] = set()
-            for item in page:
-                if belongs(item, kind, ids, set()):
-                    found.update(revealed(item, kind) - collected - ids)
-            collected |= found
-            if remember is not None:
-                remember(found, last)
-            _report(progress, ErasureProgress("collect", scanned, len(collected)))
+        """Read the target's items once (by key) for the ids they reveal, remembering
+        each page's in the erasure's record before reading on (a rerun starts from
+        them)."""
+        collected = self._scan.collected_ids(target_id)
+        read = 0
+        for page, found in owned_items(self._scan, kind, ids, collected, workspace_id):
+            read += len(page)
+            if found:
+                self._scan.add_ids(target_id, found)
+            _report(progress, ErasureProgress("collect", read, len(collected)))
         return collected
 
     def _revoke(self, ids: set[str]) -> list[str]:
@@ -475,7 +431,7 @@ class _Tally:
     versions: int
     bytes: int
 
-    def add_versions(self, scan: OwnerScan, versions: list[ObjectVersion]) -> None:
+    def add_versions(self, scan: OwnerStore, versions: list[ObjectVersion]) -> None:
         self.versions += scan.delete_versions(versions)
         self.bytes += sum(version.size for version in versions)
 

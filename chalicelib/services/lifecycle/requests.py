@@ -22,8 +22,9 @@ import tempfile
 from datetime import timedelta
 from typing import IO, Any, Protocol
 
-from chalicelib.errors import NotFound, PineworkError
+from chalicelib.errors import Conflict, NotFound, PineworkError
 from chalicelib.ids import AGENT_ID, ULID_PATTERN, Clock, IdFactory, to_rfc3339
+from chalicelib.limits import EXPORT_SLOT_HOLD, EXPORTS_PER_WORKSPACE_PER_DAY
 from chalicelib.models.lifecycle import EXPORT_ID_PATTERN, LifecycleJob
 from chalicelib.models.principal import Principal
 from chalicelib.services.access.who import refuse_agents, resolve_agent
@@ -54,7 +55,7 @@ Lambda limit) may be taken by a retry."""
 
 
 class ErasureRecords(Protocol):
-    """Erasure records as a person's requests use them (``storage/owner_scan.py``)."""
+    """Erasure records as a person's requests use them (``storage/owner_store.py``)."""
 
     def record(self, target_id: str) -> dict[str, Any] | None:
         """The erasure's record, or None."""
@@ -68,8 +69,15 @@ class ErasureRecords(Protocol):
 class ExportStore(Protocol):
     """Export records and files (``storage/exports.py``)."""
 
-    def create(self, record: dict[str, Any]) -> None:
-        """Put a new record."""
+    def create(
+        self, record: dict[str, Any], *, per_day: int, held_until: Any
+    ) -> dict[str, Any] | None:
+        """Put a new record and take the workspace's export slot; the record of the
+        export that holds it instead (raises ``RateLimited`` past ``per_day``)."""
+        ...
+
+    def release(self, workspace_id: str, export_id: str) -> None:
+        """Free the workspace's export slot if the export holds it."""
         ...
 
     def get(self, export_id: str) -> dict[str, Any] | None:
@@ -90,6 +98,14 @@ class ExportStore(Protocol):
 
     def file_exists(self, key: str) -> bool:
         """Whether the file is there."""
+        ...
+
+    def erasure_epoch(self, workspace_id: str) -> str:
+        """The workspace's erasure epoch ("" when none)."""
+        ...
+
+    def discard(self, key: str) -> int:
+        """Delete every version of a file."""
         ...
 
     def link(self, key: str, seconds: int) -> str:
@@ -192,11 +208,20 @@ class PersonLifecycle:
             return None
         return self._erasure.erase(record["kind"], target_id, by=str(record["by"]))
 
-    def start_export(self, principal: Principal, agent_id: str | None) -> dict[str, Any]:
-        """Queue an export of one agent of the person's workspace, or of the workspace.
+    def start_export(
+        self, principal: Principal, agent_id: str | None
+    ) -> tuple[dict[str, Any], bool]:
+        """Queue an export of one agent of the person's workspace, or of the workspace
+        (docs/reference.md#exports-for-a-person): one export per workspace is queued or
+        running at a time, and ``EXPORTS_PER_WORKSPACE_PER_DAY`` are requested a UTC day.
+
+        Returns:
+            The export, and whether it is new (202); a request while another export of
+            the workspace is queued or running answers that one (200, nothing queued).
 
         Raises:
             Forbidden: an agent called, or the agent is not of the person's workspace.
+            RateLimited: the workspace requested its exports of the day (429).
         """
         refuse_agents(principal, EXPORT_IS_FOR_PERSONS)
         if agent_id is not None:
@@ -214,9 +239,13 @@ class PersonLifecycle:
             "expiresAt": to_rfc3339(now + EXPORT_KEPT),
             "objectKey": export_object(principal.workspace_id, export_id),
         }
-        self._exports.create(record)
+        holder = self._exports.create(
+            record, per_day=EXPORTS_PER_WORKSPACE_PER_DAY, held_until=now + EXPORT_SLOT_HOLD
+        )
+        if holder is not None:
+            return self._export_wire(holder), False
         self._send("export", export_id)
-        return self._export_wire(record)
+        return self._export_wire(record), True
 
     def export(self, principal: Principal, export_id: str) -> dict[str, Any]:
         """An export of the person's workspace; a done one carries a fresh download link.
@@ -233,9 +262,13 @@ class PersonLifecycle:
 
     def run_export(self, export_id: str) -> dict[str, Any] | None:
         """The worker: write the export's file; None when it is done or another worker
-        holds it.
+        holds it. Before it is ``done`` the workspace's erasure epoch is read again: an
+        erasure that ran meanwhile deletes the file (``_check_not_erased``), so a ``done``
+        export never holds erased data (docs/issues.md#issue-42-item-1).
 
         Raises:
+            Conflict: an erasure overlapped; the file was deleted (recorded as ``failed``;
+                the queue runs it again).
             PineworkError, OSError, …: the attempt failed (recorded as ``failed``; the
                 queue retries it).
         """
@@ -248,6 +281,8 @@ class PersonLifecycle:
         record = self._exports.get(export_id)
         if record is None:
             return None
+        workspace_id = str(record["workspaceId"])
+        epoch = self._exports.erasure_epoch(workspace_id)
         try:
             with tempfile.TemporaryFile() as file:
                 report = self._transfer.export(
@@ -258,9 +293,11 @@ class PersonLifecycle:
                 size = file.tell()
                 file.seek(0)
                 self._exports.upload(str(record["objectKey"]), file)
+            self._check_not_erased(export_id, record, epoch)
         except Exception as error:
             code = error.code if isinstance(error, PineworkError) else "internal_error"
-            self._exports.settle(export_id, claim, {"status": "failed", "error": code})
+            if self._exports.get(export_id) is not None:
+                self._exports.settle(export_id, claim, {"status": "failed", "error": code})
             raise
         done = {
             "status": "done",
@@ -270,7 +307,29 @@ class PersonLifecycle:
             "bytes": size,
         }
         self._exports.settle(export_id, claim, done)
+        self._exports.release(str(record["workspaceId"]), export_id)
         return {**record, **done}
+
+    def _check_not_erased(self, export_id: str, record: dict[str, Any], epoch: str) -> None:
+        """Before an export is published: when an erasure touched its workspace while it
+        ran (the erasure epoch changed, or the record went with the workspace), its file
+        may hold erased data: every version of it is deleted.
+
+        Raises:
+            Conflict: the file was discarded (the queue runs the export again, or, the
+                workspace being erased, finds nothing to run).
+        """
+        workspace_id = str(record["workspaceId"])
+        if (
+            self._exports.erasure_epoch(workspace_id) == epoch
+            and self._exports.get(export_id) is not None
+        ):
+            return
+        self._exports.discard(str(record["objectKey"]))
+        raise Conflict(
+            "An erasure in the workspace ran while the export was written: its file was "
+            "deleted and the export runs again."
+        )
 
     def _send(self, job: str, target: str) -> None:
         self._queue.send([LifecycleJob(job=job, id=target).model_dump_json()])  # type: ignore[arg-type]

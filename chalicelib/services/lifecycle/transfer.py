@@ -2,7 +2,7 @@
 (docs/reference.md#export-and-import, docs/issues.md#issue-24-item-5).
 
 The file is the table's own items and the bucket's objects that belong to the target
-(the erasure's rule, ``erasure.belongs``), so every field and state of every memory,
+(the erasure's rule and reads by key, ``ownership.py``), so every field and state of every memory,
 audit record, day row, recall counter page, routine, review (summaries, decisions,
 undos, pending actions, reports) and key-value entry of the account scope travels
 exactly. Left out: tokens and their ids, dashboard sessions and sign-in codes,
@@ -37,15 +37,11 @@ from typing import Any, Protocol
 from chalicelib.errors import InvalidRequest
 from chalicelib.ids import Clock, to_rfc3339
 from chalicelib.services.keyed_hash import DEVELOPMENT_SECRETS, KeyedHash
-from chalicelib.services.lifecycle.erasure import (
-    OwnerScan,
-    TargetKind,
-    belongs,
-    item_kind,
-    revealed,
-)
+from chalicelib.services.lifecycle.erasure import OwnerStore
+from chalicelib.services.lifecycle.ownership import TargetKind, item_kind, owned_items
 from chalicelib.storage.dynamodb import from_attributes, to_attributes
 from chalicelib.storage.keys import person_email_key, recall_counter_key, recall_counter_page
+from chalicelib.storage.owner_marks import owner_mark
 
 FORMAT = "pinework-export"
 VERSION = 1
@@ -70,8 +66,8 @@ _ANY_ID = re.compile(r"(?:wsp|agt|usr|mem|rvw|aud|rcl|rtn|tok|exp|lrn)_[0-9A-HJK
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 
-class TransferStore(OwnerScan, Protocol):
-    """The table and bucket as export and import use them (``storage/owner_scan.py``)."""
+class TransferStore(OwnerStore, Protocol):
+    """The table and bucket as export and import use them (``storage/owner_store.py``)."""
 
     def get_object(self, key: str) -> bytes | None:
         """An object's body, or None."""
@@ -87,6 +83,10 @@ class TransferStore(OwnerScan, Protocol):
 
     def put_new_item(self, item: dict[str, Any]) -> str:
         """``created``, ``same`` or ``conflict``."""
+        ...
+
+    def workspace_of(self, agent_id: str) -> str | None:
+        """The agent's workspace, or None when there is no such agent."""
         ...
 
 
@@ -243,7 +243,8 @@ class WorkspaceTransfer:
     ) -> TransferReport:
         """Write the target's lines with ``write`` (one call per line, no newline).
 
-        Memory: one Scan page at a time, plus the set of the target's ids.
+        Reads the target's items by key (``ownership.owned_items``), never a Scan of
+        the table; memory: one page at a time, plus the set of the target's ids.
 
         Raises:
             InvalidRequest: ``kind`` is not ``agent`` or ``workspace``, or the id is
@@ -253,11 +254,7 @@ class WorkspaceTransfer:
         if prefix is None or not target_id.startswith(prefix):
             raise InvalidRequest(f"An export is of an agent or a workspace, not {target_id!r}.")
         ids = {target_id}
-        collected: set[str] = set()
-        for page, _ in self._store.pages(None):
-            for item in page:
-                if belongs(item, kind, ids, set()):
-                    collected |= revealed(item, kind)
+        workspace = self._store.workspace_of(target_id) if kind == "agent" else target_id
         header = {
             "format": FORMAT,
             "version": VERSION,
@@ -267,9 +264,7 @@ class WorkspaceTransfer:
         }
         write(json.dumps(header, sort_keys=True))
         report = TransferReport()
-        objects, workspace = self._write_items(kind, ids, collected, write, report, progress)
-        if kind == "workspace":
-            workspace = target_id
+        objects = self._write_items(kind, ids, workspace, write, report, progress)
         if workspace is not None:
             reports = f"reviews/{workspace}/" + ("" if kind == "workspace" else f"{target_id}/")
             objects.update(self._store.current_objects(reports))
@@ -287,28 +282,25 @@ class WorkspaceTransfer:
         self,
         kind: TargetKind,
         ids: set[str],
-        collected: set[str],
+        workspace: str | None,
         write: Callable[[str], object],
         report: TransferReport,
         progress: Callable[[int], None] | None,
-    ) -> tuple[set[str], str | None]:
-        """Write the item lines; return the objects they point to and their workspace."""
+    ) -> set[str]:
+        """Write the item lines (the target's items, read by key: ``ownership.py``);
+        return the objects they point to."""
         objects: set[str] = set()
-        workspace: str | None = None
-        for page, _ in self._store.pages(None):
+        for page, _ in owned_items(self._store, kind, ids, set(), workspace):
             for item in page:
-                if not belongs(item, kind, ids, collected) or item_kind(item) in LEFT_OUT:
+                if item_kind(item) in LEFT_OUT or _marks_left_out(item):
                     continue
-                workspace = workspace or (
-                    str(item["workspaceId"]) if item.get("workspaceId") else None
-                )
                 if item.get("objectKey"):
                     objects.add(str(item["objectKey"]))
                 report.items[item_kind(item)] = report.items.get(item_kind(item), 0) + 1
                 write(item_line(item))
             if progress is not None:
                 progress(sum(report.items.values()))
-        return objects, workspace
+        return objects
 
     def import_file(
         self,
@@ -382,6 +374,8 @@ class WorkspaceTransfer:
             # claim on the address is a conflict
             if self._store.put_new_item(claim) == "conflict":
                 report.conflicts += 1
+            else:
+                self._store.put_new_item(owner_mark(str(item["id"]), claim))
 
     @staticmethod
     def _count(kind: str, outcome: str, report: TransferReport) -> None:
@@ -476,6 +470,11 @@ class _FileTally:
         if self.workspace is None and item.get("workspaceId"):
             self.workspace = str(item["workspaceId"])
         self.items += 1
+
+
+def _marks_left_out(item: dict[str, Any]) -> bool:
+    """An owner mark of an item the file leaves out (an import makes its own)."""
+    return item_kind(item) == "OWNED" and str(item["sk"]).split("#", 1)[0] in LEFT_OUT
 
 
 def _numbered(lines: Iterable[str]) -> Iterator[str]:

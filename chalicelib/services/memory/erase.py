@@ -57,6 +57,11 @@ class MemoryScrub(Protocol):
         """Delete the workspace's cached exports, every version."""
         ...
 
+    def bump_erasure_epoch(self, workspace_id: str) -> None:
+        """Change the workspace's erasure epoch (an export running meanwhile discards
+        its file)."""
+        ...
+
     def purge_recall_volumes(self, agent_id: str) -> int:
         """Delete the older versions of the agent's recall index volumes."""
         ...
@@ -137,16 +142,20 @@ class MemoryErasure:
             )
             return after
 
+        self._scrub.bump_erasure_epoch(principal.workspace_id)
         tombstone = with_retries(attempt)
         texts = known | self._scrub.audit_texts(memory_id)
         self._scrub.redact_reviews(tombstone, texts)
-        self._scrub.purge_exports(tombstone.workspace_id)
         if tombstone.kind is MemoryKind.FACT:
             # Segments and volumes packed the text: the index is rebuilt from the live
             # facts, then the replaced volumes' older versions are deleted.
             self._backfill.run(None, tombstone.agent_id, rebuild=True)
             self._scrub.purge_recall_volumes(tombstone.agent_id)
         self._scrub.redact_audit(memory_id, ERASE_ACTION)
+        # Last, after the epoch changes again: an export that read the text either sees
+        # the change and discards its file, or uploaded it before this purge.
+        self._scrub.bump_erasure_epoch(tombstone.workspace_id)
+        self._scrub.purge_exports(tombstone.workspace_id)
         return tombstone
 
     def _erase_record(

@@ -36,15 +36,17 @@ def data_tab(
 
 
 def export_agent(web: WebContext, agent_id: str) -> WebResponse:
-    """``POST /agents/{agent_id}/export``: start the agent's export; on to its page."""
+    """``POST /agents/{agent_id}/export``: start the agent's export (or, while another
+    export of the workspace is queued or running, follow that one); on to its page."""
     agent = web.services.dashboard.workspace.agent(web.principal, agent_id)
-    export = web.services.lifecycle.start_export(web.principal, agent.id)
+    export, _ = web.services.lifecycle.start_export(web.principal, agent.id)
     return redirect(web.request, f"/exports/{export['id']}")
 
 
 def export_workspace(web: WebContext) -> WebResponse:
-    """``POST /exports``: start the workspace's export; on to its page."""
-    export = web.services.lifecycle.start_export(web.principal, None)
+    """``POST /exports``: start the workspace's export (or follow the one queued or
+    running); on to its page."""
+    export, _ = web.services.lifecycle.start_export(web.principal, None)
     return redirect(web.request, f"/exports/{export['id']}")
 
 

@@ -61,7 +61,7 @@ export interface paths {
          * Export an agent (`agentId`) or the workspace as JSON Lines (docs/reference.md#exports-for-a-person)
          * @description Who: person.
          *
-         *     Queued for the review worker: 202 with the export and `Location`; `GET /exports/{id}` gives a 15-minute link to the file once it is `done`.
+         *     Queued for the review worker: 202 with the export and `Location`; `GET /exports/{id}` gives a 15-minute link to the file once it is `done`. While another export of the workspace is queued or running, 200 with that one (nothing is queued); past the workspace's 10 exports of the UTC day, 429 `rate_limited` with `Retry-After` (docs/reference.md#one-export-at-a-time).
          *
          *     Send `Idempotency-Key` to retry safely: the same key and request within 24 hours get the first answer again (`Idempotent-Replayed: true`) and change nothing.
          */
@@ -2794,6 +2794,17 @@ export interface operations {
             };
         };
         responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    /** @description `true` when this is the stored answer of an earlier request with the same `Idempotency-Key`. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportObject"];
+                };
+            };
             /** @description Accepted: queued; `GET` its `Location` (`/reviews/{id}`) to follow it. */
             202: {
                 headers: {

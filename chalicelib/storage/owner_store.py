@@ -1,7 +1,8 @@
 """The table and bucket as an erasure reads them
 (docs/reference.md#erasing-an-agent-a-person-or-a-workspace,
-docs/issues.md#issue-24-item-2): every item page by page (a Scan, resumable from its last
-key), batch deletes, object versions under a prefix, and the erasure's own record.
+docs/issues.md#issue-24-item-2, docs/issues.md#issue-41-item-1): the items keyed by one
+owner's id, page by page, read by key (``owned_pages``; no Scan), batch deletes, object
+versions under a prefix, and the erasure's own record.
 
 The erasure's record is ``ERASURE#<target id>`` / ``RECORD`` (progress, then the
 tombstone that stays); the ids it collected are ``ERASURE#<target id>`` / ``ID#<id>``,
@@ -11,6 +12,7 @@ deleted when it finishes.
 from __future__ import annotations
 
 import json
+import secrets
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -18,15 +20,32 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 
 from chalicelib.storage.aws_errors import S3_THROTTLING, translate_errors
-from chalicelib.storage.dynamodb import DynamoDBTable, from_attributes, to_attributes
-from chalicelib.storage.keys import erasure_id_key, erasure_partition, erasure_record_key
+from chalicelib.storage.dynamodb import DynamoDBTable, to_attributes
+from chalicelib.storage.keys import (
+    AGENT_KIND_INDEX_PARTITION,
+    AGENT_MEMORY_STATES,
+    BY_AGENT_KIND,
+    BY_TOKEN_PRINCIPAL,
+    TOKEN_INDEX_PARTITION,
+    agent_key,
+    agent_kind_values,
+    day_pointer_key,
+    erasure_epoch_key,
+    erasure_id_key,
+    erasure_partition,
+    erasure_record_key,
+    owned_key,
+    owned_partition,
+    owner_partitions,
+)
+from chalicelib.storage.learning_recount import recount_live_learnings
 from chalicelib.storage.reports import object_body
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
 
-SCAN_PAGE_ITEMS = 500
-"""Items per Scan page: one page, then its deletes and the saved position."""
+OWNED_PAGE_ITEMS = 500
+"""Items per page an owner's read yields: one page, then its deletes."""
 _BATCH = 25
 
 
@@ -41,8 +60,8 @@ class ObjectVersion:
     is_live: bool = False
 
 
-class DynamoDBOwnerScan:
-    """``OwnerScan`` on the single table and the stack's bucket.
+class DynamoDBOwnerStore:
+    """``OwnerStore`` on the single table and the stack's bucket.
 
     Args:
         table: the wrapped table.
@@ -61,27 +80,104 @@ class DynamoDBOwnerScan:
             self._s3_client = translate_errors(self._s3_factory(), S3_THROTTLING)
         return self._s3_client
 
-    def pages(
-        self, start: dict[str, str] | None
-    ) -> Iterator[tuple[list[dict[str, Any]], dict[str, str] | None]]:
-        """Every item of the table after ``start`` (a page's last key), page by page:
-        ``(items, last key)``; the last page's key is None. Strongly consistent."""
-        request: dict[str, Any] = {
-            "TableName": self._table.name,
-            "Limit": SCAN_PAGE_ITEMS,
-            "ConsistentRead": True,
-        }
-        if start is not None:
-            request["ExclusiveStartKey"] = to_attributes(start)
-        while True:
-            response = self._table.client.scan(**request)
-            items = [from_attributes(item) for item in response.get("Items", [])]
-            last = response.get("LastEvaluatedKey")
-            key = None if last is None else {k: str(v) for k, v in from_attributes(last).items()}
-            yield items, key
-            if last is None:
-                return
-            request["ExclusiveStartKey"] = last
+    def owned_pages(self, owner_id: str) -> Iterator[list[dict[str, Any]]]:
+        """The items keyed by one id, page by page (``OWNED_PAGE_ITEMS`` at most), read by
+        key and never by a Scan (docs/reference.md#erasing-an-agent-a-person-or-a-workspace):
+
+        * ``agt_…``: its partitions (``AGENT_PARTITIONS``), its memories with their audit
+          records (the ``byAgentKind`` index, then each memory's partition) and day-row
+          pointers, its tokens (``byTokenPrincipal``), and the items its owner marks name;
+        * ``usr_…``: the person, their tokens, and the items their owner marks name
+          (dashboard sessions, sign-in codes, the e-mail claim, idempotency records);
+        * ``wsp_…``: the workspace's partitions (``WORKSPACE_PARTITIONS``: its listing,
+          settings, learnings, actions waiting for a person, key-value entries of its
+          account scope) and the items its owner marks name (exports' records);
+        * ``mem_…``, ``rvw_…``, ``tok_…``, ``lrn_…``: that memory's, review's, token id's,
+          learning history's partition.
+
+        Strongly consistent but for the two index reads (an item written a moment ago may
+        be missed there: an erasure revokes the tokens first, so nothing new comes).
+        Another id yields nothing.
+        """
+        for partition in owner_partitions(owner_id):
+            yield from self._partition_pages(partition)
+        if owner_id.startswith("agt_"):
+            yield from self._memory_pages(owner_id)
+        if owner_id.startswith(("agt_", "usr_")):
+            yield from _chunks(self._tokens(owner_id))
+        if owner_id.startswith(("agt_", "usr_", "wsp_")):
+            yield from self._marked_pages(owner_id)
+
+    def _partition_pages(self, partition: str) -> Iterator[list[dict[str, Any]]]:
+        rows = self._table.query(
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues=to_attributes({":pk": partition}),
+            ConsistentRead=True,
+        )
+        yield from _chunks(rows)
+
+    def _memory_pages(self, agent_id: str) -> Iterator[list[dict[str, Any]]]:
+        """The agent's memories (every kind and status, from ``byAgentKind``), each with
+        its audit records, and the day-row pointers of its day rows' dates."""
+        for kind, status in AGENT_MEMORY_STATES:
+            rows = self._table.query(
+                IndexName=BY_AGENT_KIND,
+                KeyConditionExpression="#partition = :partition",
+                ExpressionAttributeNames={"#partition": AGENT_KIND_INDEX_PARTITION},
+                ExpressionAttributeValues=to_attributes(agent_kind_values(agent_id, kind, status)),
+            )
+            for row in rows:
+                # one page per memory: its audit records sort before the memory item
+                yield list(
+                    self._table.query(
+                        KeyConditionExpression="pk = :pk",
+                        ExpressionAttributeValues=to_attributes({":pk": str(row["pk"])}),
+                        ConsistentRead=True,
+                    )
+                )
+                if row.get("date"):
+                    pointer = self._table.get(day_pointer_key(agent_id, str(row["date"])))
+                    if pointer is not None:
+                        yield [pointer]
+
+    def _tokens(self, principal_id: str) -> Iterator[dict[str, Any]]:
+        return self._table.query(
+            IndexName=BY_TOKEN_PRINCIPAL,
+            KeyConditionExpression="#principal = :principal",
+            ExpressionAttributeNames={"#principal": TOKEN_INDEX_PARTITION},
+            ExpressionAttributeValues=to_attributes({":principal": principal_id}),
+        )
+
+    def _marked_pages(self, owner_id: str) -> Iterator[list[dict[str, Any]]]:
+        """The owner's marks and the items they name (``owner_marks.py``)."""
+        for marks in self._partition_pages(owned_partition(owner_id)):
+            keys = [owned_key(str(mark["sk"])) for mark in marks]
+            yield marks + self._table.batch_get(keys)
+
+    def workspace_of(self, agent_id: str) -> str | None:
+        """The agent's workspace (its item's ``workspaceId``), or None."""
+        found = self._table.get(agent_key(agent_id))
+        return None if found is None else str(found.get("workspaceId") or "") or None
+
+    def bump_erasure_epoch(self, workspace_id: str) -> None:
+        """Give the workspace's erasure epoch a new value (an erasure starts or ends:
+        an export running meanwhile discards its file). Last writer wins: any new
+        value is a change."""
+        self._table.client.put_item(
+            TableName=self._table.name,
+            Item=to_attributes({**erasure_epoch_key(workspace_id), "epoch": secrets.token_hex(8)}),
+        )
+
+    def recount_live_learnings(self, workspace_id: str) -> int | None:
+        """Recompute the workspace's count of live learnings (``learning_recount.py``)."""
+        return recount_live_learnings(self._table, workspace_id)
+
+    def drop_erasure_epoch(self, workspace_id: str) -> None:
+        """Delete the workspace's erasure epoch (its own erasure ends: nothing of it
+        stays but the tombstone; the change from the last value is what an export sees)."""
+        self._table.client.delete_item(
+            TableName=self._table.name, Key=to_attributes(erasure_epoch_key(workspace_id))
+        )
 
     def delete_items(self, keys: Iterable[dict[str, str]]) -> int:
         """Delete items by key (``BatchWriteItem``, unprocessed ones retried); deleting a
@@ -224,6 +320,23 @@ class DynamoDBOwnerScan:
         """Delete the remembered ids (the erasure finished)."""
         ids = self.collected_ids(target_id)
         self.delete_items(erasure_id_key(target_id, found) for found in ids)
+
+
+def read_erasure_epoch(table: DynamoDBTable, workspace_id: str) -> str:
+    """The workspace's erasure epoch (``keys.erasure_epoch_key``; "" when none)."""
+    found = table.get(erasure_epoch_key(workspace_id))
+    return "" if found is None else str(found.get("epoch", ""))
+
+
+def _chunks(rows: Iterable[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
+    page: list[dict[str, Any]] = []
+    for row in rows:
+        page.append(row)
+        if len(page) == OWNED_PAGE_ITEMS:
+            yield page
+            page = []
+    if page:
+        yield page
 
 
 def _record_item(target_id: str, record: dict[str, Any]) -> dict[str, Any]:
