@@ -36,7 +36,7 @@ from tests.helpers import REPO, LocalServer
 
 SEEDS = tuple(int(seed) for seed in os.environ.get("PINEWORK_FUZZ_SEEDS", "20261130,7").split(","))
 """One fixed seed per run keeps a finding reproducible; two find what one does not (seed 7
-found a malformed JSON-RPC response accepted, docs/issues.md#issue-48)."""
+found a malformed JSON-RPC response accepted, docs/reference.md#11-mcp)."""
 EXAMPLES = int(os.environ.get("PINEWORK_FUZZ_EXAMPLES", "46"))
 MIN_REQUESTS = 5000
 THREADS = 8

@@ -1,6 +1,6 @@
-"""``tests/iam_plugin.py`` under pytest-xdist (docs/issues.md#issue-48): the controller
-judges the unused permissions over the calls of every worker, and a lost worker makes
-the run not a whole-suite one."""
+"""``tests/iam_plugin.py`` under pytest-xdist (docs/contributing.md#checking-a-change):
+the controller judges the unused permissions over the calls of every worker, and a lost
+worker makes the run not a whole-suite one."""
 
 from __future__ import annotations
 
