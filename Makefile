@@ -2,6 +2,13 @@
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
+# make test's workers (pytest-xdist; docs/contributing.md#checking-a-change): one per core,
+# at most TEST_MAX_WORKERS (each local server the tests start is one more busy process);
+# TEST_WORKERS=0 runs every test in one process. Each test file runs whole on one worker
+# (loadfile), so a module's server or browser starts once.
+TEST_WORKERS ?= auto
+TEST_MAX_WORKERS ?= 4
+TEST_DIST ?= loadfile
 STAMP := $(VENV)/.installed-stamp
 STAGE ?= prod
 # Deploying (make deploy, make deploy-cloudformation): the AWS CLI v2 with credentials.
@@ -88,8 +95,8 @@ $(RERANKER_WEIGHTS): $(STAMP) scripts/build_reranker.py
 serve: $(STAMP) $(RERANKER_WEIGHTS)  ## local server: embedded DynamoDB + API on http://127.0.0.1:$${PINEWORK_PORT:-8000}
 	$(PY) -m infra.local_server
 
-test: $(STAMP) $(RERANKER_WEIGHTS)  ## every test
-	$(PY) -m pytest
+test: $(STAMP) $(RERANKER_WEIGHTS)  ## every test, on parallel workers
+	$(PY) -m pytest -n $(TEST_WORKERS) --maxprocesses $(TEST_MAX_WORKERS) --dist $(TEST_DIST)
 
 format: $(STAMP)
 	$(VENV)/bin/ruff format .

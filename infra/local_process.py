@@ -1,6 +1,10 @@
 """The real local server as a child process (``python -m infra.local_server``, what
-``make serve`` runs) on free ports with its own data folder: the end-to-end tests and
-``bench/recall_scale.py`` start it the same way."""
+``make serve`` runs) on free ports with its own data folder: the end-to-end tests, the
+browser tests and ``bench/recall_scale.py`` start it the same way.
+
+Tests run on parallel workers (``make test``), each starting its own servers: a port
+found free may be taken by another process before the server binds it, so a start
+refused for a taken port is tried again on new ports (``START_ATTEMPTS``)."""
 
 from __future__ import annotations
 
@@ -19,20 +23,35 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
-def free_port() -> int:
-    """A TCP port free on loopback right now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+START_ATTEMPTS = 3
+"""How many times ``LocalServer.start`` tries, on new ports, when a port is taken."""
+PORT_TAKEN = ("Cannot use 127.0.0.1:", "Cannot serve the API on")
+"""The local server's messages for a port taken when it binds (``infra/local_server.py``)."""
+
+
+def free_port(*taken: int) -> int:
+    """A TCP port free on loopback right now, none of ``taken``."""
+    while True:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = int(probe.getsockname()[1])
+        if port not in taken:
+            return port
 
 
 class LocalServer:
-    """Starts and stops `python -m infra.local_server` with its own ports and data."""
+    """Starts and stops `python -m infra.local_server` with its own ports and data.
 
-    def __init__(self, data_dir: Path) -> None:
+    Args:
+        data_dir: the server's data folder (``PINEWORK_DATA_DIR``).
+        extra_env: variables added to the server's environment.
+    """
+
+    def __init__(self, data_dir: Path, extra_env: dict[str, str] | None = None) -> None:
         self.data_dir = data_dir
+        self.extra_env = dict(extra_env or {})
         self.api_port = free_port()
-        self.dynamodb_port = free_port()
+        self.dynamodb_port = free_port(self.api_port)
         self.process: subprocess.Popen[str] | None = None
         self.output: deque[str] = deque(maxlen=2000)
 
@@ -41,13 +60,29 @@ class LocalServer:
         """The server's environment: its ports and data folder."""
         return {
             **os.environ,
+            **self.extra_env,
             "PINEWORK_PORT": str(self.api_port),
             "PINEWORK_DYNAMODB_PORT": str(self.dynamodb_port),
             "PINEWORK_DATA_DIR": str(self.data_dir),
         }
 
-    def start(self) -> str:
-        """Start the server and wait for its banner (at most 120 s); return the banner."""
+    def start(self, timeout: float = 120) -> str:
+        """Start the server and wait for its banner (at most ``timeout`` seconds a try);
+        return the banner. A start refused for a taken port is tried again on two new ports, at
+        most ``START_ATTEMPTS`` times in all; any other failure raises ``RuntimeError``
+        with the server's output."""
+        for _ in range(START_ATTEMPTS - 1):
+            try:
+                return self._start_once(timeout)
+            except RuntimeError as error:
+                if not any(message in str(error) for message in PORT_TAKEN):
+                    raise
+            self.api_port = free_port()
+            self.dynamodb_port = free_port(self.api_port)
+        return self._start_once(timeout)
+
+    def _start_once(self, timeout: float) -> str:
+        """One start on the current ports (see ``start``)."""
         self.process = subprocess.Popen(
             [sys.executable, "-m", "infra.local_server"],
             cwd=REPO_ROOT,
@@ -57,7 +92,7 @@ class LocalServer:
             text=True,
         )
         banner = []
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + timeout
         assert self.process.stdout is not None
         while time.monotonic() < deadline:
             line = self.process.stdout.readline()

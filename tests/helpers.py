@@ -464,14 +464,16 @@ class Faults:
 def growth(run: Callable[[str], object], build: Callable[[int], str], size: int) -> float:
     """How much longer ``run`` takes on ``build(8 * size)`` than on ``build(size)``
     (best of five each): about 8 for linear work, 64 for quadratic. A ratio, not a
-    time, so a busy machine does not decide it; speed itself lives in ``bench/``."""
+    time, so a busy machine does not decide it; speed itself lives in ``bench/``. The
+    time is this thread's CPU time, so other processes (parallel test workers, a
+    busy machine) taking the CPU between the two sizes do not skew the ratio."""
 
     def best(text: str) -> float:
         times = []
         for _ in range(5):
-            started = time.perf_counter()
+            started = time.thread_time()
             run(text)
-            times.append(time.perf_counter() - started)
+            times.append(time.thread_time() - started)
         return max(min(times), 1e-6)
 
     return best(build(8 * size)) / best(build(size))

@@ -13,6 +13,12 @@ in the template (``infra/iam.py``):
 
 Every run writes what it saw to ``build/aws-calls.json`` (function, action, resource,
 count).
+
+Under pytest-xdist (``make test`` runs the suite on several workers) each worker
+checks its own tests' calls and hands every call it saw to the controller when it
+finishes (``config.workeroutput``); the controller alone writes the report and judges
+the unused permissions, over the calls of every worker. A worker lost before it handed
+its calls over makes the run not a whole-suite one (its tests failed anyway).
 """
 
 from __future__ import annotations
@@ -40,22 +46,47 @@ CALL_LOG = Path(tempfile.mkdtemp(prefix="pinework-aws-calls-")) / "local_server.
 REPORT = REPO / "build" / "aws-calls.json"
 
 
+WORKER_OUTPUT = "pinework_aws_calls"
+"""The key of a worker's calls in pytest-xdist's ``workeroutput``."""
+
+
 class IamCheck:
-    """The plugin's state: every call seen, and where the local servers' log was read to."""
+    """The plugin's state: every call seen (each distinct call, as its JSON line, with
+    the number of times it was made), where the local servers' log was read to, the
+    tests deselected and the xdist workers lost."""
 
     def __init__(self) -> None:
         self.audit = Audit()
-        self.calls: list[AwsCall] = []
+        self.seen: Counter[str] = Counter()
         self.log_offset = 0
         self.deselected = 0
+        self.lost_workers = 0
         self.unused: list[str] = []
 
     def new_calls(self, start: int) -> list[AwsCall]:
         """Calls recorded since ``start`` (this process) plus the local servers' new ones."""
         mine = RECORDER.calls[start:]
         theirs, self.log_offset = read_calls(CALL_LOG, self.log_offset)
-        self.calls += mine + theirs
+        self.seen.update(call.to_json() for call in mine + theirs)
         return mine + theirs
+
+    def calls(self) -> list[tuple[AwsCall, int]]:
+        """Each distinct call seen and how many times it was made."""
+        return [(AwsCall.from_json(line), count) for line, count in self.seen.items()]
+
+    def worker_output(self) -> dict[str, Any]:
+        """What an xdist worker hands the controller: its calls (JSON line -> count) and
+        the number of tests it deselected (plain data: execnet sends it)."""
+        return {"seen": dict(self.seen), "deselected": self.deselected}
+
+    def add_worker(self, output: dict[str, Any] | None) -> None:
+        """Add a finished worker's ``worker_output``; ``None`` (a worker lost before it
+        handed its calls over) is counted in ``lost_workers``."""
+        if output is None:
+            self.lost_workers += 1
+            return
+        self.seen.update(output["seen"])
+        self.deselected += output["deselected"]
 
 
 CHECK = IamCheck()
@@ -80,8 +111,17 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_deselected(items: list[pytest.Item]) -> None:
-    """Count deselected tests: a run without them is not the whole suite."""
+    """Count deselected tests: a run without them is not the whole suite (under xdist
+    every worker deselects the same tests, and the controller adds the workers' counts:
+    zero stays zero)."""
     CHECK.deselected += len(items)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """xdist's controller: take a finished worker's calls (none from a crashed one)."""
+    output = getattr(node, "workeroutput", {}).get(WORKER_OUTPUT)
+    CHECK.add_worker(None if error else output)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -108,19 +148,25 @@ def whole_suite(session: pytest.Session) -> bool:
         and not config.getoption("keyword")
         and not config.getoption("markexpr")
         and CHECK.deselected == 0
+        and CHECK.lost_workers == 0
         and not session.shouldstop
         and session.testsfailed == 0
     )
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Write the report; after a whole-suite run, fail on permissions nothing used."""
+    """Write the report; after a whole-suite run, fail on permissions nothing used.
+    An xdist worker only hands its calls to the controller, which does both."""
     CHECK.new_calls(len(RECORDER.calls))
-    used = Counter(
-        (permission.function, permission.action, permission.resource)
-        for call in CHECK.calls
-        for permission in CHECK.audit.permissions(call)
-    )
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput[WORKER_OUTPUT] = CHECK.worker_output()
+        return
+    calls = CHECK.calls()
+    used: Counter[tuple[str, str, str]] = Counter()
+    for call, count in calls:
+        for permission in CHECK.audit.permissions(call):
+            used[(permission.function, permission.action, permission.resource)] += count
     REPORT.parent.mkdir(exist_ok=True)
     REPORT.write_text(
         json.dumps(
@@ -132,7 +178,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         )
     )
     if whole_suite(session):
-        CHECK.unused = CHECK.audit.unused(CHECK.calls)
+        CHECK.unused = CHECK.audit.unused(call for call, _ in calls)
         if CHECK.unused:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 

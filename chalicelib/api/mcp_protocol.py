@@ -25,6 +25,7 @@ from chalicelib.api.mcp_tools import TOOLS, TOOLS_BY_NAME, McpCaller
 from chalicelib.api.observe import note_error, note_tool
 from chalicelib.errors import InvalidRequest, PineworkError, RateLimited
 from chalicelib.limits import MCP_BATCH_MAX_MESSAGES
+from chalicelib.models.responses import JsonRpcMessage
 from chalicelib.release import RELEASE
 
 logger = logging.getLogger(__name__)
@@ -84,6 +85,12 @@ def handle_post(raw_body: bytes | None, caller: McpCaller) -> McpReply:
                 f"{len(parsed)}. Nothing was run: send them in smaller batches."
             )
             return McpReply(400, _error(None, mcp.INVALID_REQUEST, message))
+        for number, item in enumerate(parsed, start=1):
+            problem = _malformed(item)
+            if problem is not None:
+                # Refused whole, as the document's batch schema refuses it: none of it runs.
+                message = f"Message {number} of the batch: {problem} Nothing was run."
+                return McpReply(400, _error(None, mcp.INVALID_REQUEST, message))
         answers = [answer for item in parsed if (answer := _answer(item, caller)) is not None]
         return McpReply(200, answers) if answers else McpReply(202)
     answer = _answer(parsed, caller)
@@ -127,29 +134,58 @@ def unsupported_version_reply(requested: str) -> McpReply | None:
     )
 
 
-def _answer(message: Any, caller: McpCaller) -> dict[str, Any] | None:
-    """The response to one message, or None for a notification or a client response."""
+_MALFORMED_FIELD = {
+    "jsonrpc": "Send a JSON-RPC 2.0 message object.",
+    "id": "id must be a string, an integer or null.",
+    "method": "method must be a string.",
+    "params": "params must be an object or an array.",
+    "error": "error must be an object with an integer code and a string message.",
+}
+"""What a message that breaks ``JsonRpcMessage`` (the document's schema) is told, by field."""
+
+
+def _malformed(message: Any) -> str | None:
+    """Why ``message`` is not a JSON-RPC 2.0 message (docs/reference.md#11-mcp), or None.
+
+    Every message meets the document's ``JsonRpcMessage`` schema, checked strictly (no
+    coercion: ``"1"`` is not an integer code). A request or notification has a string
+    ``method`` and, if it has an ``id`` (a request), a string or integer one; a response (no
+    ``method``) has an ``id`` and exactly one of ``result`` and ``error``, and a
+    ``result`` answers a request, so its ``id`` is not null.
+    """
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-        return _error(None, mcp.INVALID_REQUEST, "Send a JSON-RPC 2.0 message object.")
+        return _MALFORMED_FIELD["jsonrpc"]
+    try:
+        JsonRpcMessage.model_validate(message, strict=True)
+    except ValidationError as error:
+        field = str(error.errors()[0]["loc"][0])
+        return _MALFORMED_FIELD.get(field, f"{field} is not valid here.")
+    if "method" in message:
+        if not isinstance(message["method"], str):
+            return _MALFORMED_FIELD["method"]
+        request_id = message.get("id", "")  # a notification has none
+        if isinstance(request_id, bool) or not isinstance(request_id, str | int):
+            return "id must be a string or an integer."
+        return None
+    answered = ("result" in message) != (message.get("error") is not None)
+    if "id" not in message or not answered:
+        return "A JSON-RPC message needs a method, or an id and either a result or an error."
+    if "result" in message and message["id"] is None:
+        return "A result answers a request: its id is a string or an integer, not null."
+    return None
+
+
+def _answer(message: Any, caller: McpCaller) -> dict[str, Any] | None:
+    """The response to one message, or None for a notification or a client response
+    (a malformed message is answered with ``-32600``, id null)."""
+    problem = _malformed(message)
+    if problem is not None:
+        return _error(None, mcp.INVALID_REQUEST, problem)
     if "method" not in message:
-        if "id" in message and ("result" in message or "error" in message):
-            response_id = message["id"]
-            if isinstance(response_id, bool) or not (
-                response_id is None or isinstance(response_id, str | int)
-            ):
-                # JSON-RPC 2.0: an id is a string, a number or null (docs/issues.md#issue-27-item-5)
-                return _error(None, mcp.INVALID_REQUEST, "id must be a string, an integer or null.")
-            return None  # a response to a server request; this server sends none
-        return _error(None, mcp.INVALID_REQUEST, "A JSON-RPC message needs a method.")
-    method = message["method"]
-    if not isinstance(method, str):
-        return _error(None, mcp.INVALID_REQUEST, "method must be a string.")
+        return None  # a response to a server request; this server sends none
     if "id" not in message:
         return None  # notifications (initialized, cancelled, …) need no answer
-    request_id = message["id"]
-    if isinstance(request_id, bool) or not isinstance(request_id, str | int):
-        return _error(None, mcp.INVALID_REQUEST, "id must be a string or an integer.")
-    return _run(request_id, method, message.get("params"), caller)
+    return _run(message["id"], message["method"], message.get("params"), caller)
 
 
 def _run(request_id: str | int, method: str, params: Any, caller: McpCaller) -> dict[str, Any]:

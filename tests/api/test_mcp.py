@@ -60,8 +60,51 @@ def test_notifications_and_client_responses_get_202_without_a_body(mcp: Mcp) -> 
     assert (status, body) == (202, None)
     status, _, body = mcp.post({"jsonrpc": "2.0", "id": 7, "result": {}})
     assert (status, body) == (202, None)
-    status, _, body = mcp.post({"jsonrpc": "2.0", "id": None, "error": {"code": 1}})
+    status, _, body = mcp.post({"jsonrpc": "2.0", "id": None, "error": {"code": 1, "message": "x"}})
     assert (status, body) == (202, None)
+
+
+MALFORMED = [
+    # The contract fuzz's finding (schemathesis 4.32.5, seed 7, ST201): an error code
+    # that is an object, on a response with a null id.
+    {"jsonrpc": "2.0", "id": None, "error": {"code": {}, "message": "x"}},
+    {"jsonrpc": "2.0", "id": 3, "error": {"code": "1", "message": "x"}},
+    {"jsonrpc": "2.0", "id": 3, "error": {"code": 1}},
+    {"jsonrpc": "2.0", "id": 3, "error": "failed"},
+    {"jsonrpc": "2.0", "id": 3, "error": None},
+    {"jsonrpc": "2.0", "id": 3, "result": {}, "error": {"code": 1, "message": "x"}},
+    {"jsonrpc": "2.0", "id": None, "result": {}},
+    {"jsonrpc": "2.0", "result": {}},
+    {"jsonrpc": "2.0", "method": "notifications/initialized", "params": "now"},
+    {"jsonrpc": "2.0", "method": 5},
+    {"jsonrpc": "2.0", "id": None, "method": "ping"},
+    {"jsonrpc": "1.0", "method": "notifications/initialized"},
+]
+"""Responses and notifications that break the document's JsonRpcMessage schema or
+JSON-RPC 2.0's shape of a message."""
+
+
+@pytest.mark.parametrize("message", MALFORMED, ids=[json.dumps(m) for m in MALFORMED])
+def test_malformed_responses_and_notifications_are_refused(mcp: Mcp, message: Any) -> None:
+    status, _, body = mcp.post(message)
+    assert status == 400, body
+    assert body["id"] is None and body["error"]["code"] == mcp_types.INVALID_REQUEST
+
+
+def test_a_batch_with_a_malformed_message_is_refused_whole(mcp: Mcp, world: World) -> None:
+    save = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "memory_save", "arguments": {"text": "Deploys freeze on Fridays"}},
+    }
+    status, _, body = mcp.post([save, MALFORMED[0]], actor=world.agent)
+    assert status == 400 and body["error"]["code"] == mcp_types.INVALID_REQUEST
+    assert body["error"]["message"].startswith("Message 2 of the batch: error must be")
+    listed = mcp.ok("memory_list", {"kind": "fact"}, actor=world.agent)
+    assert listed["data"] == []  # nothing of it ran
+    status, _, answers = mcp.post([save], actor=world.agent)
+    assert status == 200 and answers[0]["result"]["isError"] is False
 
 
 def test_a_message_whose_id_is_not_a_string_number_or_null_is_refused(mcp: Mcp) -> None:

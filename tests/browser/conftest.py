@@ -12,17 +12,15 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tests.browser.support import CHROMIUM, CHROMIUM_ARGS, CSP_PROBE, REPO, Server
+from tests.helpers import LocalServer
 
 
 def _browser_or_skip() -> None:
@@ -34,52 +32,36 @@ def _browser_or_skip() -> None:
     pytest.skip(message)
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """``python -m infra.local_server`` on free ports with its own data, seeded."""
     _browser_or_skip()
     data_dir = tmp_path_factory.mktemp("dashboard-data")
-    api_port, dynamodb_port = _free_port(), _free_port()
-    env = {
-        **os.environ,
-        "PINEWORK_PORT": str(api_port),
-        "PINEWORK_DYNAMODB_PORT": str(dynamodb_port),
-        "PINEWORK_DATA_DIR": str(data_dir),
-        "OPENBLAS_NUM_THREADS": "1",
-        "AWS_ACCESS_KEY_ID": "local",
-        "AWS_SECRET_ACCESS_KEY": "local",
-        "AWS_DEFAULT_REGION": "us-east-1",
-    }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "infra.local_server"],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
+    running = LocalServer(
+        data_dir,
+        {
+            "OPENBLAS_NUM_THREADS": "1",
+            "AWS_ACCESS_KEY_ID": "local",
+            "AWS_SECRET_ACCESS_KEY": "local",
+            "AWS_DEFAULT_REGION": "us-east-1",
+        },
     )
     try:
-        banner = _read_banner(process)
+        banner = running.start(timeout=180).splitlines()
         link = next(line.split(": ", 1)[1].strip() for line in banner if "one-time link" in line)
-        endpoint = f"http://127.0.0.1:{dynamodb_port}"
+        endpoint = f"http://127.0.0.1:{running.dynamodb_port}"
         demo = json.loads((data_dir / "demo.json").read_text(encoding="utf-8"))
         seeded = subprocess.run(
             [sys.executable, "-m", "tests.browser.seed", endpoint, str(data_dir / "demo.json")],
             cwd=REPO,
-            env=env,
+            env=running.env,
             capture_output=True,
             text=True,
             timeout=600,
         )
         assert seeded.returncode == 0, seeded.stderr
         yield Server(
-            url=f"http://127.0.0.1:{api_port}",
+            url=f"http://127.0.0.1:{running.api_port}",
             endpoint=endpoint,
             data_dir=data_dir,
             demo=demo,
@@ -87,28 +69,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
             seeded=json.loads(seeded.stdout.strip().splitlines()[-1]),
         )
     finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        if process.stdout is not None:
-            process.stdout.close()
-
-
-def _read_banner(process: subprocess.Popen[str]) -> list[str]:
-    assert process.stdout is not None
-    lines: list[str] = []
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        line = process.stdout.readline()
-        if not line:
-            break
-        lines.append(line)
-        if "Press Ctrl+C" in line:
-            return lines
-    raise AssertionError("the local server did not start:\n" + "".join(lines))
+        running.stop()
 
 
 @pytest.fixture(scope="module")

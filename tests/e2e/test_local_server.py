@@ -123,7 +123,15 @@ def test_cli_against_local_server_and_data_survives_restart(server: LocalServer)
 
 
 def test_a_second_server_on_the_same_data_folder_refuses_to_start(server: LocalServer) -> None:
-    server.start()
+    # A port taken between LocalServer's choice and the server's bind (another test
+    # worker's server) is tried again on new ports (infra/local_process.py).
+    with socket.socket() as holder:
+        taken = server.dynamodb_port
+        holder.bind(("127.0.0.1", taken))
+        holder.listen()
+        server.start()
+    assert server.dynamodb_port != taken
+    assert httpx.get(f"http://127.0.0.1:{server.api_port}/api/v1/openapi.json").status_code == 200
     second = LocalServer(server.data_dir)
     result = subprocess.run(
         [sys.executable, "-m", "infra.local_server"],
