@@ -46,7 +46,9 @@
 | a learning | ``LEARNINGS#<wsp_id>`` | ``LEARNING#<lrn_id>`` |
 | a workspace's count of live learnings | ``LEARNINGS#<wsp_id>`` | ``COUNT`` |
 | an agent's learning proposals on a date | ``LEARNINGS#<wsp_id>`` | ``RATE#<agt_id>#<date>`` |
-| a rejected learning's text (index) | ``LEARNINGS#<wsp_id>`` | ``REJECTED#<TEXT|SAME>#<sha>`` |
+| a rejected or retired text | ``LEARNINGS#<wsp_id>`` | ``REJECTED#<TEXT|SAME>#<sha>`` |
+| a learning's copy filed by state | ``LEARNINGS#<wsp_id>`` | ``STATE#<state>#<lrn_id>`` |
+| the workspace's learnings are filed by state (marker) | ``LEARNINGS#<wsp_id>`` | ``STATES`` |
 | a learning's history record | ``LEARNING#<lrn_id>`` | ``AUDIT#<aud_id>`` |
 
 A key-value scope is ``account#<wsp_id>``, ``byok#<sha256 hex>`` or
@@ -581,6 +583,27 @@ def learning_rejected_key(workspace_id: str, digest_key: str) -> dict[str, str]:
     """Primary key of a rejected text's index entry (``TEXT#``/``SAME#`` + SHA-256, the
     vetoes' digests), naming the rejected learning."""
     return {"pk": learnings_partition(workspace_id), "sk": f"REJECTED#{digest_key}"}
+
+
+def learning_state_prefix(state: str) -> str:
+    """The sort-key prefix of the learnings filed in ``state`` (newest last: ids are
+    ULIDs)."""
+    return f"STATE#{state}#"
+
+
+def learning_state_key(workspace_id: str, state: str, learning_id: str) -> dict[str, str]:
+    """Primary key of a learning's copy filed by its state, so a recall reads the active
+    ones only and a list pages one state (docs/reference.md#15-learnings)."""
+    return {
+        "pk": learnings_partition(workspace_id),
+        "sk": learning_state_prefix(state) + learning_id,
+    }
+
+
+def learning_states_marker_key(workspace_id: str) -> dict[str, str]:
+    """Primary key of the marker saying every learning of the workspace is filed by state
+    (learnings stored before the copies existed are filed on first read)."""
+    return {"pk": learnings_partition(workspace_id), "sk": "STATES"}
 
 
 def learning_audit_key(learning_id: str, audit_id: str) -> dict[str, str]:
