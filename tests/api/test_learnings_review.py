@@ -82,3 +82,33 @@ def test_a_rejected_proposal_is_not_made_again(api: Api, world: World) -> None:
     again = run_review(api, world, world.other_agent)
     assert any("not proposed, A person rejected" in note for note in again["plan"]["notes"])
     assert proposed(api, world) == []
+
+
+VPN = "The staging deploy needs the VPN on port 1194"
+NO_VPN = "The staging deploy does not need the VPN on port 1194"
+
+
+def test_a_fact_in_a_conflict_is_not_proposed(api: Api, world: World) -> None:
+    """docs/issues.md#issue-42 item 6: the agent's own live fact disputes it."""
+    mine = api.call("POST", "/memories", world.agent, {"text": VPN})[1]
+    api.call("POST", "/memories", world.agent, {"text": NO_VPN})
+    api.call("POST", "/memories", world.other_agent, {"text": VPN})
+    report = review(api, world)
+    notes = [note for note in report["plan"]["notes"] if f"{mine['id']} is held by" in note]
+    assert len(notes) == 1 and "not proposed as a learning" in notes[0], report["plan"]
+    assert proposed(api, world) == []
+    # the other agent, whose store holds no dispute, proposes it
+    run_review(api, world, world.other_agent)
+    assert [learning["text"] for learning in proposed(api, world)] == [VPN]
+
+
+def test_a_fact_an_active_learning_contradicts_is_not_proposed(api: Api, world: World) -> None:
+    told = api.call("POST", "/learnings", world.person, {"text": NO_VPN})[1]
+    api.call("POST", "/memories", world.agent, {"text": VPN})
+    api.call("POST", "/memories", world.other_agent, {"text": VPN})
+    report = review(api, world)
+    assert any(
+        f"the active learning {told['id']} says something different" in note
+        for note in report["plan"]["notes"]
+    ), report["plan"]["notes"]
+    assert proposed(api, world) == []

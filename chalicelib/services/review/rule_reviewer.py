@@ -23,10 +23,9 @@ from typing import Protocol
 from chalicelib.ids import to_rfc3339
 from chalicelib.models.memory import VETOED, Memory, MemoryStatus
 from chalicelib.models.review import ReviewAction
-from chalicelib.services.review.conflicts import LiveFacts, conflict_action
+from chalicelib.services.review.conflicts import LiveFacts, conflict_action, subject_minimum
 from chalicelib.services.review.details import shape
 from chalicelib.services.review.sameness import (
-    SUBJECT_SHARED,
     Relation,
     compare,
     duplicate_key,
@@ -337,7 +336,7 @@ class RuleReviewer:
         in an environment or region (with "prod … 6432", "staging … 5432" and a new
         "prod … 5432", the update is to the prod fact)."""
         # Two values in common make one subject, one when a fact has only two.
-        minimum = max(1, min(SUBJECT_SHARED, len(shape(first.text).values) - 1))
+        minimum = subject_minimum(first)
         found: list[tuple[Memory, Relation]] = []
         for second in live.sharing(first, minimum=minimum):
             pair = (first.id, second.id) if first.id < second.id else (second.id, first.id)

@@ -9,8 +9,13 @@ and with the workspace's active learnings, by the review's own sameness rule
   never merged or archived: a person decides;
 * a fact that another agent of the workspace also holds is proposed as a learning
   (``proposed``, the facts cited as its evidence), unless a live learning already says
-  it (then the note names that one) or a person rejected one that does (the note says
-  so). At most ``MAX_PROPOSALS_PER_REVIEW`` per review.
+  it (then the note names that one) or a person rejected or retired one that does (the
+  note says so). At most ``MAX_PROPOSALS_PER_REVIEW`` per review;
+* a disputed fact is never proposed (docs/issues.md#issue-42 item 6): one in a conflict
+  the review found (``disputed``: a ``resolve_conflict`` of this review's plan, waiting
+  for a person or not), one another live fact of the agent contradicts
+  (``conflicts.contradicting``), or one an active learning contradicts; the note says
+  which fact disputes it.
 
 A dry run gets the same notes with "would propose" and writes nothing.
 """
@@ -25,8 +30,9 @@ from typing import TYPE_CHECKING
 from chalicelib.errors import LearningLimitReached, LearningRejected
 from chalicelib.models.learning import Learning
 from chalicelib.models.memory import Memory, MemoryStatus
+from chalicelib.services.review.conflicts import LiveFacts, contradicting
 from chalicelib.services.review.rule_reviewer import normalize
-from chalicelib.services.review.sameness import duplicate_key, is_duplicate, vector_of
+from chalicelib.services.review.sameness import compare, duplicate_key, is_duplicate, vector_of
 from chalicelib.storage.protocols import DirectoryRepository, MemoryRepository
 
 if TYPE_CHECKING:
@@ -66,6 +72,7 @@ class SharedFacts:
         now: datetime,
         *,
         review_id: str | None,
+        disputed: frozenset[str] = frozenset(),
     ) -> list[str]:
         """The review's notes on shared facts; with ``review_id`` (not a dry run) the
         proposals are made.
@@ -73,6 +80,8 @@ class SharedFacts:
         Args:
             facts: the agent's facts (live and archived) as the review read them.
             now: the review's time (an expired fact is not live).
+            disputed: ids of the facts in a conflict of this review's plan (never
+                proposed).
         """
         live = [
             fact
@@ -94,6 +103,7 @@ class SharedFacts:
                     "is told the learning, so a person may archive the fact (nothing changed)."
                 )
         others = self._others(workspace_id, agent_id, now)
+        own = LiveFacts(live)
         proposed = 0
         for fact in uncovered:
             copies = [
@@ -106,6 +116,10 @@ class SharedFacts:
             agents = sorted({copy.agent_id for copy in copies})
             cited = [fact.id, *sorted(copy.id for copy in copies)]
             held = f"{fact.id} is held by {len(agents) + 1} agents ({', '.join(cited)})"
+            dispute = self._dispute(fact, disputed, own, active)
+            if dispute is not None:
+                notes.append(f"{held}: not proposed as a learning, {dispute}.")
+                continue
             if review_id is None:
                 notes.append(f"{held}: the review would propose it as a learning.")
                 continue
@@ -115,6 +129,25 @@ class SharedFacts:
             notes.append(self._propose(workspace_id, review_id, fact, cited, held))
             proposed += 1
         return notes
+
+    @staticmethod
+    def _dispute(
+        fact: Memory, disputed: frozenset[str], own: LiveFacts, active: Sequence[Learning]
+    ) -> str | None:
+        """Why ``fact`` is disputed (a note's words), or None."""
+        if fact.id in disputed:
+            return "it is in a conflict this review found (a person decides it first)"
+        other = contradicting(fact, own)
+        if other is not None:
+            return f"{other.id} says something different about the same subject"
+        for learning in active:
+            vectors = (vector_of(fact.embedding), vector_of(learning.embedding))
+            if compare(fact.text, learning.text, *vectors).kind == "different":
+                return (
+                    f"the active learning {learning.id} says something different about the "
+                    "same subject"
+                )
+        return None
 
     def _propose(
         self, workspace_id: str, review_id: str, fact: Memory, cited: list[str], held: str
