@@ -66,11 +66,24 @@ class Learning(WireModel):
         body = self.model_dump(mode="json", by_alias=True)
         return {"id": body.pop("id"), "object": "learning", **body}
 
+    @property
+    def unreviewed(self) -> bool:
+        """An agent's learning that went live without a person (``learningApproval:
+        none``): active, ``decidedBy`` null, until a person approves (confirms) or retires
+        it (docs/reference.md#learning-approval)."""
+        return (
+            self.state is LearningState.ACTIVE
+            and self.proposed_by_type == "agent"
+            and self.decided_by is None
+        )
+
     def line(self) -> str:
         """Its line in the recall block: ``lrn_… (YYYY-MM-DD) text``, line breaks flattened
-        (the date it became active, else proposed)."""
+        (the date it became active, else proposed); ``(YYYY-MM-DD, not reviewed)`` for an
+        ``unreviewed`` one."""
         since: datetime = self.decided_at or self.proposed_at
-        return f"{self.id} ({since.date().isoformat()}) {' '.join(self.text.split())}"
+        mark = ", not reviewed" if self.unreviewed else ""
+        return f"{self.id} ({since.date().isoformat()}{mark}) {' '.join(self.text.split())}"
 
 
 class LearningAudit(WireModel):

@@ -42,9 +42,9 @@ from chalicelib.models.learning import (
     LearningState,
 )
 from chalicelib.models.principal import Principal
+from chalicelib.normalized import normalize
 from chalicelib.services.access.who import refuse_agents
 from chalicelib.services.memory.vetoes import veto_index_keys
-from chalicelib.services.review.rule_reviewer import normalize
 from chalicelib.services.review.sameness import is_duplicate, vector_of
 from chalicelib.services.run_context import RunContext
 from chalicelib.services.text import SecretFinder, check_no_secret, check_not_blank, check_text
@@ -277,7 +277,8 @@ class LearningService:
         *,
         archive_copies: bool = False,
     ) -> Learning:
-        """A person approves a proposed learning, with ``text`` editing it first; with
+        """A person approves a proposed learning, or confirms an active one that went live
+        unreviewed (``Learning.unreviewed``), with ``text`` editing it first; with
         ``archive_copies``, the agents' facts a review cited that are still active are
         archived with the reason ``covered by learning lrn_…`` (each one's Undo brings it
         back; one already archived or erased is left as it is).
@@ -290,9 +291,10 @@ class LearningService:
         """
         refuse_agents(principal, DECISIONS_ARE_FOR_PERSONS)
         before = self._current(principal, learning_id, expected_versions)
-        if before.state is not LearningState.PROPOSED:
+        if before.state is not LearningState.PROPOSED and not before.unreviewed:
             raise LearningDecided(
-                f"{learning_id} is {before.state.value}: only a proposed learning is approved."
+                f"{learning_id} is {before.state.value}: only a proposed learning, or an "
+                "active one no person reviewed, is approved."
             )
         changes: dict[str, object] = {"state": LearningState.ACTIVE}
         if text is not None and text != before.text:

@@ -50,6 +50,8 @@
 | a learning's copy filed by state | ``LEARNINGS#<wsp_id>`` | ``STATE#<state>#<lrn_id>`` |
 | the workspace's learnings are filed by state (marker) | ``LEARNINGS#<wsp_id>`` | ``STATES`` |
 | a learning's history record | ``LEARNING#<lrn_id>`` | ``AUDIT#<aud_id>`` |
+| a live fact by content | ``SAMEFACT#<wsp_id>#<digest>`` | ``<agt_id>#<mem_id>`` |
+| its agent is filed (marker) | ``SAMEFACTS#<agt_id>`` | ``INDEXED`` |
 
 A key-value scope is ``account#<wsp_id>``, ``byok#<sha256 hex>`` or
 ``anon#<sha256 hex>`` (docs/reference.md#10-key-value). Anonymous entries carry ``expiresAtEpoch``,
@@ -609,3 +611,23 @@ def learning_states_marker_key(workspace_id: str) -> dict[str, str]:
 def learning_audit_key(learning_id: str, audit_id: str) -> dict[str, str]:
     """Primary key of one history record of a learning."""
     return {"pk": f"LEARNING#{learning_id}", "sk": f"AUDIT#{audit_id}"}
+
+
+def same_fact_partition(workspace_id: str, digest: str) -> str:
+    """The partition of the workspace's live facts whose normalized text has ``digest``
+    (``normalized.content_digest``): the review finds the other agents holding a fact
+    with one Query of it (docs/issues.md#issue-41 item 3). The digest spreads a
+    workspace over as many partitions as it has distinct facts (no shard is written by
+    every agent, as ``WORKSPACE_SHARDS`` ensures for the workspace indexes)."""
+    return f"SAMEFACT#{workspace_id}#{digest}"
+
+
+def same_fact_key(workspace_id: str, digest: str, agent_id: str, memory_id: str) -> dict[str, str]:
+    """Primary key of one live fact's entry in the shared-facts index."""
+    return {"pk": same_fact_partition(workspace_id, digest), "sk": f"{agent_id}#{memory_id}"}
+
+
+def same_facts_marker_key(agent_id: str) -> dict[str, str]:
+    """Primary key of the marker saying the agent's live facts saved before the
+    shared-facts index existed are filed in it (its first review files them)."""
+    return {"pk": f"SAMEFACTS#{agent_id}", "sk": "INDEXED"}

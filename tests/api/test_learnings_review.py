@@ -5,9 +5,15 @@ that repeats an active learning is reported, never merged; a dry run proposes no
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
-from tests.helpers import Api, World, review
+import pytest
+
+from chalicelib.normalized import content_digest
+from chalicelib.storage.dynamodb import DynamoDBTable
+from chalicelib.storage.keys import same_fact_partition
+from tests.helpers import TABLE, Api, World, review
 
 SHARED = "The billing API is rate-limited to 100 requests per second"
 
@@ -112,3 +118,42 @@ def test_a_fact_an_active_learning_contradicts_is_not_proposed(api: Api, world: 
         for note in report["plan"]["notes"]
     ), report["plan"]["notes"]
     assert proposed(api, world) == []
+
+
+def test_the_look_across_agents_reads_the_shared_facts_index_not_their_stores(
+    api: Api, world: World, dynamodb: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/issues.md#issue-41 item 3: an entry per live fact by its normalized text, kept
+    by every write; the review queries it, never another agent's facts."""
+    mine = api.call("POST", "/memories", world.agent, {"text": SHARED})[1]
+    theirs = api.call("POST", "/memories", world.other_agent, {"text": SHARED.upper() + "!"})[1]
+    api.call("POST", "/memories", world.other_agent, {"text": "Dana prefers PDF invoices"})
+    partition = same_fact_partition(world.workspace_id, content_digest(SHARED))
+
+    def entries() -> list[str]:
+        rows = dynamodb.query(
+            TableName=TABLE,
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues={":pk": {"S": partition}},
+        )["Items"]
+        return sorted(row["memoryId"]["S"] for row in rows)
+
+    assert entries() == sorted([mine["id"], theirs["id"]])
+    asked: list[str] = []
+    original = DynamoDBTable.query
+
+    def recording(table: DynamoDBTable, **kwargs: Any) -> Iterator[dict[str, Any]]:
+        asked.append(str(kwargs.get("ExpressionAttributeValues", {})))
+        return original(table, **kwargs)
+
+    monkeypatch.setattr(DynamoDBTable, "query", recording)
+    review(api, world)
+    assert not [query for query in asked if world.other_agent.id in query], asked
+    (learning,) = proposed(api, world)
+    assert learning["evidence"] == [mine["id"], theirs["id"]]
+
+    # archiving a copy takes it out of the index; bringing it back files it again
+    api.call("POST", f"/memories/{theirs['id']}/archive", world.other_agent, {"reason": "old"})
+    assert entries() == [mine["id"]]
+    assert api.call("POST", f"/memories/{theirs['id']}/unarchive", world.person, {})[0] == 200
+    assert entries() == sorted([mine["id"], theirs["id"]])

@@ -13,7 +13,6 @@ docs/DECISIONS.md#a-review-that-never-destroys-information-issue-14-items-15.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -23,6 +22,7 @@ from typing import Protocol
 from chalicelib.ids import to_rfc3339
 from chalicelib.models.memory import VETOED, Memory, MemoryStatus
 from chalicelib.models.review import ReviewAction
+from chalicelib.normalized import normalize
 from chalicelib.services.review.conflicts import LiveFacts, conflict_action, subject_minimum
 from chalicelib.services.review.details import shape
 from chalicelib.services.review.sameness import (
@@ -90,13 +90,6 @@ class Reviewer(Protocol):
     def propose(self, context: ReviewContext) -> Proposal:
         """Propose actions for one agent; the service checks and applies them."""
         ...
-
-
-@lru_cache(maxsize=65536)
-def normalize(text: str) -> str:
-    """NFKC, case-folded, ``n't`` → `` not``, punctuation dropped, spaces collapsed."""
-    folded = unicodedata.normalize("NFKC", text).casefold().replace("n't", " not")
-    return " ".join(re.findall(r"\w+", folded))
 
 
 @lru_cache(maxsize=65536)

@@ -3,7 +3,10 @@ docs/issues.md#issue-25-item-4).
 
 An agent's review also compares the agent's live facts with the other agents' live facts
 and with the workspace's active learnings, by the review's own sameness rule
-(``sameness.is_duplicate``, candidates grouped by ``duplicate_key``):
+(``sameness.is_duplicate``). The other agents' copies are found through the shared-facts
+index (``SameFactIndex``: live facts by the digest of their normalized text, one Query
+per fact), so a review reads its own store plus the matches, whatever the number of
+agents in the workspace (docs/issues.md#issue-41 item 3):
 
 * a fact that says what an active learning says is reported in the review's notes,
   never merged or archived: a person decides;
@@ -25,43 +28,54 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from chalicelib.errors import LearningLimitReached, LearningRejected
 from chalicelib.models.learning import Learning
-from chalicelib.models.memory import Memory, MemoryStatus
+from chalicelib.models.memory import Memory, MemoryKind, MemoryStatus
+from chalicelib.normalized import content_digest, normalize
 from chalicelib.services.review.conflicts import LiveFacts, contradicting
-from chalicelib.services.review.rule_reviewer import normalize
-from chalicelib.services.review.sameness import compare, duplicate_key, is_duplicate, vector_of
-from chalicelib.storage.protocols import DirectoryRepository, MemoryRepository
+from chalicelib.services.review.sameness import compare, is_duplicate, vector_of
+from chalicelib.storage.protocols import MemoryRepository
 
 if TYPE_CHECKING:
     from chalicelib.services.learnings import LearningService
 
 MAX_PROPOSALS_PER_REVIEW = 5
 """Learnings one review proposes at most (the others wait for the next night)."""
-MAX_OTHER_AGENTS = 50
-"""Other agents whose live facts one review reads at most (by agent id): the look costs a
-read of their facts, once per agent's review."""
+
+
+class SameFactIndex(Protocol):
+    """The shared-facts index (``storage/same_facts.py``)."""
+
+    def holders(
+        self, workspace_id: str, texts: Sequence[str], *, except_agent: str
+    ) -> dict[str, list[tuple[str, str]]]:
+        """Other agents' ``(agent id, memory id)`` entries per ``content_digest``."""
+        ...
+
+    def file_agent(self, agent_id: str, live: Sequence[Memory]) -> None:
+        """File the agent's live facts once (facts saved before the index)."""
+        ...
 
 
 class SharedFacts:
     """Finds facts of an agent that the workspace shares.
 
     Args:
-        memories: the other agents' live facts.
-        directory: the workspace's agents.
+        memories: reads the copies the index names.
+        index: the shared-facts index (which other agents hold a fact).
         learnings: the workspace's learnings, and where proposals go.
     """
 
     def __init__(
         self,
         memories: MemoryRepository,
-        directory: DirectoryRepository,
+        index: SameFactIndex,
         learnings: LearningService,
     ) -> None:
         self._memories = memories
-        self._directory = directory
+        self._index = index
         self._learnings = learnings
 
     def notes(
@@ -102,13 +116,13 @@ class SharedFacts:
                     f"{fact.id} says what the active learning {covering.id} says; every agent "
                     "is told the learning, so a person may archive the fact (nothing changed)."
                 )
-        others = self._others(workspace_id, agent_id, now)
+        others = self._copies(workspace_id, agent_id, uncovered, now)
         own = LiveFacts(live)
         proposed = 0
         for fact in uncovered:
             copies = [
                 other
-                for other in others.get(duplicate_key(fact.text), [])
+                for other in others.get(content_digest(fact.text), [])
                 if normalize(other.text) == normalize(fact.text) or _duplicates(fact, other)
             ]
             if not copies:
@@ -164,16 +178,27 @@ class SharedFacts:
             return f"{held}: proposed as learning {learning.id} for a person to decide."
         return f"{held}: the {learning.state.value} learning {learning.id} says it already."
 
-    def _others(self, workspace_id: str, agent_id: str, now: datetime) -> dict[str, list[Memory]]:
-        """The other agents' live facts by ``duplicate_key``."""
+    def _copies(
+        self, workspace_id: str, agent_id: str, live: Sequence[Memory], now: datetime
+    ) -> dict[str, list[Memory]]:
+        """The other agents' live facts that say what one of ``live`` says, by
+        ``content_digest``: the shared-facts index names them (one Query per fact, never
+        a read of another agent's store), each confirmed against the stored memory."""
+        self._index.file_agent(agent_id, live)
+        holders = self._index.holders(
+            workspace_id, [fact.text for fact in live], except_agent=agent_id
+        )
+        wanted = sorted({memory_id for entries in holders.values() for _, memory_id in entries})
         grouped: dict[str, list[Memory]] = defaultdict(list)
-        others = [
-            agent for agent in self._directory.list_agents(workspace_id) if agent.id != agent_id
-        ]
-        for agent in others[:MAX_OTHER_AGENTS]:
-            for fact in self._memories.live_facts(agent.id, recall_counts=False):
-                if not fact.is_expired(now):
-                    grouped[duplicate_key(fact.text)].append(fact)
+        for other in self._memories.get_many(wanted):
+            if (
+                other.workspace_id == workspace_id
+                and other.agent_id != agent_id
+                and other.kind is MemoryKind.FACT
+                and other.status is MemoryStatus.ACTIVE
+                and not other.is_expired(now)
+            ):
+                grouped[content_digest(other.text)].append(other)
         return grouped
 
 
