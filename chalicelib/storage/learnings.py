@@ -3,7 +3,7 @@ its own partition (``LEARNINGS#<wsp>``, so a read never crosses workspaces), wit
 count of live ones, each agent's proposals per UTC date, the refused texts' index
 (rejected and retired), and a copy of each learning filed by its state
 (``STATE#<state>#<lrn>``), so a recall reads the active learnings only and a list pages
-one state (docs/issues.md#issue-41 item 4); history records under ``LEARNING#<lrn>``.
+one state (docs/issues.md#issue-41-item-4); history records under ``LEARNING#<lrn>``.
 
 Every change is one transaction: the learning (conditional on its version, or new),
 its history record, the live count (conditional on the limit when it grows), the
@@ -306,7 +306,7 @@ class DynamoDBLearningRepository:
                 except TransactionCancelled:
                     continue  # changed since read: its change filed it
             marker = {**learning_states_marker_key(workspace_id), "workspaceId": workspace_id}
-            self._table.client.put_item(TableName=self._table.name, Item=to_attributes(marker))
+            self._table.transact([{"Put": {"Item": to_attributes(marker)}}])
         self._filed.add(workspace_id)
 
     def rejected(self, workspace_id: str, keys: list[str]) -> set[str]:
