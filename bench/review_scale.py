@@ -19,11 +19,11 @@ botocore ``before-call`` hook), and actions. The rest of the time is the
 embedded DynamoDB (moto), whose Query reads the whole table on every page.
 
 With ``--workspace-agents 1 1000`` it measures instead one agent's review (100 facts,
-dry run, as a nightly review's plan) in a workspace of 1 and of 1,000 agents (each other
-agent 20 facts of its own; with more than one agent, 5 of them hold a copy of one of the
-reviewed agent's facts each): the look for facts other agents hold reads the
-shared-facts index (docs/issues.md#issue-41 item 3), so the review's DynamoDB requests
-must not grow with the workspace (target: time within 1.2x).
+dry run, as a nightly review's plan) in a workspace of 1 and of 1,000 agents, both in
+one table (each other agent 20 facts of its own; with more than one agent, 5 of them
+hold a copy of one of the reviewed agent's facts each): the look for facts other agents
+hold reads the shared-facts index (docs/issues.md#issue-41-item-3), so the review's
+DynamoDB requests must not grow with the workspace (target: time within 1.2x).
 
 Usage: ``.venv/bin/python bench/review_scale.py [--sizes 1000 10000]``
 ``[--workspace-agents 1 1000]``
@@ -194,10 +194,11 @@ def run_size(client: Any, s3: Any, requests: Counter[str], size: int) -> None:
         )
 
 
-def run_workspace(client: Any, s3: Any, requests: Counter[str], agents: int) -> None:
-    """One agent's dry-run review in a workspace of ``agents`` agents; prints seconds
-    (best of 3) and the DynamoDB requests of one run."""
-    table = f"review-workspace-{agents}"
+def run_workspaces(client: Any, s3: Any, requests: Counter[str], sizes: list[int]) -> None:
+    """One agent's dry-run review in workspaces of each of ``sizes`` agents, all in one
+    table (so the embedded server's index queries, which read the whole table, cost the
+    same for each); prints seconds (best of 3) and the DynamoDB requests of one run."""
+    table = "review-workspaces"
     create_table(client, table)
     services = wiring.build_services(
         Settings(table_name=table, bucket_name=BUCKET),
@@ -205,24 +206,28 @@ def run_workspace(client: Any, s3: Any, requests: Counter[str], agents: int) -> 
         client=client,
         s3=s3,
     )
-    workspace = services.admin.create_workspace("bench")
-    person = services.admin.create_person(workspace.id, "ops@example.com")
-    operator = Principal(kind=PrincipalKind.PERSON, id=person.id, workspace_id=workspace.id)
-    rng = random.Random(41)
-
-    def principal(name: str) -> Principal:
-        issued = services.admin.create_agent(workspace.id, name)
-        return Principal(kind=PrincipalKind.AGENT, id=issued.id, workspace_id=workspace.id)
-
-    reviewed = principal("reviewed")
-    mine = facts_for(reviewed, 100, rng)
-    stored = list(mine)
-    for number in range(agents - 1):
-        other = principal(f"other-{number}")
-        theirs = facts_for(other, 20, rng)
-        if number < 5:
-            theirs[0] = theirs[0].model_copy(update={"text": mine[number].text})
-        stored.extend(theirs)
+    ids = IdFactory(FixedClock(NOW))
+    reviewed: dict[int, tuple[Principal, Principal]] = {}
+    stored: list[Memory] = []
+    for agents in sizes:
+        workspace = services.admin.create_workspace(f"bench-{agents}")
+        person = services.admin.create_person(workspace.id, f"ops{agents}@example.com")
+        operator = Principal(kind=PrincipalKind.PERSON, id=person.id, workspace_id=workspace.id)
+        issued = services.admin.create_agent(workspace.id, "reviewed")
+        agent = Principal(kind=PrincipalKind.AGENT, id=issued.id, workspace_id=workspace.id)
+        reviewed[agents] = (agent, operator)
+        mine = facts_for(agent, 100, random.Random(41))
+        stored.extend(mine)
+        rng = random.Random(agents)
+        for number in range(agents - 1):
+            # the other agents' facts and index entries, seeded as the store writes them
+            other = Principal(
+                kind=PrincipalKind.AGENT, id=ids.new("agt"), workspace_id=workspace.id
+            )
+            theirs = facts_for(other, 20, rng)
+            if number < 5:
+                theirs[0] = theirs[0].model_copy(update={"text": mine[number].text})
+            stored.extend(theirs)
     entries = [
         to_attributes(same_fact_entry(fact))
         for fact in stored
@@ -233,20 +238,21 @@ def run_workspace(client: Any, s3: Any, requests: Counter[str], agents: int) -> 
         for agent_id in sorted({fact.agent_id for fact in stored})
     ]
     put_items(client, table, memory_items(stored) + entries + markers)
+    for agents, (agent, operator) in reviewed.items():
 
-    def run() -> ReviewReport:
-        request = RunReviewRequest.model_validate({"agentId": reviewed.id, "dryRun": True})
-        return services.reviews.run_now(operator, request)
+        def run(agent: Principal = agent, operator: Principal = operator) -> ReviewReport:
+            request = RunReviewRequest.model_validate({"agentId": agent.id, "dryRun": True})
+            return services.reviews.run_now(operator, request)
 
-    timings = []
-    for _ in range(3):
-        report, seconds, calls = measured(requests, run)
-        timings.append(seconds)
-    shared = sum("held by" in note for note in report.plan.notes)
-    print(
-        f"{agents:>6}  {min(timings):8.2f}  {sum(calls.values()):>6}  {shared:>6}  {calls}",
-        flush=True,
-    )
+        timings = []
+        for _ in range(3):
+            report, seconds, calls = measured(requests, run)
+            timings.append(seconds)
+        shared = sum("held by" in note for note in report.plan.notes)
+        print(
+            f"{agents:>6}  {min(timings):8.2f}  {sum(calls.values()):>6}  {shared:>6}  {calls}",
+            flush=True,
+        )
 
 
 def main() -> None:
@@ -267,8 +273,7 @@ def main() -> None:
         client.meta.events.register("before-call.dynamodb", count)
         if args.workspace_agents:
             print("agents  seconds  DDB-req  shared  requests by operation")
-            for agents in args.workspace_agents:
-                run_workspace(client, s3, requests, agents)
+            run_workspaces(client, s3, requests, args.workspace_agents)
             return
         print(
             "facts   run       seconds  reviewer  DDB-req  plan  applied  skip  actions  "
