@@ -413,7 +413,7 @@ class LearningService:
         """The workspace's learnings newest first, filtered by state and by text
         (case-insensitive substring), a page after ``after``; and the id to continue after.
 
-        A state's list reads that state's learnings only (docs/issues.md#issue-41 item 4).
+        A state's list reads that state's learnings only (docs/issues.md#issue-41-item-4).
         An agent lists the active learnings and its own proposals (``visible_to``): without
         ``state``, the active ones and its pending proposals (at most the live cap's
         worth read); with ``state``, its own rejected or retired ones."""
@@ -472,7 +472,7 @@ class LearningService:
 
     def active(self, workspace_id: str) -> list[Learning]:
         """The workspace's active learnings, newest first (recall; eventually consistent):
-        reads those only, at most ``MAX_LIVE_LEARNINGS`` (docs/issues.md#issue-41 item 4)."""
+        reads those only, at most ``MAX_LIVE_LEARNINGS`` (docs/issues.md#issue-41-item-4)."""
         self._file(workspace_id)
         return self._store.in_state(
             workspace_id, LearningState.ACTIVE, consistent=False, limit=MAX_LIVE_LEARNINGS
@@ -626,7 +626,7 @@ class LearningService:
 def visible_to(principal: Principal, learning: Learning) -> bool:
     """Whether ``principal`` may read ``learning``: a person reads every learning of the
     workspace; an agent the active ones and its own proposals
-    (docs/issues.md#issue-42 item 5)."""
+    (docs/issues.md#issue-42-item-5)."""
     if not principal.is_agent:
         return True
     return learning.state is LearningState.ACTIVE or learning.proposed_by == principal.id

@@ -47,7 +47,7 @@
 | a workspace's count of live learnings | ``LEARNINGS#<wsp_id>`` | ``COUNT`` |
 | an agent's learning proposals on a date | ``LEARNINGS#<wsp_id>`` | ``RATE#<agt_id>#<date>`` |
 | a rejected or retired text | ``LEARNINGS#<wsp_id>`` | ``REJECTED#<TEXT|SAME>#<sha>`` |
-| a learning's copy filed by state | ``LEARNINGS#<wsp_id>`` | ``STATE#<state>#<lrn_id>`` |
+| a learning's copy filed by state | ``LEARNINGS#<wsp_id>#<state>`` | ``<lrn_id>`` |
 | the workspace's learnings are filed by state (marker) | ``LEARNINGS#<wsp_id>`` | ``STATES`` |
 | a learning's history record | ``LEARNING#<lrn_id>`` | ``AUDIT#<aud_id>`` |
 | a live fact by content | ``SAMEFACT#<wsp_id>#<digest>`` | ``<agt_id>#<mem_id>`` |
@@ -587,19 +587,21 @@ def learning_rejected_key(workspace_id: str, digest_key: str) -> dict[str, str]:
     return {"pk": learnings_partition(workspace_id), "sk": f"REJECTED#{digest_key}"}
 
 
-def learning_state_prefix(state: str) -> str:
-    """The sort-key prefix of the learnings filed in ``state`` (newest last: ids are
-    ULIDs)."""
-    return f"STATE#{state}#"
+LEARNING_STATE_PREFIX = "lrn_"
+"""The sort-key prefix of a state partition: its copies are keyed by learning id (newest
+last: ids are ULIDs)."""
+
+
+def learning_state_partition(workspace_id: str, state: str) -> str:
+    """The partition of the workspace's learnings in ``state`` (their copies), apart
+    from the others, so a recall reads the active ones only and a list pages one state
+    whatever the others hold (docs/reference.md#15-learnings)."""
+    return f"{learnings_partition(workspace_id)}#{state}"
 
 
 def learning_state_key(workspace_id: str, state: str, learning_id: str) -> dict[str, str]:
-    """Primary key of a learning's copy filed by its state, so a recall reads the active
-    ones only and a list pages one state (docs/reference.md#15-learnings)."""
-    return {
-        "pk": learnings_partition(workspace_id),
-        "sk": learning_state_prefix(state) + learning_id,
-    }
+    """Primary key of a learning's copy filed by its state."""
+    return {"pk": learning_state_partition(workspace_id, state), "sk": learning_id}
 
 
 def learning_states_marker_key(workspace_id: str) -> dict[str, str]:
@@ -616,7 +618,7 @@ def learning_audit_key(learning_id: str, audit_id: str) -> dict[str, str]:
 def same_fact_partition(workspace_id: str, digest: str) -> str:
     """The partition of the workspace's live facts whose normalized text has ``digest``
     (``normalized.content_digest``): the review finds the other agents holding a fact
-    with one Query of it (docs/issues.md#issue-41 item 3). The digest spreads a
+    with one Query of it (docs/issues.md#issue-41-item-3). The digest spreads a
     workspace over as many partitions as it has distinct facts (no shard is written by
     every agent, as ``WORKSPACE_SHARDS`` ensures for the workspace indexes)."""
     return f"SAMEFACT#{workspace_id}#{digest}"

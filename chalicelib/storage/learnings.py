@@ -2,8 +2,9 @@
 its own partition (``LEARNINGS#<wsp>``, so a read never crosses workspaces), with the
 count of live ones, each agent's proposals per UTC date, the refused texts' index
 (rejected and retired), and a copy of each learning filed by its state
-(``STATE#<state>#<lrn>``), so a recall reads the active learnings only and a list pages
-one state (docs/issues.md#issue-41-item-4); history records under ``LEARNING#<lrn>``.
+(``LEARNINGS#<wsp>#<state>`` / ``<lrn>``, a partition per state), so a recall reads the
+active learnings only and a list pages one state (docs/issues.md#issue-41-item-4);
+history records under ``LEARNING#<lrn>``.
 
 Every change is one transaction: the learning (conditional on its version, or new),
 its history record, the live count (conditional on the limit when it grows), the
@@ -30,13 +31,14 @@ from chalicelib.storage.dynamodb import (
 )
 from chalicelib.storage.keys import (
     KV_TTL_ATTRIBUTE,
+    LEARNING_STATE_PREFIX,
     learning_audit_key,
     learning_count_key,
     learning_key,
     learning_rate_key,
     learning_rejected_key,
     learning_state_key,
-    learning_state_prefix,
+    learning_state_partition,
     learning_states_marker_key,
     learnings_partition,
 )
@@ -249,12 +251,17 @@ class DynamoDBLearningRepository:
         ``keep`` accepts; at most ``limit`` (``None``: all), and the id to continue after
         (None: the list ends). Reads DynamoDB pages of ``limit + 2`` items (more when
         ``keep`` filters) and stops as soon as the page is full."""
-        prefix = "LEARNING#" if state is None else learning_state_prefix(state.value)
+        prefix = "LEARNING#" if state is None else LEARNING_STATE_PREFIX
+        partition = (
+            learnings_partition(workspace_id)
+            if state is None
+            else learning_state_partition(workspace_id, state.value)
+        )
         request: dict[str, Any] = {
             "KeyConditionExpression": "pk = :pk AND sk BETWEEN :low AND :high",
             "ExpressionAttributeValues": to_attributes(
                 {
-                    ":pk": learnings_partition(workspace_id),
+                    ":pk": partition,
                     ":low": prefix,
                     ":high": prefix + (after or "\U0010ffff"),
                 }

@@ -1,5 +1,5 @@
 """Learnings read only what is live, retired texts stay retired, agents see what is theirs
-(docs/reference.md#15-learnings; docs/issues.md#issue-41 item 4, docs/issues.md#issue-42
+(docs/reference.md#15-learnings; docs/issues.md#issue-41-item-4, docs/issues.md#issue-42
 items 2 and 5)."""
 
 from __future__ import annotations
@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 
 from chalicelib import wiring
+from chalicelib.models.learning import LearningState
 from chalicelib.services.memory.vetoes import veto_index_keys
 from chalicelib.storage.dynamodb import DynamoDBTable, to_attributes
-from chalicelib.storage.keys import learnings_partition
+from chalicelib.storage.keys import learning_state_partition, learnings_partition
 from chalicelib.storage.learnings import DynamoDBLearningRepository
 from tests.helpers import TABLE, Api, World
 
@@ -33,6 +34,20 @@ class Reads:
                 yield row
 
         monkeypatch.setattr(DynamoDBTable, "query", counting)
+
+
+def fresh_copies(dynamodb: Any, workspace_id: str) -> int:
+    """How many state copies the workspace's learnings have."""
+    return sum(
+        dynamodb.query(
+            TableName=TABLE,
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues=to_attributes(
+                {":pk": learning_state_partition(workspace_id, state.value)}
+            ),
+        )["Count"]
+        for state in LearningState
+    )
 
 
 def retire_all(api: Api, world: World, texts: list[str]) -> list[str]:
@@ -118,20 +133,23 @@ def test_learnings_filed_before_the_state_copies_are_filed_on_first_read(
     retired = retire_all(api, world, ["The wiki moved to Notion"])[0]
     active = api.call("POST", "/learnings", world.person, {"text": "Logs ship to Loki"})[1]
     # as an older release left them: no state copies, no marker, no retired-text entries
-    partition = learnings_partition(world.workspace_id)
-    rows = dynamodb.query(
-        TableName=TABLE,
-        KeyConditionExpression="pk = :pk",
-        ExpressionAttributeValues=to_attributes({":pk": partition}),
-    )["Items"]
-    for row in rows:
-        sk = row["sk"]["S"]
-        if sk.startswith(("STATE", "REJECTED#")):
-            dynamodb.delete_item(TableName=TABLE, Key={"pk": row["pk"], "sk": row["sk"]})
+    partitions = [learnings_partition(world.workspace_id)] + [
+        learning_state_partition(world.workspace_id, state.value) for state in LearningState
+    ]
+    for partition in partitions:
+        rows = dynamodb.query(
+            TableName=TABLE,
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues=to_attributes({":pk": partition}),
+        )["Items"]
+        for row in rows:
+            sk = row["sk"]["S"]
+            if partition != partitions[0] or sk.startswith(("STATES", "REJECTED#")):
+                dynamodb.delete_item(TableName=TABLE, Key={"pk": row["pk"], "sk": row["sk"]})
+    assert fresh_copies(dynamodb, world.workspace_id) == 0
     fresh = DynamoDBLearningRepository(DynamoDBTable(dynamodb, TABLE))
     fresh.file_by_state(world.workspace_id, veto_index_keys)
-    from chalicelib.models.learning import LearningState
-
+    assert fresh_copies(dynamodb, world.workspace_id) == 2
     assert [found.id for found in fresh.in_state(world.workspace_id, LearningState.ACTIVE)] == [
         active["id"]
     ]

@@ -27,7 +27,7 @@ UNREVIEWED_LEARNINGS_RISK = (
     "not reviewed until a person confirms or retires each."
 )
 """Why switching ``learningApproval`` to ``none`` asks for confirmation
-(docs/reference.md#learning-approval, docs/issues.md#issue-42 item 3)."""
+(docs/reference.md#learning-approval, docs/issues.md#issue-42-item-3)."""
 
 
 def check_unreviewed_confirmed(value: ReviewApproval, current: str, confirmed: bool) -> None:

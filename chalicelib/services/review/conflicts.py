@@ -82,7 +82,7 @@ def subject_minimum(fact: Memory) -> int:
 def contradicting(fact: Memory, live: LiveFacts) -> Memory | None:
     """The newest other live fact of ``live`` that says something different about
     ``fact``'s subject (``compare``'s ``different``), or None: the review does not propose
-    a disputed fact as a learning (docs/issues.md#issue-42 item 6)."""
+    a disputed fact as a learning (docs/issues.md#issue-42-item-6)."""
     for other in live.sharing(fact, minimum=subject_minimum(fact)):
         if live.relation(fact, other).kind == "different":
             return other

@@ -6,7 +6,7 @@ and with the workspace's active learnings, by the review's own sameness rule
 (``sameness.is_duplicate``). The other agents' copies are found through the shared-facts
 index (``SameFactIndex``: live facts by the digest of their normalized text, one Query
 per fact), so a review reads its own store plus the matches, whatever the number of
-agents in the workspace (docs/issues.md#issue-41 item 3):
+agents in the workspace (docs/issues.md#issue-41-item-3):
 
 * a fact that says what an active learning says is reported in the review's notes,
   never merged or archived: a person decides;
@@ -14,7 +14,7 @@ agents in the workspace (docs/issues.md#issue-41 item 3):
   (``proposed``, the facts cited as its evidence), unless a live learning already says
   it (then the note names that one) or a person rejected or retired one that does (the
   note says so). At most ``MAX_PROPOSALS_PER_REVIEW`` per review;
-* a disputed fact is never proposed (docs/issues.md#issue-42 item 6): one in a conflict
+* a disputed fact is never proposed (docs/issues.md#issue-42-item-6): one in a conflict
   the review found (``disputed``: a ``resolve_conflict`` of this review's plan, waiting
   for a person or not), one another live fact of the agent contradicts
   (``conflicts.contradicting``), or one an active learning contradicts; the note says
