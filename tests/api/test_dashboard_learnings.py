@@ -353,7 +353,7 @@ def test_the_settings_page_sets_the_learning_approval(
     token = browser.csrf("/settings")
     bad = browser.post("/settings/learning-approval", {"csrf": token, "approval": "maybe"})
     assert bad.status_code == 400 and "learningApproval must be" in text(bad)
-    # "none" names the risk and asks for confirmation (docs/issues.md#issue-42 item 3)
+    # "none" names the risk and asks for confirmation (docs/issues.md#issue-42-item-3)
     unconfirmed = browser.post("/settings/learning-approval", {"csrf": token, "approval": "none"})
     assert unconfirmed.status_code == 400 and "unread by a person" in text(unconfirmed)
     saved = browser.post(

@@ -95,7 +95,7 @@ NO_VPN = "The staging deploy does not need the VPN on port 1194"
 
 
 def test_a_fact_in_a_conflict_is_not_proposed(api: Api, world: World) -> None:
-    """docs/issues.md#issue-42 item 6: the agent's own live fact disputes it."""
+    """docs/issues.md#issue-42-item-6: the agent's own live fact disputes it."""
     mine = api.call("POST", "/memories", world.agent, {"text": VPN})[1]
     api.call("POST", "/memories", world.agent, {"text": NO_VPN})
     api.call("POST", "/memories", world.other_agent, {"text": VPN})
@@ -123,7 +123,7 @@ def test_a_fact_an_active_learning_contradicts_is_not_proposed(api: Api, world: 
 def test_the_look_across_agents_reads_the_shared_facts_index_not_their_stores(
     api: Api, world: World, dynamodb: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """docs/issues.md#issue-41 item 3: an entry per live fact by its normalized text, kept
+    """docs/issues.md#issue-41-item-3: an entry per live fact by its normalized text, kept
     by every write; the review queries it, never another agent's facts."""
     mine = api.call("POST", "/memories", world.agent, {"text": SHARED})[1]
     theirs = api.call("POST", "/memories", world.other_agent, {"text": SHARED.upper() + "!"})[1]
