@@ -18,7 +18,15 @@ those, the reviewer's judgement alone), DynamoDB requests by operation (a
 botocore ``before-call`` hook), and actions. The rest of the time is the
 embedded DynamoDB (moto), whose Query reads the whole table on every page.
 
+With ``--workspace-agents 1 1000`` it measures instead one agent's review (100 facts,
+dry run, as a nightly review's plan) in a workspace of 1 and of 1,000 agents, both in
+one table (each other agent 20 facts of its own; with more than one agent, 5 of them
+hold a copy of one of the reviewed agent's facts each): the look for facts other agents
+hold reads the shared-facts index (docs/issues.md#issue-41-item-3), so the review's
+DynamoDB requests must not grow with the workspace (target: time within 1.2x).
+
 Usage: ``.venv/bin/python bench/review_scale.py [--sizes 1000 10000]``
+``[--workspace-agents 1 1000]``
 """
 
 from __future__ import annotations
@@ -35,13 +43,16 @@ import boto3
 
 from chalicelib import wiring
 from chalicelib.ids import FixedClock, IdFactory
-from chalicelib.models.memory import Memory, MemoryKind
+from chalicelib.models.memory import Memory, MemoryKind, MemoryStatus
 from chalicelib.models.principal import Principal, PrincipalKind
 from chalicelib.models.review import ReviewReport
 from chalicelib.models.review_requests import RunReviewRequest
 from chalicelib.services.review.rule_reviewer import Proposal, ReviewContext, RuleReviewer
 from chalicelib.services.run_context import RunContext
 from chalicelib.settings import Settings
+from chalicelib.storage.dynamodb import to_attributes
+from chalicelib.storage.keys import same_facts_marker_key
+from chalicelib.storage.same_facts import same_fact_entry
 from infra.local_dynamodb import embedded_for_bench, memory_items, put_items
 from infra.tables import create_table
 
@@ -183,10 +194,72 @@ def run_size(client: Any, s3: Any, requests: Counter[str], size: int) -> None:
         )
 
 
+def run_workspaces(client: Any, s3: Any, requests: Counter[str], sizes: list[int]) -> None:
+    """One agent's dry-run review in workspaces of each of ``sizes`` agents, all in one
+    table (so the embedded server's index queries, which read the whole table, cost the
+    same for each); prints seconds (best of 3) and the DynamoDB requests of one run."""
+    table = "review-workspaces"
+    create_table(client, table)
+    services = wiring.build_services(
+        Settings(table_name=table, bucket_name=BUCKET),
+        clock=FixedClock(NOW),
+        client=client,
+        s3=s3,
+    )
+    ids = IdFactory(FixedClock(NOW))
+    reviewed: dict[int, tuple[Principal, Principal]] = {}
+    stored: list[Memory] = []
+    for agents in sizes:
+        workspace = services.admin.create_workspace(f"bench-{agents}")
+        person = services.admin.create_person(workspace.id, f"ops{agents}@example.com")
+        operator = Principal(kind=PrincipalKind.PERSON, id=person.id, workspace_id=workspace.id)
+        issued = services.admin.create_agent(workspace.id, "reviewed")
+        agent = Principal(kind=PrincipalKind.AGENT, id=issued.id, workspace_id=workspace.id)
+        reviewed[agents] = (agent, operator)
+        mine = facts_for(agent, 100, random.Random(41))
+        stored.extend(mine)
+        rng = random.Random(agents)
+        for number in range(agents - 1):
+            # the other agents' facts and index entries, seeded as the store writes them
+            other = Principal(
+                kind=PrincipalKind.AGENT, id=ids.new("agt"), workspace_id=workspace.id
+            )
+            theirs = facts_for(other, 20, rng)
+            if number < 5:
+                theirs[0] = theirs[0].model_copy(update={"text": mine[number].text})
+            stored.extend(theirs)
+    entries = [
+        to_attributes(same_fact_entry(fact))
+        for fact in stored
+        if fact.status is MemoryStatus.ACTIVE
+    ]
+    markers = [
+        to_attributes(same_facts_marker_key(agent_id))
+        for agent_id in sorted({fact.agent_id for fact in stored})
+    ]
+    put_items(client, table, memory_items(stored) + entries + markers)
+    for agents, (agent, operator) in reviewed.items():
+
+        def run(agent: Principal = agent, operator: Principal = operator) -> ReviewReport:
+            request = RunReviewRequest.model_validate({"agentId": agent.id, "dryRun": True})
+            return services.reviews.run_now(operator, request)
+
+        timings = []
+        for _ in range(3):
+            report, seconds, calls = measured(requests, run)
+            timings.append(seconds)
+        shared = sum("held by" in note for note in report.plan.notes)
+        print(
+            f"{agents:>6}  {min(timings):8.2f}  {sum(calls.values()):>6}  {shared:>6}  {calls}",
+            flush=True,
+        )
+
+
 def main() -> None:
     """Run and print."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
+    parser.add_argument("--workspace-agents", type=int, nargs="+", default=[])
     args = parser.parse_args()
     with embedded_for_bench() as endpoint:
         client = boto3.client("dynamodb", endpoint_url=endpoint, region_name="us-east-1")
@@ -198,6 +271,10 @@ def main() -> None:
             requests[event_name.rsplit(".", 1)[-1]] += 1
 
         client.meta.events.register("before-call.dynamodb", count)
+        if args.workspace_agents:
+            print("agents  seconds  DDB-req  shared  requests by operation")
+            run_workspaces(client, s3, requests, args.workspace_agents)
+            return
         print(
             "facts   run       seconds  reviewer  DDB-req  plan  applied  skip  actions  "
             "requests by operation"

@@ -285,8 +285,8 @@ class LearningDecided(PineworkError):
 
 
 class LearningRejected(PineworkError):
-    """An agent proposed a text a person rejected, or one saying the same thing
-    (docs/reference.md#15-learnings; 409). The message names the rejected learning."""
+    """An agent (or the review) proposed a text a person rejected or retired, or one saying
+    the same thing (docs/reference.md#15-learnings; 409). The message names that learning."""
 
     code = "learning_rejected"
 

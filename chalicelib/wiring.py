@@ -84,6 +84,7 @@ from chalicelib.storage.review_actions import DynamoDBPendingRepository, DynamoD
 from chalicelib.storage.review_runs import DynamoDBReviewRunRepository
 from chalicelib.storage.reviews import DynamoDBReviewRepository
 from chalicelib.storage.routines import DynamoDBRoutineRepository
+from chalicelib.storage.same_facts import DynamoDBSameFacts
 from chalicelib.storage.upgrade import TableUpgrade
 from chalicelib.storage.vetoes import DynamoDBVetoIndex
 from chalicelib.storage.web_sessions import DynamoDBWebSessionRepository
@@ -410,7 +411,7 @@ def build_services(
         embedder,
         pending=DynamoDBPendingRepository(table, clock, review_retention),
         undos=DynamoDBUndoRepository(table, review_retention),
-        shared=SharedFacts(memories, directory, learnings),
+        shared=SharedFacts(memories, DynamoDBSameFacts(table), learnings),
     )
     memory_service = MemoryService(
         memories,
@@ -516,7 +517,7 @@ def build_services(
         secrets=detector,
         dashboard=Dashboard(
             sessions=DashboardSessions(DynamoDBWebSessionRepository(table), directory, auth, clock),
-            workspace=WorkspaceService(directory),
+            workspace=WorkspaceService(directory, clock),
             overview=AgentOverview(
                 index,
                 recall_store,

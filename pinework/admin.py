@@ -388,14 +388,16 @@ class AdminOperations(Protocol):
         """
         ...
 
-    def set_learning_approval(self, workspace_id: str, value: str, /) -> ConfiguredWorkspace:
+    def set_learning_approval(
+        self, workspace_id: str, value: str, /, *, confirmed: bool = False
+    ) -> ConfiguredWorkspace:
         """Set a workspace's ``learningApproval`` (docs/reference.md#learning-approval):
         ``required`` (an agent's proposed learning waits for a person) or ``none`` (it is
-        active at once).
+        active at once; only ``confirmed``, the risk named otherwise).
 
         Raises:
-            chalicelib.errors.PineworkError: ``invalid_request`` (another value,
-                or an unknown workspace).
+            chalicelib.errors.PineworkError: ``invalid_request`` (another value, an
+                unknown workspace, or ``none`` not confirmed).
         """
         ...
 

@@ -393,12 +393,27 @@ def admin_set_learning_approval(
         ),
     ],
     as_json: JsonFlag = False,
+    yes: Annotated[
+        bool,
+        typer.Option(
+            "--yes",
+            help="Confirm 'none': any agent's proposed text is told to every agent at once, "
+            "unread by a person.",
+        ),
+    ] = False,
 ) -> None:
     """Set whether agents' proposed learnings wait for a person
-    (docs/reference.md#learning-approval)."""
+    (docs/reference.md#learning-approval); 'none' needs --yes (or a yes at the prompt)."""
+    confirmed = yes
+    if value.strip().lower() == "none" and not yes and not as_json:
+        _render.echo(
+            "With 'none', any agent's proposed text is told to every agent of the workspace "
+            "at once, unread by a person (a prompt injection reaches them all)."
+        )
+        confirmed = typer.confirm("Switch learningApproval to none?", default=False)
 
     def configure(svc: AdminOperations) -> dict[str, str]:
-        configured = svc.set_learning_approval(workspace, value)
+        configured = svc.set_learning_approval(workspace, value, confirmed=confirmed)
         return {"id": configured.id, "learningApproval": configured.learning_approval}
 
     result = _admin(as_json, configure)

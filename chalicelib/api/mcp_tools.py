@@ -325,7 +325,8 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "learning_list",
         "List the workspace's learnings, newest first: the active ones (every agent is told "
-        "them) by default, or those of `state`; q filters by text (any case). Returns "
+        "them) by default, or those of `state` (proposed, rejected, retired: an agent sees "
+        "its own proposals only); q filters by text (any case). Returns "
         "{object: list, data: [learning], nextToken}.",
         LearningListArguments,
         _learning_list,

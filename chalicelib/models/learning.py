@@ -67,12 +67,24 @@ class Learning(WireModel):
         body = self.model_dump(mode="json", by_alias=True)
         return {"id": body.pop("id"), "object": "learning", **body}
 
+    @property
+    def unreviewed(self) -> bool:
+        """An agent's learning that went live without a person (``learningApproval:
+        none``): active, ``decidedBy`` null, until a person approves (confirms) or retires
+        it (docs/reference.md#learning-approval)."""
+        return (
+            self.state is LearningState.ACTIVE
+            and self.proposed_by_type == "agent"
+            and self.decided_by is None
+        )
+
     def line(self) -> str:
         """Its line in the recall block: ``lrn_… (YYYY-MM-DD) text`` (the date it became
-        active, else proposed), the text as ``block_text`` shows it
-        (docs/reference.md#block-grammar)."""
+        active, else proposed), ``(YYYY-MM-DD, not reviewed)`` for an ``unreviewed`` one;
+        the text as ``block_text`` shows it (docs/reference.md#block-grammar)."""
         since: datetime = self.decided_at or self.proposed_at
-        return f"{self.id} ({since.date().isoformat()}) {block_text(self.text)}"
+        mark = ", not reviewed" if self.unreviewed else ""
+        return f"{self.id} ({since.date().isoformat()}{mark}) {block_text(self.text)}"
 
 
 class LearningAudit(WireModel):

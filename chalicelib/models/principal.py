@@ -48,6 +48,10 @@ class Workspace(WireModel):
     created_at: Timestamp
     review_approval: ReviewApproval = "none"
     learning_approval: ReviewApproval = "required"
+    learning_approval_set_by: str | None = None
+    """Who last set ``learning_approval`` (a person's id, or ``operator``); None: never."""
+    learning_approval_set_at: Timestamp | None = None
+    """When it was last set."""
 
 
 class Agent(WireModel):

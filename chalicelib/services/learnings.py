@@ -4,10 +4,12 @@ people (docs/reference.md#15-learnings, docs/issues.md#issue-25).
 States: ``proposed`` -> ``active`` (a person approves, possibly editing the text first)
 or ``rejected`` (with a reason); ``active`` -> ``retired``. A person's own proposal is
 active at once. A proposed or active learning may be edited by a person. An agent's
-proposal that repeats a rejected learning (the same text after normalisation, or a
-duplicate by the review's sameness rule, as vetoes work) is refused with
-``learning_rejected``; one that repeats a live learning answers that learning instead
-of making a second one. Every change writes a history record; a person's change may
+proposal that repeats a rejected or retired learning (the same text after
+normalisation, or a duplicate by the review's sameness rule, as vetoes work) is refused
+with ``learning_rejected``; one that repeats a live learning answers that learning
+instead of making a second one. An agent reads the active learnings and its own
+proposals only, without persons' reasons (``visible_to``). Every change writes a
+history record; a person's change may
 carry ``If-Match`` (the learning's ``ETag``).
 """
 
@@ -40,9 +42,9 @@ from chalicelib.models.learning import (
     LearningState,
 )
 from chalicelib.models.principal import Principal
+from chalicelib.normalized import normalize
 from chalicelib.services.access.who import refuse_agents
 from chalicelib.services.memory.vetoes import veto_index_keys
-from chalicelib.services.review.rule_reviewer import normalize
 from chalicelib.services.review.sameness import is_duplicate, vector_of
 from chalicelib.services.run_context import RunContext
 from chalicelib.services.text import (
@@ -63,6 +65,7 @@ DECISIONS_ARE_FOR_PERSONS = (
 )
 _LEARNING_ID = re.compile(LEARNING_ID_PATTERN)
 _LIVE = (LearningState.PROPOSED, LearningState.ACTIVE)
+_REFUSED = (LearningState.REJECTED, LearningState.RETIRED)
 
 
 class LearningStore(Protocol):
@@ -95,8 +98,34 @@ class LearningStore(Protocol):
         """One learning of the workspace."""
         ...
 
-    def list_learnings(self, workspace_id: str, *, consistent: bool = True) -> list[Learning]:
-        """Every learning of the workspace, newest first."""
+    def in_state(
+        self,
+        workspace_id: str,
+        state: LearningState,
+        *,
+        consistent: bool = True,
+        limit: int | None = None,
+    ) -> list[Learning]:
+        """The workspace's learnings in one state, newest first (reads those only)."""
+        ...
+
+    def page(
+        self,
+        workspace_id: str,
+        *,
+        state: LearningState | None,
+        limit: int | None,
+        after: str | None,
+        keep: Callable[[Learning], bool] | None = None,
+        consistent: bool = True,
+    ) -> tuple[list[Learning], str | None]:
+        """A page of one state's learnings (or all), newest first, and where it ends."""
+        ...
+
+    def file_by_state(
+        self, workspace_id: str, refused_keys: Callable[[str], Sequence[str]]
+    ) -> None:
+        """File learnings stored before the state copies existed (once a workspace)."""
         ...
 
     def rejected(self, workspace_id: str, keys: list[str]) -> set[str]:
@@ -155,20 +184,16 @@ class LearningService:
             InvalidRequest: blank text or control characters.
             MemoryTextTooLong: over 500 characters.
             SecretInMemory: it looks like a credential.
-            LearningRejected: an agent repeated a rejected learning.
+            LearningRejected: an agent repeated a rejected or retired learning.
             LearningLimitReached: the workspace holds 200 live learnings.
             RateLimited: the agent proposed 20 today.
         """
         self._check_text(text)
         embedding = self._embed(text)
         workspace = principal.workspace_id
-        live = [
-            found
-            for found in self._store.list_learnings(workspace)
-            if found.state in _LIVE and _same(text, embedding, found)
-        ]
-        if live:
-            return live[0], False
+        said = self._live_saying(workspace, text, embedding)
+        if said is not None:
+            return self._shown(principal, said), False
         if principal.is_agent:
             self._refuse_rejected(workspace, text, embedding)
         now = self._clock.now()
@@ -210,16 +235,16 @@ class LearningService:
             The learning, and whether it is new (False: a live learning says it).
 
         Raises:
-            LearningRejected: a person rejected a learning that says the same.
+            LearningRejected: a person rejected or retired a learning that says the same.
             LearningLimitReached: the workspace holds 200 live learnings.
             InvalidRequest, MemoryTextTooLong, SecretInMemory: as ``propose`` (a fact's
                 text passed these checks when it was saved; they hold again).
         """
         self._check_text(text)
         embedding = self._embed(text)
-        for found in self._store.list_learnings(workspace_id):
-            if found.state in _LIVE and _same(text, embedding, found):
-                return found, False
+        said = self._live_saying(workspace_id, text, embedding)
+        if said is not None:
+            return said, False
         self._refuse_rejected(workspace_id, text, embedding)
         now = self._clock.now()
         learning = Learning(
@@ -258,7 +283,8 @@ class LearningService:
         *,
         archive_copies: bool = False,
     ) -> Learning:
-        """A person approves a proposed learning, with ``text`` editing it first; with
+        """A person approves a proposed learning, or confirms an active one that went live
+        unreviewed (``Learning.unreviewed``), with ``text`` editing it first; with
         ``archive_copies``, the agents' facts a review cited that are still active are
         archived with the reason ``covered by learning lrn_…`` (each one's Undo brings it
         back; one already archived or erased is left as it is).
@@ -271,9 +297,10 @@ class LearningService:
         """
         refuse_agents(principal, DECISIONS_ARE_FOR_PERSONS)
         before = self._current(principal, learning_id, expected_versions)
-        if before.state is not LearningState.PROPOSED:
+        if before.state is not LearningState.PROPOSED and not before.unreviewed:
             raise LearningDecided(
-                f"{learning_id} is {before.state.value}: only a proposed learning is approved."
+                f"{learning_id} is {before.state.value}: only a proposed learning, or an "
+                "active one no person reviewed, is approved."
             )
         changes: dict[str, object] = {"state": LearningState.ACTIVE}
         if text is not None and text != before.text:
@@ -346,7 +373,8 @@ class LearningService:
         reason: str | None,
         expected_versions: frozenset[int] | None = None,
     ) -> Learning:
-        """A person retires an active learning: no agent is told it any more.
+        """A person retires an active learning: no agent is told it any more, nor may an
+        agent (or the review) propose it again, as after a rejection (a person may).
 
         Raises:
             Forbidden, LearningNotFound, PreconditionFailed: as ``approve``.
@@ -362,16 +390,22 @@ class LearningService:
                 "learning is retired (reject a proposed one)."
             )
         return self._change(
-            principal, before, "retire", {"state": LearningState.RETIRED, "reason": reason}
+            principal,
+            before,
+            "retire",
+            {"state": LearningState.RETIRED, "reason": reason},
+            rejected_keys=veto_index_keys(before.text),
         )
 
     def get(self, principal: Principal, learning_id: str) -> Learning:
-        """One learning of the caller's workspace.
+        """One learning of the caller's workspace; an agent reads the active ones and its
+        own proposals only, without persons' reasons (``visible_to``).
 
         Raises:
-            LearningNotFound: no such learning (another workspace's answers the same).
+            LearningNotFound: no such learning (another workspace's, or one the agent may
+                not read, answers the same).
         """
-        return self._current(principal, learning_id, None)
+        return self._shown(principal, self._visible(principal, learning_id))
 
     def list_learnings(
         self,
@@ -383,34 +417,105 @@ class LearningService:
         after: str | None,
     ) -> tuple[list[Learning], str | None]:
         """The workspace's learnings newest first, filtered by state and by text
-        (case-insensitive substring), a page after ``after``; and the id to continue after."""
+        (case-insensitive substring), a page after ``after``; and the id to continue after.
+
+        A state's list reads that state's learnings only (docs/issues.md#issue-41-item-4).
+        An agent lists the active learnings and its own proposals (``visible_to``): without
+        ``state``, the active ones and its pending proposals (at most the live cap's
+        worth read); with ``state``, its own rejected or retired ones."""
+        workspace = principal.workspace_id
+        self._file(workspace)
         needle = (query or "").casefold().strip()
-        found = [
-            learning
-            for learning in self._store.list_learnings(principal.workspace_id)
-            if (state is None or learning.state is state)
-            and (not needle or needle in learning.text.casefold())
-            and (after is None or learning.id < after)
-        ]
-        page = found[:limit]
-        return page, (page[-1].id if len(found) > limit else None)
+
+        def keep(learning: Learning) -> bool:
+            return (not needle or needle in learning.text.casefold()) and visible_to(
+                principal, learning
+            )
+
+        if principal.is_agent and state is None:
+            found = sorted(
+                (
+                    learning
+                    for live in _LIVE
+                    for learning in self._store.in_state(workspace, live)
+                    if keep(learning) and (after is None or learning.id < after)
+                ),
+                key=lambda learning: learning.id,
+                reverse=True,
+            )
+            page, more = found[:limit], len(found) > limit
+            shown = [self._shown(principal, learning) for learning in page]
+            return shown, (page[-1].id if more else None)
+        filtered = bool(needle) or (principal.is_agent and state is not LearningState.ACTIVE)
+        page, next_after = self._store.page(
+            workspace,
+            state=state,
+            limit=limit,
+            after=after,
+            keep=keep if filtered else None,
+        )
+        return [self._shown(principal, learning) for learning in page], next_after
 
     def history(self, principal: Principal, learning_id: str) -> list[LearningAudit]:
-        """The learning's records, oldest first.
+        """The learning's records, oldest first (an agent's: without persons' reasons,
+        and the run and task of its own records only).
 
         Raises:
             LearningNotFound: as ``get``.
         """
-        self._current(principal, learning_id, None)
-        return self._store.history(learning_id)
+        self._visible(principal, learning_id)
+        records = self._store.history(learning_id)
+        if not principal.is_agent:
+            return records
+        return [
+            record.model_copy(
+                update={"reason": None}
+                if record.actor_id == principal.id
+                else {"reason": None, "run_id": None, "task_key": None}
+            )
+            for record in records
+        ]
 
     def active(self, workspace_id: str) -> list[Learning]:
-        """The workspace's active learnings, newest first (recall; eventually consistent)."""
-        return [
-            learning
-            for learning in self._store.list_learnings(workspace_id, consistent=False)
-            if learning.state is LearningState.ACTIVE
-        ]
+        """The workspace's active learnings, newest first (recall; eventually consistent):
+        reads those only, at most ``MAX_LIVE_LEARNINGS`` (docs/issues.md#issue-41-item-4)."""
+        self._file(workspace_id)
+        return self._store.in_state(
+            workspace_id, LearningState.ACTIVE, consistent=False, limit=MAX_LIVE_LEARNINGS
+        )
+
+    def _file(self, workspace_id: str) -> None:
+        self._store.file_by_state(workspace_id, veto_index_keys)
+
+    def _live_saying(
+        self, workspace_id: str, text: str, embedding: bytes | None
+    ) -> Learning | None:
+        """The proposed or active learning that says ``text``, if any (reads the live ones
+        only: at most the live cap's worth)."""
+        self._file(workspace_id)
+        for state in _LIVE:
+            for found in self._store.in_state(workspace_id, state):
+                if _same(text, embedding, found):
+                    return found
+        return None
+
+    def _visible(self, principal: Principal, learning_id: str) -> Learning:
+        found = self._current(principal, learning_id, None)
+        if not visible_to(principal, found):
+            raise LearningNotFound(f"No learning {learning_id!r} in your workspace.")
+        return found
+
+    @staticmethod
+    def _shown(principal: Principal, learning: Learning) -> Learning:
+        """The learning as ``principal`` sees it: an agent without persons' reasons, the
+        cited facts, or another's run and task (docs/reference.md#15-learnings)."""
+        if not principal.is_agent:
+            return learning
+        own = learning.proposed_by == principal.id
+        hidden: dict[str, object] = {"reason": None, "evidence": None}
+        if not own:
+            hidden.update(run_id=None, task_key=None)
+        return learning.model_copy(update=hidden)
 
     def _current(
         self, principal: Principal, learning_id: str, expected: frozenset[int] | None
@@ -502,16 +607,19 @@ class LearningService:
         )
 
     def _refuse_rejected(self, workspace_id: str, text: str, embedding: bytes | None) -> None:
+        """Refuse a text a person rejected or retired (the same after normalisation, or a
+        duplicate): the refused index names the candidates, each confirmed against the
+        stored learning. The person's reason is not quoted: it is for persons."""
+        self._file(workspace_id)
         candidates = self._store.rejected(workspace_id, veto_index_keys(text))
         for learning_id in sorted(candidates):
-            rejected = self._store.get(workspace_id, learning_id)
-            if rejected is None or rejected.state is not LearningState.REJECTED:
+            refused = self._store.get(workspace_id, learning_id)
+            if refused is None or refused.state not in _REFUSED:
                 continue
-            if _same(text, embedding, rejected):
+            if _same(text, embedding, refused):
                 raise LearningRejected(
-                    f"A person rejected {rejected.id}, which says the same thing "
-                    f"({rejected.reason or 'no reason given'}); an agent cannot propose it "
-                    "again. Ask a person of the workspace."
+                    f"A person {refused.state.value} {refused.id}, which says the same "
+                    "thing; an agent cannot propose it again. Ask a person of the workspace."
                 )
 
     def _approval(self, workspace_id: str) -> str:
@@ -520,6 +628,15 @@ class LearningService:
 
     def _embed(self, text: str) -> bytes | None:
         return None if self._embedder is None else self._embedder.embed([text])[0]
+
+
+def visible_to(principal: Principal, learning: Learning) -> bool:
+    """Whether ``principal`` may read ``learning``: a person reads every learning of the
+    workspace; an agent the active ones and its own proposals
+    (docs/issues.md#issue-42-item-5)."""
+    if not principal.is_agent:
+        return True
+    return learning.state is LearningState.ACTIVE or learning.proposed_by == principal.id
 
 
 def _same(text: str, embedding: bytes | None, other: Learning) -> bool:

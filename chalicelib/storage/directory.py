@@ -69,21 +69,33 @@ class DynamoDBDirectoryRepository:
         """Set the workspace's ``reviewApproval`` (conditional update); None when it is missing."""
         return self._set_setting(workspace_id, "reviewApproval", value)
 
-    def set_learning_approval(self, workspace_id: str, value: ReviewApproval) -> Workspace | None:
-        """Set the workspace's ``learningApproval`` (conditional update); None when it is
-        missing (docs/reference.md#learning-approval)."""
-        return self._set_setting(workspace_id, "learningApproval", value)
+    def set_learning_approval(
+        self, workspace_id: str, value: ReviewApproval, *, by: str, at: datetime
+    ) -> Workspace | None:
+        """Set the workspace's ``learningApproval`` with who set it and when (one
+        conditional update); None when it is missing (docs/reference.md#learning-approval)."""
+        recorded = {"learningApprovalSetBy": by, "learningApprovalSetAt": to_rfc3339(at)}
+        return self._set_setting(workspace_id, "learningApproval", value, recorded)
 
-    def _set_setting(self, workspace_id: str, name: str, value: str) -> Workspace | None:
+    def _set_setting(
+        self, workspace_id: str, name: str, value: str, recorded: dict[str, str] | None = None
+    ) -> Workspace | None:
+        extra = recorded or {}
+        sets = ", ".join(f"#r{n} = :r{n}" for n in range(len(extra)))
         try:
             response = self._table.client.update_item(
                 TableName=self._table.name,
                 Key=to_attributes(workspace_key(workspace_id)),
-                UpdateExpression="SET #approval = :value",
+                UpdateExpression="SET #approval = :value" + (f", {sets}" if sets else ""),
                 # Only an existing workspace: an update must never create a bare item.
                 ConditionExpression="attribute_exists(pk)",
-                ExpressionAttributeNames={"#approval": name},
-                ExpressionAttributeValues=to_attributes({":value": value}),
+                ExpressionAttributeNames={
+                    "#approval": name,
+                    **{f"#r{n}": key for n, key in enumerate(extra)},
+                },
+                ExpressionAttributeValues=to_attributes(
+                    {":value": value, **{f":r{n}": v for n, v in enumerate(extra.values())}}
+                ),
                 ReturnValues="ALL_NEW",
             )
         except ClientError as error:

@@ -195,7 +195,7 @@ def audit_from_item(item: dict[str, Any]) -> AuditRecord:
 
 def workspace_to_item(workspace: Workspace) -> dict[str, Any]:
     """Return the stored item of a workspace."""
-    return {
+    item = {
         **workspace_key(workspace.id),
         "entity": "workspace",
         "id": workspace.id,
@@ -204,6 +204,10 @@ def workspace_to_item(workspace: Workspace) -> dict[str, Any]:
         "reviewApproval": workspace.review_approval,
         "learningApproval": workspace.learning_approval,
     }
+    if workspace.learning_approval_set_by and workspace.learning_approval_set_at:
+        item["learningApprovalSetBy"] = workspace.learning_approval_set_by
+        item["learningApprovalSetAt"] = to_rfc3339(workspace.learning_approval_set_at)
+    return item
 
 
 def workspace_from_item(item: dict[str, Any]) -> Workspace:
@@ -215,6 +219,12 @@ def workspace_from_item(item: dict[str, Any]) -> Workspace:
         created_at=from_rfc3339(item["createdAt"]),
         review_approval=item.get("reviewApproval", "none"),
         learning_approval=item.get("learningApproval", "required"),
+        learning_approval_set_by=item.get("learningApprovalSetBy"),
+        learning_approval_set_at=(
+            from_rfc3339(item["learningApprovalSetAt"])
+            if item.get("learningApprovalSetAt")
+            else None
+        ),
     )
 
 

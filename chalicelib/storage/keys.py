@@ -49,9 +49,13 @@
 | a learning | ``LEARNINGS#<wsp_id>`` | ``LEARNING#<lrn_id>`` |
 | a workspace's count of live learnings | ``LEARNINGS#<wsp_id>`` | ``COUNT`` |
 | an agent's learning proposals on a date | ``LEARNINGS#<wsp_id>`` | ``RATE#<agt_id>#<date>`` |
-| a rejected learning's text (index) | ``LEARNINGS#<wsp_id>`` | ``REJECTED#<TEXT|SAME>#<sha>`` |
+| a rejected or retired text | ``LEARNINGS#<wsp_id>`` | ``REJECTED#<TEXT|SAME>#<sha>`` |
+| a learning's copy filed by state | ``LEARNINGS#<wsp_id>#<state>`` | ``<lrn_id>`` |
+| the workspace's learnings are filed by state (marker) | ``LEARNINGS#<wsp_id>`` | ``STATES`` |
 | a learning's history record | ``LEARNING#<lrn_id>`` | ``AUDIT#<aud_id>`` |
 | an owner mark (an item not keyed by its owner) | ``OWNED#<owner id>`` | ``<pk>|<sk>`` |
+| a live fact by content | ``SAMEFACT#<wsp_id>#<digest>`` | ``<agt_id>#<mem_id>`` |
+| its agent is filed (marker) | ``SAMEFACTS#<agt_id>`` | ``INDEXED`` |
 
 A key-value scope is ``account#<wsp_id>``, ``byok#<sha256 hex>`` or
 ``anon#<sha256 hex>`` (docs/reference.md#10-key-value). Anonymous entries carry ``expiresAtEpoch``,
@@ -606,6 +610,29 @@ def learning_rejected_key(workspace_id: str, digest_key: str) -> dict[str, str]:
     return {"pk": learnings_partition(workspace_id), "sk": f"REJECTED#{digest_key}"}
 
 
+LEARNING_STATE_PREFIX = "lrn_"
+"""The sort-key prefix of a state partition: its copies are keyed by learning id (newest
+last: ids are ULIDs)."""
+
+
+def learning_state_partition(workspace_id: str, state: str) -> str:
+    """The partition of the workspace's learnings in ``state`` (their copies), apart
+    from the others, so a recall reads the active ones only and a list pages one state
+    whatever the others hold (docs/reference.md#15-learnings)."""
+    return f"{learnings_partition(workspace_id)}#{state}"
+
+
+def learning_state_key(workspace_id: str, state: str, learning_id: str) -> dict[str, str]:
+    """Primary key of a learning's copy filed by its state."""
+    return {"pk": learning_state_partition(workspace_id, state), "sk": learning_id}
+
+
+def learning_states_marker_key(workspace_id: str) -> dict[str, str]:
+    """Primary key of the marker saying every learning of the workspace is filed by state
+    (learnings stored before the copies existed are filed on first read)."""
+    return {"pk": learnings_partition(workspace_id), "sk": "STATES"}
+
+
 def learning_audit_key(learning_id: str, audit_id: str) -> dict[str, str]:
     """Primary key of one history record of a learning."""
     return {"pk": learning_history_partition(learning_id), "sk": f"AUDIT#{audit_id}"}
@@ -688,3 +715,23 @@ def owner_partitions(owner_id: str) -> list[str]:
         "lrn": lambda: learning_history_partition(owner_id),
     }.get(prefix)
     return [] if single is None else [single()]
+
+
+def same_fact_partition(workspace_id: str, digest: str) -> str:
+    """The partition of the workspace's live facts whose normalized text has ``digest``
+    (``normalized.content_digest``): the review finds the other agents holding a fact
+    with one Query of it (docs/issues.md#issue-41-item-3). The digest spreads a
+    workspace over as many partitions as it has distinct facts (no shard is written by
+    every agent, as ``WORKSPACE_SHARDS`` ensures for the workspace indexes)."""
+    return f"SAMEFACT#{workspace_id}#{digest}"
+
+
+def same_fact_key(workspace_id: str, digest: str, agent_id: str, memory_id: str) -> dict[str, str]:
+    """Primary key of one live fact's entry in the shared-facts index."""
+    return {"pk": same_fact_partition(workspace_id, digest), "sk": f"{agent_id}#{memory_id}"}
+
+
+def same_facts_marker_key(agent_id: str) -> dict[str, str]:
+    """Primary key of the marker saying the agent's live facts saved before the
+    shared-facts index existed are filed in it (its first review files them)."""
+    return {"pk": f"SAMEFACTS#{agent_id}", "sk": "INDEXED"}

@@ -1,17 +1,22 @@
 """DynamoDB adapter of the learnings (docs/reference.md#15-learnings): a workspace's learnings in
 its own partition (``LEARNINGS#<wsp>``, so a read never crosses workspaces), with the
-count of live ones, each agent's proposals per UTC date, and the rejected texts' index;
+count of live ones, each agent's proposals per UTC date, the refused texts' index
+(rejected and retired), and a copy of each learning filed by its state
+(``LEARNINGS#<wsp>#<state>`` / ``<lrn>``, a partition per state), so a recall reads the
+active learnings only and a list pages one state (docs/issues.md#issue-41-item-4);
 history records under ``LEARNING#<lrn>``.
 
 Every change is one transaction: the learning (conditional on its version, or new),
 its history record, the live count (conditional on the limit when it grows), the
-proposal counter (conditional on the daily limit) and, for a rejection, the index
-entries of its text.
+proposal counter (conditional on the daily limit), its state copy (the old state's
+deleted, the new one's put) and, for a rejection or a retirement, the index entries of
+its text. Learnings stored before the state copies existed are filed the first time
+the workspace's learnings are read by state (``file_by_state``; the ``STATES`` marker).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -26,16 +31,22 @@ from chalicelib.storage.dynamodb import (
 )
 from chalicelib.storage.keys import (
     KV_TTL_ATTRIBUTE,
+    LEARNING_STATE_PREFIX,
     learning_audit_key,
     learning_count_key,
     learning_key,
     learning_rate_key,
     learning_rejected_key,
+    learning_state_key,
+    learning_state_partition,
+    learning_states_marker_key,
     learnings_partition,
 )
 from chalicelib.storage.recalls import epoch_seconds
 
 _TIMES = ("proposedAt", "decidedAt", "updatedAt")
+_FILTERED_PAGE = 100
+"""Items one Query reads at a time when a list filters what it reads (a text search)."""
 
 
 class LearningVersionChanged(Exception):
@@ -52,6 +63,14 @@ def learning_to_item(learning: Learning) -> dict[str, Any]:
     if learning.embedding is not None:
         item["embedding"] = learning.embedding
     return item
+
+
+def _state_copy(learning: Learning) -> dict[str, Any]:
+    """The learning's copy filed under its state."""
+    return {
+        **learning_to_item(learning),
+        **learning_state_key(learning.workspace_id, learning.state.value, learning.id),
+    }
 
 
 def learning_from_item(item: dict[str, Any]) -> Learning:
@@ -83,6 +102,7 @@ class DynamoDBLearningRepository:
 
     def __init__(self, table: DynamoDBTable) -> None:
         self._table = table
+        self._filed: set[str] = set()
 
     def create(
         self,
@@ -126,6 +146,7 @@ class DynamoDBLearningRepository:
                     }
                 }
             )
+        operations.append({"Put": {"Item": to_attributes(_state_copy(learning))}})
         try:
             self._table.transact(operations)
         except TransactionCancelled as cancelled:
@@ -151,8 +172,9 @@ class DynamoDBLearningRepository:
         rejected_keys: Sequence[str] = (),
     ) -> None:
         """Replace ``before`` with ``after`` (same id; ``after.version`` is one more) and
-        add its history record; a learning that leaves the live states is counted out;
-        ``rejected_keys`` file its text in the rejected index.
+        add its history record and its state copy (the old state's removed); a learning
+        that leaves the live states is counted out; ``rejected_keys`` file its text in the
+        refused index (a rejection or a retirement).
 
         Raises:
             LearningVersionChanged: it changed since ``before`` was read.
@@ -170,13 +192,11 @@ class DynamoDBLearningRepository:
         ]
         if before.state in live and after.state not in live:
             operations.append(self._count_op(after.workspace_id, -1, None))
-        for key in rejected_keys:
-            entry = {
-                **learning_rejected_key(after.workspace_id, key),
-                "learningId": after.id,
-                "workspaceId": after.workspace_id,
-            }
-            operations.append({"Put": {"Item": to_attributes(entry)}})
+        operations.extend(self._refused_entry(after, key) for key in rejected_keys)
+        if before.state is not after.state:
+            key = learning_state_key(before.workspace_id, before.state.value, before.id)
+            operations.append({"Delete": {"Key": to_attributes(key)}})
+        operations.append({"Put": {"Item": to_attributes(_state_copy(after))}})
         try:
             self._table.transact(operations)
         except TransactionCancelled as cancelled:
@@ -201,8 +221,103 @@ class DynamoDBLearningRepository:
         )
         return [learning_from_item(row) for row in rows]
 
+    def in_state(
+        self,
+        workspace_id: str,
+        state: LearningState,
+        *,
+        consistent: bool = True,
+        limit: int | None = None,
+    ) -> list[Learning]:
+        """The workspace's learnings in ``state``, newest first, at most ``limit`` (reads
+        those only: their copies filed by state)."""
+        found, _ = self.page(
+            workspace_id, state=state, limit=limit, after=None, consistent=consistent
+        )
+        return found
+
+    def page(
+        self,
+        workspace_id: str,
+        *,
+        state: LearningState | None,
+        limit: int | None,
+        after: str | None,
+        keep: Callable[[Learning], bool] | None = None,
+        consistent: bool = True,
+    ) -> tuple[list[Learning], str | None]:
+        """One page of the workspace's learnings newest first: those in ``state`` (its
+        copies; ``None``: every learning), older than ``after`` (a learning id), that
+        ``keep`` accepts; at most ``limit`` (``None``: all), and the id to continue after
+        (None: the list ends). Reads DynamoDB pages of ``limit + 2`` items (more when
+        ``keep`` filters) and stops as soon as the page is full."""
+        prefix = "LEARNING#" if state is None else LEARNING_STATE_PREFIX
+        partition = (
+            learnings_partition(workspace_id)
+            if state is None
+            else learning_state_partition(workspace_id, state.value)
+        )
+        request: dict[str, Any] = {
+            "KeyConditionExpression": "pk = :pk AND sk BETWEEN :low AND :high",
+            "ExpressionAttributeValues": to_attributes(
+                {
+                    ":pk": partition,
+                    ":low": prefix,
+                    ":high": prefix + (after or "\U0010ffff"),
+                }
+            ),
+            "ConsistentRead": consistent,
+            "ScanIndexForward": False,
+        }
+        if limit is not None:
+            request["Limit"] = limit + 2 if keep is None else max(limit + 2, _FILTERED_PAGE)
+        found: list[Learning] = []
+        for row in self._table.query(**request):
+            learning = learning_from_item(row)
+            if learning.id == after or (keep is not None and not keep(learning)):
+                continue
+            found.append(learning)
+            if limit is not None and len(found) > limit:
+                break
+        if limit is None or len(found) <= limit:
+            return found, None
+        return found[:limit], found[limit - 1].id
+
+    def file_by_state(
+        self, workspace_id: str, refused_keys: Callable[[str], Sequence[str]]
+    ) -> None:
+        """File the workspace's learnings stored before the state copies existed (once:
+        the ``STATES`` marker; remembered by this process): each one's copy under its
+        state, conditional on its version (a learning changed meanwhile was filed by its
+        change), and a retired one's text in the refused index (``refused_keys``)."""
+        if workspace_id in self._filed:
+            return
+        if self._table.get(learning_states_marker_key(workspace_id)) is None:
+            for learning in self.list_learnings(workspace_id):
+                operations: list[dict[str, Any]] = [
+                    {
+                        "ConditionCheck": {
+                            "Key": to_attributes(learning_key(workspace_id, learning.id)),
+                            "ConditionExpression": "version = :v",
+                            "ExpressionAttributeValues": to_attributes({":v": learning.version}),
+                        }
+                    },
+                    {"Put": {"Item": to_attributes(_state_copy(learning))}},
+                ]
+                if learning.state is LearningState.RETIRED:
+                    operations.extend(
+                        self._refused_entry(learning, key) for key in refused_keys(learning.text)
+                    )
+                try:
+                    self._table.transact(operations)
+                except TransactionCancelled:
+                    continue  # changed since read: its change filed it
+            marker = {**learning_states_marker_key(workspace_id), "workspaceId": workspace_id}
+            self._table.transact([{"Put": {"Item": to_attributes(marker)}}])
+        self._filed.add(workspace_id)
+
     def rejected(self, workspace_id: str, keys: list[str]) -> set[str]:
-        """The ids of rejected learnings filed under any of ``keys``."""
+        """The ids of rejected (or retired) learnings filed under any of ``keys``."""
         found = self._table.batch_get([learning_rejected_key(workspace_id, key) for key in keys])
         return {str(item["learningId"]) for item in found}
 
@@ -221,6 +336,15 @@ class DynamoDBLearningRepository:
             fields["at"] = from_rfc3339(str(fields["at"]))
             records.append(LearningAudit.model_validate(fields))
         return records
+
+    @staticmethod
+    def _refused_entry(learning: Learning, key: str) -> dict[str, Any]:
+        entry = {
+            **learning_rejected_key(learning.workspace_id, key),
+            "learningId": learning.id,
+            "workspaceId": learning.workspace_id,
+        }
+        return {"Put": {"Item": to_attributes(entry)}}
 
     def _count_op(self, workspace_id: str, delta: int, max_live: int | None) -> dict[str, Any]:
         update: dict[str, Any] = {

@@ -296,8 +296,11 @@ class DirectoryRepository(Protocol):
         """Set a stored workspace's ``reviewApproval``; None when there is no such workspace."""
         ...
 
-    def set_learning_approval(self, workspace_id: str, value: ReviewApproval) -> Workspace | None:
-        """Set a stored workspace's ``learningApproval``; None when there is no such workspace."""
+    def set_learning_approval(
+        self, workspace_id: str, value: ReviewApproval, *, by: str, at: datetime
+    ) -> Workspace | None:
+        """Set a stored workspace's ``learningApproval``, recording who (``by``) and when
+        (``at``); None when there is no such workspace."""
         ...
 
     def create_agent(self, agent: Agent, token: StoredToken) -> None:

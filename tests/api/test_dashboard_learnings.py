@@ -353,7 +353,26 @@ def test_the_settings_page_sets_the_learning_approval(
     token = browser.csrf("/settings")
     bad = browser.post("/settings/learning-approval", {"csrf": token, "approval": "maybe"})
     assert bad.status_code == 400 and "learningApproval must be" in text(bad)
-    saved = browser.post("/settings/learning-approval", {"csrf": token, "approval": "none"})
+    # "none" names the risk and asks for confirmation (docs/issues.md#issue-42-item-3)
+    unconfirmed = browser.post("/settings/learning-approval", {"csrf": token, "approval": "none"})
+    assert unconfirmed.status_code == 400 and "unread by a person" in text(unconfirmed)
+    saved = browser.post(
+        "/settings/learning-approval", {"csrf": token, "approval": "none", "confirm": "yes"}
+    )
     assert saved.status_code == 303
+    settings = text(browser.get("/settings"))
+    assert "Set to <strong>none</strong> by" in settings and world.person.id in settings
     proposed = api.call("POST", "/learnings", world.agent, {"text": "Use UTC everywhere"})[1]
     assert proposed["state"] == "active"
+    # listed as not reviewed until a person approves (confirms) it
+    listed = text(browser.get("/learnings"))
+    assert "not reviewed" in listed
+    status, recall = api.call("POST", "/memories/recall", world.other_agent, {"query": "UTC"})
+    assert (
+        f"{proposed['id']} (" in recall["block"] and ", not reviewed) Use UTC" in (recall["block"])
+    )
+    status, confirmed = api.call("POST", f"/learnings/{proposed['id']}/approve", world.person, {})
+    assert (status, confirmed["decidedBy"]) == (200, world.person.id), confirmed
+    assert "not reviewed" not in text(browser.get("/learnings"))
+    recall = api.call("POST", "/memories/recall", world.other_agent, {"query": "UTC"})[1]
+    assert "not reviewed" not in recall["block"]

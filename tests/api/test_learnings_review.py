@@ -5,8 +5,14 @@ that repeats an active learning is reported, never merged; a dry run proposes no
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
+
+from chalicelib.normalized import content_digest
+from chalicelib.storage.dynamodb import DynamoDBTable
+from chalicelib.storage.keys import same_fact_partition
 from tests.helpers import TABLE, Api, World, review
 
 SHARED = "The billing API is rate-limited to 100 requests per second"
@@ -103,3 +109,72 @@ def test_a_fact_stored_before_the_character_rule_is_not_proposed(
         report["plan"]["notes"]
     )
     assert proposed(api, world) == []
+
+
+VPN = "The staging deploy needs the VPN on port 1194"
+NO_VPN = "The staging deploy does not need the VPN on port 1194"
+
+
+def test_a_fact_in_a_conflict_is_not_proposed(api: Api, world: World) -> None:
+    """docs/issues.md#issue-42-item-6: the agent's own live fact disputes it."""
+    mine = api.call("POST", "/memories", world.agent, {"text": VPN})[1]
+    api.call("POST", "/memories", world.agent, {"text": NO_VPN})
+    api.call("POST", "/memories", world.other_agent, {"text": VPN})
+    report = review(api, world)
+    notes = [note for note in report["plan"]["notes"] if f"{mine['id']} is held by" in note]
+    assert len(notes) == 1 and "not proposed as a learning" in notes[0], report["plan"]
+    assert proposed(api, world) == []
+    # the other agent, whose store holds no dispute, proposes it
+    run_review(api, world, world.other_agent)
+    assert [learning["text"] for learning in proposed(api, world)] == [VPN]
+
+
+def test_a_fact_an_active_learning_contradicts_is_not_proposed(api: Api, world: World) -> None:
+    told = api.call("POST", "/learnings", world.person, {"text": NO_VPN})[1]
+    api.call("POST", "/memories", world.agent, {"text": VPN})
+    api.call("POST", "/memories", world.other_agent, {"text": VPN})
+    report = review(api, world)
+    assert any(
+        f"the active learning {told['id']} says something different" in note
+        for note in report["plan"]["notes"]
+    ), report["plan"]["notes"]
+    assert proposed(api, world) == []
+
+
+def test_the_look_across_agents_reads_the_shared_facts_index_not_their_stores(
+    api: Api, world: World, dynamodb: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/issues.md#issue-41-item-3: an entry per live fact by its normalized text, kept
+    by every write; the review queries it, never another agent's facts."""
+    mine = api.call("POST", "/memories", world.agent, {"text": SHARED})[1]
+    theirs = api.call("POST", "/memories", world.other_agent, {"text": SHARED.upper() + "!"})[1]
+    api.call("POST", "/memories", world.other_agent, {"text": "Dana prefers PDF invoices"})
+    partition = same_fact_partition(world.workspace_id, content_digest(SHARED))
+
+    def entries() -> list[str]:
+        rows = dynamodb.query(
+            TableName=TABLE,
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues={":pk": {"S": partition}},
+        )["Items"]
+        return sorted(row["memoryId"]["S"] for row in rows)
+
+    assert entries() == sorted([mine["id"], theirs["id"]])
+    asked: list[str] = []
+    original = DynamoDBTable.query
+
+    def recording(table: DynamoDBTable, **kwargs: Any) -> Iterator[dict[str, Any]]:
+        asked.append(str(kwargs.get("ExpressionAttributeValues", {})))
+        return original(table, **kwargs)
+
+    monkeypatch.setattr(DynamoDBTable, "query", recording)
+    review(api, world)
+    assert not [query for query in asked if world.other_agent.id in query], asked
+    (learning,) = proposed(api, world)
+    assert learning["evidence"] == [mine["id"], theirs["id"]]
+
+    # archiving a copy takes it out of the index; bringing it back files it again
+    api.call("POST", f"/memories/{theirs['id']}/archive", world.other_agent, {"reason": "old"})
+    assert entries() == [mine["id"]]
+    assert api.call("POST", f"/memories/{theirs['id']}/unarchive", world.person, {})[0] == 200
+    assert entries() == sorted([mine["id"], theirs["id"]])

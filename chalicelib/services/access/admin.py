@@ -22,7 +22,11 @@ from chalicelib.models.principal import (
     Workspace,
 )
 from chalicelib.services.access.tokens import TokenService
-from chalicelib.services.access.workspace import parse_review_approval
+from chalicelib.services.access.workspace import (
+    check_unreviewed_confirmed,
+    log_learning_approval,
+    parse_review_approval,
+)
 from chalicelib.services.keyed_hash import DEVELOPMENT_SECRETS, KeyedHash
 from chalicelib.services.lifecycle.erasure import (
     ErasureProgress,
@@ -288,19 +292,29 @@ class AdminService:
             raise InvalidRequest(f"No workspace {workspace_id!r}. Create it first.")
         return workspace
 
-    def set_learning_approval(self, workspace_id: str, value: str) -> Workspace:
+    def set_learning_approval(
+        self, workspace_id: str, value: str, *, confirmed: bool = False
+    ) -> Workspace:
         """Set a workspace's ``learningApproval`` (docs/reference.md#learning-approval):
         ``required`` (the default) keeps an agent's proposed learning waiting for a person;
-        ``none`` makes it active at once. Learnings already proposed keep their state.
+        ``none`` makes it active at once, and is set only ``confirmed``. Learnings already
+        proposed keep their state. Recorded as set by ``operator``, now.
 
         Raises:
-            InvalidRequest: another value, or no such workspace.
+            InvalidRequest: another value, no such workspace, or ``none`` not confirmed.
         """
         approval = parse_review_approval(value, "learningApproval")
         self._check_workspace(workspace_id)
-        workspace = self._directory.set_learning_approval(workspace_id, approval)
+        current = self._directory.get_workspace(workspace_id)
+        check_unreviewed_confirmed(
+            approval, current.learning_approval if current else "required", confirmed
+        )
+        workspace = self._directory.set_learning_approval(
+            workspace_id, approval, by="operator", at=self._clock.now()
+        )
         if workspace is None:
             raise InvalidRequest(f"No workspace {workspace_id!r}. Create it first.")
+        log_learning_approval(workspace)
         return workspace
 
     def backfill_embeddings(self, workspace_id: str, agent_id: str | None) -> BackfillReport:

@@ -4,7 +4,10 @@ changes them."""
 
 from __future__ import annotations
 
+import logging
+
 from chalicelib.errors import AgentNotInWorkspace, InvalidRequest, NotFound
+from chalicelib.ids import Clock, SystemClock
 from chalicelib.models.principal import (
     REVIEW_APPROVAL_VALUES,
     Agent,
@@ -17,6 +20,41 @@ from chalicelib.services.access.who import refuse_agents, resolve_agent
 from chalicelib.storage.protocols import DirectoryRepository
 
 APPROVAL_IS_FOR_PERSONS = "Only a person can change how reviews are approved."
+UNREVIEWED_LEARNINGS_RISK = (
+    "With learningApproval none, any agent's proposed text is told to every agent of the "
+    "workspace at once, unread by a person: one agent (or text it was fed, a prompt "
+    "injection) can instruct all the others. Confirm to switch (confirm=true; on the "
+    "dashboard, tick the confirmation); learnings that go live this way are listed as "
+    "not reviewed until a person confirms or retires each."
+)
+"""Why switching ``learningApproval`` to ``none`` asks for confirmation
+(docs/reference.md#learning-approval, docs/issues.md#issue-42-item-3)."""
+
+
+def check_unreviewed_confirmed(value: ReviewApproval, current: str, confirmed: bool) -> None:
+    """Refuse a switch to ``learningApproval: none`` that was not confirmed.
+
+    Raises:
+        InvalidRequest: ``none`` asked for, not already set, and not ``confirmed``.
+    """
+    if value == "none" and current != "none" and not confirmed:
+        raise InvalidRequest(UNREVIEWED_LEARNINGS_RISK)
+
+
+logger = logging.getLogger(__name__)
+
+
+def log_learning_approval(workspace: Workspace) -> None:
+    """The audit line of a ``learningApproval`` change: who, when, the new value."""
+    logger.info(
+        "audit: learningApproval set",
+        extra={
+            "audit": "learning_approval",
+            "workspace_id": workspace.id,
+            "learning_approval": workspace.learning_approval,
+            "set_by": workspace.learning_approval_set_by,
+        },
+    )
 
 
 def parse_review_approval(value: str, name: str = "reviewApproval") -> ReviewApproval:
@@ -41,8 +79,9 @@ class WorkspaceService:
         directory: workspaces and agents.
     """
 
-    def __init__(self, directory: DirectoryRepository) -> None:
+    def __init__(self, directory: DirectoryRepository, clock: Clock | None = None) -> None:
         self._directory = directory
+        self._clock = clock or SystemClock()
 
     def workspace(self, principal: Principal) -> Workspace:
         """The caller's workspace.
@@ -120,19 +159,28 @@ class WorkspaceService:
             raise NotFound("Your workspace no longer exists.")
         return workspace
 
-    def set_learning_approval(self, principal: Principal, value: str) -> Workspace:
+    def set_learning_approval(
+        self, principal: Principal, value: str, *, confirmed: bool = False
+    ) -> Workspace:
         """A person sets their workspace's ``learningApproval`` (``required``: an agent's
-        proposed learning waits for a person; ``none``: it is active at once;
-        docs/reference.md#learning-approval).
+        proposed learning waits for a person; ``none``: it is active at once, and only
+        ``confirmed``; docs/reference.md#learning-approval). Who and when are recorded on
+        the workspace and in the log (``audit`` line).
 
         Raises:
             Forbidden: an agent tried.
-            InvalidRequest: a value other than ``none`` or ``required``.
+            InvalidRequest: a value other than ``none`` or ``required``, or ``none``
+                without ``confirmed`` (the message names the risk).
             NotFound: the workspace no longer exists.
         """
         refuse_agents(principal, APPROVAL_IS_FOR_PERSONS)
         approval = parse_review_approval(value, "learningApproval")
-        workspace = self._directory.set_learning_approval(principal.workspace_id, approval)
+        current = self.workspace(principal)
+        check_unreviewed_confirmed(approval, current.learning_approval, confirmed)
+        workspace = self._directory.set_learning_approval(
+            principal.workspace_id, approval, by=principal.id, at=self._clock.now()
+        )
         if workspace is None:
             raise NotFound("Your workspace no longer exists.")
+        log_learning_approval(workspace)
         return workspace

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from chalicelib.errors import MemoryVetoed
 from chalicelib.models.memory import VETOED, Memory, MemoryKind
-from chalicelib.services.review.rule_reviewer import normalize
+from chalicelib.normalized import normalize
 from chalicelib.services.review.sameness import duplicate_key, is_duplicate, vector_of
 from chalicelib.storage.protocols import MemoryRepository, VetoIndex
 

@@ -20,8 +20,9 @@ from chalicelib.ids import Clock, IdFactory
 from chalicelib.limits import DEFAULT_FACT_LIFETIME, FACT_MAX_CHARS
 from chalicelib.models.memory import VETOED, AuditRecord, Memory, MemoryKind, MemoryStatus
 from chalicelib.models.review import ActionOutcome, ReviewAction
+from chalicelib.normalized import normalize
 from chalicelib.services.memory.audit import audit_record
-from chalicelib.services.review.rule_reviewer import durable_text, normalize, twin_of
+from chalicelib.services.review.rule_reviewer import durable_text, twin_of
 from chalicelib.services.text import SecretFinder, check_text
 from chalicelib.storage.protocols import (
     LiftClaimed,

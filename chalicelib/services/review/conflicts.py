@@ -17,7 +17,7 @@ from chalicelib.ids import to_rfc3339
 from chalicelib.models.memory import Memory
 from chalicelib.models.review import ReviewAction
 from chalicelib.services.review.details import Token, shape
-from chalicelib.services.review.sameness import Relation, compare, vector_of
+from chalicelib.services.review.sameness import SUBJECT_SHARED, Relation, compare, vector_of
 
 if TYPE_CHECKING:  # numpy loads with the embedder, on first use (cold start)
     from chalicelib.services.recall.embedding import FloatArray
@@ -71,6 +71,22 @@ class LiveFacts:
             for number in sorted(counts)
             if counts[number] >= minimum and number != own
         ]
+
+
+def subject_minimum(fact: Memory) -> int:
+    """Values two facts must share to be about one subject: two, or one when ``fact`` has
+    only two (docs/reference.md#review-step-5)."""
+    return max(1, min(SUBJECT_SHARED, len(shape(fact.text).values) - 1))
+
+
+def contradicting(fact: Memory, live: LiveFacts) -> Memory | None:
+    """The newest other live fact of ``live`` that says something different about
+    ``fact``'s subject (``compare``'s ``different``), or None: the review does not propose
+    a disputed fact as a learning (docs/issues.md#issue-42-item-6)."""
+    for other in live.sharing(fact, minimum=subject_minimum(fact)):
+        if live.relation(fact, other).kind == "different":
+            return other
+    return None
 
 
 def conflict_action(

@@ -14,6 +14,7 @@ from datetime import datetime
 from chalicelib.ids import to_rfc3339
 from chalicelib.models.memory import VETOED, Memory, MemoryKind, MemoryStatus
 from chalicelib.models.review import ReviewAction
+from chalicelib.normalized import normalize
 from chalicelib.services.review.conflicts import LiveFacts, conflict_action
 from chalicelib.services.review.model_plan import (
     ActionDropped,
@@ -33,7 +34,6 @@ from chalicelib.services.review.rule_reviewer import (
     ReviewContext,
     content_words,
     day_line_body,
-    normalize,
     twin_of,
 )
 from chalicelib.services.review.sameness import compare

@@ -13,7 +13,6 @@ docs/DECISIONS.md#a-review-that-never-destroys-information-issue-14-items-15.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -23,10 +22,10 @@ from typing import Protocol
 from chalicelib.ids import to_rfc3339
 from chalicelib.models.memory import VETOED, Memory, MemoryStatus
 from chalicelib.models.review import ReviewAction
-from chalicelib.services.review.conflicts import LiveFacts, conflict_action
+from chalicelib.normalized import normalize
+from chalicelib.services.review.conflicts import LiveFacts, conflict_action, subject_minimum
 from chalicelib.services.review.details import shape
 from chalicelib.services.review.sameness import (
-    SUBJECT_SHARED,
     Relation,
     compare,
     duplicate_key,
@@ -91,13 +90,6 @@ class Reviewer(Protocol):
     def propose(self, context: ReviewContext) -> Proposal:
         """Propose actions for one agent; the service checks and applies them."""
         ...
-
-
-@lru_cache(maxsize=65536)
-def normalize(text: str) -> str:
-    """NFKC, case-folded, ``n't`` → `` not``, punctuation dropped, spaces collapsed."""
-    folded = unicodedata.normalize("NFKC", text).casefold().replace("n't", " not")
-    return " ".join(re.findall(r"\w+", folded))
 
 
 @lru_cache(maxsize=65536)
@@ -337,7 +329,7 @@ class RuleReviewer:
         in an environment or region (with "prod … 6432", "staging … 5432" and a new
         "prod … 5432", the update is to the prod fact)."""
         # Two values in common make one subject, one when a fact has only two.
-        minimum = max(1, min(SUBJECT_SHARED, len(shape(first.text).values) - 1))
+        minimum = subject_minimum(first)
         found: list[tuple[Memory, Relation]] = []
         for second in live.sharing(first, minimum=minimum):
             pair = (first.id, second.id) if first.id < second.id else (second.id, first.id)

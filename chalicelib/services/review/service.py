@@ -236,7 +236,13 @@ class ReviewService:
         kept, waiting = without_pending(
             kept, self._pending.pending_signatures(workspace_id, agent_id)
         )
-        shared = self._shared_notes(workspace_id, agent_id, context, review_id)
+        disputed = frozenset(
+            memory_id
+            for action in proposal.actions
+            if action.action == "resolve_conflict"
+            for memory_id in (*action.memory_ids, action.keep_id or "")
+        )
+        shared = self._shared_notes(workspace_id, agent_id, context, review_id, disputed)
         notes = [*proposal.notes, *notes, *waiting, *shared]
         actions = [
             action.model_copy(update={"id": f"a{number}"})
@@ -252,16 +258,27 @@ class ReviewService:
         )
 
     def _shared_notes(
-        self, workspace_id: str, agent_id: str, context: ReviewContext, review_id: str | None
+        self,
+        workspace_id: str,
+        agent_id: str,
+        context: ReviewContext,
+        review_id: str | None,
+        disputed: frozenset[str],
     ) -> list[str]:
-        """The notes of the look across the workspace's agents (``SharedFacts``). It reads
-        other agents' facts: when that fails (a throttle on one of them), the agent's own
-        review goes on without it, and says so."""
+        """The notes of the look across the workspace's agents (``SharedFacts``; the facts
+        in ``disputed``, this plan's conflicts, are never proposed). It reads other
+        agents' facts: when that fails (a throttle on one of them), the agent's own review
+        goes on without it, and says so."""
         if self._shared is None:
             return []
         try:
             return self._shared.notes(
-                workspace_id, agent_id, context.facts, context.now, review_id=review_id
+                workspace_id,
+                agent_id,
+                context.facts,
+                context.now,
+                review_id=review_id,
+                disputed=disputed,
             )
         except Exception as error:
             logger.warning("review of %s: the look across agents failed (%r)", agent_id, error)

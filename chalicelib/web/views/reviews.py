@@ -274,11 +274,14 @@ def settings_page(
 
 
 def set_learning_approval(web: WebContext) -> WebResponse:
-    """``POST /settings/learning-approval``: ``required`` or ``none``
-    (docs/reference.md#learning-approval)."""
-    value = web.request.form().get("approval", "")
+    """``POST /settings/learning-approval``: ``required`` or ``none``, which needs the
+    form's ``confirm=yes`` (the risk is named otherwise; docs/reference.md#learning-approval)."""
+    form = web.request.form()
+    value = form.get("approval", "")
     try:
-        web.services.dashboard.workspace.set_learning_approval(web.principal, value)
+        web.services.dashboard.workspace.set_learning_approval(
+            web.principal, value, confirmed=form.get("confirm") == "yes"
+        )
     except PineworkError as error:
         return settings_page(web, learning_error=FormError.of(error, "learning-approval"))
     return web.back({}, "/settings", done="learning-approval")
