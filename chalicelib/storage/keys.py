@@ -77,6 +77,8 @@ from __future__ import annotations
 import hashlib
 from datetime import UTC, datetime
 
+from chalicelib.models.learning import LearningState
+
 MEMORY_SK = "MEMORY"
 SORT_ATTRIBUTE = "lsk"
 """Sort key of every list index: the memory id (a ULID), so ids sort by time."""
@@ -615,6 +617,10 @@ LEARNING_STATE_PREFIX = "lrn_"
 last: ids are ULIDs)."""
 
 
+LEARNING_STATE_NAMES = tuple(state.value for state in LearningState)
+"""Every state a learning is filed under."""
+
+
 def learning_state_partition(workspace_id: str, state: str) -> str:
     """The partition of the workspace's learnings in ``state`` (their copies), apart
     from the others, so a recall reads the active ones only and a list pages one state
@@ -699,11 +705,13 @@ def owner_partitions(owner_id: str) -> list[str]:
             veto_partition(owner_id),
             recall_index_partition(owner_id),
             archived_texts_mark_key(owner_id)["pk"],
+            same_facts_marker_key(owner_id)["pk"],
         ]
     if prefix == "wsp":
         return [
             workspace_key(owner_id)["pk"],
             learnings_partition(owner_id),
+            *(learning_state_partition(owner_id, state) for state in LEARNING_STATE_NAMES),
             pending_partition(owner_id),
             kv_partition(f"account#{owner_id}"),
         ]

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
+from chalicelib.normalized import content_digest
 from chalicelib.storage.aws_errors import S3_THROTTLING, translate_errors
 from chalicelib.storage.dynamodb import DynamoDBTable, to_attributes
 from chalicelib.storage.keys import (
@@ -37,6 +38,7 @@ from chalicelib.storage.keys import (
     owned_key,
     owned_partition,
     owner_partitions,
+    same_fact_key,
 )
 from chalicelib.storage.learning_recount import recount_live_learnings
 from chalicelib.storage.reports import object_body
@@ -128,17 +130,37 @@ class DynamoDBOwnerStore:
             )
             for row in rows:
                 # one page per memory: its audit records sort before the memory item
-                yield list(
+                page = list(
                     self._table.query(
                         KeyConditionExpression="pk = :pk",
                         ExpressionAttributeValues=to_attributes({":pk": str(row["pk"])}),
                         ConsistentRead=True,
                     )
                 )
+                # the entry first: it is found only from the fact's text, which goes with
+                # the memory's page (an erasure stopped between the two resumes clean)
+                entry = self._same_fact_entry(page)
+                if entry is not None:
+                    yield [entry]
+                yield page
                 if row.get("date"):
                     pointer = self._table.get(day_pointer_key(agent_id, str(row["date"])))
                     if pointer is not None:
                         yield [pointer]
+
+    def _same_fact_entry(self, page: list[dict[str, Any]]) -> dict[str, Any] | None:
+        """The shared-facts entry of the page's fact (``same_facts.py``), if it has one: it
+        is keyed by the digest of the fact's text, so it is found from the fact, by key."""
+        for item in page:
+            if item.get("entity") == "memory" and item.get("kind") == "fact" and item.get("text"):
+                key = same_fact_key(
+                    str(item["workspaceId"]),
+                    content_digest(str(item["text"])),
+                    str(item["agentId"]),
+                    str(item["id"]),
+                )
+                return self._table.get(key)
+        return None
 
     def _tokens(self, principal_id: str) -> Iterator[dict[str, Any]]:
         return self._table.query(
