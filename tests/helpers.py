@@ -545,23 +545,25 @@ class InjectedCliRunner(CliRunner):
 
 @contextmanager
 def example_run(
-    tmp_path: Path, script: str
+    tmp_path: Path, script: str, python: str = sys.executable, cwd: Path = REPO
 ) -> Iterator[tuple[subprocess.CompletedProcess[str], PineworkClient]]:
     """Run ``examples/<script>`` as a reader of docs/integrations would: against a real
     local server (started here, stopped after), as its demo agent, with no run headers and
     the scripted model (``PINEWORK_TASK``, ``PINEWORK_RUN`` and ``PINEWORK_EXAMPLE_MODEL``
-    unset). Asserts it exits 0; yields its output and a client of the demo agent."""
+    unset), with ``python`` from ``cwd`` (``PYTHONPATH`` unset: the package ``python``
+    has installed is the one that runs). Asserts it exits 0; yields its output and a
+    client of the demo agent."""
     server = LocalServer(tmp_path / "data")
     server.start()
     try:
         token = server.demo()["agentToken"]
         url = f"http://127.0.0.1:{server.api_port}"
         env = {**os.environ, "PINEWORK_API_URL": url, "PINEWORK_TOKEN": token}
-        for name in ("PINEWORK_TASK", "PINEWORK_RUN", "PINEWORK_EXAMPLE_MODEL"):
+        for name in ("PINEWORK_TASK", "PINEWORK_RUN", "PINEWORK_EXAMPLE_MODEL", "PYTHONPATH"):
             env.pop(name, None)
         done = subprocess.run(
-            [sys.executable, f"examples/{script}"],
-            cwd=REPO,
+            [python, str(REPO / "examples" / script)],
+            cwd=cwd,
             env=env,
             capture_output=True,
             text=True,

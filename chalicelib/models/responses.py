@@ -390,13 +390,15 @@ class KvRecalled(ResponseModel):
 
 
 class KvKeys(ResponseModel):
-    """``recall {}`` (docs/reference.md#kv-listing): one page of the caller's keys, the
-    scope's key ``count``, and ``next``, the cursor of the next page (null on the last;
-    ``truncated: true`` too while more keys follow)."""
+    """``recall {}`` (docs/reference.md#kv-listing): one page of the caller's keys and the
+    scope's key ``count``; while more keys follow, ``next`` (the cursor of the next page)
+    and ``truncated: true``. The last page is the seed's exact ``{keys, count}``."""
 
     keys: list[str]
     count: int
-    next_cursor: str | None = Field(alias="next")
+    next_cursor: str | None = Field(
+        default=None, alias="next", exclude_if=lambda value: value is None
+    )
     truncated: Literal[True] | None = Field(default=None, exclude_if=lambda value: value is None)
 
 

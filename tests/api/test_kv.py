@@ -138,14 +138,13 @@ def test_missing_key_is_found_false_and_forget_reports_deleted(kv: Kv) -> None:
 
 
 def test_recall_without_a_key_lists_keys_with_the_count(kv: Kv, world: World) -> None:
-    assert kv.ok("recall", {}, actor=world.agent) == {"keys": [], "count": 0, "next": None}
+    assert kv.ok("recall", {}, actor=world.agent) == {"keys": [], "count": 0}
     for key in ["b", "a", "ключ", "c"]:
         kv.ok("remember", {"key": key, "value": 1}, actor=world.agent)
     kv.ok("forget", {"key": "c"}, actor=world.agent)
     assert kv.ok("recall", {}, actor=world.agent) == {
         "keys": ["a", "b", "ключ"],
         "count": 3,
-        "next": None,
     }
     assert kv.ok("recall", raw=b"", actor=world.agent)["count"] == 3
     assert kv.ok("recall", {"key": None}, actor=world.agent)["count"] == 3
@@ -163,7 +162,7 @@ def test_listing_follows_every_dynamodb_page(kv: Kv, world: World, dynamodb: Any
         ExpressionAttributeValues={":pk": {"S": f"KV#account#{world.workspace_id}"}},
     )
     assert "LastEvaluatedKey" in first_page and len(first_page["Items"]) < len(keys)
-    assert kv.ok("recall", {}, actor=world.agent) == {"keys": keys, "count": 6, "next": None}
+    assert kv.ok("recall", {}, actor=world.agent) == {"keys": keys, "count": 6}
 
 
 def test_overwrite_replaces_the_value(kv: Kv) -> None:
@@ -192,7 +191,7 @@ def test_byo_keys_that_share_a_prefix_never_see_each_other(kv: Kv) -> None:
     assert recall_value(kv, "k", api_key="k1") == "one"
     assert recall_value(kv, "k", api_key="k12") == "twelve"
     assert kv.ok("remember", {"key": "x", "value": 1}, api_key="k1")["ttl"] == "permanent"
-    assert kv.ok("recall", {}, api_key="k12") == {"keys": ["k"], "count": 1, "next": None}
+    assert kv.ok("recall", {}, api_key="k12") == {"keys": ["k"], "count": 1}
     assert recall_value(kv, "k") is None
 
 
@@ -209,7 +208,7 @@ def test_anonymous_callers_by_ip_never_see_each_other(kv: Kv, first: str, second
     assert kv.ok("remember", {"key": "k", "value": "mine"}, ip=first)["ttl"] == "24h"
     assert recall_value(kv, "k", ip=first) == "mine"
     assert recall_value(kv, "k", ip=second) is None
-    assert kv.ok("recall", {}, ip=second) == {"keys": [], "count": 0, "next": None}
+    assert kv.ok("recall", {}, ip=second) == {"keys": [], "count": 0}
 
 
 def test_the_addresses_of_one_ipv6_64_share_one_anonymous_scope(kv: Kv) -> None:
@@ -254,7 +253,7 @@ def test_an_invalid_bearer_token_is_401_not_anonymous(kv: Kv) -> None:
             401,
             "unauthorized",
         )
-    assert kv.ok("recall", {}) == {"keys": [], "count": 0, "next": None}
+    assert kv.ok("recall", {}) == {"keys": [], "count": 0}
 
 
 def test_an_empty_api_key_is_invalid(kv: Kv) -> None:
@@ -268,10 +267,10 @@ def test_anonymous_entries_live_24_hours_after_their_last_write(kv: Kv, clock: F
     kv.ok("remember", {"key": "k", "value": "v"})
     clock.set(START + timedelta(hours=23, minutes=59, seconds=59))
     assert recall_value(kv, "k") == "v"
-    assert kv.ok("recall", {}) == {"keys": ["k"], "count": 1, "next": None}
+    assert kv.ok("recall", {}) == {"keys": ["k"], "count": 1}
     clock.set(START + timedelta(hours=24, seconds=1))
     assert recall_value(kv, "k") is None
-    assert kv.ok("recall", {}) == {"keys": [], "count": 0, "next": None}
+    assert kv.ok("recall", {}) == {"keys": [], "count": 0}
     assert kv.ok("forget", {"key": "k"})["deleted"] is False
 
 

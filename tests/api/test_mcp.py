@@ -149,8 +149,11 @@ def test_an_agent_proposes_a_learning_and_lists_the_active_ones(mcp: Mcp, world:
     proposed = mcp.ok("learning_propose", fact, actor=world.agent)
     assert proposed["object"] == "learning" and proposed["state"] == "proposed"
     assert mcp.ok("learning_list", {}, actor=world.agent)["data"] == []
-    waiting = mcp.ok("learning_list", {"state": "proposed"}, actor=world.other_agent)["data"]
-    assert [found["id"] for found in waiting] == [proposed["id"]]
+    mine = mcp.ok("learning_list", {"state": "proposed"}, actor=world.agent)["data"]
+    assert [found["id"] for found in mine] == [proposed["id"]]
+    # another agent's proposals are for persons (docs/issues.md#issue-42-item-5)
+    theirs = mcp.ok("learning_list", {"state": "proposed"}, actor=world.other_agent)["data"]
+    assert theirs == []
     assert mcp.tool_error("learning_propose", {"text": " "}, actor=world.agent) == (
         "invalid_request"
     )
@@ -164,8 +167,8 @@ def test_key_value_tools_anonymous_and_with_a_token(mcp: Mcp, world: World) -> N
         "ttl": "24h",
     }
     assert mcp.ok("recall", {"key": "k"}) == {"key": "k", "value": '{"a":1}', "found": True}
-    assert mcp.ok("recall", {}) == {"keys": ["k"], "count": 1, "next": None}
-    assert mcp.ok("recall") == {"keys": ["k"], "count": 1, "next": None}
+    assert mcp.ok("recall", {}) == {"keys": ["k"], "count": 1}
+    assert mcp.ok("recall") == {"keys": ["k"], "count": 1}
     assert mcp.ok("forget", {"key": "k"}) == {"deleted": True, "key": "k"}
     assert mcp.ok("forget", {"key": "k"}) == {"deleted": False, "key": "k"}
 
@@ -528,4 +531,4 @@ def test_the_input_rules_of_issue_14_give_the_same_codes_over_mcp(mcp: Mcp, worl
     spoof = {"memoryId": saved["id"], "reason": "v\u0435toed"}
     assert mcp.tool_error("memory_archive", spoof, **agent) == "invalid_request"
     assert [m["id"] for m in mcp.ok("memory_list", {"all": True}, **agent)["data"]] == [saved["id"]]
-    assert mcp.ok("recall", {}, **agent) == {"keys": [], "count": 0, "next": None}
+    assert mcp.ok("recall", {}, **agent) == {"keys": [], "count": 0}

@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.helpers import REPO, LocalServer
+from tests.helpers import REPO, example_run
 
 TESTED_WITH = ("langgraph", "langchain-core", "httpx", "typer", "pydantic", "python-ulid")
 """The packages whose pins (requirements*.txt) the clean install is held to."""
@@ -81,23 +81,8 @@ def test_the_wheel_with_its_extra_runs_an_integration_example(tmp_path: Path) ->
     )
     assert where.stdout.startswith(str(venv)), where.stdout  # not the checkout's
 
-    server = LocalServer(tmp_path / "data")
-    server.start()
-    try:
-        env["PINEWORK_API_URL"] = f"http://127.0.0.1:{server.api_port}"
-        env["PINEWORK_TOKEN"] = server.demo()["agentToken"]
-        for name in ("PINEWORK_TASK", "PINEWORK_RUN", "PINEWORK_EXAMPLE_MODEL"):
-            env.pop(name, None)
-        example = subprocess.run(
-            [str(python), str(REPO / "examples" / "langgraph_store.py")],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-    finally:
-        server.stop()
-    assert example.returncode == 0, example.stderr
-    assert example.stdout.strip()
+    with example_run(tmp_path, "langgraph_store.py", python=str(python), cwd=tmp_path) as (
+        done,
+        _,
+    ):
+        assert done.stdout.strip()

@@ -31,8 +31,8 @@ _BAD_CURSOR = "cursor is not valid; pass the `next` of the previous recall {} pa
 
 @dataclass(frozen=True)
 class KeyList:
-    """``recall {}`` answer: ``{keys, count, next}`` (plus ``truncated: true`` while
-    more keys follow, as before paging).
+    """``recall {}`` answer: ``{keys, count}``, plus ``next`` (the cursor) and
+    ``truncated: true`` only while more keys follow.
 
     Attributes:
         keys: this page's keys, in key order.
@@ -46,8 +46,9 @@ class KeyList:
 
     def to_wire(self) -> dict[str, Any]:
         """The JSON body (docs/reference.md#10-key-value)."""
-        body: dict[str, Any] = {"keys": self.keys, "count": self.count, "next": self.next_cursor}
-        if self.next_cursor is not None:
+        body: dict[str, Any] = {"keys": self.keys, "count": self.count}
+        if self.next_cursor is not None:  # the seed's exact {keys, count} on the last page
+            body["next"] = self.next_cursor
             body["truncated"] = True
         return body
 

@@ -1349,17 +1349,20 @@ export interface components {
         };
         /**
          * KvKeys
-         * @description ``recall {}`` (docs/reference.md#kv-listing): one page of the caller's keys, the
-         *     scope's key ``count``, and ``next``, the cursor of the next page (null on the last;
-         *     ``truncated: true`` too while more keys follow).
+         * @description ``recall {}`` (docs/reference.md#kv-listing): one page of the caller's keys and the
+         *     scope's key ``count``; while more keys follow, ``next`` (the cursor of the next page)
+         *     and ``truncated: true``. The last page is the seed's exact ``{keys, count}``.
          */
         KvKeys: {
             /** Keys */
             keys: string[];
             /** Count */
             count: number;
-            /** Next */
-            next: string | null;
+            /**
+             * Next
+             * @default null
+             */
+            next?: string | null;
             /**
              * Truncated
              * @default null
@@ -3800,7 +3803,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - `learning_rejected`: An agent proposed a text a person rejected, or one saying the same thing (docs/reference.md#15-learnings; 409). The message names the rejected learning.
+             * @description - `learning_rejected`: An agent (or the review) proposed a text a person rejected or retired, or one saying the same thing (docs/reference.md#15-learnings; 409). The message names that learning.
              *     - `learning_limit_reached`: The workspace holds as many proposed and active learnings as it may (docs/reference.md#learning-limits; 409).
              *     - `idempotency_key_in_use`: The first request with this ``Idempotency-Key`` is still running; retry after ``Retry-After`` seconds to get its answer (409; docs/issues.md#issue-15, docs/DECISIONS.md).
              */
