@@ -30,6 +30,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from chalicelib.services.recall import deadline
 from chalicelib.services.recall.bert import BertEncoder, FloatArray
 from chalicelib.services.recall.cut import Cut
 from chalicelib.services.recall.embedding import VOCAB_FILE
@@ -43,6 +44,9 @@ LICENSE_FILE = MODEL_FILE.with_suffix(".LICENSE.txt")
 
 MAX_QUERY_PIECES = 64
 MAX_PAIR_PIECES = 256
+MIN_PAIR_PIECES = 32
+"""The least a pair is cut to when a recall's piece budget is shared among many pairs
+(``relevance.RERANK_PIECES``)."""
 _LAYERS = 12
 BATCH = 16
 """Pairs encoded together; the budget is checked between batches."""
@@ -115,17 +119,26 @@ class CrossEncoder:
             if self._tokenizer is None:
                 self._tokenizer = WordPieceTokenizer(vocabulary)
 
-    def pair_ids(self, query: str, text: str) -> tuple[list[int], list[int]]:
-        """The token ids and segment ids of one (query, fact) pair (module doc)."""
+    def pair_ids(
+        self, query: str, text: str, pair_pieces: int = MAX_PAIR_PIECES
+    ) -> tuple[list[int], list[int]]:
+        """The token ids and segment ids of one (query, fact) pair (module doc), at most
+        ``pair_pieces`` long (``[CLS]`` and both ``[SEP]`` included; the query cut to
+        ``MAX_QUERY_PIECES`` and to half of the pair, the fact to what is left)."""
         self.load()
         assert self._tokenizer is not None
-        first = self._tokenizer.encode(query, MAX_QUERY_PIECES)
-        room = MAX_PAIR_PIECES - len(first) + 1
+        pair_pieces = max(MIN_PAIR_PIECES, min(pair_pieces, MAX_PAIR_PIECES))
+        first = self._tokenizer.encode(query, min(MAX_QUERY_PIECES, pair_pieces // 2))
+        room = pair_pieces - len(first) + 1
         second = self._tokenizer.encode(text, max(room, 3))[1:]
         return first + second, [0] * len(first) + [1] * len(second)
 
     def logits(
-        self, query: str, texts: Sequence[str], cpu_budget: float | None = None
+        self,
+        query: str,
+        texts: Sequence[str],
+        cpu_budget: float | None = None,
+        pair_pieces: int = MAX_PAIR_PIECES,
     ) -> FloatArray | None:
         """The relevance logit of each text for ``query`` (higher: more relevant).
 
@@ -135,6 +148,10 @@ class CrossEncoder:
             cpu_budget: CPU seconds of this thread the call may use (checked between
                 batches of ``BATCH`` pairs: a batch is not started when, at the pace
                 of those done, it would overrun); ``None``: no limit.
+            pair_pieces: The most word pieces of each pair (``pair_ids``).
+
+        Raises:
+            deadline.DeadlinePassed: the recall's deadline passed (checked between batches).
 
         Returns:
             Shape ``(len(texts),)`` float32 in ``texts`` order, or ``None`` when the
@@ -144,7 +161,7 @@ class CrossEncoder:
         if not texts:
             return result
         started = time.thread_time()
-        pairs = [self.pair_ids(query, text) for text in texts]
+        pairs = [self.pair_ids(query, text, pair_pieces) for text in texts]
         order = sorted(range(len(pairs)), key=lambda index: len(pairs[index][0]))
         pooler, pooler_bias = self._encoder.weight("pooler"), self._encoder.weight("pooler.bias")
         head, head_bias = (
@@ -152,6 +169,7 @@ class CrossEncoder:
             self._encoder.weight("classifier.bias"),
         )
         for start in range(0, len(order), BATCH):
+            deadline.check("reranker batch")
             spent = time.thread_time() - started
             # Stop before a batch the budget cannot pay for, at the pace of those done.
             pace = spent / start if start else 0.0
@@ -187,9 +205,14 @@ class Reranker(Protocol):
         ...
 
     def logits(
-        self, query: str, texts: Sequence[str], cpu_budget: float | None = None
+        self,
+        query: str,
+        texts: Sequence[str],
+        cpu_budget: float | None = None,
+        pair_pieces: int = MAX_PAIR_PIECES,
     ) -> FloatArray | None:
-        """One relevance logit per text, or ``None`` when ``cpu_budget`` ran out."""
+        """One relevance logit per text, each pair cut to ``pair_pieces`` word pieces,
+        or ``None`` when ``cpu_budget`` ran out."""
         ...
 
 
