@@ -14,9 +14,9 @@ connection, the agents in turn. The server's request log lines give what the rer
 did in each recall (``recall_reranker``).
 
 Embedding is the slow part (about 0.1-0.3 s a fact on a busy 2-core machine); vectors
-are cached in ``--cache`` by text. ``--distinct N`` embeds only the first N texts and
-gives the others those vectors in turn: the scorer's work per fact does not depend on
-which vector a fact holds, so times hold, but rankings are not meaningful then.
+are cached in ``--cache`` by text. ``--distinct N`` embeds at most N texts not cached yet and
+gives the others the cached vectors in turn: the scorer's work per fact does not depend
+on which vector a fact holds, so times hold, but rankings are not meaningful then.
 
 Usage: ``.venv/bin/python bench/recall_long_text.py [--rounds 21] [--distinct 5000]
 [--port 0 --dynamodb-port 0]``
@@ -48,11 +48,10 @@ NEAR_QUERY = "Did the canary of the cache branch build pass on staging, and what
 
 
 def vectors_for(texts: list[str], distinct: int, cache: Path) -> list[bytes]:
-    """MiniLM embeddings of ``texts`` (the first ``distinct`` embedded, cached by text;
-    the rest reuse them in turn)."""
+    """MiniLM embeddings of ``texts``, cached by text; at most ``distinct`` are embedded
+    now, and texts left without one get the cached ones in turn."""
     known: dict[str, bytes] = pickle.loads(cache.read_bytes()) if cache.exists() else {}
-    wanted = texts[:distinct]
-    missing = [text for text in wanted if _key(text) not in known]
+    missing = [text for text in texts if _key(text) not in known][:distinct]
     embedder = wiring.default_embedder()
     started = time.perf_counter()
     for start in range(0, len(missing), 64):
@@ -63,8 +62,9 @@ def vectors_for(texts: list[str], distinct: int, cache: Path) -> list[bytes]:
         cache.write_bytes(pickle.dumps(known))
     if missing:
         print(f"embedded {len(missing):,} facts in {time.perf_counter() - started:.0f} s")
-    own = [known[_key(text)] for text in wanted]
-    return [own[number % len(own)] for number in range(len(texts))]
+    own = [known[_key(text)] for text in texts if _key(text) in known]
+    spare = iter(own * (len(texts) // max(len(own), 1) + 1))
+    return [known.get(_key(text)) or next(spare) for text in texts]
 
 
 def _key(text: str) -> str:
@@ -107,11 +107,12 @@ def main() -> int:
     parser.add_argument("--dynamodb-port", type=int, default=0)
     args = parser.parse_args()
 
-    texts = technical_text.memories(args.large)
+    small, texts = technical_text.memories(args.small), technical_text.memories(args.large)
     near = technical_text.near_duplicates(args.near)
+    small_vectors = vectors_for(small, args.distinct, args.cache)
     vectors = vectors_for(texts, args.distinct, args.cache)
     near_vectors = vectors_for(near, len(near), args.cache)
-    queries = technical_text.tasks(texts[: args.small], args.rounds)
+    queries = technical_text.tasks(small, args.rounds)
 
     with tempfile.TemporaryDirectory(prefix="recall-long-") as data_dir:
         server = Server(Path(data_dir))
@@ -122,7 +123,7 @@ def main() -> int:
             workspace_id = server.demo()["workspaceId"]
             agents = []
             stores = [
-                (f"{args.small:,} long facts", texts[: args.small], vectors),
+                (f"{args.small:,} long facts", small, small_vectors),
                 (f"{args.large:,} long facts", texts, vectors),
                 (f"{args.near} near-identical", near, near_vectors),
             ]

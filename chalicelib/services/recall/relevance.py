@@ -80,6 +80,11 @@ to this divided by the number of pairs (at most ``reranker.MAX_PAIR_PIECES``, at
 ``reranker.MIN_PAIR_PIECES``), so its work is bounded by design whatever the facts'
 length (docs/DECISIONS.md#issue-40-bounded-recall for the figures)."""
 
+DEADLINE_RESERVE_SECONDS = 0.25
+"""Wall seconds of a recall's deadline kept for what follows the cross-encoder (its
+stage, the cut, the service's reads): the cross-encoder's budget is at most what is
+left of the deadline minus this."""
+
 RERANK_FEATURES = (*FEATURES, "tokens", "tokens_gap", "tokens_z", "tokens_z_gap")
 RERANK_CANDIDATES = 200
 """How many of the first stage's best candidates the second stage re-ranks."""
@@ -343,6 +348,11 @@ class RelevanceScorer:
                 continue
             deadline.check("reranker")
             left = self._rerank_budget - (time.thread_time() - started)
+            wall = deadline.seconds_left()
+            if wall is not None:
+                # The reranker yields to the recall's deadline: the two stages' scores
+                # stand rather than the recall falling back to the newest facts.
+                left = min(left, wall - DEADLINE_RESERVE_SECONDS)
             logits = self._reranker.logits(
                 query, [texts[int(chosen[row])] for row in rows], max(left, 0.0), pair_pieces
             )

@@ -48,8 +48,12 @@ MIN_PAIR_PIECES = 32
 """The least a pair is cut to when a recall's piece budget is shared among many pairs
 (``relevance.RERANK_PIECES``)."""
 _LAYERS = 12
-BATCH = 16
+BATCH = 8
 """Pairs encoded together; the budget is checked between batches."""
+SECONDS_PER_PIECE = 0.0007
+"""CPU seconds one word piece of a pair costs through the 12 layers on one core
+(docs/DECISIONS.md#reranker-issue-28: ~27 ms for a pair of ~40 pieces): the pace
+assumed for the first batch, before one was timed."""
 
 
 class CrossEncoder:
@@ -147,7 +151,8 @@ class CrossEncoder:
             texts: The facts to score, any number.
             cpu_budget: CPU seconds of this thread the call may use (checked between
                 batches of ``BATCH`` pairs: a batch is not started when, at the pace
-                of those done, it would overrun); ``None``: no limit.
+                of those done, or ``SECONDS_PER_PIECE`` for the first, it would
+                overrun); ``None``: no limit.
             pair_pieces: The most word pieces of each pair (``pair_ids``).
 
         Raises:
@@ -171,14 +176,15 @@ class CrossEncoder:
         for start in range(0, len(order), BATCH):
             deadline.check("reranker batch")
             spent = time.thread_time() - started
-            # Stop before a batch the budget cannot pay for, at the pace of those done.
-            pace = spent / start if start else 0.0
-            if (
-                cpu_budget is not None
-                and spent + pace * min(BATCH, len(order) - start) > cpu_budget
-            ):
-                return None
+            # Stop before a batch the budget cannot pay for, at the pace of those done
+            # (the first at the assumed pace per word piece).
             batch = order[start : start + BATCH]
+            if start:
+                cost = spent / start * len(batch)
+            else:
+                cost = SECONDS_PER_PIECE * sum(len(pairs[index][0]) for index in batch)
+            if cpu_budget is not None and spent + cost > cpu_budget:
+                return None
             hidden, _ = self._encoder.hidden(
                 [pairs[index][0] for index in batch], [pairs[index][1] for index in batch]
             )
