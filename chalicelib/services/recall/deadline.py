@@ -100,3 +100,17 @@ def note_reranker(state: str) -> None:
     run = _CURRENT.get()
     if run is not None:
         run.reranker = state
+
+
+@contextmanager
+def excluded() -> Iterator[None]:
+    """Time inside the block does not count against the current scoring's deadline: for
+    loading model weights, once per process (a cold start's cost, not the recall's work;
+    the function's own timeout still bounds it). Nothing outside ``scoring``."""
+    run = _CURRENT.get()
+    started = time.monotonic()
+    try:
+        yield
+    finally:
+        if run is not None:
+            run.deadline += time.monotonic() - started

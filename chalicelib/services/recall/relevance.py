@@ -299,7 +299,8 @@ class RelevanceScorer:
                 if not self._wait:
                     deadline.note_reranker(deadline.RERANKER_LOADING)
                     return None  # ``score`` started loading it in the background
-                self._reranker.load()
+                with deadline.excluded():
+                    self._reranker.load()
             deadline.check("reranker")
             matrix = np.vstack([logits for logits, _ in passes])
             combined, found_by = matrix.max(axis=0), matrix.argmax(axis=0)

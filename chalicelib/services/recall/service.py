@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
 from chalicelib.errors import Forbidden, InvalidRequest
@@ -309,7 +309,7 @@ class RecallService:
         else:
             facts = [_entry_memory(principal.workspace_id, agent_id, entry) for entry in entries]
             candidates = self._index_candidates(agent_id, entries)
-        scoring = self._rank(query, facts, now, candidates)
+        scoring = self._kept(self.score(query, facts, now, candidates))
         fallback = scoring.fallback
         picked = self._verified(self.within_budget(scoring.ranked), now)
         learned = self.pick_learnings(principal.workspace_id, query, now)
@@ -397,28 +397,16 @@ class RecallService:
                 kept.append(ScoredMemory(memory, item.score))
         return kept
 
-    def _rank(
-        self,
-        query: str,
-        facts: list[Memory],
-        now: datetime,
-        candidates: Sequence[Candidate] | None = None,
-    ) -> Scoring:
-        """``score``, then only the facts scoring >= 0.5, at most ``MAX_KEPT`` of them
+    @staticmethod
+    def _kept(scoring: Scoring) -> Scoring:
+        """Only the facts of ``scoring`` scoring >= 0.5, at most ``MAX_KEPT`` of them
         whatever the scorer (ties at the boundary: the newer first, as ``score`` orders
         them); on a fallback the newest facts, unscored, for the budgets to cut
         (docs/reference.md#8-recall)."""
-        scoring = self.score(query, facts, now, candidates)
         if scoring.fallback is not None:
             return scoring
         kept = [item for item in scoring.ranked if (item.score or 0.0) >= SCORE_CUTOFF]
-        return Scoring(
-            kept[:MAX_KEPT],
-            scoring.fallback,
-            scoring.reranker,
-            scoring.stopped_at,
-            scoring.seconds,
-        )
+        return replace(scoring, ranked=kept[:MAX_KEPT])
 
     def score_all(
         self,
