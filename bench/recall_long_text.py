@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import pickle
+import re
 import statistics
 import sys
 import tempfile
@@ -78,18 +78,21 @@ def percentile(values: list[float], share: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[round(share * 100) - 1]
 
 
-def rerank_states(server: Server, seen: int) -> Counter[str]:
-    """``recall_reranker`` of the request log lines after the first ``seen``."""
-    states: Counter[str] = Counter()
+def log_fields(server: Server, seen: int) -> list[dict[str, str]]:
+    """``recall_reranker``, ``recall_stopped_at`` and ``recall_scoring_ms`` of the request
+    log lines after the first ``seen`` (JSON or text log format)."""
+    found = []
     for line in list(server.output)[seen:]:
-        if '"recall_kind"' not in line:
+        if "recall_kind" not in line:
             continue
-        try:
-            fields = json.loads(line[line.index("{") :])
-        except ValueError:
-            continue
-        states[str(fields.get("recall_reranker"))] += 1
-    return states
+        found.append(
+            {
+                name: match.group(1)
+                for name in ("recall_reranker", "recall_stopped_at", "recall_scoring_ms")
+                if (match := re.search(rf"{name}['\"]?\s*[:=]\s*['\"]?([\w. ]+)", line))
+            }
+        )
+    return found
 
 
 def main() -> int:
@@ -135,6 +138,7 @@ def main() -> int:
                 agents.append(agent)
             print(f"seeded {sum(a.facts for a in agents):,} facts; API {server.api}", flush=True)
             states = {agent.name: Counter[str]() for agent in agents}
+            scoring: dict[str, list[float]] = {agent.name: [] for agent in agents}
             with httpx.Client(base_url=server.api, timeout=120) as http:
                 for number, query in enumerate(queries):
                     for agent in agents if number % 2 == 0 else agents[::-1]:
@@ -142,8 +146,13 @@ def main() -> int:
                         asked = NEAR_QUERY if agent is agents[-1] else query
                         recall(http, agent, asked, keep=number > 0)
                         time.sleep(0.05)  # the log line is read by another thread
-                        if number > 0:
-                            states[agent.name] += rerank_states(server, seen)
+                        for fields in log_fields(server, seen) if number > 0 else []:
+                            states[agent.name][
+                                fields.get("recall_reranker")
+                                or f"stopped at {fields.get('recall_stopped_at', '?')}"
+                            ] += 1
+                            if "recall_scoring_ms" in fields:
+                                scoring[agent.name].append(float(fields["recall_scoring_ms"]))
                     print(f"  round {number + 1}/{len(queries)}", file=sys.stderr, flush=True)
         finally:
             server.stop()
@@ -151,7 +160,7 @@ def main() -> int:
     print(f"\n{len(queries) - 1} recalls per store (a warm-up round not counted), shipped settings")
     print(
         f"{'store':<22} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'fallback':>9} "
-        f"{'kept median (max)':>18}  reranker"
+        f"{'kept median (max)':>18} {'scoring p50 ms':>14}  reranker (or where it stopped)"
     )
     for agent in agents:
         seconds = agent.seconds
@@ -159,7 +168,8 @@ def main() -> int:
             f"{agent.name:<22} {statistics.median(seconds) * 1000:>8.0f} "
             f"{percentile(seconds, 0.95) * 1000:>8.0f} {max(seconds) * 1000:>8.0f} "
             f"{agent.fallbacks / len(seconds):>9.0%} "
-            f"{f'{statistics.median(agent.kept):.0f} ({max(agent.kept)})':>18}  "
+            f"{f'{statistics.median(agent.kept):.0f} ({max(agent.kept)})':>18} "
+            f"{statistics.median(scoring[agent.name] or [0.0]):>14.0f}  "
             f"{dict(states[agent.name])}"
         )
     return 0
