@@ -89,7 +89,7 @@ def log_fields(server: Server, seen: int) -> list[dict[str, str]]:
             {
                 name: match.group(1)
                 for name in ("recall_reranker", "recall_stopped_at", "recall_scoring_ms")
-                if (match := re.search(rf"{name}['\"]?\s*[:=]\s*['\"]?([\w. ]+)", line))
+                if (match := re.search(rf"{name}['\"]?\s*[:=]\s*['\"]?([^'\",}}]+)", line))
             }
         )
     return found
