@@ -1,4 +1,4 @@
-"""Recall on stores of long technical memories through the HTTP API (issue 40 items 1-2,
+"""Recall on stores of long technical memories through the HTTP API (
 docs/DECISIONS.md#issue-40-bounded-recall): the fallback rate and p50/p95 recall time at
 1,000 and 5,000 code-heavy facts of at most 480 characters, and on a store of 310
 near-identical facts of about 330 characters. Targets (a quiet machine): no fallback,

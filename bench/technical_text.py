@@ -1,4 +1,5 @@
-"""Long technical memories for recall benches (issue 40 items 1-2): code-heavy facts of
+"""Long technical memories for recall benches
+(docs/DECISIONS.md#issue-40-bounded-recall): code-heavy facts of
 at most 480 characters, cut from the Python sources and docs of packages in the
 project's own virtual environment whose licence allows it (MIT, BSD, Apache-2.0; each
 package's licence is read from its installed metadata and a package without one of
@@ -10,7 +11,7 @@ agent's notes about the code it read look. ``tasks(texts, count)`` builds recall
 queries from identifiers of some of those texts: a short question, a task of several
 clauses (the scorer's most costly query: one pass per clause) and a long task pasted
 with a traceback-like tail, in turn. ``near_duplicates(count)`` gives the near-identical
-store of issue 40 item 1: ``count`` facts of about 330 characters that differ only in a
+store a user reported: ``count`` facts of about 330 characters that differ only in a
 number and a name.
 """
 
@@ -120,7 +121,7 @@ def tasks(texts: list[str], count: int, seed: int = 41) -> list[str]:
 
 def near_duplicates(count: int) -> list[str]:
     """``count`` facts of about 330 characters that differ only in a build number and a
-    branch name (the near-identical store of issue 40 item 1)."""
+    branch name (the near-identical store a user reported)."""
     return [
         (
             f"Build {4100 + number} of branch feature/cache-{number % 17}: the integration "
