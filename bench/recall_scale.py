@@ -111,8 +111,15 @@ class Agent:
     fallbacks: int = 0
 
 
-def seed(client: Any, workspace_id: str, agent: Agent, vectors: list[bytes]) -> None:
-    """Seed the agent's ``facts`` live facts, as the service stores them."""
+def seed(
+    client: Any,
+    workspace_id: str,
+    agent: Agent,
+    vectors: list[bytes],
+    texts: list[str] | None = None,
+) -> None:
+    """Seed the agent's ``facts`` live facts, as the service stores them: ``texts``
+    (default ``capacity_units.fact_text``) with ``vectors`` in the same order."""
     ids = IdFactory(SystemClock())
     now = datetime.now(UTC)
     for start in range(0, agent.facts, SEED_CHUNK):
@@ -123,7 +130,7 @@ def seed(client: Any, workspace_id: str, agent: Agent, vectors: list[bytes]) -> 
                 workspace_id=workspace_id,
                 agent_id=agent.id,
                 kind=MemoryKind.FACT,
-                text=fact_text(number),
+                text=fact_text(number) if texts is None else texts[number],
                 expires_at=now + timedelta(days=90),
                 created_at=now,
                 updated_at=now,

@@ -86,8 +86,13 @@ class DeferredScorer:
         self.target = Deferred(build)
 
     def score(self, query: str, candidates: Sequence[Candidate], now: datetime) -> list[float]:
-        """``CandidateScorer.score`` of the real scorer."""
-        return self.target.get().score(query, candidates, now)
+        """``CandidateScorer.score`` of the real scorer; building it (imports, once per
+        process) does not count against the recall's deadline (``deadline.excluded``)."""
+        from chalicelib.services.recall import deadline
+
+        with deadline.excluded():
+            scorer = self.target.get()
+        return scorer.score(query, candidates, now)
 
 
 class DeferredSecretFinder:

@@ -116,8 +116,22 @@ def note_tool(name: str, error_code: str | None) -> None:
             record.tool_errors.append(error_code)
 
 
-def note_recall(kind: str, kept: int, fallback: str | None, skipped: str | None, ms: float) -> None:
-    """A recall's figures (``kind``: ``on_demand`` or ``run_start``)."""
+def note_recall(
+    kind: str,
+    kept: int,
+    fallback: str | None,
+    skipped: str | None,
+    ms: float,
+    *,
+    reranker: str | None = None,
+    stopped_at: str | None = None,
+    scoring_ms: float | None = None,
+) -> None:
+    """A recall's figures (``kind``: ``on_demand`` or ``run_start``;
+    docs/operations.md#recall-fallback): ``reranker`` what the reranker did (``ran``,
+    ``off``, ``loading``, ``over_budget``, ``failed``; ``None`` when scoring did not
+    reach it), ``stopped_at`` the stage its deadline stopped the scorer before,
+    ``scoring_ms`` the scoring's own time."""
     record = _request.get()
     if record is not None:
         record.recall = {
@@ -126,6 +140,9 @@ def note_recall(kind: str, kept: int, fallback: str | None, skipped: str | None,
             "fallback": fallback,
             "skipped": skipped,
             "ms": round(ms, 1),
+            "reranker": reranker,
+            "stopped_at": stopped_at,
+            "scoring_ms": None if scoring_ms is None else round(scoring_ms, 1),
         }
 
 

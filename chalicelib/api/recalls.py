@@ -66,7 +66,17 @@ def observe_recall(kind: str, result: RecallResult, started: float) -> None:
     """Record a recall's figures for the request's log line and metrics (``kind``:
     ``on_demand`` or ``run_start``; ``started``: ``time.perf_counter()`` before it)."""
     elapsed_ms = (time.perf_counter() - started) * 1000
-    note_recall(kind, len(result.memories), result.fallback, result.skipped, elapsed_ms)
+    scoring = result.scoring
+    note_recall(
+        kind,
+        len(result.memories),
+        result.fallback,
+        result.skipped,
+        elapsed_ms,
+        reranker=None if scoring is None else scoring.reranker,
+        stopped_at=None if scoring is None else scoring.stopped_at,
+        scoring_ms=None if scoring is None else scoring.seconds * 1000,
+    )
 
 
 @recalls_api.route("/memories/recall", methods=["POST"], content_types=ANY_CONTENT)

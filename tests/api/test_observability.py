@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -22,6 +23,7 @@ from chalicelib import wiring
 from chalicelib.api import telemetry as edge_telemetry
 from chalicelib.api.telemetry import Telemetry
 from chalicelib.ids import FixedClock
+from chalicelib.services.recall import deadline
 from chalicelib.services.recall.relevance import Candidate
 from chalicelib.settings import Settings
 from tests.helpers import BUCKET, TABLE, Actor, Api, World
@@ -126,6 +128,15 @@ def test_request_metrics_count_by_route_template_and_status_without_ids(
     assert [r["request_id"] for r in requests] == [line["request_id"] for line in requests_of(logs)]
 
 
+class DeadlineScorer:
+    """A scorer whose first stage outlasts any short budget, then checks the deadline."""
+
+    def score(self, query: str, candidates: Sequence[Candidate], now: datetime) -> list[float]:
+        time.sleep(0.1)
+        deadline.check("second stage")
+        return [1.0] * len(candidates)
+
+
 class FailingScorer:
     """A scorer that fails, quoting its query (as a careless library might)."""
 
@@ -178,7 +189,9 @@ def test_recall_metrics_latency_kept_and_fallback(
     on_demand, skipped = requests_of(logs)
     assert on_demand["recall_kind"] == "on_demand"
     assert on_demand["recall_kept"] == len(answer["memories"])
-    assert "recall_fallback" not in on_demand
+    assert "recall_fallback" not in on_demand and "recall_stopped_at" not in on_demand
+    assert on_demand["recall_reranker"] in {"ran", "off", "loading", "over_budget", "failed"}
+    assert 0 < on_demand["recall_scoring_ms"] <= on_demand["recall_ms"]
     assert skipped["recall_kind"] == "run_start" and skipped["recall_skipped"]
     with services_with(dynamodb, s3, clock, scorer=FailingScorer()):
         status, answer = api.call(
@@ -192,6 +205,15 @@ def test_recall_metrics_latency_kept_and_fallback(
     (failure,) = [line for line in logs if line["message"].startswith("recall scorer failed")]
     assert "ValueError" in failure["exception"] and failure["exception_name"] == "ValueError"
     assert "zebra" not in printed  # the exception's message quoted the query
+    assert "recall_stopped_at" not in requests_of(logs)[0]  # an error, not the deadline
+    slow = Settings(table_name=TABLE, bucket_name=BUCKET, recall_time_budget_ms=50)
+    with services_with(dynamodb, s3, clock, slow, scorer=DeadlineScorer()):
+        status, answer = api.call("POST", "/memories/recall", world.agent, {"query": "deploy"})
+    assert status == 200 and answer["fallback"] == "newest"
+    logs, emf, _ = captured(capfd)
+    assert metric(emf, "RecallFallback")[0]["RecallFallback"] == [1.0]
+    (line,) = requests_of(logs)
+    assert line["recall_fallback"] == "newest" and line["recall_stopped_at"] == "second stage"
 
 
 def test_refusals_are_metrics_of_their_own_also_from_mcp(

@@ -4,6 +4,7 @@ budgets, counters, fallback, the block, run-start skips, the recall log, and wri
 from __future__ import annotations
 
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta
@@ -13,6 +14,7 @@ import pytest
 
 from chalicelib import wiring
 from chalicelib.ids import FixedClock
+from chalicelib.services.recall import deadline
 from chalicelib.services.recall.relevance import Candidate
 from chalicelib.settings import Settings
 from tests.helpers import START, TABLE, Api, World, forget_embedding
@@ -32,16 +34,34 @@ class FailingScorer:
 
 
 class SlowScorer:
-    """Answers only once released (or after 10 s), and records that it answered."""
+    """Works in 10 ms batches for up to 10 s, checking the recall's deadline between them
+    (as the default scorer does between its stages and batches); records each batch, the
+    thread it ran on, and whether it answered."""
 
     def __init__(self) -> None:
-        self.release = threading.Event()
+        self.batches = 0
+        self.threads: set[str] = set()
         self.answered = threading.Event()
 
     def score(self, query: str, candidates: Sequence[Candidate], now: datetime) -> list[float]:
-        self.release.wait(10)
+        self.threads.add(threading.current_thread().name)
+        for _ in range(1000):
+            deadline.check("slow batch")
+            time.sleep(0.01)
+            self.batches += 1
         self.answered.set()
         return [1.0] * len(candidates)
+
+
+class TiedScorer:
+    """Scores every fact containing the query's first word ``score``, others 0."""
+
+    def __init__(self, score: float) -> None:
+        self.value = score
+
+    def score(self, query: str, candidates: Sequence[Candidate], now: datetime) -> list[float]:
+        word = query.split()[0].lower()
+        return [self.value if word in c.text.lower() else 0.0 for c in candidates]
 
 
 class CharacterTokens:
@@ -149,10 +169,17 @@ def test_scorer_failure_or_timeout_falls_back_to_newest(
     first = save(api, world, "older fact")
     clock.set(START + timedelta(seconds=1))
     second = save(api, world, "newer fact")
+    started = time.monotonic()
     result = recall(api, world, "anything")
-    if isinstance(scorer, SlowScorer):  # recall answered without waiting for the scorer
-        assert not scorer.answered.is_set()
-        scorer.release.set()
+    if isinstance(scorer, SlowScorer):
+        # The scorer ran on the request's thread and stopped at its deadline: no batch
+        # runs after the answer, and no scorer thread is left.
+        assert time.monotonic() - started < 5
+        done = scorer.batches
+        time.sleep(0.1)
+        assert scorer.batches == done < 1000 and not scorer.answered.is_set()
+        assert scorer.threads == {threading.current_thread().name}
+        assert not [t for t in threading.enumerate() if t.name.startswith("recall-scorer")]
     assert result["fallback"] == "newest"
     assert [m["memory"]["id"] for m in result["memories"]] == [second, first]
     assert all(m["score"] is None for m in result["memories"])
@@ -175,11 +202,31 @@ def save_deploy_facts(rewire: Any, world: World, clock: FixedClock, count: int) 
 def test_budgets_cap_count_and_tokens_whole_memories_best_first(
     api: Api, world: World, rewire: Any, dynamodb: Any, clock: FixedClock
 ) -> None:
-    # 320 small matching facts (about 20 real tokens a line): the 300 cap applies.
-    save_deploy_facts(rewire, world, clock, 320)
+    # 320 small facts (about 20 real tokens a line) and a failing scorer: the newest
+    # facts, unscored, under the 300 cap.
+    built = save_deploy_facts(rewire, world, clock, 320)
+    rewire(scorer=FailingScorer(), tokens=built.recall._tokens)
     result = recall(api, world, "deploy")
-    assert len(result["memories"]) == 300
-    assert result["memories"][0]["memory"]["text"] == "deploy 319"  # newest among equals
+    assert result["fallback"] == "newest" and len(result["memories"]) == 300
+    assert result["memories"][0]["memory"]["text"] == "deploy 319"  # newest first
+
+
+@pytest.mark.parametrize("score", [0.9, 0.5, 0.49996])
+def test_at_most_40_scored_facts_ties_included(
+    api: Api, world: World, rewire: Any, clock: FixedClock, score: float
+) -> None:
+    # 60 facts the scorer ties: at most 40 come back, the newest of the tie first; a
+    # score just below the cut is never rounded up into it.
+    save_deploy_facts(rewire, world, clock, 60)
+    rewire(scorer=TiedScorer(score))
+    result = recall(api, world, "deploy")
+    texts = [m["memory"]["text"] for m in result["memories"]]
+    if score < 0.5:
+        assert texts == []
+        return
+    assert texts == [f"deploy {number}" for number in range(59, 19, -1)]
+    assert {m["score"] for m in result["memories"]} == {score}
+    assert result["fallback"] is None
 
 
 def test_token_budget_skips_a_too_big_memory_and_keeps_smaller_ones(
@@ -432,7 +479,8 @@ def test_a_recall_writes_one_transaction_and_one_update_per_counter_page(
         for c in calls
         if c in {"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem"}
     )
-    assert len(result["memories"]) == 300  # the docs/reference.md#8-recall cap, every one counted
+    # At most 40 scored facts (docs/reference.md#scoring), every one counted.
+    assert len(result["memories"]) == 40
     pages = {recall_counter_page(item["memory"]["id"]) for item in result["memories"]}
     assert writes == {"TransactWriteItems": 1, "UpdateItem": len(pages)}, calls
     returned = {item["memory"]["id"] for item in result["memories"]}

@@ -12,15 +12,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from chalicelib.services.recall import deadline
 from chalicelib.services.recall.cut import MAX_KEPT, Cut, capped
 from chalicelib.services.recall.embedding import MiniLMEmbedder
 from chalicelib.services.recall.relevance import (
+    RERANK_PIECES,
     UNRELATED_CROSS_LOGIT,
     WEIGHTS_FILE,
     Candidate,
     RelevanceScorer,
 )
 from chalicelib.services.recall.reranker import (
+    MIN_PAIR_PIECES,
     MODEL_FILE,
     STAGE_FEATURES,
     CrossEncoder,
@@ -61,6 +64,7 @@ class FakeReranker:
         self.read: list[list[str]] = []
         self.queries: list[str] = []
         self.background_loads = 0
+        self.pair_pieces: list[int] = []
 
     @property
     def ready(self) -> bool:
@@ -73,9 +77,14 @@ class FakeReranker:
         self.background_loads += 1
 
     def logits(
-        self, query: str, texts: Sequence[str], cpu_budget: float | None = None
+        self,
+        query: str,
+        texts: Sequence[str],
+        cpu_budget: float | None = None,
+        pair_pieces: int = 256,
     ) -> np.ndarray | None:
         del cpu_budget
+        self.pair_pieces.append(pair_pieces)
         if self._fails:
             raise RuntimeError("boom")
         self.queries.append(query)
@@ -297,3 +306,63 @@ def test_a_fact_a_clause_found_is_read_with_that_clause(
     assert pairs[FACTS[2]] == "when does the billing deploy pipeline run"
     assert pairs[FACTS[0]] in (task, "Which pet did Caroline adopt")
     assert sum(len(texts) for texts in fake.read) <= STAGE.candidates + 2
+
+
+@pytest.mark.parametrize(
+    ("fake", "state"),
+    [
+        (FakeReranker({FACTS[0]: 5.0}), deadline.RERANKER_RAN),
+        (FakeReranker({}, budget_runs_out=True), deadline.RERANKER_OVER_BUDGET),
+        (FakeReranker({}, fails=True), deadline.RERANKER_FAILED),
+        (FakeReranker({}, ready=False), deadline.RERANKER_LOADING),
+        (None, deadline.RERANKER_OFF),
+    ],
+    ids=["ran", "over budget", "failed", "loading", "off"],
+)
+def test_the_scorer_says_what_the_reranker_did(
+    embedder: MiniLMEmbedder, candidates: list[Candidate], fake: FakeReranker | None, state: str
+) -> None:
+    scorer = RelevanceScorer(
+        embedder, reranker=fake, stage=STAGE if fake else None, wait_for_reranker=False
+    )
+    with deadline.scoring(60) as run:
+        scorer.score(QUERY, candidates, NOW)
+    assert run.reranker == state and run.stage in {"reranker", "first stage"}
+
+
+def test_a_passed_deadline_stops_the_scorer_before_its_next_stage(
+    embedder: MiniLMEmbedder, candidates: list[Candidate]
+) -> None:
+    fake = FakeReranker({FACTS[0]: 5.0})
+    scorer = RelevanceScorer(embedder, reranker=fake, stage=STAGE)
+    with deadline.scoring(0) as run, pytest.raises(deadline.DeadlinePassed) as passed:
+        scorer.score(QUERY, candidates, NOW)
+    assert passed.value.stage == "lexical scan" == run.stage
+    assert fake.read == [] and run.reranker is None  # nothing after the deadline ran
+    # Outside a recall's scoring there is no deadline.
+    assert len(scorer.score(QUERY, candidates, NOW)) == len(candidates)
+
+
+def test_the_cross_encoder_reads_a_bounded_number_of_pieces_per_recall(
+    embedder: MiniLMEmbedder, candidates: list[Candidate]
+) -> None:
+    fake = FakeReranker({FACTS[0]: 5.0})
+    RelevanceScorer(embedder, reranker=fake, stage=STAGE).score(QUERY, candidates, NOW)
+    (pieces,) = fake.pair_pieces
+    assert pieces * sum(len(read) for read in fake.read) <= RERANK_PIECES
+
+
+@needs_weights
+def test_a_pair_is_cut_to_its_pieces_the_query_to_half(cross_encoder: CrossEncoder) -> None:
+    long_query, long_fact = "deploy the billing service " * 40, "staging cluster notes " * 80
+    ids, segments = cross_encoder.pair_ids(long_query, long_fact, 80)
+    assert len(ids) == 80 and segments.count(0) == 40
+    assert len(cross_encoder.pair_ids(long_query, long_fact)[0]) == 256
+    assert len(cross_encoder.pair_ids(long_query, long_fact, 1)[0]) == MIN_PAIR_PIECES
+
+
+@needs_weights
+def test_the_cross_encoder_stops_at_the_recall_deadline(cross_encoder: CrossEncoder) -> None:
+    cross_encoder.load()
+    with deadline.scoring(0), pytest.raises(deadline.DeadlinePassed, match="reranker batch"):
+        cross_encoder.logits(QUERY, FACTS)

@@ -37,6 +37,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from chalicelib.services.recall import deadline
 from chalicelib.services.recall.bert import BertEncoder
 from chalicelib.services.recall.bert import FloatArray as FloatArray
 from chalicelib.services.recall.embedding_format import DIMENSIONS as DIMENSIONS
@@ -246,7 +247,8 @@ class MiniLMEmbedder:
         """Read the vocabulary and weights once (under a lock)."""
         if self._tokenizer is not None:
             return self._tokenizer
-        with self._lock:
+        # Loading is once per process, not the recall's work (``deadline.excluded``).
+        with self._lock, deadline.excluded():
             if self._tokenizer is None:
                 vocabulary = self._vocab_file.read_text(encoding="utf-8").split("\n")
                 self._encoder.load()

@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from chalicelib.services.recall import deadline
 from chalicelib.services.recall.candidates import Candidate as Candidate
 from chalicelib.services.recall.candidates import CandidateScorer as CandidateScorer
 from chalicelib.services.recall.candidates import PartialCandidates
@@ -50,7 +51,12 @@ from chalicelib.services.recall.embedding import (
     is_ours,
 )
 from chalicelib.services.recall.relevance_features import FEATURES as FEATURES
-from chalicelib.services.recall.relevance_features import TERMS, features, token_match
+from chalicelib.services.recall.relevance_features import (
+    TERMS,
+    TermScan,
+    features,
+    token_match,
+)
 from chalicelib.services.recall.reranker import Reranker, Stage, merged
 from chalicelib.services.recall.unrelated import unrelated
 
@@ -68,9 +74,24 @@ RERANK_CPU_SECONDS = 0.6
 """CPU seconds of its thread one recall's cross-encoder may use; past it the two stages'
 scores stand (docs/DECISIONS.md#reranker-issue-28 for the figures)."""
 
+RERANK_PIECES = 800
+"""Word pieces the cross-encoder reads per recall, over all its pairs: each pair is cut
+to this divided by the number of pairs (at most ``reranker.MAX_PAIR_PIECES``, at least
+``reranker.MIN_PAIR_PIECES``), so its work is bounded by design whatever the facts'
+length (docs/DECISIONS.md#issue-40-bounded-recall for the figures)."""
+
+DEADLINE_RESERVE_SECONDS = 0.25
+"""Wall seconds of a recall's deadline kept for what follows the cross-encoder (its
+stage, the cut, the service's reads): the cross-encoder's budget is at most what is
+left of the deadline minus this."""
+
 RERANK_FEATURES = (*FEATURES, "tokens", "tokens_gap", "tokens_z", "tokens_z_gap")
 RERANK_CANDIDATES = 200
 """How many of the first stage's best candidates the second stage re-ranks."""
+
+EMBED_BATCH = 64
+"""Facts without a stored embedding are embedded this many at a time, the deadline
+checked between batches (``deadline.check``)."""
 
 CLAUSE_SHIFT = 2.0
 """Subtracted from a clause's logits: a fact only one clause finds needs a clearly
@@ -260,10 +281,16 @@ class RelevanceScorer:
         if self._reranker is not None and not self._wait and not self._reranker.ready:
             self._reranker.load_in_background()  # while the first stages score
         store = self._store(candidates)
-        passes = [self._logits(query, store)]
+        parts = clauses(query) if self._by_clause else []
+        deadline.check("lexical scan")
+        # One scan of the store for the terms of every pass (``TermScan``).
+        scan = TermScan(store.texts, [t for text in (query, *parts) for t in TERMS.terms(text)])
+        deadline.check("first stage")
+        passes = [self._logits(query, store, scan)]
         texts = [query]
-        for clause in clauses(query) if self._by_clause else []:
-            logits, unrelated_clause = self._logits(clause, store)
+        for clause in parts:
+            deadline.check("clause pass")
+            logits, unrelated_clause = self._logits(clause, store, scan)
             passes.append((logits - CLAUSE_SHIFT, unrelated_clause))
             texts.append(clause)
         margin = self._reranked(texts, store.texts, passes)
@@ -297,24 +324,33 @@ class RelevanceScorer:
         store.
         """
         if self._reranker is None or self._stage is None:
+            deadline.note_reranker(deadline.RERANKER_OFF)
             return None
         try:
             if not self._reranker.ready:
                 if not self._wait:
+                    deadline.note_reranker(deadline.RERANKER_LOADING)
                     return None  # ``score`` started loading it in the background
-                self._reranker.load()
+                with deadline.excluded():
+                    self._reranker.load()
+            deadline.check("reranker")
             matrix = np.vstack([logits for logits, _ in passes])
             combined, found_by = matrix.max(axis=0), matrix.argmax(axis=0)
             chosen = _chosen(combined, matrix, self._stage.candidates)
             cross = self._cross(queries, texts, chosen, found_by)
+        except deadline.DeadlinePassed:
+            raise
         except Exception:
             logger.exception("reranker failed; recall keeps the first stages' scores")
+            deadline.note_reranker(deadline.RERANKER_FAILED)
             return None
         if cross is None:
             logger.warning(
                 "reranker ran past %.2f CPU s; first stages' scores", self._rerank_budget
             )
+            deadline.note_reranker(deadline.RERANKER_OVER_BUDGET)
             return None
+        deadline.note_reranker(deadline.RERANKER_RAN)
         logits = merged(combined, chosen, self._stage.logits(combined[chosen], cross))
         if float(cross.max()) < UNRELATED_CROSS_LOGIT:
             result: npt.NDArray[np.float64] = logits - (float(logits.max()) + 1.0)
@@ -337,14 +373,21 @@ class RelevanceScorer:
         budget ran out."""
         assert self._reranker is not None
         result = np.zeros(len(chosen), dtype=np.float32)
+        pair_pieces = RERANK_PIECES // max(len(chosen), 1)
         started = time.thread_time()
         for index, query in enumerate(queries):
             rows = np.flatnonzero(found_by[chosen] == index)
             if not len(rows):
                 continue
+            deadline.check("reranker")
             left = self._rerank_budget - (time.thread_time() - started)
+            wall = deadline.seconds_left()
+            if wall is not None:
+                # The reranker yields to the recall's deadline: the two stages' scores
+                # stand rather than the recall falling back to the newest facts.
+                left = min(left, wall - DEADLINE_RESERVE_SECONDS)
             logits = self._reranker.logits(
-                query, [texts[int(chosen[row])] for row in rows], max(left, 0.0)
+                query, [texts[int(chosen[row])] for row in rows], max(left, 0.0), pair_pieces
             )
             if logits is None:
                 return None
@@ -355,10 +398,12 @@ class RelevanceScorer:
         """The ``RERANK_FEATURES`` matrix, shape ``(len(candidates), 13)`` (both stages)."""
         return self._matrix(query, self._store(candidates))
 
-    def _logits(self, query: str, store: _Store) -> tuple[npt.NDArray[np.float64], bool]:
+    def _logits(
+        self, query: str, store: _Store, scan: TermScan | None = None
+    ) -> tuple[npt.NDArray[np.float64], bool]:
         """The second stage's logits (of ``p``) for one query, and whether the query is
         unrelated to the store (``unrelated``)."""
-        matrix = self._matrix(query, store)
+        matrix = self._matrix(query, store, scan)
         logits: npt.NDArray[np.float64] = self._intercept + matrix @ self._weights
         return logits, unrelated(query, store.texts, matrix)
 
@@ -381,10 +426,12 @@ class RelevanceScorer:
             fetch=None if lazy is None else lazy.fetch,
         )
 
-    def _matrix(self, query: str, store: _Store) -> npt.NDArray[np.float64]:
-        """``features`` over a prepared store."""
+    def _matrix(
+        self, query: str, store: _Store, scan: TermScan | None = None
+    ) -> npt.NDArray[np.float64]:
+        """``features`` over a prepared store (``scan``: the recall's shared term scan)."""
         query_vector, query_states = self._embedder.embed_query(query)
-        first = features(query, store.texts, store.vectors, query_vector, store.times)
+        first = features(query, store.texts, store.vectors, query_vector, store.times, scan)
         order = np.argsort(-(first @ self._first_weights), kind="stable")
         chosen = order[:RERANK_CANDIDATES]
         _fill(store, chosen)
@@ -395,7 +442,12 @@ class RelevanceScorer:
         """The candidates' stored embeddings; missing or foreign ones embedded now."""
         embeddings = [candidate.embedding for candidate in candidates]
         missing = [index for index, item in enumerate(embeddings) if not is_ours(item)]
-        fresh = iter(self._embedder.embed([candidates[index].text for index in missing]))
+        made: list[bytes] = []
+        for start in range(0, len(missing), EMBED_BATCH):
+            deadline.check("embedding facts")
+            batch = missing[start : start + EMBED_BATCH]
+            made += self._embedder.embed([candidates[index].text for index in batch])
+        fresh = iter(made)
         return [item if item is not None and is_ours(item) else next(fresh) for item in embeddings]
 
 

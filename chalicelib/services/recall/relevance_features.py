@@ -135,6 +135,7 @@ def features(
     vectors: FloatArray,
     query_vector: FloatArray,
     times: npt.NDArray[np.float64],
+    scan: "TermScan | None" = None,
 ) -> npt.NDArray[np.float64]:
     """Compute the ``FEATURES`` matrix for one query over its candidates.
 
@@ -144,13 +145,14 @@ def features(
         vectors: Their unit embeddings, shape ``(n, d)``.
         query_vector: The query's unit embedding, shape ``(d,)``.
         times: Their creation times in seconds, shape ``(n,)``.
+        scan: A ``TermScan`` of ``texts`` shared with other queries (``lexical_coverage``).
 
     Returns:
         Shape ``(n, len(FEATURES))``, float64, columns in ``FEATURES`` order.
     """
     count = len(texts)
     cos = (vectors @ query_vector).astype(np.float64)
-    lex = lexical_coverage(query, texts)
+    lex = lexical_coverage(query, texts, scan)
     spread = float(cos.std())
     cos_z = (cos - cos.mean()) / spread if spread > 1e-6 else np.zeros(count)
     hybrid = 0.8 * cos + 0.2 * lex
@@ -292,46 +294,89 @@ def _word_around(prefix: str) -> re.Pattern[str]:
     return re.compile(r"\w*" + re.escape(prefix) + r"\w*")
 
 
-def lexical_coverage(query: str, texts: Sequence[str]) -> npt.NDArray[np.float64]:
+def lexical_coverage(
+    query: str, texts: Sequence[str], scan: "TermScan | None" = None
+) -> npt.NDArray[np.float64]:
     """BM25-weighted coverage of the query's terms by each text, in [0, 1].
 
     The same quantity as ``LexicalScorer``'s raw coverage (stemmed terms without stop
     words, BM25 IDF over ``texts``, saturated term frequency, divided by the sum of the
     query's 6 largest IDFs), computed over all texts at once (``_candidate_words``)
     so that 10,000 candidates take a few milliseconds. Lengths are measured in characters.
+
+    Args:
+        scan: the term counts of ``texts`` for a set of terms holding the query's
+            (``TermScan``: one scan shared by every pass of a recall); default: a scan
+            for this query's terms alone.
     """
     count = len(texts)
     terms = sorted(set(TERMS.terms(query)))
     if not terms or not count:
         return np.zeros(count)
-    cased = "\n".join(texts)
-    joined = cased.lower()
-    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=count) + 1
-    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-    index_of = {term: position for position, term in enumerate(terms)}
-    stems: dict[str, tuple[int, ...]] = {}
-    positions: list[int] = []
-    term_ids: list[int] = []
-    prefixes = {t[:-1] if len(t) > 3 else t for t in terms}
-    for start, word in _candidate_words(joined, prefixes, cased):
-        found = stems.get(word)
-        if found is None:
-            found = tuple(index_of[term] for term in TERMS.terms(word) if term in index_of)
-            stems[word] = found
-        for term_id in found:
-            positions.append(start)
-            term_ids.append(term_id)
-    if not positions:
+    if scan is None or not scan.covers(terms):
+        scan = TermScan(texts, terms)
+    tf = scan.counts(terms)
+    if not tf.any():
         return np.zeros(count)
-    documents = np.searchsorted(starts, np.asarray(positions), side="right") - 1
-    tf = np.zeros((count, len(terms)))
-    np.add.at(tf, (documents, np.asarray(term_ids)), 1.0)
     df = (tf > 0).sum(axis=0)
     idf = np.log(1.0 + (count - df + 0.5) / (df + 0.5))
     full = float(np.sort(idf)[::-1][:_COVERAGE_TERMS].sum())
+    lengths = scan.lengths
     norm = _K1 * (1.0 - _B + _B * lengths / lengths.mean())
     saturated = tf * (_K1 + 1.0) / (tf + norm[:, None])
     match_value = 0.9 * np.minimum(1.0, saturated) + 0.1 * saturated / (_K1 + 1.0)
     coverage = (match_value * idf).sum(axis=1) / full
     result: npt.NDArray[np.float64] = np.minimum(1.0, coverage)
     return result
+
+
+class TermScan:
+    """How often each of ``terms`` occurs in each of ``texts`` (``lexical_coverage``'s
+    term frequencies), from one scan of the texts joined and lowered
+    (``_candidate_words``). A recall builds one for the terms of its query and every
+    clause, so its passes share one scan of the store instead of one each
+    (docs/DECISIONS.md#issue-40-bounded-recall).
+
+    Args:
+        texts: the candidate texts.
+        terms: the terms to count (``LexicalScorer.terms``: stemmed, stop words dropped).
+    """
+
+    def __init__(self, texts: Sequence[str], terms: Sequence[str]) -> None:
+        count = len(texts)
+        self.terms = sorted(set(terms))
+        self.lengths = np.fromiter(map(len, texts), dtype=np.int64, count=count) + 1
+        self._tf = np.zeros((count, len(self.terms)))
+        self._column = {term: position for position, term in enumerate(self.terms)}
+        if not count or not self.terms:
+            return
+        cased = "\n".join(texts)  # identifiers split at their humps in their own case
+        joined = cased.lower()
+        starts = np.concatenate(([0], np.cumsum(self.lengths)[:-1]))
+        stems: dict[str, tuple[int, ...]] = {}
+        positions: list[int] = []
+        term_ids: list[int] = []
+        prefixes = {t[:-1] if len(t) > 3 else t for t in self.terms}
+        for start, word in _candidate_words(joined, prefixes, cased):
+            found = stems.get(word)
+            if found is None:
+                found = tuple(
+                    self._column[term] for term in TERMS.terms(word) if term in self._column
+                )
+                stems[word] = found
+            for term_id in found:
+                positions.append(start)
+                term_ids.append(term_id)
+        if positions:
+            documents = np.searchsorted(starts, np.asarray(positions), side="right") - 1
+            np.add.at(self._tf, (documents, np.asarray(term_ids)), 1.0)
+
+    def covers(self, terms: Sequence[str]) -> bool:
+        """Whether every one of ``terms`` was counted."""
+        return all(term in self._column for term in terms)
+
+    def counts(self, terms: Sequence[str]) -> npt.NDArray[np.float64]:
+        """Shape ``(len(texts), len(terms))``: each text's count of each term (all
+        ``covers``)."""
+        result: npt.NDArray[np.float64] = self._tf[:, [self._column[term] for term in terms]]
+        return result

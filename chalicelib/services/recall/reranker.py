@@ -30,6 +30,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from chalicelib.services.recall import deadline
 from chalicelib.services.recall.bert import BertEncoder, FloatArray
 from chalicelib.services.recall.cut import Cut
 from chalicelib.services.recall.embedding import VOCAB_FILE
@@ -43,9 +44,16 @@ LICENSE_FILE = MODEL_FILE.with_suffix(".LICENSE.txt")
 
 MAX_QUERY_PIECES = 64
 MAX_PAIR_PIECES = 256
+MIN_PAIR_PIECES = 32
+"""The least a pair is cut to when a recall's piece budget is shared among many pairs
+(``relevance.RERANK_PIECES``)."""
 _LAYERS = 12
-BATCH = 16
+BATCH = 8
 """Pairs encoded together; the budget is checked between batches."""
+SECONDS_PER_PIECE = 0.0007
+"""CPU seconds one word piece of a pair costs through the 12 layers on one core
+(docs/DECISIONS.md#reranker-issue-28: ~27 ms for a pair of ~40 pieces): the pace
+assumed for the first batch, before one was timed."""
 
 
 class CrossEncoder:
@@ -115,17 +123,26 @@ class CrossEncoder:
             if self._tokenizer is None:
                 self._tokenizer = WordPieceTokenizer(vocabulary)
 
-    def pair_ids(self, query: str, text: str) -> tuple[list[int], list[int]]:
-        """The token ids and segment ids of one (query, fact) pair (module doc)."""
+    def pair_ids(
+        self, query: str, text: str, pair_pieces: int = MAX_PAIR_PIECES
+    ) -> tuple[list[int], list[int]]:
+        """The token ids and segment ids of one (query, fact) pair (module doc), at most
+        ``pair_pieces`` long (``[CLS]`` and both ``[SEP]`` included; the query cut to
+        ``MAX_QUERY_PIECES`` and to half of the pair, the fact to what is left)."""
         self.load()
         assert self._tokenizer is not None
-        first = self._tokenizer.encode(query, MAX_QUERY_PIECES)
-        room = MAX_PAIR_PIECES - len(first) + 1
+        pair_pieces = max(MIN_PAIR_PIECES, min(pair_pieces, MAX_PAIR_PIECES))
+        first = self._tokenizer.encode(query, min(MAX_QUERY_PIECES, pair_pieces // 2))
+        room = pair_pieces - len(first) + 1
         second = self._tokenizer.encode(text, max(room, 3))[1:]
         return first + second, [0] * len(first) + [1] * len(second)
 
     def logits(
-        self, query: str, texts: Sequence[str], cpu_budget: float | None = None
+        self,
+        query: str,
+        texts: Sequence[str],
+        cpu_budget: float | None = None,
+        pair_pieces: int = MAX_PAIR_PIECES,
     ) -> FloatArray | None:
         """The relevance logit of each text for ``query`` (higher: more relevant).
 
@@ -134,7 +151,12 @@ class CrossEncoder:
             texts: The facts to score, any number.
             cpu_budget: CPU seconds of this thread the call may use (checked between
                 batches of ``BATCH`` pairs: a batch is not started when, at the pace
-                of those done, it would overrun); ``None``: no limit.
+                of those done, or ``SECONDS_PER_PIECE`` for the first, it would
+                overrun); ``None``: no limit.
+            pair_pieces: The most word pieces of each pair (``pair_ids``).
+
+        Raises:
+            deadline.DeadlinePassed: the recall's deadline passed (checked between batches).
 
         Returns:
             Shape ``(len(texts),)`` float32 in ``texts`` order, or ``None`` when the
@@ -144,7 +166,7 @@ class CrossEncoder:
         if not texts:
             return result
         started = time.thread_time()
-        pairs = [self.pair_ids(query, text) for text in texts]
+        pairs = [self.pair_ids(query, text, pair_pieces) for text in texts]
         order = sorted(range(len(pairs)), key=lambda index: len(pairs[index][0]))
         pooler, pooler_bias = self._encoder.weight("pooler"), self._encoder.weight("pooler.bias")
         head, head_bias = (
@@ -152,15 +174,17 @@ class CrossEncoder:
             self._encoder.weight("classifier.bias"),
         )
         for start in range(0, len(order), BATCH):
+            deadline.check("reranker batch")
             spent = time.thread_time() - started
-            # Stop before a batch the budget cannot pay for, at the pace of those done.
-            pace = spent / start if start else 0.0
-            if (
-                cpu_budget is not None
-                and spent + pace * min(BATCH, len(order) - start) > cpu_budget
-            ):
-                return None
+            # Stop before a batch the budget cannot pay for, at the pace of those done
+            # (the first at the assumed pace per word piece).
             batch = order[start : start + BATCH]
+            if start:
+                cost = spent / start * len(batch)
+            else:
+                cost = SECONDS_PER_PIECE * sum(len(pairs[index][0]) for index in batch)
+            if cpu_budget is not None and spent + cost > cpu_budget:
+                return None
             hidden, _ = self._encoder.hidden(
                 [pairs[index][0] for index in batch], [pairs[index][1] for index in batch]
             )
@@ -187,9 +211,14 @@ class Reranker(Protocol):
         ...
 
     def logits(
-        self, query: str, texts: Sequence[str], cpu_budget: float | None = None
+        self,
+        query: str,
+        texts: Sequence[str],
+        cpu_budget: float | None = None,
+        pair_pieces: int = MAX_PAIR_PIECES,
     ) -> FloatArray | None:
-        """One relevance logit per text, or ``None`` when ``cpu_budget`` ran out."""
+        """One relevance logit per text, each pair cut to ``pair_pieces`` word pieces,
+        or ``None`` when ``cpu_budget`` ran out."""
         ...
 
 

@@ -5,19 +5,19 @@ recall on exactly the memories returned, log it, and render the
 
 Two entry points: on-demand recall (``recall``: counts, never touches the
 run-start skip state) and run-start recall (``start``: skips slash commands and
-resumed sessions recalled in the last 24 hours). If the scorer raises or runs
-past its time budget, the newest facts are returned under the same budgets with
-``fallback: "newest"``; nothing scoring >= 0.5 is an empty result, not a failure.
+resumed sessions recalled in the last 24 hours). At most ``MAX_KEPT`` (40) scored facts
+are returned, ties included. The scorer runs on the request's thread under a deadline
+(``deadline.scoring``) that it checks between stages and batches: if it raises or its
+time budget runs out, it stops there and the newest facts are returned under the same
+budgets with ``fallback: "newest"``; nothing scoring >= 0.5 is an empty result, not a
+failure (docs/reference.md#8-recall).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
-from contextvars import copy_context
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
 from chalicelib.characters import block_text
@@ -25,6 +25,7 @@ from chalicelib.errors import Forbidden, InvalidRequest
 from chalicelib.ids import Clock, IdFactory
 from chalicelib.limits import (
     MAX_DAY_LOG_TOKENS,
+    MAX_KEPT,
     MAX_LEARNING_TOKENS,
     MAX_MEMORIES,
     MAX_MEMORY_TOKENS,
@@ -46,6 +47,7 @@ from chalicelib.models.recall import (
 from chalicelib.models.requests import RecallRequest
 from chalicelib.services.access.who import refuse_persons, resolve_agent
 from chalicelib.services.recall.candidates import Candidate, CandidateScorer, PartialCandidates
+from chalicelib.services.recall.deadline import DeadlinePassed, ScoringRun, scoring
 from chalicelib.services.recall.embedding_format import sentence_stand_in
 from chalicelib.services.recall.identifiers import keyed_scores
 from chalicelib.services.recall.tokens import TokenCounter
@@ -92,8 +94,29 @@ class ScoredLearning:
 
 
 @dataclass(frozen=True)
+class Scoring:
+    """How one scoring of the facts went (docs/reference.md#8-recall).
+
+    Attributes:
+        ranked: the facts best first (scored), or newest first unscored on a fallback.
+        fallback: ``"newest"`` when the scorer failed or its budget ran out, else ``None``.
+        reranker: what the reranker did (``deadline.RERANKER_*``), ``None`` when the
+            scorer did not say (no reranker stage, or it stopped before it).
+        stopped_at: the stage the scorer stopped before when its budget ran out.
+        seconds: wall seconds the scoring took.
+    """
+
+    ranked: list[ScoredMemory]
+    fallback: str | None = None
+    reranker: str | None = None
+    stopped_at: str | None = None
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
 class RecallResult:
-    """What a recall returns. ``skipped`` names why a run-start recall gave no block."""
+    """What a recall returns. ``skipped`` names why a run-start recall gave no block;
+    ``scoring`` is how its scoring went (``None`` when nothing was scored)."""
 
     query: str
     fallback: str | None
@@ -102,6 +125,7 @@ class RecallResult:
     recall_id: str | None = None
     skipped: str | None = None
     learnings: list[ScoredLearning] = field(default_factory=list)
+    scoring: Scoring | None = None
 
 
 def memory_line(memory: Memory) -> str:
@@ -123,7 +147,8 @@ class RecallService:
         tokens: the real tokenizer's counter.
         clock: the current time.
         ids: the id factory (``rcl_`` log ids).
-        time_budget_ms: scoring slower than this falls back to newest.
+        time_budget_ms: the scoring's deadline (``deadline.scoring``): a scorer past it
+            stops at its next check and recall falls back to the newest facts.
         secrets: the secret detector: a query, task or message is kept in the recall
             log that every person of the workspace reads, so one that looks like a
             credential is refused as it is everywhere else (``secret_in_memory``).
@@ -286,8 +311,9 @@ class RecallService:
         else:
             facts = [_entry_memory(principal.workspace_id, agent_id, entry) for entry in entries]
             candidates = self._index_candidates(agent_id, entries)
-        ranked, fallback = self._rank(query, facts, now, candidates)
-        picked = self._verified(self.within_budget(ranked), now)
+        scoring = self._kept(self.score(query, facts, now, candidates))
+        fallback = scoring.fallback
+        picked = self._verified(self.within_budget(scoring.ranked), now)
         learned = self.pick_learnings(principal.workspace_id, query, now)
         # Counters are read only for the memories returned (after the cut), before
         # this recall counts them: scoring needs none of them.
@@ -298,7 +324,7 @@ class RecallService:
         if not count:
             # A preview (docs/reference.md#recall-preview): no log entry, no counters.
             block = self.render_block(agent_id, picked, now, learned)
-            return RecallResult(query, fallback, picked, block, learnings=learned)
+            return RecallResult(query, fallback, picked, block, learnings=learned, scoring=scoring)
         entry = RecallLogEntry(
             id=self._ids.new("rcl"),
             workspace_id=principal.workspace_id,
@@ -324,7 +350,9 @@ class RecallService:
             for item in picked
         ]
         block = self.render_block(agent_id, picked, now, learned)
-        return RecallResult(query, fallback, picked, block, recall_id=entry.id, learnings=learned)
+        return RecallResult(
+            query, fallback, picked, block, recall_id=entry.id, learnings=learned, scoring=scoring
+        )
 
     def _index_candidates(self, agent_id: str, entries: Sequence[RecallEntry]) -> PartialCandidates:
         """The scorer's candidates from index entries: each with its sentence stand-in,
@@ -371,17 +399,16 @@ class RecallService:
                 kept.append(ScoredMemory(memory, item.score))
         return kept
 
-    def _rank(
-        self,
-        query: str,
-        facts: list[Memory],
-        now: datetime,
-        candidates: Sequence[Candidate] | None = None,
-    ) -> tuple[list[ScoredMemory], str | None]:
-        scored, fallback = self.score_all(query, facts, now, candidates)
-        if fallback is not None:
-            return scored, fallback
-        return [item for item in scored if (item.score or 0.0) >= SCORE_CUTOFF], None
+    @staticmethod
+    def _kept(scoring: Scoring) -> Scoring:
+        """Only the facts of ``scoring`` scoring >= 0.5, at most ``MAX_KEPT`` of them
+        whatever the scorer (ties at the boundary: the newer first, as ``score`` orders
+        them); on a fallback the newest facts, unscored, for the budgets to cut
+        (docs/reference.md#8-recall)."""
+        if scoring.fallback is not None:
+            return scoring
+        kept = [item for item in scoring.ranked if (item.score or 0.0) >= SCORE_CUTOFF]
+        return replace(scoring, ranked=kept[:MAX_KEPT])
 
     def score_all(
         self,
@@ -390,9 +417,23 @@ class RecallService:
         now: datetime,
         candidates: Sequence[Candidate] | None = None,
     ) -> tuple[list[ScoredMemory], str | None]:
+        """``score``'s facts and fallback (the recall preview's view)."""
+        scoring = self.score(query, facts, now, candidates)
+        return scoring.ranked, scoring.fallback
+
+    def score(
+        self,
+        query: str,
+        facts: list[Memory],
+        now: datetime,
+        candidates: Sequence[Candidate] | None = None,
+    ) -> Scoring:
         """Score every fact against ``query``, best first (ties: newer first), or, when
-        the scorer fails or runs past its budget, the facts newest first unscored with
+        the scorer fails or its deadline passes, the facts newest first unscored with
         ``fallback: "newest"`` (docs/reference.md#8-recall). Nothing is counted or logged.
+
+        A score is rounded to 4 decimals after the cut is applied: a fact the scorer put
+        just below 0.5 (``cut.capped``'s ties) shows as 0.4999, never as 0.5.
 
         Args:
             facts: live, unexpired facts, newest first (``live_facts`` order).
@@ -401,51 +442,42 @@ class RecallService:
         """
         newest = [ScoredMemory(fact, None) for fact in facts]  # live_facts is newest first
         if not facts or not has_content(query):
-            return [], None
-        try:
-            if candidates is None:
-                candidates = [
-                    Candidate(fact.text, fact.created_at, fact.embedding) for fact in facts
-                ]
-            scores = self._score_within_budget(query, candidates, now)
-        except FutureTimeout:
-            logger.warning(
-                "recall scorer exceeded %.3fs; newest facts instead", self._budget_seconds
-            )
-            return newest, FALLBACK_NEWEST
-        except Exception:
-            logger.exception("recall scorer failed; newest facts instead")
-            return newest, FALLBACK_NEWEST
+            return Scoring([])
+        if candidates is None:
+            candidates = [Candidate(fact.text, fact.created_at, fact.embedding) for fact in facts]
+        with scoring(self._budget_seconds) as run:
+            try:
+                scores = self._scorer.score(query, candidates, now)
+            except DeadlinePassed as passed:
+                logger.warning(
+                    "recall scorer stopped at its %.3fs budget before %s; newest facts instead",
+                    self._budget_seconds,
+                    passed.stage,
+                )
+                return self._fallback(newest, run, passed.stage)
+            except Exception:
+                logger.exception("recall scorer failed; newest facts instead")
+                return self._fallback(newest, run, None)
         if len(scores) != len(facts):
             logger.error("recall scorer returned %d scores for %d facts", len(scores), len(facts))
-            return newest, FALLBACK_NEWEST
+            return self._fallback(newest, run, None)
         scores = keyed_scores(query, [fact.text for fact in facts], scores)
         scored = [
-            ScoredMemory(fact, round(float(score), 4))
+            ScoredMemory(fact, _shown(float(score)))
             for fact, score in zip(facts, scores, strict=True)
         ]
         # Best first; among equal scores the newer fact (larger ULID) first.
         scored.sort(key=lambda item: item.memory.id, reverse=True)
         scored.sort(key=lambda item: item.score or 0.0, reverse=True)
-        return scored, None
+        return Scoring(scored, None, run.reranker, None, self._spent(run))
 
-    def _score_within_budget(
-        self, query: str, candidates: Sequence[Candidate], now: datetime
-    ) -> list[float]:
-        """Run the scorer on a worker thread and stop waiting after the budget.
+    def _fallback(self, newest: list[ScoredMemory], run: ScoringRun, stage: str | None) -> Scoring:
+        """The newest facts unscored, and how far the scorer got."""
+        return Scoring(newest, FALLBACK_NEWEST, run.reranker, stage, self._spent(run))
 
-        Raises:
-            concurrent.futures.TimeoutError: the budget ran out.
-            Exception: whatever the scorer raised.
-        """
-        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-scorer")
-        try:
-            # In a copy of this context: what the scorer reads is the request's (its log
-            # fields, the AWS calls' attribution to this function).
-            future = pool.submit(copy_context().run, self._scorer.score, query, candidates, now)
-            return future.result(self._budget_seconds)
-        finally:
-            pool.shutdown(wait=False, cancel_futures=True)
+    def _spent(self, run: ScoringRun) -> float:
+        """Wall seconds since ``run`` started."""
+        return round(self._budget_seconds - run.left(), 4)
 
     def warm_up(self) -> None:
         """Load what the scorer loads on first use (the embedder, the reranker's weights)
@@ -501,9 +533,12 @@ class RecallService:
                 Candidate(learning.text, learning.proposed_at, learning.embedding)
                 for learning in active
             ]
-            scores = self._score_within_budget(query, candidates, now)
-        except FutureTimeout:
-            logger.warning("learnings scorer exceeded %.3fs; newest instead", self._budget_seconds)
+            with scoring(self._budget_seconds):
+                scores = self._scorer.score(query, candidates, now)
+        except DeadlinePassed:
+            logger.warning(
+                "learnings scorer stopped at its %.3fs budget; newest instead", self._budget_seconds
+            )
             ranked = newest
         except Exception:
             logger.exception("learnings scorer failed; newest instead")
@@ -511,7 +546,7 @@ class RecallService:
         else:
             scores = keyed_scores(query, [learning.text for learning in active], scores)
             scored = [
-                ScoredLearning(learning, round(float(score), 4))
+                ScoredLearning(learning, _shown(float(score)))
                 for learning, score in zip(active, scores, strict=True)
             ]
             scored.sort(key=lambda item: item.learning.id, reverse=True)
@@ -591,6 +626,15 @@ def _entry_memory(workspace_id: str, agent_id: str, entry: RecallEntry) -> Memor
         recall_count=0,
         version=entry.version,
     )
+
+
+def _shown(score: float) -> float:
+    """A score as recall shows it: 4 decimals, rounded down below ``SCORE_CUTOFF`` so that
+    rounding never lifts a fact the scorer left out (0.49996) to the cut."""
+    shown = round(score, 4)
+    if score < SCORE_CUTOFF <= shown:
+        return SCORE_CUTOFF - 0.0001
+    return shown
 
 
 def _check_length(query: str, name: str) -> None:
