@@ -464,6 +464,9 @@ def test_a_recall_writes_one_transaction_and_one_update_per_counter_page(
     # their own transactions, docs/issues.md#issue-23-item-1), then a recall writes as below.
     for _ in range(3):
         built.recall._index.entries(world.agent.id, clock.now())
+    # A workspace's learnings are filed by state on their first read, once (its own
+    # transaction, docs/reference.md#learning-states): a preview reads them first.
+    api.call("POST", "/memories/recall", world.agent, {"query": "deploy", "count": False})
     calls: list[str] = []
 
     def count(event_name: str, **_: Any) -> None:
@@ -482,7 +485,7 @@ def test_a_recall_writes_one_transaction_and_one_update_per_counter_page(
     # At most 40 scored facts (docs/reference.md#scoring), every one counted.
     assert len(result["memories"]) == 40
     pages = {recall_counter_page(item["memory"]["id"]) for item in result["memories"]}
-    assert writes == {"TransactWriteItems": 1, "UpdateItem": len(pages)}, calls
+    assert writes == {"TransactWriteItems": 1, "UpdateItem": len(pages)}, " ".join(calls)
     returned = {item["memory"]["id"] for item in result["memories"]}
     listed = api.call("GET", "/memories?limit=100", world.agent)[1]["data"]
     assert {m["recallCount"] for m in listed if m["id"] in returned} == {1}
