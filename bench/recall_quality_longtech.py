@@ -1,5 +1,5 @@
 """Measure the shipped recall scorer against plain BM25 on long technical stores
-(docs/DECISIONS.md, issue 40 item 3), or on any data of the recall-eval format.
+(docs/DECISIONS.md, docs/issues.md#issue-40-item-3), or on any data of the recall-eval format.
 
 Data: ``bench/longtech_generate.py``'s set (``bench/data/longtech``, regenerated when
 missing) or ``--data`` (the LoCoMo-derived development half reads the same way). Each

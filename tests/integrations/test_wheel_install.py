@@ -1,5 +1,5 @@
 """The built wheel installs as the docs say and runs an integration example from a clean
-virtual environment (docs/integrations/README.md#install, issue 48 item 1).
+virtual environment (docs/integrations/README.md#install, docs/issues.md#issue-48-item-1).
 
 ``make dist-python`` builds the wheel; a new virtual environment (no checkout on its
 path) installs ``<wheel>[langgraph]`` from PyPI at the versions the integrations are
