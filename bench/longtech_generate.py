@@ -1,4 +1,5 @@
-"""Generate the long-technical-conversation recall set (docs/DECISIONS.md, docs/issues.md#issue-40-item-3).
+"""Generate the long-technical-conversation recall set (docs/DECISIONS.md,
+docs/issues.md#issue-40-item-3).
 
 Each conversation is one agent's store: a user and an assistant working on one
 project over many dated sessions. The assistant's turns explain and quote functions

@@ -464,8 +464,8 @@ def test_a_recall_writes_one_transaction_and_one_update_per_counter_page(
     # their own transactions, docs/issues.md#issue-23-item-1), then a recall writes as below.
     for _ in range(3):
         built.recall._index.entries(world.agent.id, clock.now())
-    # A workspace's learnings are filed by state on their first read, once (its own
-    # transaction, docs/reference.md#learning-states): a preview reads them first.
+    # The workspace's learnings are filed by state once, on their first read, in a
+    # transaction of its own (docs/reference.md#learning-states); a preview does it first.
     api.call("POST", "/memories/recall", world.agent, {"query": "deploy", "count": False})
     calls: list[str] = []
 
