@@ -32,6 +32,7 @@ from chalicelib.storage.keys import (
     TOKEN_INDEX_PARTITION,
     WORKSPACE_AGENT_PREFIX,
     agent_key,
+    learning_states_marker_key,
     person_email_key,
     person_key,
     token_id_key,
@@ -58,7 +59,15 @@ class DynamoDBDirectoryRepository:
 
     def create_workspace(self, workspace: Workspace) -> None:
         """Write a new workspace (conditional put)."""
-        self._table.transact([put_new(convert.workspace_to_item(workspace))])
+        # a new workspace's learnings are filed by state from the start: no first-read
+        # filing (storage/learnings.py, file_by_state) for concurrent first recalls to share
+        states = {**learning_states_marker_key(workspace.id), "workspaceId": workspace.id}
+        self._table.transact(
+            [
+                put_new(convert.workspace_to_item(workspace)),
+                {"Put": {"Item": to_attributes(states)}},
+            ]
+        )
 
     def get_workspace(self, workspace_id: str) -> Workspace | None:
         """Return the workspace or None."""

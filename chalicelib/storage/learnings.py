@@ -16,11 +16,12 @@ the workspace's learnings are read by state (``file_by_state``; the ``STATES`` m
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from chalicelib.errors import LearningLimitReached, RateLimited
+from chalicelib.errors import Conflict, LearningLimitReached, RateLimited
 from chalicelib.ids import from_rfc3339
 from chalicelib.models.learning import Learning, LearningAudit, LearningState
 from chalicelib.storage.dynamodb import (
@@ -310,10 +311,13 @@ class DynamoDBLearningRepository:
                     )
                 try:
                     self._table.transact(operations)
-                except TransactionCancelled:
-                    continue  # changed since read: its change filed it
+                except (TransactionCancelled, Conflict):
+                    continue  # changed since read (its change filed it), or filed beside us
             marker = {**learning_states_marker_key(workspace_id), "workspaceId": workspace_id}
-            self._table.transact([{"Put": {"Item": to_attributes(marker)}}])
+            # concurrent first reads all file the same copies; the marker that lands first
+            # is enough, and this read goes on (the copies are in place)
+            with contextlib.suppress(Conflict):
+                self._table.transact([{"Put": {"Item": to_attributes(marker)}}])
         self._filed.add(workspace_id)
 
     def rejected(self, workspace_id: str, keys: list[str]) -> set[str]:

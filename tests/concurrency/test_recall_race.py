@@ -104,6 +104,8 @@ def test_concurrent_recalls_that_all_find_loose_entries_still_all_succeed(
     assert [r for r in results if not isinstance(r, RecallResult)] == []
     for result in results:
         assert isinstance(result, RecallResult)
-        assert {item.memory.id for item in result.memories} == {m.id for m in saved}
+        # at most 40 scored facts (docs/reference.md#scoring), each one of those saved
+        recalled = {item.memory.id for item in result.memories}
+        assert len(recalled) == 40 and recalled <= {m.id for m in saved}
     entries = services.recall._index.entries(agent.id, services.clock.now())
     assert entries is not None and {e.memory_id for e in entries} == {m.id for m in saved}
