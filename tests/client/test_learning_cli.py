@@ -80,8 +80,8 @@ def test_list_filters_by_state_and_text(app_transport: httpx.MockTransport, worl
     retired = propose(app_transport, world.person, "The wiki is on Confluence")
     assert run(app_transport, world.person, "retire", retired["id"]).exit_code == 0
 
-    def listed(*options: str) -> list[tuple[str, str]]:
-        answer = run(app_transport, world.agent, "list", *options, "--json")
+    def listed(*options: str, actor: Actor = world.person) -> list[tuple[str, str]]:
+        answer = run(app_transport, actor, "list", *options, "--json")
         assert answer.exit_code == 0, answer.output
         page = json.loads(answer.stdout)
         assert page["object"] == "list" and page["nextToken"] is None
@@ -98,6 +98,9 @@ def test_list_filters_by_state_and_text(app_transport: httpx.MockTransport, worl
     assert listed("--state", "rejected") == []
     assert listed("--q", "LOKI") == [(kept["id"], "active")]
     assert listed("--state", "proposed", "--q", "loki") == []
+    # an agent lists the active learnings and its own proposals (docs/issues.md#issue-42-item-5)
+    assert listed(actor=world.agent) == [(kept["id"], "active"), (waiting["id"], "proposed")]
+    assert listed("--state", "retired", actor=world.agent) == []
 
     lines = run(app_transport, world.agent, "list", "--state", "active").stdout.splitlines()
     assert lines == [f"{kept['id']}  active    Logs ship to Loki"]

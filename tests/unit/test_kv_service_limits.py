@@ -220,7 +220,6 @@ def test_a_page_asks_one_key_more_than_it_shows_and_counts_from_usage() -> None:
     assert service(entries).list_keys(BYOK, encode_cursor("k099")).to_wire() == {
         "keys": ["a"],
         "count": 5000,
-        "next": None,
     }
     assert entries.keys.call_args.kwargs["after"] == "k099"
 

@@ -105,6 +105,9 @@ ERASED_KINDS = {
     "SIGNIN": "sign-in codes",
     "IDEMPOTENCY": "answers kept for retried requests",
     "ERASURE": "records of earlier erasures",
+    "OWNED": "marks naming what belongs to whom",
+    "SAMEFACT": "entries of the index of facts other agents also hold",
+    "SAMEFACTS": "entries of the index of facts other agents also hold",
 }
 """What a person calls each kind of item an erasure counts (``item_kind``: the stored
 item's partition prefix, docs/reference.md#erasing-an-agent-a-person-or-a-workspace)."""
