@@ -723,7 +723,9 @@ class ReportStore(Protocol):
 
 
 class ReviewQueue(Protocol):
-    """Where the nightly fan-out puts one review per agent (SQS, docs/reference.md#9-review)."""
+    """Where the nightly fan-out puts one review per agent (SQS, docs/reference.md#9-review);
+    the lifecycle queue, where a person's erasures and exports go
+    (docs/reference.md#the-lifecycle-queue), has the same shape."""
 
     def send(self, bodies: Sequence[str]) -> int:
         """Send the message bodies; return how many were sent."""
