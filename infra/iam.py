@@ -192,6 +192,16 @@ _SEND_LIFECYCLE = Grant(
 (docs/reference.md#the-lifecycle-queue)."""
 
 
+def _queue_events(sid: str, queue: Any) -> Grant:
+    """Lambda's SQS trigger polls ``queue`` with the worker's role (``runtime``)."""
+    return Grant(
+        sid,
+        ("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"),
+        (queue,),
+        runtime=True,
+    )
+
+
 def _lifecycle_jobs() -> list[Grant]:
     """What a person's erasure of an agent and an export need besides the table's items
     (docs/reference.md#exports-for-a-person): the erased agent's tokens, revoked before
@@ -368,12 +378,7 @@ def _grants(function: str) -> list[Grant]:
             Grant("LifecycleScan", ("dynamodb:Scan",), (_TABLE,)),
             *_lifecycle_jobs(),
             *_bedrock(),
-            Grant(
-                "ReviewQueueEvents",
-                ("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"),
-                (_QUEUE,),
-                runtime=True,
-            ),
+            _queue_events("ReviewQueueEvents", _QUEUE),
             _logs(function),
             _kms(),
         ]
@@ -382,12 +387,7 @@ def _grants(function: str) -> list[Grant]:
             _LIFECYCLE_ITEMS,
             Grant("OwnerItems", ("dynamodb:Query",), (_index(BY_AGENT_KIND),)),
             *_lifecycle_jobs(),
-            Grant(
-                "LifecycleQueueEvents",
-                ("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"),
-                (_LIFECYCLE_QUEUE,),
-                runtime=True,
-            ),
+            _queue_events("LifecycleQueueEvents", _LIFECYCLE_QUEUE),
             _logs(function),
             _kms(),
         ]

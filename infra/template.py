@@ -487,28 +487,22 @@ def package_fragment() -> dict[str, Any]:
             {"Ref": "AWS::NoValue"},
         ]
     }
-    worker = functions[CHALICE_FUNCTIONS["review_worker"]]["Properties"]
-    worker["Events"] = {
-        "ReviewWorkerSqsEventSource": {
-            "Properties": {
-                # Chalice writes {"Fn::Sub": "arn:…:<queue name>"}; a merge keeps the key
-                # and replaces its value, so the ARN is given as a Fn::Sub too.
-                "Queue": {"Fn::Sub": "${ReviewQueue.Arn}"},
-                "FunctionResponseTypes": ["ReportBatchItemFailures"],
-                "ScalingConfig": {"MaximumConcurrency": {"Ref": REVIEW_WORKER_MAX_CONCURRENCY}},
+    for function, queue, cap in (
+        ("review_worker", "ReviewQueue", {"Ref": REVIEW_WORKER_MAX_CONCURRENCY}),
+        ("lifecycle_worker", "LifecycleQueue", LIFECYCLE_WORKER_MAX_CONCURRENCY),
+    ):
+        logical_id = CHALICE_FUNCTIONS[function]
+        functions[logical_id]["Properties"]["Events"] = {
+            f"{logical_id}SqsEventSource": {
+                "Properties": {
+                    # Chalice writes {"Fn::Sub": "arn:…:<queue name>"}; a merge keeps the
+                    # key and replaces its value, so the ARN is given as a Fn::Sub too.
+                    "Queue": {"Fn::Sub": f"${{{queue}.Arn}}"},
+                    "FunctionResponseTypes": ["ReportBatchItemFailures"],
+                    "ScalingConfig": {"MaximumConcurrency": cap},
+                }
             }
         }
-    }
-    lifecycle = functions[CHALICE_FUNCTIONS["lifecycle_worker"]]["Properties"]
-    lifecycle["Events"] = {
-        "LifecycleWorkerSqsEventSource": {
-            "Properties": {
-                "Queue": {"Fn::Sub": "${LifecycleQueue.Arn}"},
-                "FunctionResponseTypes": ["ReportBatchItemFailures"],
-                "ScalingConfig": {"MaximumConcurrency": LIFECYCLE_WORKER_MAX_CONCURRENCY},
-            }
-        }
-    }
     fragment: dict[str, Any] = {
         "Parameters": {
             **PARAMETERS,
