@@ -388,3 +388,20 @@ def test_the_lifecycle_worker_fails_a_message_that_is_not_a_job_alone(
     bodies = ["not json", '{"job": "review", "id": "x"}', *drain(queue)]
     assert work(client, bodies) == ["m0", "m1"]  # the export ran; the others are retried
     assert api.call("GET", f"/exports/{export['id']}", world.person)[1]["status"] == "done"
+
+
+def test_a_slot_held_by_an_export_that_is_gone_is_taken_by_the_next_export(
+    client: Client, world: World, dynamodb: Any, queue: Any
+) -> None:
+    # The export holding the slot lost its record (erased with its workspace's data, or
+    # past its 7 days) before it freed the slot: the next request takes the slot, not a 500.
+    api = Api(client)
+    status, first = api.call("POST", "/exports", world.person, {})
+    assert status == 202
+    table = boto3.resource("dynamodb", region_name="us-east-1").Table(TABLE)
+    table.delete_item(Key={"pk": f"EXPORT#{first['id']}", "sk": "EXPORT"})
+    status, second = api.call("POST", "/exports", world.person, {"agentId": None})
+    assert status == 202 and second["id"] != first["id"]
+    # and the slot is held again: a third request answers the second export
+    status, third = api.call("POST", "/exports", world.person, {})
+    assert status == 200 and third["id"] == second["id"]
