@@ -16,9 +16,24 @@ the whole table; here, on an embedded request, it sorts the queried partition's 
 only (``_partition_items``), which are the only ones such a query can return. Results,
 pages and ``LastEvaluatedKey`` are moto's (``tests/unit/test_moto_transactions.py``),
 and a store of 100,000 facts answers a recall in seconds, as DynamoDB's partition
-lookup would, not minutes (docs/issues.md#issue-23-item-2). An index Query still reads
-every item (moto keeps no index), but no longer sorts the whole table first: moto sorts
-the matches it keeps (docs/issues.md#issue-41-item-1).
+lookup would, not minutes (docs/issues.md#issue-23-item-2).
+
+``Query`` of an index: stock moto keeps no index and tests every item of the table.
+Here each table an embedded request queries through an index gets a filing
+(``_IndexFiling``): per index, the primary keys of the items under each value of the
+index's hash key attribute(s). It is built in one pass on the table's first index Query
+(and again when its indexes change, or its items mapping is replaced) and kept current
+on every thread by the places where moto writes an item: ``Table.put_item`` and
+``Table.delete_item`` (PutItem, BatchWriteItem, transactions, PartiQL, the journal's
+replay), ``update_item`` (which changes the stored item in place) and
+``transact_write_items`` (whose failure puts items back). A write whose key cannot be
+read drops the filing, and a filed item found moved at Query time rebuilds it. An index
+Query then hands moto's own Query code just that partition's items, in moto's order, so
+sorting, paging, filters, projections and errors stay moto's
+(``tests/unit/test_moto_index_query.py`` holds it against stock moto over random
+writes and Queries), and the export and erasure of one workspace cost the same beside
+ten times more data of others (docs/issues.md#issue-41-item-1; measurements:
+docs/DECISIONS.md#embedded-index-queries).
 """
 
 from __future__ import annotations
