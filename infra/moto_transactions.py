@@ -226,10 +226,10 @@ class _IndexFiling:
             return
         places: dict[str, IndexValue] = {}
         for index_name, attributes in self.signature:
-            value = _index_value(item, attributes)
-            if value is not None:
-                self.partitions.setdefault(index_name, {}).setdefault(value, set()).add(key)
-                places[index_name] = value
+            place = _index_value(item, attributes)
+            if place is not None:
+                self.partitions.setdefault(index_name, {}).setdefault(place, set()).add(key)
+                places[index_name] = place
         if places:
             self.filed[key] = places
 
@@ -268,7 +268,7 @@ def _index_value(item: Any, attributes: tuple[str, ...]) -> IndexValue | None:
         hash(values)
     except TypeError:
         return None
-    return values  # type: ignore[return-value]
+    return values
 
 
 def _stored_item(table: Table, key: PrimaryKey) -> Any:
