@@ -4,7 +4,9 @@ docs/issues.md#issue-41-item-1): time, read units and requests of one workspace'
 export and of its erasure, alone in the table and beside ten times as much data of
 other workspaces.
 
-Each case is a fresh in-process moto (DynamoDB, versioned S3, SQS) and the services as
+Each case is a fresh in-process moto (DynamoDB, versioned S3, SQS), or with ``--server``
+a fresh in-memory embedded server (``make serve``'s DynamoDB: base-table and index
+Queries read only their partition, ``infra/moto_transactions.py``), and the services as
 ``pinework admin export|erase`` runs them. The workspace has two agents and a person;
 its agents hold ``--facts`` facts each (with their audit records), a day row and a few
 recall log entries; each of the ``--others`` other workspaces holds as much. Items are
@@ -13,15 +15,18 @@ what DynamoDB would charge (``infra/capacity.py``'s rules). The target for both
 figures: the "beside" run at most 1.2 times the "alone" run. Times on a shared machine
 are noisy; the read units are exact.
 
-Usage: ``.venv/bin/python bench/tenant_isolation.py [--facts 200] [--others 10]``
+Usage: ``.venv/bin/python bench/tenant_isolation.py [--facts 200] [--others 10] [--server]``
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import time
+import urllib.request
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -46,7 +51,7 @@ from chalicelib.ids import IdFactory, SystemClock  # noqa: E402
 from chalicelib.models.memory import Memory, MemoryKind  # noqa: E402
 from chalicelib.settings import REVIEW_QUEUE_NAME, Settings  # noqa: E402
 from infra.capacity import CapacityMeter  # noqa: E402
-from infra.local_dynamodb import memory_items, put_items  # noqa: E402
+from infra.local_dynamodb import embedded_for_bench, memory_items, put_items  # noqa: E402
 from infra.tables import create_table  # noqa: E402
 
 TABLE = "pinework-isolation"
@@ -103,14 +108,28 @@ def measure(meter: CapacityMeter, action: Any) -> Figures:
     )
 
 
-def one_case(facts: int, others: int) -> tuple[Figures, Figures, int]:
+@contextlib.contextmanager
+def aws(server: bool) -> Iterator[Callable[[str], Any]]:
+    """A maker of clients (by service name) of a fresh in-process moto, or of a fresh
+    in-memory embedded server (``server``; moto's state reset first)."""
+    if not server:
+        with mock_aws():
+            yield lambda service: boto3.client(service, region_name="us-east-1")
+        return
+    with embedded_for_bench() as endpoint:
+        # The server's moto state is the process's: start each case from nothing.
+        urllib.request.urlopen(urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST"))
+        yield lambda service: boto3.client(service, endpoint_url=endpoint, region_name="us-east-1")
+
+
+def one_case(facts: int, others: int, server: bool) -> tuple[Figures, Figures, int]:
     """The export and the erasure of one workspace beside ``others`` workspaces of the
     same size; also the table's item count before the erasure."""
-    with mock_aws():
-        client = boto3.client("dynamodb", region_name="us-east-1")
-        seed = boto3.client("dynamodb", region_name="us-east-1")
-        s3 = boto3.client("s3", region_name="us-east-1")
-        sqs = boto3.client("sqs", region_name="us-east-1")
+    with aws(server) as make:
+        client = make("dynamodb")
+        seed = make("dynamodb")
+        s3 = make("s3")
+        sqs = make("sqs")
         create_table(seed, TABLE)
         s3.create_bucket(Bucket=BUCKET)
         s3.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
@@ -135,9 +154,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--facts", type=int, default=200, help="facts per agent")
     parser.add_argument("--others", type=int, default=10, help="other workspaces")
+    parser.add_argument("--server", action="store_true", help="an embedded server's DynamoDB")
     args = parser.parse_args()
-    alone = one_case(args.facts, 0)
-    beside = one_case(args.facts, args.others)
+    alone = one_case(args.facts, 0, args.server)
+    beside = one_case(args.facts, args.others, args.server)
     print(f"{'case':<8} {'items':>7} {'job':<8} {'seconds':>8} {'read units':>11} {'requests':>9}")
     for name, (export, erasure, items) in (("alone", alone), ("beside", beside)):
         for job, figures in (("export", export), ("erasure", erasure)):
