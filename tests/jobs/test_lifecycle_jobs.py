@@ -474,6 +474,11 @@ def test_an_agents_erasure_blanks_the_learnings_of_its_facts_alone_and_persons_l
 
     blank = api.call("GET", f"/learnings/{shared}", world.person)[1]
     assert (blank["state"], blank["text"], blank["evidence"]) == ("retired", "", [])
+    shown = text(page.get(f"/learnings/{shared}"))
+    assert (
+        "Its text was erased with every fact" in shown
+        and "<strong>erase</strong> by the system (an erasure)" in shown
+    )
     kept = api.call("GET", f"/learnings/{held}", world.person)[1]
     assert (kept["state"], kept["text"], kept["evidence"]) == ("active", HELD, [theirs_held["id"]])
     status, person_own = api.call("GET", f"/learnings/{written['id']}", world.person)
