@@ -369,14 +369,18 @@ HELD = "Ledger backups land in vault-5530 at noon"
 BY_PERSON = "Ask {agent} before a ledger migration, says ops-4410"
 
 
-def review_learning(wired: wiring.Services, world: World, text: str, evidence: list[str]) -> str:
-    """A learning the review proposed from ``evidence``
-    (docs/reference.md#learnings-and-the-review)."""
+def held_by_both(
+    api: Api, world: World, wired: wiring.Services, said: str
+) -> tuple[dict[str, Any], dict[str, Any], str]:
+    """Both agents save ``said``; the review proposes it as a learning citing both facts
+    (docs/reference.md#learnings-and-the-review). Returns the facts and the learning's id."""
+    mine = save(api, world, said)
+    theirs = api.call("POST", "/memories", world.other_agent, {"text": said})[1]
     learning, new = wired.learnings.propose_from_review(
-        world.workspace_id, "rvw_01J0000000000000000000000A", text, evidence
+        world.workspace_id, "rvw_01J0000000000000000000000A", said, [mine["id"], theirs["id"]]
     )
     assert new
-    return learning.id
+    return mine, theirs, learning.id
 
 
 def block_of(api: Api, world: World) -> str:
@@ -401,9 +405,7 @@ def test_a_learning_whose_every_source_is_erased_is_retired_and_blanked(
     client: Client, world: World, wired: wiring.Services, dynamodb: Any, versioned: Any
 ) -> None:
     api = Api(client)
-    mine = save(api, world, SHARED)
-    theirs = api.call("POST", "/memories", world.other_agent, {"text": SHARED})[1]
-    shared = review_learning(wired, world, SHARED, [mine["id"], theirs["id"]])
+    mine, theirs, shared = held_by_both(api, world, wired, SHARED)
     approved = api.call(
         "POST", f"/learnings/{shared}/approve", world.person, {"text": SHARED + " (checked)"}
     )
@@ -441,12 +443,8 @@ def test_an_agents_erasure_blanks_the_learnings_of_its_facts_alone_and_persons_l
     client: Client, world: World, wired: wiring.Services, dynamodb: Any, versioned: Any
 ) -> None:
     api = Api(client)
-    mine = save(api, world, SHARED)
-    theirs = api.call("POST", "/memories", world.other_agent, {"text": SHARED})[1]
-    shared = review_learning(wired, world, SHARED, [mine["id"], theirs["id"]])  # stays proposed
-    mine_held = save(api, world, HELD)
-    theirs_held = api.call("POST", "/memories", world.other_agent, {"text": HELD})[1]
-    held = review_learning(wired, world, HELD, [mine_held["id"], theirs_held["id"]])
+    mine, theirs, shared = held_by_both(api, world, wired, SHARED)  # stays proposed
+    mine_held, theirs_held, held = held_by_both(api, world, wired, HELD)
     assert api.call("POST", f"/learnings/{held}/approve", world.person)[0] == 200
     by_person = BY_PERSON.format(agent=world.agent.id)
     status, written = api.call("POST", "/learnings", world.person, {"text": by_person})

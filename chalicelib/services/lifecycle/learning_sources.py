@@ -27,6 +27,7 @@ from chalicelib.errors import Conflict
 from chalicelib.ids import Clock, IdFactory
 from chalicelib.models.learning import Learning, LearningAudit, LearningState
 from chalicelib.models.memory import Memory
+from chalicelib.services.learnings import LearningStore
 
 SOURCES_ERASED = "Every fact it was learned from was erased."
 """The reason a blanked learning carries."""
@@ -37,26 +38,12 @@ CHANGE_ATTEMPTS = 5
 _LIVE = (LearningState.PROPOSED, LearningState.ACTIVE)
 
 
-class SourceStore(Protocol):
-    """The learnings as this step reads and changes them (``storage/learnings.py``)."""
+class SourceStore(LearningStore, Protocol):
+    """The learnings as this step reads and changes them (``storage/learnings.py``):
+    ``LearningStore`` and two reads and writes of its own."""
 
     def list_learnings(self, workspace_id: str, *, consistent: bool = True) -> list[Learning]:
         """Every learning of the workspace, newest first."""
-        ...
-
-    def get(self, workspace_id: str, learning_id: str) -> Learning | None:
-        """One learning (strongly consistent)."""
-        ...
-
-    def change(
-        self,
-        before: Learning,
-        after: Learning,
-        audit: LearningAudit,
-        *,
-        rejected_keys: Sequence[str] = (),
-    ) -> None:
-        """Replace a learning if its version did not move."""
         ...
 
     def blank_history(self, learning_id: str, texts: Sequence[str]) -> int:
