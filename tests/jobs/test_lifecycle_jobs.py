@@ -364,6 +364,23 @@ def test_exports_are_one_at_a_time_and_capped_per_day(
     assert drain(queue) == []
 
 
+def test_a_slot_held_by_an_export_that_is_gone_is_taken_by_the_next_export(
+    client: Client, world: World, dynamodb: Any, queue: Any
+) -> None:
+    # The export holding the slot lost its record (erased with its workspace's data, or
+    # past its 7 days) before it freed the slot: the next request takes the slot, not a 500.
+    api = Api(client)
+    status, first = api.call("POST", "/exports", world.person, {})
+    assert status == 202
+    table = boto3.resource("dynamodb", region_name="us-east-1").Table(TABLE)
+    table.delete_item(Key={"pk": f"EXPORT#{first['id']}", "sk": "EXPORT"})
+    status, second = api.call("POST", "/exports", world.person, {"agentId": None})
+    assert status == 202 and second["id"] != first["id"]
+    # and the slot is held again: a third request answers the second export
+    status, third = api.call("POST", "/exports", world.person, {})
+    assert status == 200 and third["id"] == second["id"]
+
+
 SHARED = "The invoice queue drains through relay-7712 before midnight"
 HELD = "Ledger backups land in vault-5530 at noon"
 BY_PERSON = "Ask {agent} before a ledger migration, says ops-4410"
