@@ -38,6 +38,7 @@ from chalicelib.services.keyed_hash import DEVELOPMENT_SECRETS, HashSecrets, Key
 from chalicelib.services.kv.service import KvLimits, KvService
 from chalicelib.services.learnings import LearningService
 from chalicelib.services.lifecycle.erasure import OwnerErasure
+from chalicelib.services.lifecycle.learning_sources import ErasedSources
 from chalicelib.services.lifecycle.requests import PersonLifecycle
 from chalicelib.services.lifecycle.retention import ArchivedTextRetention
 from chalicelib.services.lifecycle.transfer import WorkspaceTransfer
@@ -130,6 +131,8 @@ class Services:
     lifecycle: PersonLifecycle
     learnings: LearningService
     """Learnings: shared facts of a workspace (docs/reference.md#15-learnings)."""
+    sources: ErasedSources
+    """The learnings an erasure retires and blanks (docs/reference.md#learnings-and-erasure)."""
     """A person's erasures of agents and exports (docs/reference.md#exports-for-a-person)."""
     day_log: DayLogService
     recall: RecallService
@@ -206,6 +209,15 @@ def archived_text_retention(
         DynamoDBRetentionMarks(table),
         clock,
         timedelta(days=settings.archived_text_retention_days),
+    )
+
+
+def erased_sources(
+    table: DynamoDBTable, memories: DynamoDBMemoryRepository, clock: Clock, ids: IdFactory
+) -> ErasedSources:
+    """The learnings whose sources an erasure takes (docs/reference.md#learnings-and-erasure)."""
+    return ErasedSources(
+        DynamoDBLearningRepository(table), memories, clock, ids, LearningVersionChanged
     )
 
 
@@ -443,7 +455,8 @@ def build_services(
     index = DynamoDBMemoryIndexRepository(table)
     auth = AuthService(directory, clock)
     owner_store = DynamoDBOwnerStore(table, lambda: s3 or s3_client(settings), settings.bucket_name)
-    owner_erasure = OwnerErasure(owner_store, directory, clock)
+    sources = erased_sources(table, memories, clock, ids)
+    owner_erasure = OwnerErasure(owner_store, directory, clock, sources)
     transfer = WorkspaceTransfer(
         owner_store, RecallIndexBackfill(memories, recall_index, directory, clock), clock, digests
     )
@@ -467,6 +480,7 @@ def build_services(
         erasure=MemoryErasure(
             memories,
             DynamoDBMemoryScrub(table, owner_store),
+            sources,
             RecallIndexBackfill(memories, recall_index, directory, clock),
             detector,
             clock,
@@ -474,6 +488,7 @@ def build_services(
         ),
         retention=archived_text_retention(settings, table, clock),
         learnings=learnings,
+        sources=sources,
         lifecycle=PersonLifecycle(
             owner_erasure,
             owner_store,
@@ -602,7 +617,7 @@ def build_admin_service(settings: Settings) -> AdminService:
         EmbeddingBackfill(memories, default_embedder()),
         index_backfill,
         TableUpgrade(table),
-        OwnerErasure(owner_store, directory, clock),
+        OwnerErasure(owner_store, directory, clock, erased_sources(table, memories, clock, ids)),
         WorkspaceTransfer(owner_store, index_backfill, clock, digests),
         digests,
         archived_text_retention(settings, table, clock),

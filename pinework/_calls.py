@@ -450,9 +450,12 @@ def list_learnings(
     q: str | None = None,
     limit: int | None = None,
     next_token: str | None = None,
+    unreviewed: bool = False,
 ) -> Call[LearningPage]:
-    """``GET /learnings``."""
-    params = page_params(None, limit, next_token, state=state, q=q)
+    """``GET /learnings`` (``unreviewed=true`` only when asked)."""
+    params = page_params(
+        None, limit, next_token, state=state, q=q, unreviewed="true" if unreviewed else None
+    )
     return Call("GET", "/learnings", LearningPage, params=params)
 
 

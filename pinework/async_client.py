@@ -666,6 +666,7 @@ class AsyncClient:
         q: str | None = None,
         limit: int | None = None,
         next_token: str | None = None,
+        unreviewed: bool = False,
     ) -> LearningPage:
         """One page of the workspace's learnings, newest first (``GET /learnings``;
         docs/reference.md#15-learnings).
@@ -674,6 +675,8 @@ class AsyncClient:
             state: only ``proposed``, ``active``, ``rejected`` or ``retired`` ones (omitted:
                 every state).
             q: only those whose text contains this (any case; at most 200 characters).
+            unreviewed: only the active learnings no person reviewed (persons only;
+                docs/reference.md#unreviewed-learnings).
             limit: page size (the server's default 50, at most 200).
             next_token: the ``next_token`` of the previous page.
 
@@ -682,10 +685,13 @@ class AsyncClient:
             the last page).
 
         Raises:
-            PineworkAPIError: ``invalid_request`` (an unknown state, a bad token or limit),
-                ``unauthorized``.
+            PineworkAPIError: ``invalid_request`` (an unknown state, a bad token or limit,
+                ``unreviewed`` with a state other than ``active``), ``forbidden`` (an agent
+                asked for ``unreviewed``), ``unauthorized``.
         """
-        return await self._session.run(calls.list_learnings(state, q, limit, next_token))
+        return await self._session.run(
+            calls.list_learnings(state, q, limit, next_token, unreviewed=unreviewed)
+        )
 
     async def iter_learnings(
         self,

@@ -58,24 +58,35 @@ def learning_list(
         typer.Option("--state", help="proposed, active, rejected or retired."),
     ] = None,
     q: Annotated[str | None, typer.Option("--q", help="Text the learning contains.")] = None,
+    unreviewed: Annotated[
+        bool,
+        typer.Option(
+            "--unreviewed",
+            help="Only the active learnings no person reviewed (persons): approve or retire each.",
+        ),
+    ] = False,
     limit: LearningLimitOption = None,
     next_token: NextTokenOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """The workspace's learnings, newest first, one line each (``no learnings`` when none;
-    ``more: --next-token …`` when there is a next page). Errors: invalid_request (an unknown
-    state)."""
+    ``more: --next-token …`` when there is a next page). ``--unreviewed``: the active ones
+    that went live without a person, until one approves or retires each (``no unreviewed
+    learnings`` when none). Errors: invalid_request (an unknown state; ``--unreviewed``
+    with a state other than active), forbidden (an agent's ``--unreviewed``)."""
 
     def render(page: LearningPage) -> None:
         for learning in page.data:
             _render.echo(_render.learning_row(learning))
         if not page.data:
-            _render.echo("no learnings")
+            _render.echo("no unreviewed learnings" if unreviewed else "no learnings")
         _more(page.next_token)
 
     _run(
         as_json,
-        lambda c: c.list_learnings(state=state, q=q, limit=limit, next_token=next_token),
+        lambda c: c.list_learnings(
+            state=state, q=q, limit=limit, next_token=next_token, unreviewed=unreviewed
+        ),
         render,
     )
 

@@ -874,6 +874,7 @@ class Client:
         q: str | None = None,
         limit: int | None = None,
         next_token: str | None = None,
+        unreviewed: bool = False,
     ) -> LearningPage:
         """One page of the workspace's learnings, newest first (``GET /learnings``;
         docs/reference.md#15-learnings).
@@ -882,6 +883,8 @@ class Client:
             state: only ``proposed``, ``active``, ``rejected`` or ``retired`` ones (omitted:
                 every state).
             q: only those whose text contains this (any case; at most 200 characters).
+            unreviewed: only the active learnings no person reviewed (persons only;
+                docs/reference.md#unreviewed-learnings).
             limit: page size (the server's default 50, at most 200).
             next_token: the ``next_token`` of the previous page.
 
@@ -890,10 +893,13 @@ class Client:
             the last page).
 
         Raises:
-            PineworkAPIError: ``invalid_request`` (an unknown state, a bad token or limit),
-                ``unauthorized``.
+            PineworkAPIError: ``invalid_request`` (an unknown state, a bad token or limit,
+                ``unreviewed`` with a state other than ``active``), ``forbidden`` (an agent
+                asked for ``unreviewed``), ``unauthorized``.
         """
-        return self._session.run(calls.list_learnings(state, q, limit, next_token))
+        return self._session.run(
+            calls.list_learnings(state, q, limit, next_token, unreviewed=unreviewed)
+        )
 
     def iter_learnings(
         self,

@@ -65,13 +65,15 @@ def propose_learning() -> Response:
 @learnings_api.route("/learnings", methods=["GET"], content_types=ANY_CONTENT)
 @endpoint
 def list_learnings() -> Response:
-    """The workspace's learnings, newest first (``state``, ``q``, ``limit``, ``nextToken``)."""
+    """The workspace's learnings, newest first (``state``, ``q``, ``unreviewed``,
+    ``limit``, ``nextToken``)."""
     call = call_context(_request(), takes_query=True)
     query = validate(dict(query_params(_request())), LearningListQuery)
     found, after = call.services.learnings.list_learnings(
         call.principal,
         state=None if query.state is None else LearningState(query.state),
         query=query.q,
+        unreviewed=query.only_unreviewed,
         limit=query.limit,
         after=decode_next_token(query.next_token, prefix="lrn"),
     )

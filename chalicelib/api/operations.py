@@ -500,8 +500,12 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         "The workspace's learnings, newest first",
         "agent, person (their workspace's)",
         {200: LearningList},
+        (errors.Forbidden,),
         query=LearningListQuery,
         tag="learnings",
+        description="`unreviewed=true` lists the active learnings no person reviewed "
+        "(persons only: an agent is refused with 403 `forbidden`), until a person "
+        "approves (confirms) or retires each.",
     ),
     ("GET", "/learnings/{learning_id}"): Operation(
         "One learning",

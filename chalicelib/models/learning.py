@@ -94,8 +94,8 @@ class LearningAudit(WireModel):
     id: str
     learning_id: str
     workspace_id: str = Field(exclude=True)
-    action: Literal["propose", "approve", "edit", "reject", "retire"]
-    actor_type: Literal["agent", "person", "review"]
+    action: Literal["propose", "approve", "edit", "reject", "retire", "erase"]
+    actor_type: Literal["agent", "person", "review", "system"]
     actor_id: str
     at: Timestamp
     run_id: str | None = None
@@ -145,10 +145,22 @@ class RetireLearningRequest(RequestModel):
 
 class LearningListQuery(Paging):
     """``GET /learnings`` (docs/reference.md#15-learnings): ``state`` filters, ``q``
-    searches the text (case-insensitive), ``limit`` is 1 to 200 (default 50; a query value
+    searches the text (case-insensitive), ``unreviewed=true`` keeps the active learnings
+    no person reviewed (persons only), ``limit`` is 1 to 200 (default 50; a query value
     arrives as a string of digits, anything else is ``invalid_request``)."""
 
     state: StateName | None = None
+    unreviewed: Literal["true", "false", "1", "0"] = Field(
+        default="false",
+        description="`true`: only the active learnings that went live without a person "
+        "(`learningApproval: none`) and no person confirmed or retired since. Persons only "
+        "(an agent is refused with 403 `forbidden`); with `state`, only `active`.",
+    )
     q: str | None = Field(default=None, max_length=200)
     limit: Annotated[Limit, Field(le=200)] = 50
     next_token: str | None = Field(default=None, max_length=200)
+
+    @property
+    def only_unreviewed(self) -> bool:
+        """True when ``unreviewed`` asks for the unreviewed learnings only."""
+        return self.unreviewed in ("true", "1")

@@ -150,8 +150,8 @@ class LearningAuditObject(ResponseModel):
     id: str
     object: Literal["learning_audit"]
     learning_id: str
-    action: Literal["propose", "approve", "edit", "reject", "retire"]
-    actor_type: Literal["agent", "person", "review"]
+    action: Literal["propose", "approve", "edit", "reject", "retire", "erase"]
+    actor_type: Literal["agent", "person", "review", "system"]
     actor_id: str
     at: WireTime
     run_id: str | None

@@ -63,6 +63,10 @@ DECISIONS_ARE_FOR_PERSONS = (
     "Only a person approves, edits, rejects or retires a learning: ask a person of your "
     "workspace. An agent proposes (POST /learnings)."
 )
+UNREVIEWED_IS_FOR_PERSONS = (
+    "The list of unreviewed learnings is for persons, who confirm or retire each: an agent "
+    "lists the active learnings (GET /learnings?state=active)."
+)
 _LEARNING_ID = re.compile(LEARNING_ID_PATTERN)
 _LIVE = (LearningState.PROPOSED, LearningState.ACTIVE)
 _REFUSED = (LearningState.REJECTED, LearningState.RETIRED)
@@ -415,21 +419,36 @@ class LearningService:
         query: str | None,
         limit: int,
         after: str | None,
+        unreviewed: bool = False,
     ) -> tuple[list[Learning], str | None]:
         """The workspace's learnings newest first, filtered by state and by text
         (case-insensitive substring), a page after ``after``; and the id to continue after.
+
+        ``unreviewed`` (persons only) keeps the active learnings no person reviewed
+        (``Learning.unreviewed``), reading the active ones only
+        (docs/reference.md#unreviewed-learnings).
 
         A state's list reads that state's learnings only (docs/issues.md#issue-41-item-4).
         An agent lists the active learnings and its own proposals (``visible_to``): without
         ``state``, the active ones and its pending proposals (at most the live cap's
         worth read); with ``state``, its own rejected or retired ones."""
+        if unreviewed:
+            refuse_agents(principal, UNREVIEWED_IS_FOR_PERSONS)
+            if state not in (None, LearningState.ACTIVE):
+                raise InvalidRequest(
+                    f"An unreviewed learning is active: `unreviewed=true` takes no "
+                    f"`state={state.value}` (omit `state`, or give `active`)."
+                )
+            state = LearningState.ACTIVE
         workspace = principal.workspace_id
         self._file(workspace)
         needle = (query or "").casefold().strip()
 
         def keep(learning: Learning) -> bool:
-            return (not needle or needle in learning.text.casefold()) and visible_to(
-                principal, learning
+            return (
+                (not needle or needle in learning.text.casefold())
+                and (not unreviewed or learning.unreviewed)
+                and visible_to(principal, learning)
             )
 
         if principal.is_agent and state is None:
@@ -446,7 +465,9 @@ class LearningService:
             page, more = found[:limit], len(found) > limit
             shown = [self._shown(principal, learning) for learning in page]
             return shown, (page[-1].id if more else None)
-        filtered = bool(needle) or (principal.is_agent and state is not LearningState.ACTIVE)
+        filtered = (
+            bool(needle) or unreviewed or (principal.is_agent and state is not LearningState.ACTIVE)
+        )
         page, next_after = self._store.page(
             workspace,
             state=state,
@@ -455,6 +476,18 @@ class LearningService:
             keep=keep if filtered else None,
         )
         return [self._shown(principal, learning) for learning in page], next_after
+
+    def unreviewed_count(self, principal: Principal) -> int:
+        """How many active learnings of the person's workspace no person reviewed (the
+        Learnings page's "Not reviewed (N)"; reads the active ones only, at most 200).
+
+        Raises:
+            Forbidden: an agent called (``UNREVIEWED_IS_FOR_PERSONS``).
+        """
+        refuse_agents(principal, UNREVIEWED_IS_FOR_PERSONS)
+        self._file(principal.workspace_id)
+        active = self._store.in_state(principal.workspace_id, LearningState.ACTIVE)
+        return sum(1 for learning in active if learning.unreviewed)
 
     def history(self, principal: Principal, learning_id: str) -> list[LearningAudit]:
         """The learning's records, oldest first (an agent's: without persons' reasons,

@@ -30,11 +30,13 @@ from chalicelib.storage.dynamodb import (
     put_new,
     to_attributes,
 )
+from chalicelib.storage.erasure import redacted
 from chalicelib.storage.keys import (
     KV_TTL_ATTRIBUTE,
     LEARNING_STATE_PREFIX,
     learning_audit_key,
     learning_count_key,
+    learning_history_partition,
     learning_key,
     learning_rate_key,
     learning_rejected_key,
@@ -264,7 +266,10 @@ class DynamoDBLearningRepository:
                 {
                     ":pk": partition,
                     ":low": prefix,
-                    ":high": prefix + (after or "\U0010ffff"),
+                    # a state copy's sort key is the id itself (``lrn_…``)
+                    ":high": prefix + "\U0010ffff"
+                    if after is None
+                    else (after if state is not None else prefix + after),
                 }
             ),
             "ConsistentRead": consistent,
@@ -340,6 +345,45 @@ class DynamoDBLearningRepository:
             fields["at"] = from_rfc3339(str(fields["at"]))
             records.append(LearningAudit.model_validate(fields))
         return records
+
+    def blank_history(self, learning_id: str, texts: Sequence[str]) -> int:
+        """Remove the texts of the learning's history records (its sources were erased,
+        docs/reference.md#erasing-a-memory): each record's ``before``/``after`` text set
+        to null, and each of ``texts`` replaced in its ``reason`` (a person's reason may
+        quote it). Idempotent; returns how many records were rewritten."""
+        quoted = tuple(sorted({text for text in texts if text}, key=len, reverse=True))
+        changed = 0
+        for row in self._table.query(
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :audit)",
+            ExpressionAttributeValues=to_attributes(
+                {":pk": learning_history_partition(learning_id), ":audit": "AUDIT#"}
+            ),
+            ConsistentRead=True,
+        ):
+            update: dict[str, Any] = {}
+            for name in ("before", "after"):
+                shot = row.get(name)
+                if isinstance(shot, dict) and shot.get("text"):
+                    update[name] = {**shot, "text": None}
+            reason = row.get("reason")
+            if isinstance(reason, str) and quoted:
+                new = redacted(reason, quoted)
+                if new is not reason:
+                    update["reason"] = new
+            if not update:
+                continue
+            names = {f"#a{n}": name for n, name in enumerate(update)}
+            values = {f":v{n}": value for n, value in enumerate(update.values())}
+            self._table.client.update_item(
+                TableName=self._table.name,
+                Key=to_attributes({"pk": row["pk"], "sk": row["sk"]}),
+                UpdateExpression="SET " + ", ".join(f"#a{n} = :v{n}" for n in range(len(update))),
+                ConditionExpression="attribute_exists(pk)",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=to_attributes(values),
+            )
+            changed += 1
+        return changed
 
     @staticmethod
     def _refused_entry(learning: Learning, key: str) -> dict[str, Any]:

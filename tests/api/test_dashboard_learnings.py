@@ -376,3 +376,38 @@ def test_the_settings_page_sets_the_learning_approval(
     assert "not reviewed" not in text(browser.get("/learnings"))
     recall = api.call("POST", "/memories/recall", world.other_agent, {"query": "UTC"})[1]
     assert "not reviewed" not in recall["block"]
+
+
+def test_the_learnings_page_lists_the_unreviewed_ones_until_each_is_decided(
+    api: Api, world: World, wired: Services, browser: Page
+) -> None:
+    assert browser.sign_in(world.person.token).status_code == 303
+    before = browser.get("/learnings")
+    assert "Not reviewed (0)" in text(before)
+    assert 'id="learnings-unreviewed-note"' not in before.body.decode()
+    waiting = api.call("POST", "/learnings", world.agent, {"text": "Tickets close on Fridays"})[1]
+    wired.admin.set_learning_approval(world.workspace_id, "none", confirmed=True)
+    live = [
+        api.call("POST", "/learnings", world.agent, {"text": said})[1]
+        for said in ("Builds run on arm64", "Logs ship to Loki")
+    ]
+    mine = api.call("POST", "/learnings", world.person, {"text": "Use UTC in every log"})[1]
+
+    page = browser.get("/learnings")
+    note = page.body.decode().split('id="learnings-unreviewed-note"', 1)[1].split("</p>", 1)[0]
+    assert "2 learnings went live without a person" in note and "Not reviewed (2)" in note
+    assert "/learnings?unreviewed=true" in note
+    only = browser.get("/learnings?unreviewed=true")
+    listed = only.body.decode()
+    assert all(found["id"] in listed for found in live)
+    assert waiting["id"] not in listed and mine["id"] not in listed
+    assert "2 learnings" in text(only) and 'name="unreviewed" value="true" checked' in listed
+    assert browser.get("/learnings?unreviewed=true&state=proposed").status_code == 400
+
+    for found in live:
+        path = f"/learnings/{found['id']}/approve"
+        assert api.call("POST", path, world.person, {})[0] == 200
+    after = browser.get("/learnings?unreviewed=true")
+    assert "No learning is waiting for a review" in text(after)
+    assert 'id="learnings-unreviewed-note"' not in after.body.decode()
+    assert "Not reviewed (0)" in text(after)

@@ -195,3 +195,52 @@ def test_agents_see_active_learnings_and_their_own_proposals(api: Api, world: Wo
     # an active learning an agent proposed: another agent reads it without its run
     seen = api.call("GET", f"/learnings/{theirs['id']}", world.agent)[1]
     assert seen["state"] == "active" and seen["runId"] is None and seen["evidence"] is None
+
+
+def test_persons_list_the_unreviewed_learnings_until_each_is_confirmed_or_retired(
+    api: Api, world: World, wired: wiring.Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    waiting = api.call("POST", "/learnings", world.agent, {"text": "Tickets close on Fridays"})[1]
+    retired = retire_all(api, world, ["The old VPN gateway is vpn-2"])
+    wired.admin.set_learning_approval(world.workspace_id, "none", confirmed=True)
+    live = [
+        api.call("POST", "/learnings", world.agent, {"text": text})[1]
+        for text in ("Builds run on arm64", "Logs ship to Loki", "Deploys need a drain")
+    ]
+    assert all(found["state"] == "active" and found["decidedBy"] is None for found in live)
+    mine = api.call("POST", "/learnings", world.person, {"text": "Use UTC in every log"})[1]
+    newest_first = [found["id"] for found in reversed(live)]
+
+    reads = Reads()
+    reads.install(monkeypatch)
+    status, page = api.call("GET", "/learnings?unreviewed=true", world.person)
+    assert status == 200 and [found["id"] for found in page["data"]] == newest_first
+    # the active state only: neither the proposed nor the retired learning is read
+    assert not [key for key in reads.keys if waiting["id"] in key or retired[0] in key]
+    assert mine["id"] not in [found["id"] for found in page["data"]]  # a person's: reviewed
+    first = api.call("GET", "/learnings?unreviewed=1&state=active&limit=2", world.person)[1]
+    assert [found["id"] for found in first["data"]] == newest_first[:2] and first["nextToken"]
+    rest = api.call(
+        "GET", f"/learnings?unreviewed=true&limit=2&nextToken={first['nextToken']}", world.person
+    )[1]
+    assert [found["id"] for found in rest["data"]] == newest_first[2:] and not rest["nextToken"]
+    searched = api.call("GET", "/learnings?unreviewed=true&q=LOKI", world.person)[1]
+    assert [found["id"] for found in searched["data"]] == [live[1]["id"]]
+
+    # for persons: an agent is refused, and a state other than active makes no sense
+    status, refused = api.call("GET", "/learnings?unreviewed=true", world.agent)
+    assert (status, refused["error"]["code"]) == (403, "forbidden")
+    assert "for persons" in refused["error"]["message"]
+    status, bad = api.call("GET", "/learnings?unreviewed=true&state=proposed", world.person)
+    assert (status, bad["error"]["code"]) == (400, "invalid_request")
+    assert api.call("GET", "/learnings?unreviewed=maybe", world.person)[0] == 400
+    assert api.call("GET", "/learnings?unreviewed=false", world.agent)[0] == 200
+
+    # the list empties as persons confirm or retire each
+    assert api.call("POST", f"/learnings/{live[0]['id']}/approve", world.person, {})[0] == 200
+    path = f"/learnings/{live[1]['id']}/retire"
+    assert api.call("POST", path, world.person, {"reason": "checked: wrong"})[0] == 200
+    left = api.call("GET", "/learnings?unreviewed=true", world.person)[1]["data"]
+    assert [found["id"] for found in left] == [live[2]["id"]]
+    assert api.call("POST", f"/learnings/{live[2]['id']}/approve", world.person, {})[0] == 200
+    assert api.call("GET", "/learnings?unreviewed=true", world.person)[1]["data"] == []

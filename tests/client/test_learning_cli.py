@@ -269,3 +269,32 @@ def test_the_clients_page_through_learnings_and_raise_their_codes(
     ids, repeat, refused = asyncio.run(as_an_agent())
     assert ids == [made[2].id, made[0].id]
     assert (repeat, refused) == ("rejected/learning_rejected", "forbidden")
+
+
+def test_a_person_lists_the_unreviewed_learnings_until_each_is_decided(
+    app_transport: httpx.MockTransport, world: World, wired: Any
+) -> None:
+    waiting = propose(app_transport, world.agent, "Builds run on arm64 runners")
+    wired.admin.set_learning_approval(world.workspace_id, "none", confirmed=True)
+    live = propose(app_transport, world.agent, "Logs ship to Loki")
+    also = propose(app_transport, world.agent, "Tickets close on Fridays")
+    propose(app_transport, world.person, "Use UTC in every log")  # a person's: reviewed
+    assert (waiting["state"], live["state"]) == ("proposed", "active")
+
+    listed = run(app_transport, world.person, "list", "--unreviewed")
+    assert listed.exit_code == 0, listed.output
+    assert listed.stdout.splitlines() == [
+        f"{also['id']}  active    Tickets close on Fridays",
+        f"{live['id']}  active    Logs ship to Loki",
+    ]
+    as_json = json.loads(run(app_transport, world.person, "list", "--unreviewed", "--json").stdout)
+    assert [found["id"] for found in as_json["data"]] == [also["id"], live["id"]]
+    refused = run(app_transport, world.agent, "list", "--unreviewed")
+    assert refused.exit_code == 1 and "forbidden" in refused.output
+    bad = run(app_transport, world.person, "list", "--unreviewed", "--state", "retired")
+    assert bad.exit_code == 1 and "error: invalid_request" in bad.output
+
+    assert run(app_transport, world.person, "approve", live["id"]).exit_code == 0
+    assert run(app_transport, world.person, "retire", also["id"]).exit_code == 0
+    empty = run(app_transport, world.person, "list", "--unreviewed")
+    assert empty.exit_code == 0 and empty.stdout.strip() == "no unreviewed learnings"

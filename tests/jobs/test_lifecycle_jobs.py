@@ -405,3 +405,128 @@ def test_a_slot_held_by_an_export_that_is_gone_is_taken_by_the_next_export(
     # and the slot is held again: a third request answers the second export
     status, third = api.call("POST", "/exports", world.person, {})
     assert status == 200 and third["id"] == second["id"]
+
+
+SHARED = "The invoice queue drains through relay-7712 before midnight"
+HELD = "Ledger backups land in vault-5530 at noon"
+BY_PERSON = "Ask {agent} before a ledger migration, says ops-4410"
+
+
+def held_by_both(
+    api: Api, world: World, wired: wiring.Services, said: str
+) -> tuple[dict[str, Any], dict[str, Any], str]:
+    """Both agents save ``said``; the review proposes it as a learning citing both facts
+    (docs/reference.md#learnings-and-the-review). Returns the facts and the learning's id."""
+    mine = save(api, world, said)
+    theirs = api.call("POST", "/memories", world.other_agent, {"text": said})[1]
+    learning, new = wired.learnings.propose_from_review(
+        world.workspace_id, "rvw_01J0000000000000000000000A", said, [mine["id"], theirs["id"]]
+    )
+    assert new
+    return mine, theirs, learning.id
+
+
+def block_of(api: Api, world: World) -> str:
+    status, recall = api.call(
+        "POST", "/memories/recall", world.other_agent, {"query": "ledger invoice relay vault"}
+    )
+    assert status == 200, recall
+    return str(recall["block"])
+
+
+def live_count(wired: wiring.Services, dynamodb: Any, world: World) -> int:
+    key = learning_count_key(world.workspace_id)
+    item = dynamodb.get_item(
+        TableName=wired.settings.table_name,
+        Key={name: {"S": value} for name, value in key.items()},
+        ConsistentRead=True,
+    )["Item"]
+    return int(item["live"]["N"])
+
+
+def test_a_learning_whose_every_source_is_erased_is_retired_and_blanked(
+    client: Client, world: World, wired: wiring.Services, dynamodb: Any, versioned: Any
+) -> None:
+    api = Api(client)
+    mine, theirs, shared = held_by_both(api, world, wired, SHARED)
+    approved = api.call(
+        "POST", f"/learnings/{shared}/approve", world.person, {"text": SHARED + " (checked)"}
+    )
+    assert approved[0] == 200, approved
+    assert shared in block_of(api, world) and live_count(wired, dynamodb, world) == 1
+
+    def erase(memory_id: str) -> None:
+        path = f"/memories/{memory_id}/erase"
+        assert api.call("POST", path, world.person, {"reason": "ticket 12"})[0] == 200
+
+    erase(mine["id"])
+    # one source is held still: the text stays, the erased fact leaves the evidence
+    kept = api.call("GET", f"/learnings/{shared}", world.person)[1]
+    assert (kept["state"], kept["evidence"]) == ("active", [theirs["id"]])
+    assert kept["text"] == SHARED + " (checked)" and shared in block_of(api, world)
+
+    erase(theirs["id"])
+    blank = api.call("GET", f"/learnings/{shared}", world.person)[1]
+    assert (blank["state"], blank["text"], blank["evidence"]) == ("retired", "", [])
+    assert shared not in block_of(api, world)
+    assert live_count(wired, dynamodb, world) == 0
+    history = api.call("GET", f"/learnings/{shared}/history", world.person)[1]["data"]
+    assert [record["action"] for record in history] == ["propose", "approve", "erase", "erase"]
+    assert (history[-1]["actorType"], history[-1]["actorId"]) == ("system", "erasure")
+    assert all(not (record["before"] or {}).get("text") for record in history)
+    assert every_trace(dynamodb, versioned, {SHARED}) == []
+    # blank and retired: a person cannot bring it back, nor edit it
+    assert api.call("PATCH", f"/learnings/{shared}", world.person, {"text": SHARED})[0] == 409
+    # erasing again finds nothing more to do
+    erase(theirs["id"])
+    assert len(api.call("GET", f"/learnings/{shared}/history", world.person)[1]["data"]) == 4
+
+
+def test_an_agents_erasure_blanks_the_learnings_of_its_facts_alone_and_persons_learnings_stay(
+    client: Client, world: World, wired: wiring.Services, dynamodb: Any, versioned: Any
+) -> None:
+    api = Api(client)
+    mine, theirs, shared = held_by_both(api, world, wired, SHARED)  # stays proposed
+    mine_held, theirs_held, held = held_by_both(api, world, wired, HELD)
+    assert api.call("POST", f"/learnings/{held}/approve", world.person)[0] == 200
+    by_person = BY_PERSON.format(agent=world.agent.id)
+    status, written = api.call("POST", "/learnings", world.person, {"text": by_person})
+    assert status == 201, written
+    # the other agent's fact was erased before: the agent's fact is the last source
+    erased = api.call(
+        "POST", f"/memories/{theirs['id']}/erase", world.person, {"reason": "ticket 3"}
+    )
+    assert erased[0] == 200
+    assert api.call("GET", f"/learnings/{shared}", world.person)[1]["evidence"] == [mine["id"]]
+
+    # the Data tab says which learnings go, before the person confirms
+    page = Page(client)
+    assert page.sign_in(world.person.token).status_code == 303
+    tab = page.get(f"/agents/{world.agent.id}/data")
+    body = tab.body.decode()
+    blanked = body.split('id="erase-agent-blanked"', 1)[1].split("</ul>", 1)[0]
+    pruned = body.split('id="erase-agent-pruned"', 1)[1].split("</ul>", 1)[0]
+    assert shared in blanked and held not in blanked and held in pruned
+    assert "retired and blanked" in text(tab) and "Learnings persons wrote stay (1 live)" in text(
+        tab
+    )
+
+    wired.admin.erase("agent", world.agent.id, by="ops")
+
+    blank = api.call("GET", f"/learnings/{shared}", world.person)[1]
+    assert (blank["state"], blank["text"], blank["evidence"]) == ("retired", "", [])
+    shown = text(page.get(f"/learnings/{shared}"))
+    assert (
+        "Its text was erased with every fact" in shown
+        and "<strong>erase</strong> by the system (an erasure)" in shown
+    )
+    kept = api.call("GET", f"/learnings/{held}", world.person)[1]
+    assert (kept["state"], kept["text"], kept["evidence"]) == ("active", HELD, [theirs_held["id"]])
+    status, person_own = api.call("GET", f"/learnings/{written['id']}", world.person)
+    assert status == 200 and person_own["text"] == by_person and person_own["state"] == "active"
+    history = api.call("GET", f"/learnings/{written['id']}/history", world.person)[1]["data"]
+    assert [record["action"] for record in history] == ["propose"]
+    block = block_of(api, world)
+    assert held in block and written["id"] in block and shared not in block
+    assert live_count(wired, dynamodb, world) == 2
+    assert every_trace(dynamodb, versioned, {SHARED, mine["id"], mine_held["id"]}) == []

@@ -28,6 +28,7 @@ from typing import Any, Protocol
 from chalicelib.errors import InvalidRequest, NotFound
 from chalicelib.ids import Clock, to_rfc3339
 from chalicelib.models.principal import Agent, Person, Workspace
+from chalicelib.services.lifecycle.learning_sources import ErasedSources
 from chalicelib.services.lifecycle.ownership import (
     ID_PATTERN,
     TargetKind,
@@ -177,12 +178,20 @@ class OwnerErasure:
         scan: the table and bucket.
         directory: to find the target and revoke its tokens first.
         clock: the current time.
+        sources: the learnings the review proposed from an erased agent's facts.
     """
 
-    def __init__(self, scan: OwnerStore, directory: DirectoryRepository, clock: Clock) -> None:
+    def __init__(
+        self,
+        scan: OwnerStore,
+        directory: DirectoryRepository,
+        clock: Clock,
+        sources: ErasedSources,
+    ) -> None:
         self._scan = scan
         self._directory = directory
         self._clock = clock
+        self._sources = sources
 
     def erase(
         self,
@@ -317,7 +326,7 @@ class OwnerErasure:
                 _report(progress, ErasureProgress("delete", read, sum(tally.items.values())))
             save(phase="objects")
         if state["phase"] == "objects":
-            self._before_objects(kind, workspace_id)
+            self._before_objects(kind, target_id, workspace_id, collected)
             for prefix in sorted(self._prefixes(kind, target_id, workspace_id, ids | collected)):
                 tally.add_versions(self._scan, self._scan.object_versions(prefix))
             save(phase="done")
@@ -336,14 +345,20 @@ class OwnerErasure:
             finished_at=finished,
         )
 
-    def _before_objects(self, kind: TargetKind, workspace_id: str) -> None:
-        """Between the items and the objects: recount the workspace's live learnings
-        (an agent's went with it: recomputed, never decremented by a guess), then change
-        the erasure epoch, before the cached exports go (an export that read before
-        sees the change after; the workspace's own erasure deletes the epoch)."""
+    def _before_objects(
+        self, kind: TargetKind, target_id: str, workspace_id: str, collected: set[str]
+    ) -> None:
+        """Between the items and the objects: for an agent, blank and retire (or prune)
+        the learnings the review proposed from its facts (``learning_sources.py``), then
+        recount the workspace's live learnings (its own went with it: recomputed, never
+        decremented by a guess); then change the erasure epoch, before the cached
+        exports go (an export that read before sees the change after; the workspace's
+        own erasure deletes the epoch)."""
         if not workspace_id:
             return
         if kind == "agent":
+            facts = {found for found in collected if found.startswith("mem_")}
+            self._sources.after_erasure(workspace_id, memory_ids=facts, agent_id=target_id)
             self._scan.recount_live_learnings(workspace_id)
         if kind == "workspace":
             self._scan.drop_erasure_epoch(workspace_id)

@@ -8,6 +8,11 @@ The rule (``belongs``), complete by construction over the items it is shown:
   one of the target's ids (the workspace, its agents, the agent), or when its
   partition is one of the ids collected from items that belong (their memories,
   reviews, tokens, learnings, and a workspace's persons and agents);
+* in the learnings' partitions an agent's erasure or export takes what is the agent's
+  own: a learning (and its copy filed by state) it proposed, its proposal counters,
+  and what the learnings it proposed reveal (their history, their refused-text
+  entries); a learning a person wrote stays even when its text names the agent
+  (docs/reference.md#learnings-and-erasure);
 * an item belongs to a person only in the partitions that are the person's own
   (person, tokens, token ids, owner marks, dashboard sessions and sign-in codes, the
   e-mail claim, idempotency records): elsewhere — an audit record, a review decision —
@@ -73,6 +78,10 @@ def _values_text(item: dict[str, Any]) -> str:
     return json.dumps(item, default=lambda value: "", ensure_ascii=False)
 
 
+LEARNING_PARTITIONS = ("LEARNINGS#", "LEARNING#")
+"""The learnings' partitions, where an agent's erasure reads fields, not every value."""
+
+
 def belongs(item: dict[str, Any], kind: TargetKind, ids: set[str], collected: set[str]) -> bool:
     """Whether ``item`` is erased (or exported) with the target (the module's rule).
 
@@ -87,7 +96,21 @@ def belongs(item: dict[str, Any], kind: TargetKind, ids: set[str], collected: se
         return True
     if kind == "person" and not pk.startswith(PERSONAL_PARTITIONS):
         return False
+    if kind == "agent" and pk.startswith(LEARNING_PARTITIONS):
+        return _agents_learning_item(item, ids, collected)
     return not ids.isdisjoint(ID_PATTERN.findall(_values_text(item)))
+
+
+def _agents_learning_item(item: dict[str, Any], ids: set[str], collected: set[str]) -> bool:
+    """An item of the learnings' partitions that is the agent's own: a learning or its
+    state copy the agent proposed, a proposal counter keyed by it (``RATE#<agt>#…``), a
+    refused-text entry of a learning that went with it. Not a learning that only names
+    it in its text, nor a history record outside the collected learnings' partitions."""
+    if str(item.get("proposedBy", "")) in ids:
+        return True
+    if str(item.get("learningId", "")) in collected:
+        return True
+    return not ids.isdisjoint(ID_PATTERN.findall(str(item.get("sk", ""))))
 
 
 def revealed(item: dict[str, Any], kind: TargetKind) -> set[str]:

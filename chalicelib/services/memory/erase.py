@@ -3,7 +3,9 @@ docs/issues.md#issue-24-item-1): the memory becomes a tombstone (id, who, when, 
 and its text leaves every place it was copied to.
 
 Order: the tombstone first (one transaction with its ``erase`` audit record, the recall
-index's tombstone and a day row's pointer release), then the copies: review items,
+index's tombstone and a day row's pointer release), then the copies: the learnings the
+review proposed from it (blanked and retired when it was their last source, else it
+leaves their evidence: ``lifecycle/learning_sources.py``), review items,
 pending actions and report objects, cached exports, the agent's recall index (rebuilt),
 and last the texts of the memory's earlier audit records, which the earlier steps read
 to know what to look for. Every step is idempotent, so erasing an erased memory again
@@ -21,6 +23,7 @@ from chalicelib.limits import ARCHIVE_REASON_MAX_CHARS
 from chalicelib.models.memory import AuditRecord, Memory, MemoryKind, MemoryStatus, snapshot
 from chalicelib.models.principal import Principal
 from chalicelib.services.access.who import load_visible, refuse_agents
+from chalicelib.services.lifecycle.learning_sources import ErasedSources
 from chalicelib.services.memory.preconditions import check_expected_version
 from chalicelib.services.recall.index_backfill import RecallIndexBackfill
 from chalicelib.services.retries import with_retries
@@ -73,6 +76,7 @@ class MemoryErasure:
     Args:
         memories: memory storage.
         scrub: the copies' clean-up.
+        sources: the learnings the review proposed from the memory.
         index_backfill: rebuilds the agent's recall index without the erased fact.
         secrets: the secret detector (a reason is free text).
         clock: the current time.
@@ -83,6 +87,7 @@ class MemoryErasure:
         self,
         memories: MemoryRepository,
         scrub: MemoryScrub,
+        sources: ErasedSources,
         index_backfill: RecallIndexBackfill,
         secrets: SecretFinder,
         clock: Clock,
@@ -90,6 +95,7 @@ class MemoryErasure:
     ) -> None:
         self._memories = memories
         self._scrub = scrub
+        self._sources = sources
         self._backfill = index_backfill
         self._secrets = secrets
         self._clock = clock
@@ -145,6 +151,7 @@ class MemoryErasure:
         self._scrub.bump_erasure_epoch(principal.workspace_id)
         tombstone = with_retries(attempt)
         texts = known | self._scrub.audit_texts(memory_id)
+        self._sources.after_erasure(tombstone.workspace_id, memory_ids={memory_id}, texts=texts)
         self._scrub.redact_reviews(tombstone, texts)
         if tombstone.kind is MemoryKind.FACT:
             # Segments and volumes packed the text: the index is rebuilt from the live

@@ -44,21 +44,32 @@ def learnings_page(
     whose text holds it (case-insensitive). Each state is listed on its own, so old
     proposals are never cut by many newer decided ones; at most ``LEARNINGS_SHOWN`` of a
     state are shown (``cut`` names the states that hold more). ``error`` and ``form``:
-    the propose form's refusal and what was typed, shown again.
+    the propose form's refusal and what was typed, shown again. ``unreviewed=true``
+    keeps the active learnings no person reviewed; the page always says how many there
+    are ("Not reviewed (N)", a note when any; docs/reference.md#unreviewed-learnings).
 
     Raises:
-        InvalidRequest: ``state`` is not a learning state.
+        InvalidRequest: ``state`` is not a learning state, or not ``active`` with
+            ``unreviewed``.
     """
     state_text = web.request.param("state") or ""
     if state_text and state_text not in {state.value for state in LearningState}:
         raise InvalidRequest("state must be proposed, active, rejected or retired.")
     query = (web.request.param("q") or "").strip()
+    unreviewed = (web.request.param("unreviewed") or "") in ("true", "1")
     wanted = [LearningState(state_text)] if state_text else list(_PAGE_ORDER)
+    if unreviewed:
+        wanted = [LearningState(state_text or LearningState.ACTIVE.value)]
     shown: list[Learning] = []
     cut: list[str] = []
     for state in wanted:
         found, more = web.services.learnings.list_learnings(
-            web.principal, state=state, query=query or None, limit=LEARNINGS_SHOWN, after=None
+            web.principal,
+            state=state,
+            query=query or None,
+            limit=LEARNINGS_SHOWN,
+            after=None,
+            unreviewed=unreviewed,
         )
         shown += found[::-1] if state is LearningState.PROPOSED else found
         if more is not None:
@@ -72,6 +83,8 @@ def learnings_page(
         shown_at_most=LEARNINGS_SHOWN,
         state=state_text,
         q=query,
+        unreviewed=unreviewed,
+        unreviewed_count=web.services.learnings.unreviewed_count(web.principal),
         states=[state.value for state in _PAGE_ORDER],
         error=error,
         form=form or {},

@@ -22,14 +22,20 @@ def data_tab(
     form: dict[str, str] | None = None,
 ) -> WebResponse:
     """``GET /agents/{agent_id}/data``: export the agent, or erase it (reason, and its
-    name typed to confirm)."""
+    name typed to confirm). Before the person confirms, the form names the learnings the
+    erasure takes: those the agent proposed (deleted), those the review learned from its
+    facts alone (retired and blanked), those that keep their text and lose its facts
+    from their evidence, and says that the learnings persons wrote stay
+    (docs/reference.md#learnings-and-erasure)."""
     agent = web.services.dashboard.workspace.agent(web.principal, agent_id)
+    learnings = web.services.sources.plan(agent.workspace_id, agent_id=agent.id)
     return web.page(
         "agent_data.html",
         status=error.status if error else 200,
         nav="agents",
         agent=agent,
         tab="data",
+        learnings=learnings,
         error=error,
         form=form or {},
     )

@@ -166,6 +166,8 @@ export interface paths {
         /**
          * The workspace's learnings, newest first
          * @description Who: agent, person (their workspace's).
+         *
+         *     `unreviewed=true` lists the active learnings no person reviewed (persons only: an agent is refused with 403 `forbidden`), until a person approves (confirms) or retires each.
          */
         get: operations["list_learnings"];
         put?: never;
@@ -1477,12 +1479,12 @@ export interface components {
              * Action
              * @enum {string}
              */
-            action: "propose" | "approve" | "edit" | "reject" | "retire";
+            action: "propose" | "approve" | "edit" | "reject" | "retire" | "erase";
             /**
              * Actortype
              * @enum {string}
              */
-            actorType: "agent" | "person" | "review";
+            actorType: "agent" | "person" | "review" | "system";
             /** Actorid */
             actorId: string;
             /**
@@ -3621,6 +3623,7 @@ export interface operations {
                 limit?: number;
                 nextToken?: string | null;
                 state?: ("proposed" | "active" | "rejected" | "retired") | null;
+                unreviewed?: "true" | "false" | "1" | "0";
                 q?: string | null;
             };
             header?: {
@@ -3668,6 +3671,21 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "unauthorized";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `forbidden`: The principal may not do this (403). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "forbidden";
                             message: string;
                         };
                     };
