@@ -194,22 +194,8 @@ class ClientCore(Generic[SessionT, TransportT]):
     ``pinework._calls``; :class:`pinework.Client` and :class:`pinework.AsyncClient` add only
     how a description is run (blocking or awaited) and how they are closed.
 
-    Args:
-        base_url: the server root (``PINEWORK_API_URL``), without or with the
-            ``/api/v1`` prefix, e.g. ``http://127.0.0.1:8000``.
-        token: the bearer token of an agent or a person; ``None`` sends no
-            ``Authorization`` header (anonymous; only the key-value routes accept it).
-        run_id: sent as ``X-Pinework-Run`` when set.
-        task_key: sent as ``X-Pinework-Task`` when set (e.g. ``PIN-42``).
-        transport: an httpx transport to use instead of the network (tests pass an
-            ``httpx.MockTransport``); an async one for :class:`pinework.AsyncClient`.
-        timeout: seconds per request phase.
-        api_key: sent as ``X-Api-Key`` (a bring-your-own key scoping the key-value tools,
-            docs/reference.md#10-key-value); a bearer token takes precedence.
-        max_retries: how often a request is sent again after a connection error, a
-            timeout, 429, 5xx or 409 ``idempotency_key_in_use`` (default 0). Requests that
-            change state then carry an ``Idempotency-Key`` (yours, or one the client
-            makes), so a retry never writes twice.
+    Takes the arguments of :class:`pinework.Client` (``transport`` an async one for
+    :class:`pinework.AsyncClient`).
 
     Raises:
         ValueError: ``base_url`` is not an ``http://`` or ``https://`` URL, ``max_retries``
@@ -312,9 +298,7 @@ class ClientCore(Generic[SessionT, TransportT]):
                 white space at an end, or over 128 characters.
         """
         bound = copy.copy(self)
-        bound._session = self._session.for_run(
-            run_id=run_id, task_key=task_key, session_id=session_id
-        )
+        bound._session = self._session.for_run(run_id, task_key, session_id)
         return bound
 
     async def _result(self, program: Runnable[T]) -> T:

@@ -114,20 +114,9 @@ class _Session:
         """Open the connection pool (the transport's own)."""
         raise NotImplementedError
 
-    def for_run(
-        self,
-        *,
-        run_id: str | None = None,
-        task_key: str | None = None,
-        session_id: str | None = None,
-    ) -> Self:
-        """A copy of this session that sends a run's headers with every request and shares
-        the connection pool (docs/reference.md#run-headers).
-
-        Args:
-            run_id: sent as ``X-Pinework-Run`` (over the client's own) when given.
-            task_key: sent as ``X-Pinework-Task`` when given.
-            session_id: sent as ``X-Pinework-Session`` when given.
+    def for_run(self, run_id: str | None, task_key: str | None, session_id: str | None) -> Self:
+        """A copy of this session that sends a run's headers (those given) with every
+        request and shares the connections: ``ClientCore.for_run`` (pinework/_core.py).
 
         Raises:
             ValueError: a value that cannot be a header (``header_value``).
