@@ -796,7 +796,9 @@ def wait_for_review(
         review_id: the review (``rvw_…``).
         timeout: seconds to wait at most (the worker may take up to 10 minutes).
         interval: seconds between polls.
-        sleep: how to wait (default ``time.sleep``; tests pass their own).
+        sleep: how to wait, a function of the seconds (default ``time.sleep``;
+            ``AsyncClient``: ``asyncio.sleep``, and a coroutine function is awaited); tests
+            pass their own.
 
     Returns:
         The report; or the ``ReviewRun`` as last seen (``failed``, or still
