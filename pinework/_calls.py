@@ -1,19 +1,25 @@
-"""One request-building layer for both clients (docs/issues.md#issue-15-item-5): each API operation
-becomes a :class:`Call` (method, path, query, body, headers, the result type);
-:class:`pinework.Client` sends it with ``httpx.Client`` and
-:class:`pinework.AsyncClient` with ``httpx.AsyncClient``. The paths, bodies and
-checks live here once; the clients' methods only pass their arguments on.
+"""Every request of the Pinework HTTP API, described once (docs/issues.md#issue-48, item 5).
 
-Every builder raises ``ValueError`` for arguments that cannot be sent (an id that is
-not one path segment, a naive datetime, an edit without changes), before anything
-is sent.
+Each operation is a function that checks its arguments and describes what to send: a
+:class:`Request` (method, path below ``/api/v1``, query, JSON body, per-request headers and
+the model the answer is decoded into), or, for an operation of several steps, a *program*: a
+generator that yields requests (and :class:`Pause`, :class:`Emit`, :class:`Invoke` steps) and
+is sent each decoded answer, or thrown the :class:`PineworkAPIError` it raised. Nothing here
+does I/O: ``pinework._core`` runs these descriptions over ``httpx.Client`` for
+:class:`pinework.Client` and ``httpx.AsyncClient`` for :class:`pinework.AsyncClient`, whose
+public methods are these functions (same names, arguments and docstrings). A new route is
+added here, once, and both clients have it.
+
+Every operation raises ``ValueError`` for arguments that cannot be sent (an id that is not one
+path segment, a naive datetime, an edit without changes) before anything is sent.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from pydantic import ValidationError
 
@@ -44,12 +50,16 @@ from pinework.models import (
 )
 
 ModelT = TypeVar("ModelT", bound=WireModel)
+PageT = TypeVar("PageT", bound=WireModel)
+T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
+ItemT = TypeVar("ItemT")
 Expiry = str | dt.datetime | dt.date
 
 
 @dataclass(frozen=True)
-class Call(Generic[ModelT]):
-    """One request and the type of its answer.
+class Request(Generic[ModelT]):
+    """One HTTP request of the API and the type of its answer.
 
     Attributes:
         method: the HTTP method.
@@ -70,6 +80,73 @@ class Call(Generic[ModelT]):
     headers: dict[str, str] = field(default_factory=dict)
     changes_state: bool = False
 
+    def __iter__(self) -> Generator[Step, Any, ModelT]:
+        """The request as a program of one step, so that a program sends it with
+        ``answer = yield from request``.
+
+        Returns:
+            A generator that yields this request and returns the decoded answer.
+        """
+        answer: ModelT = yield self
+        return answer
+
+
+@dataclass(frozen=True)
+class Pause:
+    """A program step: wait ``seconds`` before the next step.
+
+    Attributes:
+        seconds: how long.
+        sleep: the caller's own way to wait (``wait_for_review(sleep=...)``): a function of
+            the seconds, or, under :class:`pinework.AsyncClient`, a coroutine function;
+            ``None``: ``time.sleep`` / ``asyncio.sleep``.
+    """
+
+    seconds: float
+    sleep: Callable[[float], object] | None = None
+
+
+@dataclass(frozen=True)
+class Emit(Generic[ItemT]):
+    """A program step of a listing: hand ``item`` to the caller's iteration."""
+
+    item: ItemT
+
+
+@dataclass(frozen=True)
+class Invoke:
+    """A program step: call the client's own public operation ``operation`` with ``args``
+    and ``kwargs`` and send back its result (so a subclass's override of that method runs,
+    as when the integration called the method itself).
+
+    Attributes:
+        operation: a public method of both clients, e.g. ``kv_remember``.
+        args: its positional arguments.
+        kwargs: its keyword arguments.
+    """
+
+    operation: str
+    args: tuple[Any, ...] = ()
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+Step = Request[Any] | Pause | Invoke
+"""What a program yields for the client to do."""
+
+Program = Generator[Step, Any, T]
+"""An operation of several steps: yields steps, is sent their answers, returns its result."""
+
+Pages = Generator[Step | Emit[ItemT], Any, None]
+"""A listing: a program that also emits the items it reads, page after page."""
+
+
+class Runnable(Protocol[T_co]):
+    """What a client runs: a :class:`Request` or a :data:`Program`."""
+
+    def __iter__(self) -> Generator[Step, Any, T_co]:
+        """The steps, as a generator that returns the result."""
+        ...
+
 
 def _change(
     method: str,
@@ -78,13 +155,13 @@ def _change(
     body: Any,
     idempotency_key: str | None,
     if_match: str | None = None,
-) -> Call[ModelT]:
+) -> Request[ModelT]:
     headers = {}
     if idempotency_key is not None:
         headers["Idempotency-Key"] = idempotency_key
     if if_match is not None:
         headers["If-Match"] = if_match
-    return Call(method, path, model, json=body, headers=headers, changes_state=True)
+    return Request(method, path, model, json=body, headers=headers, changes_state=True)
 
 
 def _given(**fields: Any) -> dict[str, Any]:
@@ -96,179 +173,28 @@ def page_params(
     agent_id: str | None, limit: int | None, next_token: str | None, **more: str | None
 ) -> dict[str, str]:
     """A paged list's query string (docs/reference.md#5-limits): ``agentId``, ``limit``,
-    ``nextToken`` and
-    ``more``, each only when given."""
+    ``nextToken`` and ``more``, each only when given."""
     given = {"agentId": agent_id, "limit": None if limit is None else str(limit), **more}
     return _given(**given, nextToken=next_token)
 
 
-# Agent memory (docs/reference.md#7-http-api)
-
-
-def save_fact(
-    text: str,
-    *,
-    expires_at: Expiry | None = None,
-    supersedes: str | None = None,
-    agent_id: str | None = None,
-    evidence: str | None = None,
-    idempotency_key: str | None = None,
-) -> Call[Memory]:
-    """``POST /memories`` (see ``Client.save_fact``)."""
-    body = {
-        "text": text,
-        **_given(
-            expiresAt=None if expires_at is None else format_expiry(expires_at),
-            supersedes=supersedes,
-            agentId=agent_id,
-            evidence=evidence,
-        ),
-    }
-    return _change("POST", "/memories", Memory, body, idempotency_key)
-
-
-def append_day_line(line: str, *, idempotency_key: str | None = None) -> Call[Memory]:
-    """``POST /memories/day``."""
-    return _change("POST", "/memories/day", Memory, {"line": line}, idempotency_key)
-
-
-def list_memories(
-    *,
-    agent_id: str | None = None,
-    kind: str | None = None,
-    status: str | None = None,
-    include_archived: bool = False,
-    limit: int | None = None,
-    next_token: str | None = None,
-) -> Call[MemoryPage]:
-    """``GET /memories``."""
-    params = page_params(
-        agent_id,
-        limit,
-        next_token,
-        kind=kind,
-        status=status,
-        all="true" if include_archived else None,
-    )
-    return Call("GET", "/memories", MemoryPage, params=params)
-
-
-def get_memory(memory_id: str) -> Call[Memory]:
-    """``GET /memories/{id}``."""
-    return Call("GET", memory_path(memory_id), Memory)
-
-
-def edit_memory(
-    memory_id: str,
-    *,
-    text: str | None = None,
-    expires_at: Expiry | None = None,
-    if_match: str | None = None,
-    idempotency_key: str | None = None,
-) -> Call[Memory]:
-    """``PATCH /memories/{id}``.
-
-    Raises:
-        ValueError: neither ``text`` nor ``expires_at``.
-    """
-    body = _given(text=text, expiresAt=None if expires_at is None else format_expiry(expires_at))
-    if not body:
-        raise ValueError("edit needs text or expires_at")
-    return _change("PATCH", memory_path(memory_id), Memory, body, idempotency_key, if_match)
-
-
-def archive(
-    memory_id: str,
-    reason: str,
-    *,
-    if_match: str | None = None,
-    idempotency_key: str | None = None,
-) -> Call[Memory]:
-    """``POST /memories/{id}/archive``."""
-    path = memory_path(memory_id, "archive")
-    return _change("POST", path, Memory, {"reason": reason}, idempotency_key, if_match)
-
-
-def veto(
-    memory_id: str,
-    reason: str | None = None,
-    *,
-    if_match: str | None = None,
-    idempotency_key: str | None = None,
-) -> Call[Memory]:
-    """``POST /memories/{id}/veto``."""
-    body = _given(reason=reason)
-    path = memory_path(memory_id, "veto")
-    return _change("POST", path, Memory, body, idempotency_key, if_match)
-
-
-def erase(
-    memory_id: str,
-    reason: str,
-    *,
-    if_match: str | None = None,
-    idempotency_key: str | None = None,
-) -> Call[Memory]:
-    """``POST /memories/{id}/erase``."""
-    path = memory_path(memory_id, "erase")
-    return _change("POST", path, Memory, {"reason": reason}, idempotency_key, if_match)
-
-
-def unarchive(
-    memory_id: str, *, if_match: str | None = None, idempotency_key: str | None = None
-) -> Call[Memory]:
-    """``POST /memories/{id}/unarchive``."""
-    path = memory_path(memory_id, "unarchive")
-    return _change("POST", path, Memory, {}, idempotency_key, if_match)
-
-
-def history(
-    memory_id: str, *, limit: int | None = None, next_token: str | None = None
-) -> Call[AuditPage]:
-    """``GET /memories/{id}/history``."""
-    params = page_params(None, limit, next_token)
-    return Call("GET", memory_path(memory_id, "history"), AuditPage, params=params)
-
-
-def recall(
-    *,
-    query: str | None = None,
-    agent_id: str | None = None,
-    count: bool = True,
-    idempotency_key: str | None = None,
-) -> Call[RecallResult]:
-    """``POST /memories/recall`` (``count`` false: a preview, sent only then)."""
-    body = _given(query=query, agentId=agent_id, count=None if count else False)
-    return _change("POST", "/memories/recall", RecallResult, body, idempotency_key)
-
-
-def recall_start(
-    session_id: str,
-    *,
-    resumed: bool = False,
-    task: str | None = None,
-    message: str | None = None,
-    slash_command: str | None = None,
-    idempotency_key: str | None = None,
-) -> Call[RecallResult]:
-    """``POST /memories/recall/start``."""
-    body = {
-        "sessionId": session_id,
-        "resumed": resumed,
-        **_given(task=task, message=message, slashCommand=slash_command),
-    }
-    return _change("POST", "/memories/recall/start", RecallResult, body, idempotency_key)
-
-
-def recall_log(
-    *, agent_id: str | None = None, limit: int | None = None, next_token: str | None = None
-) -> Call[RecallLogPage]:
-    """``GET /recalls``."""
-    params = page_params(agent_id, limit, next_token)
-    return Call("GET", "/recalls", RecallLogPage, params=params)
-
-
-# Routines (docs/reference.md#routes-routines, docs/reference.md#9-review)
+def pages(
+    page: Callable[[str | None], Request[PageT]],
+    items: Callable[[PageT], Iterable[ItemT]],
+    cursor_of: Callable[[PageT], str | None],
+) -> Pages[ItemT]:
+    """A listing that follows the pages' cursors lazily: ``page(cursor)`` asks for a page
+    (``None``: the first), ``items`` are emitted, ``cursor_of`` names the next page (``None``
+    on the last). A cursor that does not move would loop forever; it ends the listing."""
+    cursor: str | None = None
+    while True:
+        answer = yield from page(cursor)
+        for item in items(answer):
+            yield Emit(item)
+        following = cursor_of(answer)
+        if following is None or following == cursor:
+            return
+        cursor = following
 
 
 def routine_path(routine_id: str, action: str | None = None) -> str:
@@ -281,37 +207,24 @@ def routine_path(routine_id: str, action: str | None = None) -> str:
     return f"{path}/{action}" if action else path
 
 
-def list_routines(
-    *, agent_id: str | None = None, limit: int | None = None, next_token: str | None = None
-) -> Call[RoutinePage]:
-    """``GET /routines``."""
-    params = page_params(agent_id, limit, next_token)
-    return Call("GET", "/routines", RoutinePage, params=params)
+def learning_path(learning_id: str, action: str | None = None) -> str:
+    """``/learnings/{id}[/{action}]`` with the id escaped as one path segment.
+
+    Raises:
+        ValueError: the id is empty or a dot segment.
+    """
+    path = f"/learnings/{path_segment(learning_id, 'a learning id')}"
+    return f"{path}/{action}" if action else path
 
 
-def get_routine(routine_id: str) -> Call[Routine]:
-    """``GET /routines/{id}``."""
-    return Call("GET", routine_path(routine_id), Routine)
+def review_action_path(review_id: str, action: int | str, decision: str) -> str:
+    """``/reviews/{id}/actions/{n}/{decision}``, both ids escaped as path segments.
 
-
-def create_routine(agent_id: str, *, idempotency_key: str | None = None) -> Call[Routine]:
-    """``POST /routines``."""
-    return _change("POST", "/routines", Routine, {"agentId": agent_id}, idempotency_key)
-
-
-def set_routine(
-    routine_id: str, action: str, *, idempotency_key: str | None = None
-) -> Call[Routine]:
-    """``POST /routines/{id}/pause`` or ``/resume``."""
-    return _change("POST", routine_path(routine_id, action), Routine, {}, idempotency_key)
-
-
-def delete_routine(routine_id: str, *, idempotency_key: str | None = None) -> Call[Routine]:
-    """``DELETE /routines/{id}``."""
-    return _change("DELETE", routine_path(routine_id), Routine, None, idempotency_key)
-
-
-# Reviews (docs/reference.md#routes-reviews, docs/reference.md#9-review)
+    Raises:
+        ValueError: an id is empty or a dot segment.
+    """
+    review = path_segment(review_id, "a review id")
+    return f"/reviews/{review}/actions/{path_segment(str(action), 'an action')}/{decision}"
 
 
 class ReviewAnswer(WireModel):
@@ -339,147 +252,964 @@ class ReviewAnswer(WireModel):
             ) from exc
 
 
+def kv_value(key: str) -> Request[KvValue]:
+    """``POST /kv/recall`` with a key and ``withRevision`` (a read: no idempotency key
+    needed)."""
+    return Request("POST", "/kv/recall", KvValue, json={"key": key, "withRevision": True})
+
+
+def keys_under(prefix: str, page_size: int = 1000) -> Program[list[str]]:
+    """Every key of the caller's key-value scope that starts with ``prefix``, in key order:
+    the listing read from its first page until it passes them (keys are listed in UTF-8
+    byte order, which is Python's code point order; docs/reference.md#kv-listing)."""
+    found: list[str] = []
+    cursor: str | None = None
+    while True:
+        page = yield from kv_keys(cursor=cursor, limit=page_size)
+        for key in page.keys:
+            if key.startswith(prefix):
+                found.append(key)
+            elif key > prefix:
+                return found
+        if page.next_cursor is None or page.next_cursor == cursor:
+            return found
+        cursor = page.next_cursor
+
+
+# The operations: each is a public method of both clients (the section of
+# docs/reference.md each follows is named in its docstring).
+
+
+def save_fact(
+    text: str,
+    *,
+    expires_at: Expiry | None = None,
+    supersedes: str | None = None,
+    agent_id: str | None = None,
+    evidence: str | None = None,
+    idempotency_key: str | None = None,
+) -> Request[Memory]:
+    """Save a fact (``POST /memories``).
+
+    Args:
+        text: the fact, 1-500 characters, no secrets (docs/reference.md#5-limits).
+        expires_at: when it expires; a date means the end of that UTC day;
+            default 90 days after the save. Must be in the future.
+        supersedes: the ``mem_…`` this fact replaces; it gets archived with
+            reason ``superseded``.
+        agent_id: the owner; required when a person saves.
+        evidence: the tool-output excerpt that supports the fact (at most
+            2,000 characters, no secrets); stored with it, shown in its
+            history, and used by the daily review's conflict step (docs/reference.md#9-review).
+
+    Returns:
+        The new memory.
+
+    Raises:
+        PineworkAPIError: e.g. ``memory_text_too_long``, ``secret_in_memory``,
+            ``memory_agent_required``, ``memory_agent_mismatch``,
+            ``memory_day_append_only``, ``memory_supersede_archived``,
+            ``invalid_request``.
+        ValueError: ``expires_at`` is a naive datetime.
+    """
+    body = {
+        "text": text,
+        **_given(
+            expiresAt=None if expires_at is None else format_expiry(expires_at),
+            supersedes=supersedes,
+            agentId=agent_id,
+            evidence=evidence,
+        ),
+    }
+    return _change("POST", "/memories", Memory, body, idempotency_key)
+
+
+def append_day_line(line: str, *, idempotency_key: str | None = None) -> Request[Memory]:
+    """Append a line to today's (UTC) day log (``POST /memories/day``; agents only).
+
+    Args:
+        line: the line, 1-300 characters; the server prefixes ``HH:MM`` and
+            the task key.
+
+    Returns:
+        The day row after the append (new on the first line of the date).
+
+    Raises:
+        PineworkAPIError: e.g. ``memory_text_too_long``, ``memory_day_full``,
+            ``memory_day_agent_only``, ``secret_in_memory``.
+    """
+    return _change("POST", "/memories/day", Memory, {"line": line}, idempotency_key)
+
+
+def list_memories(
+    *,
+    agent_id: str | None = None,
+    kind: str | None = None,
+    status: str | None = None,
+    include_archived: bool = False,
+    limit: int | None = None,
+    next_token: str | None = None,
+) -> Request[MemoryPage]:
+    """List memories, newest first (``GET /memories``), one page at a time.
+
+    Args:
+        agent_id: whose memories (persons; omitted means every agent).
+        kind: ``fact`` or ``day``.
+        status: ``active`` or ``archived``.
+        include_archived: sends ``all=true`` to include archived memories.
+        limit: page size; the server defaults to 100 and clamps to 500.
+        next_token: the ``next_token`` of the previous page.
+
+    Returns:
+        The page; its ``next_token`` is ``None`` on the last page.
+
+    Raises:
+        PineworkAPIError: e.g. ``invalid_request``, ``memory_not_own``.
+    """
+    params = page_params(
+        agent_id,
+        limit,
+        next_token,
+        kind=kind,
+        status=status,
+        all="true" if include_archived else None,
+    )
+    return Request("GET", "/memories", MemoryPage, params=params)
+
+
+def iter_memories(
+    *,
+    agent_id: str | None = None,
+    kind: str | None = None,
+    status: str | None = None,
+    include_archived: bool = False,
+    page_size: int | None = None,
+) -> Pages[Memory]:
+    """Iterate over every matching memory, following ``nextToken``.
+
+    Args:
+        agent_id: see :meth:`list_memories`.
+        kind: see :meth:`list_memories`.
+        status: see :meth:`list_memories`.
+        include_archived: see :meth:`list_memories`.
+        page_size: ``limit`` of each request.
+
+    Returns:
+        An iterator of memories, newest first; requests pages lazily.
+
+    Raises:
+        PineworkAPIError: as :meth:`list_memories`.
+    """
+    return pages(
+        lambda token: list_memories(
+            agent_id=agent_id,
+            kind=kind,
+            status=status,
+            include_archived=include_archived,
+            limit=page_size,
+            next_token=token,
+        ),
+        lambda page: page.data,
+        lambda page: page.next_token,
+    )
+
+
+def get_memory(memory_id: str) -> Request[Memory]:
+    """Read one memory (``GET /memories/{id}``).
+
+    Args:
+        memory_id: the ``mem_…`` id.
+
+    Returns:
+        The memory.
+
+    Raises:
+        PineworkAPIError: ``memory_not_found``, ``memory_not_own``.
+        ValueError: ``memory_id`` cannot be a path segment.
+    """
+    return Request("GET", memory_path(memory_id), Memory)
+
+
+def edit_memory(
+    memory_id: str,
+    *,
+    text: str | None = None,
+    expires_at: Expiry | None = None,
+    if_match: str | None = None,
+    idempotency_key: str | None = None,
+) -> Request[Memory]:
+    """Edit a memory's text and/or expiry (``PATCH /memories/{id}``; persons only).
+
+    Args:
+        memory_id: the ``mem_…`` id.
+        text: the new text (limits of docs/reference.md#5-limits).
+        expires_at: the new expiry; a date means the end of that UTC day.
+        if_match: the ``etag`` of the memory as you read it: the edit is refused
+            (``precondition_failed``, nothing changes) if it changed since.
+        idempotency_key: see :class:`Client`.
+
+    Returns:
+        The edited memory (``edited_by_person_id`` set).
+
+    Raises:
+        PineworkAPIError: e.g. ``precondition_failed``, ``memory_superseded``, ``forbidden``,
+            ``memory_not_found``, ``memory_text_too_long``, ``invalid_request``.
+        ValueError: neither ``text`` nor ``expires_at`` was given, or a bad id
+            or naive datetime.
+    """
+    body = _given(text=text, expiresAt=None if expires_at is None else format_expiry(expires_at))
+    if not body:
+        raise ValueError("edit needs text or expires_at")
+    return _change("PATCH", memory_path(memory_id), Memory, body, idempotency_key, if_match)
+
+
+def archive(
+    memory_id: str,
+    reason: str,
+    *,
+    if_match: str | None = None,
+    idempotency_key: str | None = None,
+) -> Request[Memory]:
+    """Archive a memory (``POST /memories/{id}/archive``).
+
+    Args:
+        memory_id: the ``mem_…`` id.
+        reason: why, 1-500 characters (required).
+
+    Returns:
+        The archived memory.
+
+    Raises:
+        PineworkAPIError: e.g. ``memory_already_archived``, ``memory_not_own``,
+            ``memory_not_found``, ``invalid_request``.
+        ValueError: ``memory_id`` cannot be a path segment.
+    """
+    path = memory_path(memory_id, "archive")
+    return _change("POST", path, Memory, {"reason": reason}, idempotency_key, if_match)
+
+
+def veto(
+    memory_id: str,
+    reason: str | None = None,
+    *,
+    if_match: str | None = None,
+    idempotency_key: str | None = None,
+) -> Request[Memory]:
+    """Veto a memory: archive it with reason ``vetoed`` (persons only).
+
+    Args:
+        memory_id: the ``mem_…`` id.
+        reason: an optional note for the audit record.
+
+    Returns:
+        The archived memory.
+
+    Raises:
+        PineworkAPIError: e.g. ``forbidden``, ``memory_already_archived``,
+            ``memory_not_found``.
+        ValueError: ``memory_id`` cannot be a path segment.
+    """
+    body = _given(reason=reason)
+    path = memory_path(memory_id, "veto")
+    return _change("POST", path, Memory, body, idempotency_key, if_match)
+
+
+def erase(
+    memory_id: str,
+    reason: str,
+    *,
+    if_match: str | None = None,
+    idempotency_key: str | None = None,
+) -> Request[Memory]:
+    """Erase a memory (persons only, ``POST /memories/{id}/erase``): its text is removed
+    everywhere and a tombstone stays (docs/reference.md#erasing-a-memory).
+
+    Args:
+        memory_id: the ``mem_…`` id.
+        reason: why, 1-500 characters (required); kept on the tombstone.
+
+    Returns:
+        The tombstone (``status`` ``erased``, empty ``text``).
+
+    Raises:
+        PineworkAPIError: e.g. ``forbidden``, ``memory_not_found``,
+            ``invalid_request``, ``precondition_failed``.
+        ValueError: ``memory_id`` cannot be a path segment.
+    """
+    path = memory_path(memory_id, "erase")
+    return _change("POST", path, Memory, {"reason": reason}, idempotency_key, if_match)
+
+
+def unarchive(
+    memory_id: str, *, if_match: str | None = None, idempotency_key: str | None = None
+) -> Request[Memory]:
+    """Bring an archived memory back (``POST /memories/{id}/unarchive``;
+    docs/reference.md#4-states).
+
+    Args:
+        memory_id: the ``mem_…`` id.
+
+    Returns:
+        The active memory.
+
+    Raises:
+        PineworkAPIError: ``memory_superseded``, ``memory_veto_human_only``,
+            ``memory_day_exists``, ``memory_not_archived``, ``memory_not_found``.
+        ValueError: ``memory_id`` cannot be a path segment.
+    """
+    path = memory_path(memory_id, "unarchive")
+    return _change("POST", path, Memory, {}, idempotency_key, if_match)
+
+
+def history(
+    memory_id: str, *, limit: int | None = None, next_token: str | None = None
+) -> Request[AuditPage]:
+    """Read a memory's audit records, oldest first (``GET /memories/{id}/history``).
+
+    Args:
+        memory_id: the ``mem_…`` id.
+        limit: page size (100 by default, 500 at most).
+        next_token: the ``nextToken`` of the previous page.
+
+    Returns:
+        A page of the audit records.
+
+    Raises:
+        PineworkAPIError: ``memory_not_found``, ``memory_not_own``.
+        ValueError: ``memory_id`` cannot be a path segment.
+    """
+    params = page_params(None, limit, next_token)
+    return Request("GET", memory_path(memory_id, "history"), AuditPage, params=params)
+
+
+def recall(
+    *,
+    query: str | None = None,
+    agent_id: str | None = None,
+    count: bool = True,
+    idempotency_key: str | None = None,
+) -> Request[RecallResult]:
+    """Recall the memories relevant to a query (``POST /memories/recall``;
+    docs/reference.md#8-recall).
+
+    Counts as a recall of every memory returned, unless ``count`` is false.
+
+    Args:
+        query: what to score against, up to 4,000 characters; the server
+            uses the current task (``X-Pinework-Task``) when omitted.
+        agent_id: whose memories; required when a person recalls.
+        count: false makes it a preview (docs/reference.md#recall-preview): the same
+            answer, nothing counted or logged, ``recall_id`` None.
+
+    Returns:
+        Scored memories (best first), the fallback used if any, and the block.
+
+    Raises:
+        PineworkAPIError: e.g. ``memory_agent_required``, ``invalid_request``.
+    """
+    body = _given(query=query, agentId=agent_id, count=None if count else False)
+    return _change("POST", "/memories/recall", RecallResult, body, idempotency_key)
+
+
+def recall_start(
+    session_id: str,
+    *,
+    resumed: bool = False,
+    task: str | None = None,
+    message: str | None = None,
+    slash_command: str | None = None,
+    idempotency_key: str | None = None,
+) -> Request[RecallResult]:
+    """Run-start recall (``POST /memories/recall/start``; docs/reference.md#8-recall), agents
+    only.
+
+    Args:
+        session_id: the conversation; a resumed one gets one block per 24 hours.
+        resumed: whether this run resumes the session.
+        task, message: what to score against (task first).
+        slash_command: set when the run was started by a slash command (no block).
+
+    Returns:
+        The block and scored memories, or ``skipped`` with the ``reason``.
+
+    Raises:
+        PineworkAPIError: e.g. ``forbidden`` for a person, ``invalid_request``.
+    """
+    body = {
+        "sessionId": session_id,
+        "resumed": resumed,
+        **_given(task=task, message=message, slashCommand=slash_command),
+    }
+    return _change("POST", "/memories/recall/start", RecallResult, body, idempotency_key)
+
+
+def recall_log(
+    *,
+    agent_id: str | None = None,
+    limit: int | None = None,
+    next_token: str | None = None,
+) -> Request[RecallLogPage]:
+    """Read the recall (injection) log, newest first (``GET /recalls``).
+
+    Args:
+        agent_id: whose log; required for a person.
+        limit: page size (100 by default, 500 at most).
+        next_token: the ``nextToken`` of the previous page.
+
+    Raises:
+        PineworkAPIError: e.g. ``memory_agent_required``, ``memory_not_own``.
+    """
+    params = page_params(agent_id, limit, next_token)
+    return Request("GET", "/recalls", RecallLogPage, params=params)
+
+
+def list_routines(
+    *,
+    agent_id: str | None = None,
+    limit: int | None = None,
+    next_token: str | None = None,
+) -> Request[RoutinePage]:
+    """List routines (``GET /routines``): an agent its own; a person one agent's
+    (``agent_id``) or the workspace's, by agent id, a page at a time.
+
+    Args:
+        agent_id: one agent's routine only.
+        limit: page size (100 by default, 500 at most).
+        next_token: the ``nextToken`` of the previous page.
+
+    Raises:
+        PineworkAPIError: e.g. ``forbidden``, ``invalid_request``.
+    """
+    params = page_params(agent_id, limit, next_token)
+    return Request("GET", "/routines", RoutinePage, params=params)
+
+
+def get_routine(routine_id: str) -> Request[Routine]:
+    """Read one routine by its ``rtn_…`` id or its agent's ``agt_…`` id.
+
+    Raises:
+        PineworkAPIError: ``not_found``, ``forbidden``.
+        ValueError: the id cannot be a path segment.
+    """
+    return Request("GET", routine_path(routine_id), Routine)
+
+
+def create_routine(agent_id: str, *, idempotency_key: str | None = None) -> Request[Routine]:
+    """Create an agent's routine again after a delete (``POST /routines``; persons).
+
+    Raises:
+        PineworkAPIError: ``forbidden``, ``memory_agent_required``.
+    """
+    return _change("POST", "/routines", Routine, {"agentId": agent_id}, idempotency_key)
+
+
+def pause_routine(routine_id: str, *, idempotency_key: str | None = None) -> Request[Routine]:
+    """Pause a routine so the nightly review skips the agent (persons only).
+
+    Raises:
+        PineworkAPIError: ``not_found``, ``forbidden``.
+        ValueError: the id cannot be a path segment.
+    """
+    return _change("POST", routine_path(routine_id, "pause"), Routine, {}, idempotency_key)
+
+
+def resume_routine(routine_id: str, *, idempotency_key: str | None = None) -> Request[Routine]:
+    """Resume a paused routine (persons only).
+
+    Raises:
+        PineworkAPIError: ``not_found``, ``forbidden``.
+        ValueError: the id cannot be a path segment.
+    """
+    return _change("POST", routine_path(routine_id, "resume"), Routine, {}, idempotency_key)
+
+
+def delete_routine(routine_id: str, *, idempotency_key: str | None = None) -> Request[Routine]:
+    """Delete a routine; saves do not create it again (persons only).
+
+    Returns:
+        The routine with ``status`` ``deleted``.
+
+    Raises:
+        PineworkAPIError: ``not_found``, ``forbidden``.
+        ValueError: the id cannot be a path segment.
+    """
+    return _change("DELETE", routine_path(routine_id), Routine, None, idempotency_key)
+
+
 def run_review(
     agent_id: str, *, dry_run: bool = False, idempotency_key: str | None = None
-) -> Call[ReviewAnswer]:
-    """``POST /reviews`` (200 with the report, or 202 with the queued ``ReviewRun``)."""
+) -> Program[ReviewReport | ReviewRun]:
+    """Run an agent's review now (``POST /reviews``; persons). With ``dry_run``
+    the plan comes back and nothing changes.
+
+    Returns:
+        The report; or, when the server queued the review because it may take
+        longer than API Gateway's 29 s (202), a ``ReviewRun`` (``status``
+        ``queued``) to follow with ``get_review`` or ``wait_for_review``.
+
+    Raises:
+        PineworkAPIError: ``forbidden``, ``memory_agent_required``, ``invalid_request``.
+    """
     body = {"agentId": agent_id, "dryRun": dry_run}
-    return _change("POST", "/reviews", ReviewAnswer, body, idempotency_key)
+    answer = yield from _change("POST", "/reviews", ReviewAnswer, body, idempotency_key)
+    return answer.decoded()
 
 
 def list_reviews(
-    agent_id: str | None = None, *, limit: int | None = None, next_token: str | None = None
-) -> Call[ReviewPage]:
-    """``GET /reviews``."""
+    agent_id: str | None = None,
+    *,
+    limit: int | None = None,
+    next_token: str | None = None,
+) -> Request[ReviewPage]:
+    """An agent's review summaries, newest first (``GET /reviews``).
+
+    Raises:
+        PineworkAPIError: ``memory_agent_required``, ``forbidden``.
+    """
     params = page_params(agent_id, limit, next_token)
-    return Call("GET", "/reviews", ReviewPage, params=params)
+    return Request("GET", "/reviews", ReviewPage, params=params)
 
 
-def get_review(review_id: str) -> Call[ReviewAnswer]:
-    """``GET /reviews/{id}`` (the report, or the ``ReviewRun`` while it has none)."""
-    return Call("GET", f"/reviews/{path_segment(review_id, 'a review id')}", ReviewAnswer)
+def get_review(review_id: str) -> Program[ReviewReport | ReviewRun]:
+    """One full report (``GET /reviews/{id}``), or the queued review's ``ReviewRun``
+    while it is ``queued``, ``running`` or ``failed``.
+
+    Raises:
+        PineworkAPIError: ``not_found``.
+        ValueError: the id cannot be a path segment.
+    """
+    path = f"/reviews/{path_segment(review_id, 'a review id')}"
+    answer = yield from Request("GET", path, ReviewAnswer)
+    return answer.decoded()
 
 
-def decide_review_action(
+def wait_for_review(
+    review_id: str,
+    *,
+    timeout: float = 900.0,
+    interval: float = 2.0,
+    sleep: Callable[[float], object] | None = None,
+) -> Program[ReviewReport | ReviewRun]:
+    """Poll a queued review until it has a report or its last attempt failed.
+
+    Args:
+        review_id: the review (``rvw_…``).
+        timeout: seconds to wait at most (the worker may take up to 10 minutes).
+        interval: seconds between polls.
+        sleep: how to wait, a function of the seconds (default ``time.sleep``;
+            ``AsyncClient``: ``asyncio.sleep``, and a coroutine function is awaited); tests
+            pass their own.
+
+    Returns:
+        The report; or the ``ReviewRun`` as last seen (``failed``, or still
+        ``queued``/``running`` when ``timeout`` passed).
+
+    Raises:
+        PineworkAPIError: ``not_found``.
+    """
+    waited = 0.0
+    while True:
+        answer = yield from get_review(review_id)
+        if not isinstance(answer, ReviewRun) or answer.status == "failed" or waited >= timeout:
+            return answer
+        yield Pause(interval, sleep)
+        waited += interval
+
+
+def approve_review_action(
     review_id: str,
     action: int | str,
-    decision: str,
     *,
     keep_id: str | None = None,
     idempotency_key: str | None = None,
-) -> Call[ReviewReport]:
-    """``POST /reviews/{id}/actions/{n}/approve`` (``{keepId?}``), ``/reject`` or
-    ``/undo`` (``{}``)."""
-    review = path_segment(review_id, "a review id")
-    path = f"/reviews/{review}/actions/{path_segment(str(action), 'an action')}/{decision}"
-    body = _given(keepId=keep_id)
-    return _change("POST", path, ReviewReport, body, idempotency_key)
+) -> Request[ReviewReport]:
+    """Approve one pending action (approval mode, or one that waits for a person);
+    it is applied now (``POST /reviews/{id}/actions/{n}/approve``; persons).
+
+    Args:
+        review_id: the review, ``rvw_…``.
+        action: the action's number (``2``) or id (``"a2"``).
+        keep_id: for a ``resolve_conflict``, which fact of the pair to keep
+            (default: the plan's ``keepId``).
+
+    Returns:
+        The report with every action's decision; the approved one is
+        ``applied``, or ``skipped`` with the reason when its memories changed.
+
+    Raises:
+        PineworkAPIError: ``forbidden`` (an agent), ``not_found``,
+            ``invalid_request``, ``conflict`` (decided already, or the review
+            applied its plan itself).
+        ValueError: an id cannot be a path segment.
+    """
+    path = review_action_path(review_id, action, "approve")
+    return _change("POST", path, ReviewReport, _given(keepId=keep_id), idempotency_key)
+
+
+def reject_review_action(
+    review_id: str, action: int | str, *, idempotency_key: str | None = None
+) -> Request[ReviewReport]:
+    """Reject one pending action of an approval-mode review; it is never applied
+    (``POST /reviews/{id}/actions/{n}/reject``; persons).
+
+    Args:
+        review_id: the review, ``rvw_…``.
+        action: the action's number (``2``) or id (``"a2"``).
+
+    Returns:
+        The report with every action's decision.
+
+    Raises:
+        PineworkAPIError: as for :meth:`approve_review_action`.
+        ValueError: an id cannot be a path segment.
+    """
+    path = review_action_path(review_id, action, "reject")
+    return _change("POST", path, ReviewReport, {}, idempotency_key)
+
+
+def undo_review_action(
+    review_id: str, action: int | str, *, idempotency_key: str | None = None
+) -> Request[ReviewReport]:
+    """Undo one applied action of a review: what it changed is restored
+    (``POST /reviews/{id}/actions/{n}/undo``; persons). Undoing twice is harmless.
+
+    Args:
+        review_id: the review, ``rvw_…``.
+        action: the action's number (``2``) or id (``"a2"``).
+
+    Returns:
+        The report, with the action in ``undone``.
+
+    Raises:
+        PineworkAPIError: ``forbidden`` (an agent), ``not_found``,
+            ``invalid_request``, ``conflict`` (the action changed nothing),
+            ``review_undo_conflict`` (a memory changed since; nothing undone).
+        ValueError: an id cannot be a path segment.
+    """
+    path = review_action_path(review_id, action, "undo")
+    return _change("POST", path, ReviewReport, {}, idempotency_key)
 
 
 def list_pending_actions(
-    agent_id: str | None = None, *, limit: int | None = None, next_token: str | None = None
-) -> Call[PendingPage]:
-    """``GET /reviews/pending``."""
-    params = page_params(agent_id, limit, next_token)
-    return Call("GET", "/reviews/pending", PendingPage, params=params)
-
-
-# The dashboard (docs/reference.md#13-dashboard)
-
-
-def sign_in_link() -> Call[SignInLink]:
-    """``POST /sign-in-links``: a one-time dashboard sign-in link (persons only)."""
-    return Call("POST", "/sign-in-links", SignInLink, changes_state=True)
-
-
-# Key-value meta-tools (docs/reference.md#10-key-value)
-
-
-def kv_remember(
-    key: str, value: Any, *, if_revision: int | None = None, idempotency_key: str | None = None
-) -> Call[KvRememberResult]:
-    """``POST /kv/remember`` (``ifRevision`` sent when given)."""
-    body = {"key": key, "value": value, **_given(ifRevision=if_revision)}
-    return _change("POST", "/kv/remember", KvRememberResult, body, idempotency_key)
-
-
-def kv_recall(key: str) -> Call[KvValue]:
-    """``POST /kv/recall`` with a key and ``withRevision`` (a read: no idempotency key
-    needed)."""
-    return Call("POST", "/kv/recall", KvValue, json={"key": key, "withRevision": True})
-
-
-def kv_keys(cursor: str | None = None, limit: int | None = None) -> Call[KvKeys]:
-    """``POST /kv/recall`` without a key: a page of the scope's keys (after ``cursor``)."""
-    body: dict[str, Any] = {}
-    if cursor is not None:
-        body["cursor"] = cursor
-    if limit is not None:
-        body["limit"] = limit
-    return Call("POST", "/kv/recall", KvKeys, json=body)
-
-
-def kv_forget(
-    key: str, *, if_revision: int | None = None, idempotency_key: str | None = None
-) -> Call[KvForgetResult]:
-    """``POST /kv/forget`` (``ifRevision`` sent when given)."""
-    body = {"key": key, **_given(ifRevision=if_revision)}
-    return _change("POST", "/kv/forget", KvForgetResult, body, idempotency_key)
-
-
-# Learnings (docs/reference.md#15-learnings)
-
-
-def learning_path(learning_id: str, action: str | None = None) -> str:
-    """``/learnings/{id}[/{action}]`` with the id escaped as one path segment.
+    agent_id: str | None = None,
+    *,
+    limit: int | None = None,
+    next_token: str | None = None,
+) -> Request[PendingPage]:
+    """Review actions waiting for a person, by agent, oldest review first
+    (``GET /reviews/pending``; a person's: the workspace's, or ``agent_id``'s).
 
     Raises:
-        ValueError: the id is empty or a dot segment.
+        PineworkAPIError: ``forbidden``, ``memory_not_own``, ``invalid_request``.
     """
-    path = f"/learnings/{path_segment(learning_id, 'a learning id')}"
-    return f"{path}/{action}" if action else path
+    params = page_params(agent_id, limit, next_token)
+    return Request("GET", "/reviews/pending", PendingPage, params=params)
 
 
-def propose_learning(text: str, *, idempotency_key: str | None = None) -> Call[Learning]:
-    """``POST /learnings``."""
+def sign_in_link() -> Request[SignInLink]:
+    """Make a one-time dashboard sign-in link for the calling person
+    (docs/reference.md#13-dashboard).
+
+    Returns:
+        The link (its ``path`` is relative to :attr:`root_url`) and its expiry.
+
+    Raises:
+        PineworkAPIError: ``forbidden`` for an agent's token, ``unauthorized``.
+    """
+    return Request("POST", "/sign-in-links", SignInLink, changes_state=True)
+
+
+def propose_learning(text: str, *, idempotency_key: str | None = None) -> Request[Learning]:
+    """Propose a learning (``POST /learnings``; docs/reference.md#15-learnings).
+
+    An agent's proposal is ``proposed`` until a person decides (``active`` at once where
+    the workspace's ``learningApproval`` is ``none``); a person's is ``active`` at once.
+    A proposal that says what a proposed or active learning says stores nothing and
+    answers that learning (docs/reference.md#learning-repeats).
+
+    Args:
+        text: the fact every agent of the workspace needs (1 to 500 characters, no
+            credential).
+        idempotency_key: sent as ``Idempotency-Key``; a retry with it answers the first
+            proposal.
+
+    Returns:
+        The learning (``lrn_…``); its ``etag`` is what ``if_match`` takes.
+
+    Raises:
+        PineworkAPIError: ``learning_rejected`` (409: an agent proposed what a person
+            rejected), ``learning_limit_reached`` (409: 200 proposed and active),
+            ``rate_limited`` (429: an agent's 20 proposals of the UTC day),
+            ``memory_text_too_long``, ``secret_in_memory``, ``invalid_request``,
+            ``unauthorized``.
+    """
     return _change("POST", "/learnings", Learning, {"text": text}, idempotency_key)
 
 
 def list_learnings(
+    *,
     state: str | None = None,
     q: str | None = None,
     limit: int | None = None,
     next_token: str | None = None,
     unreviewed: bool = False,
-) -> Call[LearningPage]:
-    """``GET /learnings`` (``unreviewed=true`` only when asked)."""
+) -> Request[LearningPage]:
+    """One page of the workspace's learnings, newest first (``GET /learnings``;
+    docs/reference.md#15-learnings).
+
+    Args:
+        state: only ``proposed``, ``active``, ``rejected`` or ``retired`` ones (omitted:
+            every state).
+        q: only those whose text contains this (any case; at most 200 characters).
+        limit: page size (the server's default 50, at most 200).
+        next_token: the ``next_token`` of the previous page.
+        unreviewed: only the active learnings no person reviewed (persons only;
+            docs/reference.md#unreviewed-learnings).
+
+    Returns:
+        ``LearningPage``: ``data`` (``Learning`` objects) and ``next_token`` (``None`` on
+        the last page).
+
+    Raises:
+        PineworkAPIError: ``invalid_request`` (an unknown state, a bad token or limit,
+            ``unreviewed`` with a state other than ``active``), ``forbidden`` (an agent
+            asked for ``unreviewed``), ``unauthorized``.
+    """
     params = page_params(
         None, limit, next_token, state=state, q=q, unreviewed="true" if unreviewed else None
     )
-    return Call("GET", "/learnings", LearningPage, params=params)
+    return Request("GET", "/learnings", LearningPage, params=params)
 
 
-def get_learning(learning_id: str) -> Call[Learning]:
-    """``GET /learnings/{id}``."""
-    return Call("GET", learning_path(learning_id), Learning)
-
-
-def decide_learning(
-    learning_id: str,
-    action: str,
-    body: dict[str, Any],
+def iter_learnings(
     *,
-    if_match: str | None = None,
+    state: str | None = None,
+    q: str | None = None,
+    page_size: int | None = None,
+) -> Pages[Learning]:
+    """Every matching learning, newest first, following ``nextToken`` lazily
+    (docs/reference.md#15-learnings).
+
+    Args:
+        state: see :meth:`list_learnings`.
+        q: see :meth:`list_learnings`.
+        page_size: ``limit`` of each request.
+
+    Returns:
+        An iterator of ``Learning`` objects; pages are requested as it is consumed.
+
+    Raises:
+        PineworkAPIError: as :meth:`list_learnings`.
+    """
+    return pages(
+        lambda token: list_learnings(state=state, q=q, limit=page_size, next_token=token),
+        lambda page: page.data,
+        lambda page: page.next_token,
+    )
+
+
+def get_learning(learning_id: str) -> Request[Learning]:
+    """One learning of the workspace (``GET /learnings/{id}``;
+    docs/reference.md#learning-object).
+
+    Returns:
+        The learning; its ``etag`` is what ``if_match`` takes.
+
+    Raises:
+        PineworkAPIError: ``learning_not_found`` (also another workspace's).
+        ValueError: ``learning_id`` cannot be a path segment.
+    """
+    return Request("GET", learning_path(learning_id), Learning)
+
+
+def approve_learning(
+    learning_id: str, *, text: str | None = None, if_match: str | None = None
+) -> Request[Learning]:
+    """Approve a proposed learning (persons; ``POST /learnings/{id}/approve``;
+    docs/reference.md#learning-states): every agent is told it from its next recall.
+
+    Args:
+        learning_id: the ``lrn_…``.
+        text: a new text, edited as it is approved (omitted: the text as proposed).
+        if_match: the ``etag`` as read: approve only that version.
+
+    Returns:
+        The learning, ``active``.
+
+    Raises:
+        PineworkAPIError: ``learning_decided`` (409: not proposed), ``learning_not_found``,
+            ``forbidden`` (an agent's token), ``precondition_failed`` (412),
+            ``memory_text_too_long``, ``secret_in_memory``.
+    """
+    path = learning_path(learning_id, "approve")
+    return _change("POST", path, Learning, _given(text=text), None, if_match)
+
+
+def edit_learning(learning_id: str, text: str, *, if_match: str | None = None) -> Request[Learning]:
+    """Edit a proposed or active learning's text (persons; ``PATCH /learnings/{id}``;
+    docs/reference.md#learning-states). Its state does not change.
+
+    Returns:
+        The learning with its new text and ``edited_by``.
+
+    Raises:
+        PineworkAPIError: ``learning_decided`` (409: rejected or retired),
+            ``learning_not_found``, ``forbidden`` (an agent's token),
+            ``precondition_failed`` (412), ``memory_text_too_long``, ``secret_in_memory``.
+    """
+    return _change("PATCH", learning_path(learning_id), Learning, {"text": text}, None, if_match)
+
+
+def reject_learning(
+    learning_id: str, reason: str, *, if_match: str | None = None
+) -> Request[Learning]:
+    """Reject a proposed learning with a reason (persons; ``POST
+    /learnings/{id}/reject``; docs/reference.md#learning-repeats): no agent may propose
+    it again (``learning_rejected``).
+
+    Returns:
+        The learning, ``rejected``, with the ``reason``.
+
+    Raises:
+        PineworkAPIError: ``learning_decided`` (409: not proposed), ``learning_not_found``,
+            ``forbidden`` (an agent's token), ``precondition_failed`` (412),
+            ``invalid_request`` (an empty reason), ``secret_in_memory``.
+    """
+    path = learning_path(learning_id, "reject")
+    return _change("POST", path, Learning, {"reason": reason}, None, if_match)
+
+
+def retire_learning(
+    learning_id: str, *, reason: str | None = None, if_match: str | None = None
+) -> Request[Learning]:
+    """Retire an active learning (persons; ``POST /learnings/{id}/retire``;
+    docs/reference.md#learning-states): no agent is told it any more.
+
+    Returns:
+        The learning, ``retired``, with the ``reason`` if one was given.
+
+    Raises:
+        PineworkAPIError: ``learning_decided`` (409: not active), ``learning_not_found``,
+            ``forbidden`` (an agent's token), ``precondition_failed`` (412),
+            ``secret_in_memory``.
+    """
+    path = learning_path(learning_id, "retire")
+    return _change("POST", path, Learning, _given(reason=reason), None, if_match)
+
+
+def learning_history(learning_id: str) -> Request[LearningAuditPage]:
+    """A learning's history records, oldest first (``GET /learnings/{id}/history``;
+    docs/reference.md#learning-states).
+
+    Returns:
+        ``LearningAuditPage``: ``data`` (``LearningAuditRecord``: ``action`` ``propose``,
+        ``approve``, ``edit``, ``reject`` or ``retire``; the actor; ``at``; the state and
+        text ``before`` and ``after``), all in one page.
+
+    Raises:
+        PineworkAPIError: ``learning_not_found``.
+    """
+    return Request("GET", learning_path(learning_id, "history"), LearningAuditPage)
+
+
+def kv_remember(
+    key: str,
+    value: Any,
+    *,
+    if_revision: int | None = None,
     idempotency_key: str | None = None,
-) -> Call[Learning]:
-    """``POST /learnings/{id}/{approve|reject|retire}`` or, for ``edit``, ``PATCH``."""
-    if action == "edit":
-        path, method = learning_path(learning_id), "PATCH"
-    else:
-        path, method = learning_path(learning_id, action), "POST"
-    return _change(method, path, Learning, body, idempotency_key, if_match)
+) -> Request[KvRememberResult]:
+    """Store ``value`` under ``key`` in the caller's scope (``POST /kv/remember``).
+
+    Args:
+        key: 1-512 bytes of UTF-8.
+        value: any JSON value; non-strings are stored serialized.
+        if_revision: store only over this revision (``KvValue.revision`` as read); 0:
+            only if the key is absent (docs/reference.md#kv-revisions).
+
+    Returns:
+        Confirmation with the TTL (``permanent`` or ``24h``) and the new revision.
+
+    Raises:
+        PineworkAPIError: e.g. ``invalid_request``, ``rate_limited``,
+            ``precondition_failed`` (412: the key is not at ``if_revision``; nothing
+            stored).
+    """
+    body = {"key": key, "value": value, **_given(ifRevision=if_revision)}
+    return _change("POST", "/kv/remember", KvRememberResult, body, idempotency_key)
 
 
-def learning_history(learning_id: str) -> Call[LearningAuditPage]:
-    """``GET /learnings/{id}/history``."""
-    return Call("GET", learning_path(learning_id, "history"), LearningAuditPage)
+def kv_recall(
+    key: str | None = None, *, cursor: str | None = None, limit: int | None = None
+) -> Program[KvValue | KvKeys]:
+    """Read one key, or list a page of the caller's keys (``POST /kv/recall``).
+
+    Args:
+        key: the key to read; ``None`` lists keys instead.
+        cursor: listing only: ``next_cursor`` of the previous page.
+        limit: listing only: keys per page (100 by default, at most 1,000).
+
+    Returns:
+        :class:`KvValue` for a key (``found`` false when missing), or
+        :class:`KvKeys`, one page, without one.
+
+    Raises:
+        PineworkAPIError: e.g. ``invalid_request`` (a bad cursor), ``rate_limited``.
+    """
+    if key is None:
+        return (yield from kv_keys(cursor=cursor, limit=limit))
+    return (yield from kv_value(key))
+
+
+def kv_keys(*, cursor: str | None = None, limit: int | None = None) -> Request[KvKeys]:
+    """One page of the caller's keys (``POST /kv/recall`` without a key).
+
+    Args:
+        cursor: ``next_cursor`` of the previous page; None for the first.
+        limit: keys per page (100 by default, at most 1,000).
+
+    Returns:
+        The page's keys, the scope's ``count`` and the ``next_cursor``.
+
+    Raises:
+        PineworkAPIError: ``invalid_request`` for a bad cursor or limit.
+    """
+    body: dict[str, Any] = {}
+    if cursor is not None:
+        body["cursor"] = cursor
+    if limit is not None:
+        body["limit"] = limit
+    return Request("POST", "/kv/recall", KvKeys, json=body)
+
+
+def iter_kv_keys(*, page_size: int | None = None) -> Pages[str]:
+    """Every key of the caller's scope, in key order, following ``next`` page by page.
+
+    Raises:
+        PineworkAPIError: as :meth:`kv_recall`.
+    """
+    return pages(
+        lambda cursor: kv_keys(cursor=cursor, limit=page_size),
+        lambda page: page.keys,
+        lambda page: page.next_cursor,
+    )
+
+
+def kv_forget(
+    key: str, *, if_revision: int | None = None, idempotency_key: str | None = None
+) -> Request[KvForgetResult]:
+    """Delete a key from the caller's scope (``POST /kv/forget``).
+
+    Args:
+        key: the key.
+        if_revision: delete only this revision (``precondition_failed`` otherwise;
+            docs/reference.md#kv-revisions).
+
+    Returns:
+        Whether something was deleted.
+
+    Raises:
+        PineworkAPIError: e.g. ``invalid_request``, ``rate_limited``.
+    """
+    body = {"key": key, **_given(ifRevision=if_revision)}
+    return _change("POST", "/kv/forget", KvForgetResult, body, idempotency_key)

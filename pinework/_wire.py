@@ -1,21 +1,25 @@
 """HTTP plumbing under :class:`pinework.Client` and :class:`pinework.AsyncClient`:
-an authenticated session (sync on ``httpx.Client``, async on ``httpx.AsyncClient``)
-that sends the calls of ``pinework._calls``, retries what is safe to retry, decodes
-answers into models and turns every failure into a :class:`PineworkAPIError`
-(docs/reference.md#6-errors).
+an authenticated session that sends the requests of ``pinework._calls``, retries what is
+safe to retry, decodes answers into models and turns every failure into a
+:class:`PineworkAPIError` (docs/reference.md#6-errors). The headers, the retries, the
+decoding and the error mapping are written once (``_Session``); the two transports differ
+only in how one request is exchanged and how a pause is waited (``ApiSession`` on
+``httpx.Client``, ``AsyncApiSession`` on ``httpx.AsyncClient``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import datetime as dt
+import inspect
 import math
 import os
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from importlib.metadata import PackageNotFoundError, version
-from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypedDict, TypeVar
 from urllib.parse import quote
 
 import httpx
@@ -25,7 +29,7 @@ from pinework.errors import CONNECTION_ERROR, INVALID_RESPONSE, PineworkAPIError
 from pinework.models import WireModel
 
 if TYPE_CHECKING:
-    from pinework._calls import Call
+    from pinework._calls import Request
 
 DEFAULT_API_URL = "http://127.0.0.1:8000"
 """Where the local server listens; used when ``PINEWORK_API_URL`` is unset."""
@@ -46,6 +50,8 @@ except PackageNotFoundError:  # a source tree that is not installed
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 """Answers worth another try of a request that is safe to repeat."""
+RUN_HEADER_LIMIT = 128
+"""Characters of a run header: run id, task key, session id (docs/reference.md#5-limits)."""
 MAX_RETRY_DELAY = 10.0
 """The longest wait between two tries, in seconds (a longer ``Retry-After`` is cut)."""
 
@@ -58,6 +64,8 @@ class _Session:
         token: bearer token; ``None`` sends no ``Authorization`` header.
         run_id: sent as ``X-Pinework-Run`` when set.
         task_key: sent as ``X-Pinework-Task`` when set.
+        transport: an httpx transport (sync or async, as the session) instead of the network.
+        timeout: seconds per request phase.
         api_key: sent as ``X-Api-Key`` when set (key-value scope, docs/reference.md#10-key-value).
         max_retries: how often a request that is safe to repeat is sent again after a
             connection error, a timeout, 429, 5xx or 409 ``idempotency_key_in_use``.
@@ -75,6 +83,8 @@ class _Session:
         token: str | None,
         run_id: str | None,
         task_key: str | None,
+        transport: Any,
+        timeout: float,
         *,
         api_key: str | None = None,
         max_retries: int = 0,
@@ -87,23 +97,98 @@ class _Session:
         if token:
             self.headers["Authorization"] = f"Bearer {header_value(token, 'the token', 4096)}"
         if run_id:
-            self.headers["X-Pinework-Run"] = header_value(run_id, "the run id", 128)
+            self.headers["X-Pinework-Run"] = header_value(run_id, "the run id", RUN_HEADER_LIMIT)
         if task_key:
-            self.headers["X-Pinework-Task"] = header_value(task_key, "the task key", 128)
+            self.headers["X-Pinework-Task"] = header_value(
+                task_key, "the task key", RUN_HEADER_LIMIT
+            )
         if api_key:
             self.headers["X-Api-Key"] = header_value(api_key, "the X-Api-Key", 4096)
+        # The headers of the run a per-run session is bound to (for_run), over the above.
+        self.run_headers: dict[str, str] = {}
+        # A per-run session shares its parent's connections and leaves closing them to it.
+        self.owns_connections = True
+        self.connect(transport, timeout)
 
-    def request_headers(self, call: Call[Any]) -> dict[str, str]:
-        """The call's own headers, with an ``Idempotency-Key`` when the call changes
-        state and may be retried (the same key on every try)."""
-        headers = dict(call.headers)
+    def connect(self, transport: Any, timeout: float) -> None:
+        """Open the connection pool (the transport's own)."""
+        raise NotImplementedError
+
+    def for_run(self, run_id: str | None, task_key: str | None, session_id: str | None) -> Self:
+        """A copy of this session that sends a run's headers (those given) with every
+        request and shares the connections: ``ClientCore.for_run`` (pinework/_core.py).
+
+        Raises:
+            ValueError: a value that cannot be a header (``header_value``).
+        """
+        given = {
+            "X-Pinework-Session": (session_id, "the session id"),
+            "X-Pinework-Task": (task_key, "the task key"),
+            "X-Pinework-Run": (run_id, "the run id"),
+        }
+        bound = copy.copy(self)
+        bound.owns_connections = False
+        bound.run_headers = {
+            **self.run_headers,
+            **{
+                name: header_value(value, what, RUN_HEADER_LIMIT)
+                for name, (value, what) in given.items()
+                if value
+            },
+        }
+        return bound
+
+    async def exchange(self, call: Request[Any], headers: dict[str, str]) -> httpx.Response:
+        """Send one request with ``headers`` over the client's; the transport's own.
+
+        Raises:
+            httpx.TransportError: no answer arrived.
+        """
+        raise NotImplementedError
+
+    async def pause(self, seconds: float, sleep: Callable[[float], object] | None = None) -> None:
+        """Wait ``seconds`` (``sleep``: the caller's own way to wait); the transport's own."""
+        raise NotImplementedError
+
+    async def send(self, call: Request[ModelT]) -> ModelT:
+        """Send one request (retrying as ``max_retries`` allows) and decode its answer.
+
+        Returns:
+            The decoded answer; its ``raw`` is the body as received, its ``etag`` the
+            ``ETag`` header.
+
+        Raises:
+            PineworkAPIError: the server's error envelope; ``connection_error``
+                (status 0) when no answer arrived; ``invalid_response`` when the
+                answer is not the documented JSON.
+        """
+        headers = self.request_headers(call)
+        attempt = 0
+        while True:
+            try:
+                response = await self.exchange(call, headers)
+            except httpx.TransportError as exc:
+                delay = self.retry_delay(call, headers, attempt, None)
+                if delay is None:
+                    raise self.connection_error(exc) from exc
+            else:
+                delay = self.retry_delay(call, headers, attempt, response)
+                if delay is None:
+                    return self.decode(call, response)
+            await self.pause(delay)
+            attempt += 1
+
+    def request_headers(self, call: Request[Any]) -> dict[str, str]:
+        """The run's headers and the call's own, with an ``Idempotency-Key`` when the call
+        changes state and may be retried (the same key on every try)."""
+        headers = {**self.run_headers, **call.headers}
         if call.changes_state and self.max_retries and "Idempotency-Key" not in headers:
             headers["Idempotency-Key"] = str(uuid.uuid4())
         return headers
 
     def retry_delay(
         self,
-        call: Call[Any],
+        call: Request[Any],
         headers: dict[str, str],
         attempt: int,
         response: httpx.Response | None,
@@ -136,7 +221,7 @@ class _Session:
             0,
         )
 
-    def decode(self, call: Call[ModelT], response: httpx.Response) -> ModelT:
+    def decode(self, call: Request[ModelT], response: httpx.Response) -> ModelT:
         """Decode a 2xx answer into the call's model (with its ``ETag``), or raise the
         error the answer carries."""
         data = _success_json(response)
@@ -158,122 +243,74 @@ class _Session:
 
 
 class ApiSession(_Session):
-    """An ``httpx.Client`` bound to one API root and one principal (see ``_Session``).
+    """The sync transport: an ``httpx.Client`` bound to one API root and one principal (see
+    ``_Session``). Its ``exchange`` and ``pause`` block, so the coroutines of
+    ``pinework._core`` that use them finish without ever suspending.
 
-    Args:
-        transport: an httpx transport to use instead of the network.
-        timeout: seconds per request phase.
     """
 
-    def __init__(
-        self,
-        base_url: str,
-        token: str | None,
-        run_id: str | None,
-        task_key: str | None,
-        transport: httpx.BaseTransport | None,
-        timeout: float,
-        *,
-        api_key: str | None = None,
-        max_retries: int = 0,
-    ) -> None:
-        super().__init__(
-            base_url, token, run_id, task_key, api_key=api_key, max_retries=max_retries
-        )
+    def connect(self, transport: httpx.BaseTransport | None, timeout: float) -> None:
+        """Open an ``httpx.Client`` with the principal's headers."""
         self._http = httpx.Client(
             base_url=self.api_url, headers=self.headers, transport=transport, timeout=timeout
         )
 
     def close(self) -> None:
-        """Close the underlying connections."""
-        self._http.close()
+        """Close the underlying connections (a per-run session leaves them open)."""
+        if self.owns_connections:
+            self._http.close()
 
-    def run(self, call: Call[ModelT]) -> ModelT:
-        """Send one call (retrying as ``max_retries`` allows) and decode its answer.
-
-        Returns:
-            The decoded answer; its ``raw`` is the body as received, its ``etag`` the
-            ``ETag`` header.
+    async def exchange(self, call: Request[Any], headers: dict[str, str]) -> httpx.Response:
+        """Send one request and wait for its answer (blocking).
 
         Raises:
-            PineworkAPIError: the server's error envelope; ``connection_error``
-                (status 0) when no answer arrived; ``invalid_response`` when the
-                answer is not the documented JSON.
+            httpx.TransportError: no answer arrived.
         """
-        headers = self.request_headers(call)
-        attempt = 0
-        while True:
-            try:
-                response = self._http.request(
-                    call.method, call.path, json=call.json, params=call.params, headers=headers
-                )
-            except httpx.TransportError as exc:
-                delay = self.retry_delay(call, headers, attempt, None)
-                if delay is None:
-                    raise self.connection_error(exc) from exc
-            else:
-                delay = self.retry_delay(call, headers, attempt, response)
-                if delay is None:
-                    return self.decode(call, response)
-            time.sleep(delay)
-            attempt += 1
+        return self._http.request(
+            call.method, call.path, json=call.json, params=call.params, headers=headers
+        )
+
+    async def pause(self, seconds: float, sleep: Callable[[float], object] | None = None) -> None:
+        """Wait ``seconds`` (blocking: ``time.sleep`` unless ``sleep`` is given)."""
+        (time.sleep if sleep is None else sleep)(seconds)
 
 
 class AsyncApiSession(_Session):
-    """An ``httpx.AsyncClient`` bound to one API root and one principal (see
-    ``_Session``): the same requests, retries and answers as ``ApiSession``.
+    """The async transport: an ``httpx.AsyncClient`` bound to one API root and one principal
+    (see ``_Session``): the same requests, retries and answers as ``ApiSession``.
 
-    Args:
-        transport: an async httpx transport to use instead of the network.
-        timeout: seconds per request phase.
     """
 
-    def __init__(
-        self,
-        base_url: str,
-        token: str | None,
-        run_id: str | None,
-        task_key: str | None,
-        transport: httpx.AsyncBaseTransport | None,
-        timeout: float,
-        *,
-        api_key: str | None = None,
-        max_retries: int = 0,
-    ) -> None:
-        super().__init__(
-            base_url, token, run_id, task_key, api_key=api_key, max_retries=max_retries
-        )
+    def connect(self, transport: httpx.AsyncBaseTransport | None, timeout: float) -> None:
+        """Open an ``httpx.AsyncClient`` with the principal's headers."""
         self._http = httpx.AsyncClient(
             base_url=self.api_url, headers=self.headers, transport=transport, timeout=timeout
         )
 
     async def close(self) -> None:
-        """Close the underlying connections."""
-        await self._http.aclose()
+        """Close the underlying connections (a per-run session leaves them open)."""
+        if self.owns_connections:
+            await self._http.aclose()
 
-    async def run(self, call: Call[ModelT]) -> ModelT:
-        """Send one call (retrying as ``max_retries`` allows) and decode its answer.
+    async def exchange(self, call: Request[Any], headers: dict[str, str]) -> httpx.Response:
+        """Send one request and await its answer.
 
         Raises:
-            PineworkAPIError: as ``ApiSession.run``.
+            httpx.TransportError: no answer arrived.
         """
-        headers = self.request_headers(call)
-        attempt = 0
-        while True:
-            try:
-                response = await self._http.request(
-                    call.method, call.path, json=call.json, params=call.params, headers=headers
-                )
-            except httpx.TransportError as exc:
-                delay = self.retry_delay(call, headers, attempt, None)
-                if delay is None:
-                    raise self.connection_error(exc) from exc
-            else:
-                delay = self.retry_delay(call, headers, attempt, response)
-                if delay is None:
-                    return self.decode(call, response)
-            await asyncio.sleep(delay)
-            attempt += 1
+        return await self._http.request(
+            call.method, call.path, json=call.json, params=call.params, headers=headers
+        )
+
+    async def pause(self, seconds: float, sleep: Callable[[float], object] | None = None) -> None:
+        """Wait ``seconds`` (``asyncio.sleep`` unless ``sleep`` is given; its result is
+        awaited when it is awaitable)."""
+        if sleep is None:
+            await asyncio.sleep(seconds)
+            return
+        waited = sleep(seconds)
+        if inspect.isawaitable(waited):
+            await waited
 
 
 class EnvSettings(TypedDict):

@@ -14,9 +14,9 @@ Every edit reads the file with its revision and writes with ``if_revision``
 (docs/reference.md#kv-revisions); when another writer got there first it reads again and
 applies the edit again, so concurrent edits are never lost.
 
-Both classes share one implementation: each command is a generator of key-value operations
-(:class:`_Read`, :class:`_Write`, :class:`_Forget`, :class:`_Keys`) that the sync or the async
-class carries out with its client.
+Both classes share one implementation: each command is a program of the client's key-value
+operations (``pinework._calls``) that the client runs, blocking or awaited (``Client.run``,
+``AsyncClient.run``).
 
 Example::
 
@@ -38,7 +38,7 @@ import dataclasses
 import logging
 import posixpath
 import unicodedata
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
 
@@ -59,6 +59,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
         '[anthropic]" (the package anthropic)'
     ) from exc
 
+from pinework import _calls as calls
 from pinework.async_client import AsyncClient
 from pinework.client import Client
 from pinework.errors import PineworkAPIError
@@ -99,45 +100,6 @@ PRECONDITION_FAILED = "precondition_failed"
 """The error code of a write whose ``if_revision`` no longer holds (docs/reference.md#6-errors)."""
 
 
-# The operations a command asks its driver to carry out.
-
-
-@dataclasses.dataclass(frozen=True)
-class _Read:
-    """Read one key; answered with a :class:`_File` or ``None`` (missing)."""
-
-    key: str
-
-
-@dataclasses.dataclass(frozen=True)
-class _Write:
-    """Store ``value`` under ``key`` if its revision is ``if_revision`` (0: absent; ``None``:
-    unconditionally); answered with ``True`` (stored) or ``False`` (precondition failed)."""
-
-    key: str
-    value: str
-    if_revision: int | None
-
-
-@dataclasses.dataclass(frozen=True)
-class _Forget:
-    """Delete ``key`` if its revision is ``if_revision``; answered with ``True`` (deleted or
-    already gone) or ``False`` (precondition failed)."""
-
-    key: str
-    if_revision: int | None
-
-
-@dataclasses.dataclass(frozen=True)
-class _Keys:
-    """List the keys that start with ``prefix`` (key order); answered with a ``list[str]``."""
-
-    prefix: str
-
-
-_Op = _Read | _Write | _Forget | _Keys
-
-
 @dataclasses.dataclass(frozen=True)
 class _File:
     """A file as read: its text and the revision to write over (``None``: write without a
@@ -147,35 +109,45 @@ class _File:
     revision: int | None
 
 
-_Program = Generator[_Op, object, Any]
+_Program = calls.Program[Any]
+"""A command as the client operations it asks for: run by ``Client.run`` or
+``AsyncClient.run`` (``pinework._core``), so one definition serves both tools."""
 
 
-def _read(key: str) -> Generator[_Op, object, _File | None]:
-    """Read ``key`` (see :class:`_Read`)."""
-    answer = yield _Read(key)
-    assert answer is None or isinstance(answer, _File)
-    return answer
+def _read(key: str) -> calls.Program[_File | None]:
+    """The file under ``key``, or ``None`` (``kv_recall``, through the client's method)."""
+    found = yield calls.Invoke("kv_recall", (key,))
+    assert isinstance(found, KvValue)
+    return _file_of(found)
 
 
-def _write(key: str, value: str, if_revision: int | None) -> Generator[_Op, object, bool]:
-    """Conditionally store ``value`` (see :class:`_Write`)."""
-    answer = yield _Write(key, value, if_revision)
-    assert isinstance(answer, bool)
-    return answer
+def _write(key: str, value: str, if_revision: int | None) -> calls.Program[bool]:
+    """Store ``value`` under ``key`` if its revision is ``if_revision`` (0: absent; ``None``:
+    unconditionally): ``True`` when stored, ``False`` when another writer got there first."""
+    try:
+        yield calls.Invoke("kv_remember", (key, value), {"if_revision": if_revision})
+    except PineworkAPIError as refused:
+        if _conflict(refused):
+            return False
+        raise
+    return True
 
 
-def _forget(key: str, if_revision: int | None) -> Generator[_Op, object, bool]:
-    """Conditionally delete ``key`` (see :class:`_Forget`)."""
-    answer = yield _Forget(key, if_revision)
-    assert isinstance(answer, bool)
-    return answer
+def _forget(key: str, if_revision: int | None) -> calls.Program[bool]:
+    """Delete ``key`` if its revision is ``if_revision``: ``True`` when deleted (or already
+    gone), ``False`` when another writer got there first."""
+    try:
+        yield calls.Invoke("kv_forget", (key,), {"if_revision": if_revision})
+    except PineworkAPIError as refused:
+        if _conflict(refused):
+            return False
+        raise
+    return True
 
 
-def _keys(prefix: str) -> Generator[_Op, object, list[str]]:
-    """The keys under ``prefix`` (see :class:`_Keys`)."""
-    answer = yield _Keys(prefix)
-    assert isinstance(answer, list)
-    return answer
+def _keys(prefix: str) -> calls.Program[list[str]]:
+    """The keys that start with ``prefix``, in key order."""
+    return (yield from calls.keys_under(prefix, 1000))
 
 
 def _file_of(value: KvValue) -> _File | None:
@@ -296,7 +268,7 @@ class _MemoryFiles:
             )
         return key
 
-    def _parent_is_file(self, key: str) -> Generator[_Op, object, bool]:
+    def _parent_is_file(self, key: str) -> calls.Program[bool]:
         """Whether a directory on the way to ``key`` is a file (below the root)."""
         parts = key[len(self.root_key) + 1 :].split("/")[:-1]
         for depth in range(1, len(parts) + 1):
@@ -339,7 +311,7 @@ class _MemoryFiles:
             lines, first
         )
 
-    def _listing(self, key: str, below: list[str]) -> Generator[_Op, object, list[tuple[str, str]]]:
+    def _listing(self, key: str, below: list[str]) -> calls.Program[list[tuple[str, str]]]:
         """``(size, relative name)`` of the files and directories two levels below ``key``,
         each level sorted by name, hidden names (``.x``) and their contents left out."""
         tree: dict[str, Any] = {}
@@ -353,7 +325,7 @@ class _MemoryFiles:
             node[parts[-1]] = full
         items: list[tuple[str, str]] = []
 
-        def walk(node: dict[str, Any], relative: str, depth: int) -> Generator[_Op, object, None]:
+        def walk(node: dict[str, Any], relative: str, depth: int) -> calls.Program[None]:
             for name in sorted(node, key=lambda entry: entry.rstrip("/")):
                 if name.startswith("."):
                     continue
@@ -386,9 +358,7 @@ class _MemoryFiles:
 
     # Edits: the two commands that change a file's text
 
-    def _edit(
-        self, path: str, change: Callable[[str], str]
-    ) -> Generator[_Op, object, tuple[str, str]]:
+    def _edit(self, path: str, change: Callable[[str], str]) -> calls.Program[tuple[str, str]]:
         """Read the file at ``path``, ``change(text)`` it, write it over the revision read;
         again from the read while another writer got in between.
 
@@ -462,7 +432,7 @@ class _MemoryFiles:
 
     # delete
 
-    def _forget_file(self, key: str) -> Generator[_Op, object, bool]:
+    def _forget_file(self, key: str) -> calls.Program[bool]:
         """Delete ``key`` over the revision read (again while others write it); ``False``
         when it was not there."""
         for _ in range(self.max_attempts):
@@ -524,7 +494,7 @@ class _MemoryFiles:
             yield from self._move(inner, target, "/memories" + target[len(self.root_key) :])
         return f"Successfully renamed {command.old_path} to {command.new_path}"
 
-    def _move(self, old: str, new: str, new_path: str) -> Generator[_Op, object, bool]:
+    def _move(self, old: str, new: str, new_path: str) -> calls.Program[bool]:
         """Move one file; ``False`` when ``old`` is not a file.
 
         Raises:
@@ -549,18 +519,6 @@ def _tool_error(error: PineworkAPIError) -> ToolError:
     """What the model is told when Pinework refuses a call (docs/reference.md#6-errors)."""
     logger.warning("memory tool: Pinework refused a call: %s", error)
     return ToolError(f"Pinework refused the operation ({error.code}): {error.message}")
-
-
-def _advance(program: _Program, answer: object, error: BaseException | None) -> tuple[bool, Any]:
-    """Send ``answer`` (or throw ``error``) into ``program``: ``(False, next operation)`` or
-    ``(True, its result)``."""
-    try:
-        step = program.throw(error) if error is not None else program.send(answer)
-    except StopIteration as done:
-        return True, done.value
-    except PineworkAPIError as refused:
-        raise _tool_error(refused) from refused
-    return False, step
 
 
 def _conflict(error: PineworkAPIError) -> bool:
@@ -603,35 +561,10 @@ class PineworkMemoryTool(BetaAbstractMemoryTool):
         self._files = _MemoryFiles(key_prefix, max_attempts)
 
     def _run(self, program: _Program) -> str:
-        answer: object = None
-        error: PineworkAPIError | None = None
-        while True:
-            done, step = _advance(program, answer, error)
-            if done:
-                return str(step)
-            answer, error = None, None
-            try:
-                answer = self._do(step)
-            except PineworkAPIError as refused:
-                error = refused
-
-    def _do(self, op: _Op) -> object:
         try:
-            if isinstance(op, _Read):
-                found = self._client.kv_recall(op.key)
-                assert isinstance(found, KvValue)
-                return _file_of(found)
-            if isinstance(op, _Write):
-                self._client.kv_remember(op.key, op.value, if_revision=op.if_revision)
-                return True
-            if isinstance(op, _Forget):
-                self._client.kv_forget(op.key, if_revision=op.if_revision)
-                return True
-            return _under(op.prefix, self._client.iter_kv_keys(page_size=1000))
+            return str(self._client.run(program))
         except PineworkAPIError as refused:
-            if _conflict(refused):
-                return False
-            raise
+            raise _tool_error(refused) from refused
 
     def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
         """The SDK's ``view``: a file with line numbers (``view_range`` ``[from, to]``, -1:
@@ -683,51 +616,10 @@ class AsyncPineworkMemoryTool(BetaAsyncAbstractMemoryTool):
         self._files = _MemoryFiles(key_prefix, max_attempts)
 
     async def _run(self, program: _Program) -> str:
-        answer: object = None
-        error: PineworkAPIError | None = None
-        while True:
-            done, step = _advance(program, answer, error)
-            if done:
-                return str(step)
-            answer, error = None, None
-            try:
-                answer = await self._do(step)
-            except PineworkAPIError as refused:
-                error = refused
-
-    async def _do(self, op: _Op) -> object:
         try:
-            if isinstance(op, _Read):
-                found = await self._client.kv_recall(op.key)
-                assert isinstance(found, KvValue)
-                return _file_of(found)
-            if isinstance(op, _Write):
-                await self._client.kv_remember(op.key, op.value, if_revision=op.if_revision)
-                return True
-            if isinstance(op, _Forget):
-                await self._client.kv_forget(op.key, if_revision=op.if_revision)
-                return True
-            return await self._keys(op.prefix)
+            return str(await self._client.run(program))
         except PineworkAPIError as refused:
-            if _conflict(refused):
-                return False
-            raise
-
-    async def _keys(self, prefix: str) -> list[str]:
-        """As :func:`_under`, over the async listing (closed when left early)."""
-        keys: list[str] = []
-        pages = self._client.iter_kv_keys(page_size=1000)
-        try:
-            async for key in pages:
-                if _past(prefix, key):
-                    break
-                if key.startswith(prefix):
-                    keys.append(key)
-        finally:
-            close = getattr(pages, "aclose", None)
-            if close is not None:
-                await close()
-        return keys
+            raise _tool_error(refused) from refused
 
     async def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
         """As :meth:`PineworkMemoryTool.view`."""
@@ -756,21 +648,3 @@ class AsyncPineworkMemoryTool(BetaAsyncAbstractMemoryTool):
     async def clear_all_memory(self) -> str:
         """As :meth:`PineworkMemoryTool.clear_all_memory`."""
         return await self._run(self._files.clear_all())
-
-
-def _past(prefix: str, key: str) -> bool:
-    """Whether ``key`` sorts after every key starting with ``prefix`` (keys are listed in
-    UTF-8 byte order, which is Python's code point order; docs/reference.md#kv-listing)."""
-    return key > prefix and not key.startswith(prefix)
-
-
-def _under(prefix: str, keys: Iterable[str]) -> list[str]:
-    """The keys of the sorted iterable ``keys`` that start with ``prefix``, reading no
-    further than needed."""
-    found: list[str] = []
-    for key in keys:
-        if _past(prefix, key):
-            break
-        if key.startswith(prefix):
-            found.append(key)
-    return found

@@ -23,7 +23,7 @@ import asyncio
 import datetime as dt
 import json
 import logging
-from collections.abc import Callable, Generator, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 from urllib.parse import quote, unquote
@@ -53,17 +53,17 @@ from pinework import _calls as calls
 from pinework.async_client import AsyncClient
 from pinework.client import Client
 from pinework.errors import PineworkAPIError
-from pinework.models import KvKeys, KvValue, Memory, RecallResult
+from pinework.models import Memory
 
 __all__ = ["KEY_LIMIT", "PineworkStore"]
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
-Steps = Generator[calls.Call[Any], Any, T]
-"""A store operation as the calls it makes: it yields each :class:`pinework._calls.Call`, is
-sent the answer (or thrown the :class:`PineworkAPIError`), and returns its result. One
-definition serves the sync and the async client."""
+Steps = calls.Program[T]
+"""A store operation as the requests it makes (``pinework._calls``): it yields each request,
+is sent the answer (or thrown the :class:`PineworkAPIError`), and returns its result. The
+client runs it (``Client.run`` / ``AsyncClient.run``), so one definition serves both."""
 
 KEY_LIMIT = 512
 """UTF-8 bytes of a key-value key (docs/reference.md#5-limits)."""
@@ -363,43 +363,14 @@ class PineworkStore(BaseStore):
             PineworkAPIError: a refusal (``memory_text_too_long``, ``secret_in_memory``,
                 ``memory_vetoed``, ``kv_quota_exceeded`` …); the puts before it stay done.
         """
-        return self._drive(self._batch(list(ops)))
+        return self.client.run(self._batch(list(ops)))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """:meth:`batch`, over ``async_client`` when given, else in a worker thread."""
         listed = list(ops)
         if self.async_client is None:
             return await asyncio.to_thread(self.batch, listed)
-        return await self._adrive(self.async_client, self._batch(listed))
-
-    def _drive(self, steps: Steps[T]) -> T:
-        """Run ``steps`` over the sync client."""
-        try:
-            call = next(steps)
-            while True:
-                try:
-                    answer = self.client._session.run(call)
-                except PineworkAPIError as exc:
-                    call = steps.throw(exc)
-                else:
-                    call = steps.send(answer)
-        except StopIteration as stop:
-            return cast(T, stop.value)
-
-    @staticmethod
-    async def _adrive(client: AsyncClient, steps: Steps[T]) -> T:
-        """Run ``steps`` over the async client."""
-        try:
-            call = next(steps)
-            while True:
-                try:
-                    answer = await client._session.run(call)
-                except PineworkAPIError as exc:
-                    call = steps.throw(exc)
-                else:
-                    call = steps.send(answer)
-        except StopIteration as stop:
-            return cast(T, stop.value)
+        return await self.async_client.run(self._batch(listed))
 
     def _batch(self, ops: list[Op]) -> Steps[list[Result]]:
         """The batch: every op checked, the reads in order, then the puts (last per key)."""
@@ -435,7 +406,7 @@ class PineworkStore(BaseStore):
 
     def _entry(self, key: str) -> Steps[Entry | None]:
         """The entry under ``key``; ``None`` when absent or not this store's."""
-        answer: KvValue = yield calls.kv_recall(key)
+        answer = yield from calls.kv_value(key)
         if not answer.found or answer.value is None:
             return None
         return Entry.decode(answer.value)
@@ -443,7 +414,7 @@ class PineworkStore(BaseStore):
     def _memory(self, memory_id: str) -> Steps[Looked]:
         """The fact ``memory_id`` as this token may read it."""
         try:
-            memory: Memory = yield calls.get_memory(memory_id)
+            memory = yield from calls.get_memory(memory_id)
         except PineworkAPIError as exc:
             if exc.code == "memory_not_found":
                 return None
@@ -491,20 +462,9 @@ class PineworkStore(BaseStore):
         )
 
     def _keys(self, start: str) -> Steps[list[str]]:
-        """Every key-value key starting with ``start``, in key order: the listing read from
-        the first page until it passes them (docs/reference.md#kv-listing)."""
-        keys: list[str] = []
-        cursor: str | None = None
-        while True:
-            page: KvKeys = yield calls.kv_keys(cursor, PAGE)
-            for key in page.keys:
-                if key.startswith(start):
-                    keys.append(key)
-                elif key > start:
-                    return keys
-            if page.next_cursor is None or page.next_cursor == cursor:
-                return keys
-            cursor = page.next_cursor
+        """Every key-value key starting with ``start``, in key order
+        (docs/reference.md#kv-listing)."""
+        return (yield from calls.keys_under(start, PAGE))
 
     def _listing_search(self, op: SearchOp) -> Steps[list[SearchItem]]:
         """``SearchOp`` without a query: the live items under the prefix in key order,
@@ -527,7 +487,7 @@ class PineworkStore(BaseStore):
         """``SearchOp`` with a query: a recall (a preview unless ``count_recalls``) whose facts
         are mapped back to the items under the prefix, best score first, filtered, then
         ``offset``/``limit`` (docs/integrations/langgraph.md#search)."""
-        recalled: RecallResult = yield calls.recall(
+        recalled = yield from calls.recall(
             query=query, agent_id=self.agent_id, count=self.count_recalls
         )
         if not recalled.memories:
@@ -588,7 +548,7 @@ class PineworkStore(BaseStore):
         entry = Entry(value, created, now, None, expires_at)
         entry.encode()  # refuse a value that is not JSON before anything is written
         if not isinstance(text, str):
-            yield calls.kv_remember(key, entry.encode())
+            yield from calls.kv_remember(key, entry.encode())
             if old_fact is not None:
                 yield from self._archive(old_fact.id, REPLACED_REASON)
             return None
@@ -597,7 +557,7 @@ class PineworkStore(BaseStore):
             memory_id = old_fact.id
             saved = False
         else:
-            fact: Memory = yield calls.save_fact(
+            fact = yield from calls.save_fact(
                 text,
                 expires_at=expires_at,
                 supersedes=None if old_fact is None else old_fact.id,
@@ -605,7 +565,9 @@ class PineworkStore(BaseStore):
             )
             memory_id, saved = fact.id, True
         try:
-            yield calls.kv_remember(key, Entry(value, created, now, memory_id, expires_at).encode())
+            yield from calls.kv_remember(
+                key, Entry(value, created, now, memory_id, expires_at).encode()
+            )
         except PineworkAPIError:
             if saved:
                 yield from self._archive(memory_id, UNDO_REASON)
@@ -617,13 +579,13 @@ class PineworkStore(BaseStore):
         entry = yield from self._entry(key)
         if entry is not None and entry.memory_id is not None:
             yield from self._archive(entry.memory_id, DELETE_REASON)
-        yield calls.kv_forget(key)
+        yield from calls.kv_forget(key)
         return None
 
     def _archive(self, memory_id: str, reason: str) -> Steps[None]:
         """Archive a fact; one already archived, gone or another agent's is left as it is."""
         try:
-            yield calls.archive(memory_id, reason)
+            yield from calls.archive(memory_id, reason)
         except PineworkAPIError as exc:
             if exc.code not in ("memory_already_archived", "memory_not_found", "memory_not_own"):
                 raise

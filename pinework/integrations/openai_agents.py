@@ -6,8 +6,9 @@ into the agent's system prompt.
 The run travels in the SDK's context object (``Runner.run(agent, input, context=...)``): a
 :class:`PineworkRun`, or any object (or mapping) with the same attributes. Its session, task
 and run id are sent as ``X-Pinework-Session``, ``X-Pinework-Task`` and ``X-Pinework-Run``
-(docs/reference.md#run-headers) on every call the tools and the instructions make, over the
-one :class:`pinework.AsyncClient` (and so the one connection pool) they were given.
+(docs/reference.md#run-headers) on every call the tools and the instructions make, through
+``AsyncClient.for_run`` over the one :class:`pinework.AsyncClient` (and so the one connection
+pool) they were given.
 
 Example::
 
@@ -41,11 +42,10 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
         '[openai-agents]" (the package openai-agents)'
     ) from exc
 
-from pinework import _calls as calls
 from pinework._wire import header_value
 from pinework.async_client import AsyncClient
 from pinework.errors import PineworkAPIError
-from pinework.models import Memory, RecallResult, WireModel
+from pinework.models import Memory, WireModel
 
 __all__ = [
     "PineworkMemory",
@@ -163,15 +163,17 @@ def run_headers(run: PineworkRun | None) -> dict[str, str]:
     return headers
 
 
-async def _send(client: AsyncClient, run: PineworkRun | None, call: calls.Call[ModelT]) -> ModelT:
-    """Send ``call`` over ``client``'s connection with the run's headers (they win over the
-    client's own ``run_id``/``task_key``; httpx merges per-request headers over the
-    client's). ``AsyncClient`` has no public way to send other run headers or
-    ``X-Pinework-Session``, hence its session is used directly."""
-    headers = run_headers(run)
-    if headers:
-        call = dataclasses.replace(call, headers={**call.headers, **headers})
-    return await client._session.run(call)
+def _for_run(client: AsyncClient, run: PineworkRun | None) -> AsyncClient:
+    """``client`` bound to the run's headers (``AsyncClient.for_run``: they win over the
+    client's own ``run_id``/``task_key``; the connections are shared), or ``client`` itself
+    without a run.
+
+    Raises:
+        ValueError: a run header that cannot be sent.
+    """
+    if run is None:
+        return client
+    return client.for_run(run.run_id, task_key=run.task, session_id=run.session_id)
 
 
 def pinework_tool_error(context: RunContextWrapper[Any], error: Exception) -> str:
@@ -233,7 +235,7 @@ def pinework_tools(client: AsyncClient) -> list[Tool]:
             supersedes: the mem_... id of an older fact this one replaces, or null.
         """
         run = run_from_context(ctx.context)
-        memory = await _send(client, run, calls.save_fact(text, supersedes=supersedes))
+        memory = await _for_run(client, run).save_fact(text, supersedes=supersedes)
         return _saved(memory)
 
     async def log_day(ctx: RunContextWrapper[Any], line: str) -> str:
@@ -244,7 +246,7 @@ def pinework_tools(client: AsyncClient) -> list[Tool]:
             line: the line, without a time or task (both are added).
         """
         run = run_from_context(ctx.context)
-        row = await _send(client, run, calls.append_day_line(line))
+        row = await _for_run(client, run).append_day_line(line)
         return f"Logged to the day log of {row.date}."
 
     async def recall_memory(ctx: RunContextWrapper[Any], query: str) -> str:
@@ -255,7 +257,7 @@ def pinework_tools(client: AsyncClient) -> list[Tool]:
             query: what you need to know, in a few words.
         """
         run = run_from_context(ctx.context)
-        result = await _send(client, run, calls.recall(query=query))
+        result = await _for_run(client, run).recall(query=query)
         return result.block or "(nothing in memory)"
 
     return [
@@ -354,12 +356,8 @@ class PineworkMemory:
     async def _recall(self, run: PineworkRun) -> str | None:
         """Run-start recall for ``run``; ``None`` (and a warning) when it fails."""
         try:
-            result: RecallResult = await _send(
-                self.client,
-                run,
-                calls.recall_start(
-                    run.session_id, resumed=run.resumed, task=run.task, message=run.message
-                ),
+            result = await _for_run(self.client, run).recall_start(
+                run.session_id, resumed=run.resumed, task=run.task, message=run.message
             )
         except (PineworkAPIError, ValueError) as exc:
             logger.warning(

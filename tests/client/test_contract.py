@@ -129,7 +129,7 @@ def test_the_async_client_has_every_method_with_the_same_signature(name: str) ->
         assert (got.kind, got.default) == (expected.kind, expected.default), parameter
     if name.startswith("iter_"):
         assert inspect.isasyncgenfunction(async_method)
-    elif name != "from_env":
+    elif name not in {"from_env", "for_run"}:  # the two that send nothing
         assert inspect.iscoroutinefunction(async_method), name
 
 
