@@ -34,6 +34,14 @@ KEPT_PARAMETERS = $(OPERATIONS_PARAMETERS) $(call given,BACKUP_PLAN,BackupPlan) 
 THROTTLE_PARAMETERS = $(call given,API_RATE_LIMIT,ApiThrottleRateLimit) $(call given,API_BURST_LIMIT,ApiThrottleBurstLimit)
 WAF_PARAMETERS = $(call given,WAF_IP_LIMIT,WafIpLimit) $(call given,WAF_CREDENTIAL_LIMIT,WafCredentialLimit)
 RATE_PARAMETERS = $(THROTTLE_PARAMETERS) $(call given,WAF_RATE_LIMITING,WafRateLimiting) $(WAF_PARAMETERS)
+# make deploy's WAF stack's web ACL, which the operations stack's WAF alarm watches: given on, its
+# name; given off, none; not given, its name when the stage has a WAF stack (it keeps it).
+WEB_ACL := $(STACK)-waf-rate-limits
+ifeq ($(origin WAF_RATE_LIMITING),undefined)
+WEB_ACL_NAME = $$($(CFN) describe-stacks --stack-name $(STACK)-waf >/dev/null 2>&1 && echo $(WEB_ACL))
+else ifeq ($(WAF_RATE_LIMITING),on)
+WEB_ACL_NAME = $(WEB_ACL)
+endif
 # Concurrency (docs/operations.md#deploy), kept too: API_RESERVED_CONCURRENCY (executions
 # reserved for the API; empty: none, a new stage's; Lambda refuses a reservation leaving the
 # account under 100 unreserved) and REVIEW_WORKER_MAX_CONCURRENCY (the most review workers the
@@ -156,7 +164,7 @@ deploy: package artifact-bucket $(RERANKER_WEIGHTS)  ## STACK-resources, chalice
 	AWS_DEFAULT_REGION=$(AWS_REGION) $(PY) -m infra.deploy name-api --stage $(STAGE)
 	AWS_DEFAULT_REGION=$(AWS_REGION) $(PY) -m infra.deploy gateway-responses --stage $(STAGE)
 	AWS_DEFAULT_REGION=$(AWS_REGION) $(PY) -m infra.deploy throttle --stage $(STAGE) --stack $(RESOURCES_DESCRIPTION)
-	$(CFN) deploy --stack-name $(STACK)-operations --template-file build/operations-stack.json $(UPLOAD) --capabilities CAPABILITY_IAM --no-fail-on-empty-changeset --parameter-overrides $$($(PY) -m infra.deploy operations-parameters --stage $(STAGE) --stack $(RESOURCES_DESCRIPTION)) $(OPERATIONS_PARAMETERS)
+	$(CFN) deploy --stack-name $(STACK)-operations --template-file build/operations-stack.json $(UPLOAD) --capabilities CAPABILITY_IAM --no-fail-on-empty-changeset --parameter-overrides $$($(PY) -m infra.deploy operations-parameters --stage $(STAGE) --stack $(RESOURCES_DESCRIPTION)) $(OPERATIONS_PARAMETERS) WebAclName=$(WEB_ACL_NAME)
 ifeq ($(origin WAF_RATE_LIMITING),undefined)
 	if $(CFN) describe-stacks --stack-name $(STACK)-waf >/dev/null 2>&1; then $(CFN) deploy --stack-name $(STACK)-waf --template-file build/waf-stack.json $(UPLOAD) --no-fail-on-empty-changeset --parameter-overrides $$($(PY) -m infra.deploy waf-parameters --stage $(STAGE)) $(WAF_PARAMETERS); else echo "no WAF web ACL (WAF_RATE_LIMITING=on adds one)"; fi
 else ifeq ($(WAF_RATE_LIMITING),on)

@@ -253,7 +253,7 @@ def operations_parameters(
     for function, name in deployed_function_names(project, stage).items():
         parameters[OPERATIONS_FUNCTION_PARAMETERS[function]] = name
     parameters["ApiName"] = api_name(config, stage)
-    parameters["ApiStage"] = deployed_stage(config, project, stage)[1]
+    parameters["RestApiId"], parameters["ApiStage"] = deployed_stage(config, project, stage)
     return parameters
 
 
