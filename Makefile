@@ -19,6 +19,8 @@ AWS_REGION ?= $(or $(AWS_DEFAULT_REGION),us-east-1)
 # `ALARM_EMAIL=` removes the subscription); one not given keeps the stack's previous value (a
 # new stack: the template's default). ALARM_EMAIL: the alarms' e-mail; KMS_KEY_ARN: a
 # customer-managed key; BACKUP_PLAN: on|off; LOG_RETENTION_DAYS: the functions' logs;
+# API_ACCESS_LOGS: on|off, the API stage's access log and its throttle alarm (a new stage: off;
+# on needs the account's API Gateway CloudWatch role, docs/operations.md#api-throttled);
 # EXISTING_TABLE_NAME: a restored table the stage uses instead of its own; REVIEW_QUEUE_NAME
 # (make deploy): the review queue (a new stage's default is <STACK>-resources-reviews).
 given = $(if $(filter undefined,$(origin $(1))),,$(2)=$($(1)))
@@ -26,7 +28,7 @@ given = $(if $(filter undefined,$(origin $(1))),,$(2)=$($(1)))
 # stage: rules) and BEDROCK_MODEL_ID (a new stage: Claude Haiku 4.5's global profile).
 PARAMETERS = $(call given,REVIEWER,Reviewer) $(call given,BEDROCK_MODEL_ID,BedrockModelId)
 OPERATIONS_PARAMETERS = $(call given,ALARM_EMAIL,AlarmEmail) $(call given,KMS_KEY_ARN,KmsKeyArn)
-KEPT_PARAMETERS = $(OPERATIONS_PARAMETERS) $(call given,BACKUP_PLAN,BackupPlan) $(call given,LOG_RETENTION_DAYS,LogRetentionDays) $(call given,EXISTING_TABLE_NAME,ExistingTableName) $(STAGE_PARAMETERS)
+KEPT_PARAMETERS = $(OPERATIONS_PARAMETERS) $(call given,API_ACCESS_LOGS,ApiAccessLogs) $(call given,BACKUP_PLAN,BackupPlan) $(call given,LOG_RETENTION_DAYS,LogRetentionDays) $(call given,EXISTING_TABLE_NAME,ExistingTableName) $(STAGE_PARAMETERS)
 # Rate limits (docs/reference.md#14-operations), kept too: API_RATE_LIMIT, API_BURST_LIMIT (the
 # stage throttle, requests/s and burst; a new stage: 50, 100); WAF_RATE_LIMITING (on|off: the
 # WAF web ACL; not given, a stage keeps the one it has) with WAF_IP_LIMIT, WAF_CREDENTIAL_LIMIT

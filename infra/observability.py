@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from infra import heartbeat, iam, rate_limits
+from infra import access_logs, heartbeat, iam, rate_limits
 from infra.parameters import HAS_KMS_KEY, KMS_KEY_ARN, checkov_skips, kms_condition, kms_parameter
 from infra.protection import TABLE_NAME, log_group_encryption
 
@@ -81,6 +81,9 @@ metrics, so it sums these, not read and write events of the table and 7 indexes.
 WAF_BLOCKED_PERIODS = 2
 """The WAF alarm fires when the web ACL blocked requests in this many of 3 five-minute
 periods (a client kept over its limit, not one burst)."""
+THROTTLE_PERIODS = 2
+"""The stage-throttle alarm fires when the stage throttled requests in this many of 3
+five-minute periods (sustained, not one burst the token bucket refused)."""
 HEARTBEAT_MINUTES = 5
 """How often the heartbeat checks the API (an EventBridge rate)."""
 HEARTBEAT_ROUTE = "/api/v1/openapi.json"
@@ -265,9 +268,15 @@ def operations_stack() -> dict[str, Any]:
         "AWSTemplateFormatVersion": "2010-09-09",
         "Description": "Pinework Memory: alarms, alarm topic and dashboard of a chalice "
         "deployed stage, and the nightly fan-out's failure destination",
-        "Parameters": {**parameters, **OPERATIONS_WAF_PARAMETERS, **PARAMETERS},
+        "Parameters": {
+            **parameters,
+            **OPERATIONS_WAF_PARAMETERS,
+            **access_logs.PARAMETERS,
+            **PARAMETERS,
+        },
         "Conditions": {
             **CONDITIONS,
+            **access_logs.CONDITIONS,
             HAS_WEB_ACL: {"Fn::Not": [{"Fn::Equals": [{"Ref": WEB_ACL_NAME}, ""]}]},
         },
         "Resources": {
@@ -320,6 +329,7 @@ def resources(targets: Targets) -> dict[str, Any]:
         **alarms,
         **heartbeat_resources(targets),
         **waf_alarms(targets),
+        **throttle_alarms(targets),
         "OperationsDashboard": {
             "Type": "AWS::CloudWatch::Dashboard",
             "Properties": {
@@ -658,6 +668,30 @@ def waf_alarms(targets: Targets) -> dict[str, Any]:
         breaching=WAF_BLOCKED_PERIODS,
     )
     return {"WafBlockedAlarm": {**alarm, "Condition": targets.waf_condition}}
+
+
+def throttle_alarms(targets: Targets) -> dict[str, Any]:
+    """``ApiThrottledAlarm``: the stage throttle answered 429 (the access log's
+    ``GatewayThrottled``, ``infra/access_logs.py``) in 2 of 3 five-minute periods;
+    created only under ``ApiAccessLogsOn`` (no access log, nothing to count)."""
+    alarm = _alarm(
+        "API Gateway's stage throttle (ApiThrottleRateLimit requests a second, "
+        "ApiThrottleBurstLimit at once, all clients together) or the account's answered "
+        f"429 rate_limited in {THROTTLE_PERIODS} of 3 five-minute periods: clients are "
+        "turned away before the function runs. First: which clients and routes in the "
+        "access log, and the API's request rate.",
+        "api-throttled",
+        _single(
+            targets.namespace,
+            access_logs.THROTTLED_METRIC,
+            [{"Name": "service", "Value": SERVICE}],
+            "Sum",
+        ),
+        threshold=0,
+        periods=3,
+        breaching=THROTTLE_PERIODS,
+    )
+    return {"ApiThrottledAlarm": {**alarm, "Condition": access_logs.ACCESS_LOGS_ON}}
 
 
 def heartbeat_resources(targets: Targets) -> dict[str, Any]:
