@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from infra.protection import log_group_encryption
+from infra.protection import RETAINED, log_group_encryption
 
 if TYPE_CHECKING:
     from mypy_boto3_apigateway import APIGatewayClient
@@ -84,8 +84,7 @@ def resources(namespace: Any) -> dict[str, Any]:
         LOG_GROUP: {
             "Type": "AWS::Logs::LogGroup",
             **conditioned,
-            "DeletionPolicy": "Delete",
-            "UpdateReplacePolicy": "Delete",
+            **RETAINED,  # an incident's logs outlive a teardown, as the functions'
             "Properties": {
                 "LogGroupName": {"Fn::Sub": "/aws/apigateway/${AWS::StackName}-access"},
                 "RetentionInDays": LOG_DAYS,

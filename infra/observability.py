@@ -26,7 +26,7 @@ from typing import Any
 
 from infra import access_logs, heartbeat, iam, rate_limits
 from infra.parameters import HAS_KMS_KEY, KMS_KEY_ARN, checkov_skips, kms_condition, kms_parameter
-from infra.protection import TABLE_NAME, log_group_encryption
+from infra.protection import RETAINED, TABLE_NAME, log_group_encryption
 
 SERVICE = "pinework"
 """The ``service`` dimension of every EMF metric (``chalicelib.api.telemetry.SERVICE``)."""
@@ -384,8 +384,7 @@ def topic_resources() -> dict[str, Any]:
         "AlarmTopicKey": {
             "Type": "AWS::KMS::Key",
             "Condition": CREATE_TOPIC_KEY,
-            "DeletionPolicy": "Delete",
-            "UpdateReplacePolicy": "Delete",
+            **RETAINED,  # an incident's logs outlive a teardown, as the functions'
             "Properties": {
                 "Description": {"Fn::Sub": "${AWS::StackName}: the alarm topic's key"},
                 "EnableKeyRotation": True,
@@ -729,8 +728,7 @@ def heartbeat_resources(targets: Targets) -> dict[str, Any]:
     return {
         log_group: {
             "Type": "AWS::Logs::LogGroup",
-            "DeletionPolicy": "Delete",
-            "UpdateReplacePolicy": "Delete",
+            **RETAINED,  # an incident's logs outlive a teardown, as the functions'
             "Properties": {
                 "LogGroupName": {"Fn::Sub": "/aws/lambda/${AWS::StackName}-heartbeat"},
                 "RetentionInDays": HEARTBEAT_LOG_DAYS,
@@ -761,7 +759,7 @@ def heartbeat_resources(targets: Targets) -> dict[str, Any]:
                 "FunctionName": name,
                 "Description": f"Pinework Memory: GET {HEARTBEAT_ROUTE} every "
                 f"{HEARTBEAT_MINUTES} minutes, publish {heartbeat.METRIC}",
-                "Runtime": "python3.12",
+                "Runtime": "python3.11",
                 "Handler": "index.handler",
                 "Code": {"ZipFile": Path(heartbeat.__file__).read_text()},
                 "MemorySize": 128,

@@ -190,9 +190,9 @@ API_CHECKOV_SKIPS = [
     ),
     (
         "CKV_AWS_76",
-        "The API function writes one 'request' log line per request (route, status, "
-        "latency, request id); access logs need the account-wide API Gateway CloudWatch "
-        "role, which a stack should not change.",
+        "The access log is the ApiAccessLogs parameter, off by default: it needs the "
+        "account-wide API Gateway CloudWatch role, which a stack should not change; the "
+        "API function writes one 'request' log line per request either way.",
     ),
     (
         "CKV_AWS_120",
