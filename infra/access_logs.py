@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from infra.protection import RETAINED, log_group_encryption
+from infra.protection import kept_log_group
 
 if TYPE_CHECKING:
     from mypy_boto3_apigateway import APIGatewayClient
@@ -82,14 +82,8 @@ def resources(namespace: Any) -> dict[str, Any]:
     conditioned = {"Condition": ACCESS_LOGS_ON}
     return {
         LOG_GROUP: {
-            "Type": "AWS::Logs::LogGroup",
+            **kept_log_group({"Fn::Sub": "/aws/apigateway/${AWS::StackName}-access"}, LOG_DAYS),
             **conditioned,
-            **RETAINED,  # an incident's logs outlive a teardown, as the functions'
-            "Properties": {
-                "LogGroupName": {"Fn::Sub": "/aws/apigateway/${AWS::StackName}-access"},
-                "RetentionInDays": LOG_DAYS,
-                **log_group_encryption(),
-            },
         },
         "ApiThrottledMetricFilter": {
             "Type": "AWS::Logs::MetricFilter",

@@ -26,7 +26,7 @@ from typing import Any
 
 from infra import access_logs, heartbeat, iam, rate_limits
 from infra.parameters import HAS_KMS_KEY, KMS_KEY_ARN, checkov_skips, kms_condition, kms_parameter
-from infra.protection import RETAINED, TABLE_NAME, log_group_encryption
+from infra.protection import TABLE_NAME, kept_log_group
 
 SERVICE = "pinework"
 """The ``service`` dimension of every EMF metric (``chalicelib.api.telemetry.SERVICE``)."""
@@ -384,7 +384,8 @@ def topic_resources() -> dict[str, Any]:
         "AlarmTopicKey": {
             "Type": "AWS::KMS::Key",
             "Condition": CREATE_TOPIC_KEY,
-            **RETAINED,  # an incident's logs outlive a teardown, as the functions'
+            "DeletionPolicy": "Delete",
+            "UpdateReplacePolicy": "Delete",
             "Properties": {
                 "Description": {"Fn::Sub": "${AWS::StackName}: the alarm topic's key"},
                 "EnableKeyRotation": True,
@@ -726,31 +727,10 @@ def heartbeat_resources(targets: Targets) -> dict[str, Any]:
         ("CKV_AWS_272", "Its code is this template's own inline source."),
     ]
     return {
-        log_group: {
-            "Type": "AWS::Logs::LogGroup",
-            **RETAINED,  # an incident's logs outlive a teardown, as the functions'
-            "Properties": {
-                "LogGroupName": {"Fn::Sub": "/aws/lambda/${AWS::StackName}-heartbeat"},
-                "RetentionInDays": HEARTBEAT_LOG_DAYS,
-                **log_group_encryption(),
-            },
-        },
-        "HeartbeatRole": {
-            "Type": "AWS::IAM::Role",
-            "Properties": {
-                "AssumeRolePolicyDocument": {
-                    "Version": "2012-10-17",
-                    "Statement": [
-                        {
-                            "Effect": "Allow",
-                            "Principal": {"Service": "lambda.amazonaws.com"},
-                            "Action": "sts:AssumeRole",
-                        }
-                    ],
-                },
-                "Policies": [{"PolicyName": "heartbeat", "PolicyDocument": policy}],
-            },
-        },
+        log_group: kept_log_group(
+            {"Fn::Sub": "/aws/lambda/${AWS::StackName}-heartbeat"}, HEARTBEAT_LOG_DAYS
+        ),
+        "HeartbeatRole": iam.lambda_role("heartbeat", policy),
         "HeartbeatFunction": {
             "Type": "AWS::Lambda::Function",
             "DependsOn": log_group,

@@ -52,41 +52,24 @@ def stage() -> Iterator[ThreadingHTTPServer]:
 
 
 def _published() -> list[float]:
-    """Every Heartbeat value in ``NAMESPACE`` (moto's CloudWatch)."""
+    """How many Heartbeat datapoints ``NAMESPACE`` holds and their sum (moto's CloudWatch)."""
     cloudwatch = boto3.client("cloudwatch", region_name="us-east-1")
     now = datetime.now(UTC)
+    metric = {
+        "Namespace": NAMESPACE,
+        "MetricName": heartbeat.METRIC,
+        "Dimensions": [{"Name": "service", "Value": heartbeat.SERVICE}],
+    }
     answer = cloudwatch.get_metric_data(
         MetricDataQueries=[
-            {
-                "Id": "beats",
-                "MetricStat": {
-                    "Metric": {
-                        "Namespace": NAMESPACE,
-                        "MetricName": heartbeat.METRIC,
-                        "Dimensions": [{"Name": "service", "Value": heartbeat.SERVICE}],
-                    },
-                    "Period": 60,
-                    "Stat": "SampleCount",
-                },
-            },
-            {
-                "Id": "total",
-                "MetricStat": {
-                    "Metric": {
-                        "Namespace": NAMESPACE,
-                        "MetricName": heartbeat.METRIC,
-                        "Dimensions": [{"Name": "service", "Value": heartbeat.SERVICE}],
-                    },
-                    "Period": 60,
-                    "Stat": "Sum",
-                },
-            },
+            {"Id": stat.lower(), "MetricStat": {"Metric": metric, "Period": 60, "Stat": stat}}
+            for stat in ("SampleCount", "Sum")
         ],
         StartTime=now - timedelta(minutes=5),
         EndTime=now + timedelta(minutes=5),
     )
     results = {result["Id"]: result["Values"] for result in answer["MetricDataResults"]}
-    return [sum(results["beats"]), sum(results["total"])]
+    return [sum(results["samplecount"]), sum(results["sum"])]
 
 
 def _run(monkeypatch: pytest.MonkeyPatch, url: str) -> dict[str, Any]:
