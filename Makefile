@@ -161,7 +161,7 @@ deploy: package artifact-bucket $(RERANKER_WEIGHTS)  ## STACK-resources, chalice
 	$(call UPLOAD_MODELS,$$($(PY) -m infra.deploy output BucketName --stack $(RESOURCES_DESCRIPTION)))
 	$(PY) -m infra.deploy configure --stage $(STAGE) --stack $(RESOURCES_DESCRIPTION) --build-project $(CHALICE_PROJECT)
 	test -f $(DEPLOYED_RECORD) || aws s3 cp s3://$(ARTIFACT_BUCKET)/$(STACK)/chalice-deployed/$(STAGE).json $(DEPLOYED_RECORD) $(OWNER) || true
-	PINEWORK_REVIEW_QUEUE_NAME=$$($(PY) -m infra.deploy output ReviewQueueName --stack $(RESOURCES_DESCRIPTION)) PINEWORK_REVIEW_WORKER_MAX_CONCURRENCY=$$($(PY) -m infra.deploy output ReviewWorkerMaxConcurrency --stack $(RESOURCES_DESCRIPTION)) AWS_DEFAULT_REGION=$(AWS_REGION) $(VENV)/bin/chalice --project-dir $(CHALICE_PROJECT) deploy --stage $(STAGE)
+	PINEWORK_REVIEW_QUEUE_NAME=$$($(PY) -m infra.deploy output ReviewQueueName --stack $(RESOURCES_DESCRIPTION)) PINEWORK_LIFECYCLE_QUEUE_NAME=$$($(PY) -m infra.deploy output LifecycleQueueName --stack $(RESOURCES_DESCRIPTION)) PINEWORK_REVIEW_WORKER_MAX_CONCURRENCY=$$($(PY) -m infra.deploy output ReviewWorkerMaxConcurrency --stack $(RESOURCES_DESCRIPTION)) AWS_DEFAULT_REGION=$(AWS_REGION) $(VENV)/bin/chalice --project-dir $(CHALICE_PROJECT) deploy --stage $(STAGE)
 	aws s3 cp $(DEPLOYED_RECORD) s3://$(ARTIFACT_BUCKET)/$(STACK)/chalice-deployed/$(STAGE).json $(OWNER)
 	AWS_DEFAULT_REGION=$(AWS_REGION) $(PY) -m infra.deploy name-api --stage $(STAGE)
 	AWS_DEFAULT_REGION=$(AWS_REGION) $(PY) -m infra.deploy gateway-responses --stage $(STAGE)

@@ -15,8 +15,14 @@ from chalicelib.api.openapi import openapi_api
 from chalicelib.api.recalls import recalls_api
 from chalicelib.api.reviews import reviews_api
 from chalicelib.api.routines import routines_api
+from chalicelib.jobs.lifecycle import lifecycle_batch
 from chalicelib.jobs.reviews import fan_out, review_batch
-from chalicelib.settings import review_queue_name, review_worker_max_concurrency
+from chalicelib.settings import (
+    LIFECYCLE_WORKER_MAX_CONCURRENCY,
+    lifecycle_queue_name,
+    review_queue_name,
+    review_worker_max_concurrency,
+)
 from chalicelib.wiring import services
 
 app = Chalice(app_name="pinework")
@@ -50,5 +56,19 @@ def review_fanout(event: CloudWatchEvent) -> dict[str, Any]:
     maximum_concurrency=review_worker_max_concurrency(),
 )
 def review_worker(event: SQSEvent) -> dict[str, Any]:
-    """Review one agent per message; failed ones are reported for retry alone."""
+    """Review one agent per message; failed ones are reported for retry alone (a person's
+    erasure or export found here, sent by release 0.1.0, still runs: CHANGELOG.md)."""
     return review_batch(services(), event.to_dict())
+
+
+# erasures and exports on a queue of their own: never behind the nightly reviews
+# (docs/reference.md#the-lifecycle-queue)
+@app.on_sqs_message(
+    queue=lifecycle_queue_name(),
+    batch_size=1,
+    name="lifecycle_worker",
+    maximum_concurrency=LIFECYCLE_WORKER_MAX_CONCURRENCY,
+)
+def lifecycle_worker(event: SQSEvent) -> dict[str, Any]:
+    """Run a person's erasure or export; a failed one is reported for retry."""
+    return lifecycle_batch(services(), event.to_dict())

@@ -31,6 +31,15 @@ REVIEW_QUEUE_NAME = "pinework-reviews"
 """The SQS queue of the nightly review fan-out (docs/reference.md#9-review) when
 ``PINEWORK_REVIEW_QUEUE_NAME`` is unset: the local server's and the tests' queue, and
 the name stages deployed by earlier releases keep (CHANGELOG.md)."""
+LIFECYCLE_QUEUE_NAME = "pinework-lifecycle"
+"""The SQS queue of a person's erasures and exports (docs/reference.md#the-lifecycle-queue)
+when ``PINEWORK_LIFECYCLE_QUEUE_NAME`` is unset: the local server's and the tests' queue.
+Deployed stacks name theirs ``<stack>-lifecycle``."""
+LIFECYCLE_WORKER_MAX_CONCURRENCY = 2
+"""How many lifecycle workers the lifecycle queue's trigger runs at once: SQS's smallest
+``MaximumConcurrency``, a fixed cap (docs/operations.md#the-lifecycle-worker). Erasures
+and exports are rare and each reads only its owner's items, so two at a time keep a
+flood of them from taking the account's concurrency from the API and the reviews."""
 DEFAULT_REVIEW_WORKER_MAX_CONCURRENCY = 5
 """How many review workers the queue's trigger runs at once unless
 ``PINEWORK_REVIEW_WORKER_MAX_CONCURRENCY`` says otherwise (docs/operations.md#deploy)."""
@@ -53,6 +62,15 @@ def review_queue_name(environ: Mapping[str, str] | None = None) -> str:
     ``REVIEW_QUEUE_NAME``."""
     env = os.environ if environ is None else environ
     return env.get("PINEWORK_REVIEW_QUEUE_NAME") or REVIEW_QUEUE_NAME
+
+
+def lifecycle_queue_name(environ: Mapping[str, str] | None = None) -> str:
+    """The queue ``app.py``'s lifecycle worker is bound to when ``chalice deploy`` imports
+    it: ``PINEWORK_LIFECYCLE_QUEUE_NAME`` (``make deploy`` sets it from the resources
+    stack's ``LifecycleQueueName`` output, and each function has it in its environment),
+    else ``LIFECYCLE_QUEUE_NAME``."""
+    env = os.environ if environ is None else environ
+    return env.get("PINEWORK_LIFECYCLE_QUEUE_NAME") or LIFECYCLE_QUEUE_NAME
 
 
 def review_worker_max_concurrency(environ: Mapping[str, str] | None = None) -> int:
@@ -115,6 +133,8 @@ class Settings(BaseModel):
         reranker: recall's cross-encoder (``PINEWORK_RERANKER``, docs/reference.md#8-recall):
             ``on`` (default) or ``off`` (the two calibrated stages alone).
         review_queue_name: the review fan-out queue (``PINEWORK_REVIEW_QUEUE_NAME``).
+        lifecycle_queue_name: the queue of a person's erasures and exports
+            (``PINEWORK_LIFECYCLE_QUEUE_NAME``).
         sqs_endpoint: endpoint override for SQS (``PINEWORK_SQS_ENDPOINT``).
         reviewer: the review's judgement (``PINEWORK_REVIEWER``, docs/reference.md#9-review):
             ``rules`` (default, no network) or ``bedrock`` (``BedrockReviewer``).
@@ -191,6 +211,7 @@ class Settings(BaseModel):
     idempotency_retention_hours: int = Field(default=24, ge=1, le=720)
     reranker: Literal["on", "off"] = "on"
     review_queue_name: str = REVIEW_QUEUE_NAME
+    lifecycle_queue_name: str = LIFECYCLE_QUEUE_NAME
     sqs_endpoint: str | None = None
     reviewer: Literal["rules", "bedrock"] = "rules"
     bedrock_model_id: str = Field(default=DEFAULT_BEDROCK_MODEL_ID, min_length=1)
@@ -246,6 +267,7 @@ class Settings(BaseModel):
                 ("idempotency_retention_hours", "PINEWORK_IDEMPOTENCY_RETENTION_HOURS"),
                 ("reranker", "PINEWORK_RERANKER"),
                 ("review_queue_name", "PINEWORK_REVIEW_QUEUE_NAME"),
+                ("lifecycle_queue_name", "PINEWORK_LIFECYCLE_QUEUE_NAME"),
                 ("sqs_endpoint", "PINEWORK_SQS_ENDPOINT"),
                 ("reviewer", "PINEWORK_REVIEWER"),
                 ("bedrock_model_id", "PINEWORK_BEDROCK_MODEL_ID"),

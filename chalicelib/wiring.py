@@ -384,6 +384,9 @@ def build_services(
     review_store = DynamoDBReviewRepository(table, clock, review_retention)
     reports = S3ReportStore(lambda: s3 or s3_client(settings), settings.bucket_name)
     queue = SqsReviewQueue(lambda: sqs or sqs_client(settings), settings.review_queue_name)
+    lifecycle_queue = SqsReviewQueue(
+        lambda: sqs or sqs_client(settings), settings.lifecycle_queue_name
+    )
     learnings = LearningService(
         DynamoDBLearningRepository(table),
         directory,
@@ -479,7 +482,7 @@ def build_services(
                 table, lambda: s3 or s3_client(settings), settings.bucket_name, clock
             ),
             directory,
-            queue,
+            lifecycle_queue,
             detector,
             clock,
             ids,

@@ -56,6 +56,7 @@ ENVIRONMENT_FROM_OUTPUTS = {
     "PINEWORK_TABLE_NAME": "TableName",
     "PINEWORK_BUCKET_NAME": "BucketName",
     "PINEWORK_REVIEW_QUEUE_NAME": "ReviewQueueName",
+    "PINEWORK_LIFECYCLE_QUEUE_NAME": "LifecycleQueueName",
     "PINEWORK_REVIEWER": "Reviewer",
     "PINEWORK_BEDROCK_MODEL_ID": "BedrockModelId",
     "PINEWORK_METRICS_NAMESPACE": "MetricsNamespace",
@@ -71,6 +72,8 @@ OPERATIONS_FROM_OUTPUTS = (
     "TableName",
     "ReviewQueueName",
     "ReviewDeadLetterQueueName",
+    "LifecycleQueueName",
+    "LifecycleDeadLetterQueueName",
     "ReviewFanoutFailureQueueName",
     "ReviewFanoutFailureQueueArn",
     "MetricsNamespace",
@@ -208,7 +211,7 @@ def deployed_function_names(project: Path, stage: str) -> dict[str, str]:
     """Chalice's function name -> the Lambda name ``chalice deploy`` recorded.
 
     Raises:
-        ValueError: one of the three functions is not recorded.
+        ValueError: one of the functions is not recorded.
     """
     names = {
         str(resource["name"]): str(resource["lambda_arn"]).split(":")[6]

@@ -39,6 +39,7 @@ FUNCTIONS: dict[str, str] = {
     "api_handler": "ApiHandler",
     "review_fanout": "ReviewFanout",
     "review_worker": "ReviewWorker",
+    "lifecycle_worker": "LifecycleWorker",
 }
 """Chalice's Lambda function names -> the prefix of their resources' logical ids
 (``ApiHandlerRole``, ``ApiHandlerLogGroup``)."""
@@ -52,6 +53,7 @@ BEDROCK_PROFILE = "BedrockReviewerCallsProfile"
 _TABLE = TABLE_ARN
 """The table the functions use (the stack's own, or ``ExistingTableName``)."""
 _QUEUE = {"Fn::GetAtt": ["ReviewQueue", "Arn"]}
+_LIFECYCLE_QUEUE = {"Fn::GetAtt": ["LifecycleQueue", "Arn"]}
 
 
 def _index(name: str) -> dict[str, Any]:
@@ -174,7 +176,58 @@ _REVIEW_ITEMS = Grant(
 """A review supersedes, renews, archives facts and lifts new ones. No memory is deleted;
 the recall index entry of a fact it archives is (docs/issues.md#issue-23-item-1), in the
 archive's transaction."""
+_LIFECYCLE_ITEMS = Grant(
+    "MemoryTable",
+    (*_READS, "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", _PENDING_LIST),
+    (_TABLE,),
+)
+"""An erasure reads an owner's items by key, deletes them (one by one and in batches)
+and writes its record and tombstone; an export reads them and writes its record. No
+transaction checks a condition on another item (``ConditionCheckItem``)."""
 _SEND_REVIEWS = Grant("ReviewQueueSend", ("sqs:GetQueueUrl", "sqs:SendMessage"), (_QUEUE,))
+_SEND_LIFECYCLE = Grant(
+    "LifecycleQueueSend", ("sqs:GetQueueUrl", "sqs:SendMessage"), (_LIFECYCLE_QUEUE,)
+)
+"""A person's erasure or export is queued for the lifecycle worker
+(docs/reference.md#the-lifecycle-queue)."""
+
+
+def _queue_events(sid: str, queue: Any) -> Grant:
+    """Lambda's SQS trigger polls ``queue`` with the worker's role (``runtime``)."""
+    return Grant(
+        sid,
+        ("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"),
+        (queue,),
+        runtime=True,
+    )
+
+
+def _lifecycle_jobs() -> list[Grant]:
+    """What a person's erasure of an agent and an export need besides the table's items
+    (docs/reference.md#exports-for-a-person): the erased agent's tokens, revoked before
+    its data goes; its objects listed and their versions deleted; an export reads
+    reports and key-value values and writes its file. The lifecycle worker's, and the
+    review worker's while a job message of release 0.1.0 may still wait on the review
+    queue (expand/contract, CHANGELOG.md: a later release removes them there)."""
+    return [
+        Grant("AgentTokens", ("dynamodb:Query",), (_index(BY_TOKEN_PRINCIPAL),)),
+        Grant(
+            "LifecycleListing",
+            ("s3:ListBucket", "s3:ListBucketVersions"),
+            ({"Fn::GetAtt": ["LargeObjectBucket", "Arn"]},),
+        ),
+        Grant("ExportSources", ("s3:GetObject",), (_objects("reviews/"), _objects("kv/"))),
+        Grant("ExportFiles", ("s3:PutObject",), (_objects(EXPORT_OBJECT_PREFIX),)),
+        Grant(
+            "ErasedVersions",
+            ("s3:DeleteObjectVersion",),
+            (
+                _objects("reviews/"),
+                _objects(EXPORT_OBJECT_PREFIX),
+                _objects(RECALL_INDEX_OBJECT_PREFIX),
+            ),
+        ),
+    ]
 
 
 def _bedrock() -> list[Grant]:
@@ -303,6 +356,7 @@ def _grants(function: str) -> list[Grant]:
             # with this role (docs/reference.md#exports-for-a-person).
             Grant("ExportFiles", ("s3:GetObject",), (_objects(EXPORT_OBJECT_PREFIX),)),
             _SEND_REVIEWS,
+            _SEND_LIFECYCLE,
             _logs(function),
             _kms(),
         ]
@@ -321,36 +375,19 @@ def _grants(function: str) -> list[Grant]:
             # docs/issues.md#issue-13.
             Grant("AgentFacts", ("dynamodb:Query",), (_index(BY_AGENT_KIND),)),
             Grant("ReviewReports", ("s3:PutObject",), (_objects("reviews/"),)),
-            # A person's erasure of an agent and exports (docs/reference.md#exports-for-a-person):
-            # the whole table read page by page, the agent's items deleted in batches, its
-            # objects' versions deleted; an export reads reports and key-value values and
-            # writes its file.
             Grant("LifecycleScan", ("dynamodb:Scan",), (_TABLE,)),
-            # the erased agent's tokens, revoked before its data goes
-            Grant("AgentTokens", ("dynamodb:Query",), (_index(BY_TOKEN_PRINCIPAL),)),
-            Grant(
-                "LifecycleListing",
-                ("s3:ListBucket", "s3:ListBucketVersions"),
-                ({"Fn::GetAtt": ["LargeObjectBucket", "Arn"]},),
-            ),
-            Grant("ExportSources", ("s3:GetObject",), (_objects("reviews/"), _objects("kv/"))),
-            Grant("ExportFiles", ("s3:PutObject",), (_objects(EXPORT_OBJECT_PREFIX),)),
-            Grant(
-                "ErasedVersions",
-                ("s3:DeleteObjectVersion",),
-                (
-                    _objects("reviews/"),
-                    _objects(EXPORT_OBJECT_PREFIX),
-                    _objects(RECALL_INDEX_OBJECT_PREFIX),
-                ),
-            ),
+            *_lifecycle_jobs(),
             *_bedrock(),
-            Grant(
-                "ReviewQueueEvents",
-                ("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"),
-                (_QUEUE,),
-                runtime=True,
-            ),
+            _queue_events("ReviewQueueEvents", _QUEUE),
+            _logs(function),
+            _kms(),
+        ]
+    if function == "lifecycle_worker":
+        return [
+            _LIFECYCLE_ITEMS,
+            Grant("OwnerItems", ("dynamodb:Query",), (_index(BY_AGENT_KIND),)),
+            *_lifecycle_jobs(),
+            _queue_events("LifecycleQueueEvents", _LIFECYCLE_QUEUE),
             _logs(function),
             _kms(),
         ]

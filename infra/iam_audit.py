@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
 
+from chalicelib.settings import LIFECYCLE_QUEUE_NAME
 from infra import iam, stage_settings, template, upgrade
 from infra.aws_calls import AwsCall
 from infra.parameters import BACKUP_PLAN, EXISTING_TABLE_NAME, KMS_KEY_ARN
@@ -53,8 +54,9 @@ class Stack:
 
     Attributes:
         table: the table's name. bucket: the bucket's name. queue: the review queue's
-        name. region, account: where they are. reviewer, model: the parameters
-        ``Reviewer`` and ``BedrockModelId``. log_groups: function -> log group name.
+        name. lifecycle_queue: the lifecycle queue's name. region, account: where they
+        are. reviewer, model: the parameters ``Reviewer`` and ``BedrockModelId``.
+        log_groups: function -> log group name.
         kms_key, existing_table, index_level: the parameters ``KmsKeyArn``,
         ``ExistingTableName`` and ``TableIndexLevel`` (``infra/protection.py``).
         hash_secret: the hash secret's name (its ARN adds a random suffix, which the
@@ -64,6 +66,7 @@ class Stack:
     table: str
     bucket: str
     queue: str
+    lifecycle_queue: str = LIFECYCLE_QUEUE_NAME
     region: str = "us-east-1"
     account: str = ACCOUNT
     reviewer: str = "bedrock"
@@ -86,6 +89,9 @@ class Stack:
             "MemoryTable": self.table,
             "LargeObjectBucket": self.bucket,
             "ReviewQueue": f"https://sqs.{self.region}.amazonaws.com/{self.account}/{self.queue}",
+            "LifecycleQueue": (
+                f"https://sqs.{self.region}.amazonaws.com/{self.account}/{self.lifecycle_queue}"
+            ),
             "Reviewer": self.reviewer,
             "BedrockModelId": self.model,
             "HashSecret": (
@@ -106,6 +112,10 @@ class Stack:
             "LargeObjectBucket.Arn": f"arn:aws:s3:::{self.bucket}",
             "ReviewQueue.Arn": f"arn:aws:sqs:{self.region}:{self.account}:{self.queue}",
             "ReviewQueue.QueueName": self.queue,
+            "LifecycleQueue.Arn": (
+                f"arn:aws:sqs:{self.region}:{self.account}:{self.lifecycle_queue}"
+            ),
+            "LifecycleQueue.QueueName": self.lifecycle_queue,
             "ReviewFanoutFailureQueue.Arn": (
                 f"arn:aws:sqs:{self.region}:{self.account}:{self.queue}-fanout-failed"
             ),

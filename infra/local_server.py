@@ -590,7 +590,7 @@ def main() -> None:
     os.environ.setdefault("PINEWORK_MODEL_SOURCE", "s3")
     os.environ.setdefault("PINEWORK_MODEL_DIR", str((data_dir / "models").resolve()))
     reviews_stop = threading.Event()
-    local_reviews.start(endpoint, reviews_stop)  # the 04:00 UTC fan-out and the SQS worker
+    local_reviews.start(endpoint, reviews_stop)  # the 04:00 UTC fan-out and the SQS workers
 
     from chalicelib.settings import Settings, SettingsError
 

@@ -32,7 +32,12 @@ SERVICE = "pinework"
 """The ``service`` dimension of every EMF metric (``chalicelib.api.telemetry.SERVICE``)."""
 NAMESPACE_PREFIX = "Pinework/"
 """A stage's EMF namespace is this and its stack's name (``PINEWORK_METRICS_NAMESPACE``)."""
-FUNCTIONS = {"api_handler": "API", "review_fanout": "fan-out", "review_worker": "review worker"}
+FUNCTIONS = {
+    "api_handler": "API",
+    "review_fanout": "fan-out",
+    "review_worker": "review worker",
+    "lifecycle_worker": "lifecycle worker",
+}
 """Chalice's function names, and how alarms and the dashboard name them."""
 API_TIMEOUT_SECONDS = 28
 """The API function's timeout: below API Gateway's 29-second integration limit."""
@@ -44,6 +49,7 @@ TIMEOUT_SECONDS = {
     "api_handler": API_TIMEOUT_SECONDS,
     "review_fanout": FANOUT_TIMEOUT_SECONDS,
     "review_worker": WORKER_TIMEOUT_SECONDS,
+    "lifecycle_worker": WORKER_TIMEOUT_SECONDS,
 }
 """Each function's Lambda timeout in seconds; its duration alarm fires at 80 % of it."""
 DURATION_SHARE = 0.8
@@ -60,6 +66,10 @@ FANOUT_MISSED_HOURS = 26
 REVIEW_AGE_SECONDS = 7200
 """The review queue's oldest message may be this old: reviews start at 04:00 UTC and
 drain within minutes, so two hours means the worker is not keeping up."""
+LIFECYCLE_AGE_SECONDS = 1800
+"""The lifecycle queue's oldest message may be this old: a person's erasure or export is
+taken within seconds (docs/reference.md#the-lifecycle-queue), so half an hour means the
+lifecycle worker is failing or a flood of jobs outruns its two workers."""
 API_5XX_COUNT = 5
 """5xx answers in five minutes that alarm at any traffic level."""
 API_LATENCY_MS = 10_000
@@ -129,6 +139,8 @@ class Targets:
         table: the table's name.
         review_queue: the review queue's name.
         dead_letter_queue: the review dead-letter queue's name.
+        lifecycle_queue: the lifecycle queue's name (erasures and exports).
+        lifecycle_dead_letter_queue: its dead-letter queue's name.
         fanout_failure_queue: the name of the queue failed fan-outs land in.
         fanout_failure_queue_arn: that queue's ARN.
         api_name: the REST API's name (API Gateway's metrics are per ``ApiName``).
@@ -146,6 +158,8 @@ class Targets:
     table: Any
     review_queue: Any
     dead_letter_queue: Any
+    lifecycle_queue: Any
+    lifecycle_dead_letter_queue: Any
     fanout_failure_queue: Any
     fanout_failure_queue_arn: Any
     api_name: Any
@@ -172,10 +186,13 @@ def stack_targets(stage: str = "prod") -> Targets:
             "api_handler": {"Ref": "APIHandler"},
             "review_fanout": {"Ref": "ReviewFanout"},
             "review_worker": {"Ref": "ReviewWorker"},
+            "lifecycle_worker": {"Ref": "LifecycleWorker"},
         },
         table=TABLE_NAME,
         review_queue={"Fn::GetAtt": ["ReviewQueue", "QueueName"]},
         dead_letter_queue={"Fn::GetAtt": ["ReviewDeadLetterQueue", "QueueName"]},
+        lifecycle_queue={"Fn::GetAtt": ["LifecycleQueue", "QueueName"]},
+        lifecycle_dead_letter_queue={"Fn::GetAtt": ["LifecycleDeadLetterQueue", "QueueName"]},
         fanout_failure_queue={"Fn::GetAtt": ["ReviewFanoutFailureQueue", "QueueName"]},
         fanout_failure_queue_arn={"Fn::GetAtt": ["ReviewFanoutFailureQueue", "Arn"]},
         api_name={"Ref": "AWS::StackName"},
@@ -196,9 +213,13 @@ OPERATIONS_PARAMETERS: dict[str, str] = {
     "ApiHandlerFunctionName": "The API function's name (chalice deploy: <app>-<stage>).",
     "ReviewFanoutFunctionName": "The fan-out function's name (<app>-<stage>-review_fanout).",
     "ReviewWorkerFunctionName": "The worker function's name (<app>-<stage>-review_worker).",
+    "LifecycleWorkerFunctionName": "The lifecycle worker's name (<app>-<stage>-lifecycle_worker).",
     "TableName": "The table (the resources stack's output TableName).",
     "ReviewQueueName": "The review queue (output ReviewQueueName).",
     "ReviewDeadLetterQueueName": "The review dead-letter queue (output ReviewDeadLetterQueueName).",
+    "LifecycleQueueName": "The lifecycle queue (output LifecycleQueueName).",
+    "LifecycleDeadLetterQueueName": "The lifecycle dead-letter queue (output "
+    "LifecycleDeadLetterQueueName).",
     "ReviewFanoutFailureQueueName": "The fan-out failure queue (output "
     "ReviewFanoutFailureQueueName).",
     "ReviewFanoutFailureQueueArn": "Its ARN (output ReviewFanoutFailureQueueArn).",
@@ -235,6 +256,8 @@ def operations_targets() -> Targets:
         table=ref["TableName"],
         review_queue=ref["ReviewQueueName"],
         dead_letter_queue=ref["ReviewDeadLetterQueueName"],
+        lifecycle_queue=ref["LifecycleQueueName"],
+        lifecycle_dead_letter_queue=ref["LifecycleDeadLetterQueueName"],
         fanout_failure_queue=ref["ReviewFanoutFailureQueueName"],
         fanout_failure_queue_arn=ref["ReviewFanoutFailureQueueArn"],
         api_name=ref["ApiName"],
@@ -323,7 +346,12 @@ def resources(targets: Targets) -> dict[str, Any]:
     """The alarm topic and its policy, key and subscription, the alarms and the
     dashboard, the heartbeat and the WAF alarm, as CloudFormation resources (they need
     ``PARAMETERS`` and ``CONDITIONS`` in the template, and ``targets.waf_condition``)."""
-    alarms = {**function_alarms(targets), **review_alarms(targets), **api_alarms(targets)}
+    alarms = {
+        **function_alarms(targets),
+        **review_alarms(targets),
+        **api_alarms(targets),
+        **lifecycle_alarms(targets),
+    }
     return {
         **topic_resources(),
         **alarms,
@@ -498,6 +526,9 @@ _ERRORS = {
     "queue (ReviewFanoutFailedAlarm). First: the fan-out's ERROR log lines.",
     "review_worker": "A whole batch of reviews failed (a single review's failure is "
     "retried alone and does not count). First: the worker's ERROR log lines.",
+    "lifecycle_worker": "A person's erasure or export crashed its invocation (a job that "
+    "fails is retried alone and does not count). First: the lifecycle worker's ERROR "
+    "log lines.",
 }
 
 
@@ -798,6 +829,41 @@ def heartbeat_resources(targets: Targets) -> dict[str, Any]:
     }
 
 
+# The lifecycle queue's alarms, a block of their own (docs/issues.md#issue-41-item-2).
+def lifecycle_alarms(targets: Targets) -> dict[str, Any]:
+    """A person's erasures and exports: the lifecycle queue does not drain, a job
+    dead-lettered (docs/reference.md#the-lifecycle-queue)."""
+    return {
+        "LifecycleQueueAgeAlarm": _alarm(
+            f"An erasure or export has waited over {LIFECYCLE_AGE_SECONDS // 60} minutes in "
+            "the lifecycle queue (ApproximateAgeOfOldestMessage): a person's request is "
+            "not being run. First: the lifecycle worker's errors, throttles and duration "
+            "alarms, then its 'lifecycle' log lines.",
+            "lifecycle-queue-age",
+            _single(
+                "AWS/SQS",
+                "ApproximateAgeOfOldestMessage",
+                _queue(targets.lifecycle_queue),
+                "Maximum",
+            ),
+            threshold=LIFECYCLE_AGE_SECONDS,
+        ),
+        "LifecycleDeadLetterAlarm": _alarm(
+            "A person's erasure or export failed five times and waits in the lifecycle "
+            "dead-letter queue. First: the lifecycle worker's 'lifecycle' log lines for its "
+            "id; fix, then redrive the queue (an erasure resumes where it stopped).",
+            "lifecycle-dead-letter",
+            _single(
+                "AWS/SQS",
+                "ApproximateNumberOfMessagesVisible",
+                _queue(targets.lifecycle_dead_letter_queue),
+                "Maximum",
+            ),
+            threshold=0,
+        ),
+    }
+
+
 def _queue(name: Any) -> list[dict[str, Any]]:
     return [{"Name": "QueueName", "Value": name}]
 
@@ -806,6 +872,7 @@ _FUNCTION_VARIABLES = {
     "api_handler": "ApiFunction",
     "review_fanout": "FanoutFunction",
     "review_worker": "WorkerFunction",
+    "lifecycle_worker": "LifecycleFunction",
 }
 
 
@@ -819,6 +886,8 @@ def _variables(targets: Targets) -> dict[str, Any]:
         "ReviewQueueName": targets.review_queue,
         "DeadLetterQueueName": targets.dead_letter_queue,
         "FailureQueueName": targets.fanout_failure_queue,
+        "LifecycleQueueName": targets.lifecycle_queue,
+        "LifecycleDeadLetterQueueName": targets.lifecycle_dead_letter_queue,
         **{
             variable: targets.functions[function]
             for function, variable in _FUNCTION_VARIABLES.items()
@@ -907,6 +976,28 @@ def dashboard_body(alarms: list[str]) -> dict[str, Any]:
                     "ApproximateAgeOfOldestMessage",
                     "QueueName",
                     "${ReviewQueueName}",
+                    {"stat": "Maximum", "yAxis": "right"},
+                ],
+            ],
+        ),
+        _graph(
+            "Erasures and exports: lifecycle queue depth and oldest message (s)",
+            [
+                *[
+                    [
+                        "AWS/SQS",
+                        "ApproximateNumberOfMessagesVisible",
+                        "QueueName",
+                        f"${{{queue}}}",
+                        {"stat": "Maximum"},
+                    ]
+                    for queue in ("LifecycleQueueName", "LifecycleDeadLetterQueueName")
+                ],
+                [
+                    "AWS/SQS",
+                    "ApproximateAgeOfOldestMessage",
+                    "QueueName",
+                    "${LifecycleQueueName}",
                     {"stat": "Maximum", "yAxis": "right"},
                 ],
             ],

@@ -41,6 +41,10 @@ RETAINED_OUTPUTS = (
     "ReviewQueueUrl",
     "ReviewDeadLetterQueueName",
     "ReviewDeadLetterQueueUrl",
+    "LifecycleQueueName",
+    "LifecycleQueueUrl",
+    "LifecycleDeadLetterQueueName",
+    "LifecycleDeadLetterQueueUrl",
     "ReviewFanoutFailureQueueName",
 )
 """The stack outputs that name what a stack deletion keeps (``infra/protection.py``'s

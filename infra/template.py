@@ -25,6 +25,7 @@ from chalicelib.settings import (
     DEFAULT_BEDROCK_MODEL_ID,
     DEFAULT_REVIEW_RETENTION_DAYS,
     DEFAULT_REVIEW_WORKER_MAX_CONCURRENCY,
+    LIFECYCLE_WORKER_MAX_CONCURRENCY,
 )
 from chalicelib.storage.keys import EXPORT_KEPT_DAYS, EXPORT_OBJECT_PREFIX
 from infra import access_logs, iam, observability, protection, rate_limits, stage_settings
@@ -80,12 +81,14 @@ CHALICE_FUNCTIONS = {
     "api_handler": "APIHandler",
     "review_fanout": "ReviewFanout",
     "review_worker": "ReviewWorker",
+    "lifecycle_worker": "LifecycleWorker",
 }
 """Chalice's function names -> the logical ids ``chalice package`` gives them."""
 ONE_STACK_FUNCTION_NAMES = {
     "api_handler": "${AWS::StackName}-api",
     "review_fanout": "${AWS::StackName}-review-fanout",
     "review_worker": "${AWS::StackName}-review-worker",
+    "lifecycle_worker": "${AWS::StackName}-lifecycle-worker",
 }
 """The Lambda names of ``make deploy-cloudformation`` (``Fn::Sub``): never one a Chalice
 stage of the same name gives (``<app>-<stage>-review_fanout``), so a stack and a stage
@@ -181,6 +184,21 @@ FUNCTION_CHECKOV_SKIPS: dict[str, list[tuple[str, str]]] = {
             "throttles messages back into the queue.",
         ),
     ],
+    "lifecycle_worker": [
+        _NO_VPC,
+        _ENVIRONMENT_KEY,
+        (
+            "CKV_AWS_116",
+            "Invoked by its SQS trigger: failed messages go to the lifecycle queue's "
+            "dead-letter queue (redrive policy), which is alarmed.",
+        ),
+        (
+            "CKV_AWS_115",
+            "Its concurrency is capped on the trigger (ScalingConfig.MaximumConcurrency "
+            "2, LIFECYCLE_WORKER_MAX_CONCURRENCY), which, unlike a reservation, never "
+            "throttles messages back into the queue.",
+        ),
+    ],
 }
 """checkov's findings on the functions that stand, and why (docs/DECISIONS.md)."""
 API_CHECKOV_SKIPS = [
@@ -237,7 +255,8 @@ HASH_SECRET_CHECKOV_SKIPS = [
 
 def storage_resources(queue_name: Any) -> dict[str, Any]:
     """The table (with its TTL; unless ``ExistingTableName`` names another), the bucket
-    with its TLS-only policy, the review queues and the fan-out's failure queue, all kept
+    with its TLS-only policy, the review queues, the lifecycle queues
+    (``<stack>-lifecycle``) and the fan-out's failure queue, all kept
     when the stack is deleted or they are replaced (``infra/protection.py``), and the
     optional backup plan.
 
@@ -287,6 +306,7 @@ def storage_resources(queue_name: Any) -> dict[str, Any]:
             },
         },
         **review_queue_resources(queue_name),
+        **lifecycle_queue_resources({"Fn::Sub": "${AWS::StackName}-lifecycle"}),
         **protection.backup_resources(),
     }
 
@@ -295,7 +315,21 @@ def review_queue_resources(queue_name: Any) -> dict[str, Any]:
     """The review fan-out queue (docs/reference.md#9-review) with its dead-letter queue,
     and the fan-out's failure queue; all retained, encrypted (``infra/protection.py``)."""
     return {
-        "ReviewDeadLetterQueue": {
+        **_worker_queue("Review", queue_name),
+        **protection.fanout_failure_queue(queue_name),
+    }
+
+
+def lifecycle_queue_resources(queue_name: Any) -> dict[str, Any]:
+    """The queue of a person's erasures and exports (docs/reference.md#the-lifecycle-queue)
+    with its dead-letter queue, under the review queue's rules; retained, encrypted."""
+    return _worker_queue("Lifecycle", queue_name)
+
+
+def _worker_queue(prefix: str, queue_name: Any) -> dict[str, Any]:
+    """``<prefix>Queue`` and ``<prefix>DeadLetterQueue`` (its name adds ``-dead``)."""
+    return {
+        f"{prefix}DeadLetterQueue": {
             "Type": "AWS::SQS::Queue",
             **protection.RETAINED,
             "Properties": {
@@ -304,28 +338,27 @@ def review_queue_resources(queue_name: Any) -> dict[str, Any]:
                 **protection.queue_encryption(),
             },
         },
-        "ReviewQueue": {
+        f"{prefix}Queue": {
             "Type": "AWS::SQS::Queue",
             **protection.RETAINED,
             "Properties": {
                 "QueueName": queue_name,
-                # Six times the worker's 600 s timeout (.chalice/config.json; the
+                # Six times the workers' 600 s timeout (.chalice/config.json; the
                 # Bedrock reviewer may take ~20 s per agent, 10 agents a batch), as AWS
                 # advises for Lambda sources; also longer than the review's 15-minute
                 # claim lease (the worker itself runs at most 600 s), so a retry takes
-                # over the claim of a crashed review.
+                # over the claim of a crashed review or erasure.
                 "VisibilityTimeout": 3600,
                 # SQS's most (not its 4-day default): a night's reviews, an erasure or an
                 # export outlast an outage of the worker; QUEUE_WAIT_BOUND assumes it.
                 "MessageRetentionPeriod": 1209600,
                 **protection.queue_encryption(),
                 "RedrivePolicy": {
-                    "deadLetterTargetArn": {"Fn::GetAtt": ["ReviewDeadLetterQueue", "Arn"]},
+                    "deadLetterTargetArn": {"Fn::GetAtt": [f"{prefix}DeadLetterQueue", "Arn"]},
                     "maxReceiveCount": 5,
                 },
             },
         },
-        **protection.fanout_failure_queue(queue_name),
     }
 
 
@@ -415,6 +448,7 @@ def environment() -> dict[str, Any]:
         "PINEWORK_TABLE_NAME": protection.TABLE_NAME,
         "PINEWORK_BUCKET_NAME": {"Ref": "LargeObjectBucket"},
         "PINEWORK_REVIEW_QUEUE_NAME": {"Fn::GetAtt": ["ReviewQueue", "QueueName"]},
+        "PINEWORK_LIFECYCLE_QUEUE_NAME": {"Fn::GetAtt": ["LifecycleQueue", "QueueName"]},
         "PINEWORK_REVIEWER": {"Ref": "Reviewer"},
         "PINEWORK_BEDROCK_MODEL_ID": {"Ref": "BedrockModelId"},
         "PINEWORK_METRICS_NAMESPACE": {"Fn::Sub": "Pinework/${AWS::StackName}"},
@@ -453,18 +487,22 @@ def package_fragment() -> dict[str, Any]:
             {"Ref": "AWS::NoValue"},
         ]
     }
-    worker = functions[CHALICE_FUNCTIONS["review_worker"]]["Properties"]
-    worker["Events"] = {
-        "ReviewWorkerSqsEventSource": {
-            "Properties": {
-                # Chalice writes {"Fn::Sub": "arn:…:<queue name>"}; a merge keeps the key
-                # and replaces its value, so the ARN is given as a Fn::Sub too.
-                "Queue": {"Fn::Sub": "${ReviewQueue.Arn}"},
-                "FunctionResponseTypes": ["ReportBatchItemFailures"],
-                "ScalingConfig": {"MaximumConcurrency": {"Ref": REVIEW_WORKER_MAX_CONCURRENCY}},
+    for function, queue, cap in (
+        ("review_worker", "ReviewQueue", {"Ref": REVIEW_WORKER_MAX_CONCURRENCY}),
+        ("lifecycle_worker", "LifecycleQueue", LIFECYCLE_WORKER_MAX_CONCURRENCY),
+    ):
+        logical_id = CHALICE_FUNCTIONS[function]
+        functions[logical_id]["Properties"]["Events"] = {
+            f"{logical_id}SqsEventSource": {
+                "Properties": {
+                    # Chalice writes {"Fn::Sub": "arn:…:<queue name>"}; a merge keeps the
+                    # key and replaces its value, so the ARN is given as a Fn::Sub too.
+                    "Queue": {"Fn::Sub": f"${{{queue}.Arn}}"},
+                    "FunctionResponseTypes": ["ReportBatchItemFailures"],
+                    "ScalingConfig": {"MaximumConcurrency": cap},
+                }
             }
         }
-    }
     fragment: dict[str, Any] = {
         "Parameters": {
             **PARAMETERS,
@@ -512,6 +550,8 @@ def package_fragment() -> dict[str, Any]:
             "HashSecretArn": {"Value": {"Ref": "HashSecret"}},
             "ReviewQueueUrl": {"Value": {"Ref": "ReviewQueue"}},
             "ReviewDeadLetterQueueUrl": {"Value": {"Ref": "ReviewDeadLetterQueue"}},
+            "LifecycleQueueUrl": {"Value": {"Ref": "LifecycleQueue"}},
+            "LifecycleDeadLetterQueueUrl": {"Value": {"Ref": "LifecycleDeadLetterQueue"}},
             **protection.FANOUT_FAILURE_OUTPUTS,
             "ApiName": {"Value": {"Ref": "AWS::StackName"}},
             "MetricsNamespace": {"Value": {"Fn::Sub": "Pinework/${AWS::StackName}"}},
@@ -638,6 +678,10 @@ def resources_stack() -> dict[str, Any]:
             "ReviewQueueName": {"Value": {"Fn::GetAtt": ["ReviewQueue", "QueueName"]}},
             "ReviewDeadLetterQueueName": {
                 "Value": {"Fn::GetAtt": ["ReviewDeadLetterQueue", "QueueName"]}
+            },
+            "LifecycleQueueName": {"Value": {"Fn::GetAtt": ["LifecycleQueue", "QueueName"]}},
+            "LifecycleDeadLetterQueueName": {
+                "Value": {"Fn::GetAtt": ["LifecycleDeadLetterQueue", "QueueName"]}
             },
             "MetricsNamespace": {"Value": {"Fn::Sub": NAMESPACE}},
             **access_logs.outputs(),

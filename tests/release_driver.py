@@ -44,8 +44,11 @@ def main() -> None:
         client.create_table(**definition)
         s3 = boto3.client("s3", region_name="us-east-1")
         s3.create_bucket(Bucket=BUCKET)
-        # the default review queue (Settings built here name none), which jobs go through
-        boto3.client("sqs", region_name="us-east-1").create_queue(QueueName="pinework-reviews")
+        # the default review and lifecycle queues (Settings built here name none): reviews
+        # go through the first, erasures and exports through the second (0.1.0: the first)
+        sqs = boto3.client("sqs", region_name="us-east-1")
+        for queue in ("pinework-reviews", "pinework-lifecycle"):
+            sqs.create_queue(QueueName=queue)
         json.dump(run(client, s3, definition["TableName"]), sys.stdout)
 
 

@@ -3,7 +3,8 @@ worker.
 
 The worker reviews one agent per message (the fan-out's, or a person's queued
 review: ``chalicelib/services/review/manual.py``), or runs a person's erasure or export
-(a ``job`` message, ``chalicelib/jobs/lifecycle.py``), and reports partial batch failures
+(a ``job`` message release 0.1.0 left on this queue; 0.2.0 sends them to the lifecycle
+queue, ``chalicelib/jobs/lifecycle.py``), and reports partial batch failures
 (``batchItemFailures``), so a failing agent is retried alone and a poison
 message never blocks the others (after ``maxReceiveCount`` it goes to the
 dead-letter queue, see ``infra/template.py``). A review the store throttles

@@ -95,7 +95,8 @@ class AuditObject(ResponseModel):
     memory_id: str
     action: str = Field(
         description="`create`, `append`, `edit`, `archive`, `veto`, `unarchive`, "
-        "`supersede`, or a review's action."
+        "`supersede`, `undo`, a review's action, or `absorb` (on the fact a review's merge "
+        "kept; its `reason` starts with the absorbed fact's id)."
     )
     actor_type: Literal["agent", "person", "system"]
     actor_id: str | None

@@ -19,7 +19,7 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from chalicelib.errors import RateLimited
+from chalicelib.errors import Conflict, RateLimited
 from chalicelib.ids import Clock, from_rfc3339, to_rfc3339
 from chalicelib.storage.aws_errors import S3_THROTTLING, translate_errors
 from chalicelib.storage.dynamodb import (
@@ -47,16 +47,24 @@ class ExportTaken(Exception):
 
 
 def _take_slot(
-    workspace_id: str, export_id: str, now: datetime, held_until: datetime
+    workspace_id: str, export_id: str, now: datetime, held_until: datetime, gone: str
 ) -> dict[str, Any]:
     return {
         "Update": {
             "Key": to_attributes(export_slot_key(workspace_id)),
             "UpdateExpression": "SET exportId = :export, heldUntil = :until",
-            # One export per workspace queued or running; a hold past its time is free.
-            "ConditionExpression": "attribute_not_exists(exportId) OR heldUntil < :now",
+            # One export per workspace queued or running; a hold past its time is free,
+            # and so is one whose export no longer exists (``gone``: erased or expired).
+            "ConditionExpression": (
+                "attribute_not_exists(exportId) OR heldUntil < :now OR exportId = :gone"
+            ),
             "ExpressionAttributeValues": to_attributes(
-                {":export": export_id, ":until": to_rfc3339(held_until), ":now": to_rfc3339(now)}
+                {
+                    ":export": export_id,
+                    ":until": to_rfc3339(held_until),
+                    ":now": to_rfc3339(now),
+                    ":gone": gone,
+                }
             ),
         }
     }
@@ -126,6 +134,7 @@ class DynamoDBExportStore:
         Raises:
             RateLimited: the workspace requested ``per_day`` exports today (429, until
                 midnight UTC).
+            Conflict: other exports kept taking the slot first (409; send it again).
         """
         workspace_id = str(record["workspaceId"])
         now = from_rfc3339(str(record["requestedAt"]))
@@ -133,31 +142,39 @@ class DynamoDBExportStore:
         item = {**export_key(record["id"]), **record, KV_TTL_ATTRIBUTE: expires}
         # its owner mark: an erasure finds the workspace's exports by key
         put_owner_mark(self._table, workspace_id, export_key(record["id"]), expires)
-        try:
-            self._table.transact(
-                [
-                    put_new(item),
-                    _take_slot(workspace_id, str(record["id"]), now, held_until),
-                    _count_day(workspace_id, now, per_day),
-                ]
-            )
-        except TransactionCancelled as cancelled:
-            reasons = cancelled.reasons
-            if reasons[1:2] == ["ConditionalCheckFailed"]:
-                holder = self._table.get(export_slot_key(workspace_id)) or {}
-                found = self.get(str(holder.get("exportId", "")))
-                if found is not None:
-                    return found
-            if reasons[2:3] == ["ConditionalCheckFailed"]:
-                midnight = datetime.combine(now.date() + timedelta(days=1), time(), UTC)
-                raise RateLimited(
-                    f"Your workspace requested {per_day} exports today, as many as one "
-                    "workspace may a day: export again after midnight UTC, or fetch an "
-                    "earlier export (GET /api/v1/exports/{id}).",
-                    retry_after_seconds=max(1, int((midnight - now).total_seconds())),
-                ) from cancelled
-            raise
-        return None
+        gone = ""  # a holder whose export record is gone frees the slot on a retry
+        for _attempt in range(3):
+            try:
+                self._table.transact(
+                    [
+                        put_new(item),
+                        _take_slot(workspace_id, str(record["id"]), now, held_until, gone),
+                        _count_day(workspace_id, now, per_day),
+                    ]
+                )
+                return None
+            except TransactionCancelled as cancelled:
+                reasons = cancelled.reasons
+                if reasons[1:2] == ["ConditionalCheckFailed"]:
+                    holder = self._table.get(export_slot_key(workspace_id)) or {}
+                    gone = str(holder.get("exportId", ""))
+                    found = self.get(gone) if gone else None
+                    if found is not None:
+                        return found
+                if reasons[2:3] == ["ConditionalCheckFailed"]:
+                    midnight = datetime.combine(now.date() + timedelta(days=1), time(), UTC)
+                    raise RateLimited(
+                        f"Your workspace requested {per_day} exports today, as many as one "
+                        "workspace may a day: export again after midnight UTC, or fetch an "
+                        "earlier export (GET /api/v1/exports/{id}).",
+                        retry_after_seconds=max(1, int((midnight - now).total_seconds())),
+                    ) from cancelled
+                if reasons[1:2] != ["ConditionalCheckFailed"]:
+                    raise
+        raise Conflict(
+            "Another export of your workspace was starting at the same moment; send the "
+            "request again."
+        )
 
     def release(self, workspace_id: str, export_id: str) -> None:
         """Free the workspace's export slot if ``export_id`` holds it (the export is

@@ -604,9 +604,15 @@ class ReviewRepository(Protocol):
     conditions than the API's, the per-date claim, and report summaries."""
 
     def supersede_by_existing(
-        self, old_before: Memory, old_after: Memory, keeper: Memory, audit: AuditRecord
+        self,
+        old_before: Memory,
+        old_after: Memory,
+        keeper: Memory,
+        audit: AuditRecord,
+        keeper_audit: AuditRecord | None = None,
     ) -> None:
-        """Archive ``old`` as superseded by the live ``keeper``, both unchanged since read.
+        """Archive ``old`` as superseded by the live ``keeper``, both unchanged since read,
+        writing ``audit`` (the old fact's) and ``keeper_audit`` (the keeper's ``absorb``).
 
         Raises:
             WriteConflict: either changed.
@@ -723,7 +729,9 @@ class ReportStore(Protocol):
 
 
 class ReviewQueue(Protocol):
-    """Where the nightly fan-out puts one review per agent (SQS, docs/reference.md#9-review)."""
+    """Where the nightly fan-out puts one review per agent (SQS, docs/reference.md#9-review);
+    the lifecycle queue, where a person's erasures and exports go
+    (docs/reference.md#the-lifecycle-queue), has the same shape."""
 
     def send(self, bodies: Sequence[str]) -> int:
         """Send the message bodies; return how many were sent."""

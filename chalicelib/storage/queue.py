@@ -1,5 +1,6 @@
 """SQS adapter of ``ReviewQueue``: the nightly fan-out sends one message per agent
-(docs/reference.md#9-review), in batches of ten (SQS's limit)."""
+(docs/reference.md#9-review), in batches of ten (SQS's limit); a person's erasures and
+exports go to the lifecycle queue through another one (docs/reference.md#the-lifecycle-queue)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ class SqsReviewQueue:
 
     Args:
         client_factory: returns a boto3 SQS client.
-        queue_name: the queue's name (``settings.review_queue_name``).
+        queue_name: the queue's name (``settings.review_queue_name`` or
+            ``settings.lifecycle_queue_name``).
     """
 
     def __init__(self, client_factory: Callable[[], SQSClient], queue_name: str) -> None:

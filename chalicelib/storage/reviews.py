@@ -107,20 +107,28 @@ class DynamoDBReviewRepository(DynamoDBReviewDecisions):
     """
 
     def supersede_by_existing(
-        self, old_before: Memory, old_after: Memory, keeper: Memory, audit: AuditRecord
+        self,
+        old_before: Memory,
+        old_after: Memory,
+        keeper: Memory,
+        audit: AuditRecord,
+        keeper_audit: AuditRecord | None = None,
     ) -> None:
         """One transaction: the old fact archived (version-checked), the keeper
-        checked live and unchanged, the audit record written.
+        checked live and unchanged, the audit record written, and ``keeper_audit`` (the
+        keeper's ``absorb`` record, docs/reference.md#audit-record) beside it.
 
         Raises:
             WriteConflict: either memory changed since it was read.
         """
+        kept = [] if keeper_audit is None else [put_new(convert.audit_to_item(keeper_audit))]
         try:
             self._table.transact(
                 [
                     memory_update(old_before, old_after),
                     still_live(keeper),  # the fact that stays: the live one the plan saw
                     put_new(convert.audit_to_item(audit)),
+                    *kept,
                     *index_writes(old_before, old_after),
                 ]
             )

@@ -56,6 +56,37 @@ def test_a_merged_memory_points_to_its_review_and_undone_says_undone(
     assert re.search(r'class="badge [a-z]+">undone<', card.split("</div>")[0])
 
 
+def test_the_kept_fact_shows_what_it_absorbed_in_its_page_and_history_and_undo_still_works(
+    api: Api, world: World, browser: Page
+) -> None:
+    save(api, world, "Deploys to prod need two approvals")
+    save(api, world, "deploys to prod need two approvals")
+    report = review(api, world)
+    (merge,) = [action for action in report["applied"] if action["action"] == "merge"]
+    kept = report["plan"]["actions"][int(merge["actionId"].removeprefix("a")) - 1]["keepId"]
+    (absorbed,) = [m for m in merge["memoryIds"] if m != kept]
+    # the API history of the kept fact records the merge, by the review, naming the fact
+    history = api.call("GET", f"/memories/{kept}/history", world.person)[1]["data"]
+    (record,) = [r for r in history if r["action"] == "absorb"]
+    assert record["actorType"] == "system" and record["actorId"] == report["id"]
+    assert record["reason"].startswith(absorbed) and record["before"] == record["after"]
+    assert browser.sign_in(world.person.token).status_code == 303
+    page = text(browser.get(f"/memories/{kept}"))
+    card = page.split('id="absorbed-heading"')[1].split("</section>")[0]
+    assert f'href="/memories/{absorbed}"' in card and f'href="/reviews/{report["id"]}"' in card
+    assert "Undo brings it back" in card
+    assert "replaced none and none replaced it" not in page
+    timeline = page.split('id="history-heading"')[1]
+    assert "<strong>absorb</strong>" in timeline and f'href="/memories/{absorbed}"' in timeline
+    # Undo brings the absorbed fact back; the kept fact's absorb record does not block it
+    action = merge["actionId"]
+    undo = api.call("POST", f"/reviews/{report['id']}/actions/{action}/undo", world.person, {})
+    assert undo[0] == 200, undo
+    assert api.call("GET", f"/memories/{absorbed}", world.person)[1]["status"] == "active"
+    after = text(browser.get(f"/memories/{kept}")).split('id="absorbed-heading"')[1]
+    assert "no longer merged into this memory" in after.split("</section>")[0]
+
+
 def test_a_conflict_names_what_contradicts_and_its_buttons_name_the_kept_text(
     api: Api, world: World, browser: Page
 ) -> None:

@@ -327,7 +327,7 @@ def test_a_person_exports_then_erases_an_agent_in_the_browser(
     page: Any, server: Server, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """docs/reference.md#a-person-erases-an-agent, docs/reference.md#exports-for-a-person:
-    the local server's review worker runs both; the pages reload until they are done."""
+    the local server's lifecycle worker runs both; the pages reload until they are done."""
     admin = server.admin(monkeypatch)
     issued = admin.create_agent(server.demo["workspaceId"], "short-lived")
     agent_id = issued.id

@@ -1,8 +1,10 @@
 """A person's erasure of an agent and exports
 (docs/reference.md#erasing-an-agent-a-person-or-a-workspace,
-docs/reference.md#exports-for-a-person, docs/issues.md#issue-24-item-8): the routes queue a job,
-the review worker runs it through its Lambda entry point, and the person follows it to
-the tombstone, or to a short-lived link to the file."""
+docs/reference.md#exports-for-a-person, docs/issues.md#issue-24-item-8): the routes queue a job
+on the lifecycle queue (never the review queue: docs/issues.md#issue-41-item-2), the lifecycle
+worker runs it through its Lambda entry point, and the person follows it to the tombstone,
+or to a short-lived link to the file. The review worker still runs a job message it finds
+on the review queue (release 0.1.0 sent them there; CHANGELOG.md)."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from chalice.test import Client
 
 from chalicelib import wiring
 from chalicelib.ids import FixedClock
-from chalicelib.settings import REVIEW_QUEUE_NAME
+from chalicelib.settings import LIFECYCLE_QUEUE_NAME, REVIEW_QUEUE_NAME
 from chalicelib.storage import recall_index
 from chalicelib.storage.keys import learning_count_key
 from tests.helpers import BUCKET, TABLE, Api, World, save, text
@@ -30,6 +32,7 @@ from tests.lifecycle_seed import TEXTS, seed
 def queue(aws: None) -> Any:
     client = boto3.client("sqs", region_name="us-east-1")
     client.create_queue(QueueName=REVIEW_QUEUE_NAME)
+    client.create_queue(QueueName=LIFECYCLE_QUEUE_NAME)
     return client
 
 
@@ -41,9 +44,14 @@ def client(wired: wiring.Services, queue: Any) -> Iterator[Client]:
         yield test_client
 
 
-def drain(sqs: Any) -> list[str]:
-    """Take every message off the review queue."""
-    url = sqs.get_queue_url(QueueName=REVIEW_QUEUE_NAME)["QueueUrl"]
+WORKERS = {"lifecycle_worker": LIFECYCLE_QUEUE_NAME, "review_worker": REVIEW_QUEUE_NAME}
+"""The worker of a job message -> the queue it reads: the lifecycle worker, or the review
+worker running a job message of release 0.1.0 found on the review queue."""
+
+
+def drain(sqs: Any, name: str = LIFECYCLE_QUEUE_NAME) -> list[str]:
+    """Take every message off a queue (the lifecycle queue unless named)."""
+    url = sqs.get_queue_url(QueueName=name)["QueueUrl"]
     found: list[str] = []
     while got := sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10).get("Messages", []):
         for message in got:
@@ -52,12 +60,13 @@ def drain(sqs: Any) -> list[str]:
     return found
 
 
-def work(client: Client, bodies: list[str]) -> list[str]:
-    """Run the review worker's entry point on ``bodies``; the failed message ids."""
-    event = client.events.generate_sqs_event(message_bodies=bodies, queue_name=REVIEW_QUEUE_NAME)
+def work(client: Client, bodies: list[str], worker: str = "lifecycle_worker") -> list[str]:
+    """Run a worker's entry point (a key of ``WORKERS``) on ``bodies``; the failed
+    message ids."""
+    event = client.events.generate_sqs_event(message_bodies=bodies, queue_name=WORKERS[worker])
     for number, record in enumerate(event["Records"]):
         record["messageId"] = f"m{number}"
-    payload = client.lambda_.invoke("review_worker", dict(event)).payload
+    payload = client.lambda_.invoke(worker, dict(event)).payload
     return [failure["itemIdentifier"] for failure in payload["batchItemFailures"]]
 
 
@@ -77,6 +86,7 @@ def every_trace(dynamodb: Any, s3: Any, needles: set[str]) -> list[str]:
     return found
 
 
+@pytest.mark.parametrize("worker", sorted(WORKERS))
 def test_a_person_exports_the_workspace_and_an_agent_and_fetches_the_files(
     client: Client,
     world: World,
@@ -84,6 +94,7 @@ def test_a_person_exports_the_workspace_and_an_agent_and_fetches_the_files(
     queue: Any,
     versioned: Any,
     clock: FixedClock,
+    worker: str,
 ) -> None:
     api = Api(client)
     seed(api, world, wired, clock)
@@ -99,14 +110,15 @@ def test_a_person_exports_the_workspace_and_an_agent_and_fetches_the_files(
     # one export per workspace queued or running: a second request answers that one
     status, same = api.call("POST", "/exports", world.person, {"agentId": world.agent.id})
     assert status == 200 and same["id"] == queued["id"] and same["status"] == "queued"
+    assert drain(queue, REVIEW_QUEUE_NAME) == []  # never behind the nightly reviews
     messages = drain(queue)
     assert len(messages) == 1
 
-    assert work(client, messages) == []
-    assert work(client, messages) == []  # a duplicate message: done already, nothing again
+    assert work(client, messages, worker) == []
+    assert work(client, messages, worker) == []  # a duplicate: done already, nothing again
     status, agent_export = api.call("POST", "/exports", world.person, {"agentId": world.agent.id})
     assert status == 202 and agent_export["id"] != queued["id"]
-    assert work(client, drain(queue)) == []
+    assert work(client, drain(queue), worker) == []
     status, done = api.call("GET", f"/exports/{queued['id']}", world.person)
     assert status == 200 and done["status"] == "done", done
     link = urlparse(done["url"])
@@ -148,6 +160,7 @@ def test_a_person_exports_the_workspace_and_an_agent_and_fetches_the_files(
     assert api.call("GET", f"/exports/{queued['id']}", world.person)[0] == 404
 
 
+@pytest.mark.parametrize("worker", sorted(WORKERS))
 def test_a_person_erases_an_agent_through_the_worker(
     client: Client,
     world: World,
@@ -157,6 +170,7 @@ def test_a_person_erases_an_agent_through_the_worker(
     versioned: Any,
     clock: FixedClock,
     monkeypatch: pytest.MonkeyPatch,
+    worker: str,
 ) -> None:
     api = Api(client)
     made = seed(api, world, wired, clock)
@@ -176,7 +190,7 @@ def test_a_person_erases_an_agent_through_the_worker(
     assert versioned.list_objects_v2(Bucket=BUCKET, Prefix=volumes).get("KeyCount", 0) >= 1
     drain(queue)
     export = api.call("POST", "/exports", world.person, {})[1]
-    assert work(client, drain(queue)) == []
+    assert work(client, drain(queue), worker) == []
 
     reason = {"reason": "the customer asked (ticket 7)"}
     path = f"/agents/{world.agent.id}/erase"
@@ -197,15 +211,16 @@ def test_a_person_erases_an_agent_through_the_worker(
     assert (queued["requestedBy"], queued["reason"]) == (world.person.id, reason["reason"])
     again = api.call("POST", path, world.person, {"reason": "a second click"})[1]
     assert again["reason"] == reason["reason"]  # the same erasure
+    assert drain(queue, REVIEW_QUEUE_NAME) == []  # never behind the nightly reviews
     messages = drain(queue)
     assert len(messages) == 2 and len(set(messages)) == 1
 
-    assert work(client, messages[:1]) == []
+    assert work(client, messages[:1], worker) == []
     status, done = api.call("GET", f"/erasures/{world.agent.id}", world.person)
     assert status == 200 and done["status"] == "done" and done["phase"] == "done", done
     assert done["items"]["MEMORY"] >= 7 and done["itemCount"] == sum(done["items"].values())
     assert done["objectVersions"] > 0
-    assert work(client, messages[1:]) == []  # the duplicate: nothing more
+    assert work(client, messages[1:], worker) == []  # the duplicate: nothing more
     assert api.call("POST", path, world.person, reason)[0] == 200  # done: 200, the tombstone
 
     memories = {found for found in made if found.startswith("mem_")}
@@ -258,7 +273,7 @@ def test_the_dashboard_exports_and_erases_an_agent(
     form["confirm"] = "builder"
     queued = page.post(f"/agents/{world.agent.id}/erase", form)
     assert queued.headers["Location"].endswith(f"/erasures/{world.agent.id}")
-    assert "Waiting for the review worker" in text(page.get(f"/erasures/{world.agent.id}"))
+    assert "Waiting for the lifecycle worker" in text(page.get(f"/erasures/{world.agent.id}"))
     assert work(client, drain(queue)) == []
     done = text(page.get(f"/erasures/{world.agent.id}"))
     assert "Erased" in done and "asked by the customer" in done
@@ -362,3 +377,31 @@ def test_exports_are_one_at_a_time_and_capped_per_day(
     assert started == 10
     assert status == 429 and body["error"]["code"] == "rate_limited"
     assert drain(queue) == []
+
+
+def test_the_lifecycle_worker_fails_a_message_that_is_not_a_job_alone(
+    client: Client, world: World, queue: Any
+) -> None:
+    api = Api(client)
+    status, export = api.call("POST", "/exports", world.person, {})
+    assert status == 202
+    bodies = ["not json", '{"job": "review", "id": "x"}', *drain(queue)]
+    assert work(client, bodies) == ["m0", "m1"]  # the export ran; the others are retried
+    assert api.call("GET", f"/exports/{export['id']}", world.person)[1]["status"] == "done"
+
+
+def test_a_slot_held_by_an_export_that_is_gone_is_taken_by_the_next_export(
+    client: Client, world: World, dynamodb: Any, queue: Any
+) -> None:
+    # The export holding the slot lost its record (erased with its workspace's data, or
+    # past its 7 days) before it freed the slot: the next request takes the slot, not a 500.
+    api = Api(client)
+    status, first = api.call("POST", "/exports", world.person, {})
+    assert status == 202
+    table = boto3.resource("dynamodb", region_name="us-east-1").Table(TABLE)
+    table.delete_item(Key={"pk": f"EXPORT#{first['id']}", "sk": "EXPORT"})
+    status, second = api.call("POST", "/exports", world.person, {"agentId": None})
+    assert status == 202 and second["id"] != first["id"]
+    # and the slot is held again: a third request answers the second export
+    status, third = api.call("POST", "/exports", world.person, {})
+    assert status == 200 and third["id"] == second["id"]

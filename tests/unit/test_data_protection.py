@@ -52,7 +52,13 @@ def test_every_stateful_resource_is_kept_on_delete_and_on_replacement(kind: str)
         for stateful in STATEFUL
         for name, resource in of_type(template, stateful).items()
     }
-    queues = {"ReviewQueue", "ReviewDeadLetterQueue", "ReviewFanoutFailureQueue"}
+    queues = {
+        "ReviewQueue",
+        "ReviewDeadLetterQueue",
+        "ReviewFanoutFailureQueue",
+        "LifecycleQueue",
+        "LifecycleDeadLetterQueue",
+    }
     logs = {f"{prefix}LogGroup" for prefix in iam.FUNCTIONS.values()}
     assert {"MemoryTable", "LargeObjectBucket", "MemoryBackupVault"} | queues | logs <= set(kept)
     assert set(kept.values()) == {("Retain", "Retain")}
@@ -149,7 +155,7 @@ def test_with_a_key_the_table_bucket_queues_and_logs_use_it(kind: str) -> None:
         "BucketKeyEnabled": True,
     }
     found = queues(template, KEYED)
-    assert len(found) == 3
+    assert len(found) == 5  # review, lifecycle, their dead letters, the fan-out's failures
     for properties in found.values():
         assert properties["KmsMasterKeyId"] == KEY and "SqsManagedSseEnabled" not in properties
     for group in of_type(template, "AWS::Logs::LogGroup").values():

@@ -15,6 +15,9 @@ from moto import mock_aws
 
 from chalicelib.settings import (
     DEFAULT_REVIEW_WORKER_MAX_CONCURRENCY,
+    LIFECYCLE_QUEUE_NAME,
+    LIFECYCLE_WORKER_MAX_CONCURRENCY,
+    lifecycle_queue_name,
     review_worker_max_concurrency,
 )
 from infra import iam, template
@@ -41,6 +44,7 @@ def test_a_stack_and_a_chalice_stage_of_the_same_name_share_no_function_or_log_g
         "pinework-prod-api",
         "pinework-prod-review-fanout",
         "pinework-prod-review-worker",
+        "pinework-prod-lifecycle-worker",
     }
     chalice = {
         str(name["Fn::Sub"]).replace("${ChaliceApp}", "pinework").replace("${ChaliceStage}", "prod")
@@ -51,6 +55,7 @@ def test_a_stack_and_a_chalice_stage_of_the_same_name_share_no_function_or_log_g
         "pinework-prod",
         "pinework-prod-review_fanout",
         "pinework-prod-review_worker",
+        "pinework-prod-lifecycle_worker",
     }
     assert not one_stack & chalice
     for prefix in iam.FUNCTIONS.values():
@@ -88,6 +93,24 @@ def test_chalice_deploy_caps_the_worker_from_the_environment() -> None:
     assert review_worker_max_concurrency({"PINEWORK_REVIEW_WORKER_MAX_CONCURRENCY": "8"}) == 8
     with pytest.raises(ValueError, match="2 to 1000"):
         review_worker_max_concurrency({"PINEWORK_REVIEW_WORKER_MAX_CONCURRENCY": "1"})
+
+
+def test_the_lifecycle_worker_reads_its_own_queue_one_job_at_a_time_two_at_once() -> None:
+    from app import app
+
+    sources = {source.name: source for source in app.event_sources}
+    lifecycle, review = sources["lifecycle_worker"], sources["review_worker"]
+    assert (lifecycle.queue, lifecycle.batch_size) == (LIFECYCLE_QUEUE_NAME, 1)
+    assert lifecycle.queue != review.queue
+    assert lifecycle.maximum_concurrency == LIFECYCLE_WORKER_MAX_CONCURRENCY == 2
+    named = {"PINEWORK_LIFECYCLE_QUEUE_NAME": "pinework-prod-resources-lifecycle"}
+    assert lifecycle_queue_name(named) == "pinework-prod-resources-lifecycle"
+    trigger = template.package_fragment()["Resources"]["LifecycleWorker"]["Properties"]["Events"]
+    assert trigger["LifecycleWorkerSqsEventSource"]["Properties"] == {
+        "Queue": {"Fn::Sub": "${LifecycleQueue.Arn}"},
+        "FunctionResponseTypes": ["ReportBatchItemFailures"],
+        "ScalingConfig": {"MaximumConcurrency": LIFECYCLE_WORKER_MAX_CONCURRENCY},
+    }
 
 
 def test_every_function_publishes_versions_under_the_live_alias() -> None:
@@ -201,6 +224,11 @@ def record(path: Path) -> Path:
                         "resource_type": "lambda_function",
                         "lambda_arn": f"{arn}pinework-prod-review_worker",
                     },
+                    {
+                        "name": "lifecycle_worker",
+                        "resource_type": "lambda_function",
+                        "lambda_arn": f"{arn}pinework-prod-lifecycle_worker",
+                    },
                     {"name": "rest_api", "resource_type": "rest_api", "rest_api_id": "abc123"},
                 ]
             }
@@ -215,6 +243,8 @@ def test_the_operations_stack_gets_the_names_chalice_deployed(tmp_path: Path) ->
         "TableName": "t",
         "ReviewQueueName": "q",
         "ReviewDeadLetterQueueName": "q-dead",
+        "LifecycleQueueName": "l",
+        "LifecycleDeadLetterQueueName": "l-dead",
         "ReviewFanoutFailureQueueName": "f",
         "ReviewFanoutFailureQueueArn": "arn:aws:sqs:us-east-1:111122223333:f",
         "MetricsNamespace": "Pinework/pinework-prod",
@@ -223,6 +253,11 @@ def test_the_operations_stack_gets_the_names_chalice_deployed(tmp_path: Path) ->
     parameters = operations_parameters(config, project, "prod", outputs)
     assert parameters["ApiHandlerFunctionName"] == "pinework-prod"
     assert parameters["ReviewWorkerFunctionName"] == "pinework-prod-review_worker"
+    assert parameters["LifecycleWorkerFunctionName"] == "pinework-prod-lifecycle_worker"
+    assert (parameters["LifecycleQueueName"], parameters["LifecycleDeadLetterQueueName"]) == (
+        "l",
+        "l-dead",
+    )
     assert (parameters["ApiName"], parameters["ApiStage"]) == ("pinework-prod", "api")
     assert parameters["MetricsNamespace"] == "Pinework/pinework-prod"
     from infra import observability

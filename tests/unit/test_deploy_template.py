@@ -19,7 +19,7 @@ from moto import mock_aws
 from chalicelib.errors import STATUS_BY_CODE
 from chalicelib.services.lifecycle.requests import EXPORT_KEPT
 from chalicelib.services.review.service import report_key
-from chalicelib.settings import REVIEW_QUEUE_NAME, Settings
+from chalicelib.settings import LIFECYCLE_QUEUE_NAME, REVIEW_QUEUE_NAME, Settings
 from chalicelib.storage.keys import export_object
 from infra import iam
 from infra.deploy import configure_stage, deployed_rest_api, main, stack_outputs
@@ -261,6 +261,7 @@ def description(**outputs: str) -> dict[str, Any]:
         "BucketName": "pinework-prod-resources-largeobjectbucket-1x2y3z",
         "HashSecretArn": "arn:aws:secretsmanager:us-east-1:123456789012:secret:HashSecret-Ab12Cd",
         "ReviewQueueName": REVIEW_QUEUE_NAME,
+        "LifecycleQueueName": LIFECYCLE_QUEUE_NAME,
         "Reviewer": "rules",
         "BedrockModelId": "global.anthropic.claude-haiku-4-5-20251001-v1:0",
         "ChaliceStage": "prod",
@@ -323,13 +324,18 @@ def test_make_deploy_refuses_a_stack_of_another_stage_or_without_outputs() -> No
 
 
 def test_the_worker_reads_the_stacks_queue_in_chalice_deploy_and_at_run_time() -> None:
-    from chalicelib.settings import review_queue_name
+    from chalicelib.settings import lifecycle_queue_name, review_queue_name
 
-    written = configure_stage({}, "prod", stack_outputs(description(ReviewQueueName="q-1")))
+    outputs = description(ReviewQueueName="q-1", LifecycleQueueName="l-1")
+    written = configure_stage({}, "prod", stack_outputs(outputs))
     variables = written["stages"]["prod"]["environment_variables"]
-    # make deploy runs chalice deploy with the same output in PINEWORK_REVIEW_QUEUE_NAME
+    # make deploy runs chalice deploy with the same outputs in PINEWORK_REVIEW_QUEUE_NAME
+    # and PINEWORK_LIFECYCLE_QUEUE_NAME
     assert review_queue_name(variables) == "q-1"
     assert review_queue_name({}) == REVIEW_QUEUE_NAME
+    assert lifecycle_queue_name(variables) == "l-1"
+    assert lifecycle_queue_name({}) == LIFECYCLE_QUEUE_NAME
+    assert Settings.from_env(variables).lifecycle_queue_name == "l-1"
 
 
 def test_the_rest_api_is_read_from_chalices_deployed_record(tmp_path: Path) -> None:
@@ -414,6 +420,7 @@ def test_the_timeouts_are_the_same_in_both_paths_and_the_api_ends_before_the_gat
         "api_handler": "APIHandler",
         "review_fanout": "ReviewFanout",
         "review_worker": "ReviewWorker",
+        "lifecycle_worker": "LifecycleWorker",
     }.items():
         chalice = written["stages"]["prod"]["lambda_functions"][function]["lambda_timeout"]
         assert (
@@ -423,3 +430,13 @@ def test_the_timeouts_are_the_same_in_both_paths_and_the_api_ends_before_the_gat
     # the review queue's visibility timeout covers the worker's (AWS: six times it)
     visibility = resources["ReviewQueue"]["Properties"]["VisibilityTimeout"]
     assert visibility >= 6 * FUNCTION_TIMEOUTS["review_worker"]
+    # the lifecycle queue keeps the review queue's rules (docs/reference.md#the-lifecycle-queue)
+    lifecycle = resources["LifecycleQueue"]["Properties"]
+    assert lifecycle["VisibilityTimeout"] >= 6 * FUNCTION_TIMEOUTS["lifecycle_worker"]
+    review = resources["ReviewQueue"]["Properties"]
+    for key in ("VisibilityTimeout", "MessageRetentionPeriod"):
+        assert lifecycle[key] == review[key]
+    assert lifecycle["RedrivePolicy"] == {
+        "deadLetterTargetArn": {"Fn::GetAtt": ["LifecycleDeadLetterQueue", "Arn"]},
+        "maxReceiveCount": review["RedrivePolicy"]["maxReceiveCount"],
+    }

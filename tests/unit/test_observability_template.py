@@ -41,6 +41,9 @@ ISSUE_ALARMS = {
     "ApiHeartbeatAlarm",  # no successful synthetic check: an outage with no traffic
     "WafBlockedAlarm",  # the WAF web ACL blocks clients (only with a web ACL)
     "ApiThrottledAlarm",  # the stage throttle answers 429 (only with the access log)
+    # the lifecycle queue (docs/issues.md#issue-41-item-2): oldest message, dead letters
+    "LifecycleQueueAgeAlarm",
+    "LifecycleDeadLetterAlarm",
 }
 CONDITIONAL_ALARMS = {"WafBlockedAlarm": "the web ACL", "ApiThrottledAlarm": "the access log"}
 AWS_NAMESPACES = ["AWS/Lambda", "AWS/SQS", "AWS/DynamoDB", "AWS/ApiGateway", "AWS/WAFV2"]
@@ -131,7 +134,13 @@ def test_both_paths_carry_every_alarm_of_the_issue_the_topic_and_the_dashboard(p
 def test_every_alarm_reads_the_stages_own_names(path: str) -> None:
     build, targets_of = PATHS[path]
     targets: Targets = targets_of()
-    queues = [targets.review_queue, targets.dead_letter_queue, targets.fanout_failure_queue]
+    queues = [
+        targets.review_queue,
+        targets.dead_letter_queue,
+        targets.fanout_failure_queue,
+        targets.lifecycle_queue,
+        targets.lifecycle_dead_letter_queue,
+    ]
     expected = {
         "TableName": [targets.table],
         "QueueName": queues,

@@ -4,9 +4,10 @@ docs/reference.md#exports-for-a-person, docs/issues.md#issue-24-item-2,
 docs/issues.md#issue-24-item-8): erase an agent of their workspace, export an agent or
 the workspace, and follow either.
 
-Both read the whole table, which may take longer than API Gateway waits (29 s), so the
-route only records the request and puts a job on the review queue; the review worker
-runs it (``chalicelib/jobs/lifecycle.py``) with the operator's own code
+Both may take longer than API Gateway waits (29 s), so the route only records the
+request and puts a job on the lifecycle queue; the lifecycle worker runs it
+(``chalicelib/jobs/lifecycle.py``; never behind the nightly reviews:
+docs/reference.md#the-lifecycle-queue) with the operator's own code
 (``OwnerErasure``, ``WorkspaceTransfer``), and the person reads its progress. A second
 request for the same agent's erasure answers the same erasure (its record is keyed by
 the agent); an export is a new one each time (use ``Idempotency-Key`` to make a retry
@@ -122,7 +123,7 @@ class PersonLifecycle:
         transfer: the operator's export, run for a queued request.
         exports: export records and files.
         directory: to check the named agent.
-        queue: the review queue the worker reads.
+        queue: the lifecycle queue the lifecycle worker reads.
         secrets: checks an erasure's reason.
         clock, ids: the time and new ids.
         taken: the store's "someone else holds this export" exception.

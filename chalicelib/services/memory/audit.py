@@ -23,7 +23,8 @@ def audit_record(
 
     Args:
         principal: the actor; ``None`` means the system (e.g. the daily review).
-        action: ``create``, ``edit``, ``archive``, ``veto``, ``unarchive`` or ``supersede``.
+        action: ``create``, ``edit``, ``archive``, ``veto``, ``unarchive``, ``supersede``,
+            ``renew``, ``undo`` or ``absorb`` (docs/reference.md#audit-record).
 
     A ``create`` record carries the fact's ``evidence`` (docs/reference.md#review-step-5), so the
     history shows what the saver said supports it.

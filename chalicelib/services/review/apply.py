@@ -193,7 +193,10 @@ class ActionApplier:
         audit = self._audit(
             scope, "supersede", old, after, f"{action.action} by {keeper.id}: {action.reason}"
         )
-        self._reviews.supersede_by_existing(old, after, keeper, audit)
+        # The kept fact's history shows what it absorbed (ids only: the absorbed text stays
+        # in the absorbed fact's own records, which its erasure reaches).
+        absorbed = self._audit(scope, ABSORB, keeper, keeper, absorb_reason(old.id, action))
+        self._reviews.supersede_by_existing(old, after, keeper, audit, absorbed)
 
     def _lift(self, scope: ActionScope, action: ReviewAction) -> ActionOutcome:
         text = action.text or ""
@@ -265,6 +268,23 @@ class ActionApplier:
             reason = f"{reason} (approved by {scope.approved_by})"
         record = audit_record(self._ids, self._clock, None, action, before, after, reason)
         return record.model_copy(update={"actor_id": scope.review_id})
+
+
+ABSORB = "absorb"
+"""The audit action written on the fact a review's merge kept, one per fact it absorbed
+(docs/reference.md#audit-record); it changes nothing of the kept fact."""
+
+
+def absorb_reason(absorbed_id: str, action: ReviewAction) -> str:
+    """The ``absorb`` record's reason: the absorbed fact's id first, then the action."""
+    return f"{absorbed_id} ({action.action})"
+
+
+def absorbed_id(record: AuditRecord) -> str | None:
+    """The fact an ``absorb`` record names, or None for any other record."""
+    if record.action != ABSORB or not record.reason:
+        return None
+    return record.reason.split(" ", 1)[0]
 
 
 def outcome_of(action: ReviewAction, detail: str) -> ActionOutcome:

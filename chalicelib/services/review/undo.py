@@ -20,6 +20,7 @@ from chalicelib.models.principal import Principal
 from chalicelib.models.review import ActionUndo, ReviewAction, ReviewReport, ReviewSummary
 from chalicelib.services.access.who import refuse_agents
 from chalicelib.services.memory.audit import audit_record
+from chalicelib.services.review.apply import ABSORB
 from chalicelib.services.review.decisions import ReviewDecisions, action_number
 from chalicelib.storage.protocols import (
     MemoryRepository,
@@ -159,7 +160,9 @@ class ReviewUndo:
                 f"{memory_id} was erased by {memory.erased_by}; an erased memory never comes "
                 "back, so nothing was undone."
             )
-        history = self._history(memory_id)
+        # A kept fact's ``absorb`` records change nothing of it: not what Undo restores,
+        # and not a later change that blocks one.
+        history = [record for record in self._history(memory_id) if record.action != ABSORB]
         by_review = [
             record
             for record in history

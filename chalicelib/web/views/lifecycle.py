@@ -2,7 +2,7 @@
 (docs/reference.md#a-person-erases-an-agent, docs/reference.md#exports-for-a-person,
 docs/issues.md#issue-24-item-8): the agent's Data tab (export it, erase it), the
 workspace's export on the settings page, and one page per export and per erasure to
-follow it. The same service as the API's routes; the review worker runs both."""
+follow it. The same service as the API's routes; the lifecycle worker runs both."""
 
 from __future__ import annotations
 

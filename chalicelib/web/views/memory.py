@@ -7,6 +7,7 @@ it was shown at; a stale one changes nothing (docs/reference.md#stale-forms)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Literal
 
 from chalicelib.errors import InvalidRequest, PineworkError, PreconditionFailed
@@ -16,6 +17,7 @@ from chalicelib.models.memory import AuditRecord, Memory, MemoryKind
 from chalicelib.models.principal import Principal
 from chalicelib.models.requests import EditRequest
 from chalicelib.services.memory.chain import supersede_chain
+from chalicelib.services.review.apply import absorbed_id
 from chalicelib.web.context import FormError, WebContext
 from chalicelib.web.diff import DiffBudget, DiffPart, word_diff
 from chalicelib.web.http import WebResponse
@@ -45,6 +47,7 @@ class TimelineEntry:
         expiry_change: the expiry before and after, as shown.
         text_erased: the record carried a text that an erasure blanked (shown as words,
             never as an empty box or ``None``).
+        absorbed: on an ``absorb`` record, the fact the review merged into this one.
     """
 
     record: AuditRecord
@@ -52,6 +55,26 @@ class TimelineEntry:
     expiry_change: tuple[str, str] | None
     text_plain: tuple[str, str] | None = None
     text_erased: bool = False
+    absorbed: str | None = None
+
+
+@dataclass(frozen=True)
+class AbsorbedFact:
+    """A fact a review merged into the memory shown (docs/reference.md#audit-record).
+
+    Attributes:
+        memory_id: the absorbed fact.
+        memory: it now (None when it is gone from the workspace).
+        review_id: the review whose merge absorbed it (its page has the Undo).
+        at: when.
+        still_absorbed: it is still superseded by the memory shown (not undone).
+    """
+
+    memory_id: str
+    memory: Memory | None
+    review_id: str | None
+    at: datetime
+    still_absorbed: bool
 
 
 def timeline_entry(record: AuditRecord, budget: DiffBudget | None = None) -> TimelineEntry:
@@ -69,7 +92,33 @@ def timeline_entry(record: AuditRecord, budget: DiffBudget | None = None) -> Tim
     expiry = None
     if before and after and before.get("expiresAt") != after.get("expiresAt"):
         expiry = (_shown_time(before.get("expiresAt")), _shown_time(after.get("expiresAt")))
-    return TimelineEntry(record, diff, expiry, plain, erased)
+    return TimelineEntry(record, diff, expiry, plain, erased, absorbed_id(record))
+
+
+def absorbed_facts(
+    services: Services, principal: Principal, memory: Memory, records: list[AuditRecord]
+) -> list[AbsorbedFact]:
+    """The facts the ``absorb`` records of ``records`` name, each read now (a merge's
+    kept fact shows what it absorbed, docs/reference.md#audit-record)."""
+    found: list[AbsorbedFact] = []
+    for record in records:
+        absorbed = absorbed_id(record)
+        if absorbed is None:
+            continue
+        try:
+            now: Memory | None = services.memories.get(principal, absorbed)
+        except PineworkError:
+            now = None  # erased, or no longer of this workspace
+        found.append(
+            AbsorbedFact(
+                memory_id=absorbed,
+                memory=now,
+                review_id=record.actor_id,
+                at=record.at,
+                still_absorbed=now is not None and now.superseded_by == memory.id,
+            )
+        )
+    return found
 
 
 def memory_page(
@@ -101,6 +150,7 @@ def memory_page(
             last_review(services, web.principal, memory_id) if memory.is_superseded else None
         ),
         timeline=[timeline_entry(record, budget) for record in records],
+        absorbed=absorbed_facts(services, web.principal, memory, records),
         history_more=more,
         history_after=after,
         errors=errors,

@@ -1028,7 +1028,7 @@ export interface components {
             memoryId: string;
             /**
              * Action
-             * @description `create`, `append`, `edit`, `archive`, `veto`, `unarchive`, `supersede`, or a review's action.
+             * @description `create`, `append`, `edit`, `archive`, `veto`, `unarchive`, `supersede`, `undo`, a review's action, or `absorb` (on the fact a review's merge kept; its `reason` starts with the absorbed fact's id).
              */
             action: string;
             /**
