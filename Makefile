@@ -19,6 +19,8 @@ AWS_REGION ?= $(or $(AWS_DEFAULT_REGION),us-east-1)
 # `ALARM_EMAIL=` removes the subscription); one not given keeps the stack's previous value (a
 # new stack: the template's default). ALARM_EMAIL: the alarms' e-mail; KMS_KEY_ARN: a
 # customer-managed key; BACKUP_PLAN: on|off; LOG_RETENTION_DAYS: the functions' logs;
+# API_ACCESS_LOGS: on|off, the API stage's access log and its throttle alarm (a new stage: off;
+# on needs the account's API Gateway CloudWatch role, docs/operations.md#api-throttled);
 # EXISTING_TABLE_NAME: a restored table the stage uses instead of its own; REVIEW_QUEUE_NAME
 # (make deploy): the review queue (a new stage's default is <STACK>-resources-reviews).
 given = $(if $(filter undefined,$(origin $(1))),,$(2)=$($(1)))
@@ -26,7 +28,7 @@ given = $(if $(filter undefined,$(origin $(1))),,$(2)=$($(1)))
 # stage: rules) and BEDROCK_MODEL_ID (a new stage: Claude Haiku 4.5's global profile).
 PARAMETERS = $(call given,REVIEWER,Reviewer) $(call given,BEDROCK_MODEL_ID,BedrockModelId)
 OPERATIONS_PARAMETERS = $(call given,ALARM_EMAIL,AlarmEmail) $(call given,KMS_KEY_ARN,KmsKeyArn)
-KEPT_PARAMETERS = $(OPERATIONS_PARAMETERS) $(call given,BACKUP_PLAN,BackupPlan) $(call given,LOG_RETENTION_DAYS,LogRetentionDays) $(call given,EXISTING_TABLE_NAME,ExistingTableName) $(STAGE_PARAMETERS)
+KEPT_PARAMETERS = $(OPERATIONS_PARAMETERS) $(call given,API_ACCESS_LOGS,ApiAccessLogs) $(call given,BACKUP_PLAN,BackupPlan) $(call given,LOG_RETENTION_DAYS,LogRetentionDays) $(call given,EXISTING_TABLE_NAME,ExistingTableName) $(STAGE_PARAMETERS)
 # Rate limits (docs/reference.md#14-operations), kept too: API_RATE_LIMIT, API_BURST_LIMIT (the
 # stage throttle, requests/s and burst; a new stage: 50, 100); WAF_RATE_LIMITING (on|off: the
 # WAF web ACL; not given, a stage keeps the one it has) with WAF_IP_LIMIT, WAF_CREDENTIAL_LIMIT
@@ -34,6 +36,14 @@ KEPT_PARAMETERS = $(OPERATIONS_PARAMETERS) $(call given,BACKUP_PLAN,BackupPlan) 
 THROTTLE_PARAMETERS = $(call given,API_RATE_LIMIT,ApiThrottleRateLimit) $(call given,API_BURST_LIMIT,ApiThrottleBurstLimit)
 WAF_PARAMETERS = $(call given,WAF_IP_LIMIT,WafIpLimit) $(call given,WAF_CREDENTIAL_LIMIT,WafCredentialLimit)
 RATE_PARAMETERS = $(THROTTLE_PARAMETERS) $(call given,WAF_RATE_LIMITING,WafRateLimiting) $(WAF_PARAMETERS)
+# make deploy's WAF stack's web ACL, which the operations stack's WAF alarm watches: given on, its
+# name; given off, none; not given, its name when the stage has a WAF stack (it keeps it).
+WEB_ACL := $(STACK)-waf-rate-limits
+ifeq ($(origin WAF_RATE_LIMITING),undefined)
+WEB_ACL_NAME = $$($(CFN) describe-stacks --stack-name $(STACK)-waf >/dev/null 2>&1 && echo $(WEB_ACL))
+else ifeq ($(WAF_RATE_LIMITING),on)
+WEB_ACL_NAME = $(WEB_ACL)
+endif
 # Concurrency (docs/operations.md#deploy), kept too: API_RESERVED_CONCURRENCY (executions
 # reserved for the API; empty: none, a new stage's; Lambda refuses a reservation leaving the
 # account under 100 unreserved) and REVIEW_WORKER_MAX_CONCURRENCY (the most review workers the
@@ -156,7 +166,7 @@ deploy: package artifact-bucket $(RERANKER_WEIGHTS)  ## STACK-resources, chalice
 	AWS_DEFAULT_REGION=$(AWS_REGION) $(PY) -m infra.deploy name-api --stage $(STAGE)
 	AWS_DEFAULT_REGION=$(AWS_REGION) $(PY) -m infra.deploy gateway-responses --stage $(STAGE)
 	AWS_DEFAULT_REGION=$(AWS_REGION) $(PY) -m infra.deploy throttle --stage $(STAGE) --stack $(RESOURCES_DESCRIPTION)
-	$(CFN) deploy --stack-name $(STACK)-operations --template-file build/operations-stack.json $(UPLOAD) --capabilities CAPABILITY_IAM --no-fail-on-empty-changeset --parameter-overrides $$($(PY) -m infra.deploy operations-parameters --stage $(STAGE) --stack $(RESOURCES_DESCRIPTION)) $(OPERATIONS_PARAMETERS)
+	$(CFN) deploy --stack-name $(STACK)-operations --template-file build/operations-stack.json $(UPLOAD) --capabilities CAPABILITY_IAM --no-fail-on-empty-changeset --parameter-overrides $$($(PY) -m infra.deploy operations-parameters --stage $(STAGE) --stack $(RESOURCES_DESCRIPTION)) $(OPERATIONS_PARAMETERS) WebAclName=$(WEB_ACL_NAME)
 ifeq ($(origin WAF_RATE_LIMITING),undefined)
 	if $(CFN) describe-stacks --stack-name $(STACK)-waf >/dev/null 2>&1; then $(CFN) deploy --stack-name $(STACK)-waf --template-file build/waf-stack.json $(UPLOAD) --no-fail-on-empty-changeset --parameter-overrides $$($(PY) -m infra.deploy waf-parameters --stage $(STAGE)) $(WAF_PARAMETERS); else echo "no WAF web ACL (WAF_RATE_LIMITING=on adds one)"; fi
 else ifeq ($(WAF_RATE_LIMITING),on)

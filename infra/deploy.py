@@ -11,7 +11,8 @@ renames the REST API to ``<app>-<stage>`` (Chalice names every stage's API ``app
 on each deploy; API Gateway's metrics know an API by name and stage only),
 ``gateway-responses`` puts API Gateway's error answers in the envelope on the deployed
 API and redeploys its stage (every time: Chalice replaces the API definition),
-``throttle`` sets the stage's rate and burst limits, ``waf-parameters`` prints the API
+``throttle`` sets the stage's rate and burst limits and its access log (on or off, the
+resources stack's ``ApiAccessLogs``: ``infra/access_logs.py``), ``waf-parameters`` prints the API
 and stage the WAF stack (``python -m infra.template waf``) is put in front of, and
 ``operations-parameters`` what the operations stack (alarms, topic, dashboard; ``python
 -m infra.template operations``) watches. ``output NAME`` prints one output of the
@@ -36,6 +37,7 @@ import boto3
 
 from chalicelib.release import RELEASE
 from infra import iam, stage_settings
+from infra.access_logs import ACCESS_LOGS, put_access_logs
 from infra.gateway_responses import put_gateway_responses
 from infra.rate_limits import DEFAULT_BURST_LIMIT, DEFAULT_RATE_LIMIT, put_stage_throttling
 from infra.template import FUNCTION_TIMEOUTS
@@ -256,7 +258,9 @@ def operations_parameters(
     for function, name in deployed_function_names(project, stage).items():
         parameters[OPERATIONS_FUNCTION_PARAMETERS[function]] = name
     parameters["ApiName"] = api_name(config, stage)
-    parameters["ApiStage"] = deployed_stage(config, project, stage)[1]
+    parameters["RestApiId"], parameters["ApiStage"] = deployed_stage(config, project, stage)
+    # a resources stack from before the access log has no output: off
+    parameters[ACCESS_LOGS] = outputs.get(ACCESS_LOGS, "off")
     return parameters
 
 
@@ -319,8 +323,10 @@ def _gateway_responses(parsed: argparse.Namespace, config: dict[str, Any]) -> No
 def _throttle(parsed: argparse.Namespace, config: dict[str, Any]) -> None:
     """``throttle``: the stage's default method throttle: ``--rate``/``--burst`` when
     given, else the resources stack's ``ApiThrottleRateLimit``/``ApiThrottleBurstLimit``
-    outputs (``--stack``; kept between deploys), else the defaults."""
+    outputs (``--stack``; kept between deploys), else the defaults; with ``--stack``,
+    the stage's access log too (its ``ApiAccessLogGroupArn``, ``none``: off)."""
     rate, burst = parsed.rate, parsed.burst
+    outputs: dict[str, str] = {}
     if parsed.stack is not None:
         outputs = stack_outputs(json.loads(parsed.stack.read_text()))
         if rate is None and "ApiThrottleRateLimit" in outputs:
@@ -330,8 +336,13 @@ def _throttle(parsed: argparse.Namespace, config: dict[str, Any]) -> None:
     rate = DEFAULT_RATE_LIMIT if rate is None else rate
     burst = DEFAULT_BURST_LIMIT if burst is None else burst
     rest_api, api_stage = deployed_stage(config, parsed.project, parsed.stage)
-    put_stage_throttling(boto3.client("apigateway"), rest_api, api_stage, rate, burst)
+    apigateway = boto3.client("apigateway")
+    put_stage_throttling(apigateway, rest_api, api_stage, rate, burst)
     print(f"stage {api_stage} of {rest_api}: {rate} requests/s, burst {burst}")
+    if parsed.stack is not None:
+        arn = outputs.get("ApiAccessLogGroupArn", "none")
+        put_access_logs(apigateway, rest_api, api_stage, None if arn == "none" else arn)
+        print(f"stage {api_stage} of {rest_api}: access log {arn}")
 
 
 def _waf_parameters(parsed: argparse.Namespace, config: dict[str, Any]) -> None:

@@ -407,26 +407,29 @@ def policy_document(function: str) -> dict[str, Any]:
     return {"Version": "2012-10-17", "Statement": statements}
 
 
+def lambda_role(policy_name: str, document: dict[str, Any]) -> dict[str, Any]:
+    """An ``AWS::IAM::Role`` assumable by Lambda only, with one inline policy."""
+    return {
+        "Type": "AWS::IAM::Role",
+        "Properties": {
+            "AssumeRolePolicyDocument": {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {
+                        "Effect": "Allow",
+                        "Principal": {"Service": "lambda.amazonaws.com"},
+                        "Action": "sts:AssumeRole",
+                    }
+                ],
+            },
+            "Policies": [{"PolicyName": policy_name, "PolicyDocument": document}],
+        },
+    }
+
+
 def role_resources() -> dict[str, Any]:
     """``<Function>Role`` for every function: assumable by Lambda only, one inline policy."""
     return {
-        f"{prefix}Role": {
-            "Type": "AWS::IAM::Role",
-            "Properties": {
-                "AssumeRolePolicyDocument": {
-                    "Version": "2012-10-17",
-                    "Statement": [
-                        {
-                            "Effect": "Allow",
-                            "Principal": {"Service": "lambda.amazonaws.com"},
-                            "Action": "sts:AssumeRole",
-                        }
-                    ],
-                },
-                "Policies": [
-                    {"PolicyName": f"{prefix}Policy", "PolicyDocument": policy_document(function)}
-                ],
-            },
-        }
+        f"{prefix}Role": lambda_role(f"{prefix}Policy", policy_document(function))
         for function, prefix in FUNCTIONS.items()
     }

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from infra import iam
-from infra.parameters import HAS_KMS_KEY, KMS_KEY_ARN, kms_condition, kms_parameter
-from infra.protection import TABLE_NAME
+from infra import access_logs, heartbeat, iam, rate_limits
+from infra.parameters import HAS_KMS_KEY, KMS_KEY_ARN, checkov_skips, kms_condition, kms_parameter
+from infra.protection import TABLE_NAME, kept_log_group
 
 SERVICE = "pinework"
 """The ``service`` dimension of every EMF metric (``chalicelib.api.telemetry.SERVICE``)."""
@@ -88,6 +88,21 @@ TABLE_OPERATIONS = (
 """The DynamoDB operations the functions call (their roles' actions, ``infra/iam.py``;
 ``ConditionCheckItem`` is a part of ``TransactWriteItems``): an alarm reads at most 10
 metrics, so it sums these, not read and write events of the table and 7 indexes."""
+WAF_BLOCKED_PERIODS = 2
+"""The WAF alarm fires when the web ACL blocked requests in this many of 3 five-minute
+periods (a client kept over its limit, not one burst)."""
+THROTTLE_PERIODS = 2
+"""The stage-throttle alarm fires when the stage throttled requests in this many of 3
+five-minute periods (sustained, not one burst the token bucket refused)."""
+HEARTBEAT_MINUTES = 5
+"""How often the heartbeat checks the API (an EventBridge rate)."""
+HEARTBEAT_ROUTE = "/api/v1/openapi.json"
+"""The route the heartbeat GETs: no credential, answered by the API function."""
+HEARTBEAT_FAILED_PERIODS = 2
+"""The heartbeat alarm fires when this many of 3 five-minute periods had no successful
+check (one late schedule run does not page)."""
+HEARTBEAT_LOG_DAYS = 14
+"""Days the heartbeat function's log is kept (one line a check)."""
 PERIOD = 300
 RUNBOOK = "docs/operations.md"
 """Where each alarm's runbook section is (``Runbook: docs/operations.md#<anchor>``)."""
@@ -132,6 +147,11 @@ class Targets:
         api_stage: the API Gateway stage.
         namespace: the functions' EMF namespace (``PINEWORK_METRICS_NAMESPACE``).
         dashboard_name: the dashboard's name.
+        api_url: the stage's base URL, ending in ``/`` (the heartbeat GETs
+            ``HEARTBEAT_ROUTE`` under it).
+        web_acl: the WAF web ACL's metric name (``AWS/WAFV2``'s ``WebACL``).
+        waf_condition: the template's condition under which the web ACL exists (the
+            WAF alarm is created only under it).
     """
 
     functions: Mapping[str, Any]
@@ -146,6 +166,9 @@ class Targets:
     api_stage: Any
     namespace: Any
     dashboard_name: Any
+    api_url: Any
+    web_acl: Any
+    waf_condition: str
 
 
 def api_stage(stage: str = "prod") -> str:
@@ -176,6 +199,13 @@ def stack_targets(stage: str = "prod") -> Targets:
         api_stage=api_stage(stage),
         namespace={"Fn::Sub": NAMESPACE_PREFIX + "${AWS::StackName}"},
         dashboard_name={"Fn::Sub": "${AWS::StackName}-operations"},
+        api_url={
+            "Fn::Sub": "https://${RestAPI}.execute-api.${AWS::Region}.${AWS::URLSuffix}/"
+            + api_stage(stage)
+            + "/"
+        },
+        web_acl={"Fn::Sub": rate_limits.WEB_ACL_NAME},
+        waf_condition=rate_limits.WAF_CONDITION,
     )
 
 
@@ -196,9 +226,24 @@ OPERATIONS_PARAMETERS: dict[str, str] = {
     "ApiName": "The REST API's name (make deploy names it <app>-<stage>).",
     "ApiStage": "The API Gateway stage (api_gateway_stage in .chalice/config.json).",
     "MetricsNamespace": "The functions' PINEWORK_METRICS_NAMESPACE (output MetricsNamespace).",
+    "RestApiId": "The REST API's id (chalice deploy records it; the heartbeat calls it).",
 }
 """The operations stack's parameters (besides ``AlarmEmail`` and ``KmsKeyArn``) and
 where ``make deploy`` reads each (``infra/deploy.py``)."""
+
+
+WEB_ACL_NAME = "WebAclName"
+HAS_WEB_ACL = "HasWebAcl"
+OPERATIONS_WAF_PARAMETERS: dict[str, Any] = {
+    WEB_ACL_NAME: {
+        "Type": "String",
+        "Default": "",
+        "AllowedPattern": "^[A-Za-z0-9_-]{0,128}$",
+        "Description": "The WAF stack's web ACL (make deploy passes <stack>-waf-rate-limits "
+        "while the stage has one); empty: no WAF alarm.",
+    },
+}
+"""The operations stack's WAF parameter: the WAF alarm exists only when it is set."""
 
 
 def operations_targets() -> Targets:
@@ -219,6 +264,12 @@ def operations_targets() -> Targets:
         api_stage=ref["ApiStage"],
         namespace=ref["MetricsNamespace"],
         dashboard_name={"Ref": "AWS::StackName"},
+        api_url={
+            "Fn::Sub": "https://${RestApiId}.execute-api.${AWS::Region}.${AWS::URLSuffix}"
+            "/${ApiStage}/"
+        },
+        web_acl={"Ref": WEB_ACL_NAME},
+        waf_condition=HAS_WEB_ACL,
     )
 
 
@@ -240,8 +291,17 @@ def operations_stack() -> dict[str, Any]:
         "AWSTemplateFormatVersion": "2010-09-09",
         "Description": "Pinework Memory: alarms, alarm topic and dashboard of a chalice "
         "deployed stage, and the nightly fan-out's failure destination",
-        "Parameters": {**parameters, **PARAMETERS},
-        "Conditions": CONDITIONS,
+        "Parameters": {
+            **parameters,
+            **OPERATIONS_WAF_PARAMETERS,
+            **access_logs.PARAMETERS,
+            **PARAMETERS,
+        },
+        "Conditions": {
+            **CONDITIONS,
+            **access_logs.CONDITIONS,
+            HAS_WEB_ACL: {"Fn::Not": [{"Fn::Equals": [{"Ref": WEB_ACL_NAME}, ""]}]},
+        },
         "Resources": {
             **resources(targets),
             **fanout_failure_destination(
@@ -284,8 +344,8 @@ def fanout_failure_destination(
 
 def resources(targets: Targets) -> dict[str, Any]:
     """The alarm topic and its policy, key and subscription, the alarms and the
-    dashboard, as CloudFormation resources (they need ``PARAMETERS`` and
-    ``CONDITIONS`` in the template)."""
+    dashboard, the heartbeat and the WAF alarm, as CloudFormation resources (they need
+    ``PARAMETERS`` and ``CONDITIONS`` in the template, and ``targets.waf_condition``)."""
     alarms = {
         **function_alarms(targets),
         **review_alarms(targets),
@@ -295,12 +355,18 @@ def resources(targets: Targets) -> dict[str, Any]:
     return {
         **topic_resources(),
         **alarms,
+        **heartbeat_resources(targets),
+        **waf_alarms(targets),
+        **throttle_alarms(targets),
         "OperationsDashboard": {
             "Type": "AWS::CloudWatch::Dashboard",
             "Properties": {
                 "DashboardName": targets.dashboard_name,
                 "DashboardBody": {
-                    "Fn::Sub": [json.dumps(dashboard_body(sorted(alarms))), _variables(targets)]
+                    "Fn::Sub": [
+                        json.dumps(dashboard_body(sorted([*alarms, "ApiHeartbeatAlarm"]))),
+                        _variables(targets),
+                    ]
                 },
             },
         },
@@ -607,6 +673,158 @@ def api_alarms(targets: Targets) -> dict[str, Any]:
             threshold=10,
             periods=3,
             breaching=3,
+        ),
+    }
+
+
+def waf_alarms(targets: Targets) -> dict[str, Any]:
+    """``WafBlockedAlarm``: the web ACL blocked requests (``AWS/WAFV2``
+    ``BlockedRequests`` of all its rules) in 2 of 3 five-minute periods; created only
+    under ``targets.waf_condition`` (no web ACL, no alarm)."""
+    dimensions = [
+        {"Name": "WebACL", "Value": targets.web_acl},
+        {"Name": "Region", "Value": {"Ref": "AWS::Region"}},
+        {"Name": "Rule", "Value": "ALL"},
+    ]
+    alarm = _alarm(
+        "The WAF web ACL blocked requests (429 rate_limited) in "
+        f"{WAF_BLOCKED_PERIODS} of 3 five-minute periods: a source IP or credential stayed "
+        "over its limit per five minutes. First: the web ACL's sampled requests (which "
+        "rule, which IP or key), then raise WafIpLimit or WafCredentialLimit, or leave "
+        "an abusive client blocked.",
+        "waf-blocked",
+        _single("AWS/WAFV2", "BlockedRequests", dimensions, "Sum"),
+        threshold=0,
+        periods=3,
+        breaching=WAF_BLOCKED_PERIODS,
+    )
+    return {"WafBlockedAlarm": {**alarm, "Condition": targets.waf_condition}}
+
+
+def throttle_alarms(targets: Targets) -> dict[str, Any]:
+    """``ApiThrottledAlarm``: the stage throttle answered 429 (the access log's
+    ``GatewayThrottled``, ``infra/access_logs.py``) in 2 of 3 five-minute periods;
+    created only under ``ApiAccessLogsOn`` (no access log, nothing to count)."""
+    alarm = _alarm(
+        "API Gateway's stage throttle (ApiThrottleRateLimit requests a second, "
+        "ApiThrottleBurstLimit at once, all clients together) or the account's answered "
+        f"429 rate_limited in {THROTTLE_PERIODS} of 3 five-minute periods: clients are "
+        "turned away before the function runs. First: which clients and routes in the "
+        "access log, and the API's request rate.",
+        "api-throttled",
+        _single(
+            targets.namespace,
+            access_logs.THROTTLED_METRIC,
+            [{"Name": "service", "Value": SERVICE}],
+            "Sum",
+        ),
+        threshold=0,
+        periods=3,
+        breaching=THROTTLE_PERIODS,
+    )
+    return {"ApiThrottledAlarm": {**alarm, "Condition": access_logs.ACCESS_LOGS_ON}}
+
+
+def heartbeat_resources(targets: Targets) -> dict[str, Any]:
+    """The heartbeat: ``HeartbeatFunction`` (``infra/heartbeat.py`` inlined) run every
+    ``HEARTBEAT_MINUTES`` by ``HeartbeatSchedule``, its role (its own log group, and
+    ``PutMetricData`` into the stage's namespace only), and ``ApiHeartbeatAlarm``:
+    fewer than one successful check in ``HEARTBEAT_FAILED_PERIODS`` of 3 five-minute
+    periods, no data counting as failed."""
+    name = {"Fn::Sub": "${AWS::StackName}-heartbeat"}
+    log_group = "HeartbeatLogGroup"
+    log_arn = {"Fn::GetAtt": [log_group, "Arn"]}
+    policy = {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Action": ["logs:CreateLogStream", "logs:PutLogEvents"],
+                "Resource": log_arn,
+            },
+            {
+                "Effect": "Allow",
+                "Action": "cloudwatch:PutMetricData",
+                "Resource": "*",
+                "Condition": {"StringEquals": {"cloudwatch:namespace": targets.namespace}},
+            },
+        ],
+    }
+    skips = [
+        ("CKV_AWS_117", "No VPC: it calls the stage's public URL and CloudWatch."),
+        ("CKV_AWS_116", "Scheduled: a failed check is the alarm's signal, not a message."),
+        ("CKV_AWS_115", "One run every five minutes; a reservation costs small accounts."),
+        ("CKV_AWS_173", "The environment holds a URL and a namespace, never a secret."),
+        ("CKV_AWS_272", "Its code is this template's own inline source."),
+    ]
+    return {
+        log_group: kept_log_group(
+            {"Fn::Sub": "/aws/lambda/${AWS::StackName}-heartbeat"}, HEARTBEAT_LOG_DAYS
+        ),
+        "HeartbeatRole": iam.lambda_role("heartbeat", policy),
+        "HeartbeatFunction": {
+            "Type": "AWS::Lambda::Function",
+            "DependsOn": log_group,
+            "Metadata": checkov_skips(skips),
+            "Properties": {
+                "FunctionName": name,
+                "Description": f"Pinework Memory: GET {HEARTBEAT_ROUTE} every "
+                f"{HEARTBEAT_MINUTES} minutes, publish {heartbeat.METRIC}",
+                "Runtime": "python3.11",
+                "Handler": "index.handler",
+                "Code": {"ZipFile": Path(heartbeat.__file__).read_text()},
+                "MemorySize": 128,
+                "Timeout": heartbeat.TIMEOUT_SECONDS + 5,
+                "Role": {"Fn::GetAtt": ["HeartbeatRole", "Arn"]},
+                "TracingConfig": {"Mode": "PassThrough"},
+                "Environment": {
+                    "Variables": {
+                        "PINEWORK_HEARTBEAT_URL": {
+                            "Fn::Join": ["", [targets.api_url, HEARTBEAT_ROUTE.lstrip("/")]]
+                        },
+                        "PINEWORK_METRICS_NAMESPACE": targets.namespace,
+                    }
+                },
+            },
+        },
+        "HeartbeatSchedule": {
+            "Type": "AWS::Events::Rule",
+            "Properties": {
+                "Description": "Pinework Memory: the API heartbeat",
+                "ScheduleExpression": f"rate({HEARTBEAT_MINUTES} minutes)",
+                "State": "ENABLED",
+                "Targets": [
+                    {"Id": "heartbeat", "Arn": {"Fn::GetAtt": ["HeartbeatFunction", "Arn"]}}
+                ],
+            },
+        },
+        "HeartbeatPermission": {
+            "Type": "AWS::Lambda::Permission",
+            "Properties": {
+                "Action": "lambda:InvokeFunction",
+                "FunctionName": {"Ref": "HeartbeatFunction"},
+                "Principal": "events.amazonaws.com",
+                "SourceArn": {"Fn::GetAtt": ["HeartbeatSchedule", "Arn"]},
+            },
+        },
+        "ApiHeartbeatAlarm": _alarm(
+            f"No successful heartbeat (GET {HEARTBEAT_ROUTE} every {HEARTBEAT_MINUTES} "
+            f"minutes answered 200) in {HEARTBEAT_FAILED_PERIODS} of 3 five-minute periods, "
+            "no data counting as failed: the API is down for everyone, traffic or not, or "
+            "the heartbeat itself stopped. First: GET the route yourself, then the "
+            "heartbeat function's log and the API function's errors.",
+            "api-heartbeat",
+            _single(
+                targets.namespace,
+                heartbeat.METRIC,
+                [{"Name": "service", "Value": SERVICE}],
+                "Sum",
+            ),
+            threshold=1,
+            comparison="LessThanThreshold",
+            periods=3,
+            breaching=HEARTBEAT_FAILED_PERIODS,
+            missing="breaching",
         ),
     }
 

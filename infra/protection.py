@@ -253,6 +253,16 @@ def backup_resources() -> dict[str, Any]:
     }
 
 
+def kept_log_group(name: Any, days: Any) -> dict[str, Any]:
+    """An ``AWS::Logs::LogGroup`` kept when the stack is deleted (an incident's logs
+    outlive a teardown), ``days`` its retention, encrypted as ``log_group_encryption``."""
+    return {
+        "Type": "AWS::Logs::LogGroup",
+        **RETAINED,
+        "Properties": {"LogGroupName": name, "RetentionInDays": days, **log_group_encryption()},
+    }
+
+
 def log_group_encryption() -> dict[str, Any]:
     """A log group's ``KmsKeyId``: the key when given (its policy must allow
     ``logs.<region>.amazonaws.com``), else CloudWatch Logs' own encryption."""

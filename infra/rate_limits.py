@@ -39,6 +39,8 @@ WAF_RETRY_AFTER_SECONDS = 60
 """``Retry-After`` of a WAF block: a key stays blocked until its count over the window
 falls under the limit, so retrying after one second (the stage throttle's) would only
 be blocked again."""
+WEB_ACL_NAME = "${AWS::StackName}-rate-limits"
+"""The web ACL's name and metric name (``Fn::Sub``; the WAF alarm's ``WebACL``)."""
 WAF_CONDITION = "WafRateLimitingOn"
 """The condition the web ACL and its association are created under (package template)."""
 RATE_LIMITED_BODY_KEY = "rate_limited"
@@ -203,7 +205,7 @@ def web_acl() -> dict[str, Any]:
             ]
         ),
         "Properties": {
-            "Name": {"Fn::Sub": "${AWS::StackName}-rate-limits"},
+            "Name": {"Fn::Sub": WEB_ACL_NAME},
             "Scope": "REGIONAL",
             "Description": "Pinework Memory: per-IP and per-credential rate limits",
             "DefaultAction": {"Allow": {}},
@@ -214,7 +216,10 @@ def web_acl() -> dict[str, Any]:
                     "Content": rate_limited_body(),
                 }
             },
-            "VisibilityConfig": _visibility("rate-limits"),
+            "VisibilityConfig": {
+                **_visibility("rate-limits"),
+                "MetricName": {"Fn::Sub": WEB_ACL_NAME},
+            },
         },
     }
 

@@ -48,7 +48,8 @@ RETAINED_OUTPUTS = (
     "ReviewFanoutFailureQueueName",
 )
 """The stack outputs that name what a stack deletion keeps (``infra/protection.py``'s
-``RETAINED``); the functions' log groups are kept too."""
+``RETAINED``); the functions', the heartbeat's and the access log's log groups are
+kept too."""
 IGNORED_RECORD_KINDS = frozenset({"log_group"})
 """Resources of a chalice record nothing deletes: chalice itself only removes a log
 group's retention policy; the log groups are the resources stack's (retained)."""
@@ -207,7 +208,10 @@ def retained_message(kept: dict[str, str]) -> str:
     """What a teardown kept and how to delete it for good (docs/operations.md#teardown)."""
     lines = ["kept (retained data; docs/operations.md#teardown to delete it for good):"]
     lines += [f"  {name}: {value}" for name, value in kept.items() if name in RETAINED_OUTPUTS]
-    lines.append("  the functions' log groups (/aws/lambda/...)")
+    lines.append(
+        "  the functions' and the heartbeat's log groups (/aws/lambda/...), and with "
+        "ApiAccessLogs=on the stage's access log (/aws/apigateway/...-access)"
+    )
     if "HashSecretArn" in kept:
         lines.append(
             "  the hash secret costs $0.40 a month until deleted: aws secretsmanager "

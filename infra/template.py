@@ -28,7 +28,7 @@ from chalicelib.settings import (
     LIFECYCLE_WORKER_MAX_CONCURRENCY,
 )
 from chalicelib.storage.keys import EXPORT_KEPT_DAYS, EXPORT_OBJECT_PREFIX
-from infra import iam, observability, protection, rate_limits, stage_settings
+from infra import access_logs, iam, observability, protection, rate_limits, stage_settings
 from infra.gateway_responses import NOT_FOUND_BODY as NOT_FOUND_BODY
 from infra.gateway_responses import sam_gateway_responses
 from infra.parameters import CREATE_TABLE, checkov_skips
@@ -208,9 +208,9 @@ API_CHECKOV_SKIPS = [
     ),
     (
         "CKV_AWS_76",
-        "The API function writes one 'request' log line per request (route, status, "
-        "latency, request id); access logs need the account-wide API Gateway CloudWatch "
-        "role, which a stack should not change.",
+        "The access log is the ApiAccessLogs parameter, off by default: it needs the "
+        "account-wide API Gateway CloudWatch role, which a stack should not change; the "
+        "API function writes one 'request' log line per request either way.",
     ),
     (
         "CKV_AWS_120",
@@ -509,6 +509,7 @@ def package_fragment() -> dict[str, Any]:
             **stage_settings.parameters(),
             **LIMIT_PARAMETERS,
             **rate_limits.package_parameters(),
+            **access_logs.PARAMETERS,
             **observability.PARAMETERS,
         },
         "Conditions": {
@@ -516,6 +517,7 @@ def package_fragment() -> dict[str, Any]:
             **stage_settings.conditions(),
             **LIMIT_CONDITIONS,
             **rate_limits.WAF_CONDITIONS,
+            **access_logs.CONDITIONS,
             **observability.CONDITIONS,
         },
         "Resources": {
@@ -532,9 +534,12 @@ def package_fragment() -> dict[str, Any]:
                     "Name": {"Ref": "AWS::StackName"},
                     "GatewayResponses": sam_gateway_responses(),
                     "MethodSettings": rate_limits.method_settings(),
+                    "AccessLogSetting": access_logs.stage_setting(),
                 },
             },
             **rate_limits.package_resources(),  # the optional WAF web ACL
+            # the optional access log, which counts the stage throttle's 429s
+            **access_logs.resources({"Fn::Sub": "Pinework/${AWS::StackName}"}),
             **observability.resources(observability.stack_targets()),  # alarms, topic, dashboard
             # The schedule invokes the fan-out's alias, so its failures are configured there.
             **_fanout_destination_on_alias(),
@@ -607,6 +612,10 @@ def chalice_function_names() -> dict[str, Any]:
     }
 
 
+NAMESPACE = "Pinework/${ChaliceApp}-${ChaliceStage}"
+"""The chalice stage's metric namespace (``Fn::Sub`` in the resources stack)."""
+
+
 def resources_stack() -> dict[str, Any]:
     """The stack ``make deploy`` creates before ``chalice deploy`` (see the module doc)."""
     stack: dict[str, Any] = {
@@ -638,11 +647,14 @@ def resources_stack() -> dict[str, Any]:
             # given back as outputs (infra/stage_settings.py).
             **rate_limits.THROTTLE_PARAMETERS,
             **LIMIT_PARAMETERS,
+            # the access log infra/deploy.py throttle points chalice's stage at
+            **access_logs.PARAMETERS,
         },
         "Conditions": {
             **CONDITIONS,
             **stage_settings.conditions(),
             **LIMIT_CONDITIONS,
+            **access_logs.CONDITIONS,
             "ReviewQueueNamed": {"Fn::Not": [{"Fn::Equals": [{"Ref": "ReviewQueueName"}, ""]}]},
         },
         "Resources": {
@@ -657,6 +669,7 @@ def resources_stack() -> dict[str, Any]:
             ),
             **log_group_resources(chalice_function_names()),
             **iam.role_resources(),
+            **access_logs.resources({"Fn::Sub": NAMESPACE}),
         },
         "Outputs": {
             "TableName": {"Value": protection.TABLE_NAME},
@@ -670,7 +683,8 @@ def resources_stack() -> dict[str, Any]:
             "LifecycleDeadLetterQueueName": {
                 "Value": {"Fn::GetAtt": ["LifecycleDeadLetterQueue", "QueueName"]}
             },
-            "MetricsNamespace": {"Value": {"Fn::Sub": "Pinework/${ChaliceApp}-${ChaliceStage}"}},
+            "MetricsNamespace": {"Value": {"Fn::Sub": NAMESPACE}},
+            **access_logs.outputs(),
             "ChaliceApp": {"Value": {"Ref": "ChaliceApp"}},
             "Reviewer": {"Value": {"Ref": "Reviewer"}},
             "BedrockModelId": {"Value": {"Ref": "BedrockModelId"}},

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from infra import template
+from infra import rate_limits, template
 
 REPO = Path(__file__).resolve().parents[2]
 INLINE_LIMIT_BYTES = 51_200
@@ -207,6 +207,7 @@ SETTINGS = {
     "EXISTING_TABLE_NAME": ("ExistingTableName", "t-restored"),
     "API_RATE_LIMIT": ("ApiThrottleRateLimit", "20"),
     "API_BURST_LIMIT": ("ApiThrottleBurstLimit", "40"),
+    "API_ACCESS_LOGS": ("ApiAccessLogs", "on"),
     "API_RESERVED_CONCURRENCY": ("ApiReservedConcurrency", "50"),
     "REVIEW_WORKER_MAX_CONCURRENCY": ("ReviewWorkerMaxConcurrency", "7"),
     "WAF_RATE_LIMITING": ("WafRateLimiting", "on"),
@@ -307,3 +308,24 @@ def test_the_chalice_path_reads_its_kept_settings_back_from_the_stack() -> None:
         check=False,
     )
     assert "WAF_RATE_LIMITING is on or off" in done.stdout
+
+
+def test_the_operations_stack_watches_the_web_acl_the_waf_stack_has() -> None:
+    def web_acl(*variables: str) -> str:
+        (line,) = [
+            line
+            for line in dry_run(*variables)
+            if "deploy --stack-name pinework-x-operations " in line
+        ]
+        found = re.search(r"WebAclName=(\S*|\$\(.*\))$", line)
+        assert found, line
+        return found.group(1)
+
+    # the WAF stack's web ACL is named after it (infra/rate_limits.py)
+    name = rate_limits.WEB_ACL_NAME.replace("${AWS::StackName}", "pinework-x-waf")
+    assert web_acl("WAF_RATE_LIMITING=on") == name
+    assert web_acl("WAF_RATE_LIMITING=off") == ""
+    # not given: the name when the stage has a WAF stack (which the deploy then keeps)
+    kept = web_acl()
+    assert "describe-stacks --stack-name pinework-x-waf " in kept
+    assert kept.endswith(f"&& echo {name})")

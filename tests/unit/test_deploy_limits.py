@@ -21,7 +21,12 @@ from chalicelib.settings import (
     review_worker_max_concurrency,
 )
 from infra import iam, template
-from infra.deploy import deployed_function_names, name_rest_api, operations_parameters
+from infra.deploy import (
+    deployed_function_names,
+    deployed_stage,
+    name_rest_api,
+    operations_parameters,
+)
 
 
 def substituted(expression: dict[str, Any], stack: str) -> str:
@@ -259,7 +264,12 @@ def test_the_operations_stack_gets_the_names_chalice_deployed(tmp_path: Path) ->
 
     expected = getattr(observability, "OPERATIONS_PARAMETERS", None)
     if expected is not None:  # the operations stack's own list (infra/observability.py)
-        assert set(parameters) == set(expected)
+        # and the access log's switch, a parameter of the operations stack of its own
+        assert set(parameters) == set(expected) | {"ApiAccessLogs"}
+    assert parameters["ApiAccessLogs"] == "off"  # a resources stack without the output
+    assert parameters["RestApiId"] == deployed_stage(config, project, "prod")[0]
+    on = operations_parameters(config, project, "prod", {**outputs, "ApiAccessLogs": "on"})
+    assert on["ApiAccessLogs"] == "on"
     with pytest.raises(ValueError, match="no output"):
         operations_parameters(config, project, "prod", {"TableName": "t"})
     assert (

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from chalicelib.api.telemetry import SERVICE
-from infra import iam, observability, parameters, template
+from infra import access_logs, iam, observability, parameters, template
 from infra.observability import Targets
 from tests.helpers import anchors
 
@@ -38,11 +38,15 @@ ISSUE_ALARMS = {
     "Api5xxRateAlarm",
     "ApiLatencyAlarm",  # p99 latency
     "RecallFallbackRateAlarm",
+    "ApiHeartbeatAlarm",  # no successful synthetic check: an outage with no traffic
+    "WafBlockedAlarm",  # the WAF web ACL blocks clients (only with a web ACL)
+    "ApiThrottledAlarm",  # the stage throttle answers 429 (only with the access log)
     # the lifecycle queue (docs/issues.md#issue-41-item-2): oldest message, dead letters
     "LifecycleQueueAgeAlarm",
     "LifecycleDeadLetterAlarm",
 }
-AWS_NAMESPACES = ["AWS/Lambda", "AWS/SQS", "AWS/DynamoDB", "AWS/ApiGateway"]
+CONDITIONAL_ALARMS = {"WafBlockedAlarm": "the web ACL", "ApiThrottledAlarm": "the access log"}
+AWS_NAMESPACES = ["AWS/Lambda", "AWS/SQS", "AWS/DynamoDB", "AWS/ApiGateway", "AWS/WAFV2"]
 PATHS = {
     "one stack": (template.package_fragment, observability.stack_targets),
     "operations stack": (observability.operations_stack, observability.operations_targets),
@@ -145,6 +149,9 @@ def test_every_alarm_reads_the_stages_own_names(path: str) -> None:
         "Stage": [targets.api_stage],
         "Operation": list(observability.TABLE_OPERATIONS),
         "service": [SERVICE],
+        "WebACL": [targets.web_acl],
+        "Region": [{"Ref": "AWS::Region"}],
+        "Rule": ["ALL"],
     }
     for name, properties in alarms_of(build()).items():
         for metric in watched_metrics(properties):
@@ -417,7 +424,9 @@ def test_the_dashboard_reads_the_stages_names_and_lists_every_alarm(path: str) -
     ]
     assert "arn:aws" not in text and "Pinework" not in text
     named = set(re.findall(r"\$\{([^}]+)\}", text))
-    alarms = set(alarms_of(body))
+    # every alarm the stack always has (a conditional one may not exist to be listed)
+    alarms = {name for name in alarms_of(body) if "Condition" not in body["Resources"][name]}
+    assert alarms == ISSUE_ALARMS - set(CONDITIONAL_ALARMS)
     assert named == set(variables) | {"AWS::Region"} | {f"{alarm}.Arn" for alarm in alarms}
     widgets = json.loads(re.sub(r"\$\{[^}]+\}", "x", text))["widgets"]
     listed = next(w for w in widgets if w["type"] == "alarm")["properties"]["alarms"]
@@ -439,6 +448,123 @@ def test_make_deploy_prints_the_operations_stack(capsys: pytest.CaptureFixture[s
     template.main(["operations"])
     printed = capsys.readouterr().out
     assert json.loads(printed) == observability.operations_stack()
-    # make deploy sends it through the artifact bucket (test_deploy_commands.py): past the
-    # 51,200-byte inline limit, CloudFormation takes up to 1 MB from S3
-    assert len(printed.encode()) < 1_048_576
+    # make deploy uploads it through the artifact bucket: CloudFormation's limit is 1 MB
+    assert len(printed.encode()) < 1_000_000
+    deploy = subprocess.run(
+        ["make", "-n", "deploy", "AWS_ACCOUNT=123456789012"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    (line,) = [
+        line
+        for line in deploy.splitlines()
+        if "deploy --stack-name pinework-prod-operations " in line
+    ]
+    assert "--s3-bucket pinework-artifacts-123456789012-" in line
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_the_waf_and_throttle_alarms_exist_only_with_what_they_count(path: str) -> None:
+    body = PATHS[path][0]()
+    targets: Targets = PATHS[path][1]()
+    resources = body["Resources"]
+    waf = resources["WafBlockedAlarm"]
+    assert waf["Condition"] == targets.waf_condition
+    if path == "one stack":  # the web ACL's own condition, and its name
+        assert resources["RateLimitWebAcl"]["Condition"] == waf["Condition"]
+        acl = resources["RateLimitWebAcl"]["Properties"]
+        assert acl["VisibilityConfig"]["MetricName"] == targets.web_acl == acl["Name"]
+    else:  # make deploy passes the WAF stack's web ACL, or nothing
+        assert body["Conditions"][waf["Condition"]] == {
+            "Fn::Not": [{"Fn::Equals": [{"Ref": "WebAclName"}, ""]}]
+        }
+        assert body["Parameters"]["WebAclName"]["Default"] == ""
+    properties = waf["Properties"]
+    assert (properties["Namespace"], properties["MetricName"]) == ("AWS/WAFV2", "BlockedRequests")
+    assert properties["Statistic"] == "Sum" and properties["Threshold"] == 0
+    assert properties["TreatMissingData"] == "notBreaching"
+    assert properties["AlarmActions"] == [{"Ref": "AlarmTopic"}]
+    assert {d["Name"]: d["Value"] for d in properties["Dimensions"]} == {
+        "WebACL": targets.web_acl,
+        "Region": {"Ref": "AWS::Region"},
+        "Rule": "ALL",
+    }
+    assert not fires(properties, {"BlockedRequests": [None, 40, None]})  # one burst
+    assert fires(properties, {"BlockedRequests": [12, None, 3]})  # kept over its limit
+
+    throttled = resources["ApiThrottledAlarm"]
+    assert throttled["Condition"] == access_logs.ACCESS_LOGS_ON
+    assert body["Conditions"][access_logs.ACCESS_LOGS_ON] == {
+        "Fn::Equals": [{"Ref": "ApiAccessLogs"}, "on"]
+    }
+    assert body["Parameters"]["ApiAccessLogs"]["Default"] == "off"
+    properties = throttled["Properties"]
+    assert properties["Namespace"] == targets.namespace
+    assert properties["MetricName"] == access_logs.THROTTLED_METRIC
+    assert properties["Dimensions"] == [{"Name": "service", "Value": SERVICE}]
+    assert properties["Threshold"] == 0 and properties["TreatMissingData"] == "notBreaching"
+    assert properties["AlarmActions"] == [{"Ref": "AlarmTopic"}]
+    assert not fires(properties, {access_logs.THROTTLED_METRIC: [None, 7, None]})
+    assert fires(properties, {access_logs.THROTTLED_METRIC: [3, 9, None]})
+
+
+def _access_line(response_type: str, status: str) -> dict[str, Any]:
+    """The access log line API Gateway writes for a request (its ``$context`` filled)."""
+    values = {
+        "$context.requestId": "r-1",
+        "$context.requestTime": "07/Dec/2026:03:00:00 +0000",
+        "$context.identity.sourceIp": "203.0.113.9",
+        "$context.httpMethod": "POST",
+        "$context.resourcePath": "/api/v1/recalls",
+        "$context.status": status,
+        "$context.error.responseType": response_type,
+        "$context.responseLatency": "3",
+    }
+    text = access_logs.FORMAT
+    for variable in sorted(values, key=len, reverse=True):
+        text = text.replace(variable, values[variable])
+    line: dict[str, Any] = json.loads(text)
+    return line
+
+
+def _matches(pattern: str, line: dict[str, Any]) -> bool:
+    """CloudWatch Logs' ``{ $.field = "value" }`` pattern on a JSON line."""
+    found = re.fullmatch(r'\{ \$\.(\w+) = "([^"]*)" \}', pattern)
+    assert found, pattern
+    return line.get(found.group(1)) == found.group(2)
+
+
+@pytest.mark.parametrize("build", [template.package_fragment, template.resources_stack])
+def test_the_access_log_counts_the_stage_throttles_429s_not_the_apps(build: Any) -> None:
+    resources = build()["Resources"]
+    log_group = resources[access_logs.LOG_GROUP]
+    metric_filter = resources["ApiThrottledMetricFilter"]
+    assert log_group["Condition"] == metric_filter["Condition"] == access_logs.ACCESS_LOGS_ON
+    properties = metric_filter["Properties"]
+    assert properties["LogGroupName"] == {"Ref": access_logs.LOG_GROUP}
+    (transformation,) = properties["MetricTransformations"]
+    assert transformation["MetricName"] == access_logs.THROTTLED_METRIC
+    namespace = {"Fn::Sub": "Pinework/${AWS::StackName}"}
+    if build is template.resources_stack:
+        namespace = {"Fn::Sub": "Pinework/${ChaliceApp}-${ChaliceStage}"}
+        assert build()["Outputs"]["MetricsNamespace"]["Value"] == namespace
+    assert transformation["MetricNamespace"] == namespace
+    pattern = properties["FilterPattern"]
+    throttled = _access_line("THROTTLED", "429")
+    assert _matches(pattern, throttled)
+    assert throttled["service"] == SERVICE
+    assert transformation["Dimensions"] == [{"Key": "service", "Value": "$.service"}]
+    assert not _matches(pattern, _access_line("", "429"))  # the app's own rate_limited
+    assert not _matches(pattern, _access_line("", "200"))
+    assert not _matches(pattern, _access_line("MISSING_AUTHENTICATION_TOKEN", "404"))
+
+
+def test_the_one_stacks_api_writes_the_access_log_only_when_on() -> None:
+    api = template.package_fragment()["Resources"]["RestAPI"]["Properties"]
+    condition, setting, otherwise = api["AccessLogSetting"]["Fn::If"]
+    assert condition == access_logs.ACCESS_LOGS_ON and otherwise == {"Ref": "AWS::NoValue"}
+    assert setting["Format"] == access_logs.FORMAT
+    assert "$context.requestId" in setting["Format"]  # API Gateway requires it
+    assert setting["DestinationArn"]["Fn::Sub"].endswith(":log-group:${ApiAccessLogGroup}")

@@ -18,7 +18,7 @@ from moto import mock_aws
 
 from chalicelib.api.http import error_response
 from chalicelib.errors import STATUS_BY_CODE, RateLimited
-from infra import rate_limits
+from infra import access_logs, rate_limits
 from infra.deploy import main
 from infra.template import package_fragment, resources_stack
 
@@ -217,3 +217,49 @@ def test_the_waf_stack_passes_cfn_lint(tmp_path: Path) -> None:
     lint = shutil.which("cfn-lint", path=str(REPO / ".venv" / "bin")) or "cfn-lint"
     done = subprocess.run([lint, str(path)], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def _resources_description(tmp_path: Path, outputs: dict[str, str]) -> Path:
+    """A ``describe-stacks`` answer of the resources stack with ``outputs``."""
+    path = tmp_path / "resources.json"
+    listed = [{"OutputKey": key, "OutputValue": value} for key, value in outputs.items()]
+    path.write_text(json.dumps({"Stacks": [{"Outputs": listed}]}))
+    return path
+
+
+def test_make_deploy_points_the_stage_at_its_access_log_and_stops_it_when_off(
+    aws: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
+    config = deployed_project(tmp_path, aws["api"])
+    arn = "arn:aws:logs:us-east-1:123456789012:log-group:/aws/apigateway/pinework-prod-access"
+    on = _resources_description(
+        tmp_path, {"ApiAccessLogs": "on", "ApiAccessLogGroupArn": arn, "ApiThrottleRateLimit": "30"}
+    )
+    main(["throttle", "--stage", "prod", "--config", str(config), "--stack", str(on)])
+    stage = aws["apigateway"].get_stage(restApiId=aws["api"], stageName="api")
+    assert stage["accessLogSettings"] == {
+        "destinationArn": arn,
+        "format": access_logs.FORMAT,
+    }
+    assert stage["methodSettings"]["*/*"]["throttlingRateLimit"] == 30.0  # still set
+    off = _resources_description(tmp_path, {"ApiAccessLogs": "off", "ApiAccessLogGroupArn": "none"})
+    main(["throttle", "--stage", "prod", "--config", str(config), "--stack", str(off)])
+    stage = aws["apigateway"].get_stage(restApiId=aws["api"], stageName="api")
+    assert not stage.get("accessLogSettings")
+    main(["throttle", "--stage", "prod", "--config", str(config), "--stack", str(off)])  # again
+    assert (
+        not aws["apigateway"]
+        .get_stage(restApiId=aws["api"], stageName="api")
+        .get("accessLogSettings")
+    )
+
+
+def test_the_resources_stack_gives_make_deploy_the_access_log_setting() -> None:
+    stack = resources_stack()
+    outputs = stack["Outputs"]
+    assert outputs["ApiAccessLogs"] == {"Value": {"Ref": "ApiAccessLogs"}}
+    condition, arn, otherwise = outputs["ApiAccessLogGroupArn"]["Value"]["Fn::If"]
+    assert condition == access_logs.ACCESS_LOGS_ON and otherwise == "none"
+    assert arn == access_logs.LOG_GROUP_ARN
+    assert stack["Parameters"]["ApiAccessLogs"]["Default"] == "off"
