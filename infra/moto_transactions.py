@@ -12,8 +12,12 @@ docs/DECISIONS.md#local-server.
 
 ``Query`` of the table itself (not an index): stock moto sorts every item of the table
 for each page it returns (``Table.all_items``), so a page costs time in proportion to
-the whole table; here, on an embedded request, it sorts the queried partition's items
-only (``_partition_items``), which are the only ones such a query can return. Results,
+the whole table; here, on an embedded request, it reads the queried partition's items
+only (``_partition_items``), which are the only ones such a query can return, and of
+those only the ones a page's walk can reach: the partition's range keys are kept sorted
+until an item is put or deleted, and the key condition, the exclusive start key and
+``Limit`` are found in them by bisection (``_sorted_partition``), so a page of a large
+partition costs what it returns (docs/issues.md#issue-41-item-4). Results,
 pages and ``LastEvaluatedKey`` are moto's (``tests/unit/test_moto_transactions.py``),
 and a store of 100,000 facts answers a recall in seconds, as DynamoDB's partition
 lookup would, not minutes (docs/issues.md#issue-23-item-2).
@@ -42,6 +46,7 @@ import contextlib
 import copy
 import threading
 import weakref
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -163,6 +168,7 @@ def _transact_write_items(self: Any, transact_items: list[dict[str, Any]]) -> No
             _restore(backups)
             raise
     finally:
+        _keys_changed()  # a failed one puts items back without moto's writes
         for entry in transact_items:
             try:
                 ((op_type, op),) = entry.items()
@@ -337,6 +343,7 @@ def _put_item(self: Any, item_attrs: dict[str, Any], *args: Any, **kwargs: Any) 
     try:
         return _original_put_item(self, item_attrs, *args, **kwargs)
     finally:
+        _keys_changed()
         _refile(self, lambda: _key_of(self, item_attrs))
 
 
@@ -345,6 +352,7 @@ def _delete_item(self: Any, hash_key: Any, range_key: Any, *args: Any, **kwargs:
     try:
         return _original_delete_item(self, hash_key, range_key, *args, **kwargs)
     finally:
+        _keys_changed()
         _refile(self, lambda: (hash_key, range_key))
 
 
@@ -395,7 +403,19 @@ def _query(self: Any, hash_key: Any, *args: Any, **kwargs: Any) -> Any:
         return _original_query(self, hash_key, *args, **kwargs)
     previous = getattr(_embedded, "partition", None)
     if index_name is None:
-        _embedded.partition = hash_key
+        range_comparison = args[0] if args else kwargs.get("range_comparison")
+        range_objs = args[1] if len(args) > 1 else kwargs.get("range_objs")
+        limit = args[2] if len(args) > 2 else kwargs.get("limit")
+        start = args[3] if len(args) > 3 else kwargs.get("exclusive_start_key")
+        forward = args[4] if len(args) > 4 else kwargs.get("scan_index_forward", True)
+        _embedded.partition = _RangeOfPartition(
+            hash_key,
+            range_comparison,
+            range_objs or [],
+            forward is not False,
+            limit if isinstance(limit, int) and limit > 0 else None,
+            _start_range_key(self, start),
+        )
     else:
         conditions = args[9] if len(args) > 9 else kwargs.get("hash_key_conditions")
         _embedded.partition = _index_candidates(self, index_name, conditions)
@@ -411,12 +431,140 @@ def _partition_items(self: Any) -> Any:
     hash_key = getattr(_embedded, "partition", None)
     if isinstance(hash_key, _Candidates):
         return list(hash_key.items)
+    if isinstance(hash_key, _RangeOfPartition):
+        if not self.range_key_attr:
+            return _original_all_items(self)
+        return _sorted_partition(self, hash_key)
     if hash_key is None or not self.range_key_attr:
         return _original_all_items(self)
     if hash_key is _UNSORTED:
         return list(_stored_items(self))
     partition = self.items.get(hash_key, {})
     return sorted(partition.values(), key=lambda item: item.range_key)
+
+
+@dataclass(frozen=True)
+class _RangeOfPartition:
+    """``_embedded.partition`` for a Query of the table's own key: the partition and the
+    key condition on its range key (moto's comparison name and values; None: none)."""
+
+    hash_key: Any
+    comparison: str | None
+    values: list[Any]
+    forward: bool = True
+    limit: int | None = None
+    start: Any = None
+
+
+@dataclass
+class _SortedKeys:
+    """A partition's range keys in order, as of ``generation`` (``_keys_changed``)."""
+
+    generation: int
+    stored: Any
+    casts: list[Any]
+    keys: list[Any]
+
+
+_sorted_keys: weakref.WeakKeyDictionary[Table, dict[Any, _SortedKeys]] = weakref.WeakKeyDictionary()
+"""Per table, the range keys of the partitions embedded Queries read, kept until any
+item is put or deleted anywhere (an update never changes a key)."""
+_key_generation = {"n": 0}
+
+
+def _keys_changed() -> None:
+    """An item was put or deleted (or a transaction ran): every sorted key list is old."""
+    with _filing_lock:
+        _key_generation["n"] += 1
+
+
+def _sorted_partition(table: Table, query: _RangeOfPartition) -> list[Any]:
+    """The partition's items from the first that can meet the range key condition on
+    (in the Query's direction), in moto's order (sorted by range key): found by
+    bisection in the partition's sorted range keys, which are kept until a key changes,
+    so a page no longer sorts the partition. moto still tests each item it is given, so
+    the answer is moto's."""
+    partition = table.items.get(query.hash_key, {})
+    with _filing_lock:
+        cached = _sorted_keys.setdefault(table, {}).get(query.hash_key)
+        generation = _key_generation["n"]
+        if (
+            cached is None
+            or cached.generation != generation
+            or cached.stored is not partition
+            or len(cached.keys) != len(partition)
+        ):
+            try:
+                keys = sorted(partition, key=lambda key: key.cast_value)
+                casts = [key.cast_value for key in keys]
+            except TypeError:  # keys of mixed types: moto sorts its own way
+                return sorted(partition.values(), key=lambda item: item.range_key)
+            cached = _SortedKeys(generation, partition, casts, keys)
+            _sorted_keys[table][query.hash_key] = cached
+    low, high = _key_span(cached.casts, query)
+    start, end = _walk(cached.casts, low, high, query)
+    return [partition[key] for key in cached.keys[start:end] if key in partition]
+
+
+def _walk(casts: list[Any], low: int, high: int, query: _RangeOfPartition) -> tuple[int, int]:
+    """The positions of ``casts`` moto's walk of one page can reach: the matches
+    (``low:high``) after the exclusive start key, in the Query's direction; when more
+    than ``Limit`` remain, ``Limit`` of them and one more (which makes moto write the
+    continuation key); else everything to the partition's end, because moto weighs the
+    1 MB page limit against the keys after its last match too."""
+    try:
+        after = query.start.cast_value if query.start is not None else None
+        if query.forward:
+            first = low if after is None else max(low, bisect_right(casts, after))
+            if query.limit and high - first > query.limit:
+                return first, first + query.limit + 1
+            return first, len(casts)
+        last = high if after is None else min(high, bisect_left(casts, after))
+        if query.limit and last - low > query.limit:
+            return last - query.limit - 1, last
+        return 0, last
+    except TypeError:
+        return (low, len(casts)) if query.forward else (0, high)
+
+
+def _start_range_key(table: Table, start: Any) -> Any:
+    """The exclusive start key's range key (a ``DynamoType``), or None."""
+    if not start or not table.range_key_attr:
+        return None
+    value = start.get(table.range_key_attr)
+    if value is None:
+        return None
+    return value if isinstance(value, DynamoType) else DynamoType(value)
+
+
+def _key_span(casts: list[Any], query: _RangeOfPartition) -> tuple[int, int]:
+    """The positions in ``casts`` (sorted) the key condition can match: every one when
+    there is none, or it is not a comparison bisection serves."""
+    whole = (0, len(casts))
+    try:
+        values = [value.cast_value for value in query.values]
+        comparison = (query.comparison or "").upper()
+        if comparison in ("EQ", "="):
+            return bisect_left(casts, values[0]), bisect_right(casts, values[0])
+        if comparison in ("LT", "<"):
+            return 0, bisect_left(casts, values[0])
+        if comparison in ("LE", "<="):
+            return 0, bisect_right(casts, values[0])
+        if comparison in ("GT", ">"):
+            return bisect_right(casts, values[0]), len(casts)
+        if comparison in ("GE", ">="):
+            return bisect_left(casts, values[0]), len(casts)
+        if comparison == "BETWEEN":
+            return bisect_left(casts, values[0]), bisect_right(casts, values[1])
+        if comparison == "BEGINS_WITH" and isinstance(values[0], str):
+            low = bisect_left(casts, values[0])
+            high = low
+            while high < len(casts) and str(casts[high]).startswith(values[0]):
+                high += 1
+            return low, high
+    except (TypeError, IndexError):
+        return whole
+    return whole
 
 
 def install() -> None:

@@ -327,3 +327,66 @@ def test_a_query_on_an_embedded_request_answers_as_stock_moto(name: str, in_proc
         assert pages(in_process, f"query-{len(name)}", QUERIES[name]) == expected
     if name == "whole partition":
         assert len(expected) > 1  # the pages and their continuation keys are compared too
+
+
+def answer(response: dict[str, Any]) -> dict[str, Any]:
+    """A Query's answer without its request metadata."""
+    return {k: v for k, v in response.items() if k != "ResponseMetadata"}
+
+
+@pytest.mark.parametrize("forward", [True, False])
+def test_a_page_of_a_large_partition_hands_moto_a_bounded_walk(
+    in_process: Any, monkeypatch: pytest.MonkeyPatch, forward: bool
+) -> None:
+    # A page of 3 (either direction, with its continuation) is given as many items beside
+    # 30 or 600 others in its partition (docs/issues.md#issue-41-item-4), with the answers
+    # of stock moto.
+    handed: list[int] = []
+    moto_transactions.install()
+    walk = moto_transactions._partition_items
+
+    def counted(table: Any) -> Any:
+        found = walk(table)
+        handed.append(len(found))
+        return found
+
+    monkeypatch.setattr(moto_transactions.Table, "all_items", counted)
+    sizes = []
+    for others in (30, 600):
+        table = f"walk-{others}-{forward}"
+        in_process.create_table(
+            TableName=table,
+            KeySchema=[
+                {"AttributeName": "pk", "KeyType": "HASH"},
+                {"AttributeName": "sk", "KeyType": "RANGE"},
+            ],
+            AttributeDefinitions=[
+                {"AttributeName": "pk", "AttributeType": "S"},
+                {"AttributeName": "sk", "AttributeType": "S"},
+            ],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        for number in range(others):
+            for prefix in ("A", "L", "Z"):
+                item = {"pk": {"S": "P"}, "sk": {"S": f"{prefix}#{number:04d}"}}
+                in_process.put_item(TableName=table, Item=item)
+        query = {
+            "TableName": table,
+            "KeyConditionExpression": "pk = :p AND sk BETWEEN :low AND :high",
+            "ExpressionAttributeValues": {
+                ":p": {"S": "P"},
+                ":low": {"S": "L#"},
+                ":high": {"S": "L#\U0010ffff"},
+            },
+            "Limit": 3,
+            "ScanIndexForward": forward,
+        }
+        first = answer(in_process.query(**query))
+        second = answer(in_process.query(**query, ExclusiveStartKey=first["LastEvaluatedKey"]))
+        handed.clear()
+        with moto_transactions.embedded_server_requests():
+            assert answer(in_process.query(**query)) == first
+            again = in_process.query(**query, ExclusiveStartKey=first["LastEvaluatedKey"])
+            assert answer(again) == second
+        sizes.append(list(handed))
+    assert sizes[0] == sizes[1] == [4, 4]
