@@ -150,7 +150,7 @@ def _sequence(found: Shape, pairs: list[int | None], with_marks: bool) -> tuple[
     for n, token in enumerate(found.tokens):
         items.extend(word for at, word in marks if at == n)
         pair = pairs[n]
-        if pair is None or token.value in FLOATING:
+        if pair is None or token.value in FLOATING or token.value in FRAME_VALUES:
             continue
         if not items or items[-1] != pair:
             items.append(pair)
@@ -217,9 +217,13 @@ def _one_move(x: tuple[Item, ...], y: tuple[Item, ...]) -> bool:
 
 
 def _handle(token: Token) -> bool:
-    """A short hyphenated identifier (fewer than seven letters: "bob-dev"): its spelling
-    is its identity, never the same as "bobdev"."""
-    return token.kind == "identifier" and "-" in token.raw and len(_letters(token)) < 7
+    """A short hyphenated identifier (fewer than seven letters: "bob-dev") made of words
+    of three letters or more: its spelling is its identity, never the same as "bobdev".
+    One whose part is a prefix or a particle ("on-call", "e-mail", "set-up") is a word."""
+    if token.kind != "identifier" or "-" not in token.raw or len(_letters(token)) >= 7:
+        return False
+    parts = token.raw.casefold().split("-")
+    return not any(len(p) < 3 or p in STOP_WORDS or p in _PARTICLES for p in parts)
 
 
 def _bound(sequence: tuple[Item, ...]) -> Counter[tuple[Item, Item]]:

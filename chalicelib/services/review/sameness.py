@@ -116,7 +116,11 @@ def compare(
     """
     similarity = None if vector_a is None or vector_b is None else float(vector_a @ vector_b)
     shape_a, shape_b = shape(a), shape(b)
-    if shape_a.negations == shape_b.negations and sorted(shape_a.quoted) == sorted(shape_b.quoted):
+    if (
+        shape_a.negations == shape_b.negations
+        and _quotes_in(shape_a, shape_b)
+        and _quotes_in(shape_b, shape_a)
+    ):
         reading = read_alike(shape_a, shape_b)
         if reading.complete and reading.same_order:
             reason = _same_reason(a, b, shape_a, reading)
