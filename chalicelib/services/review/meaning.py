@@ -210,7 +210,7 @@ def _one_move(x: tuple[Item, ...], y: tuple[Item, ...]) -> bool:
     while end < len(x) - start and x[len(x) - 1 - end] == y[len(y) - 1 - end]:
         end += 1
     middle_x, middle_y = x[start : len(x) - end], y[start : len(y) - end]
-    if len(middle_x) < 3:
+    if len(middle_x) < 2:
         return False  # two values that trade places swap roles ("X is Y's manager")
     doubled = middle_x + middle_x
     return any(doubled[n : n + len(middle_y)] == middle_y for n in range(1, len(middle_x)))

@@ -31,6 +31,7 @@ from chalicelib.services.review.details import shape
 from chalicelib.services.review.meaning import vocabulary
 from chalicelib.services.review.normalize import has_filler
 from chalicelib.services.review.sameness import (
+    Relation,
     compare,
     duplicate_key,
     is_duplicate,
@@ -357,28 +358,32 @@ class RuleReviewer:
         now = context.now
         group_of = {fact.id: n for n, group in enumerate(groups) for fact in group}
         keeper = [best_wording(group) for group in groups]
-        actions = []
-        seen: set[tuple[int, int]] = set()
+        found: dict[tuple[int, int], Relation] = {}
         for n, group in enumerate(groups):
             if keeper[n].id in used or keeper[n].is_expired(now):
                 continue
             for first in group:
                 for second in live.sharing(first, minimum=subject_minimum(first)):
                     m = group_of[second.id]
-                    pair = (min(n, m), max(n, m))
-                    if m == n or pair in seen:
-                        continue
                     other = keeper[m]
+                    if m == n or (n, m) in found or (m, n) in found:
+                        continue
                     if other.id in used or other.is_expired(now):
                         continue
                     relation = live.relation(first, second)
-                    if relation.kind != "different":
-                        continue
-                    seen.add(pair)
-                    kept = live.relation(keeper[n], other)
-                    shown = kept if kept.kind == "different" else relation
-                    actions.append(conflict_action(keeper[n], other, shown))
-        return actions
+                    if relation.kind == "different":
+                        kept = live.relation(keeper[n], other)
+                        found[(n, m)] = kept if kept.kind == "different" else relation
+        # A pair that differs only in an environment or region ("prod … 5432" /
+        # "staging … 5432") is left out when either side has a value that changed.
+        valued = {
+            n for pair, relation in found.items() if not relation.qualifiers_only for n in pair
+        }
+        return [
+            conflict_action(keeper[n], keeper[m], relation)
+            for (n, m), relation in found.items()
+            if not relation.qualifiers_only or not ({n, m} & valued)
+        ]
 
     def _stale(self, context: ReviewContext, live: LiveFacts, used: set[str]) -> list[ReviewAction]:
         now = context.now
