@@ -187,7 +187,7 @@ def _verb_after(found: Shape, at: int) -> bool:
     if at >= len(found.tokens):
         return False
     word = found.tokens[at].raw.casefold()
-    return word.endswith(("ed", "en", "ing")) or word in IRREGULAR
+    return word.endswith(("ed", "en", "ing")) or word in IRREGULAR or word in IRREGULAR.values()
 
 
 def _cut(found: Shape, pairs: list[int | None], at: int, with_marks: bool) -> int:

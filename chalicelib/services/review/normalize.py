@@ -28,7 +28,7 @@ _PHRASES = (
     r"|by the way|n\.?b\.?|important|update|note"
 )
 _FILLER_PREFIX = re.compile(
-    rf"^\s*(?:{_PHRASES})\b[\s,:;.!\-\u2013\u2014]*(?=\S)",
+    rf"^\s*(?:{_PHRASES})\b(?![-'\u2019]\w)[\s,:;.!\-\u2013\u2014]*(?=\S)",
     re.IGNORECASE,
 )
 _FILLER_SUFFIX = re.compile(
@@ -36,7 +36,9 @@ _FILLER_SUFFIX = re.compile(
     r"|for the record|for context|for reference)[\s).!]*$",
     re.IGNORECASE,
 )
-_LONE_WORDS = re.compile(r"^(?:reminder|remember|important|update|note)\b\s+(?![:,\-\u2013\u2014])")
+_LONE_WORDS = re.compile(
+    r"^(?:reminder|remember|important|update|note)\b\s+(?![:,\-\u2013\u2014])", re.IGNORECASE
+)
 """A filler word that is a verb or noun of the sentence when no colon or comma follows
 ("Remember the VPN", "Update the runbook"): kept."""
 _CONTRACTIONS = (

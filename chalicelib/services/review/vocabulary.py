@@ -210,6 +210,8 @@ IRREGULAR: dict[str, str] = {
     "hid": "hide",
     "understood": "understand",
     "won": "win",
+    **{verb: verb for verb in ("run", "set", "put", "cut", "read", "hit", "shut", "let", "spread")},
 }
 """Irregular past forms and their verb, so a passive ("written by Kim") meets its
-active ("Kim writes")."""
+active ("Kim writes"); a participle spelled as its verb ("run", "set") maps to itself,
+so ``meaning`` knows "is run before" for a verb form."""
