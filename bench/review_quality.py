@@ -53,10 +53,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
 from chalicelib.models.memory import Memory, MemoryKind  # noqa: E402
-from chalicelib.services.recall.embedding import (
-    FloatArray,
-    MiniLMEmbedder,
-)
+from chalicelib.services.recall.embedding import FloatArray, MiniLMEmbedder  # noqa: E402
 from chalicelib.services.review.details import shape  # noqa: E402
 from chalicelib.services.review.rule_reviewer import (  # noqa: E402
     ReviewContext,

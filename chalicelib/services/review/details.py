@@ -5,8 +5,8 @@ comparable *values* (words folded, made canonical and stemmed; numbers with thei
 unit; dates, weekdays and times in one form; identifiers, paths, URLs and e-mail
 addresses), which of them are *details*, its quoted strings (kept exactly) and its
 polarity (negations), and where its verb "is"/"are" and its passive "by" stand
-(``copulas``, ``agents``: the ``meaning`` step reads "X is Y" as "Y is X" and "Y is
-owned by X" as "X owns Y"); ``meaning`` and ``sameness`` compare two shapes. A token's value does not
+(``marks``: the ``meaning`` step reads "X is Y" as "Y is X" and "Y is owned by X" as
+"X owns Y"); ``meaning`` and ``sameness`` compare two shapes. A token's value does not
 depend on the type it was read as, so the same word matches however it is written.
 The normalisation rules, one by one:
 docs/DECISIONS.md#a-review-that-never-destroys-information-issue-14-items-15.

@@ -25,8 +25,10 @@ Alice" have the same words in an order no such reading explains: ``roles_swapped
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import pairwise
 from pathlib import Path
 
 from chalicelib.services.review.details import Shape, Token
@@ -75,64 +77,91 @@ class Reading:
         return self.complete and not self.same_order
 
 
+class _Pairing:
+    """Which value of ``a`` goes with which of ``b`` (a shared id), built step by step."""
+
+    def __init__(self, a: Shape, b: Shape) -> None:
+        self.a, self.b = a, b
+        self.of_a: list[int | None] = [None] * len(a.tokens)
+        self.of_b: list[int | None] = [None] * len(b.tokens)
+        self.typos: list[tuple[str, str]] = []
+        self.joined: list[tuple[str, str]] = []
+        self._next = 0
+
+    def pair(self, i: int, js: Sequence[int], into_b: bool = True) -> None:
+        """Give token ``i`` of one side and tokens ``js`` of the other one new id."""
+        mine, theirs = (self.of_a, self.of_b) if into_b else (self.of_b, self.of_a)
+        mine[i] = self._next
+        for j in js:
+            theirs[j] = self._next
+        self._next += 1
+
+    def same_values(self) -> None:
+        """Step 1: the same value, first unpaired occurrence."""
+        for i, token in enumerate(self.a.tokens):
+            j = next(
+                (
+                    j
+                    for j, other in enumerate(self.b.tokens)
+                    if self.of_b[j] is None and other.value == token.value
+                ),
+                None,
+            )
+            if j is not None:
+                self.pair(i, [j])
+
+    def written_apart(self) -> None:
+        """Step 2: one word written apart, hyphenated or closed."""
+        for into_b in (True, False):
+            left, right = (self.a, self.b) if into_b else (self.b, self.a)
+            mine, theirs = (self.of_a, self.of_b) if into_b else (self.of_b, self.of_a)
+            for i, token in enumerate(left.tokens):
+                if mine[i] is not None or not _spellable(token):
+                    continue
+                span = _apart(token, right.tokens, theirs)
+                if span is not None:
+                    self.pair(i, span, into_b)
+                    apart = " ".join(right.tokens[j].raw for j in span)
+                    self.joined.append((apart, token.raw) if into_b else (token.raw, apart))
+
+    def misspelt(self) -> None:
+        """Step 3: one word misspelt."""
+        for i, token in enumerate(self.a.tokens):
+            if self.of_a[i] is not None or not _spellable(token):
+                continue
+            for j, other in enumerate(self.b.tokens):
+                if self.of_b[j] is None and _spellable(other) and typo_pair(token, other):
+                    self.pair(i, [j])
+                    self.typos.append((token.raw, other.raw))
+                    break
+
+    def left_over(self) -> tuple[list[str], list[str]]:
+        """The values of each side without a partner."""
+        return (
+            [t.value for n, t in enumerate(self.a.tokens) if self.of_a[n] is None],
+            [t.value for n, t in enumerate(self.b.tokens) if self.of_b[n] is None],
+        )
+
+
 def read_alike(a: Shape, b: Shape) -> Reading:
     """Pair the values of ``a`` and ``b`` and read their order (the module docstring)."""
-    pair_a: list[int | None] = [None] * len(a.tokens)
-    pair_b: list[int | None] = [None] * len(b.tokens)
-    typos: list[tuple[str, str]] = []
-    joined: list[tuple[str, str]] = []
-    next_id = 0
-    # 1. the same value, first unpaired occurrence
-    for i, token in enumerate(a.tokens):
-        for j, other in enumerate(b.tokens):
-            if pair_b[j] is None and other.value == token.value:
-                pair_a[i] = pair_b[j] = next_id
-                next_id += 1
-                break
-    # 2. one word written apart, hyphenated or closed
-    for left, right, pairs_left, pairs_right, flip in (
-        (a, b, pair_a, pair_b, False),
-        (b, a, pair_b, pair_a, True),
-    ):
-        for i, token in enumerate(left.tokens):
-            if pairs_left[i] is not None or not _spellable(token):
-                continue
-            span = _apart(token, right.tokens, pairs_right)
-            if span is None:
-                continue
-            pairs_left[i] = next_id
-            for j in span:
-                pairs_right[j] = next_id
-            next_id += 1
-            apart = " ".join(right.tokens[j].raw for j in span)
-            joined.append((token.raw, apart) if flip else (apart, token.raw))
-    # 3. one word misspelt
-    for i, token in enumerate(a.tokens):
-        if pair_a[i] is not None or not _spellable(token):
-            continue
-        for j, other in enumerate(b.tokens):
-            if pair_b[j] is None and _spellable(other) and typo_pair(token, other):
-                pair_a[i] = pair_b[j] = next_id
-                next_id += 1
-                typos.append((token.raw, other.raw))
-                break
-    # 4. frame words left over
-    left_a = [t.value for n, t in enumerate(a.tokens) if pair_a[n] is None]
-    left_b = [t.value for n, t in enumerate(b.tokens) if pair_b[n] is None]
+    pairing = _Pairing(a, b)
+    pairing.same_values()
+    pairing.written_apart()
+    pairing.misspelt()
+    left_a, left_b = pairing.left_over()
     frame = tuple(v for v in left_a + left_b if v in FRAME_VALUES)
-    complete = len(frame) == len(left_a) + len(left_b)
-    if not complete:
-        return Reading(False, False, False, tuple(typos), tuple(joined), frame)
+    typos, joined = tuple(pairing.typos), tuple(pairing.joined)
+    if len(frame) != len(left_a) + len(left_b):
+        return Reading(False, False, False, typos, joined, frame)
     marks = Counter(m for _, m in _roles(a)) == Counter(m for _, m in _roles(b))
-    sequence_a = _sequence(a, pair_a, marks)
-    sequence_b = _sequence(b, pair_b, marks)
-    same = sequence_a == sequence_b
+    same = _sequence(a, pairing.of_a, marks) == _sequence(b, pairing.of_b, marks)
     passive_a, passive_b = len(a.agents) > len(b.agents), len(b.agents) > len(a.agents)
-    readings_a = _readings(a, pair_a, marks, passive_a)
-    readings_b = _readings(b, pair_b, marks, passive_b)
+    readings_a = _readings(a, pairing.of_a, marks, passive_a)
+    readings_b = _readings(b, pairing.of_b, marks, passive_b)
     moved = not same and any(_one_move(x, y) for x in readings_a for y in readings_b)
     same_order = (same and not passive_a and not passive_b) or moved
-    return Reading(complete, same_order, moved, tuple(typos), tuple(joined), frame)
+    return Reading(True, same_order, moved, typos, joined, frame)
 
 
 Item = int | str
@@ -229,7 +258,7 @@ def _handle(token: Token) -> bool:
 def _bound(sequence: tuple[Item, ...]) -> Counter[tuple[Item, Item]]:
     """Each role mark with the value it belongs to ("Hana" before "'s", "X" after "from")."""
     pairs: Counter[tuple[Item, Item]] = Counter()
-    for left, right in zip(sequence, sequence[1:], strict=False):
+    for left, right in pairwise(sequence):
         if right == "'s" or (isinstance(left, str) and left != "'s"):
             pairs[(left, right)] += 1
     return pairs
