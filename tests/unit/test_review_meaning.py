@@ -1,4 +1,4 @@
-"""Step 3 of the sameness judgment: ``meaning.read_alike`` (docs/reference.md#review-step-2)."""
+"""Step 3 of the sameness judgment: ``meaning.read_alike`` (docs/reference.md#review-step-1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Step 1 of the sameness judgment: ``normalize`` (docs/reference.md#review-step-2)."""
+"""Step 1 of the sameness judgment: ``normalize`` (docs/reference.md#review-step-1)."""
 
 from __future__ import annotations
 

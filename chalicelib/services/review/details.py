@@ -1,4 +1,4 @@
-"""Step 2 of the review's sameness judgment (docs/reference.md#review-step-2): the
+"""Step 2 of the review's sameness judgment (docs/reference.md#review-step-1): the
 details a fact states. ``shape(text)`` (cached) reads a fact, once ``normalize`` has
 set its filler aside, into
 comparable *values* (words folded, made canonical and stemmed; numbers with their

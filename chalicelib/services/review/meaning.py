@@ -1,4 +1,4 @@
-"""Step 3 of the review's sameness judgment (docs/reference.md#review-step-2): whether
+"""Step 3 of the review's sameness judgment (docs/reference.md#review-step-1): whether
 two facts say the same words, whatever their order, and whether their order keeps who
 does what to whom.
 

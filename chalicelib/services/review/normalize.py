@@ -1,4 +1,4 @@
-"""Step 1 of the review's sameness judgment (docs/reference.md#review-step-2): a fact's
+"""Step 1 of the review's sameness judgment (docs/reference.md#review-step-1): a fact's
 text made ready for reading, without changing what it says.
 
 * a **filler** that adds nothing is set aside, at the front ("FYI:", "Heads up:", "Note

@@ -1,4 +1,4 @@
-"""Step 4 of the review's sameness judgment (docs/reference.md#review-step-2): the
+"""Step 4 of the review's sameness judgment (docs/reference.md#review-step-1): the
 decision, with a reason a person reads. A maintainer reads the judgment top to bottom:
 
 1. ``normalize`` — filler set aside, contractions spelled out;
