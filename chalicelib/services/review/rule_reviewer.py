@@ -28,7 +28,7 @@ from chalicelib.models.review import ReviewAction
 from chalicelib.normalized import normalize
 from chalicelib.services.review.conflicts import LiveFacts, conflict_action, subject_minimum
 from chalicelib.services.review.details import shape
-from chalicelib.services.review.meaning import vocabulary
+from chalicelib.services.review.meaning import FRAME_VALUES, vocabulary
 from chalicelib.services.review.normalize import has_filler
 from chalicelib.services.review.sameness import (
     Relation,
@@ -148,7 +148,8 @@ def best_wording(group: Sequence[Memory]) -> Memory:
     """The fact of a group of duplicates whose text a merge keeps
     (docs/issues.md#issue-43-item-3): without a filler ("Note that …"), with the fewest
     words the embedder's vocabulary does not know (a misspelling), the most specific
-    (the most distinct values), then the most recalled, then the newest."""
+    (the most distinct values, frame words such as "called" aside), then the most
+    recalled, then the newest."""
 
     def wording(fact: Memory) -> tuple[bool, int, int, int, str]:
         found = shape(fact.text)
@@ -163,7 +164,7 @@ def best_wording(group: Sequence[Memory]) -> Memory:
         return (
             not has_filler(fact.text),
             -unknown,
-            len(set(found.values)),
+            len(set(found.values) - FRAME_VALUES),
             fact.recall_count,
             fact.id,
         )

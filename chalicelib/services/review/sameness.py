@@ -88,7 +88,7 @@ class Relation:
             parts.append(f"{left} ≠ {right}")
         if self.polarity_differs:
             parts.append("one says not")
-        return "; ".join(parts) or "quoted strings or the order of details"
+        return "; ".join(parts) or self.reason or "quoted strings or the order of details"
 
 
 def vector_of(embedding: bytes | None) -> FloatArray | None:
