@@ -365,7 +365,8 @@ def _number(text: str) -> Token:
         return Token(text.casefold(), "number")
     currency, digits, suffix, unit = match.groups()
     if suffix and not unit and suffix[1:].casefold() in UNITS:
-        suffix, unit = None, suffix[1:]  # "15-minute" is "15 minutes"
+        unit = suffix[1:]  # "15-minute" is "15 minutes"
+        suffix = None
     number = digits.replace(",", "")
     if "." in number:
         parts = number.split(".")
