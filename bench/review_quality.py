@@ -15,7 +15,7 @@ Labels: ``duplicate`` (says the same thing: should merge), ``different_detail``
 changed value or a contradiction: must not merge; should reach a person),
 ``unrelated`` (must not merge; a conflict here is a false alarm).
 
-Every set and split is reported on its own (issue 43 item 5): merged / sent to a
+Every set and split is reported on its own (docs/issues.md#issue-43-item-5): merged / sent to a
 person / ignored by kind of pair, paraphrases sent as conflicts, and contradictions
 found with and without a duplicate of one side beside them; then the sameness rules
 against the learned comparison (MiniLM cosine behind the detail check). Files:
@@ -313,9 +313,10 @@ def report(title: str, pairs: list[Pair], outcomes: list[str]) -> dict[str, int]
 
 
 def learned_duplicate(pair: Pair, vectors: dict[str, FloatArray], threshold: float) -> bool:
-    """The learned comparison weighed against the rules (docs/DECISIONS.md, issue 43):
-    duplicates when the detail check passes (equal negations, quoted strings and detail
-    values) and the MiniLM cosine reaches ``threshold``."""
+    """The learned comparison weighed against the rules
+    (docs/DECISIONS.md#one-readable-sameness-judgment-issue-43): duplicates when the
+    detail check passes (equal negations, quoted strings and detail values) and the
+    MiniLM cosine reaches ``threshold``."""
     left, right = shape(pair.a), shape(pair.b)
     if left.negations != right.negations or sorted(left.quoted) != sorted(right.quoted):
         return False

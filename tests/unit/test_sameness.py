@@ -209,7 +209,7 @@ def test_a_quoted_string_must_appear_verbatim_in_the_other_fact() -> None:
 
 
 def test_the_rules_decide_a_duplicate_and_the_cosine_guards_one_subject() -> None:
-    """docs/DECISIONS.md#issue-43-one-readable-sameness-judgment: the learned comparison
+    """docs/DECISIONS.md#one-readable-sameness-judgment-issue-43: the learned comparison
     measured worse than the rules, so a duplicate needs no cosine; "one subject" still
     does."""
     same, other = np.zeros(384, dtype=np.float32), np.zeros(384, dtype=np.float32)

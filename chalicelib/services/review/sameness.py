@@ -17,7 +17,7 @@ decision, with a reason a person reads. A maintainer reads the judgment top to b
 Every ``Relation`` carries ``reason``: "same words in another order; details equal:
 5432". When both facts carry a sentence embedding, ``covers`` and "one subject" also
 need their cosine (``COVER_MEANING``, ``SUBJECT_MEANING``); a duplicate does not (the
-comparison: docs/DECISIONS.md#issue-43-one-readable-sameness-judgment).
+comparison: docs/DECISIONS.md#one-readable-sameness-judgment-issue-43).
 """
 
 from __future__ import annotations
