@@ -26,9 +26,7 @@ def reading(a: str, b: str):  # type: ignore[no-untyped-def]
         ("The billing cron was written by Tomas", "Tomas wrote the billing cron"),
         # "only" anywhere
         ("Invoices are exported to the archive only", "Invoices are only exported to the archive"),
-        # apposition and "is called"
-        ("The staging bucket is called scratch-7", "The staging bucket, scratch-7, is shared"),
-    ][:4],
+    ],
 )
 def test_the_same_words_in_an_order_that_keeps_the_roles(a: str, b: str) -> None:
     found = reading(a, b)
