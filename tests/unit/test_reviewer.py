@@ -45,6 +45,43 @@ def test_near_duplicate_of_a_vetoed_fact_is_never_lifted() -> None:
     assert proposal.notes and "vetoed" in proposal.notes[0]
 
 
+def test_a_merge_keeps_the_cleanest_most_specific_wording() -> None:
+    """docs/issues.md#issue-43-item-3: no filler, no misspelling, then the most values."""
+    facts = [
+        fact(3, "FYI: the invoice worker retries 5 times", recall_count=9),
+        fact(2, "The invoice workr retries 5 times", recall_count=9),
+        fact(1, "The invoice worker retries 5 times", recall_count=0),
+    ]
+    (action,) = RuleReviewer().propose(ReviewContext("agt_1", "2026-11-30", NOW, facts)).actions
+    assert action.action == "merge" and action.keep_id == facts[2].id
+    assert "a filler set aside" in action.reason and "misspelt" in action.reason
+
+
+def test_a_duplicate_beside_one_side_never_hides_a_contradiction() -> None:
+    """docs/issues.md#issue-43-item-2: conflicts are found between groups of duplicates."""
+    old = fact(1, "The metrics relay listens on port 9100")
+    new = fact(2, "The metrics relay listens on port 9101")
+    copy = fact(3, "Just so you know, the metrics relay listens on port 9100")
+    alone = propose(new, old)
+    assert [a.action for a in alone] == ["resolve_conflict"]
+    beside = propose(copy, new, old)
+    assert sorted(a.action for a in beside) == ["merge", "resolve_conflict"]
+    (conflict,) = [a for a in beside if a.action == "resolve_conflict"]
+    (merge,) = [a for a in beside if a.action == "merge"]
+    assert conflict.waits_for_person
+    assert {conflict.keep_id, *conflict.memory_ids} == {new.id, merge.keep_id}
+
+
+def test_a_paraphrase_is_never_sent_as_a_conflict() -> None:
+    first = fact(1, "The smoke suite takes about 6 minutes")
+    second = fact(2, "The smoke suite takes roughly six minutes")
+    assert [a.action for a in propose(second, first)] == ["merge"]
+    assert (
+        propose(fact(4, "Use Ruby 3.2 for the storefront"), fact(3, "Use Ruby 3.3 for the admin"))
+        == []
+    )
+
+
 def test_merge_keeps_the_most_recalled_then_the_newest() -> None:
     facts = [
         fact(3, "Deploy with make ship", recall_count=0),

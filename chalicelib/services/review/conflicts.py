@@ -110,6 +110,8 @@ def conflict_action(
     difference = f"{first.id} says {_side(relation.only_a)}, {second.id} says " + _side(
         relation.only_b
     )
+    if not relation.only_a and not relation.only_b and relation.reason:
+        difference = relation.reason  # the same words with their roles swapped
     if relation.polarity_differs:
         negative = max(pair, key=lambda fact: shape(fact.text).negations)
         difference += f"; {negative.id} says not"

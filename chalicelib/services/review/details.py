@@ -1,9 +1,12 @@
-"""What a fact states, token by token, for the review's "same facts" rule
-(docs/reference.md#review-step-2): ``shape(text)`` (cached) reads a fact into
+"""Step 2 of the review's sameness judgment (docs/reference.md#review-step-1): the
+details a fact states. ``shape(text)`` (cached) reads a fact, once ``normalize`` has
+set its filler aside, into
 comparable *values* (words folded, made canonical and stemmed; numbers with their
 unit; dates, weekdays and times in one form; identifiers, paths, URLs and e-mail
 addresses), which of them are *details*, its quoted strings (kept exactly) and its
-polarity (negations); ``sameness`` compares two shapes. A token's value does not
+polarity (negations), and where its verb "is"/"are" and its passive "by" stand
+(``marks``: the ``meaning`` step reads "X is Y" as "Y is X" and "Y is owned by X" as
+"X owns Y"); ``meaning`` and ``sameness`` compare two shapes. A token's value does not
 depend on the type it was read as, so the same word matches however it is written.
 The normalisation rules, one by one:
 docs/DECISIONS.md#a-review-that-never-destroys-information-issue-14-items-15.
@@ -13,14 +16,15 @@ from __future__ import annotations
 
 import functools
 import re
-import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
 import snowballstemmer
 
+from chalicelib.services.review.normalize import normalize
 from chalicelib.services.review.vocabulary import (
     ENVIRONMENTS,
+    IRREGULAR,
     MONTHS,
     NEGATIONS,
     NUMBER_WORDS,
@@ -117,12 +121,25 @@ class Shape:
         negations: how many negations it says ("not", "no", "never", "n't", …); two
             facts whose counts differ differ in polarity ("not" vs "not not").
         plain: the text NFKC-normalized with spaces collapsed (for verbatim checks).
+        marks: the words of ``MARKS`` ("is", "by", "from", "to", …) as ``(number of
+            tokens before it, word)``: where the roles of a sentence turn.
     """
 
     tokens: tuple[Token, ...]
     quoted: tuple[str, ...]
     negations: int
     plain: str
+    marks: tuple[tuple[int, str], ...] = ()
+
+    @property
+    def copulas(self) -> tuple[int, ...]:
+        """Where "is", "are", "was", "were" stand (tokens before each)."""
+        return tuple(at for at, word in self.marks if word in _COPULAS)
+
+    @property
+    def agents(self) -> tuple[int, ...]:
+        """Where a passive's "by" stands (tokens before each)."""
+        return tuple(at for at, word in self.marks if word == "by")
 
     @property
     def negated(self) -> bool:
@@ -140,10 +157,16 @@ class Shape:
         return frozenset(token.value for token in self.tokens if token.is_detail)
 
 
+_COPULAS = frozenset({"is", "are", "was", "were", "be", "been"})
+MARKS = _COPULAS | {"by", "from", "to", "into", "onto", "than", "'s"}
+"""Stop words that still tell who does what to whom (recorded in ``Shape.marks``)."""
+_MARK = "\x00"
+
+
 @lru_cache(maxsize=65536)
 def shape(text: str) -> Shape:
-    """Read ``text`` into its ``Shape`` (cached; pure)."""
-    plain = " ".join(unicodedata.normalize("NFKC", text).split())
+    """Read ``text`` (filler set aside by ``normalize``) into its ``Shape`` (cached; pure)."""
+    plain = normalize(text)
     quoted = tuple(
         " ".join(next(group for group in match.groups() if group is not None).split())
         for match in _QUOTED.finditer(plain)
@@ -169,12 +192,31 @@ def shape(text: str) -> Shape:
             if lowered in NEGATIONS:
                 negations += 1
                 continue
+            if lowered in MARKS:
+                tokens.append(Token(_MARK, lowered))
+                continue
             found = _word(raw, sentence_start)
         else:
             found = _detail(kind, raw)
         if found is not None:
             tokens.append(Token(found.value, found.kind, raw.rstrip(".,;:!?)]}'\""), after))
-    return Shape(tokens=_joined(tokens), quoted=quoted, negations=negations, plain=plain)
+            if kind == "word" and re.search(r"[\u2019']s$", raw):
+                tokens.append(Token(_MARK, "'s"))  # "Hana's manager": whose it is
+    joined = _joined(tokens)
+    marks: list[tuple[int, str]] = []
+    kept: list[Token] = []
+    for token in joined:
+        if token.value == _MARK:
+            marks.append((len(kept), token.kind))
+        else:
+            kept.append(token)
+    return Shape(
+        tokens=tuple(kept),
+        quoted=quoted,
+        negations=negations,
+        plain=plain,
+        marks=tuple(marks),
+    )
 
 
 def _joined(tokens: list[Token]) -> tuple[Token, ...]:
@@ -218,7 +260,7 @@ def _word(raw: str, sentence_start: bool) -> Token | None:
         return Token(f"--{MONTHS[lowered]:02d}", "date")
     if lowered in ENVIRONMENTS:
         return Token(ENVIRONMENTS[lowered], "environment")
-    stem = _stem(SYNONYMS.get(lowered, lowered))
+    stem = _stem(SYNONYMS.get(lowered, IRREGULAR.get(lowered, lowered)))
     if _is_acronym(stripped):
         # "PRs" is the plural of "PR": the value of its singular.
         core = lowered[:-1] if stripped.endswith("s") and stripped[:-1].isupper() else lowered
@@ -322,6 +364,9 @@ def _number(text: str) -> Token:
     if match is None:
         return Token(text.casefold(), "number")
     currency, digits, suffix, unit = match.groups()
+    if suffix and not unit and suffix[1:].casefold() in UNITS:
+        unit = suffix[1:]  # "15-minute" is "15 minutes"
+        suffix = None
     number = digits.replace(",", "")
     if "." in number:
         parts = number.split(".")

@@ -1,11 +1,14 @@
 """Judgement for the daily review (docs/reference.md#review-steps): the ``Reviewer``
 Protocol and its deterministic default, ``RuleReviewer``, which needs no network. Its
-rules, each named in the action's reason: merge duplicates (``sameness``); renew,
-replace or archive expired facts; resolve different details about one subject by
-evidence or leave them to a person (``conflicts``; facts about different
-subjects, ``sameness.different_subjects``, are left alone); archive stale facts a newer one
-covers; lift lines the agent marked durable. A memory takes part in at most one
-action and a merge folds at most ``MAX_FOLDED`` facts. The rules' thresholds and
+rules, each named in the action's reason: merge duplicates (``sameness``), keeping the
+best wording (``best_wording``); renew, replace or archive expired facts; then, between
+every two groups of duplicates (a lone fact is a group of one), resolve different
+details about one subject by evidence or leave them to a person (``conflicts``; facts
+about different subjects, ``sameness.different_subjects``, are left alone), so a
+duplicate beside one side never hides a contradiction; archive stale facts a newer one
+covers; lift lines the agent marked durable. A memory is superseded by at most one
+action (a merge's kept fact may also be one side of a conflict) and a merge folds at
+most ``MAX_FOLDED`` facts. The rules' thresholds and
 measured judgement:
 docs/DECISIONS.md#a-review-that-never-destroys-information-issue-14-items-15.
 """
@@ -25,6 +28,8 @@ from chalicelib.models.review import ReviewAction
 from chalicelib.normalized import normalize
 from chalicelib.services.review.conflicts import LiveFacts, conflict_action, subject_minimum
 from chalicelib.services.review.details import shape
+from chalicelib.services.review.meaning import FRAME_VALUES, vocabulary
+from chalicelib.services.review.normalize import has_filler
 from chalicelib.services.review.sameness import (
     Relation,
     compare,
@@ -139,6 +144,34 @@ def _strip_marker(body: str, task: str | None) -> tuple[str, str | None] | None:
     return None
 
 
+def best_wording(group: Sequence[Memory]) -> Memory:
+    """The fact of a group of duplicates whose text a merge keeps
+    (docs/issues.md#issue-43-item-3): without a filler ("Note that …"), with the fewest
+    words the embedder's vocabulary does not know (a misspelling), the most specific
+    (the most distinct values, frame words such as "called" aside), then the most
+    recalled, then the newest."""
+
+    def wording(fact: Memory) -> tuple[bool, int, int, int, str]:
+        found = shape(fact.text)
+        known = vocabulary()
+        unknown = sum(
+            1
+            for token in found.tokens
+            if token.kind == "word"
+            and token.raw.casefold().isalpha()
+            and token.raw.casefold() not in known
+        )
+        return (
+            not has_filler(fact.text),
+            -unknown,
+            len(set(found.values) - FRAME_VALUES),
+            fact.recall_count,
+            fact.id,
+        )
+
+    return max(group, key=wording)
+
+
 def _versions(memories: Iterable[Memory]) -> dict[str, int]:
     return {memory.id: memory.version for memory in memories}
 
@@ -152,14 +185,18 @@ class RuleReviewer:
         """Apply the rules in order; a memory is used by at most one action."""
         used: set[str] = set()
         live = LiveFacts(context.live)
-        actions = self._duplicates(live, used)
+        groups = self._groups(live)
+        actions = self._duplicates(live, groups, used)
+        kept = {action.keep_id for action in actions}
         actions += self._expired(context, live, used)
-        actions += self._conflicts(context, live, used)
+        actions += self._conflicts(context, live, groups, used - kept)
         actions += self._stale(context, live, used)
         lifted, notes = self._lifts(context, live.live, used)
         return Proposal(actions + lifted, notes)
 
-    def _duplicates(self, live: LiveFacts, used: set[str]) -> list[ReviewAction]:
+    def _groups(self, live: LiveFacts) -> list[list[Memory]]:
+        """The live facts in groups of duplicates (``sameness``), a lone fact a group
+        of one, in the order of their first fact."""
         groups: list[list[Memory]] = []
         group_of: dict[str, int] = {}
         by_key: dict[str, list[int]] = {}
@@ -196,14 +233,22 @@ class RuleReviewer:
             else:
                 groups[found].append(fact)
             group_of[fact.id] = found
+        return groups
+
+    def _duplicates(
+        self, live: LiveFacts, groups: list[list[Memory]], used: set[str]
+    ) -> list[ReviewAction]:
         actions = []
         for group in groups:
             if len(group) < 2:
                 continue
-            keep = max(group, key=lambda m: (m.recall_count, m.id))
+            keep = best_wording(group)
             others = [m for m in group if m.id != keep.id][:MAX_FOLDED]
             folded = [keep, *others]
             used.update(m.id for m in folded)
+            why = "; ".join(
+                dict.fromkeys(f"{m.id}: {live.relation(keep, m).reason}" for m in others)
+            )
             actions.append(
                 ReviewAction(
                     id="",
@@ -211,9 +256,10 @@ class RuleReviewer:
                     memory_ids=[m.id for m in others],
                     keep_id=keep.id,
                     reason=(
-                        f"{len(folded)} live facts say the same thing (same details, "
-                        f"same meaning); keeping {keep.id} (most recalled, then newest) "
-                        "and superseding the others"
+                        f"{len(folded)} live facts say the same thing ({why}); keeping "
+                        f"{keep.id} (the cleanest, most specific wording: no filler, no "
+                        "misspelling; then the most recalled, then the newest) and "
+                        "superseding the others"
                     ),
                     evidence=[f"{m.id} (recalled {m.recall_count}x): {m.text}" for m in folded],
                     expected_versions=_versions(folded),
@@ -301,45 +347,44 @@ class RuleReviewer:
         return actions
 
     def _conflicts(
-        self, context: ReviewContext, live: LiveFacts, used: set[str]
-    ) -> list[ReviewAction]:
-        actions = []
-        now = context.now
-        seen: set[tuple[str, str]] = set()
-        for first in live.live:
-            if first.id in used or first.is_expired(now):
-                continue
-            found = self._conflict_partner(first, live, now, used, seen)
-            if found is not None:
-                second, relation = found
-                used.update((first.id, second.id))
-                actions.append(conflict_action(first, second, relation))
-        return actions
-
-    def _conflict_partner(
         self,
-        first: Memory,
+        context: ReviewContext,
         live: LiveFacts,
-        now: datetime,
+        groups: list[list[Memory]],
         used: set[str],
-        seen: set[tuple[str, str]],
-    ) -> tuple[Memory, Relation] | None:
-        """The newest unused live fact that says something different about ``first``'s
-        subject, preferring one whose difference is a value over one that differs only
-        in an environment or region (with "prod … 6432", "staging … 5432" and a new
-        "prod … 5432", the update is to the prod fact)."""
-        # Two values in common make one subject, one when a fact has only two.
-        minimum = subject_minimum(first)
-        found: list[tuple[Memory, Relation]] = []
-        for second in live.sharing(first, minimum=minimum):
-            pair = (first.id, second.id) if first.id < second.id else (second.id, first.id)
-            if pair in seen or second.id in used or second.is_expired(now):
+    ) -> list[ReviewAction]:
+        """One ``resolve_conflict`` for each two groups of duplicates in which a fact of
+        one says something different about one subject than a fact of the other,
+        between the facts each group keeps (docs/issues.md#issue-43-item-2)."""
+        now = context.now
+        group_of = {fact.id: n for n, group in enumerate(groups) for fact in group}
+        keeper = [best_wording(group) for group in groups]
+        found: dict[tuple[int, int], Relation] = {}
+        for n, group in enumerate(groups):
+            if keeper[n].id in used or keeper[n].is_expired(now):
                 continue
-            seen.add(pair)
-            relation = live.relation(first, second)
-            if relation.kind == "different":
-                found.append((second, relation))
-        return min(found, key=lambda one: one[1].qualifiers_only, default=None)
+            for first in group:
+                for second in live.sharing(first, minimum=subject_minimum(first)):
+                    m = group_of[second.id]
+                    other = keeper[m]
+                    if m == n or (n, m) in found or (m, n) in found:
+                        continue
+                    if other.id in used or other.is_expired(now):
+                        continue
+                    relation = live.relation(first, second)
+                    if relation.kind == "different":
+                        kept = live.relation(keeper[n], other)
+                        found[(n, m)] = kept if kept.kind == "different" else relation
+        # A pair that differs only in an environment or region ("prod … 5432" /
+        # "staging … 5432") is left out when either side has a value that changed.
+        valued = {
+            n for pair, relation in found.items() if not relation.qualifiers_only for n in pair
+        }
+        return [
+            conflict_action(keeper[n], keeper[m], relation)
+            for (n, m), relation in found.items()
+            if not relation.qualifiers_only or not ({n, m} & valued)
+        ]
 
     def _stale(self, context: ReviewContext, live: LiveFacts, used: set[str]) -> list[ReviewAction]:
         now = context.now

@@ -1,15 +1,23 @@
-"""When two facts say the same thing, when one covers the other, and when they say
-different things about one subject (docs/reference.md#review-step-2): ``compare``
-answers ``duplicate``, ``covers``/``covered``, ``different`` or ``unrelated`` from the
-facts' ``details.Shape`` (values, quoted strings, polarity, detail order) and, when
-both carry one, the cosine of their stored sentence embeddings (``DUPLICATE_MEANING``,
-``COVER_MEANING``, ``SUBJECT_MEANING``); without embeddings the lexical tests decide
-alone. A fact whose details differ, that adds a clause or that says "not" is never a
-duplicate; two facts that differ in a subject qualifier (environment, region, the
-thing they are about) as well as a value are about different subjects
-(``different_subjects``: ``unrelated``, not ``different``). The definitions and how
-the thresholds were chosen:
-docs/DECISIONS.md#a-review-that-never-destroys-information-issue-14-items-15.
+"""Step 4 of the review's sameness judgment (docs/reference.md#review-step-1): the
+decision, with a reason a person reads. A maintainer reads the judgment top to bottom:
+
+1. ``normalize`` — filler set aside, contractions spelled out;
+2. ``details.shape`` — values, details (numbers, names, versions, times, environments),
+   quoted strings, negations, and where "is" / "by" / "from" / "to" stand;
+3. ``meaning.read_alike`` — the same words in any order, one word misspelt or written
+   apart, frame words aside; and whether the order keeps who does what;
+4. ``compare`` (here) — ``duplicate`` when step 3 pairs every word, the details and
+   the negations are equal and the order is kept (or a phrase moved); ``different``
+   when the same words swap roles ("Alice reports to Bob" / "Bob reports to Alice");
+   else, from the values that differ: ``covers``/``covered`` (one says all the other
+   says, and more), ``different`` (one subject's attribute with two values: "port 5432"
+   / "port 6432", or one says "not"), ``unrelated`` (two subjects, two attributes, or
+   nothing in common).
+
+Every ``Relation`` carries ``reason``: "same words in another order; details equal:
+5432". When both facts carry a sentence embedding, ``covers`` and "one subject" also
+need their cosine (``COVER_MEANING``, ``SUBJECT_MEANING``); a duplicate does not (the
+comparison: docs/DECISIONS.md#one-readable-sameness-judgment-issue-43).
 """
 
 from __future__ import annotations
@@ -20,21 +28,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from chalicelib.services.review.details import Shape, Token, shape
-from chalicelib.services.review.loose import (
-    TYPO_MEANING,
-    misspelt,
-    reframed,
-    roles_swapped,
-    same_words,
-    without_filler,
-)
+from chalicelib.services.review.meaning import Reading, read_alike
+from chalicelib.services.review.normalize import has_filler
 from chalicelib.services.review.vocabulary import DETERMINERS
 
 if TYPE_CHECKING:  # numpy loads with the embedder, on first use (cold start)
     from chalicelib.services.recall.embedding import FloatArray
 
-DUPLICATE_MEANING = 0.75
-"""Cosine two facts' sentence embeddings must reach to be duplicates (bench/review_quality.py)."""
 COVER_MEANING = 0.6
 """Cosine a fact must reach with one it covers."""
 SUBJECT_MEANING = 0.55
@@ -61,6 +61,7 @@ class Relation:
         only_b: the tokens of ``b`` whose values ``a`` lacks, in ``b``'s order.
         polarity_differs: they say "not" / "never" / "no" a different number of times.
         similarity: cosine of the embeddings, or None when one is missing.
+        reason: why, for a person ("same words in another order; details equal: 5432").
     """
 
     kind: RelationKind
@@ -68,6 +69,7 @@ class Relation:
     only_b: tuple[Token, ...]
     polarity_differs: bool
     similarity: float | None
+    reason: str = ""
 
     @property
     def qualifiers_only(self) -> bool:
@@ -86,7 +88,7 @@ class Relation:
             parts.append(f"{left} ≠ {right}")
         if self.polarity_differs:
             parts.append("one says not")
-        return "; ".join(parts) or "quoted strings or the order of details"
+        return "; ".join(parts) or self.reason or "quoted strings or the order of details"
 
 
 def vector_of(embedding: bytes | None) -> FloatArray | None:
@@ -110,32 +112,64 @@ def compare(
         vector_a, vector_b: their unit sentence vectors (``vector_of``), if known.
 
     Returns:
-        The relation, with the values that differ as written.
+        The relation, with the values that differ as written and its ``reason``.
     """
     similarity = None if vector_a is None or vector_b is None else float(vector_a @ vector_b)
-    if (
-        same_words(a, b)
-        and _quotes_in(shape(a), shape(b))
-        and _quotes_in(shape(b), shape(a))
-        and (similarity is None or similarity >= DUPLICATE_MEANING)
-    ):
-        # the same text but for case, spacing, hyphens, punctuation, articles, fillers
-        return Relation("duplicate", (), (), False, similarity)
-    relation = _compare(without_filler(a), without_filler(b), similarity)
-    if relation.kind == "duplicate" and roles_swapped(a, b):
-        return Relation("different", (), (), False, similarity)
-    if relation.kind == "duplicate" or relation.polarity_differs:
-        return relation
-    if misspelt(a, b) and (similarity is None or similarity >= TYPO_MEANING):
-        return Relation("duplicate", (), (), False, similarity)
-    if reframed(a, b) and (similarity is None or similarity >= DUPLICATE_MEANING):
-        return Relation("duplicate", (), (), False, similarity)
-    return relation
-
-
-def _compare(a: str, b: str, similarity: float | None) -> Relation:
-    """``compare``'s rule on the shapes (the module docstring), fillers already gone."""
     shape_a, shape_b = shape(a), shape(b)
+    if (
+        shape_a.negations == shape_b.negations
+        and _quotes_in(shape_a, shape_b)
+        and _quotes_in(shape_b, shape_a)
+    ):
+        reading = read_alike(shape_a, shape_b)
+        if reading.complete and reading.same_order:
+            reason = _same_reason(a, b, shape_a, reading)
+            return Relation("duplicate", (), (), False, similarity, reason)
+        if reading.roles_swapped:
+            reason = "the same words, but in an order that changes who does what to whom"
+            return Relation("different", (), (), False, similarity, reason)
+    relation = _compare(shape_a, shape_b, similarity)
+    return Relation(
+        relation.kind,
+        relation.only_a,
+        relation.only_b,
+        relation.polarity_differs,
+        similarity,
+        _differ_reason(relation),
+    )
+
+
+def _same_reason(a: str, b: str, found: Shape, reading: Reading) -> str:
+    """Why two facts are duplicates, in a person's words."""
+    parts = []
+    if reading.moved:
+        parts.append("same words in another order")
+    elif not reading.typos and not reading.joined and not reading.frame:
+        parts.append("same words")
+    if has_filler(a) or has_filler(b):
+        parts.append("a filler set aside")
+    parts += [f"“{x}” misspelt for “{y}”" for x, y in reading.typos]
+    parts += [f"“{x}” written as “{y}”" for x, y in reading.joined]
+    if reading.frame:
+        parts.append("said another way (" + ", ".join(f"“{w}”" for w in reading.frame) + ")")
+    details = [token.raw or token.value for token in found.tokens if token.kind != "word"]
+    parts.append("details equal: " + ", ".join(details) if details else "no details to differ")
+    return "; ".join(parts)
+
+
+def _differ_reason(relation: Relation) -> str:
+    """Why two facts are not duplicates, in a person's words."""
+    if relation.kind == "covers":
+        return "the first says all the second says, and more: " + relation.difference()
+    if relation.kind == "covered":
+        return "the second says all the first says, and more: " + relation.difference()
+    if relation.kind == "different":
+        return "one subject, two values: " + relation.difference()
+    return "different subjects or attributes: " + relation.difference()
+
+
+def _compare(shape_a: Shape, shape_b: Shape, similarity: float | None) -> Relation:
+    """``compare``'s rule on the values that differ (the module docstring)."""
     counts_a, counts_b = Counter(shape_a.values), Counter(shape_b.values)
     missing_from_b, missing_from_a = counts_a - counts_b, counts_b - counts_a
     only_a = _written(shape_a, missing_from_b)
@@ -234,9 +268,6 @@ def _containment(
 ) -> RelationKind | None:
     """``duplicate``, ``covers`` or ``covered`` for two facts of the same polarity whose
     details come in the same order, or None when neither holds the other."""
-    same = not only_a and not only_b and quotes_of_a_in_b and quotes_of_b_in_a
-    if same and meaning(DUPLICATE_MEANING):
-        return "duplicate"
     if only_a and not only_b and quotes_of_b_in_a and meaning(COVER_MEANING):
         return "covers"
     if only_b and not only_a and quotes_of_a_in_b and meaning(COVER_MEANING):
@@ -297,7 +328,9 @@ def _qualifies(found: Shape, token: Token, differing: Sequence[Token]) -> bool:
         return True
     if token.kind not in ("word", "name", "identifier"):
         return False
-    if token.after and token.after not in DETERMINERS:
+    if token.after in DETERMINERS:
+        return True  # "for *the* frontend", "by *the* worker"
+    if token.after:
         return False
     position = next(n for n, own in enumerate(found.tokens) if own is token)
     neighbours = found.tokens[max(0, position - 1) : position + 2]

@@ -11,11 +11,13 @@ STOP_WORDS = frozenset(
     these those with by as from we our you your they their them he she his her has have had
     do does did will would should can could shall may might must there here which who whom
     whose what so than then also just now currently still really ever actually please note
-    always any some all each every very""".split()  # noqa: SIM905
+    always any some all each every very about roughly approximately around nearly almost
+    circa approx""".split()  # noqa: SIM905
 )
 """Words that are not values: function words and fillers. ``must`` / ``should`` are
 here on purpose ("deploys must use the VPN" says what "deploys use the VPN" says);
-"always" too; "never" is a negation."""
+"always" too; "never" is a negation; so are hedges ("about", "roughly"): "about 10
+minutes" and "roughly ten minutes" give one value (docs/issues.md#issue-43-item-2)."""
 
 ENVIRONMENTS: dict[str, str] = {
     "production": "prod",
@@ -169,3 +171,47 @@ WEEKDAYS = {
     }.items()
     for name in names
 }
+
+IRREGULAR: dict[str, str] = {
+    "built": "build",
+    "ran": "run",
+    "written": "write",
+    "wrote": "write",
+    "made": "make",
+    "kept": "keep",
+    "sent": "send",
+    "held": "hold",
+    "led": "lead",
+    "paid": "pay",
+    "taken": "take",
+    "took": "take",
+    "given": "give",
+    "gave": "give",
+    "shown": "show",
+    "driven": "drive",
+    "drove": "drive",
+    "chosen": "choose",
+    "chose": "choose",
+    "seen": "see",
+    "saw": "see",
+    "spent": "spend",
+    "bought": "buy",
+    "brought": "bring",
+    "found": "find",
+    "told": "tell",
+    "sold": "sell",
+    "caught": "catch",
+    "begun": "begin",
+    "began": "begin",
+    "done": "do",
+    "got": "get",
+    "gotten": "get",
+    "hidden": "hide",
+    "hid": "hide",
+    "understood": "understand",
+    "won": "win",
+    **{verb: verb for verb in ("run", "set", "put", "cut", "read", "hit", "shut", "let", "spread")},
+}
+"""Irregular past forms and their verb, so a passive ("written by Kim") meets its
+active ("Kim writes"); a participle spelled as its verb ("run", "set") maps to itself,
+so ``meaning`` knows "is run before" for a verb form."""
