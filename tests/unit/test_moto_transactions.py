@@ -123,8 +123,8 @@ def ordered(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 Outcome = tuple[str, str, Any]
 
 
-def run(client: Any, table: str, items: list[Op]) -> tuple[Outcome, list[dict[str, Any]]]:
-    """Seed ``table``, run the transaction; return its outcome and the final items."""
+def create_keyed_table(client: Any, table: str) -> None:
+    """A table keyed by ``pk`` (hash) and ``sk`` (range), both strings."""
     client.create_table(
         TableName=table,
         KeySchema=[
@@ -137,6 +137,11 @@ def run(client: Any, table: str, items: list[Op]) -> tuple[Outcome, list[dict[st
         ],
         BillingMode="PAY_PER_REQUEST",
     )
+
+
+def run(client: Any, table: str, items: list[Op]) -> tuple[Outcome, list[dict[str, Any]]]:
+    """Seed ``table``, run the transaction; return its outcome and the final items."""
+    create_keyed_table(client, table)
     for item in SEED:
         client.put_item(TableName=table, Item=item)
     sent = [{kind: {**body, "TableName": table}} for op in items for kind, body in op.items()]
@@ -354,18 +359,7 @@ def test_a_page_of_a_large_partition_hands_moto_a_bounded_walk(
     sizes = []
     for others in (30, 600):
         table = f"walk-{others}-{forward}"
-        in_process.create_table(
-            TableName=table,
-            KeySchema=[
-                {"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "sk", "KeyType": "RANGE"},
-            ],
-            AttributeDefinitions=[
-                {"AttributeName": "pk", "AttributeType": "S"},
-                {"AttributeName": "sk", "AttributeType": "S"},
-            ],
-            BillingMode="PAY_PER_REQUEST",
-        )
+        create_keyed_table(in_process, table)
         for number in range(others):
             for prefix in ("A", "L", "Z"):
                 item = {"pk": {"S": "P"}, "sk": {"S": f"{prefix}#{number:04d}"}}
