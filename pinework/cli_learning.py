@@ -179,14 +179,14 @@ def learning_retire(
 
 @learning_app.command("history")
 def learning_history(learning_id: LearningId, as_json: JsonFlag = False) -> None:
-    """A learning's history, oldest first: ``time  action  actor  text after``. Errors:
+    """A learning's history, oldest first: ``time  action  actor  text after`` (a
+    record without a text, such as an erasure's, shows its reason instead). Errors:
     learning_not_found."""
 
     def render(page: LearningAuditPage) -> None:
         for record in page.data:
-            after = (record.after or {}).get("text", "")
-            _render.echo(
-                f"{record.at:%Y-%m-%d %H:%M}Z  {record.action:<8} {record.actor_id}  {after}"
-            )
+            after = (record.after or {}).get("text") or record.reason or ""
+            actor = record.actor_id or record.actor_type
+            _render.echo(f"{record.at:%Y-%m-%d %H:%M}Z  {record.action:<8} {actor}  {after}")
 
     _run(as_json, lambda c: c.learning_history(learning_id), render)

@@ -403,6 +403,15 @@ def test_the_learnings_page_lists_the_unreviewed_ones_until_each_is_decided(
     assert waiting["id"] not in listed and mine["id"] not in listed
     assert "2 learnings" in text(only) and 'name="unreviewed" value="true" checked' in listed
     assert browser.get("/learnings?unreviewed=true&state=proposed").status_code == 400
+    # an unreviewed learning's page offers approve (to confirm), edit and retire, never
+    # reject (only a proposal is rejected), and says no person decided it
+    shown = browser.get(f"/learnings/{live[0]['id']}").body.decode()
+    assert f"/learnings/{live[0]['id']}/approve" in shown
+    assert f"/learnings/{live[0]['id']}/retire" in shown
+    assert f"/learnings/{live[0]['id']}/reject" not in shown
+    assert "went live without a person reading it" in shown
+    proposal = browser.get(f"/learnings/{waiting['id']}").body.decode()
+    assert f"/learnings/{waiting['id']}/reject" in proposal
 
     for found in live:
         path = f"/learnings/{found['id']}/approve"

@@ -406,6 +406,11 @@ def test_a_conflict_waits_and_a_person_keeps_either_side_then_undoes(
     assert f"{path}/undo" in text(kept)  # Undo is offered on the applied action
     memories = {m["id"]: m for m in api.call("GET", "/memories?all=true", world.agent)[1]["data"]}
     assert memories[newer["id"]]["supersededBy"] == older["id"]
+    # the kept side's page says a conflict was resolved for it, by whom: not a merge
+    kept_page = text(browser.get(f"/memories/{older['id']}"))
+    folded = kept_page.split('id="absorbed-heading"')[1].split("</section>")[0]
+    assert "the conflict was resolved for this one" in folded and "duplicate" not in folded
+    assert "approved by" in folded
     undone = browser.post(f"{path}/undo", {"csrf": token}, **htmx)
     assert (
         undone.status_code == 200

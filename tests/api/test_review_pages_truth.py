@@ -74,7 +74,7 @@ def test_the_kept_fact_shows_what_it_absorbed_in_its_page_and_history_and_undo_s
     page = text(browser.get(f"/memories/{kept}"))
     card = page.split('id="absorbed-heading"')[1].split("</section>")[0]
     assert f'href="/memories/{absorbed}"' in card and f'href="/reviews/{report["id"]}"' in card
-    assert "Undo brings it back" in card
+    assert "Undo brings it back" in card and "merged into this memory as a duplicate" in card
     assert "replaced none and none replaced it" not in page
     timeline = page.split('id="history-heading"')[1]
     assert "<strong>absorb</strong>" in timeline and f'href="/memories/{absorbed}"' in timeline
@@ -84,7 +84,7 @@ def test_the_kept_fact_shows_what_it_absorbed_in_its_page_and_history_and_undo_s
     assert undo[0] == 200, undo
     assert api.call("GET", f"/memories/{absorbed}", world.person)[1]["status"] == "active"
     after = text(browser.get(f"/memories/{kept}")).split('id="absorbed-heading"')[1]
-    assert "no longer merged into this memory" in after.split("</section>")[0]
+    assert "brought back since (Undo)" in after.split("</section>")[0]
 
 
 def test_a_conflict_names_what_contradicts_and_its_buttons_name_the_kept_text(

@@ -262,7 +262,7 @@ def test_every_decision_carries_a_reason_a_person_reads() -> None:
     assert moved.reason.startswith("same words in another order")
     assert "details equal: " in moved.reason and "04:00" in moved.reason
     typo = compare("The ledger export runs nightly", "The ledger exprot runs nightly")
-    assert typo.kind == "duplicate" and "“export” misspelt for “exprot”" in typo.reason
+    assert typo.kind == "duplicate" and "“export” and “exprot” one misspelling apart" in typo.reason
     filler = compare("Heads up: the ledger export runs nightly", "The ledger export runs nightly")
     assert filler.kind == "duplicate" and "a filler set aside" in filler.reason
     value = compare(

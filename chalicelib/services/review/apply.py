@@ -287,6 +287,17 @@ def absorbed_id(record: AuditRecord) -> str | None:
     return record.reason.split(" ", 1)[0]
 
 
+def absorbed_by(record: AuditRecord) -> tuple[str, str | None]:
+    """How an ``absorb`` record's fact went: the review action (``merge``, ``replace``
+    or ``resolve_conflict``) and the person who approved it (None: the review alone)."""
+    words = (record.reason or "").split(" ", 1)
+    rest = words[1] if len(words) > 1 else ""
+    action = rest[1:].split(")", 1)[0] if rest.startswith("(") else "merge"
+    approved = rest.split("(approved by ", 1)
+    person = approved[1].split(")", 1)[0] if len(approved) > 1 else None
+    return action, person
+
+
 def outcome_of(action: ReviewAction, detail: str) -> ActionOutcome:
     """The report line of one action: its id, kind, memories and what happened."""
     return ActionOutcome(

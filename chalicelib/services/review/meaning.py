@@ -59,7 +59,7 @@ class Reading:
         complete: every value has its partner, or is a frame word.
         same_order: the pairs read in one order (see the module docstring).
         moved: the order differs but an equivalent reading explains it.
-        typos: ``(written, meant)`` for each misspelt word.
+        typos: ``(in a, in b)`` for each pair of words one misspelling apart.
         joined: ``(apart, together)`` for each word written apart on one side.
         frame: frame words only one side says ("called").
     """

@@ -148,7 +148,8 @@ def _same_reason(a: str, b: str, found: Shape, reading: Reading) -> str:
         parts.append("same words")
     if has_filler(a) or has_filler(b):
         parts.append("a filler set aside")
-    parts += [f"“{x}” misspelt for “{y}”" for x, y in reading.typos]
+    # which side is the misspelling is not known here (the kept wording is chosen apart)
+    parts += [f"“{x}” and “{y}” one misspelling apart" for x, y in reading.typos]
     parts += [f"“{x}” written as “{y}”" for x, y in reading.joined]
     if reading.frame:
         parts.append("said another way (" + ", ".join(f"“{w}”" for w in reading.frame) + ")")

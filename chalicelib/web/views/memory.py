@@ -17,7 +17,7 @@ from chalicelib.models.memory import AuditRecord, Memory, MemoryKind
 from chalicelib.models.principal import Principal
 from chalicelib.models.requests import EditRequest
 from chalicelib.services.memory.chain import supersede_chain
-from chalicelib.services.review.apply import absorbed_id
+from chalicelib.services.review.apply import absorbed_by, absorbed_id
 from chalicelib.web.context import FormError, WebContext
 from chalicelib.web.diff import DiffBudget, DiffPart, word_diff
 from chalicelib.web.http import WebResponse
@@ -68,6 +68,8 @@ class AbsorbedFact:
         review_id: the review whose merge absorbed it (its page has the Undo).
         at: when.
         still_absorbed: it is still superseded by the memory shown (not undone).
+        action: the review's action: ``merge``, ``replace`` or ``resolve_conflict``.
+        approved_by: the person who approved it, or None (the review alone).
     """
 
     memory_id: str
@@ -75,6 +77,8 @@ class AbsorbedFact:
     review_id: str | None
     at: datetime
     still_absorbed: bool
+    action: str = "merge"
+    approved_by: str | None = None
 
 
 def timeline_entry(record: AuditRecord, budget: DiffBudget | None = None) -> TimelineEntry:
@@ -109,6 +113,7 @@ def absorbed_facts(
             now: Memory | None = services.memories.get(principal, absorbed)
         except PineworkError:
             now = None  # erased, or no longer of this workspace
+        action, approved_by = absorbed_by(record)
         found.append(
             AbsorbedFact(
                 memory_id=absorbed,
@@ -116,6 +121,8 @@ def absorbed_facts(
                 review_id=record.actor_id,
                 at=record.at,
                 still_absorbed=now is not None and now.superseded_by == memory.id,
+                action=action,
+                approved_by=approved_by,
             )
         )
     return found
