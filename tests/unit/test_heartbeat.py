@@ -20,7 +20,7 @@ from moto import mock_aws
 
 from app import app
 from infra import heartbeat, observability, template
-from tests.unit.test_observability_template import PATHS, alarms_of, fires
+from tests.alarm_checks import PATHS, alarms_of, fires
 
 NAMESPACE = "Pinework/pinework-test"
 

@@ -44,7 +44,12 @@ def versions(client: Any, name: str) -> list[str]:
 def test_old_versions_go_and_the_live_ones_and_the_newest_stay(aws: None, capsys: Any) -> None:
     client = boto3.client("lambda", region_name="us-east-1")
     names = function_names("pinework-x")
-    assert names == ["pinework-x-api", "pinework-x-review-fanout", "pinework-x-review-worker"]
+    assert names == [
+        "pinework-x-api",
+        "pinework-x-review-fanout",
+        "pinework-x-review-worker",
+        "pinework-x-lifecycle-worker",
+    ]
     for name in names:
         deploy(client, name, 6)
     # live was moved back to version 2 (a rollback), with 5% on version 3

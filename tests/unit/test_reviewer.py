@@ -54,7 +54,7 @@ def test_a_merge_keeps_the_cleanest_most_specific_wording() -> None:
     ]
     (action,) = RuleReviewer().propose(ReviewContext("agt_1", "2026-11-30", NOW, facts)).actions
     assert action.action == "merge" and action.keep_id == facts[2].id
-    assert "a filler set aside" in action.reason and "misspelt" in action.reason
+    assert "a filler set aside" in action.reason and "one misspelling apart" in action.reason
 
 
 def test_a_duplicate_beside_one_side_never_hides_a_contradiction() -> None:
