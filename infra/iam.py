@@ -375,7 +375,6 @@ def _grants(function: str) -> list[Grant]:
             # docs/issues.md#issue-13.
             Grant("AgentFacts", ("dynamodb:Query",), (_index(BY_AGENT_KIND),)),
             Grant("ReviewReports", ("s3:PutObject",), (_objects("reviews/"),)),
-            Grant("LifecycleScan", ("dynamodb:Scan",), (_TABLE,)),
             *_lifecycle_jobs(),
             *_bedrock(),
             _queue_events("ReviewQueueEvents", _QUEUE),

@@ -81,7 +81,6 @@ TABLE_OPERATIONS = (
     "GetItem",
     "PutItem",
     "Query",
-    "Scan",
     "TransactWriteItems",
     "UpdateItem",
 )
