@@ -13,7 +13,13 @@ from __future__ import annotations
 
 import logging
 
-from chalicelib.errors import Conflict, InvalidRequest, NotFound, PersonExists
+from chalicelib.errors import (
+    Conflict,
+    InvalidRequest,
+    NotFound,
+    PersonExists,
+    PreconditionFailed,
+)
 from chalicelib.ids import WORKSPACE_ID, Clock, IdFactory
 from chalicelib.models.principal import (
     PERSON_ROLES,
@@ -171,6 +177,7 @@ class Enrolment:
         by: str = OPERATOR,
         workspace_id: str | None = None,
         keep_an_owner: bool = False,
+        expected: PersonRole | None = None,
     ) -> Person:
         """Set a live person's role (one conditional transaction; docs/reference.md#person-roles).
 
@@ -183,6 +190,8 @@ class Enrolment:
             workspace_id: the person must be of this workspace (None: any).
             keep_an_owner: refuse to demote the workspace's last live owner (the
                 dashboard always asks it; the operator may leave a workspace without one).
+            expected: the role the caller saw (a dashboard form's); another stored role
+                is a stale form (None: any).
 
         Returns:
             The person as now stored.
@@ -190,6 +199,7 @@ class Enrolment:
         Raises:
             InvalidRequest: another role.
             NotFound: no such live person (in ``workspace_id``).
+            PreconditionFailed: the stored role is not ``expected`` (nothing written).
             Conflict: the person is the last owner (``keep_an_owner``), or their role or
                 the other owner's changed meanwhile (nothing written; try again).
         """
@@ -202,6 +212,11 @@ class Enrolment:
             or (workspace_id is not None and person.workspace_id != workspace_id)
         ):
             raise NotFound(f"No person {person_id!r} in the workspace (never created, or removed).")
+        if expected is not None and person.role != expected:
+            raise PreconditionFailed(
+                f"{person.email} is {person.role} now: someone changed their role since "
+                "you opened the page. Nothing was saved; their role is shown as it stands now."
+            )
         if person.role == after:
             return person
         other_owner = None
