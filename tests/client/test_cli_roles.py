@@ -40,20 +40,26 @@ def _person(directory: DynamoDBDirectoryRepository, person_id: str) -> Any:
     return person
 
 
-def test_create_person_stores_the_role(
-    admin: InjectedCliRunner, directory: DynamoDBDirectoryRepository, world: World
-) -> None:
-    result = run(
+def create_olga(admin: InjectedCliRunner, world: World, role: str) -> Any:
+    """``create-person`` of olga@example.com with ``role``, as JSON."""
+    email = "olga@example.com"
+    return run(
         admin,
         "create-person",
         "--workspace",
         world.workspace_id,
         "--email",
-        "olga@example.com",
+        email,
         "--role",
-        "owner",
+        role,
         "--json",
     )
+
+
+def test_create_person_stores_the_role(
+    admin: InjectedCliRunner, directory: DynamoDBDirectoryRepository, world: World
+) -> None:
+    result = create_olga(admin, world, "owner")
     assert result.exit_code == 0, result.output
     created = json.loads(result.stdout)
     assert _person(directory, created["id"]).role == "owner"
@@ -63,17 +69,7 @@ def test_create_person_stores_the_role(
 def test_a_bad_role_is_refused_and_nothing_is_stored(
     admin: InjectedCliRunner, directory: DynamoDBDirectoryRepository, world: World
 ) -> None:
-    result = run(
-        admin,
-        "create-person",
-        "--workspace",
-        world.workspace_id,
-        "--email",
-        "olga@example.com",
-        "--role",
-        "admin",
-        "--json",
-    )
+    result = create_olga(admin, world, "admin")
     assert result.exit_code != 0
     assert json.loads(result.stdout or result.stderr)["error"]["code"] == "invalid_request"
     assert all(p.email != "olga@example.com" for p in directory.list_persons(world.workspace_id))
