@@ -161,6 +161,7 @@ def test_owner_changes_roles_and_the_last_owner_is_kept(
         browser, f"/people/persons/{owner.id}/role", {"role": "member", "shown": "owner"}
     )
     assert demoted.status_code == 303 and role(owner.id) == "member"
+    assert demoted.headers["Location"].endswith("/?done=role-set")
     assert browser.get("/people").status_code == 403  # a member now
 
 

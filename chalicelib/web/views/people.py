@@ -82,11 +82,14 @@ def people_page(
 
 
 def _submit(
-    web: WebContext, name: str, action: Callable[[dict[str, str]], ShownToken | str]
+    web: WebContext,
+    name: str,
+    action: Callable[[dict[str, str]], ShownToken | str],
+    back_to: str = "/people",
 ) -> WebResponse:
     """Check the caller is an owner (before the form is read), run ``action`` on the
     form: a ``ShownToken`` is shown on the page (200), a string is the ``done`` notice of
-    the 303 back to it; a service error is shown next to the form called ``name``."""
+    the 303 to ``back_to``; a service error is shown next to the form called ``name``."""
     web.services.dashboard.people.check_owner(web.principal)
     form = web.request.form()
     try:
@@ -95,7 +98,7 @@ def _submit(
         return people_page(web, errors={name: FormError.of(error, name)}, form=form)
     if isinstance(result, ShownToken):
         return people_page(web, shown=result)
-    return web.back({}, "/people", done=result)
+    return web.back({}, back_to, done=result)
 
 
 def create_agent(web: WebContext) -> WebResponse:
@@ -128,7 +131,8 @@ def invite_person(web: WebContext) -> WebResponse:
 
 def set_role(web: WebContext, person_id: str) -> WebResponse:
     """``POST /people/persons/{person_id}/role`` (form ``role``, and ``shown``: the role
-    the form showed): 303 back with ``?done=role-set``. Refusals: ``precondition_failed``
+    the form showed): 303 back with ``?done=role-set`` (to the agents overview when the
+    owner changed their own role). Refusals: ``precondition_failed``
     (412, stale form), ``conflict`` (409, the last owner; or a concurrent change),
     ``not_found``, ``invalid_request``."""
     people = web.services.dashboard.people
@@ -139,7 +143,9 @@ def set_role(web: WebContext, person_id: str) -> WebResponse:
         people.set_role(web.principal, person_id, form.get("role", ""), form["shown"])
         return "role-set"
 
-    return _submit(web, f"role-{person_id}", change)
+    # an owner who made themselves a member may no longer see the page: to the agents
+    stepping_down = person_id == web.principal.id
+    return _submit(web, f"role-{person_id}", change, "/" if stepping_down else "/people")
 
 
 def issue_token(web: WebContext, agent_id: str) -> WebResponse:
