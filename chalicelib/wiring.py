@@ -31,6 +31,8 @@ from chalicelib.ids import Clock, IdFactory, SystemClock
 from chalicelib.models.requests import ArchiveRequest
 from chalicelib.services.access.admin import AdminService
 from chalicelib.services.access.auth import AuthService
+from chalicelib.services.access.enrolment import Enrolment
+from chalicelib.services.access.people import PeopleService
 from chalicelib.services.access.sessions import DashboardSessions
 from chalicelib.services.access.workspace import WorkspaceService
 from chalicelib.services.idempotency import IdempotencyService
@@ -108,6 +110,7 @@ class Dashboard:
 
     sessions: DashboardSessions
     workspace: WorkspaceService
+    people: PeopleService
     overview: AgentOverview
     pictures: AgentPicturesService
     browser: MemoryBrowser
@@ -536,6 +539,7 @@ def build_services(
         dashboard=Dashboard(
             sessions=DashboardSessions(DynamoDBWebSessionRepository(table), directory, auth, clock),
             workspace=WorkspaceService(directory, clock),
+            people=PeopleService(directory, Enrolment(directory, clock, ids, digests)),
             overview=AgentOverview(
                 index,
                 recall_store,

@@ -98,22 +98,45 @@ def admin_create_agent(
         _render.echo(_TOKEN_NOTE, err=True)
 
 
+RoleOption = Annotated[
+    str,
+    typer.Option(
+        "--role",
+        help="owner (may also manage people, agents and tokens on the dashboard) or member.",
+    ),
+]
+
+
 @admin_app.command("create-person")
 def admin_create_person(
     workspace: Annotated[str, typer.Option("--workspace", help="The workspace, wsp_….")],
     email: Annotated[str, typer.Option("--email", help="The person's email address.")],
+    role: RoleOption = "member",
     as_json: JsonFlag = False,
 ) -> None:
     """Create a person in a workspace and print their id and bearer token."""
 
-    result = _admin(as_json, lambda svc: _issued(svc.create_person(workspace, email)))
+    result = _admin(as_json, lambda svc: _issued(svc.create_person(workspace, email, role)))
     if not as_json:
-        _render.echo(f"created person {result['id']} ({email}) in {workspace}")
+        _render.echo(f"created person {result['id']} ({email}, {role}) in {workspace}")
         _render.echo(f"token: {result['token']}")
         _render.echo(_TOKEN_NOTE, err=True)
 
 
 PersonOption = Annotated[str, typer.Option("--person", help="The person, usr_….")]
+
+
+@admin_app.command("set-role")
+def admin_set_role(
+    person: PersonOption,
+    role: Annotated[str, typer.Option("--role", help="owner or member.")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Set a person's role: owner or member (an operator may leave a workspace without
+    an owner; the dashboard never does)."""
+    result = _admin(as_json, lambda svc: svc.set_role(person, role))
+    if not as_json:
+        typer.echo(f"{result['id']} ({result['email']}) is now {result['role']}")
 
 
 @admin_app.command("end-sessions")
