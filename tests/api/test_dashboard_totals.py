@@ -1,0 +1,145 @@
+"""Totals when paging through the dashboard's lists (docs/reference.md#list-totals,
+docs/issues.md#issue-48): a page says which items it shows of how many ("51–100 of
+120 memories"), the total follows the filters, and a count that stopped at its cap
+says so ("of 5+")."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from chalice.test import Client
+
+from chalicelib import wiring
+from chalicelib.ids import FixedClock, IdFactory
+from chalicelib.models.totals import ListTotal
+from chalicelib.services.memory.browse import MemoryBrowser
+from chalicelib.storage.dynamodb import DynamoDBTable
+from chalicelib.storage.memories import DynamoDBMemoryRepository
+from chalicelib.storage.memory_index import DynamoDBMemoryIndexRepository
+from chalicelib.web.render import range_of
+from chalicelib.wiring import Services
+from tests.helpers import TABLE, Api, World, audit_of, new_fact, text
+from tests.helpers import DashboardPage as Page
+
+OLDER = re.compile(r'href="(/agents/agt_[0-9A-Z]+\?[^"]*after=mem_[0-9A-Z]+)" rel="next"')
+TOTAL = re.compile(r'id="list-total">\s*(.*?)\s*</p>', re.S)
+
+
+@pytest.fixture
+def browser(wired: Services) -> Iterator[Page]:
+    from app import app
+
+    with Client(app) as client:
+        yield Page(client)
+
+
+def save_facts(
+    dynamodb: Any, clock: FixedClock, world: World, count: int, expired: int = 0
+) -> list[str]:
+    """``count`` facts of the agent, written as a save writes them (the memory, its
+    audit record, its index values; without the save's checks, which take long); the
+    last ``expired`` of them past their expiry. Their ids, oldest first."""
+    memories = DynamoDBMemoryRepository(DynamoDBTable(dynamodb, TABLE))
+    ids = IdFactory(clock)
+    saved = []
+    for number in range(count):
+        memory = new_fact(ids, clock, world.agent.id, f"Runbook step {number}", world.workspace_id)
+        if number >= count - expired:
+            memory = memory.model_copy(update={"expires_at": clock.now() - timedelta(days=1)})
+        memories.create(memory, audit_of(ids, clock, "create", None, memory))
+        saved.append(memory.id)
+    return saved
+
+
+def ranged(line: str) -> str:
+    """``line`` as a page writes it: an en dash between a range's numbers (``1-50``)."""
+    return re.sub(r"(\d)-(\d)", "\\1\u2013\\2", line)
+
+
+def total_line(page: str) -> str:
+    """The memory list's status line, tags removed."""
+    found = TOTAL.search(page)
+    assert found is not None
+    return re.sub(r"<[^>]+>", "", found.group(1))
+
+
+def older_link(page: str) -> str:
+    found = OLDER.search(page)
+    assert found is not None
+    return found.group(1).replace("&amp;", "&")
+
+
+def test_memory_pages_say_which_memories_they_show_of_how_many(
+    browser: Page, world: World, dynamodb: Any, clock: FixedClock
+) -> None:
+    save_facts(dynamodb, clock, world, 57)
+    browser.sign_in(world.person.token)
+    first = text(browser.get(f"/agents/{world.agent.id}"))
+    assert total_line(first) == ranged("1-50 of 57 memories")
+    second = text(browser.get(older_link(first)))
+    assert total_line(second).startswith(ranged("51-57 of 57 memories · older than"))
+
+
+def test_the_total_follows_the_filters(
+    api: Api, browser: Page, world: World, dynamodb: Any, clock: FixedClock
+) -> None:
+    facts = save_facts(dynamodb, clock, world, 8, expired=2)
+    api.call("POST", "/memories/day", world.agent, {"line": "Deployed the uploader"})
+    for memory_id in facts[:2]:
+        status, _ = api.call(
+            "POST", f"/memories/{memory_id}/archive", world.person, {"reason": "old"}
+        )
+        assert status == 200
+    browser.sign_in(world.person.token)
+    path = f"/agents/{world.agent.id}"
+    assert total_line(text(browser.get(path))) == ranged(
+        "1-7 of 7 memories"
+    )  # active: 6 facts, 1 day
+    assert total_line(text(browser.get(path + "?status=all"))) == ranged("1-9 of 9 memories")
+    assert total_line(text(browser.get(path + "?kind=fact&status=archived"))) == ranged(
+        "1-2 of 2 memories"
+    )
+    assert total_line(text(browser.get(path + "?kind=day"))) == "1 of 1 memory"
+    assert total_line(text(browser.get(path + "?expired=yes"))) == ranged("1-2 of 2 memories")
+    assert total_line(text(browser.get(path + "?expired=no&kind=fact"))) == ranged(
+        "1-4 of 4 memories"
+    )
+    searched = total_line(text(browser.get(path + "?q=step+3")))
+    assert searched == ranged("1 match shown · searched 1-7 of 7 memories")
+
+
+def test_a_count_past_its_cap_says_so(
+    browser: Page, world: World, wired: Services, dynamodb: Any, clock: FixedClock
+) -> None:
+    ids = save_facts(dynamodb, clock, world, 60)
+    index = DynamoDBMemoryIndexRepository(DynamoDBTable(dynamodb, wired.settings.table_name))
+    capped = MemoryBrowser(wired.memories, index, wired.clock, count_max=20)
+    wiring.install(replace(wired, dashboard=replace(wired.dashboard, browser=capped)))
+    browser.sign_in(world.person.token)
+    first = text(browser.get(f"/agents/{world.agent.id}"))
+    assert total_line(first) == ranged("1-50 of 20+ memories")
+    second = text(browser.get(older_link(first)))
+    assert total_line(second).startswith("10 past the first 20 of 20+ memories")
+    assert len(ids) == 60
+
+
+def test_the_range_reads_as_a_person_expects() -> None:
+    assert range_of(ListTotal.whole(1234, before=50), 50, "memory", "memories") == (
+        ranged("51-100 of 1,234 memories")
+    )
+    assert range_of(ListTotal(before=0, total=1000, capped=True), 50, "entry", "entries") == (
+        ranged("1-50 of 1,000+ entries")
+    )
+    assert range_of(ListTotal(before=None, total=1000, capped=True), 20, "action") == (
+        "20 past the first 1,000 of 1,000+ actions"
+    )
+    assert range_of(ListTotal.whole(1), 1, "agent") == "1 of 1 agent"
+    assert range_of(ListTotal.whole(0), 0, "agent") == "0 agents"
+    # The count's index lags a write by a moment: never fewer in all than shown.
+    assert range_of(ListTotal.whole(49), 50, "memory", "memories") == ranged("1-50 of 50 memories")
+    assert range_of(None, 3, "memory") == ""
