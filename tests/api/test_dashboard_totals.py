@@ -109,7 +109,7 @@ def test_the_total_follows_the_filters(
     assert total_line(text(browser.get(path + "?expired=no&kind=fact"))) == ranged(
         "1-4 of 4 memories"
     )
-    searched = total_line(text(browser.get(path + "?q=step+3")))
+    searched = total_line(text(browser.get(path + "?q=uploader")))
     assert searched == ranged("1 match shown · searched 1-7 of 7 memories")
 
 
