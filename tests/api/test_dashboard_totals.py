@@ -16,11 +16,15 @@ from chalice.test import Client
 
 from chalicelib import wiring
 from chalicelib.ids import FixedClock, IdFactory
+from chalicelib.models.recall import RecallLogEntry
+from chalicelib.models.review import PendingAction, ReviewAction
 from chalicelib.models.totals import ListTotal
 from chalicelib.services.memory.browse import MemoryBrowser
 from chalicelib.storage.dynamodb import DynamoDBTable
 from chalicelib.storage.memories import DynamoDBMemoryRepository
 from chalicelib.storage.memory_index import DynamoDBMemoryIndexRepository
+from chalicelib.storage.recalls import DynamoDBRecallRepository
+from chalicelib.storage.review_actions import DynamoDBPendingRepository
 from chalicelib.web.render import range_of
 from chalicelib.wiring import Services
 from tests.helpers import TABLE, Api, World, audit_of, new_fact, text
@@ -143,3 +147,86 @@ def test_the_range_reads_as_a_person_expects() -> None:
     # The count's index lags a write by a moment: never fewer in all than shown.
     assert range_of(ListTotal.whole(49), 50, "memory", "memories") == ranged("1-50 of 50 memories")
     assert range_of(None, 3, "memory") == ""
+
+
+def status_line(page: str, element_id: str) -> str:
+    """The text of the page's element ``element_id`` (a total line)."""
+    found = re.search(rf'id="{element_id}">(.*?)</p>', page, re.S)
+    assert found is not None, element_id
+    return found.group(1).strip()
+
+
+def wait_for_person(
+    dynamodb: Any, clock: FixedClock, world: World, agent_id: str, count: int, days_ago: int = 0
+) -> None:
+    """``count`` actions of one review of ``agent_id`` waiting for a person, planned
+    ``days_ago`` days ago."""
+    planned = clock.now() - timedelta(days=days_ago)
+    review_id = IdFactory(FixedClock(planned)).new("rvw")
+    waiting = [
+        PendingAction(
+            review_id=review_id,
+            agent_id=agent_id,
+            date="2026-11-29",
+            approval="required",
+            waiting_since=planned,
+            action=ReviewAction(id=f"a{number}", action="archive", reason="stale: unused"),
+        )
+        for number in range(1, count + 1)
+    ]
+    pending = DynamoDBPendingRepository(DynamoDBTable(dynamodb, TABLE), clock)
+    pending.put_pending(world.workspace_id, waiting, {})
+
+
+def test_the_waiting_list_counts_every_agents_actions_inside_their_retention(
+    browser: Page, world: World, dynamodb: Any, clock: FixedClock
+) -> None:
+    wait_for_person(dynamodb, clock, world, world.agent.id, 40)
+    wait_for_person(dynamodb, clock, world, world.other_agent.id, 13)
+    wait_for_person(dynamodb, clock, world, world.agent.id, 3, days_ago=400)  # past retention
+    browser.sign_in(world.person.token)
+    first = text(browser.get("/pending"))
+    assert status_line(first, "pending-total") == ranged("1-50 of 53 actions")
+    more = re.search(r'href="(/pending\?after=[^"]+)">More', first)
+    assert more is not None
+    second = text(browser.get(more.group(1).replace("&amp;", "&")))
+    assert status_line(second, "pending-total") == ranged("51-53 of 53 actions")
+
+
+def test_the_recall_log_counts_its_entries_inside_their_retention(
+    browser: Page, world: World, dynamodb: Any, clock: FixedClock
+) -> None:
+    recalls = DynamoDBRecallRepository(DynamoDBTable(dynamodb, TABLE), clock)
+    for days_ago, count in ((0, 23), (100, 2)):  # the log keeps 90 days
+        at = clock.now() - timedelta(days=days_ago)
+        ids = IdFactory(FixedClock(at))
+        for _ in range(count):
+            entry = RecallLogEntry(
+                id=ids.new("rcl"),
+                workspace_id=world.workspace_id,
+                agent_id=world.agent.id,
+                kind="on_demand",
+                query="uploader retries",
+                at=at,
+                memories=[],
+            )
+            recalls.commit_recall([], entry, at)
+    browser.sign_in(world.person.token)
+    path = f"/agents/{world.agent.id}/recall"
+    first = text(browser.get(path))
+    assert status_line(first, "log-total") == ranged("1-20 of 23 recalls")
+    older = re.search(rf'href="({path}\?after=rcl_[0-9A-Z]+)"', first)
+    assert older is not None
+    second = text(browser.get(older.group(1)))
+    assert status_line(second, "log-total") == ranged("21-23 of 23 recalls")
+
+
+def test_the_reports_and_day_rows_say_how_many(api: Api, browser: Page, world: World) -> None:
+    api.call("POST", "/memories/day", world.agent, {"line": "Deployed the uploader"})
+    status, _ = api.call("POST", "/reviews", world.person, {"agentId": world.agent.id})
+    assert status == 200
+    browser.sign_in(world.person.token)
+    reports = text(browser.get(f"/agents/{world.agent.id}/reviews"))
+    assert status_line(reports, "reports-total") == "1 of 1 report"
+    days = text(browser.get(f"/agents/{world.agent.id}/days"))
+    assert status_line(days, "days-total") == "1 day row"

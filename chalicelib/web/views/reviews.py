@@ -16,6 +16,7 @@ from typing import Literal
 from urllib.parse import quote
 
 from chalicelib.errors import InvalidRequest, PineworkError
+from chalicelib.limits import REVIEWS_COUNT_MAX
 from chalicelib.models.review import (
     ActionDecision,
     ActionOutcome,
@@ -125,13 +126,15 @@ def agent_reviews(
     plan: ReviewReport | None = None,
     error: FormError | None = None,
 ) -> WebResponse:
-    """``GET /agents/{agent_id}/reviews``: the routine, run-now, and the reports."""
+    """``GET /agents/{agent_id}/reviews``: the routine, run-now, and the reports, with
+    how many there are (docs/reference.md#list-totals)."""
     services = web.services
     agent = services.dashboard.workspace.agent(web.principal, agent_id)
     after = web.request.param("after")
     if after is not None and not after.startswith("rvw_"):
         raise InvalidRequest("after must be an rvw_ id from this page.")
     summaries, more = services.reviews.list_reviews(web.principal, agent.id, SUMMARIES_PAGE, after)
+    total = services.reviews.count_reviews(web.principal, agent.id, after, REVIEWS_COUNT_MAX)
     routines, _ = services.routines.list(web.principal, agent.id)
     waiting, more_waiting = services.reviews.list_pending(web.principal, agent.id, WAITING, None)
     return web.page(
@@ -142,6 +145,7 @@ def agent_reviews(
         tab="reviews",
         routine=routines[0] if routines else None,
         summaries=summaries,
+        summaries_total=total,
         more=more,
         after=after,
         plan=plan,
