@@ -1,5 +1,5 @@
 """How many items a dashboard list holds, as a bounded count found them
-(docs/reference.md#list-totals, docs/issues.md#issue-48): what lets a page say
+(docs/reference.md#list-totals, docs/issues.md#issue-48-item-4): what lets a page say
 "51–100 of 1,234", or "of 1,000+" where the count stopped at its cap."""
 
 from __future__ import annotations

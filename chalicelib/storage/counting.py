@@ -1,7 +1,8 @@
-"""Bounded counts of a list's items (docs/reference.md#list-totals, docs/issues.md#issue-48):
+"""Bounded counts of a list's items (docs/reference.md#list-totals, docs/issues.md#issue-48-item-4):
 ``Select=COUNT`` Queries of the caller's own partition (never a Scan), stopped once
 they have read a fixed number of items, so a count costs at most that many items'
-bytes whatever the list holds (the caps and read units: docs/DECISIONS.md, issue 48).
+bytes whatever the list holds (the caps and read units:
+docs/DECISIONS.md#totals-when-paging-issue-48-item-4).
 
 A list is counted in two parts around a page's cursor: the items ahead of it (the
 page's place) and the items from it on; each part is one or more Queries (one per

@@ -1,5 +1,5 @@
 """Totals when paging through the dashboard's lists (docs/reference.md#list-totals,
-docs/issues.md#issue-48): a page says which items it shows of how many ("51–100 of
+docs/issues.md#issue-48-item-4): a page says which items it shows of how many ("51–100 of
 120 memories"), the total follows the filters, and a count that stopped at its cap
 says so ("of 5+")."""
 
