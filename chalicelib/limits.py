@@ -133,9 +133,9 @@ DASHBOARD_PAGE_SIZE = 50
 MEMORY_LIST_COUNT_MAX = 1000
 """Index items one page of an agent's memory list reads at most to say how many there
 are ("of 1,000+" past it; docs/reference.md#list-totals)."""
-PENDING_COUNT_MAX = 500
+PENDING_COUNT_MAX = 250
 """Waiting review actions one page of the Waiting list reads at most to count them."""
-RECALL_LOG_COUNT_MAX = 200
+RECALL_LOG_COUNT_MAX = 100
 """Recall log entries one page of an agent's recall log reads at most to count them."""
 REVIEWS_COUNT_MAX = 500
 """Review summaries one page of an agent's reports reads at most to count them."""

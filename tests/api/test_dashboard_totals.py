@@ -149,9 +149,9 @@ def test_the_range_reads_as_a_person_expects() -> None:
     assert range_of(None, 3, "memory") == ""
 
 
-def status_line(page: str, element_id: str) -> str:
+def status_line(page: str, element_id: str, tag: str = "p") -> str:
     """The text of the page's element ``element_id`` (a total line)."""
-    found = re.search(rf'id="{element_id}">(.*?)</p>', page, re.S)
+    found = re.search(rf'id="{element_id}">(.*?)</{tag}>', page, re.S)
     assert found is not None, element_id
     return found.group(1).strip()
 
@@ -230,3 +230,15 @@ def test_the_reports_and_day_rows_say_how_many(api: Api, browser: Page, world: W
     assert status_line(reports, "reports-total") == "1 of 1 report"
     days = text(browser.get(f"/agents/{world.agent.id}/days"))
     assert status_line(days, "days-total") == "1 day row"
+
+
+def test_the_agents_overview_pages_say_which_agents_they_show(
+    browser: Page, world: World, wired: Services
+) -> None:
+    for number in range(24):  # with builder and reviewer: 26, two pages of 25
+        wired.admin.create_agent(world.workspace_id, f"helper-{number:02d}")
+    browser.sign_in(world.person.token)
+    first = text(browser.get("/"))
+    assert status_line(first, "agents-total", "span") == ranged("1-25 of 26 agents")
+    second = text(browser.get("/?page=2"))
+    assert status_line(second, "agents-total", "span") == "26 of 26 agents"
