@@ -191,6 +191,18 @@ def test_the_waiting_list_counts_every_agents_actions_inside_their_retention(
     assert more is not None
     second = text(browser.get(more.group(1).replace("&amp;", "&")))
     assert status_line(second, "pending-total") == ranged("51-53 of 53 actions")
+    reviews_tab = text(browser.get(f"/agents/{world.agent.id}/reviews"))
+    assert status_line(reviews_tab, "waiting-total").startswith(ranged("1-20 of 40 actions"))
+    assert '<span class="badge pending">40</span>' in reviews_tab
+    pending = DynamoDBPendingRepository(DynamoDBTable(dynamodb, TABLE), clock)
+    _, cursor = pending.list_pending(world.workspace_id, world.agent.id, 30, None)
+    assert pending.count_pending(world.workspace_id, world.agent.id, cursor, 100) == (
+        ListTotal.whole(40, before=30)
+    )
+    # 46 read (the cap and one), of which the 3 past retention do not count: "43+".
+    assert pending.count_pending(world.workspace_id, None, None, 45) == ListTotal(
+        before=0, total=43, capped=True
+    )
 
 
 def test_the_recall_log_counts_its_entries_inside_their_retention(

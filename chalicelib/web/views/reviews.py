@@ -16,7 +16,7 @@ from typing import Literal
 from urllib.parse import quote
 
 from chalicelib.errors import InvalidRequest, PineworkError
-from chalicelib.limits import REVIEWS_COUNT_MAX
+from chalicelib.limits import PENDING_COUNT_MAX, REVIEWS_COUNT_MAX
 from chalicelib.models.review import (
     ActionDecision,
     ActionOutcome,
@@ -26,6 +26,7 @@ from chalicelib.models.review import (
 )
 from chalicelib.models.review_requests import RunReviewRequest as RunRequest
 from chalicelib.models.review_run import ReviewRun
+from chalicelib.models.totals import ListTotal
 from chalicelib.services.review.sameness import compare
 from chalicelib.web.context import FormError, WebContext
 from chalicelib.web.http import WebResponse
@@ -137,6 +138,12 @@ def agent_reviews(
     total = services.reviews.count_reviews(web.principal, agent.id, after, REVIEWS_COUNT_MAX)
     routines, _ = services.routines.list(web.principal, agent.id)
     waiting, more_waiting = services.reviews.list_pending(web.principal, agent.id, WAITING, None)
+    # Counted only when the list is cut: otherwise the list is the count.
+    waiting_total = (
+        services.reviews.count_pending(web.principal, agent.id, None, PENDING_COUNT_MAX)
+        if more_waiting is not None
+        else ListTotal.whole(len(waiting))
+    )
     return web.page(
         "agent_reviews.html",
         status=error.status if error else 200,
@@ -152,6 +159,7 @@ def agent_reviews(
         plan_actions=action_views(plan) if plan else [],
         waiting=waiting,
         more_waiting=more_waiting is not None,
+        waiting_total=waiting_total,
         error=error,
         workspace=services.dashboard.workspace.workspace(web.principal),
     )
