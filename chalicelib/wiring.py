@@ -549,7 +549,7 @@ def build_services(
                 workers=settings.read_concurrency,
             ),
             pictures=AgentPicturesService(directory, index, recall_store, clock),
-            browser=MemoryBrowser(memory_service, clock),
+            browser=MemoryBrowser(memory_service, index, clock),
             recall_preview=RecallPreviewService(recall, memories, directory, clock),
             day_logs=DayLogIndex(directory, index),
         ),

@@ -28,6 +28,7 @@ from chalicelib.models.review import ActionDecision, ActionUndo, PendingAction, 
 from chalicelib.models.review_run import ReviewRun
 from chalicelib.models.routine import Routine
 from chalicelib.models.token import StoredToken
+from chalicelib.models.totals import ListTotal
 
 
 class WriteConflict(Exception):
@@ -304,6 +305,11 @@ class RecallRepository(Protocol):
         self, agent_id: str, limit: int, after_id: str | None
     ) -> tuple[list[RecallLogEntry], str | None]:
         """An agent's recall log entries newest first, and the id to continue after."""
+        ...
+
+    def count_log(self, agent_id: str, after_id: str | None, cap: int) -> ListTotal:
+        """How many entries ``list_log`` lists and how many are newer than the page
+        after ``after_id``; at most ``cap`` read (docs/reference.md#list-totals)."""
         ...
 
     def recall_times(self, agent_id: str, since: datetime) -> list[datetime]:
@@ -708,6 +714,11 @@ class ReviewRepository(Protocol):
         and the id to continue after."""
         ...
 
+    def count_summaries(self, agent_id: str, after_id: str | None, cap: int) -> ListTotal:
+        """How many summaries ``list_summaries`` lists and how many are newer than the
+        page after ``after_id``; at most ``cap`` read (docs/reference.md#list-totals)."""
+        ...
+
     def claim_approval(
         self,
         summary: ReviewSummary,
@@ -801,6 +812,13 @@ class PendingActionRepository(Protocol):
     ) -> tuple[list[PendingAction], str | None]:
         """A page of waiting actions (by agent, oldest review first; none of a review
         past its retention) and the key to continue after."""
+        ...
+
+    def count_pending(
+        self, workspace_id: str, agent_id: str | None, after: str | None, cap: int
+    ) -> ListTotal:
+        """How many actions ``list_pending`` lists and how many come before the page
+        after ``after``; at most ``cap`` read (docs/reference.md#list-totals)."""
         ...
 
     def pending_signatures(self, workspace_id: str, agent_id: str) -> dict[str, str]:
