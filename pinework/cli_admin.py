@@ -160,12 +160,25 @@ def admin_remove_person(person: PersonOption, as_json: JsonFlag = False) -> None
         )
 
 
+def _ask(question: str) -> bool:
+    """A yes/no prompt, no by default. No answer at all (the input ended: no terminal, a
+    pipe) is a no, said on stderr with the way round it (``--yes``), never a silent exit."""
+    try:
+        return typer.confirm(question, default=False)
+    except typer.Abort:
+        _render.echo("\nno answer (no terminal?): nothing changed; pass --yes to confirm", err=True)
+        return False
+
+
 def _erase(kind: str, target_id: str, dry_run: bool, yes: bool, by: str, as_json: bool) -> None:
     """``pinework admin erase-agent|erase-person|erase-workspace``."""
-    if not dry_run and not yes and not as_json:
-        typer.confirm(
-            f"Erase {kind} {target_id} and everything of it? This cannot be undone", abort=True
-        )
+    if (
+        not dry_run
+        and not yes
+        and not as_json
+        and not _ask(f"Erase {kind} {target_id} and everything of it? This cannot be undone")
+    ):
+        raise typer.Exit(1)
 
     def progress(step: Any) -> None:
         if not as_json:
@@ -433,7 +446,7 @@ def admin_set_learning_approval(
             "With 'none', any agent's proposed text is told to every agent of the workspace "
             "at once, unread by a person (a prompt injection reaches them all)."
         )
-        confirmed = typer.confirm("Switch learningApproval to none?", default=False)
+        confirmed = _ask("Switch learningApproval to none?")
 
     def configure(svc: AdminOperations) -> dict[str, str]:
         configured = svc.set_learning_approval(workspace, value, confirmed=confirmed)
