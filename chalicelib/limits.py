@@ -32,6 +32,9 @@ DEFAULT_LIST_LIMIT = 100
 """Items in a list page when ``limit`` is not given."""
 MAX_LIST_LIMIT = 500
 """The largest list page; a larger ``limit`` is lowered to it, not refused."""
+MAX_LEARNING_PAGE = 200
+"""Most learnings one page of ``GET /learnings`` holds; a larger ``limit`` is read as
+this (docs/reference.md#15-learnings)."""
 
 # Recall (docs/reference.md#5-limits, docs/reference.md#8-recall).
 RECALL_QUERY_MAX_CHARS = 4000

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from chalicelib.characters import block_text
 from chalicelib.ids import ULID_PATTERN
+from chalicelib.limits import MAX_LEARNING_PAGE
 from chalicelib.models.common import RequestModel, Timestamp, WireModel
 from chalicelib.models.requests import Limit, Paging
 from chalicelib.models.responses import (
@@ -146,8 +147,9 @@ class RetireLearningRequest(RequestModel):
 class LearningListQuery(Paging):
     """``GET /learnings`` (docs/reference.md#15-learnings): ``state`` filters, ``q``
     searches the text (case-insensitive), ``unreviewed=true`` keeps the active learnings
-    no person reviewed (persons only), ``limit`` is 1 to 200 (default 50; a query value
-    arrives as a string of digits, anything else is ``invalid_request``)."""
+    no person reviewed (persons only), ``limit`` is from 1, default 50, over 200 read as
+    200 as every list clamps its own most (a query value arrives as a string of digits,
+    anything else is ``invalid_request``)."""
 
     state: StateName | None = None
     unreviewed: Literal["true", "false", "1", "0"] = Field(
@@ -157,8 +159,13 @@ class LearningListQuery(Paging):
         "(an agent is refused with 403 `forbidden`); with `state`, only `active`.",
     )
     q: str | None = Field(default=None, max_length=200)
-    limit: Annotated[Limit, Field(le=200)] = 50
+    limit: Limit = 50
     next_token: str | None = Field(default=None, max_length=200)
+
+    @field_validator("limit", mode="after")
+    @classmethod
+    def _clamp(cls, value: int) -> int:
+        return min(value, MAX_LEARNING_PAGE)
 
     @property
     def only_unreviewed(self) -> bool:

@@ -89,8 +89,8 @@ def _digits_only(value: object) -> object:
         significant = value.lstrip("0")
         if not re.fullmatch(r"[0-9]+", value) or not significant:
             raise ValueError(
-                f"limit must be a whole number from 1 (over {MAX_LIST_LIMIT} is read as "
-                f"{MAX_LIST_LIMIT}), such as 100"
+                "limit must be a whole number from 1, such as 20 (one over the list's "
+                "most is read as its most)"
             )
         if len(significant) > len(str(MAX_LIST_LIMIT)):
             return MAX_LIST_LIMIT

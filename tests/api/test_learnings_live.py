@@ -100,6 +100,11 @@ def test_recall_propose_and_lists_read_no_retired_learning(
     assert sorted(ids, reverse=True) == ids and set(retired) <= set(ids) and len(ids) == 10
     retired_page = api.call("GET", "/learnings?state=retired&limit=200", world.person)[1]
     assert [found["id"] for found in retired_page["data"]] == sorted(retired, reverse=True)
+    # over the list's most is read as its most (200), as every list clamps, never refused
+    status, clamped = api.call("GET", "/learnings?state=retired&limit=900", world.person)
+    assert status == 200 and clamped["data"] == retired_page["data"]
+    status, refused = api.call("GET", "/learnings?limit=ten", world.person)
+    assert status == 400 and "most is read as its most" in refused["error"]["message"]
 
 
 @pytest.mark.parametrize(
