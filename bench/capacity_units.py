@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import os
 import random
 import re
 import sys
@@ -29,19 +28,11 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-for _name, _value in {
-    "AWS_ACCESS_KEY_ID": "bench",
-    "AWS_SECRET_ACCESS_KEY": "bench",
-    "AWS_DEFAULT_REGION": "us-east-1",
-}.items():
-    os.environ.setdefault(_name, _value)
+import _offline
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO_ROOT))
+REPO_ROOT = _offline.REPO_ROOT
 
 import boto3  # noqa: E402
 from chalice.test import Client  # noqa: E402

@@ -15,22 +15,12 @@ Usage: ``.venv/bin/python bench/list_totals_units.py [--facts 1500]``
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-for _name, _value in {
-    "AWS_ACCESS_KEY_ID": "bench",
-    "AWS_SECRET_ACCESS_KEY": "bench",
-    "AWS_DEFAULT_REGION": "us-east-1",
-}.items():
-    os.environ.setdefault(_name, _value)
+import _offline
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO_ROOT))
+REPO_ROOT = _offline.REPO_ROOT
 
 import boto3  # noqa: E402
 from moto import mock_aws  # noqa: E402

@@ -22,37 +22,25 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
-import sys
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-for _name, _value in {
-    "AWS_ACCESS_KEY_ID": "bench",
-    "AWS_SECRET_ACCESS_KEY": "bench",
-    "AWS_DEFAULT_REGION": "us-east-1",
-}.items():
-    os.environ.setdefault(_name, _value)
+import _offline  # noqa: F401  (first: the environment moto and numpy read)
+import boto3
+from moto import mock_aws
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-import boto3  # noqa: E402
-from moto import mock_aws  # noqa: E402
-
-from bench.capacity_units import fact_text  # noqa: E402
-from chalicelib import wiring  # noqa: E402
-from chalicelib.ids import IdFactory, SystemClock  # noqa: E402
-from chalicelib.models.memory import Memory, MemoryKind  # noqa: E402
-from chalicelib.settings import REVIEW_QUEUE_NAME, Settings  # noqa: E402
-from infra.capacity import CapacityMeter  # noqa: E402
-from infra.local_dynamodb import embedded_for_bench, memory_items, put_items  # noqa: E402
-from infra.tables import create_table  # noqa: E402
+from bench.capacity_units import fact_text
+from chalicelib import wiring
+from chalicelib.ids import IdFactory, SystemClock
+from chalicelib.models.memory import Memory, MemoryKind
+from chalicelib.settings import REVIEW_QUEUE_NAME, Settings
+from infra.capacity import CapacityMeter
+from infra.local_dynamodb import embedded_for_bench, memory_items, put_items
+from infra.tables import create_table
 
 TABLE = "pinework-isolation"
 BUCKET = "pinework-isolation"
