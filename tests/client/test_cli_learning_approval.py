@@ -28,8 +28,8 @@ def test_agents_proposals_go_live_at_once_when_the_workspace_says_so(
         assert found is not None
         return found
 
-    def admin(*args: str) -> Any:
-        return runner.invoke(cli.app, ["admin", *args], env={})
+    def admin(*args: str, answer: str | None = None) -> Any:
+        return runner.invoke(cli.app, ["admin", *args], input=answer, env={})
 
     from app import app
 
@@ -40,20 +40,10 @@ def test_agents_proposals_go_live_at_once_when_the_workspace_says_so(
 
         refused = admin("set-learning-approval", "--workspace", workspace, "none", "--json")
         assert refused.exit_code == 1 and "unread by a person" in refused.output
-        declined = runner.invoke(
-            cli.app,
-            ["admin", "set-learning-approval", "--workspace", workspace, "none"],
-            input="n\n",
-            env={},
-        )
+        declined = admin("set-learning-approval", "--workspace", workspace, "none", answer="n\n")
         assert declined.exit_code == 1 and "prompt injection" in declined.output
         # no answer at all (no terminal): a no that says how to confirm, never silent
-        unanswered = runner.invoke(
-            cli.app,
-            ["admin", "set-learning-approval", "--workspace", workspace, "none"],
-            input="",
-            env={},
-        )
+        unanswered = admin("set-learning-approval", "--workspace", workspace, "none", answer="")
         assert unanswered.exit_code == 1 and "pass --yes" in unanswered.stderr
         assert stored().learning_approval == "required"
         done = admin("set-learning-approval", "--workspace", workspace, "none", "--json", "--yes")
