@@ -493,7 +493,7 @@ def recall_index_volume_object(agent_id: str, volume_id: str) -> str:
 
 
 EXPORT_OBJECT_PREFIX = "exports/"
-"""Where the bucket keeps a workspace's cached exports, ``exports/<wsp_id>/<exp_id>.jsonl``
+"""Where the bucket keeps a workspace's cached exports, ``exports/<wsp_id>/<exp_id>.json``
 (docs/reference.md#exports-for-a-person): erasing a memory or an agent deletes them, and
 the bucket's lifecycle rule expires them."""
 
@@ -505,7 +505,7 @@ lifecycle rule and the record's TTL."""
 
 def export_object(workspace_id: str, export_id: str) -> str:
     """The S3 key of a person's export file (docs/reference.md#exports-for-a-person)."""
-    return f"{EXPORT_OBJECT_PREFIX}{workspace_id}/{export_id}.jsonl"
+    return f"{EXPORT_OBJECT_PREFIX}{workspace_id}/{export_id}.json"
 
 
 def export_slot_key(workspace_id: str) -> dict[str, str]:

@@ -123,26 +123,22 @@ def test_a_person_exports_the_workspace_and_an_agent_and_fetches_the_files(
     assert status == 200 and done["status"] == "done", done
     link = urlparse(done["url"])
     key = link.path.removeprefix(f"/{BUCKET}/")
-    assert key == f"exports/{world.workspace_id}/{queued['id']}.jsonl" or key.endswith(
-        f"exports/{world.workspace_id}/{queued['id']}.jsonl"
-    )
+    assert key.endswith(f"exports/{world.workspace_id}/{queued['id']}.json")
     assert parse_qs(link.query)["X-Amz-Expires"] == ["900"]
-    lines = (
-        versioned.get_object(
-            Bucket=BUCKET, Key=f"exports/{world.workspace_id}/{queued['id']}.jsonl"
-        )["Body"]
-        .read()
-        .decode()
-        .splitlines()
+    raw = versioned.get_object(
+        Bucket=BUCKET, Key=f"exports/{world.workspace_id}/{queued['id']}.json"
+    )["Body"].read()
+    document = json.loads(raw)
+    assert (document["format"], document["kind"], document["targetId"]) == (
+        "pinework-person-export",
+        "workspace",
+        world.workspace_id,
     )
-    assert json.loads(lines[0])["targetId"] == world.workspace_id
-    assert json.loads(lines[-1]) == {
-        "type": "end",
-        "items": done["items"],
-        "objects": done["objects"],
-    }
-    assert done["bytes"] == sum(len(line) + 1 for line in lines) and done["items"] > 20
-    body = "\n".join(lines)
+    assert done["bytes"] == len(raw) and done["items"] == sum(document["counts"].values())
+    assert done["items"] > 20 and done["objects"] == 1  # the key-value value kept in S3
+    assert {len(document[group]) for group in document["counts"]} != {0}
+    assert all(len(document[group]) == n for group, n in document["counts"].items())
+    body = raw.decode()
     assert TEXTS[0] in body and world.agent.token not in body
     one = api.call("GET", f"/exports/{agent_export['id']}", world.person)[1]
     assert one["status"] == "done" and 0 < one["items"] < done["items"]
@@ -530,3 +526,48 @@ def test_an_agents_erasure_blanks_the_learnings_of_its_facts_alone_and_persons_l
     assert held in block and written["id"] in block and shared not in block
     assert live_count(wired, dynamodb, world) == 2
     assert every_trace(dynamodb, versioned, {SHARED, mine["id"], mine_held["id"]}) == []
+
+
+def _keys(value: Any) -> set[str]:
+    """Every object key anywhere in a parsed JSON value."""
+    if isinstance(value, dict):
+        return set(value) | {key for part in value.values() for key in _keys(part)}
+    if isinstance(value, list):
+        return {key for part in value for key in _keys(part)}
+    return set()
+
+
+def test_a_persons_export_is_a_readable_document_by_kind_in_the_apis_words(
+    client: Client, world: World, wired: wiring.Services, queue: Any, versioned: Any
+) -> None:
+    api = Api(client)
+    fact = save(api, world, "The staging cluster is kube-staging-31")
+    api.call("POST", "/memories/recall", world.agent, {"query": "staging cluster"})
+    api.call("POST", "/memories/day", world.agent, {"line": "rotated the staging keys"})
+    api.call("POST", "/kv/remember", world.person, {"key": "notes", "value": "plain words"})
+    drain(queue)
+    export = api.call("POST", "/exports", world.person, {"agentId": world.agent.id})[1]
+    assert work(client, drain(queue)) == []
+    done = api.call("GET", f"/exports/{export['id']}", world.person)[1]
+    key = f"exports/{world.workspace_id}/{export['id']}.json"
+    document = json.loads(versioned.get_object(Bucket=BUCKET, Key=key)["Body"].read())
+
+    assert document["format"] == "pinework-person-export" and document["kind"] == "agent"
+    assert done["items"] == sum(document["counts"].values())
+    (mine,) = [memory for memory in document["memories"] if memory["id"] == fact["id"]]
+    wire = api.call("GET", f"/memories/{fact['id']}", world.person)[1]
+    assert mine == wire  # the memory as the API answers it, recall count included
+    assert {memory["kind"] for memory in document["memories"]} == {"fact", "day"}
+    history = [record for record in document["history"] if record["memoryId"] == fact["id"]]
+    assert history and history[0]["object"] == "audit" and history[0]["action"] == "create"
+    assert [agent["id"] for agent in document["agents"]] == [world.agent.id]
+    assert document["recalls"][0]["object"] and "memories" in document["recalls"][0]
+    # the API's field names, never the table's
+    names = _keys(document)
+    assert not names & {"pk", "sk", "gsiAgentKind", "lsk", "expiresAtEpoch", "embedding"}
+    assert {"agentId", "createdAt", "recallCount"} <= names
+    body = json.dumps(document)
+    assert world.agent.token not in body and world.person.token not in body
+    # an agent's export holds no other agent's memories, nor the account's key-value
+    assert "keyValue" not in document
+    assert all(memory["agentId"] == world.agent.id for memory in document["memories"])

@@ -20,6 +20,7 @@ import json
 import re
 import secrets as token_source
 import tempfile
+from collections.abc import Callable
 from datetime import timedelta
 from typing import IO, Any, Protocol
 
@@ -30,7 +31,8 @@ from chalicelib.models.lifecycle import EXPORT_ID_PATTERN, LifecycleJob
 from chalicelib.models.principal import Principal
 from chalicelib.services.access.who import refuse_agents, resolve_agent
 from chalicelib.services.lifecycle.erasure import ErasureReport, OwnerErasure
-from chalicelib.services.lifecycle.transfer import WorkspaceTransfer
+from chalicelib.services.lifecycle.ownership import TargetKind
+from chalicelib.services.lifecycle.transfer import TransferReport
 from chalicelib.services.memory.erase import check_erase_reason
 from chalicelib.services.text import SecretFinder
 from chalicelib.storage.keys import EXPORT_KEPT_DAYS, export_object
@@ -64,6 +66,16 @@ class ErasureRecords(Protocol):
 
     def queue_record(self, target_id: str, record: dict[str, Any]) -> dict[str, Any] | None:
         """Write a queued erasure's record unless one exists (then return that one)."""
+        ...
+
+
+class Exporter(Protocol):
+    """Writes an export's document (``readable.ReadableExport``)."""
+
+    def export(
+        self, kind: TargetKind, target_id: str, write: Callable[[str], object]
+    ) -> TransferReport:
+        """Write the target's document in text chunks; entries by group."""
         ...
 
 
@@ -120,7 +132,7 @@ class PersonLifecycle:
     Args:
         erasure: the operator's erasure, run for a queued request.
         records: erasure records.
-        transfer: the operator's export, run for a queued request.
+        exporter: writes a person's export (the readable document).
         exports: export records and files.
         directory: to check the named agent.
         queue: the lifecycle queue the lifecycle worker reads.
@@ -133,7 +145,7 @@ class PersonLifecycle:
         self,
         erasure: OwnerErasure,
         records: ErasureRecords,
-        transfer: WorkspaceTransfer,
+        exporter: Exporter,
         exports: ExportStore,
         directory: DirectoryRepository,
         queue: ReviewQueue,
@@ -145,7 +157,7 @@ class PersonLifecycle:
     ) -> None:
         self._erasure = erasure
         self._records = records
-        self._transfer = transfer
+        self._exporter = exporter
         self._exports = exports
         self._directory = directory
         self._queue = queue
@@ -286,10 +298,8 @@ class PersonLifecycle:
         epoch = self._exports.erasure_epoch(workspace_id)
         try:
             with tempfile.TemporaryFile() as file:
-                report = self._transfer.export(
-                    record["kind"],
-                    str(record["targetId"]),
-                    lambda line: file.write(line.encode() + b"\n"),
+                report = self._exporter.export(
+                    record["kind"], str(record["targetId"]), lambda text: file.write(text.encode())
                 )
                 size = file.tell()
                 file.seek(0)

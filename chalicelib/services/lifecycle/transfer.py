@@ -211,6 +211,20 @@ class Remapper:
         return value
 
 
+def export_workspace(store: TransferStore, kind: str, target_id: str) -> str | None:
+    """The workspace of an export's target (the agent's, or the workspace itself; None
+    for an unknown agent).
+
+    Raises:
+        InvalidRequest: ``kind`` is not ``agent`` or ``workspace``, or the id is not one
+            of that kind.
+    """
+    prefix = {"agent": "agt_", "workspace": "wsp_"}.get(kind)
+    if prefix is None or not target_id.startswith(prefix):
+        raise InvalidRequest(f"An export is of an agent or a workspace, not {target_id!r}.")
+    return store.workspace_of(target_id) if kind == "agent" else target_id
+
+
 class WorkspaceTransfer:
     """Export and import (operator; docs/reference.md#export-and-import).
 
@@ -250,11 +264,8 @@ class WorkspaceTransfer:
             InvalidRequest: ``kind`` is not ``agent`` or ``workspace``, or the id is
                 not one of that kind.
         """
-        prefix = {"agent": "agt_", "workspace": "wsp_"}.get(kind)
-        if prefix is None or not target_id.startswith(prefix):
-            raise InvalidRequest(f"An export is of an agent or a workspace, not {target_id!r}.")
+        workspace = export_workspace(self._store, kind, target_id)
         ids = {target_id}
-        workspace = self._store.workspace_of(target_id) if kind == "agent" else target_id
         header = {
             "format": FORMAT,
             "version": VERSION,
