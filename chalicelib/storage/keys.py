@@ -42,6 +42,7 @@
 | an erasure's progress, then its tombstone | ``ERASURE#<id>`` | ``RECORD`` |
 | an id an unfinished erasure collected | ``ERASURE#<id>`` | ``ID#<id>`` |
 | a workspace's erasure epoch | ``ERASURE#<wsp_id>`` | ``EPOCH`` |
+| a workspace's past erasure (listing, newest last) | ``ERASURE#<wsp_id>`` | ``LIST#<time>#<id>`` |
 | how far archived memories' audit texts were swept | ``RETENTION#<agt_id>`` | ``ARCHIVEDTEXTS`` |
 | a person's export of an agent or the workspace | ``EXPORT#<exp_id>`` | ``EXPORT`` |
 | a workspace's queued or running export | ``WORKSPACE#<wsp_id>`` | ``EXPORTSLOT`` |
@@ -574,6 +575,17 @@ def erasure_epoch_key(workspace_id: str) -> dict[str, str]:
     start and end of every erasure touching the workspace); an export that saw it change
     while it ran discards its file (docs/reference.md#exports-for-a-person)."""
     return {"pk": erasure_partition(workspace_id), "sk": "EPOCH"}
+
+
+ERASURE_LIST_PREFIX = "LIST#"
+
+
+def erasure_list_key(workspace_id: str, at: str, target_id: str) -> dict[str, str]:
+    """Primary key of a workspace's listing entry of one erasure (of a memory, an agent
+    or a person; ``at`` its RFC 3339 request time): the workspace's erasures are read by
+    key, newest first (docs/reference.md#past-erasures). It shares the partition of the
+    workspace's erasure epoch, which no erasure of an agent or a person deletes."""
+    return {"pk": erasure_partition(workspace_id), "sk": f"{ERASURE_LIST_PREFIX}{at}#{target_id}"}
 
 
 def erasure_id_key(target_id: str, found_id: str) -> dict[str, str]:

@@ -571,3 +571,72 @@ def test_a_persons_export_is_a_readable_document_by_kind_in_the_apis_words(
     # an agent's export holds no other agent's memories, nor the account's key-value
     assert "keyValue" not in document
     assert all(memory["agentId"] == world.agent.id for memory in document["memories"])
+
+
+def test_a_person_lists_the_workspaces_past_erasures_newest_first_and_no_other_workspaces(
+    client: Client,
+    world: World,
+    wired: wiring.Services,
+    queue: Any,
+    dynamodb: Any,
+    clock: FixedClock,
+) -> None:
+    api = Api(client)
+    fact = save(api, world, "The vault key lives in kms-alias-77")
+    erased = api.call(
+        "POST", f"/memories/{fact['id']}/erase", world.person, {"reason": "a leaked alias"}
+    )
+    assert erased[0] == 200, erased
+    theirs = api.call("POST", "/memories", world.outsider_agent, {"text": "Outsider fact kept"})[1]
+    api.call("POST", f"/memories/{theirs['id']}/erase", world.outsider, {"reason": "not yours"})
+    clock.set(clock.now() + timedelta(minutes=5))
+    queued = api.call(
+        "POST", f"/agents/{world.agent.id}/erase", world.person, {"reason": "customer left"}
+    )
+    assert queued[0] == 202
+
+    status, listed = api.call("GET", "/erasures", world.person)
+    assert status == 200 and listed["object"] == "list" and listed["nextToken"] is None
+    assert [(entry["kind"], entry["id"], entry["status"]) for entry in listed["data"]] == [
+        ("agent", world.agent.id, "queued"),
+        ("memory", fact["id"], "done"),
+    ]
+    memory = listed["data"][1]
+    assert (memory["reason"], memory["requestedBy"]) == ("a leaked alias", world.person.id)
+    assert memory["finishedAt"] is not None and "not yours" not in json.dumps(listed)
+
+    assert work(client, drain(queue)) == []
+    first = api.call("GET", "/erasures?limit=1", world.person)[1]
+    (agent,) = first["data"]
+    assert (agent["status"], agent["reason"], agent["requestedBy"]) == (
+        "done",
+        "customer left",
+        world.person.id,
+    )
+    assert agent["startedAt"] is not None and agent["finishedAt"] is not None
+    assert agent == api.call("GET", f"/erasures/{world.agent.id}", world.person)[1]
+    rest = api.call("GET", f"/erasures?limit=1&nextToken={first['nextToken']}", world.person)[1]
+    assert [entry["id"] for entry in rest["data"]] == [fact["id"]] and rest["nextToken"] is None
+    # the listing holds ids, reasons and times, never the erased text; a memory's entry
+    # keeps its reason after the memory's tombstone went with its agent
+    listing = dynamodb.query(
+        TableName=TABLE,
+        KeyConditionExpression="pk = :pk",
+        ExpressionAttributeValues={":pk": {"S": f"ERASURE#{world.workspace_id}"}},
+    )["Items"]
+    assert len([item for item in listing if item["sk"]["S"].startswith("LIST#")]) == 2
+    assert "kms-alias-77" not in json.dumps(listing)
+
+    other = api.call("GET", "/erasures", world.outsider)[1]["data"]
+    assert [entry["id"] for entry in other] == [theirs["id"]]
+    assert api.call("GET", "/erasures", world.other_agent)[0] == 403
+    assert api.call("GET", "/erasures?nextToken=bm9wZQ", world.person)[0] == 400
+
+    page = Page(client)
+    assert page.sign_in(world.person.token).status_code == 303
+    shown = page.get("/erasures")
+    assert shown.status_code == 200
+    words = text(shown)
+    assert "customer left" in words and "a leaked alias" in words and "not yours" not in words
+    assert f'href="/erasures/{world.agent.id}"' in shown.body.decode()
+    assert "Past erasures" in text(page.get("/settings"))

@@ -48,6 +48,9 @@ EXPORT_IS_FOR_PERSONS = (
 )
 _EXPORT_ID = re.compile(EXPORT_ID_PATTERN)
 _TARGET_ID = re.compile(rf"(?:wsp|agt|usr)_{ULID_PATTERN}")
+ERASURE_TOKEN = r"LIST#\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z#(?:mem|agt|usr)_" + ULID_PATTERN
+"""Where a list of erasures continues (an entry's sort key, ``keys.erasure_list_key``):
+the API's ``nextToken`` and the dashboard's ``after`` carry it encoded."""
 EXPORT_KEPT = timedelta(days=EXPORT_KEPT_DAYS)
 """How long an export's file and record are kept (the bucket's ``Exports`` rule)."""
 EXPORT_LINK_SECONDS = 15 * 60
@@ -66,6 +69,13 @@ class ErasureRecords(Protocol):
 
     def queue_record(self, target_id: str, record: dict[str, Any]) -> dict[str, Any] | None:
         """Write a queued erasure's record unless one exists (then return that one)."""
+        ...
+
+    def erasures(
+        self, workspace_id: str, limit: int, after: str | None
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """A page of the workspace's erasures' records, newest first, and where the next
+        page starts (``storage/erasure_list.py``)."""
         ...
 
 
@@ -213,6 +223,27 @@ class PersonLifecycle:
         if record is None or record.get("workspaceId") != principal.workspace_id:
             raise NotFound(f"No erasure of {target_id!r} in your workspace.")
         return erasure_wire(record)
+
+    def erasures(
+        self, principal: Principal, limit: int, after: str | None
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """The workspace's past erasures (of memories, agents and persons), newest first
+        (docs/reference.md#past-erasures): each as ``GET /erasures/{id}`` answers it, read
+        by key from the workspace's own listing, never another workspace's.
+
+        Args:
+            limit: erasures at most (1-500).
+            after: where the page starts (``ERASURE_TOKEN``, decoded), or None.
+
+        Returns:
+            The erasures and where the next page starts (None on the last page).
+
+        Raises:
+            Forbidden: an agent called.
+        """
+        refuse_agents(principal, ERASURE_IS_FOR_PERSONS)
+        records, more = self._records.erasures(principal.workspace_id, limit, after)
+        return [erasure_wire(record) for record in records], more
 
     def run_erasure(self, target_id: str) -> ErasureReport | None:
         """The worker: run (or resume) a queued erasure; None when there is none to run."""
@@ -390,6 +421,7 @@ def erasure_wire(record: dict[str, Any]) -> dict[str, Any]:
         "requestedBy": record["by"],
         "reason": record.get("reason"),
         "requestedAt": record.get("requestedAt") or record.get("startedAt"),
+        "startedAt": record.get("startedAt"),
         "finishedAt": record.get("finishedAt"),
         "items": items,
         "itemCount": sum(items.values()),
