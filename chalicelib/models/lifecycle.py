@@ -69,8 +69,9 @@ class ErasureList(ListPage[ErasureObject]):
 
 class ExportObject(ResponseModel):
     """A person's export (``POST /exports``, ``GET /exports/{id}``); when ``done``, ``url``
-    fetches the JSON Lines file until ``urlExpiresAt`` (15 minutes; read the export again
-    for a new link) and the file itself is kept until ``expiresAt`` (7 days)."""
+    fetches the file (a JSON document by kind, docs/reference.md#the-persons-export-file)
+    until ``urlExpiresAt`` (15 minutes; read the export again for a new link) and the file
+    itself is kept until ``expiresAt`` (7 days)."""
 
     id: str
     object: Literal["export"]

@@ -19,6 +19,7 @@ import pytest
 from chalice.test import Client
 
 from chalicelib import wiring
+from chalicelib.errors import InvalidRequest
 from chalicelib.ids import FixedClock
 from chalicelib.settings import LIFECYCLE_QUEUE_NAME, REVIEW_QUEUE_NAME
 from chalicelib.storage import recall_index
@@ -222,7 +223,9 @@ def test_a_person_erases_an_agent_through_the_worker(
     memories = {found for found in made if found.startswith("mem_")}
     needles = {world.agent.id, world.agent.token, TEXTS[3], late["id"], *memories}
     left = every_trace(dynamodb, versioned, needles - {other_fact})
-    assert left == [f"ERASURE#{world.agent.id} RECORD"], left
+    # its tombstone, and its entry in the workspace's past erasures (ids and a time)
+    entry = f"ERASURE#{world.workspace_id} LIST#{done['requestedAt']}#{world.agent.id}"
+    assert sorted(left) == [f"ERASURE#{world.agent.id} RECORD", entry], left
     assert "Versions" not in versioned.list_object_versions(Bucket=BUCKET, Prefix=volumes)
     assert api.call("GET", "/memories", world.agent)[0] == 401
     assert api.call("GET", f"/memories/{late['id']}", world.person)[0] == 404
@@ -538,7 +541,7 @@ def _keys(value: Any) -> set[str]:
 
 
 def test_a_persons_export_is_a_readable_document_by_kind_in_the_apis_words(
-    client: Client, world: World, wired: wiring.Services, queue: Any, versioned: Any
+    client: Client, world: World, wired: wiring.Services, queue: Any, versioned: Any, dynamodb: Any
 ) -> None:
     api = Api(client)
     fact = save(api, world, "The staging cluster is kube-staging-31")
@@ -571,6 +574,12 @@ def test_a_persons_export_is_a_readable_document_by_kind_in_the_apis_words(
     # an agent's export holds no other agent's memories, nor the account's key-value
     assert "keyValue" not in document
     assert all(memory["agentId"] == world.agent.id for memory in document["memories"])
+    # for reading, not for import: the operator's import refuses it and writes nothing
+    before = dynamodb.scan(TableName=TABLE)["Count"]
+    lines = json.dumps(document, indent=2).splitlines()
+    with pytest.raises(InvalidRequest, match="Line 1"):
+        wired.admin.import_file(lambda: iter(lines))
+    assert dynamodb.scan(TableName=TABLE)["Count"] == before
 
 
 def test_a_person_lists_the_workspaces_past_erasures_newest_first_and_no_other_workspaces(

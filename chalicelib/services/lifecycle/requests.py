@@ -8,7 +8,8 @@ Both may take longer than API Gateway waits (29 s), so the route only records th
 request and puts a job on the lifecycle queue; the lifecycle worker runs it
 (``chalicelib/jobs/lifecycle.py``; never behind the nightly reviews:
 docs/reference.md#the-lifecycle-queue) with the operator's own code
-(``OwnerErasure``, ``WorkspaceTransfer``), and the person reads its progress. A second
+(``OwnerErasure``; an export is the readable document of ``readable.py``, not the
+operator's JSON Lines), and the person reads its progress. A second
 request for the same agent's erasure answers the same erasure (its record is keyed by
 the agent); an export is a new one each time (use ``Idempotency-Key`` to make a retry
 safe).

@@ -1247,8 +1247,9 @@ export interface components {
         /**
          * ExportObject
          * @description A person's export (``POST /exports``, ``GET /exports/{id}``); when ``done``, ``url``
-         *     fetches the JSON Lines file until ``urlExpiresAt`` (15 minutes; read the export again
-         *     for a new link) and the file itself is kept until ``expiresAt`` (7 days).
+         *     fetches the file (a JSON document by kind, docs/reference.md#the-persons-export-file)
+         *     until ``urlExpiresAt`` (15 minutes; read the export again for a new link) and the file
+         *     itself is kept until ``expiresAt`` (7 days).
          */
         ExportObject: {
             /** Id */
