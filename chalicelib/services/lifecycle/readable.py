@@ -23,12 +23,13 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from typing import IO, Any
 
-from chalicelib.ids import Clock, to_rfc3339
+from chalicelib.ids import Clock
 from chalicelib.services.lifecycle.ownership import TargetKind, item_kind, owned_items
 from chalicelib.services.lifecycle.transfer import (
     LEFT_OUT,
     TransferReport,
     TransferStore,
+    export_header,
     export_workspace,
 )
 from chalicelib.storage.keys import recall_counter_key, recall_counter_page
@@ -103,11 +104,7 @@ class ReadableExport:
             groups = _Groups(stack)
             self._read(kind, target_id, workspace, groups, report)
             header = {
-                "format": FORMAT,
-                "version": VERSION,
-                "kind": kind,
-                "targetId": target_id,
-                "exportedAt": to_rfc3339(self._clock.now()),
+                **export_header(FORMAT, VERSION, kind, target_id, self._clock),
                 "counts": {
                     group: groups.counts[group] for group in GROUPS if group in groups.counts
                 },

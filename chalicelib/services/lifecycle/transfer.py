@@ -211,6 +211,20 @@ class Remapper:
         return value
 
 
+def export_header(
+    format_name: str, version: int, kind: str, target_id: str, clock: Clock
+) -> dict[str, Any]:
+    """The first fields of an export: ``format``, ``version``, ``kind``, ``targetId``,
+    ``exportedAt`` (now)."""
+    return {
+        "format": format_name,
+        "version": version,
+        "kind": kind,
+        "targetId": target_id,
+        "exportedAt": to_rfc3339(clock.now()),
+    }
+
+
 def export_workspace(store: TransferStore, kind: str, target_id: str) -> str | None:
     """The workspace of an export's target (the agent's, or the workspace itself; None
     for an unknown agent).
@@ -266,13 +280,7 @@ class WorkspaceTransfer:
         """
         workspace = export_workspace(self._store, kind, target_id)
         ids = {target_id}
-        header = {
-            "format": FORMAT,
-            "version": VERSION,
-            "kind": kind,
-            "targetId": target_id,
-            "exportedAt": to_rfc3339(self._clock.now()),
-        }
+        header = export_header(FORMAT, VERSION, kind, target_id, self._clock)
         write(json.dumps(header, sort_keys=True))
         report = TransferReport()
         objects = self._write_items(kind, ids, workspace, write, report, progress)
