@@ -18,9 +18,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from chalicelib.storage.dynamodb import DynamoDBTable, to_attributes
+from chalicelib.storage.dynamodb import DynamoDBTable, from_attributes, to_attributes
 from chalicelib.storage.keys import (
     ERASURE_LIST_PREFIX,
+    ERASURE_PREFIX,
     erasure_list_key,
     erasure_partition,
     erasure_record_key,
@@ -64,6 +65,26 @@ def memory_erasure_put(
     )
     assert item is not None
     return {"Put": {"Item": to_attributes({**item, "agentId": agent_id, "reason": reason})}}
+
+
+def erasure_entry(item: dict[str, Any]) -> dict[str, Any] | None:
+    """The listing entry an existing item stands for (the table upgrade lists the
+    erasures made before the listing existed): an erasure's record, or an erased
+    memory's tombstone; None for any other item."""
+    pk, sk = str(item["pk"]), str(item.get("sk", ""))
+    if pk.startswith(ERASURE_PREFIX) and sk == "RECORD":
+        return erasure_list_item({**item, "targetId": pk.removeprefix(ERASURE_PREFIX)})
+    if item.get("entity") == "memory" and item.get("status") == "erased":
+        put = memory_erasure_put(
+            str(item["workspaceId"]),
+            str(item["id"]),
+            str(item["agentId"]),
+            str(item.get("erasedBy") or ""),
+            str(item.get("erasedAt") or item["updatedAt"]),
+            str(item.get("eraseReason") or ""),
+        )
+        return from_attributes(put["Put"]["Item"])
+    return None
 
 
 class DynamoDBErasureList:
