@@ -130,6 +130,15 @@ SEARCH_SCAN_MAX = 2000
 the newest are read page by page; the person may continue with the next ones)."""
 DASHBOARD_PAGE_SIZE = 50
 """Memories on one page of an agent's memory list."""
+MEMORY_LIST_COUNT_MAX = 1000
+"""Index items one page of an agent's memory list reads at most to say how many there
+are ("of 1,000+" past it; docs/reference.md#list-totals)."""
+PENDING_COUNT_MAX = 250
+"""Waiting review actions one page of the Waiting list reads at most to count them."""
+RECALL_LOG_COUNT_MAX = 100
+"""Recall log entries one page of an agent's recall log reads at most to count them."""
+REVIEWS_COUNT_MAX = 500
+"""Review summaries one page of an agent's reports reads at most to count them."""
 
 # Throttling (docs/reference.md#6-errors, docs/issues.md#issue-12).
 THROTTLED_RETRY_AFTER_SECONDS = 1

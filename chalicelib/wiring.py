@@ -31,6 +31,8 @@ from chalicelib.ids import Clock, IdFactory, SystemClock
 from chalicelib.models.requests import ArchiveRequest
 from chalicelib.services.access.admin import AdminService
 from chalicelib.services.access.auth import AuthService
+from chalicelib.services.access.enrolment import Enrolment
+from chalicelib.services.access.people import PeopleService
 from chalicelib.services.access.sessions import DashboardSessions
 from chalicelib.services.access.workspace import WorkspaceService
 from chalicelib.services.idempotency import IdempotencyService
@@ -109,6 +111,7 @@ class Dashboard:
 
     sessions: DashboardSessions
     workspace: WorkspaceService
+    people: PeopleService
     overview: AgentOverview
     pictures: AgentPicturesService
     browser: MemoryBrowser
@@ -537,6 +540,7 @@ def build_services(
         dashboard=Dashboard(
             sessions=DashboardSessions(DynamoDBWebSessionRepository(table), directory, auth, clock),
             workspace=WorkspaceService(directory, clock),
+            people=PeopleService(directory, Enrolment(directory, clock, ids, digests)),
             overview=AgentOverview(
                 index,
                 recall_store,
@@ -546,7 +550,7 @@ def build_services(
                 workers=settings.read_concurrency,
             ),
             pictures=AgentPicturesService(directory, index, recall_store, clock),
-            browser=MemoryBrowser(memory_service, clock),
+            browser=MemoryBrowser(memory_service, index, clock),
             recall_preview=RecallPreviewService(recall, memories, directory, clock),
             day_logs=DayLogIndex(directory, index),
         ),

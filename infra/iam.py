@@ -316,6 +316,9 @@ def _grants(function: str) -> list[Grant]:
                     )
                 ),
             ),
+            # an owner's People and agents page lists each agent's tokens
+            # (docs/reference.md#people-and-agents)
+            Grant("AgentTokens", ("dynamodb:Query",), (_index(BY_TOKEN_PRINCIPAL),)),
             Grant(
                 "KeyValueObjects",
                 ("s3:GetObject", "s3:PutObject", "s3:DeleteObject"),

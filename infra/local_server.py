@@ -72,7 +72,9 @@ LISTEN_BACKLOG = 1024
 
 
 def _ensure_demo(data_dir: Path, settings: Any) -> dict[str, str]:
-    """Create the demo workspace, agent and person once; reuse them afterwards."""
+    """Create the demo workspace, agent and person once (the person an owner, so the
+    dashboard's People and agents page is theirs: docs/reference.md#person-roles); reuse
+    them afterwards."""
     from chalicelib.wiring import build_admin_service
 
     demo_file = data_dir / "demo.json"
@@ -83,7 +85,7 @@ def _ensure_demo(data_dir: Path, settings: Any) -> dict[str, str]:
             return demo
     workspace = admin.create_workspace("Demo")
     agent = admin.create_agent(workspace.id, "demo-agent")
-    person = admin.create_person(workspace.id, "demo@example.com")
+    person = admin.create_person(workspace.id, "demo@example.com", "owner")
     demo = {
         "workspaceId": workspace.id,
         "agentId": agent.id,

@@ -172,12 +172,13 @@ class AdminOperations(Protocol):
         """
         ...
 
-    def create_person(self, workspace_id: str, email: str, /) -> IssuedCredential:
+    def create_person(self, workspace_id: str, email: str, role: str = ..., /) -> IssuedCredential:
         """Create a person in a workspace and issue their token.
 
         Args:
             workspace_id: the ``wsp_…`` id.
             email: the person's email address.
+            role: ``owner`` or ``member`` (the default; docs/reference.md#person-roles).
 
         Returns:
             The person's id and token.
@@ -298,6 +299,16 @@ class AdminOperations(Protocol):
         Raises:
             chalicelib.errors.PineworkError: ``not_found``; ``invalid_request`` (a
                 grace outside 0 to 720 hours, a token rotated already).
+        """
+        ...
+
+    def set_role(self, person_id: str, role: str, /) -> dict[str, Any]:
+        """Set a person's role, ``owner`` or ``member`` (docs/reference.md#person-roles).
+        Returns ``{id, email, workspaceId, role}``.
+
+        Raises:
+            chalicelib.errors.PineworkError: ``invalid_request`` (another role),
+                ``not_found`` (no such live person), ``conflict`` (changed meanwhile).
         """
         ...
 

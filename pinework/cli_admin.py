@@ -98,22 +98,45 @@ def admin_create_agent(
         _render.echo(_TOKEN_NOTE, err=True)
 
 
+RoleOption = Annotated[
+    str,
+    typer.Option(
+        "--role",
+        help="owner (may also manage people, agents and tokens on the dashboard) or member.",
+    ),
+]
+
+
 @admin_app.command("create-person")
 def admin_create_person(
     workspace: Annotated[str, typer.Option("--workspace", help="The workspace, wsp_….")],
     email: Annotated[str, typer.Option("--email", help="The person's email address.")],
+    role: RoleOption = "member",
     as_json: JsonFlag = False,
 ) -> None:
     """Create a person in a workspace and print their id and bearer token."""
 
-    result = _admin(as_json, lambda svc: _issued(svc.create_person(workspace, email)))
+    result = _admin(as_json, lambda svc: _issued(svc.create_person(workspace, email, role)))
     if not as_json:
-        _render.echo(f"created person {result['id']} ({email}) in {workspace}")
+        _render.echo(f"created person {result['id']} ({email}, {role}) in {workspace}")
         _render.echo(f"token: {result['token']}")
         _render.echo(_TOKEN_NOTE, err=True)
 
 
 PersonOption = Annotated[str, typer.Option("--person", help="The person, usr_….")]
+
+
+@admin_app.command("set-role")
+def admin_set_role(
+    person: PersonOption,
+    role: Annotated[str, typer.Option("--role", help="owner or member.")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Set a person's role: owner or member (an operator may leave a workspace without
+    an owner; the dashboard never does)."""
+    result = _admin(as_json, lambda svc: svc.set_role(person, role))
+    if not as_json:
+        typer.echo(f"{result['id']} ({result['email']}) is now {result['role']}")
 
 
 @admin_app.command("end-sessions")
@@ -137,12 +160,25 @@ def admin_remove_person(person: PersonOption, as_json: JsonFlag = False) -> None
         )
 
 
+def _ask(question: str) -> bool:
+    """A yes/no prompt, no by default. No answer at all (the input ended: no terminal, a
+    pipe) is a no, said on stderr with the way round it (``--yes``), never a silent exit."""
+    try:
+        return typer.confirm(question, default=False)
+    except typer.Abort:
+        _render.echo("\nno answer (no terminal?): nothing changed; pass --yes to confirm", err=True)
+        return False
+
+
 def _erase(kind: str, target_id: str, dry_run: bool, yes: bool, by: str, as_json: bool) -> None:
     """``pinework admin erase-agent|erase-person|erase-workspace``."""
-    if not dry_run and not yes and not as_json:
-        typer.confirm(
-            f"Erase {kind} {target_id} and everything of it? This cannot be undone", abort=True
-        )
+    if (
+        not dry_run
+        and not yes
+        and not as_json
+        and not _ask(f"Erase {kind} {target_id} and everything of it? This cannot be undone")
+    ):
+        raise typer.Exit(1)
 
     def progress(step: Any) -> None:
         if not as_json:
@@ -410,7 +446,7 @@ def admin_set_learning_approval(
             "With 'none', any agent's proposed text is told to every agent of the workspace "
             "at once, unread by a person (a prompt injection reaches them all)."
         )
-        confirmed = typer.confirm("Switch learningApproval to none?", default=False)
+        confirmed = _ask("Switch learningApproval to none?")
 
     def configure(svc: AdminOperations) -> dict[str, str]:
         configured = svc.set_learning_approval(workspace, value, confirmed=confirmed)

@@ -13,6 +13,13 @@ applies each review's plan at once; ``required`` makes every action wait for a
 person of the workspace to approve or reject it."""
 REVIEW_APPROVAL_VALUES: tuple[ReviewApproval, ...] = ("none", "required")
 
+PersonRole = Literal["owner", "member"]
+"""A person's role in their workspace (docs/reference.md#person-roles): an ``owner`` may also
+create agents, invite persons, change roles and issue or revoke agents' tokens on the
+dashboard; a ``member`` may do everything else a person may. A person stored without a
+role is a ``member``."""
+PERSON_ROLES: tuple[PersonRole, ...] = ("owner", "member")
+
 
 class PrincipalKind(StrEnum):
     """An automated caller or a human member of a workspace."""
@@ -55,12 +62,14 @@ class Workspace(WireModel):
 
 
 class Agent(WireModel):
-    """An automated caller (``agt_…``) in one workspace."""
+    """An automated caller (``agt_…``) in one workspace; ``created_by``: the owner's
+    ``usr_…`` id when an owner created it on the dashboard, None when the operator did."""
 
     id: str
     workspace_id: str
     name: str
     created_at: Timestamp
+    created_by: str | None = None
 
 
 class Person(WireModel):
@@ -73,6 +82,11 @@ class Person(WireModel):
         removed_at: when an operator removed the person (``remove-person``); the item
             stays so their past edits keep naming them, but they cannot sign in, their
             tokens are 401 and their e-mail address is free again.
+        role: ``owner`` or ``member`` (``PersonRole``; docs/reference.md#person-roles).
+        role_set_by: who last set the role (an owner's ``usr_…`` id, or ``operator``);
+            None: given at creation and never changed.
+        role_set_at: when the role was last set.
+        created_by: who created the person (an owner's ``usr_…`` id, or None: the operator).
     """
 
     id: str
@@ -81,6 +95,15 @@ class Person(WireModel):
     created_at: Timestamp
     sessions_epoch: int = 0
     removed_at: Timestamp | None = None
+    role: PersonRole = "member"
+    role_set_by: str | None = None
+    role_set_at: Timestamp | None = None
+    created_by: str | None = None
+
+    @property
+    def is_owner(self) -> bool:
+        """True for a live owner of the workspace."""
+        return self.role == "owner" and self.removed_at is None
 
 
 class IssuedCredential(WireModel):

@@ -4,6 +4,7 @@ and browser sessions."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
@@ -11,6 +12,7 @@ from typing import Any, Protocol
 from chalicelib.models.memory import MemoryKind, MemoryStatus
 from chalicelib.models.overview import MemoryIndexEntry
 from chalicelib.models.session import SignInCode, WebSession
+from chalicelib.models.totals import ListTotal
 
 
 class MemoryIndexRepository(Protocol):
@@ -24,6 +26,22 @@ class MemoryIndexRepository(Protocol):
         self, agent_id: str, kind: MemoryKind, status: MemoryStatus, *, newest: int | None = None
     ) -> list[MemoryIndexEntry]:
         """Those memories newest first (at most ``newest`` of them when given)."""
+        ...
+
+    def count_page(
+        self,
+        agent_id: str,
+        kinds: Sequence[MemoryKind],
+        statuses: Sequence[MemoryStatus],
+        after_id: str | None,
+        *,
+        expired: bool | None,
+        now: datetime,
+        cap: int,
+    ) -> ListTotal:
+        """How many memories of ``kinds`` in ``statuses`` (expired or not, when given)
+        the agent has, and how many are newer than the page after ``after_id``; at most
+        ``cap`` read (docs/reference.md#list-totals)."""
         ...
 
 

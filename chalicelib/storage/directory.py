@@ -33,6 +33,8 @@ from chalicelib.storage.keys import (
     WORKSPACE_AGENT_PREFIX,
     agent_key,
     learning_states_marker_key,
+    owned_key,
+    owned_partition,
     person_email_key,
     person_key,
     token_id_key,
@@ -41,7 +43,7 @@ from chalicelib.storage.keys import (
     workspace_key,
 )
 from chalicelib.storage.owner_marks import owner_mark_put
-from chalicelib.storage.protocols import PersonEmailTaken
+from chalicelib.storage.protocols import PersonEmailTaken, RoleChange
 from chalicelib.storage.recall_index import marker_item
 
 _CONDITION_FAILED = "ConditionalCheckFailedException"
@@ -428,6 +430,87 @@ class DynamoDBDirectoryRepository:
                 return None
             raise
         return convert.person_from_item(from_attributes(response["Attributes"]))
+
+    def list_persons(self, workspace_id: str) -> list[Person]:
+        """Every person of a workspace, removed ones too, in no order: one Query of the
+        workspace's owner marks (``PERSON#…`` sort keys, written with each person; the
+        table upgrade marks older ones) and one consistent BatchGetItem of the persons."""
+        marks = self._table.query(
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+            ExpressionAttributeValues=to_attributes(
+                {":pk": owned_partition(workspace_id), ":prefix": "PERSON#"}
+            ),
+        )
+        keys = [owned_key(str(mark["sk"])) for mark in marks]
+        persons = [convert.person_from_item(item) for item in self._table.batch_get(keys)]
+        return [person for person in persons if person.workspace_id == workspace_id]
+
+    def set_person_role(self, change: RoleChange) -> Person | None:
+        """Set a person's role, who set it and when (one transaction: the person's
+        conditional update, and the other owner's condition check when named). None
+        when the person is gone, removed, of another workspace or no longer
+        ``change.before``, or the other owner is not a live owner any more."""
+        before = (
+            "#role = :before"
+            if change.before == "owner"
+            # a person stored before roles existed has no role attribute: a member
+            else "(attribute_not_exists(#role) OR #role = :before)"
+        )
+        update = {
+            "Update": {
+                "Key": to_attributes(person_key(change.person_id)),
+                "UpdateExpression": "SET #role = :after, #by = :by, #at = :at",
+                # A live person of this workspace still holding the role that was read:
+                # a concurrent change is reported, never overwritten.
+                "ConditionExpression": (
+                    "attribute_exists(pk) AND attribute_not_exists(#removed) "
+                    f"AND #workspace = :workspace AND {before}"
+                ),
+                "ExpressionAttributeNames": {
+                    "#role": "role",
+                    "#by": "roleSetBy",
+                    "#at": "roleSetAt",
+                    "#removed": "removedAt",
+                    "#workspace": "workspaceId",
+                },
+                "ExpressionAttributeValues": to_attributes(
+                    {
+                        ":after": change.after,
+                        ":by": change.by,
+                        ":at": to_rfc3339(change.at),
+                        ":before": change.before,
+                        ":workspace": change.workspace_id,
+                    }
+                ),
+            }
+        }
+        operations = [update]
+        if change.other_owner is not None:
+            operations.append(
+                {
+                    "ConditionCheck": {
+                        "Key": to_attributes(person_key(change.other_owner)),
+                        # The workspace keeps a live owner after this change.
+                        "ConditionExpression": (
+                            "attribute_exists(pk) AND attribute_not_exists(#removed) "
+                            "AND #workspace = :workspace AND #role = :owner"
+                        ),
+                        "ExpressionAttributeNames": {
+                            "#role": "role",
+                            "#removed": "removedAt",
+                            "#workspace": "workspaceId",
+                        },
+                        "ExpressionAttributeValues": to_attributes(
+                            {":workspace": change.workspace_id, ":owner": "owner"}
+                        ),
+                    }
+                }
+            )
+        try:
+            self._table.transact(operations)
+        except TransactionCancelled:
+            return None
+        return self.get_person(change.person_id)
 
     def remove_person(self, person: Person, *, email_digests: Sequence[str], now: datetime) -> bool:
         """Mark the person removed (the item stays: audit records name them), end their

@@ -237,6 +237,7 @@ def agent_to_item(agent: Agent) -> dict[str, Any]:
         "workspaceId": agent.workspace_id,
         "name": agent.name,
         "createdAt": to_rfc3339(agent.created_at),
+        **({} if agent.created_by is None else {"createdBy": agent.created_by}),
     }
 
 
@@ -247,6 +248,7 @@ def agent_from_item(item: dict[str, Any]) -> Agent:
         workspace_id=item["workspaceId"],
         name=item["name"],
         created_at=from_rfc3339(item["createdAt"]),
+        created_by=item.get("createdBy"),
     )
 
 
@@ -261,6 +263,10 @@ def person_to_item(person: Person) -> dict[str, Any]:
         "createdAt": to_rfc3339(person.created_at),
         "sessionsEpoch": person.sessions_epoch,
         **({} if person.removed_at is None else {"removedAt": to_rfc3339(person.removed_at)}),
+        "role": person.role,
+        **({} if person.created_by is None else {"createdBy": person.created_by}),
+        **({} if person.role_set_by is None else {"roleSetBy": person.role_set_by}),
+        **({} if person.role_set_at is None else {"roleSetAt": to_rfc3339(person.role_set_at)}),
     }
 
 
@@ -273,6 +279,11 @@ def person_from_item(item: dict[str, Any]) -> Person:
         created_at=from_rfc3339(item["createdAt"]),
         sessions_epoch=int(item.get("sessionsEpoch", 0)),
         removed_at=from_rfc3339(item["removedAt"]) if item.get("removedAt") else None,
+        # a person stored before roles existed is a member (docs/reference.md#person-roles)
+        role="owner" if item.get("role") == "owner" else "member",
+        role_set_by=item.get("roleSetBy"),
+        role_set_at=from_rfc3339(item["roleSetAt"]) if item.get("roleSetAt") else None,
+        created_by=item.get("createdBy"),
     )
 
 

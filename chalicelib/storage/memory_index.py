@@ -11,13 +11,16 @@ it from the base table).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from itertools import islice
 from typing import Any
 
-from chalicelib.ids import from_rfc3339
+from chalicelib.ids import from_rfc3339, to_rfc3339
 from chalicelib.models.memory import Memory, MemoryKind, MemoryStatus
 from chalicelib.models.overview import MemoryIndexEntry
+from chalicelib.models.totals import ListTotal
 from chalicelib.storage import items as convert
+from chalicelib.storage.counting import count_list
 from chalicelib.storage.dynamodb import DynamoDBTable, to_attributes
 from chalicelib.storage.keys import (
     AGENT_KIND_INDEX_PARTITION,
@@ -66,6 +69,37 @@ class DynamoDBMemoryIndexRepository:
                 return total
             request["ExclusiveStartKey"] = last
 
+    def count_page(
+        self,
+        agent_id: str,
+        kinds: Sequence[MemoryKind],
+        statuses: Sequence[MemoryStatus],
+        after_id: str | None,
+        *,
+        expired: bool | None,
+        now: datetime,
+        cap: int,
+    ) -> ListTotal:
+        """How many of the agent's memories of ``kinds`` in ``statuses`` (and, with
+        ``expired``, past ``expiresAt`` at ``now`` or not) there are, and how many are
+        newer than the page after ``after_id``: ``Select=COUNT`` Queries of the
+        partitions the list reads (``agent_list_ids``), at most ``cap`` index items
+        read in all (``counting.count_list``; docs/reference.md#list-totals)."""
+        partitions = [f"{agent_id}#{k.value}#{s.value}" for k in kinds for s in statuses]
+        expiry: dict[str, Any] = {}
+        if expired is not None:
+            expiry = {
+                "FilterExpression": f"#expires {'<=' if expired else '>'} :now",
+                "names": {"#expires": "expiresAt"},
+                "values": {":now": to_rfc3339(now)},
+            }
+
+        def part(comparison: str | None) -> list[dict[str, Any]]:
+            return [_counted(partition, after_id, comparison, expiry) for partition in partitions]
+
+        ahead = part(">=") if after_id is not None else []
+        return count_list(self._table, ahead, part("<" if after_id else None), cap)
+
     def entries(
         self, agent_id: str, kind: MemoryKind, status: MemoryStatus, *, newest: int | None = None
     ) -> list[MemoryIndexEntry]:
@@ -90,6 +124,31 @@ class DynamoDBMemoryIndexRepository:
             if newest is not None and len(found) >= newest:
                 break
         return found
+
+
+def _counted(
+    partition: str, after_id: str | None, comparison: str | None, expiry: dict[str, Any]
+) -> dict[str, Any]:
+    """A count Query of one ``byAgentKind`` partition: every item, or those whose
+    memory id compares so with ``after_id`` (``>=``: ahead of the page, the cursor's own
+    item included, as it ended the page before; ``<``: the page and after), filtered by
+    ``expiry`` (a ``FilterExpression`` with its names and values) when given."""
+    condition = "#partition = :partition"
+    names = {"#partition": AGENT_KIND_INDEX_PARTITION, **expiry.get("names", {})}
+    values: dict[str, Any] = {":partition": partition, **expiry.get("values", {})}
+    if comparison is not None:
+        condition += f" AND #sort {comparison} :after"
+        names["#sort"] = SORT_ATTRIBUTE
+        values[":after"] = after_id
+    request: dict[str, Any] = {
+        "IndexName": BY_AGENT_KIND,
+        "KeyConditionExpression": condition,
+        "ExpressionAttributeNames": names,
+        "ExpressionAttributeValues": to_attributes(values),
+    }
+    if "FilterExpression" in expiry:
+        request["FilterExpression"] = expiry["FilterExpression"]
+    return request
 
 
 def _entry(item: dict[str, Any], kind: MemoryKind, status: MemoryStatus) -> MemoryIndexEntry:

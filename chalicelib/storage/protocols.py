@@ -15,12 +15,20 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from chalicelib.models.memory import AuditRecord, Memory
-from chalicelib.models.principal import Agent, Person, Principal, ReviewApproval, Workspace
+from chalicelib.models.principal import (
+    Agent,
+    Person,
+    PersonRole,
+    Principal,
+    ReviewApproval,
+    Workspace,
+)
 from chalicelib.models.recall import RecallEntry, RecallLogEntry
 from chalicelib.models.review import ActionDecision, ActionUndo, PendingAction, ReviewSummary
 from chalicelib.models.review_run import ReviewRun
 from chalicelib.models.routine import Routine
 from chalicelib.models.token import StoredToken
+from chalicelib.models.totals import ListTotal
 
 
 class WriteConflict(Exception):
@@ -43,6 +51,30 @@ class DayRowNotLive(Exception):
 
 class DayLogFull(Exception):
     """The append would take the stored day text over its cap (docs/reference.md#5-limits)."""
+
+
+@dataclass(frozen=True)
+class RoleChange:
+    """One change of a person's role (docs/reference.md#person-roles), written only if the
+    person is live, of ``workspace_id``, still ``before`` and, when ``other_owner`` is
+    given, that other person is still a live owner of the workspace (so a workspace
+    keeps an owner: two owners demoting each other at once cannot both win).
+
+    Attributes:
+        person_id, workspace_id: whose role.
+        before, after: the role read, the role to set.
+        by: who set it (an owner's ``usr_…`` id, or ``operator``).
+        at: when.
+        other_owner: a ``usr_…`` that must stay a live owner, or None.
+    """
+
+    person_id: str
+    workspace_id: str
+    before: PersonRole
+    after: PersonRole
+    by: str
+    at: datetime
+    other_owner: str | None = None
 
 
 class PersonEmailTaken(Exception):
@@ -275,6 +307,11 @@ class RecallRepository(Protocol):
         """An agent's recall log entries newest first, and the id to continue after."""
         ...
 
+    def count_log(self, agent_id: str, after_id: str | None, cap: int) -> ListTotal:
+        """How many entries ``list_log`` lists and how many are newer than the page
+        after ``after_id``; at most ``cap`` read (docs/reference.md#list-totals)."""
+        ...
+
     def recall_times(self, agent_id: str, since: datetime) -> list[datetime]:
         """When each of the agent's recalls since ``since`` was made, oldest first."""
         ...
@@ -386,6 +423,17 @@ class DirectoryRepository(Protocol):
 
     def all_persons(self) -> Iterator[Person]:
         """Every person of the table, removed ones too (a whole-table read)."""
+        ...
+
+    def list_persons(self, workspace_id: str) -> list[Person]:
+        """Every person of a workspace, removed ones too, in no order (read by key
+        through the workspace's owner marks, never a scan)."""
+        ...
+
+    def set_person_role(self, change: RoleChange) -> Person | None:
+        """Set a live person's role as ``change`` says, in one transaction with its
+        checks; the person as now stored, or None when a check failed (nothing
+        written)."""
         ...
 
     def rekey_email_claim(self, person: Person, *, email_digests: Sequence[str]) -> bool:
@@ -666,6 +714,11 @@ class ReviewRepository(Protocol):
         and the id to continue after."""
         ...
 
+    def count_summaries(self, agent_id: str, after_id: str | None, cap: int) -> ListTotal:
+        """How many summaries ``list_summaries`` lists and how many are newer than the
+        page after ``after_id``; at most ``cap`` read (docs/reference.md#list-totals)."""
+        ...
+
     def claim_approval(
         self,
         summary: ReviewSummary,
@@ -759,6 +812,13 @@ class PendingActionRepository(Protocol):
     ) -> tuple[list[PendingAction], str | None]:
         """A page of waiting actions (by agent, oldest review first; none of a review
         past its retention) and the key to continue after."""
+        ...
+
+    def count_pending(
+        self, workspace_id: str, agent_id: str | None, after: str | None, cap: int
+    ) -> ListTotal:
+        """How many actions ``list_pending`` lists and how many come before the page
+        after ``after``; at most ``cap`` read (docs/reference.md#list-totals)."""
         ...
 
     def pending_signatures(self, workspace_id: str, agent_id: str) -> dict[str, str]:

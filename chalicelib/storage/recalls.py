@@ -17,8 +17,10 @@ from botocore.exceptions import BotoCoreError, ClientError
 from chalicelib.errors import Conflict, RateLimited
 from chalicelib.ids import Clock, SystemClock, from_rfc3339, to_rfc3339, ulid_floor
 from chalicelib.models.recall import RecallLogEntry
+from chalicelib.models.totals import ListTotal
 from chalicelib.storage import items as convert
 from chalicelib.storage.aws_errors import error_code
+from chalicelib.storage.counting import count_newest_first
 from chalicelib.storage.dynamodb import DynamoDBTable, TransactionCancelled, to_attributes
 from chalicelib.storage.keys import (
     KV_TTL_ATTRIBUTE,
@@ -256,6 +258,16 @@ class DynamoDBRecallRepository:
         if len(entries) > limit:
             return entries[:limit], entries[limit - 1].id
         return entries, None
+
+    def count_log(self, agent_id: str, after_id: str | None, cap: int) -> ListTotal:
+        """How many entries ``list_log`` lists (those inside the retention) and how many
+        are newer than the page after ``after_id``: ``Select=COUNT`` of the agent's
+        ``RECALLS#`` partition, at most ``cap`` entries read
+        (docs/reference.md#list-totals)."""
+        oldest = f"rcl_{ulid_floor(self._clock.now() - self._retention)}"
+        return count_newest_first(
+            self._table, recall_log_partition(agent_id), oldest, after_id, cap=cap
+        )
 
     def recall_times(self, agent_id: str, since: datetime) -> list[datetime]:
         """When each of the agent's recalls since ``since`` was made, oldest first

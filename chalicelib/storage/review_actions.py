@@ -15,7 +15,9 @@ from typing import Any
 from chalicelib.ids import from_rfc3339, to_rfc3339
 from chalicelib.models.memory import AuditRecord, Memory
 from chalicelib.models.review import ActionUndo, PendingAction, ReviewAction, ReviewSummary
+from chalicelib.models.totals import ListTotal
 from chalicelib.storage import items as convert
+from chalicelib.storage.counting import Condition, count_keyed
 from chalicelib.storage.dynamodb import DynamoDBTable, TransactionCancelled, put_new, to_attributes
 from chalicelib.storage.keys import (
     UNDO_PREFIX,
@@ -159,6 +161,39 @@ class DynamoDBPendingRepository(ReviewRetention):
             if len(found) > limit:
                 return [entry for _, entry in found[:limit]], found[limit - 1][0]
         return [entry for _, entry in found], None
+
+    def count_pending(
+        self, workspace_id: str, agent_id: str | None, after: str | None, cap: int
+    ) -> ListTotal:
+        """How many actions wait (the workspace's, or one agent's) and how many of them
+        come before the page after the sort key ``after``, as ``list_pending`` lists them
+        (without those of a review past its retention): ``Select=COUNT`` of the
+        workspace's ``PENDING#`` partition, at most ``cap`` items read, strongly
+        consistent as the list is (docs/reference.md#list-totals)."""
+        partition = pending_partition(workspace_id)
+        keep = Condition(
+            "waitingSince >= :kept", {":kept": to_rfc3339(self._clock.now() - self._retention)}
+        )
+        if agent_id is None:
+            listing = Condition("pk = :pk", {":pk": partition})
+            ahead = Condition("pk = :pk AND sk <= :cursor", {":pk": partition, ":cursor": after})
+        else:
+            values = {":pk": partition, ":agent": f"{agent_id}#"}
+            listing = Condition("pk = :pk AND begins_with(sk, :agent)", values)
+            ahead = Condition(
+                "pk = :pk AND sk BETWEEN :agent AND :cursor", {**values, ":cursor": after}
+            )
+        cursor_key = None if after is None else {"pk": partition, "sk": after}
+        return count_keyed(
+            self._table,
+            listing,
+            ahead,
+            cursor_key,
+            cap=cap,
+            consistent=True,
+            newest_first=False,
+            keep=keep,
+        )
 
     def pending_signatures(self, workspace_id: str, agent_id: str) -> dict[str, str]:
         """Every signature of the agent's waiting actions -> ``"rvw_… a3"`` (an action

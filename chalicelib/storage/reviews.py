@@ -15,7 +15,9 @@ from typing import Any
 from chalicelib.ids import from_rfc3339, to_rfc3339
 from chalicelib.models.memory import AuditRecord, Memory
 from chalicelib.models.review import ReviewSummary
+from chalicelib.models.totals import ListTotal
 from chalicelib.storage import items as convert
+from chalicelib.storage.counting import Condition, count_newest_first
 from chalicelib.storage.dynamodb import (
     TransactionCancelled,
     put_new,
@@ -228,6 +230,18 @@ class DynamoDBReviewRepository(DynamoDBReviewDecisions):
         if summary is None or not review_kept(summary.started_at, self._clock, self._retention):
             return None
         return summary
+
+    def count_summaries(self, agent_id: str, after_id: str | None, cap: int) -> ListTotal:
+        """How many summaries ``list_summaries`` lists (inside the retention) and how
+        many are newer than the page after ``after_id``: ``Select=COUNT`` of the agent's
+        ``REVIEWS#`` partition, at most ``cap`` read (docs/reference.md#list-totals)."""
+        keep = Condition(
+            "startedAt >= :kept", {":kept": to_rfc3339(self._clock.now() - self._retention)}
+        )
+        oldest = oldest_listed_id(self._clock, self._retention)
+        return count_newest_first(
+            self._table, review_partition(agent_id), oldest, after_id, cap=cap, keep=keep
+        )
 
     def list_summaries(
         self, agent_id: str, limit: int, after_id: str | None

@@ -42,6 +42,8 @@ NOTICES = {
     "learning-reject": "Learning rejected: agents may not propose it again.",
     "learning-retire": "Learning retired: no agent is told it any more.",
     "signed-out": "You are signed out.",
+    "role-set": "Role saved.",
+    "token-revoked": "Token revoked: the next request with it is refused (401).",
 }
 """The one-line confirmations a redirect may ask for (``?done=<key>``): fixed texts,
 so nothing a URL carries is ever shown as is."""

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from chalicelib.characters import INVISIBLE_CHARACTERS, invisible_found, mark_invisible, marker
+from chalicelib.models.totals import ListTotal
 
 # Jinja2 loads on the first page rendered, not at cold start (docs/issues.md#issue-12)
 if TYPE_CHECKING:
@@ -54,6 +55,7 @@ def environment() -> Environment:
     env.filters["ago"] = ago
     env.filters["count"] = count
     env.filters["counted"] = counted
+    env.filters["range_of"] = range_of
     env.filters["score"] = score
     env.filters["visible"] = visible
     env.filters["visible_text"] = visible_text
@@ -139,6 +141,38 @@ def counted(value: int, noun: str, plural: str | None = None) -> str:
     """A count with its noun in the right number: ``1 object``, ``2 objects``,
     ``1,204 entries`` (``plural`` when the noun does not take an ``s``)."""
     return f"{value:,} {noun if value == 1 else plural or noun + 's'}"
+
+
+EN_DASH = "\u2013"
+"""Between a page's first and last item: ``51\u2013100``."""
+
+
+def range_of(total: ListTotal | None, shown: int, noun: str, plural: str | None = None) -> str:
+    """Where a page stands in its list (docs/reference.md#list-totals): ``51-100 of 1,234
+    memories``; ``of 1,000+`` when the count stopped at its cap; ``50 past the first
+    1,000 of 1,000+`` when the page lies past the cap; only the total when the page is
+    empty; ``""`` when the list was not counted.
+
+    Args:
+        total: the list's count (``ListTotal``).
+        shown: items on the page.
+        noun, plural: what the list holds (``plural`` when the noun takes no ``s``).
+    """
+    if total is None:
+        return ""
+    nouns = plural or noun + "s"
+    many = total.capped or total.total != 1
+    whole = f"{total.total:,}{'+' if total.capped else ''} {nouns if many else noun}"
+    if total.before is None:
+        return f"{shown:,} past the first {total.total:,} of {whole}"
+    if shown == 0:
+        return whole
+    first, last = total.before + 1, total.before + shown
+    if not total.capped and last > total.total:
+        # The index a count reads lags a write by a moment: never "1-50 of 49".
+        whole = f"{last:,} {nouns}"
+    span = f"{first:,}" if shown == 1 else f"{first:,}{EN_DASH}{last:,}"
+    return f"{span} of {whole}"
 
 
 def score(value: float | None) -> str:

@@ -6,6 +6,7 @@ nothing."""
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
@@ -14,8 +15,10 @@ from chalicelib.ids import FixedClock, IdFactory
 from chalicelib.models.principal import Principal
 from chalicelib.services.memory.browse import BrowseFilters, MemoryBrowser
 from chalicelib.services.memory.chain import supersede_chain
+from chalicelib.storage.dynamodb import DynamoDBTable
+from chalicelib.storage.memory_index import DynamoDBMemoryIndexRepository
 from chalicelib.wiring import Services
-from tests.helpers import START, Api, World
+from tests.helpers import START, TABLE, Api, World
 
 FULL_WIDTH = "\uff24\uff45\uff50\uff4c\uff4f\uff59 in full width"
 """"Deploy" in full-width letters: NFKC makes it the ASCII word."""
@@ -163,7 +166,7 @@ def test_list_by_kind_reads_the_index_and_pages(api: Api, world: World, clock: F
 
 
 def test_browse_filters_search_and_bounded_scan(
-    api: Api, wired: Services, world: World, clock: FixedClock
+    api: Api, wired: Services, world: World, clock: FixedClock, dynamodb: Any
 ) -> None:
     for number in range(12):
         save(api, world, f"Deploy note {number}" if number % 3 == 0 else f"Other note {number}")
@@ -184,7 +187,8 @@ def test_browse_filters_search_and_bounded_scan(
     assert rest.continue_after is None and not rest.stopped_early
     expired = browser.page(person, world.agent.id, BrowseFilters(expired=True), limit=10)
     assert [m.text for m in expired.memories] == [FULL_WIDTH]
-    small = MemoryBrowser(wired.memories, wired.clock, scan_max=4)
+    index = DynamoDBMemoryIndexRepository(DynamoDBTable(dynamodb, TABLE))
+    small = MemoryBrowser(wired.memories, index, wired.clock, scan_max=4)
     bounded = small.page(person, world.agent.id, BrowseFilters(text="nowhere"), limit=5)
     assert bounded.memories == [] and bounded.stopped_early and bounded.scanned == 4
     assert bounded.continue_after is not None

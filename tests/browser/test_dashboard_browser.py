@@ -287,6 +287,7 @@ MAIN_PAGES = [
     ("agent-data", "/agents/{builder}/data"),
     ("learnings", "/learnings"),
     ("settings", "/settings"),
+    ("people", "/people"),  # the demo person is an owner
 ]
 
 

@@ -47,6 +47,14 @@ def test_agents_proposals_go_live_at_once_when_the_workspace_says_so(
             env={},
         )
         assert declined.exit_code == 1 and "prompt injection" in declined.output
+        # no answer at all (no terminal): a no that says how to confirm, never silent
+        unanswered = runner.invoke(
+            cli.app,
+            ["admin", "set-learning-approval", "--workspace", workspace, "none"],
+            input="",
+            env={},
+        )
+        assert unanswered.exit_code == 1 and "pass --yes" in unanswered.stderr
         assert stored().learning_approval == "required"
         done = admin("set-learning-approval", "--workspace", workspace, "none", "--json", "--yes")
         assert done.exit_code == 0, done.output

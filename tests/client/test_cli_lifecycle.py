@@ -18,7 +18,9 @@ def test_erase_asks_counts_dry_and_erases_once(
     save(api, world, "The payroll database is pg-payroll-4471")
     runner = InjectedCliRunner(cli.Connections(admin=lambda: wired.admin))
     refused = runner.invoke(cli.app, ["admin", "erase-agent", world.agent.id], input="n\n")
-    assert refused.exit_code != 0
+    assert refused.exit_code == 1
+    unanswered = runner.invoke(cli.app, ["admin", "erase-agent", world.agent.id], input="")
+    assert unanswered.exit_code == 1 and "nothing changed; pass --yes" in unanswered.stderr
     dry = runner.invoke(cli.app, ["admin", "erase-agent", world.agent.id, "--dry-run"])
     assert dry.exit_code == 0, dry.output
     assert "dry run, nothing changed" in dry.stdout and "MEMORY 1" in dry.stdout

@@ -51,6 +51,45 @@ def test_the_same_words_with_roles_swapped(a: str, b: str) -> None:
     assert found.complete and not found.same_order and found.roles_swapped
 
 
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        # a count and a thing trade places: no two values of one kind exchanged
+        (
+            "The cache cluster in eu-west-1 has 6 shards",
+            "There are 6 shards in the eu-west-1 cache cluster",
+        ),
+        # two pairs of words moved at once
+        (
+            "The web tier runs in Frankfurt and the batch tier in Dublin",
+            "The batch tier runs in Dublin and the web tier in Frankfurt",
+        ),
+    ],
+)
+def test_an_order_no_reading_explains_is_reordered_not_swapped(a: str, b: str) -> None:
+    found = reading(a, b)
+    assert found.complete and not found.same_order
+    assert found.reordered and not found.roles_swapped
+
+
+def test_a_misspelt_frame_word_or_inflected_word_still_pairs() -> None:
+    # "prefers" stands outside the order on both sides, misspelt or not
+    frame = reading("The data team prefers Parquet", "The data team prefrs Parquet")
+    assert frame.same_order and frame.typos
+    # "approves" is a real word with an ending: "aproved" is its misspelling (in a passive)
+    inflected = reading("Priya approves every refund", "Every refund is aproved by Priya")
+    assert inflected.complete and inflected.same_order and inflected.typos
+    # an ending English would not write makes no real word: "acess" is not "aces" + "s"
+    assert typo_pair(shape("acess").tokens[0], shape("access").tokens[0])
+    # two real words with endings are never one misspelt
+    assert not typo_pair(shape("lines").tokens[0], shape("limes").tokens[0])
+
+
+def test_a_particle_written_as_its_own_word_joins_the_closed_word() -> None:
+    found = reading("Run the set up script first", "Run the setup script first")
+    assert found.complete and found.same_order and found.joined
+
+
 def test_a_word_written_apart_hyphenated_or_closed() -> None:
     assert reading("The roll-out starts at noon", "The rollout starts at noon").joined
     assert reading("The data base is backed up", "The database is backed up").same_order

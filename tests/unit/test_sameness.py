@@ -287,3 +287,26 @@ def test_a_hedge_is_no_value_and_another_subject_is_no_conflict() -> None:
     assert compare("Run Java 17 on the scheduler", "Run Java 21 on the scheduler").kind == (
         "different"
     )
+
+
+def test_a_rephrasing_the_rules_cannot_read_is_no_conflict() -> None:
+    # the same words, a count and a thing trading places: not one attribute, two values
+    reordered = compare(
+        "The cache cluster in eu-west-1 has 6 shards",
+        "There are 6 shards in the eu-west-1 cache cluster",
+    )
+    assert reordered.kind == "unrelated" and "not a conflict" in reordered.reason
+    # other words and the shared ones shuffled past one moved phrase
+    shuffled = compare(
+        "Maps from Esri feed the routing service of the fleet app",
+        "The fleet app's routing service takes Esri maps",
+    )
+    assert shuffled.kind == "unrelated"
+    # a word swapped in place, or beside one moved phrase, stays a contradiction
+    assert compare("The agent drinks tea", "The agent drinks coffee").kind == "different"
+    moved = compare("In the morning the user drinks tea", "The user drinks coffee in the morning")
+    assert moved.kind == "different"
+    # two values of one kind trading places stay a swap of roles
+    assert compare("Nina reviews Omar's designs", "Omar reviews Nina's designs").kind == (
+        "different"
+    )

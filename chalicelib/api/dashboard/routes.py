@@ -3,8 +3,8 @@ docs/issues.md#issue-13).
 
 Pages: ``/`` (agents), ``/agents/{id}`` (memories) and its ``/days``, ``/recall``,
 ``/reviews``, ``/pictures``, ``/data`` tabs, ``/memories/{id}``, ``/reviews/{id}``,
-``/exports/{id}``, ``/erasures``, ``/erasures/{id}``, ``/settings``; sign-in at
-``/sign-in``; vendored files at ``/static/{name}``. And one JSON route,
+``/exports/{id}``, ``/erasures``, ``/erasures/{id}``, ``/settings``, ``/people`` (owners
+only); sign-in at ``/sign-in``; vendored files at ``/static/{name}``. And one JSON route,
 ``POST /api/v1/sign-in-links`` (a person's bearer token -> a one-time sign-in link;
 ``pinework dashboard`` calls it).
 """
@@ -30,6 +30,7 @@ from chalicelib.web.views import (
     memories,
     memory,
     pending,
+    people,
     pictures,
     recall,
     reviews,
@@ -386,6 +387,48 @@ def set_learning_approval(web: WebContext) -> WebResponse:
     return reviews.set_learning_approval(web)
 
 
+@_route("/people")
+@signed_in
+def people_page(web: WebContext) -> WebResponse:
+    """Owners only: the workspace's agents with their tokens, its persons with their roles."""
+    return people.people_page(web)
+
+
+@_route("/people/agents", "POST")
+@signed_in
+def create_agent(web: WebContext) -> WebResponse:
+    """Create an agent (its token shown once)."""
+    return people.create_agent(web)
+
+
+@_route("/people/persons", "POST")
+@signed_in
+def invite_person(web: WebContext) -> WebResponse:
+    """Invite a person as owner or member (their token shown once)."""
+    return people.invite_person(web)
+
+
+@_route("/people/persons/{person_id}/role", "POST")
+@signed_in
+def set_person_role(web: WebContext, person_id: str) -> WebResponse:
+    """Change a person's role (never the last owner's to member)."""
+    return people.set_role(web, person_id)
+
+
+@_route("/people/agents/{agent_id}/tokens", "POST")
+@signed_in
+def issue_agent_token(web: WebContext, agent_id: str) -> WebResponse:
+    """Issue one more token for an agent (shown once)."""
+    return people.issue_token(web, agent_id)
+
+
+@_route("/people/tokens/{token_id}/revoke", "POST")
+@signed_in
+def revoke_agent_token(web: WebContext, token_id: str) -> WebResponse:
+    """Revoke an agent's token (confirmed)."""
+    return people.revoke_token(web, token_id)
+
+
 @dashboard_web.route("/api/v1/sign-in-links", methods=["POST"], content_types=ANY_CONTENT)
 @endpoint
 def create_sign_in_link() -> Response:
@@ -442,6 +485,12 @@ reject_other_methods(
         "/settings": ["GET"],
         "/not-found": ["GET"],
         "/settings/review-approval": ["POST"],
+        "/people": ["GET"],
+        "/people/agents": ["POST"],
+        "/people/persons": ["POST"],
+        "/people/persons/{person_id}/role": ["POST"],
+        "/people/agents/{agent_id}/tokens": ["POST"],
+        "/people/tokens/{token_id}/revoke": ["POST"],
         "/api/v1/sign-in-links": ["POST"],
     },
 )

@@ -10,18 +10,11 @@ from collections.abc import Callable, Iterable
 from datetime import timedelta
 from typing import Any
 
-from chalicelib.errors import InvalidRequest, NotFound, PersonExists
+from chalicelib.errors import InvalidRequest, NotFound
 from chalicelib.ids import AGENT_ID, WORKSPACE_ID, Clock, IdFactory, to_rfc3339
 from chalicelib.limits import TOKEN_ROTATION_GRACE
-from chalicelib.models.principal import (
-    Agent,
-    IssuedCredential,
-    Person,
-    Principal,
-    PrincipalKind,
-    Workspace,
-)
-from chalicelib.services.access.tokens import TokenService
+from chalicelib.models.principal import IssuedCredential, Workspace
+from chalicelib.services.access.enrolment import Enrolment, check_name
 from chalicelib.services.access.workspace import (
     check_unreviewed_confirmed,
     log_learning_approval,
@@ -42,15 +35,13 @@ from chalicelib.services.recall.index_backfill import (
     IndexProgress,
     RecallIndexBackfill,
 )
-from chalicelib.services.text import check_characters
 from chalicelib.storage.dashboard_protocols import TableUpgrader, UpgradeReport
-from chalicelib.storage.protocols import DirectoryRepository, PersonEmailTaken
-
-_NAME_MAX_CHARS = 200
+from chalicelib.storage.protocols import DirectoryRepository
 
 
 class AdminService:
-    """Operator commands: create workspaces, agents and persons with tokens; end a
+    """Operator commands: create workspaces, agents and persons with tokens, set a
+    person's role (``Enrolment``); end a
     person's sessions or remove them; issue, list, revoke and rotate tokens; set a
     workspace's review approval; backfill recall embeddings and the recall index.
 
@@ -92,7 +83,8 @@ class AdminService:
         self._embeddings = embeddings
         self._recall_index = recall_index
         self._upgrade = upgrade
-        self.tokens = TokenService(directory, clock, ids)
+        self.enrolment = Enrolment(directory, clock, ids, self._digests)
+        self.tokens = self.enrolment.tokens
 
     def create_workspace(self, name: str) -> Workspace:
         """Create a workspace.
@@ -101,63 +93,50 @@ class AdminService:
             InvalidRequest: the name is empty or over 200 characters.
         """
         workspace = Workspace(
-            id=self._ids.new("wsp"), name=_check_name(name, "name"), created_at=self._clock.now()
+            id=self._ids.new("wsp"), name=check_name(name, "name"), created_at=self._clock.now()
         )
         self._directory.create_workspace(workspace)
         return workspace
 
     def create_agent(self, workspace_id: str, name: str) -> IssuedCredential:
-        """Create an agent in a workspace and issue its bearer token.
+        """Create an agent in a workspace and issue its bearer token (``Enrolment.create_agent``).
 
         Raises:
             InvalidRequest: no such workspace, or a bad name.
         """
-        self._check_workspace(workspace_id)
-        agent = Agent(
-            id=self._ids.new("agt"),
-            workspace_id=workspace_id,
-            name=_check_name(name, "name"),
-            created_at=self._clock.now(),
-        )
-        principal = Principal(kind=PrincipalKind.AGENT, id=agent.id, workspace_id=workspace_id)
-        token, stored = self.tokens.mint(principal)
-        self._directory.create_agent(agent, stored)
-        return IssuedCredential(id=agent.id, token=token, token_id=stored.record.id)
+        return self.enrolment.create_agent(workspace_id, name)
 
-    def create_person(self, workspace_id: str, email: str) -> IssuedCredential:
-        """Create a person in a workspace and issue their bearer token.
-
-        One e-mail address belongs to at most one person of a workspace, compared
-        after ``normalized_email`` (``Ana@Example.com`` is ``ana@example.com``); the
-        claim is written in the person's own transaction, so two concurrent creations
-        cannot both win. Persons of different workspaces may share an address
-        (nothing crosses workspaces, docs/reference.md#2-concepts; DECISIONS "One person per
-        e-mail").
+    def create_person(
+        self, workspace_id: str, email: str, role: str = "member"
+    ) -> IssuedCredential:
+        """Create a person in a workspace with a role (``owner`` or ``member``,
+        docs/reference.md#person-roles) and issue their bearer token
+        (``Enrolment.create_person``: one person per e-mail address in a workspace).
 
         Raises:
-            InvalidRequest: no such workspace, or an email without ``@``.
+            InvalidRequest: no such workspace, an email without ``@``, or another role.
             PersonExists: a person of the workspace already has this address.
         """
-        self._check_workspace(workspace_id)
-        email = _check_name(email, "email")
-        if "@" not in email:
-            raise InvalidRequest(f"{email!r} is not an email address.")
-        person = Person(
-            id=self._ids.new("usr"),
-            workspace_id=workspace_id,
-            email=email,
-            created_at=self._clock.now(),
-        )
-        principal = Principal(kind=PrincipalKind.PERSON, id=person.id, workspace_id=workspace_id)
-        token, stored = self.tokens.mint(principal)
-        try:
-            self._directory.create_person(person, stored, email_digests=self._digests.emails(email))
-        except PersonEmailTaken as taken:
-            raise PersonExists(
-                f"A person of {workspace_id} already has the e-mail {email!r}; use their "
-                "token, or issue them a new one."
-            ) from taken
-        return IssuedCredential(id=person.id, token=token, token_id=stored.record.id)
+        return self.enrolment.create_person(workspace_id, email, role)
+
+    def set_role(self, person_id: str, role: str) -> dict[str, Any]:
+        """Set a person's role (``Enrolment.set_role``, recorded as set by ``operator``).
+        The operator may demote a workspace's last owner (the dashboard never does).
+
+        Returns:
+            ``{id, email, workspaceId, role}``.
+
+        Raises:
+            InvalidRequest: another role. NotFound: no such live person.
+            Conflict: the role changed meanwhile.
+        """
+        person = self.enrolment.set_role(person_id, role)
+        return {
+            "id": person.id,
+            "email": person.email,
+            "workspaceId": person.workspace_id,
+            "role": person.role,
+        }
 
     def issue_token(self, principal_id: str, label: str | None = None) -> dict[str, Any]:
         """Issue one more token for an agent or person (``TokenService.issue``).
@@ -491,15 +470,4 @@ class AdminService:
         )
 
     def _check_workspace(self, workspace_id: str) -> None:
-        if not WORKSPACE_ID.match(workspace_id):
-            raise InvalidRequest(f"{workspace_id!r} is not a workspace id (wsp_…).")
-        if not self._directory.get_workspace(workspace_id):
-            raise InvalidRequest(f"No workspace {workspace_id!r}. Create it first.")
-
-
-def _check_name(value: str, what: str) -> str:
-    value = value.strip()
-    if not value or len(value) > _NAME_MAX_CHARS:
-        raise InvalidRequest(f"The {what} must be 1 to {_NAME_MAX_CHARS} characters.")
-    check_characters(value, what)
-    return value
+        self.enrolment.check_workspace(workspace_id)

@@ -8,21 +8,27 @@ agent's memories are read newest first, 500 at a time through the same call,
 and filtered here; one request reads at most ``SEARCH_SCAN_MAX`` (2,000) memories
 and says where it stopped, so the person continues with the next ones (the
 figures are in docs/DECISIONS.md "Dashboard").
+
+Each page also says how many memories the kind, status and expiry filters keep and
+where the page stands among them: a bounded count of the agent's index partitions
+(``MEMORY_LIST_COUNT_MAX`` items read at most; docs/reference.md#list-totals).
 """
 
 from __future__ import annotations
 
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from chalicelib.ids import Clock
-from chalicelib.limits import MAX_LIST_LIMIT, SEARCH_SCAN_MAX
-from chalicelib.models.memory import Memory
+from chalicelib.limits import MAX_LIST_LIMIT, MEMORY_LIST_COUNT_MAX, SEARCH_SCAN_MAX
+from chalicelib.models.memory import Memory, MemoryKind, MemoryStatus
 from chalicelib.models.principal import Principal
 from chalicelib.models.requests import ListQuery
+from chalicelib.models.totals import ListTotal
 from chalicelib.services.memory.service import MemoryService
 from chalicelib.services.paging import encode_next_token
+from chalicelib.storage.dashboard_protocols import MemoryIndexRepository
 
 
 @dataclass(frozen=True)
@@ -58,12 +64,17 @@ class BrowsePage:
         scanned: memories read to make the page.
         stopped_early: a scan reached ``SEARCH_SCAN_MAX`` before filling the page;
             older memories were not searched yet (``continue_after`` resumes).
+        total: how many memories the kind, status and expiry filters keep, and how many
+            of them are newer than the page; with a text search, how many of the kind and
+            status there are and how many are newer than those it searched. None until
+            counted.
     """
 
     memories: list[Memory]
     continue_after: str | None
     scanned: int
     stopped_early: bool = False
+    total: ListTotal | None = None
 
 
 def normalize(text: str) -> str:
@@ -88,17 +99,26 @@ class MemoryBrowser:
 
     Args:
         memories: the memory service (its ``list`` applies who-may-see-what).
+        index: the agent's memories without text (the page's total is counted there).
         clock: the current time (``expired`` is computed at read time,
             docs/reference.md#3-the-memory-object).
         scan_max: memories one filtered request reads at most (``SEARCH_SCAN_MAX``).
+        count_max: index items one page's total reads at most (``MEMORY_LIST_COUNT_MAX``).
     """
 
     def __init__(
-        self, memories: MemoryService, clock: Clock, scan_max: int = SEARCH_SCAN_MAX
+        self,
+        memories: MemoryService,
+        index: MemoryIndexRepository,
+        clock: Clock,
+        scan_max: int = SEARCH_SCAN_MAX,
+        count_max: int = MEMORY_LIST_COUNT_MAX,
     ) -> None:
         self._memories = memories
+        self._index = index
         self._clock = clock
         self._scan_max = scan_max
+        self._count_max = count_max
 
     def page(
         self,
@@ -109,7 +129,7 @@ class MemoryBrowser:
         limit: int,
         after_id: str | None = None,
     ) -> BrowsePage:
-        """One page of the agent's memories, newest first.
+        """One page of the agent's memories, newest first, with its ``total``.
 
         Args:
             limit: memories on the page (1 to 500).
@@ -119,6 +139,31 @@ class MemoryBrowser:
             MemoryNotOwn, MemoryAgentRequired, Forbidden: see ``resolve_agent``.
             InvalidRequest: a bad cursor.
         """
+        found = self._page(principal, agent_id, filters, limit=limit, after_id=after_id)
+        searching = bool(filters.text.strip())
+        # After the list call: it checked the caller may read the agent's memories. A
+        # text search counts what it reads (every memory of the kind and status: the
+        # expiry is checked on each as it is read), so "searched 1–312 of 1,234".
+        total = self._index.count_page(
+            agent_id,
+            [MemoryKind(filters.kind)] if filters.kind else list(MemoryKind),
+            [MemoryStatus(filters.status)] if filters.status else list(MemoryStatus),
+            after_id,
+            expired=None if searching else filters.expired,
+            now=self._clock.now(),
+            cap=self._count_max,
+        )
+        return replace(found, total=total)
+
+    def _page(
+        self,
+        principal: Principal,
+        agent_id: str,
+        filters: BrowseFilters,
+        *,
+        limit: int,
+        after_id: str | None,
+    ) -> BrowsePage:
         if not filters.scans:
             page = self._memories.list(principal, self._query(agent_id, filters, limit, after_id))
             return BrowsePage(page.memories, page.continue_after, len(page.memories))

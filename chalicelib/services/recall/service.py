@@ -45,6 +45,7 @@ from chalicelib.models.recall import (
     RecallStartRequest,
 )
 from chalicelib.models.requests import RecallRequest
+from chalicelib.models.totals import ListTotal
 from chalicelib.services.access.who import refuse_persons, resolve_agent
 from chalicelib.services.recall.candidates import Candidate, CandidateScorer, PartialCandidates
 from chalicelib.services.recall.deadline import DeadlinePassed, ScoringRun, scoring
@@ -285,6 +286,18 @@ class RecallService:
         """
         agent = resolve_agent(self._directory, principal, agent_id)
         return self._recalls.list_log(agent, limit, after_id)
+
+    def log_total(
+        self, principal: Principal, agent_id: str | None, after_id: str | None, cap: int
+    ) -> ListTotal:
+        """How many entries the agent's recall log lists and how many are newer than the
+        page after ``after_id``; at most ``cap`` read (docs/reference.md#list-totals).
+
+        Raises:
+            MemoryNotOwn, MemoryAgentRequired, InvalidRequest: see ``resolve_agent``.
+        """
+        agent = resolve_agent(self._directory, principal, agent_id)
+        return self._recalls.count_log(agent, after_id, cap)
 
     def _recall(
         self,

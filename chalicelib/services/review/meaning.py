@@ -19,7 +19,10 @@ Then the order: the paired values read as a sequence must be the same sequence o
 sentence is read in each of its equivalent forms — "X is Y" as "Y is X", "Y is owned by
 X" as "X owns Y" — and after at most one phrase moved (a fronted adverbial, a clause
 moved to the end, "only" or "always" anywhere). "Alice reports to Bob" and "Bob reports to
-Alice" have the same words in an order no such reading explains: ``roles_swapped``.
+Alice" have the same words in an order no such reading explains, two values of one kind
+trading places: ``roles_swapped``. An order no reading explains that is not such an
+exchange ("The fleet has 8 nodes" / "There are 8 nodes in the fleet": a count and a thing
+trade places) is ``reordered``: neither the same fact nor a contradiction.
 """
 
 from __future__ import annotations
@@ -49,6 +52,9 @@ _SPECIAL = frozenset(ENVIRONMENTS)
 _PARTICLES = frozenset({"in", "on", "up", "out", "off"})
 """A closed word may end in one of these stop words written apart ("login" / "log in")."""
 _MOST_JOINED = 3
+QUANTITY_KINDS = frozenset({"number", "date", "time"})
+"""Kinds of value that say how many, when or how much: a phrase holding one never trades
+places with a phrase holding none in a role swap (``_exchange``)."""
 
 
 @dataclass(frozen=True)
@@ -62,6 +68,8 @@ class Reading:
         typos: ``(in a, in b)`` for each pair of words one misspelling apart.
         joined: ``(apart, together)`` for each word written apart on one side.
         frame: frame words only one side says ("called").
+        exchanged: the order differs as two phrases of one kind trading places ("Alice
+            reports to Bob" / "Bob reports to Alice"), which no equivalent reading explains.
     """
 
     complete: bool
@@ -70,11 +78,18 @@ class Reading:
     typos: tuple[tuple[str, str], ...]
     joined: tuple[tuple[str, str], ...]
     frame: tuple[str, ...]
+    exchanged: bool = False
 
     @property
     def roles_swapped(self) -> bool:
         """The same words in an order that changes who does what (see the docstring)."""
-        return self.complete and not self.same_order
+        return self.complete and not self.same_order and self.exchanged
+
+    @property
+    def reordered(self) -> bool:
+        """The same words in an order no reading explains and no exchange of two values of
+        one kind makes: a rephrasing the rules cannot read, never a contradiction."""
+        return self.complete and not self.same_order and not self.exchanged
 
 
 class _Pairing:
@@ -154,14 +169,34 @@ def read_alike(a: Shape, b: Shape) -> Reading:
     typos, joined = tuple(pairing.typos), tuple(pairing.joined)
     if len(frame) != len(left_a) + len(left_b):
         return Reading(False, False, False, typos, joined, frame)
+    # a frame word paired with its partner (itself, or misspelt: "prefers" / "perfers")
+    # stands outside the order on both sides
+    framed = {
+        pair
+        for side, pairs in ((a, pairing.of_a), (b, pairing.of_b))
+        for token, pair in zip(side.tokens, pairs, strict=True)
+        if pair is not None and token.value in FRAME_VALUES
+    }
+    of_a = [None if pair in framed else pair for pair in pairing.of_a]
+    of_b = [None if pair in framed else pair for pair in pairing.of_b]
     marks = Counter(m for _, m in _roles(a)) == Counter(m for _, m in _roles(b))
-    same = _sequence(a, pairing.of_a, marks) == _sequence(b, pairing.of_b, marks)
+    same = _sequence(a, of_a, marks) == _sequence(b, of_b, marks)
     passive_a, passive_b = len(a.agents) > len(b.agents), len(b.agents) > len(a.agents)
-    readings_a = _readings(a, pairing.of_a, marks, passive_a)
-    readings_b = _readings(b, pairing.of_b, marks, passive_b)
+    readings_a = _readings(a, of_a, marks, passive_a)
+    readings_b = _readings(b, of_b, marks, passive_b)
     moved = not same and any(_one_move(x, y) for x in readings_a for y in readings_b)
     same_order = (same and not passive_a and not passive_b) or moved
-    return Reading(True, same_order, moved, typos, joined, frame)
+    quantities = {
+        pair
+        for token, pair in zip(a.tokens, of_a, strict=True)
+        if pair is not None and token.kind in QUANTITY_KINDS
+    }
+    exchanged = not same_order and any(
+        _exchange(x, y, quantities)
+        for x in readings_a | {_sequence(a, of_a, marks)}
+        for y in readings_b | {_sequence(b, of_b, marks)}
+    )
+    return Reading(True, same_order, moved, typos, joined, frame, exchanged)
 
 
 Item = int | str
@@ -245,6 +280,66 @@ def _one_move(x: tuple[Item, ...], y: tuple[Item, ...]) -> bool:
     return any(doubled[n : n + len(middle_y)] == middle_y for n in range(1, len(middle_x)))
 
 
+def shared_order_kept(a: Shape, b: Shape) -> bool:
+    """Whether the values both facts hold come in one order, or in orders one moved
+    phrase explains ("In the morning the user drinks tea" / "The user drinks coffee in
+    the morning"). Two facts that differ in a word *and* whose shared values are shuffled
+    past that are a rephrasing step 3 cannot read, not one attribute with two values."""
+    ids = {value: n for n, value in enumerate(sorted(set(a.values) & set(b.values)))}
+    order_a = tuple(dict.fromkeys(ids[v] for v in a.values if v in ids))
+    order_b = tuple(dict.fromkeys(ids[v] for v in b.values if v in ids))
+    return _one_move(order_a, order_b)
+
+
+def _exchange(x: tuple[Item, ...], y: tuple[Item, ...], quantities: set[int]) -> bool:
+    """``y`` is ``x`` with two phrases trading places (past their common start and end,
+    ``x`` reads A M B and ``y`` reads B M A), both holding a quantity or neither: two people,
+    two services, two ports trade roles; a count and a thing do not."""
+    if len(x) != len(y) or x == y:
+        return False
+    start = 0
+    while x[start] == y[start]:
+        start += 1
+    end = 0
+    while x[len(x) - 1 - end] == y[len(y) - 1 - end]:
+        end += 1
+    middle_x, middle_y = x[start : len(x) - end], y[start : len(y) - end]
+    size = len(middle_x)
+    for left in range(1, size):
+        for right in range(1, size - left + 1):
+            first, between, last = (
+                middle_x[:left],
+                middle_x[left : size - right],
+                middle_x[size - right :],
+            )
+            if middle_y == last + between + first and _counts(first, quantities) == _counts(
+                last, quantities
+            ):
+                return True
+    return False
+
+
+def _counts(phrase: tuple[Item, ...], quantities: set[int]) -> bool:
+    """Whether a phrase of pair ids holds a quantity (a number, a date, a time)."""
+    return any(item in quantities for item in phrase if isinstance(item, int))
+
+
+def _real(word: str, known: frozenset[str]) -> bool:
+    """A word of the vocabulary, or one with a regular ending added to a word of it:
+    "approves", "pushes", "approved", "deployed" (never an ending English would not
+    write there: "acess" is not "aces" + "s")."""
+    if word in known:
+        return True
+    stem = word[:-1]
+    if word.endswith("s") and not stem.endswith("s") and stem in known:
+        return True
+    if word.endswith("es") and word[:-2].endswith(("s", "x", "z", "ch", "sh")):
+        return word[:-2] in known
+    if word.endswith("d") and stem.endswith("e") and stem in known:
+        return True
+    return word.endswith("ed") and not word[:-2].endswith("e") and word[:-2] in known
+
+
 def _handle(token: Token) -> bool:
     """A short hyphenated identifier (fewer than seven letters: "bob-dev") made of words
     of three letters or more: its spelling is its identity, never the same as "bobdev".
@@ -304,10 +399,21 @@ def _apart(token: Token, tokens: tuple[Token, ...], pairs: list[int | None]) -> 
             rest = closed[len(joined) :] if closed.startswith(joined) else None
             whole = joined == closed or rest in _PARTICLES
             if whole and (end > start or tokens[end].raw.casefold() != closed):
-                return list(range(start, end + 1))
+                return list(range(start, _particle_end(tokens, pairs, end, rest) + 1))
             if rest is None:
                 break
     return None
+
+
+def _particle_end(
+    tokens: tuple[Token, ...], pairs: list[int | None], end: int, rest: str | None
+) -> int:
+    """The last token of a word written apart: the one after ``end`` when it is the
+    particle ``rest`` written as a word of its own ("set up" / "setup"), else ``end``."""
+    after = end + 1
+    if rest and after < len(tokens) and pairs[after] is None and _letters(tokens[after]) == rest:
+        return after
+    return end
 
 
 @lru_cache(maxsize=1)
@@ -351,7 +457,7 @@ def typo_pair(first: Token, second: Token) -> bool:
     if x in _SPECIAL and y in _SPECIAL:
         return False  # two environments ("prod", "dev") are two values
     known = vocabulary()
-    real_x, real_y = x in known, y in known
+    real_x, real_y = _real(x, known), _real(y, known)
     if real_x and real_y:
         return False
     distance, edit = edits(x, y)

@@ -9,6 +9,8 @@ decision, with a reason a person reads. A maintainer reads the judgment top to b
 4. ``compare`` (here) — ``duplicate`` when step 3 pairs every word, the details and
    the negations are equal and the order is kept (or a phrase moved); ``different``
    when the same words swap roles ("Alice reports to Bob" / "Bob reports to Alice");
+   ``unrelated`` when the same words come in an order step 3 cannot read and no two
+   values of one kind trade places (a conflict needs one attribute with two values);
    else, from the values that differ: ``covers``/``covered`` (one says all the other
    says, and more), ``different`` (one subject's attribute with two values: "port 5432"
    / "port 6432", or one says "not"), ``unrelated`` (two subjects, two attributes, or
@@ -28,7 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from chalicelib.services.review.details import Shape, Token, shape
-from chalicelib.services.review.meaning import Reading, read_alike
+from chalicelib.services.review.meaning import Reading, read_alike, shared_order_kept
 from chalicelib.services.review.normalize import has_filler
 from chalicelib.services.review.vocabulary import DETERMINERS
 
@@ -128,6 +130,12 @@ def compare(
         if reading.roles_swapped:
             reason = "the same words, but in an order that changes who does what to whom"
             return Relation("different", (), (), False, similarity, reason)
+        if reading.reordered:
+            reason = (
+                "the same words and details in an order no rule reads, with no two values "
+                "of one kind trading places: both kept, not a conflict"
+            )
+            return Relation("unrelated", (), (), False, similarity, reason)
     relation = _compare(shape_a, shape_b, similarity)
     return Relation(
         relation.kind,
@@ -210,6 +218,13 @@ def _compare(shape_a: Shape, shape_b: Shape, similarity: float | None) -> Relati
         and not _same_attribute(shape_a, shape_b, only_a, only_b)
     ):
         kind = "unrelated"
+    if (
+        kind == "different"
+        and not polarity_differs
+        and not any(_detail_kind(token) for token in only_a + only_b)
+        and not shared_order_kept(shape_a, shape_b)
+    ):
+        kind = "unrelated"  # other words, and the shared ones shuffled: a rephrasing
     return Relation(kind, only_a, only_b, polarity_differs, similarity)
 
 

@@ -32,6 +32,7 @@ from chalicelib.models.review import (
     decides,
 )
 from chalicelib.models.review_requests import RunReviewRequest
+from chalicelib.models.totals import ListTotal
 from chalicelib.services.access.who import refuse_agents, resolve_agent
 from chalicelib.services.review import schedule
 from chalicelib.services.review.apply import (
@@ -297,6 +298,33 @@ class ReviewService:
         """
         agent = resolve_agent(self._directory, principal, agent_id)
         return self._reviews.list_summaries(agent, limit, after_id)
+
+    def count_reviews(
+        self, principal: Principal, agent_id: str | None, after_id: str | None, cap: int
+    ) -> ListTotal:
+        """How many review summaries ``list_reviews`` lists and how many are newer than
+        the page after ``after_id``; at most ``cap`` read (docs/reference.md#list-totals).
+
+        Raises:
+            MemoryAgentRequired, MemoryNotOwn, Forbidden: see ``resolve_agent``.
+        """
+        agent = resolve_agent(self._directory, principal, agent_id)
+        return self._reviews.count_summaries(agent, after_id, cap)
+
+    def count_pending(
+        self, principal: Principal, agent_id: str | None, after: str | None, cap: int
+    ) -> ListTotal:
+        """How many actions ``list_pending`` lists (the workspace's, or one agent's) and
+        how many come before the page after ``after``; at most ``cap`` read
+        (docs/reference.md#list-totals).
+
+        Raises:
+            MemoryNotOwn, Forbidden: see ``resolve_agent``.
+        """
+        agent = None
+        if principal.is_agent or agent_id is not None:
+            agent = resolve_agent(self._directory, principal, agent_id)
+        return self._pending.count_pending(principal.workspace_id, agent, after, cap)
 
     def get(self, principal: Principal, review_id: str) -> ReviewReport:
         """One full report (from S3) of the caller's workspace, with each action's

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from chalicelib.errors import InvalidRequest
 from chalicelib.limits import DAY_LOG_MAX_CHARS
+from chalicelib.models.totals import ListTotal
 from chalicelib.web.context import WebContext
 from chalicelib.web.http import WebResponse
 from chalicelib.web.views.learnings import proposed_count
@@ -30,6 +31,7 @@ def overview(web: WebContext) -> WebResponse:
         workspace=dashboard.workspace.workspace(web.principal),
         rows=rows,
         total=len(agents),
+        shown_total=ListTotal.whole(len(agents), before=(page - 1) * AGENTS_PER_PAGE),
         q=wanted,
         page=page,
         pages=pages,

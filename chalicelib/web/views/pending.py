@@ -4,6 +4,7 @@ its review's page where it is decided; and the count the agents overview shows."
 
 from __future__ import annotations
 
+from chalicelib.limits import PENDING_COUNT_MAX
 from chalicelib.services.paging import decode_next_token, encode_next_token
 from chalicelib.services.review.service import PENDING_TOKEN
 from chalicelib.web.context import WebContext
@@ -14,17 +15,24 @@ PENDING_PER_PAGE = 50
 
 
 def pending_page(web: WebContext) -> WebResponse:
-    """``GET /pending``: the actions waiting for a person; ``after`` (from the page's
-    "More" link) continues the list.
+    """``GET /pending``: the actions waiting for a person, and how many wait
+    (docs/reference.md#list-totals); ``after`` (from the page's "More" link) continues
+    the list.
 
     Raises:
         InvalidRequest: ``after`` is not a cursor this page made (400).
     """
     after = web.request.param("after") or None
     start = decode_next_token(after, pattern=PENDING_TOKEN)
-    actions, more = web.services.reviews.list_pending(web.principal, None, PENDING_PER_PAGE, start)
+    reviews = web.services.reviews
+    actions, more = reviews.list_pending(web.principal, None, PENDING_PER_PAGE, start)
     return web.page(
-        "pending.html", nav="pending", actions=actions, more=encode_next_token(more), after=after
+        "pending.html",
+        nav="pending",
+        actions=actions,
+        more=encode_next_token(more),
+        after=after,
+        total=reviews.count_pending(web.principal, None, start, PENDING_COUNT_MAX),
     )
 
 

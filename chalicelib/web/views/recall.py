@@ -9,7 +9,7 @@ The preview runs ``RecallPreviewService``: it counts nothing and logs nothing
 from __future__ import annotations
 
 from chalicelib.errors import InvalidRequest, PineworkError
-from chalicelib.limits import RECALL_QUERY_MAX_CHARS
+from chalicelib.limits import RECALL_LOG_COUNT_MAX, RECALL_QUERY_MAX_CHARS
 from chalicelib.services.recall.preview import RecallPreview
 from chalicelib.web.context import FormError, WebContext
 from chalicelib.web.http import WebResponse
@@ -25,7 +25,8 @@ def recall_page(
     error: FormError | None = None,
     task: str = "",
 ) -> WebResponse:
-    """``GET /agents/{agent_id}/recall``: the preview form and the recall log."""
+    """``GET /agents/{agent_id}/recall``: the preview form and the recall log, with how
+    many entries it holds (docs/reference.md#list-totals)."""
     services = web.services
     agent = services.dashboard.workspace.agent(web.principal, agent_id)
     after = web.request.param("after")
@@ -44,6 +45,7 @@ def recall_page(
         entries=entries,
         log_more=more,
         log_after=after,
+        log_total=services.recall.log_total(web.principal, agent.id, after, RECALL_LOG_COUNT_MAX),
         query_max=RECALL_QUERY_MAX_CHARS,
     )
 

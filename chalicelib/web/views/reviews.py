@@ -16,6 +16,7 @@ from typing import Literal
 from urllib.parse import quote
 
 from chalicelib.errors import InvalidRequest, PineworkError
+from chalicelib.limits import PENDING_COUNT_MAX, REVIEWS_COUNT_MAX
 from chalicelib.models.review import (
     ActionDecision,
     ActionOutcome,
@@ -25,6 +26,7 @@ from chalicelib.models.review import (
 )
 from chalicelib.models.review_requests import RunReviewRequest as RunRequest
 from chalicelib.models.review_run import ReviewRun
+from chalicelib.models.totals import ListTotal
 from chalicelib.services.review.sameness import compare
 from chalicelib.web.context import FormError, WebContext
 from chalicelib.web.http import WebResponse
@@ -125,15 +127,23 @@ def agent_reviews(
     plan: ReviewReport | None = None,
     error: FormError | None = None,
 ) -> WebResponse:
-    """``GET /agents/{agent_id}/reviews``: the routine, run-now, and the reports."""
+    """``GET /agents/{agent_id}/reviews``: the routine, run-now, and the reports, with
+    how many there are (docs/reference.md#list-totals)."""
     services = web.services
     agent = services.dashboard.workspace.agent(web.principal, agent_id)
     after = web.request.param("after")
     if after is not None and not after.startswith("rvw_"):
         raise InvalidRequest("after must be an rvw_ id from this page.")
     summaries, more = services.reviews.list_reviews(web.principal, agent.id, SUMMARIES_PAGE, after)
+    total = services.reviews.count_reviews(web.principal, agent.id, after, REVIEWS_COUNT_MAX)
     routines, _ = services.routines.list(web.principal, agent.id)
     waiting, more_waiting = services.reviews.list_pending(web.principal, agent.id, WAITING, None)
+    # Counted only when the list is cut: otherwise the list is the count.
+    waiting_total = (
+        services.reviews.count_pending(web.principal, agent.id, None, PENDING_COUNT_MAX)
+        if more_waiting is not None
+        else ListTotal.whole(len(waiting))
+    )
     return web.page(
         "agent_reviews.html",
         status=error.status if error else 200,
@@ -142,12 +152,14 @@ def agent_reviews(
         tab="reviews",
         routine=routines[0] if routines else None,
         summaries=summaries,
+        summaries_total=total,
         more=more,
         after=after,
         plan=plan,
         plan_actions=action_views(plan) if plan else [],
         waiting=waiting,
         more_waiting=more_waiting is not None,
+        waiting_total=waiting_total,
         error=error,
         workspace=services.dashboard.workspace.workspace(web.principal),
     )
