@@ -41,6 +41,7 @@ from chalicelib.services.kv.service import KvLimits, KvService
 from chalicelib.services.learnings import LearningService
 from chalicelib.services.lifecycle.erasure import OwnerErasure
 from chalicelib.services.lifecycle.learning_sources import ErasedSources
+from chalicelib.services.lifecycle.readable import ReadableExport
 from chalicelib.services.lifecycle.requests import PersonLifecycle
 from chalicelib.services.lifecycle.retention import ArchivedTextRetention
 from chalicelib.services.lifecycle.transfer import WorkspaceTransfer
@@ -495,7 +496,7 @@ def build_services(
         lifecycle=PersonLifecycle(
             owner_erasure,
             owner_store,
-            transfer,
+            ReadableExport(owner_store, clock),
             DynamoDBExportStore(
                 table, lambda: s3 or s3_client(settings), settings.bucket_name, clock
             ),

@@ -428,7 +428,7 @@ class UpgradeCounts(Protocol):
 
     def to_wire(self) -> dict[str, Any]:
         """``doneBefore``, ``scanned``, ``agentsListed``, ``memoriesIndexed``,
-        ``ownersMarked``, ``changedMeanwhile`` (see the service)."""
+        ``ownersMarked``, ``erasuresListed``, ``changedMeanwhile`` (see the service)."""
         ...
 
 

@@ -496,5 +496,6 @@ def admin_upgrade_table(as_json: JsonFlag = False) -> None:
                 f"scanned {result['scanned']} items: {result['agentsListed']} agents listed, "
                 f"{result['memoriesIndexed']} memories indexed, "
                 f"{result.get('ownersMarked', 0)} owner marks written, "
+                f"{result.get('erasuresListed', 0)} erasures listed, "
                 f"{result['changedMeanwhile']} changed meanwhile (their change indexed them)"
             )

@@ -705,7 +705,8 @@ class Export(WireModel):
 
     Attributes:
         status: ``queued``, ``running``, ``done``, ``failed`` or ``expired``.
-        url: once done, a link to the JSON Lines file, valid until ``url_expires_at``.
+        url: once done, a link to the file (a JSON document by kind), valid until
+            ``url_expires_at``.
         expires_at: when the file and this record go (7 days after the request).
     """
 

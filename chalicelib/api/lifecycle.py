@@ -10,19 +10,31 @@ from typing import Any
 
 from chalice.app import Blueprint, Response
 
-from chalicelib.api.context import call_context
+from chalicelib.api.context import call_context, query_params
 from chalicelib.api.http import (
     ANY_CONTENT,
     endpoint,
     json_response,
     parse_body,
     reject_other_methods,
+    validate,
 )
 from chalicelib.api.idempotency import idempotent
 from chalicelib.errors import AgentNotInWorkspace
-from chalicelib.models.lifecycle import EraseAgentRequest, ExportRequest
+from chalicelib.models.lifecycle import (
+    EraseAgentRequest,
+    ErasureList,
+    ErasureObject,
+    ErasureQuery,
+    ExportRequest,
+)
 from chalicelib.services.access.who import refuse_agents
-from chalicelib.services.lifecycle.requests import ERASURE_IS_FOR_PERSONS, EXPORT_IS_FOR_PERSONS
+from chalicelib.services.lifecycle.requests import (
+    ERASURE_IS_FOR_PERSONS,
+    ERASURE_TOKEN,
+    EXPORT_IS_FOR_PERSONS,
+)
+from chalicelib.services.paging import decode_next_token, encode_next_token
 
 lifecycle_api = Blueprint(__name__)
 
@@ -48,6 +60,23 @@ def erase_agent(agent_id: str) -> Response:
     if done:
         return json_response(erasure)
     return json_response(erasure, 202, headers={"Location": f"/api/v1/erasures/{agent_id}"})
+
+
+@lifecycle_api.route("/erasures", methods=["GET"], content_types=ANY_CONTENT)
+@endpoint
+def list_erasures() -> Response:
+    """The workspace's past erasures (memories, agents, persons), newest first, paged
+    (``limit``, ``nextToken``)."""
+    call = call_context(_request(), takes_query=True)
+    query = validate(dict(query_params(_request())), ErasureQuery)
+    after = decode_next_token(query.next_token, pattern=ERASURE_TOKEN)
+    erasures, more = call.services.lifecycle.erasures(call.principal, query.limit, after)
+    return json_response(
+        ErasureList(
+            data=[ErasureObject.model_validate(erasure) for erasure in erasures],
+            next_token=encode_next_token(more),
+        ).wire()
+    )
 
 
 @lifecycle_api.route("/erasures/{target_id}", methods=["GET"], content_types=ANY_CONTENT)
@@ -87,6 +116,7 @@ reject_other_methods(
     lifecycle_api,
     {
         "/agents/{agent_id}/erase": ["POST"],
+        "/erasures": ["GET"],
         "/erasures/{target_id}": ["GET"],
         "/exports": ["POST"],
         "/exports/{export_id}": ["GET"],

@@ -33,7 +33,9 @@ from chalicelib.models.learning import (
 )
 from chalicelib.models.lifecycle import (
     EraseAgentRequest,
+    ErasureList,
     ErasureObject,
+    ErasureQuery,
     ExportObject,
     ExportRequest,
 )
@@ -593,6 +595,15 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         "`running`) and `Location`; 200 once it is `done`. A second request for the same "
         "agent answers the same erasure. The agent's tokens stop working when it starts.",
     ),
+    ("GET", "/erasures"): Operation(
+        "The workspace's past erasures (memories, agents, persons), newest first "
+        "(docs/reference.md#past-erasures)",
+        "person",
+        {200: ErasureList},
+        (errors.Forbidden,),
+        query=ErasureQuery,
+        tag="lifecycle",
+    ),
     ("GET", "/erasures/{target_id}"): Operation(
         "An erasure of the workspace: status, phase and counts, then its tombstone",
         "person",
@@ -601,7 +612,7 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         tag="lifecycle",
     ),
     ("POST", "/exports"): Operation(
-        "Export an agent (`agentId`) or the workspace as JSON Lines "
+        "Export an agent (`agentId`) or the workspace as a JSON document by kind "
         "(docs/reference.md#exports-for-a-person)",
         "person",
         {200: ExportObject, 202: ExportObject},

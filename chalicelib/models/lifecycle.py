@@ -12,7 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from chalicelib.ids import ULID_PATTERN
 from chalicelib.models.common import RequestModel
-from chalicelib.models.responses import ResponseModel, WireTime
+from chalicelib.models.requests import Paging
+from chalicelib.models.responses import ListPage, ResponseModel, WireTime
 
 JobStatus = Literal["queued", "running", "done", "failed"]
 ExportStatus = Literal["queued", "running", "done", "failed", "expired"]
@@ -40,23 +41,37 @@ class ErasureObject(ResponseModel):
 
     id: str = Field(description="The erased agent's id (an erasure is named by its target).")
     object: Literal["erasure"]
-    kind: Literal["agent", "person", "workspace"]
+    kind: Literal["agent", "person", "workspace", "memory"] = Field(
+        description="``memory``: a person's erasure of one memory (``GET /erasures`` only; "
+        "``GET /memories/{id}`` shows its tombstone)."
+    )
     workspace_id: str
     status: JobStatus
     phase: str = Field(description="collect, delete, objects, then done.")
     requested_by: str
     reason: str | None
     requested_at: WireTime | None
+    started_at: WireTime | None = Field(description="When the worker started it.")
     finished_at: WireTime | None
     items: dict[str, int] = Field(description="Items deleted so far, by kind.")
     item_count: int
     object_versions: int
 
 
+class ErasureQuery(Paging):
+    """``GET /erasures`` query string: ``limit`` (100 by default, at most 500),
+    ``nextToken``."""
+
+
+class ErasureList(ListPage[ErasureObject]):
+    """``GET /erasures``: the workspace's past erasures, newest first."""
+
+
 class ExportObject(ResponseModel):
     """A person's export (``POST /exports``, ``GET /exports/{id}``); when ``done``, ``url``
-    fetches the JSON Lines file until ``urlExpiresAt`` (15 minutes; read the export again
-    for a new link) and the file itself is kept until ``expiresAt`` (7 days)."""
+    fetches the file (a JSON document by kind, docs/reference.md#the-persons-export-file)
+    until ``urlExpiresAt`` (15 minutes; read the export again for a new link) and the file
+    itself is kept until ``expiresAt`` (7 days)."""
 
     id: str
     object: Literal["export"]

@@ -93,6 +93,8 @@ class UpgradeReport:
         changed_meanwhile: memories whose status changed while the run read them
             (their change wrote the value itself; nothing is lost).
         owners_marked: items given the owner mark they lacked (``storage/owner_marks.py``).
+        erasures_listed: erasures (of memories, agents, persons) given their entry in
+            their workspace's past erasures (``storage/erasure_list.py``).
     """
 
     done_before: bool = False
@@ -101,6 +103,7 @@ class UpgradeReport:
     memories_indexed: int = 0
     changed_meanwhile: int = 0
     owners_marked: int = 0
+    erasures_listed: int = 0
 
     def to_wire(self) -> dict[str, Any]:
         """The report as JSON (camelCase)."""
@@ -110,6 +113,7 @@ class UpgradeReport:
             "agentsListed": self.agents_listed,
             "memoriesIndexed": self.memories_indexed,
             "ownersMarked": self.owners_marked,
+            "erasuresListed": self.erasures_listed,
             "changedMeanwhile": self.changed_meanwhile,
         }
 

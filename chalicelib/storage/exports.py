@@ -1,5 +1,5 @@
 """A person's exports (docs/reference.md#exports-for-a-person): the record ``EXPORT#<exp_id>`` /
-``EXPORT`` and the file ``exports/<wsp_id>/<exp_id>.jsonl``.
+``EXPORT`` and the file ``exports/<wsp_id>/<exp_id>.json``.
 
 Every change of a record is conditional: the worker claims a queued export (``queued``
 or ``failed`` -> ``running``, or a ``running`` one whose holder stopped longer than the

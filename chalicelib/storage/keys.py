@@ -42,6 +42,7 @@
 | an erasure's progress, then its tombstone | ``ERASURE#<id>`` | ``RECORD`` |
 | an id an unfinished erasure collected | ``ERASURE#<id>`` | ``ID#<id>`` |
 | a workspace's erasure epoch | ``ERASURE#<wsp_id>`` | ``EPOCH`` |
+| a workspace's past erasure (listing, newest last) | ``ERASURE#<wsp_id>`` | ``LIST#<time>#<id>`` |
 | how far archived memories' audit texts were swept | ``RETENTION#<agt_id>`` | ``ARCHIVEDTEXTS`` |
 | a person's export of an agent or the workspace | ``EXPORT#<exp_id>`` | ``EXPORT`` |
 | a workspace's queued or running export | ``WORKSPACE#<wsp_id>`` | ``EXPORTSLOT`` |
@@ -493,7 +494,7 @@ def recall_index_volume_object(agent_id: str, volume_id: str) -> str:
 
 
 EXPORT_OBJECT_PREFIX = "exports/"
-"""Where the bucket keeps a workspace's cached exports, ``exports/<wsp_id>/<exp_id>.jsonl``
+"""Where the bucket keeps a workspace's cached exports, ``exports/<wsp_id>/<exp_id>.json``
 (docs/reference.md#exports-for-a-person): erasing a memory or an agent deletes them, and
 the bucket's lifecycle rule expires them."""
 
@@ -505,7 +506,7 @@ lifecycle rule and the record's TTL."""
 
 def export_object(workspace_id: str, export_id: str) -> str:
     """The S3 key of a person's export file (docs/reference.md#exports-for-a-person)."""
-    return f"{EXPORT_OBJECT_PREFIX}{workspace_id}/{export_id}.jsonl"
+    return f"{EXPORT_OBJECT_PREFIX}{workspace_id}/{export_id}.json"
 
 
 def export_slot_key(workspace_id: str) -> dict[str, str]:
@@ -574,6 +575,17 @@ def erasure_epoch_key(workspace_id: str) -> dict[str, str]:
     start and end of every erasure touching the workspace); an export that saw it change
     while it ran discards its file (docs/reference.md#exports-for-a-person)."""
     return {"pk": erasure_partition(workspace_id), "sk": "EPOCH"}
+
+
+ERASURE_LIST_PREFIX = "LIST#"
+
+
+def erasure_list_key(workspace_id: str, at: str, target_id: str) -> dict[str, str]:
+    """Primary key of a workspace's listing entry of one erasure (of a memory, an agent
+    or a person; ``at`` its RFC 3339 request time): the workspace's erasures are read by
+    key, newest first (docs/reference.md#past-erasures). It shares the partition of the
+    workspace's erasure epoch, which no erasure of an agent or a person deletes."""
+    return {"pk": erasure_partition(workspace_id), "sk": f"{ERASURE_LIST_PREFIX}{at}#{target_id}"}
 
 
 def erasure_id_key(target_id: str, found_id: str) -> dict[str, str]:

@@ -21,6 +21,7 @@ from chalicelib.storage.dynamodb import (
     put_new,
     to_attributes,
 )
+from chalicelib.storage.erasure_list import memory_erasure_put
 from chalicelib.storage.keys import (
     AUDIT_PREFIX,
     day_pointer_key,
@@ -212,6 +213,14 @@ class DynamoDBMemoryRepository:
             operations.append(_release_day_pointer(before))
         operations.extend(veto_entry(after.agent_id, after.id, key) for key in veto_keys)
         operations.extend(index_writes(before, after))
+        if after.is_erased and not before.is_erased:
+            # listed with its tombstone: the workspace's past erasures (erasure_list.py)
+            at = to_rfc3339(after.erased_at or after.updated_at)
+            by = after.erased_by or ""
+            reason = after.erase_reason or ""
+            operations.append(
+                memory_erasure_put(after.workspace_id, after.id, after.agent_id, by, at, reason)
+            )
         try:
             self._table.transact(operations)
         except TransactionCancelled as cancelled:

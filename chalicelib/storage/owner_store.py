@@ -21,7 +21,8 @@ from botocore.exceptions import ClientError
 
 from chalicelib.normalized import content_digest
 from chalicelib.storage.aws_errors import S3_THROTTLING, translate_errors
-from chalicelib.storage.dynamodb import DynamoDBTable, to_attributes
+from chalicelib.storage.dynamodb import DynamoDBTable, TransactionCancelled, put_new, to_attributes
+from chalicelib.storage.erasure_list import DynamoDBErasureList, erasure_list_item
 from chalicelib.storage.keys import (
     AGENT_KIND_INDEX_PARTITION,
     AGENT_MEMORY_STATES,
@@ -289,26 +290,43 @@ class DynamoDBOwnerStore:
 
     def save_record(self, target_id: str, record: dict[str, Any]) -> None:
         """Write the erasure's record (its operator's progress; last writer wins: one
-        erasure of a target runs at a time, docs/operations.md#erasure-requests)."""
-        self._table.client.put_item(
-            TableName=self._table.name, Item=to_attributes(_record_item(target_id, record))
-        )
+        erasure of a target runs at a time, docs/operations.md#erasure-requests) and, in
+        the same transaction, its workspace's listing entry (``erasure_list.py``; the
+        same entry each time)."""
+        listed = erasure_list_item({**record, "targetId": target_id})
+        item = to_attributes(_record_item(target_id, record))
+        if listed is None:
+            self._table.client.put_item(TableName=self._table.name, Item=item)
+            return
+        self._table.transact([{"Put": {"Item": item}}, {"Put": {"Item": to_attributes(listed)}}])
+
+    def erasures(
+        self, workspace_id: str, limit: int, after: str | None
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """A page of the workspace's past erasures, newest first (``erasure_list.py``)."""
+        return DynamoDBErasureList(self._table).erasures(workspace_id, limit, after)
+
+    def drop_erasure_list(self, workspace_id: str) -> int:
+        """Delete the workspace's listing of its past erasures (its own erasure ends)."""
+        return DynamoDBErasureList(self._table).drop(workspace_id)
 
     def queue_record(self, target_id: str, record: dict[str, Any]) -> dict[str, Any] | None:
         """Write a person's queued erasure's record unless the target has one already
-        (``attribute_not_exists``: a second request never restarts or overwrites one).
+        (``attribute_not_exists``: a second request never restarts or overwrites one),
+        with its workspace's listing entry in the same transaction.
 
         Returns:
             None when written; else the record that was there.
         """
+        listed = erasure_list_item({**record, "targetId": target_id})
+        operations = [put_new(_record_item(target_id, record))]
+        if listed is not None:
+            # listed in the same transaction: no erasure is missing from its workspace's list
+            operations.append({"Put": {"Item": to_attributes(listed)}})
         try:
-            self._table.client.put_item(
-                TableName=self._table.name,
-                Item=to_attributes(_record_item(target_id, record)),
-                ConditionExpression="attribute_not_exists(pk)",
-            )
-        except ClientError as error:
-            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+            self._table.transact(operations)
+        except TransactionCancelled as cancelled:
+            if cancelled.reasons[:1] != ["ConditionalCheckFailed"]:
                 raise
             return self.record(target_id)
         return None

@@ -2,7 +2,9 @@
 listing item and memories their ``byAgentKind`` index value (both from the dashboard's
 release, docs/issues.md#issue-13), and memories their sharded workspace-index values (from
 docs/issues.md#issue-23-item-2's), and items not keyed by their owner their owner mark
-(docs/issues.md#issue-41-item-1: erasures and exports read by key).
+(docs/issues.md#issue-41-item-1: erasures and exports read by key), and erasures made
+before their workspace listed them their entry in its past erasures
+(docs/issues.md#issue-48-item-4, ``erasure_list.py``).
 
 Items written since carry them all (``directory.workspace_agent_item``,
 ``items.memory_to_item``). The upgrade scans the whole table once, so it is an
@@ -23,18 +25,21 @@ from chalicelib.storage import items as convert
 from chalicelib.storage.dashboard_protocols import UpgradeReport
 from chalicelib.storage.directory import DynamoDBDirectoryRepository
 from chalicelib.storage.dynamodb import DynamoDBTable, to_attributes
+from chalicelib.storage.erasure_list import erasure_entry
 from chalicelib.storage.keys import (
+    ERASURE_PREFIX,
     agent_kind_index_value,
+    erasure_record_key,
     memory_key,
     upgrade_marker_key,
     workspace_index_values,
 )
 from chalicelib.storage.owner_marks import mark_of
 
-TABLE_UPGRADE = "owner-marks-v1"
+TABLE_UPGRADE = "erasure-list-v1"
 """The marker of a finished run of this release's upgrade (older releases',
-``dashboard-v1`` and ``workspace-shards-v1``, did only their parts, so a table that has
-one is scanned again)."""
+``dashboard-v1``, ``workspace-shards-v1`` and ``owner-marks-v1``, did only their parts,
+so a table that has one is scanned again)."""
 
 
 def missing_index_values(item: dict[str, Any]) -> dict[str, str]:
@@ -67,10 +72,11 @@ class TableUpgrade:
         marker = upgrade_marker_key(TABLE_UPGRADE)
         if self._table.get(marker) is not None:
             return UpgradeReport(done_before=True)
-        scanned = listed = indexed = changed = marked = 0
+        scanned = listed = indexed = changed = marked = erasures = 0
         for item in self._table.scan():
             scanned += 1
             entity = item.get("entity")
+            erasures += self._list_erasure(item)
             if entity == "agent" and self._directory.add_workspace_listing(
                 convert.agent_from_item(item)
             ):
@@ -88,7 +94,20 @@ class TableUpgrade:
             TableName=self._table.name,
             Item=to_attributes({**marker, "entity": "upgrade", "at": to_rfc3339(now)}),
         )
-        return UpgradeReport(False, scanned, listed, indexed, changed, marked)
+        return UpgradeReport(False, scanned, listed, indexed, changed, marked, erasures)
+
+    def _list_erasure(self, item: dict[str, Any]) -> int:
+        """Write the past-erasures entry ``item`` stands for (``erasure_entry``), unless
+        its workspace was erased since (nothing of it is listed then). Unconditional:
+        the entry is the one the erasure itself writes. Returns how many were written."""
+        entry = erasure_entry(item)
+        if entry is None:
+            return 0
+        workspace = str(entry["pk"]).removeprefix(ERASURE_PREFIX)
+        if self._table.get(erasure_record_key(workspace)) is not None:
+            return 0
+        self._table.client.put_item(TableName=self._table.name, Item=to_attributes(entry))
+        return 1
 
     def _index(self, item: dict[str, Any], missing: dict[str, str]) -> bool:
         names = {"#status": "status"}

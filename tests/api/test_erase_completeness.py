@@ -53,6 +53,13 @@ def traces(
     return found
 
 
+def tombstone(items: dict[tuple[str, str], str], workspace_id: str, agent_id: str) -> list[str]:
+    """What an agent's erasure leaves naming it: its record, and its entry in the
+    workspace's past erasures (keyed by the time it started; ids and a time only)."""
+    started = json.loads(items[(f"ERASURE#{agent_id}", "RECORD")])["startedAt"]["S"]
+    return [f"ERASURE#{agent_id} RECORD", f"ERASURE#{workspace_id} LIST#{started}#{agent_id}"]
+
+
 def seed_elsewhere(api: Api, world: World) -> None:
     assert api.call("POST", "/memories", world.outsider_agent, {"text": OTHER_TEXT})[0] == 201
     assert api.call("POST", "/memories/day", world.outsider_agent, {"line": "kept"})[0] == 201
@@ -129,9 +136,9 @@ def test_erasing_an_agent_leaves_its_siblings(
     before, _ = everything(dynamodb, versioned)
     report = wired.admin.erase("agent", world.agent.id, by="ops")
     items, objects = everything(dynamodb, versioned)
-    assert traces(items, objects, {world.agent.id, mine["id"], TEXTS[0], "billing-svc-88"}) == [
-        f"ERASURE#{world.agent.id} RECORD"
-    ]
+    # the tombstone, and its entry in the workspace's past erasures (ids and a time)
+    left = traces(items, objects, {world.agent.id, mine["id"], TEXTS[0], "billing-svc-88"})
+    assert sorted(left) == tombstone(items, world.workspace_id, world.agent.id)
     assert report.items["MEMORY"] == 2 and report.items["AGENT"] == 1
     for key in (
         (f"MEMORY#{sibling['id']}", "MEMORY"),
@@ -178,8 +185,7 @@ def test_an_interrupted_erasure_resumes_and_unknown_targets_are_refused(
     finished = wired.admin.erase("agent", world.agent.id, by="ops")
     assert not finished.already_erased
     items, objects = everything(dynamodb, versioned)
-    assert traces(items, objects, {world.agent.id, TEXTS[1]}) == [
-        f"ERASURE#{world.agent.id} RECORD"
-    ]
+    left = traces(items, objects, {world.agent.id, TEXTS[1]})
+    assert sorted(left) == tombstone(items, world.workspace_id, world.agent.id)
     with pytest.raises(NotFound):
         wired.admin.erase("agent", "agt_01JDQZZZZZZZZZZZZZZZZZZZZZ", by="ops")

@@ -4,8 +4,10 @@ its value; a second run reads nothing."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
+from chalicelib.ids import FixedClock
 from chalicelib.storage.dynamodb import DynamoDBTable, from_attributes
 from chalicelib.storage.keys import (
     AGENT_KIND_INDEX_PARTITION,
@@ -105,4 +107,45 @@ def test_memories_from_before_the_workspace_shards_are_listed_after_the_upgrade(
     assert item is not None and item["gsiAgent"] == world.agent.id
     assert item[WORKSPACE_INDEXES[BY_WORKSPACE_STATUS_SHARD]].startswith(
         f"{world.workspace_id}#active#"
+    )
+
+
+def test_upgrade_lists_the_erasures_made_before_the_listing(
+    api: Api, wired: Services, world: World, dynamodb: Any, clock: FixedClock
+) -> None:
+    fact = api.call("POST", "/memories", world.agent, {"text": "the old vault alias"})[1]
+    api.call("POST", f"/memories/{fact['id']}/erase", world.person, {"reason": "leaked"})
+    clock.set(clock.now() + timedelta(minutes=1))
+    wired.admin.erase("agent", world.other_agent.id, by="ops")
+    listing = {
+        "pk": f"ERASURE#{world.workspace_id}",
+        "sk": "LIST#",
+    }
+    before = dynamodb.query(
+        TableName=TABLE,
+        KeyConditionExpression="pk = :pk AND begins_with(sk, :sk)",
+        ExpressionAttributeValues={":pk": {"S": listing["pk"]}, ":sk": {"S": listing["sk"]}},
+    )["Items"]
+    assert len(before) == 2
+    for item in before:  # as an older release left the table: no listing
+        dynamodb.delete_item(TableName=TABLE, Key={"pk": item["pk"], "sk": item["sk"]})
+    person = wired.auth.authenticate(f"Bearer {world.person.token}")
+    assert wired.lifecycle.erasures(person, 10, None) == ([], None)
+
+    report = wired.admin.upgrade_table()
+    assert report.erasures_listed == 2 and report.to_wire()["erasuresListed"] == 2
+    listed, _ = wired.lifecycle.erasures(person, 10, None)
+    assert [(entry["kind"], entry["id"]) for entry in listed] == [
+        ("agent", world.other_agent.id),
+        ("memory", fact["id"]),
+    ]
+    assert listed[1]["reason"] == "leaked" and listed[0]["requestedBy"] == "ops"
+    # the same entries the erasures wrote, so listing again writes the same items
+    after = dynamodb.query(
+        TableName=TABLE,
+        KeyConditionExpression="pk = :pk AND begins_with(sk, :sk)",
+        ExpressionAttributeValues={":pk": {"S": listing["pk"]}, ":sk": {"S": listing["sk"]}},
+    )["Items"]
+    assert sorted(after, key=lambda item: item["sk"]["S"]) == sorted(
+        before, key=lambda item: item["sk"]["S"]
     )

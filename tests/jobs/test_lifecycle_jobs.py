@@ -19,6 +19,7 @@ import pytest
 from chalice.test import Client
 
 from chalicelib import wiring
+from chalicelib.errors import InvalidRequest
 from chalicelib.ids import FixedClock
 from chalicelib.settings import LIFECYCLE_QUEUE_NAME, REVIEW_QUEUE_NAME
 from chalicelib.storage import recall_index
@@ -123,26 +124,22 @@ def test_a_person_exports_the_workspace_and_an_agent_and_fetches_the_files(
     assert status == 200 and done["status"] == "done", done
     link = urlparse(done["url"])
     key = link.path.removeprefix(f"/{BUCKET}/")
-    assert key == f"exports/{world.workspace_id}/{queued['id']}.jsonl" or key.endswith(
-        f"exports/{world.workspace_id}/{queued['id']}.jsonl"
-    )
+    assert key.endswith(f"exports/{world.workspace_id}/{queued['id']}.json")
     assert parse_qs(link.query)["X-Amz-Expires"] == ["900"]
-    lines = (
-        versioned.get_object(
-            Bucket=BUCKET, Key=f"exports/{world.workspace_id}/{queued['id']}.jsonl"
-        )["Body"]
-        .read()
-        .decode()
-        .splitlines()
+    raw = versioned.get_object(
+        Bucket=BUCKET, Key=f"exports/{world.workspace_id}/{queued['id']}.json"
+    )["Body"].read()
+    document = json.loads(raw)
+    assert (document["format"], document["kind"], document["targetId"]) == (
+        "pinework-person-export",
+        "workspace",
+        world.workspace_id,
     )
-    assert json.loads(lines[0])["targetId"] == world.workspace_id
-    assert json.loads(lines[-1]) == {
-        "type": "end",
-        "items": done["items"],
-        "objects": done["objects"],
-    }
-    assert done["bytes"] == sum(len(line) + 1 for line in lines) and done["items"] > 20
-    body = "\n".join(lines)
+    assert done["bytes"] == len(raw) and done["items"] == sum(document["counts"].values())
+    assert done["items"] > 20 and done["objects"] == 1  # the key-value value kept in S3
+    assert {len(document[group]) for group in document["counts"]} != {0}
+    assert all(len(document[group]) == n for group, n in document["counts"].items())
+    body = raw.decode()
     assert TEXTS[0] in body and world.agent.token not in body
     one = api.call("GET", f"/exports/{agent_export['id']}", world.person)[1]
     assert one["status"] == "done" and 0 < one["items"] < done["items"]
@@ -226,7 +223,9 @@ def test_a_person_erases_an_agent_through_the_worker(
     memories = {found for found in made if found.startswith("mem_")}
     needles = {world.agent.id, world.agent.token, TEXTS[3], late["id"], *memories}
     left = every_trace(dynamodb, versioned, needles - {other_fact})
-    assert left == [f"ERASURE#{world.agent.id} RECORD"], left
+    # its tombstone, and its entry in the workspace's past erasures (ids and a time)
+    entry = f"ERASURE#{world.workspace_id} LIST#{done['requestedAt']}#{world.agent.id}"
+    assert sorted(left) == [f"ERASURE#{world.agent.id} RECORD", entry], left
     assert "Versions" not in versioned.list_object_versions(Bucket=BUCKET, Prefix=volumes)
     assert api.call("GET", "/memories", world.agent)[0] == 401
     assert api.call("GET", f"/memories/{late['id']}", world.person)[0] == 404
@@ -530,3 +529,123 @@ def test_an_agents_erasure_blanks_the_learnings_of_its_facts_alone_and_persons_l
     assert held in block and written["id"] in block and shared not in block
     assert live_count(wired, dynamodb, world) == 2
     assert every_trace(dynamodb, versioned, {SHARED, mine["id"], mine_held["id"]}) == []
+
+
+def _keys(value: Any) -> set[str]:
+    """Every object key anywhere in a parsed JSON value."""
+    if isinstance(value, dict):
+        return set(value) | {key for part in value.values() for key in _keys(part)}
+    if isinstance(value, list):
+        return {key for part in value for key in _keys(part)}
+    return set()
+
+
+def test_a_persons_export_is_a_readable_document_by_kind_in_the_apis_words(
+    client: Client, world: World, wired: wiring.Services, queue: Any, versioned: Any, dynamodb: Any
+) -> None:
+    api = Api(client)
+    fact = save(api, world, "The staging cluster is kube-staging-31")
+    api.call("POST", "/memories/recall", world.agent, {"query": "staging cluster"})
+    api.call("POST", "/memories/day", world.agent, {"line": "rotated the staging keys"})
+    api.call("POST", "/kv/remember", world.person, {"key": "notes", "value": "plain words"})
+    drain(queue)
+    export = api.call("POST", "/exports", world.person, {"agentId": world.agent.id})[1]
+    assert work(client, drain(queue)) == []
+    done = api.call("GET", f"/exports/{export['id']}", world.person)[1]
+    key = f"exports/{world.workspace_id}/{export['id']}.json"
+    document = json.loads(versioned.get_object(Bucket=BUCKET, Key=key)["Body"].read())
+
+    assert document["format"] == "pinework-person-export" and document["kind"] == "agent"
+    assert done["items"] == sum(document["counts"].values())
+    (mine,) = [memory for memory in document["memories"] if memory["id"] == fact["id"]]
+    wire = api.call("GET", f"/memories/{fact['id']}", world.person)[1]
+    assert mine == wire  # the memory as the API answers it, recall count included
+    assert {memory["kind"] for memory in document["memories"]} == {"fact", "day"}
+    history = [record for record in document["history"] if record["memoryId"] == fact["id"]]
+    assert history and history[0]["object"] == "audit" and history[0]["action"] == "create"
+    assert [agent["id"] for agent in document["agents"]] == [world.agent.id]
+    assert document["recalls"][0]["object"] and "memories" in document["recalls"][0]
+    # the API's field names, never the table's
+    names = _keys(document)
+    assert not names & {"pk", "sk", "gsiAgentKind", "lsk", "expiresAtEpoch", "embedding"}
+    assert {"agentId", "createdAt", "recallCount"} <= names
+    body = json.dumps(document)
+    assert world.agent.token not in body and world.person.token not in body
+    # an agent's export holds no other agent's memories, nor the account's key-value
+    assert "keyValue" not in document
+    assert all(memory["agentId"] == world.agent.id for memory in document["memories"])
+    # for reading, not for import: the operator's import refuses it and writes nothing
+    before = dynamodb.scan(TableName=TABLE)["Count"]
+    lines = json.dumps(document, indent=2).splitlines()
+    with pytest.raises(InvalidRequest, match="Line 1"):
+        wired.admin.import_file(lambda: iter(lines))
+    assert dynamodb.scan(TableName=TABLE)["Count"] == before
+
+
+def test_a_person_lists_the_workspaces_past_erasures_newest_first_and_no_other_workspaces(
+    client: Client,
+    world: World,
+    wired: wiring.Services,
+    queue: Any,
+    dynamodb: Any,
+    clock: FixedClock,
+) -> None:
+    api = Api(client)
+    fact = save(api, world, "The vault key lives in kms-alias-77")
+    erased = api.call(
+        "POST", f"/memories/{fact['id']}/erase", world.person, {"reason": "a leaked alias"}
+    )
+    assert erased[0] == 200, erased
+    theirs = api.call("POST", "/memories", world.outsider_agent, {"text": "Outsider fact kept"})[1]
+    api.call("POST", f"/memories/{theirs['id']}/erase", world.outsider, {"reason": "not yours"})
+    clock.set(clock.now() + timedelta(minutes=5))
+    queued = api.call(
+        "POST", f"/agents/{world.agent.id}/erase", world.person, {"reason": "customer left"}
+    )
+    assert queued[0] == 202
+
+    status, listed = api.call("GET", "/erasures", world.person)
+    assert status == 200 and listed["object"] == "list" and listed["nextToken"] is None
+    assert [(entry["kind"], entry["id"], entry["status"]) for entry in listed["data"]] == [
+        ("agent", world.agent.id, "queued"),
+        ("memory", fact["id"], "done"),
+    ]
+    memory = listed["data"][1]
+    assert (memory["reason"], memory["requestedBy"]) == ("a leaked alias", world.person.id)
+    assert memory["finishedAt"] is not None and "not yours" not in json.dumps(listed)
+
+    assert work(client, drain(queue)) == []
+    first = api.call("GET", "/erasures?limit=1", world.person)[1]
+    (agent,) = first["data"]
+    assert (agent["status"], agent["reason"], agent["requestedBy"]) == (
+        "done",
+        "customer left",
+        world.person.id,
+    )
+    assert agent["startedAt"] is not None and agent["finishedAt"] is not None
+    assert agent == api.call("GET", f"/erasures/{world.agent.id}", world.person)[1]
+    rest = api.call("GET", f"/erasures?limit=1&nextToken={first['nextToken']}", world.person)[1]
+    assert [entry["id"] for entry in rest["data"]] == [fact["id"]] and rest["nextToken"] is None
+    # the listing holds ids, reasons and times, never the erased text; a memory's entry
+    # keeps its reason after the memory's tombstone went with its agent
+    listing = dynamodb.query(
+        TableName=TABLE,
+        KeyConditionExpression="pk = :pk",
+        ExpressionAttributeValues={":pk": {"S": f"ERASURE#{world.workspace_id}"}},
+    )["Items"]
+    assert len([item for item in listing if item["sk"]["S"].startswith("LIST#")]) == 2
+    assert "kms-alias-77" not in json.dumps(listing)
+
+    other = api.call("GET", "/erasures", world.outsider)[1]["data"]
+    assert [entry["id"] for entry in other] == [theirs["id"]]
+    assert api.call("GET", "/erasures", world.other_agent)[0] == 403
+    assert api.call("GET", "/erasures?nextToken=bm9wZQ", world.person)[0] == 400
+
+    page = Page(client)
+    assert page.sign_in(world.person.token).status_code == 303
+    shown = page.get("/erasures")
+    assert shown.status_code == 200
+    words = text(shown)
+    assert "customer left" in words and "a leaked alias" in words and "not yours" not in words
+    assert f'href="/erasures/{world.agent.id}"' in shown.body.decode()
+    assert "Past erasures" in text(page.get("/settings"))

@@ -3,8 +3,8 @@ docs/issues.md#issue-13).
 
 Pages: ``/`` (agents), ``/agents/{id}`` (memories) and its ``/days``, ``/recall``,
 ``/reviews``, ``/pictures``, ``/data`` tabs, ``/memories/{id}``, ``/reviews/{id}``,
-``/exports/{id}``, ``/erasures/{id}``, ``/settings``, ``/people`` (owners only);
-sign-in at ``/sign-in``; vendored files at ``/static/{name}``. And one JSON route,
+``/exports/{id}``, ``/erasures``, ``/erasures/{id}``, ``/settings``, ``/people`` (owners
+only); sign-in at ``/sign-in``; vendored files at ``/static/{name}``. And one JSON route,
 ``POST /api/v1/sign-in-links`` (a person's bearer token -> a one-time sign-in link;
 ``pinework dashboard`` calls it).
 """
@@ -154,6 +154,13 @@ def export_workspace(web: WebContext) -> WebResponse:
 def export_page(web: WebContext, export_id: str) -> WebResponse:
     """One export: its state, then its download link."""
     return lifecycle.export_page(web, export_id)
+
+
+@_route("/erasures")
+@signed_in
+def erasures_page(web: WebContext) -> WebResponse:
+    """The workspace's past erasures, newest first."""
+    return lifecycle.erasures_page(web)
 
 
 @_route("/erasures/{target_id}")
@@ -462,6 +469,7 @@ reject_other_methods(
         "/agents/{agent_id}/erase": ["POST"],
         "/exports": ["POST"],
         "/exports/{export_id}": ["GET"],
+        "/erasures": ["GET"],
         "/erasures/{target_id}": ["GET"],
         "/settings/learning-approval": ["POST"],
         "/learnings": ["GET", "POST"],

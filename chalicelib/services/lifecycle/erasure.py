@@ -106,6 +106,10 @@ class OwnerStore(Protocol):
         """Delete the workspace's erasure epoch (the workspace's own erasure ends)."""
         ...
 
+    def drop_erasure_list(self, workspace_id: str) -> int:
+        """Delete the workspace's listing of its past erasures (its own erasure ends)."""
+        ...
+
     def recount_live_learnings(self, workspace_id: str) -> int | None:
         """Recompute the workspace's count of live learnings from its learnings."""
         ...
@@ -221,15 +225,16 @@ class OwnerErasure:
         if record is not None and record.get("status") == "done":
             return self._finished(kind, target_id, record, dry_run)
         ids, workspace_id = self._target_ids(kind, target_id, record)
+        now = to_rfc3339(self._clock.now())
         started = (
-            {**record, "status": "running"}
+            {**record, "status": "running", "startedAt": record.get("startedAt") or now}
             if record is not None
             else {
                 "kind": kind,
                 "targetId": target_id,
                 "workspaceId": workspace_id,
                 "by": by,
-                "startedAt": to_rfc3339(self._clock.now()),
+                "startedAt": now,
                 "status": "running",
                 "progress": {"phase": "collect"},
             }
@@ -353,7 +358,7 @@ class OwnerErasure:
         recount the workspace's live learnings (its own went with it: recomputed, never
         decremented by a guess); then change the erasure epoch, before the cached
         exports go (an export that read before sees the change after; the workspace's
-        own erasure deletes the epoch)."""
+        own erasure deletes the epoch and its listing of past erasures)."""
         if not workspace_id:
             return
         if kind == "agent":
@@ -362,6 +367,7 @@ class OwnerErasure:
             self._scan.recount_live_learnings(workspace_id)
         if kind == "workspace":
             self._scan.drop_erasure_epoch(workspace_id)
+            self._scan.drop_erasure_list(workspace_id)
         else:
             self._scan.bump_erasure_epoch(workspace_id)
 

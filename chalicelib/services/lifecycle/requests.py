@@ -8,7 +8,8 @@ Both may take longer than API Gateway waits (29 s), so the route only records th
 request and puts a job on the lifecycle queue; the lifecycle worker runs it
 (``chalicelib/jobs/lifecycle.py``; never behind the nightly reviews:
 docs/reference.md#the-lifecycle-queue) with the operator's own code
-(``OwnerErasure``, ``WorkspaceTransfer``), and the person reads its progress. A second
+(``OwnerErasure``; an export is the readable document of ``readable.py``, not the
+operator's JSON Lines), and the person reads its progress. A second
 request for the same agent's erasure answers the same erasure (its record is keyed by
 the agent); an export is a new one each time (use ``Idempotency-Key`` to make a retry
 safe).
@@ -20,6 +21,7 @@ import json
 import re
 import secrets as token_source
 import tempfile
+from collections.abc import Callable
 from datetime import timedelta
 from typing import IO, Any, Protocol
 
@@ -30,7 +32,8 @@ from chalicelib.models.lifecycle import EXPORT_ID_PATTERN, LifecycleJob
 from chalicelib.models.principal import Principal
 from chalicelib.services.access.who import refuse_agents, resolve_agent
 from chalicelib.services.lifecycle.erasure import ErasureReport, OwnerErasure
-from chalicelib.services.lifecycle.transfer import WorkspaceTransfer
+from chalicelib.services.lifecycle.ownership import TargetKind
+from chalicelib.services.lifecycle.transfer import TransferReport
 from chalicelib.services.memory.erase import check_erase_reason
 from chalicelib.services.text import SecretFinder
 from chalicelib.storage.keys import EXPORT_KEPT_DAYS, export_object
@@ -46,6 +49,9 @@ EXPORT_IS_FOR_PERSONS = (
 )
 _EXPORT_ID = re.compile(EXPORT_ID_PATTERN)
 _TARGET_ID = re.compile(rf"(?:wsp|agt|usr)_{ULID_PATTERN}")
+ERASURE_TOKEN = r"LIST#\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z#(?:mem|agt|usr)_" + ULID_PATTERN
+"""Where a list of erasures continues (an entry's sort key, ``keys.erasure_list_key``):
+the API's ``nextToken`` and the dashboard's ``after`` carry it encoded."""
 EXPORT_KEPT = timedelta(days=EXPORT_KEPT_DAYS)
 """How long an export's file and record are kept (the bucket's ``Exports`` rule)."""
 EXPORT_LINK_SECONDS = 15 * 60
@@ -64,6 +70,23 @@ class ErasureRecords(Protocol):
 
     def queue_record(self, target_id: str, record: dict[str, Any]) -> dict[str, Any] | None:
         """Write a queued erasure's record unless one exists (then return that one)."""
+        ...
+
+    def erasures(
+        self, workspace_id: str, limit: int, after: str | None
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """A page of the workspace's erasures' records, newest first, and where the next
+        page starts (``storage/erasure_list.py``)."""
+        ...
+
+
+class Exporter(Protocol):
+    """Writes an export's document (``readable.ReadableExport``)."""
+
+    def export(
+        self, kind: TargetKind, target_id: str, write: Callable[[str], object]
+    ) -> TransferReport:
+        """Write the target's document in text chunks; entries by group."""
         ...
 
 
@@ -120,7 +143,7 @@ class PersonLifecycle:
     Args:
         erasure: the operator's erasure, run for a queued request.
         records: erasure records.
-        transfer: the operator's export, run for a queued request.
+        exporter: writes a person's export (the readable document).
         exports: export records and files.
         directory: to check the named agent.
         queue: the lifecycle queue the lifecycle worker reads.
@@ -133,7 +156,7 @@ class PersonLifecycle:
         self,
         erasure: OwnerErasure,
         records: ErasureRecords,
-        transfer: WorkspaceTransfer,
+        exporter: Exporter,
         exports: ExportStore,
         directory: DirectoryRepository,
         queue: ReviewQueue,
@@ -145,7 +168,7 @@ class PersonLifecycle:
     ) -> None:
         self._erasure = erasure
         self._records = records
-        self._transfer = transfer
+        self._exporter = exporter
         self._exports = exports
         self._directory = directory
         self._queue = queue
@@ -201,6 +224,27 @@ class PersonLifecycle:
         if record is None or record.get("workspaceId") != principal.workspace_id:
             raise NotFound(f"No erasure of {target_id!r} in your workspace.")
         return erasure_wire(record)
+
+    def erasures(
+        self, principal: Principal, limit: int, after: str | None
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """The workspace's past erasures (of memories, agents and persons), newest first
+        (docs/reference.md#past-erasures): each as ``GET /erasures/{id}`` answers it, read
+        by key from the workspace's own listing, never another workspace's.
+
+        Args:
+            limit: erasures at most (1-500).
+            after: where the page starts (``ERASURE_TOKEN``, decoded), or None.
+
+        Returns:
+            The erasures and where the next page starts (None on the last page).
+
+        Raises:
+            Forbidden: an agent called.
+        """
+        refuse_agents(principal, ERASURE_IS_FOR_PERSONS)
+        records, more = self._records.erasures(principal.workspace_id, limit, after)
+        return [erasure_wire(record) for record in records], more
 
     def run_erasure(self, target_id: str) -> ErasureReport | None:
         """The worker: run (or resume) a queued erasure; None when there is none to run."""
@@ -286,10 +330,8 @@ class PersonLifecycle:
         epoch = self._exports.erasure_epoch(workspace_id)
         try:
             with tempfile.TemporaryFile() as file:
-                report = self._transfer.export(
-                    record["kind"],
-                    str(record["targetId"]),
-                    lambda line: file.write(line.encode() + b"\n"),
+                report = self._exporter.export(
+                    record["kind"], str(record["targetId"]), lambda text: file.write(text.encode())
                 )
                 size = file.tell()
                 file.seek(0)
@@ -380,6 +422,7 @@ def erasure_wire(record: dict[str, Any]) -> dict[str, Any]:
         "requestedBy": record["by"],
         "reason": record.get("reason"),
         "requestedAt": record.get("requestedAt") or record.get("startedAt"),
+        "startedAt": record.get("startedAt"),
         "finishedAt": record.get("finishedAt"),
         "items": items,
         "itemCount": sum(items.values()),

@@ -211,6 +211,34 @@ class Remapper:
         return value
 
 
+def export_header(
+    format_name: str, version: int, kind: str, target_id: str, clock: Clock
+) -> dict[str, Any]:
+    """The first fields of an export: ``format``, ``version``, ``kind``, ``targetId``,
+    ``exportedAt`` (now)."""
+    return {
+        "format": format_name,
+        "version": version,
+        "kind": kind,
+        "targetId": target_id,
+        "exportedAt": to_rfc3339(clock.now()),
+    }
+
+
+def export_workspace(store: TransferStore, kind: str, target_id: str) -> str | None:
+    """The workspace of an export's target (the agent's, or the workspace itself; None
+    for an unknown agent).
+
+    Raises:
+        InvalidRequest: ``kind`` is not ``agent`` or ``workspace``, or the id is not one
+            of that kind.
+    """
+    prefix = {"agent": "agt_", "workspace": "wsp_"}.get(kind)
+    if prefix is None or not target_id.startswith(prefix):
+        raise InvalidRequest(f"An export is of an agent or a workspace, not {target_id!r}.")
+    return store.workspace_of(target_id) if kind == "agent" else target_id
+
+
 class WorkspaceTransfer:
     """Export and import (operator; docs/reference.md#export-and-import).
 
@@ -250,18 +278,9 @@ class WorkspaceTransfer:
             InvalidRequest: ``kind`` is not ``agent`` or ``workspace``, or the id is
                 not one of that kind.
         """
-        prefix = {"agent": "agt_", "workspace": "wsp_"}.get(kind)
-        if prefix is None or not target_id.startswith(prefix):
-            raise InvalidRequest(f"An export is of an agent or a workspace, not {target_id!r}.")
+        workspace = export_workspace(self._store, kind, target_id)
         ids = {target_id}
-        workspace = self._store.workspace_of(target_id) if kind == "agent" else target_id
-        header = {
-            "format": FORMAT,
-            "version": VERSION,
-            "kind": kind,
-            "targetId": target_id,
-            "exportedAt": to_rfc3339(self._clock.now()),
-        }
+        header = export_header(FORMAT, VERSION, kind, target_id, self._clock)
         write(json.dumps(header, sort_keys=True))
         report = TransferReport()
         objects = self._write_items(kind, ids, workspace, write, report, progress)

@@ -2,7 +2,8 @@
 (docs/reference.md#a-person-erases-an-agent, docs/reference.md#exports-for-a-person,
 docs/issues.md#issue-24-item-8): the agent's Data tab (export it, erase it), the
 workspace's export on the settings page, and one page per export and per erasure to
-follow it. The same service as the API's routes; the lifecycle worker runs both."""
+follow it, and the workspace's past erasures. The same service as the API's routes;
+the lifecycle worker runs both."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from typing import Any
 
 from chalicelib.errors import InvalidRequest, PineworkError
 from chalicelib.ids import from_rfc3339
+from chalicelib.services.lifecycle.requests import ERASURE_TOKEN
+from chalicelib.services.paging import decode_next_token, encode_next_token
 from chalicelib.web.context import FormError, WebContext
 from chalicelib.web.http import WebResponse, redirect
 
@@ -137,6 +140,33 @@ def erasure_page(web: WebContext, target_id: str) -> WebResponse:
     shown = _with_times(erasure, "requestedAt", "finishedAt")
     kinds = erased_kinds(erasure.get("items") or {})
     return web.page("erasure.html", nav="agents", erasure=shown, kinds=kinds)
+
+
+ERASURES_PER_PAGE = 50
+"""Erasures listed on one page of ``/erasures``."""
+
+
+def erasures_page(web: WebContext) -> WebResponse:
+    """``GET /erasures``: the workspace's past erasures (memories, agents, persons),
+    newest first, 50 to a page: who asked, what, the reason, when it was asked, started
+    and finished, its state, and a link to each erasure's page (a memory's: its
+    tombstone's page); ``after`` (the "Older" link) continues the list
+    (docs/reference.md#past-erasures).
+
+    Raises:
+        InvalidRequest: ``after`` is not a cursor this page made (400).
+    """
+    after = web.request.param("after") or None
+    start = decode_next_token(after, pattern=ERASURE_TOKEN)
+    erasures, more = web.services.lifecycle.erasures(web.principal, ERASURES_PER_PAGE, start)
+    shown = [_with_times(erasure, "requestedAt", "startedAt", "finishedAt") for erasure in erasures]
+    return web.page(
+        "erasures.html",
+        nav="settings",
+        erasures=shown,
+        more=encode_next_token(more),
+        after=after,
+    )
 
 
 def _with_times(wire: dict[str, Any], *names: str) -> dict[str, Any]:

@@ -28,6 +28,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/erasures": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's past erasures (memories, agents, persons), newest first (docs/reference.md#past-erasures)
+         * @description Who: person.
+         */
+        get: operations["list_erasures"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/erasures/{target_id}": {
         parameters: {
             query?: never;
@@ -58,7 +78,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Export an agent (`agentId`) or the workspace as JSON Lines (docs/reference.md#exports-for-a-person)
+         * Export an agent (`agentId`) or the workspace as a JSON document by kind (docs/reference.md#exports-for-a-person)
          * @description Who: person.
          *
          *     Queued for the review worker: 202 with the export and `Location`; `GET /exports/{id}` gives a 15-minute link to the file once it is `done`. While another export of the workspace is queued or running, 200 with that one (nothing is queued); past the workspace's 10 exports of the UTC day, 429 `rate_limited` with `Retry-After` (docs/reference.md#one-export-at-a-time).
@@ -1131,6 +1151,22 @@ export interface components {
             reason: string;
         };
         /**
+         * ErasureList
+         * @description ``GET /erasures``: the workspace's past erasures, newest first.
+         */
+        ErasureList: {
+            /**
+             * Object
+             * @default list
+             * @constant
+             */
+            object: "list";
+            /** Data */
+            data: components["schemas"]["ErasureObject"][];
+            /** Nexttoken */
+            nextToken: string | null;
+        };
+        /**
          * ErasureObject
          * @description An erasure of an agent (``POST /agents/{id}/erase``, ``GET /erasures/{id}``): its
          *     ``status``, the phase it is in and what it deleted so far; once ``done`` it is the
@@ -1149,9 +1185,10 @@ export interface components {
             object: "erasure";
             /**
              * Kind
+             * @description ``memory``: a person's erasure of one memory (``GET /erasures`` only; ``GET /memories/{id}`` shows its tombstone).
              * @enum {string}
              */
-            kind: "agent" | "person" | "workspace";
+            kind: "agent" | "person" | "workspace" | "memory";
             /** Workspaceid */
             workspaceId: string;
             /**
@@ -1170,6 +1207,11 @@ export interface components {
             reason: string | null;
             /** Requestedat */
             requestedAt: string | null;
+            /**
+             * Startedat
+             * @description When the worker started it.
+             */
+            startedAt: string | null;
             /** Finishedat */
             finishedAt: string | null;
             /**
@@ -1205,8 +1247,9 @@ export interface components {
         /**
          * ExportObject
          * @description A person's export (``POST /exports``, ``GET /exports/{id}``); when ``done``, ``url``
-         *     fetches the JSON Lines file until ``urlExpiresAt`` (15 minutes; read the export again
-         *     for a new link) and the file itself is kept until ``expiresAt`` (7 days).
+         *     fetches the file (a JSON document by kind, docs/reference.md#the-persons-export-file)
+         *     until ``urlExpiresAt`` (15 minutes; read the export again for a new link) and the file
+         *     itself is kept until ``expiresAt`` (7 days).
          */
         ExportObject: {
             /** Id */
@@ -2590,6 +2633,126 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "idempotency_key_reused";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `rate_limited`: Throttled; the response carries ``Retry-After`` (429). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `bad_gateway`: Deployed, the function behind API Gateway crashed or answered badly; API Gateway answers (502). The app never raises it (``infra/gateway_responses.py``; docs/issues.md#issue-12). */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_gateway";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `timeout`: Deployed, the call took longer than API Gateway's 29 s and was cut off (504); its changes may or may not be saved. The app never raises it (docs/issues.md#issue-12). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "timeout";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    list_erasures: {
+        parameters: {
+            query?: {
+                limit?: number;
+                nextToken?: string | null;
+            };
+            header?: {
+                /** @description The agent's run (`run_…`). */
+                "X-Pinework-Run"?: components["parameters"]["Run"];
+                /** @description The task the run works on, e.g. `PIN-42` (prefixes day lines; the default recall query). */
+                "X-Pinework-Task"?: components["parameters"]["Task"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErasureList"];
+                };
+            };
+            /** @description - `invalid_request`: Malformed JSON, wrong types, unknown fields, bad dates, other limits (400). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `unauthorized`: Missing or unknown bearer token (401). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `forbidden`: The principal may not do this (403). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "forbidden";
                             message: string;
                         };
                     };
