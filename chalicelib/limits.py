@@ -51,6 +51,11 @@ SESSION_WINDOW = timedelta(hours=24)
 """A resumed session that had a run-start recall this recently gets no block."""
 
 # Reviews (docs/reference.md#9-review; docs/issues.md#issue-12).
+REVIEW_MAX_CONFLICTS = 25
+"""Conflicts one review sends to a person at most, each group of duplicates in one of
+them at most: the rest are found again by the next review, once these are decided, so
+a store of many values of one attribute never floods the Waiting page
+(docs/reference.md#review-step-5)."""
 REVIEW_INLINE_MAX_FACTS = 1_000
 """A person's ``POST /reviews`` runs inside the API call (200 with the report) when the
 reviewer is ``rules`` and the agent has at most this many facts, live and archived;

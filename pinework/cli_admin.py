@@ -447,6 +447,9 @@ def admin_set_learning_approval(
             "at once, unread by a person (a prompt injection reaches them all)."
         )
         confirmed = _ask("Switch learningApproval to none?")
+        if not confirmed:
+            _render.echo("learningApproval not changed", err=True)
+            raise typer.Exit(1)
 
     def configure(svc: AdminOperations) -> dict[str, str]:
         configured = svc.set_learning_approval(workspace, value, confirmed=confirmed)

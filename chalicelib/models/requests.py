@@ -89,8 +89,8 @@ def _digits_only(value: object) -> object:
         significant = value.lstrip("0")
         if not re.fullmatch(r"[0-9]+", value) or not significant:
             raise ValueError(
-                "limit must be a whole number from 1, such as 20 (one over the list's "
-                "most is read as its most)"
+                "limit must be a whole number from 1, such as 20 (one larger than a page "
+                "of the list holds is read as its largest)"
             )
         if len(significant) > len(str(MAX_LIST_LIMIT)):
             return MAX_LIST_LIMIT

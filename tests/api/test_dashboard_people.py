@@ -225,6 +225,13 @@ def test_a_member_is_refused_every_action_and_nothing_is_stored(
         ("/people/agents", {"name": "x" * 201}, 400, "invalid_request"),
         ("/people/agents", {"name": "bad\x01name"}, 400, "invalid_request"),
         ("/people/persons", {"email": "not-an-address", "role": "member"}, 400, "invalid_request"),
+        ("/people/persons", {"email": "<b>@example.com", "role": "member"}, 400, "invalid_request"),
+        (
+            "/people/persons",
+            {"email": "bo ana@example.com", "role": "member"},
+            400,
+            "invalid_request",
+        ),
         ("/people/persons", {"email": "bo@example.com", "role": "admin"}, 400, "invalid_request"),
         ("/people/persons", {"email": "ANA@example.com", "role": "member"}, 409, "person_exists"),
         (

@@ -104,7 +104,7 @@ def test_recall_propose_and_lists_read_no_retired_learning(
     status, clamped = api.call("GET", "/learnings?state=retired&limit=900", world.person)
     assert status == 200 and clamped["data"] == retired_page["data"]
     status, refused = api.call("GET", "/learnings?limit=ten", world.person)
-    assert status == 400 and "most is read as its most" in refused["error"]["message"]
+    assert status == 400 and "is read as its largest" in refused["error"]["message"]
 
 
 @pytest.mark.parametrize(

@@ -294,3 +294,17 @@ def test_a_reworded_twin_of_a_vetoed_fact_is_not_lifted() -> None:
         )
     )
     assert proposal.actions == [] and "a person vetoed" in proposal.notes[0]
+
+
+def test_many_values_of_one_attribute_never_flood_a_person() -> None:
+    """docs/reference.md#review-step-5: each fact in one conflict a review, and at most
+    ``REVIEW_MAX_CONFLICTS`` in all; the rest wait for the next review."""
+    from chalicelib.limits import REVIEW_MAX_CONFLICTS
+
+    few = [fact(n, f"The build cache keeps artefacts for {n + 2} days") for n in range(1, 6)]
+    conflicts = propose(*few)
+    assert {a.action for a in conflicts} == {"resolve_conflict"} and len(conflicts) == 2
+    named = [memory for a in conflicts for memory in (a.keep_id, *a.memory_ids)]
+    assert len(named) == len(set(named))  # no fact in two conflicts
+    many = [fact(n, f"The build cache keeps artefacts for {n + 2} days") for n in range(1, 80)]
+    assert len(propose(*many)) == REVIEW_MAX_CONFLICTS

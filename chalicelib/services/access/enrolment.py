@@ -12,6 +12,7 @@ principal (``createdBy``) and who last set a role (``roleSetBy``, ``roleSetAt``)
 from __future__ import annotations
 
 import logging
+import re
 
 from chalicelib.errors import (
     Conflict,
@@ -36,6 +37,8 @@ from chalicelib.services.text import check_characters
 from chalicelib.storage.protocols import DirectoryRepository, PersonEmailTaken, RoleChange
 
 NAME_MAX_CHARS = 200
+_ADDRESS = re.compile(r'[^\s@<>()\[\],;:"\\]+@[^\s@<>()\[\],;:"\\]+')
+"""One e-mail address: a local part, ``@``, a domain; no space or list punctuation."""
 OPERATOR = "operator"
 """Who a change is recorded as when the operator's CLI made it."""
 LAST_OWNER = (
@@ -142,12 +145,14 @@ class Enrolment:
             by: an owner's ``usr_…`` id (kept as ``createdBy``), or ``operator``.
 
         Raises:
-            InvalidRequest: no such workspace, an email without ``@``, or another role.
+            InvalidRequest: no such workspace, an email that is not one address (one
+                ``@`` between two non-empty parts, no space, no ``<>()[],;:"\\``), or
+                another role.
             PersonExists: a person of the workspace already has this address.
         """
         self.check_workspace(workspace_id)
         email = check_name(email, "email")
-        if "@" not in email:
+        if not _ADDRESS.fullmatch(email):
             raise InvalidRequest(f"{email!r} is not an email address.")
         person = Person(
             id=self._ids.new("usr"),

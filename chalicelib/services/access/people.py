@@ -22,7 +22,7 @@ from chalicelib.storage.protocols import DirectoryRepository
 
 ONLY_OWNERS = (
     "Only an owner of the workspace can manage its people, agents and tokens; ask an owner "
-    "(the operator names owners with `pinework admin set-role`)."
+    "(the operator names owners with the command pinework admin set-role)."
 )
 AGENTS_WITH_TOKENS = 200
 """Agents whose tokens the page lists at most (one index Query each)."""

@@ -23,6 +23,7 @@ from functools import lru_cache
 from typing import Protocol
 
 from chalicelib.ids import to_rfc3339
+from chalicelib.limits import REVIEW_MAX_CONFLICTS
 from chalicelib.models.memory import VETOED, Memory, MemoryStatus
 from chalicelib.models.review import ReviewAction
 from chalicelib.normalized import normalize
@@ -47,6 +48,24 @@ DURABLE_MARKERS = ("!fact ", "[durable] ")
 """Line prefixes (case-insensitive) by which an agent marks a day-log line durable."""
 
 _DAY_LINE = re.compile(r"^(\d{2}:\d{2}) (?:\[([^\]]+)\] )?(.*)$")
+
+
+def _bounded_conflicts(
+    found: dict[tuple[int, int], Relation], keeper: list[Memory], valued: set[int]
+) -> list[ReviewAction]:
+    """The conflicts a review proposes from ``found`` (group pairs, in the order found):
+    an environment-only pair is left out beside a changed value (``valued``); each group
+    in one conflict at most, and at most ``REVIEW_MAX_CONFLICTS`` in all."""
+    actions: list[ReviewAction] = []
+    taken: set[int] = set()
+    for (n, m), relation in found.items():
+        if relation.qualifiers_only and {n, m} & valued:
+            continue
+        if n in taken or m in taken or len(actions) == REVIEW_MAX_CONFLICTS:
+            continue
+        taken |= {n, m}
+        actions.append(conflict_action(keeper[n], keeper[m], relation))
+    return actions
 
 
 @dataclass(frozen=True)
@@ -355,7 +374,8 @@ class RuleReviewer:
     ) -> list[ReviewAction]:
         """One ``resolve_conflict`` for each two groups of duplicates in which a fact of
         one says something different about one subject than a fact of the other,
-        between the facts each group keeps (docs/issues.md#issue-43-item-2)."""
+        between the facts each group keeps (docs/issues.md#issue-43-item-2); each group
+        in one conflict of a review at most, and at most ``REVIEW_MAX_CONFLICTS``."""
         now = context.now
         group_of = {fact.id: n for n, group in enumerate(groups) for fact in group}
         keeper = [best_wording(group) for group in groups]
@@ -380,11 +400,7 @@ class RuleReviewer:
         valued = {
             n for pair, relation in found.items() if not relation.qualifiers_only for n in pair
         }
-        return [
-            conflict_action(keeper[n], keeper[m], relation)
-            for (n, m), relation in found.items()
-            if not relation.qualifiers_only or not ({n, m} & valued)
-        ]
+        return _bounded_conflicts(found, keeper, valued)
 
     def _stale(self, context: ReviewContext, live: LiveFacts, used: set[str]) -> list[ReviewAction]:
         now = context.now
