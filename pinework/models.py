@@ -694,10 +694,21 @@ class Erasure(WireModel):
     requested_by: str
     reason: str | None = None
     requested_at: dt.datetime | None = None
+    started_at: dt.datetime | None = None
     finished_at: dt.datetime | None = None
     items: dict[str, int]
     item_count: int
     object_versions: int
+
+
+class ErasurePage(WireModel):
+    """The answer of ``GET /erasures``: a workspace's past erasures, newest first
+    (docs/reference.md#past-erasures); ``next_token`` fetches the next page, ``None`` on
+    the last."""
+
+    object_type: str = Field(default="list", alias="object")
+    data: list[Erasure]
+    next_token: str | None = None
 
 
 class Export(WireModel):

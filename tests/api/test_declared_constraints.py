@@ -85,7 +85,7 @@ def test_no_bound_is_written_in_pydantics_own_words(document: dict[str, Any]) ->
     ("path", "query"),
     [
         ("/memories", "limit=0"),
-        ("/learnings", "limit=201"),
+        ("/learnings", "limit=0"),
         ("/memories", "agentId=agt_nope"),
         ("/recalls", "agentId=nope"),
     ],

@@ -50,6 +50,7 @@ CLIENT_TO_DOCUMENT = {
     models.ScoredLearning: "ScoredLearningObject",
     models.RecalledLearningRef: "RecalledLearningObject",
     models.Erasure: "ErasureObject",
+    models.ErasurePage: "ErasureList",
     models.Export: "ExportObject",
 }
 """Each client model and the document schema it decodes."""
