@@ -36,6 +36,7 @@ GROUPS = (
     "learnings",
     "learningHistory",
     "reviews",
+    "reviewReports",
     "pendingActions",
     "routines",
     "recalls",

@@ -136,7 +136,13 @@ def test_a_person_exports_the_workspace_and_an_agent_and_fetches_the_files(
         world.workspace_id,
     )
     assert done["bytes"] == len(raw) and done["items"] == sum(document["counts"].values())
-    assert done["items"] > 20 and done["objects"] == 1  # the key-value value kept in S3
+    # the key-value value and the two reviews' reports, all kept in S3
+    reports = versioned.list_objects_v2(Bucket=BUCKET, Prefix=f"reviews/{world.workspace_id}/")
+    report_keys = sorted(entry["Key"] for entry in reports["Contents"])
+    assert done["items"] > 20 and done["objects"] == 1 + len(report_keys) == 3
+    assert [entry["key"] for entry in document["reviewReports"]] == report_keys
+    stored = versioned.get_object(Bucket=BUCKET, Key=report_keys[0])["Body"].read()
+    assert document["reviewReports"][0]["report"] == json.loads(stored)
     assert {len(document[group]) for group in document["counts"]} != {0}
     assert all(len(document[group]) == n for group, n in document["counts"].items())
     body = raw.decode()

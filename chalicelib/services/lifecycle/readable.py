@@ -5,8 +5,9 @@ The same items as the operator's export (the target's, read by key: ``ownership.
 tokens, sessions, idempotency records and erasure records left out), each written in
 the API's public form (``storage/readable_export.py``): memories as
 ``GET /memories/{id}`` answers them, their history records, learnings and their
-history, review summaries, actions waiting for a person, routines, recall log entries,
-key-value entries, agents, persons and the workspace. The operator's JSON Lines file
+history, review summaries and the bucket's review reports, actions waiting for a
+person, routines, recall log entries, key-value entries, agents, persons and the
+workspace. The operator's JSON Lines file
 (``transfer.py``) stays what ``pinework admin import`` reads; this document is for
 reading, not for import.
 
@@ -31,6 +32,7 @@ from chalicelib.services.lifecycle.transfer import (
     TransferStore,
     export_header,
     export_workspace,
+    report_prefix,
 )
 from chalicelib.storage.keys import recall_counter_key, recall_counter_page
 from chalicelib.storage.readable_export import GROUPS, public_entry
@@ -91,8 +93,8 @@ class ReadableExport:
         ``readable_export.GROUPS`` that have entries, in that order.
 
         Returns:
-            ``items``: entries by group; ``objects``: key-value values read from the
-            bucket.
+            ``items``: entries by group; ``objects``: key-value values and review
+            reports read from the bucket.
 
         Raises:
             InvalidRequest: ``kind`` is not ``agent`` or ``workspace``, or the id is not
@@ -151,6 +153,20 @@ class ReadableExport:
                     body["value"] = None if data is None else data.decode("utf-8")
                     report.objects += data is not None
                 groups.add(group, body)
+        if workspace is not None:
+            self._read_reports(report_prefix(kind, target_id, workspace), groups, report)
+
+    def _read_reports(self, prefix: str, groups: _Groups, report: TransferReport) -> None:
+        """Spool each review report under ``prefix`` (the bucket's current versions) as
+        ``{"object": "review_report", "key", "report"}``, the report as the review wrote
+        it (docs/reference.md#the-persons-export-file)."""
+        for key in sorted(self._store.current_objects(prefix)):
+            data = self._store.get_object(key)
+            if data is None:
+                continue
+            report.objects += 1
+            body = {"object": "review_report", "key": key, "report": json.loads(data)}
+            groups.add("reviewReports", body)
 
 
 def _keep_counters(counters: dict[str, dict[str, Any]], page: dict[str, Any]) -> None:

@@ -239,6 +239,13 @@ def export_workspace(store: TransferStore, kind: str, target_id: str) -> str | N
     return store.workspace_of(target_id) if kind == "agent" else target_id
 
 
+def report_prefix(kind: str, target_id: str, workspace: str) -> str:
+    """The bucket prefix of an export target's review reports:
+    ``reviews/<wsp_id>/`` for a workspace, ``reviews/<wsp_id>/<agt_id>/`` for an agent
+    (the key the review writes: ``services/review/service.py``)."""
+    return f"reviews/{workspace}/" + ("" if kind == "workspace" else f"{target_id}/")
+
+
 class WorkspaceTransfer:
     """Export and import (operator; docs/reference.md#export-and-import).
 
@@ -285,8 +292,7 @@ class WorkspaceTransfer:
         report = TransferReport()
         objects = self._write_items(kind, ids, workspace, write, report, progress)
         if workspace is not None:
-            reports = f"reviews/{workspace}/" + ("" if kind == "workspace" else f"{target_id}/")
-            objects.update(self._store.current_objects(reports))
+            objects.update(self._store.current_objects(report_prefix(kind, target_id, workspace)))
         for key in sorted(objects):
             body = self._store.get_object(key)
             if body is not None:
