@@ -418,11 +418,18 @@ class Audit:
 
     def __init__(self, stacks: dict[str, Stack] | None = None) -> None:
         self.stacks = stacks or {}
+        self._policies: dict[tuple[str, str], tuple[Stack, list[dict[str, Any]]]] = {}
 
     def policy(self, function: str, source: str) -> list[dict[str, Any]]:
-        """``function``'s resolved statements in the environment of ``source``."""
-        document = resolve(iam.policy_document(function), self.stacks[source])
-        return list(document["Statement"])
+        """``function``'s resolved statements in the environment of ``source`` (resolved
+        once per function and environment: the roles are code, and the test suite judges
+        every call against them)."""
+        stack = self.stacks[source]
+        kept = self._policies.get((function, source))
+        if kept is None or kept[0] is not stack:
+            document = resolve(iam.policy_document(function), stack)
+            kept = self._policies[(function, source)] = (stack, list(document["Statement"]))
+        return list(kept[1])
 
     def permissions(self, call: AwsCall) -> list[Permission]:
         """``permissions(call)`` with the environment's account."""

@@ -221,7 +221,7 @@ class RelevanceScorer:
         reranker: Reranker | None = None,
         stage: Stage | None = None,
         wait_for_reranker: bool = True,
-        rerank_cpu_seconds: float = RERANK_CPU_SECONDS,
+        rerank_cpu_seconds: float | None = None,
     ) -> None:
         """Build the scorer.
 
@@ -238,14 +238,17 @@ class RelevanceScorer:
                 ``False`` starts loading it in the background and scores with two
                 stages until it is ready (a Lambda's first recalls: the cold start does
                 not pay for it).
-            rerank_cpu_seconds: The reranker's CPU budget per score (module doc).
+            rerank_cpu_seconds: The reranker's CPU budget per score (module doc);
+                default: ``RERANK_CPU_SECONDS`` when the scorer is built.
         """
         self._embedder = embedder
         self._by_clause = by_clause
         self._reranker = reranker
         self._stage = stage if stage is not None or reranker is None else Stage.load(WEIGHTS_FILE)
         self._wait = wait_for_reranker
-        self._rerank_budget = rerank_cpu_seconds
+        self._rerank_budget = (
+            RERANK_CPU_SECONDS if rerank_cpu_seconds is None else rerank_cpu_seconds
+        )
         model = coefficients or Coefficients.load()
         self._first_intercept = model.first_intercept
         self._first_weights = np.asarray(model.first_weights, dtype=np.float64)
