@@ -15,6 +15,7 @@ from chalicelib.api.openapi import openapi_api
 from chalicelib.api.recalls import recalls_api
 from chalicelib.api.reviews import reviews_api
 from chalicelib.api.routines import routines_api
+from chalicelib.api.wiki import wiki_api
 from chalicelib.jobs.lifecycle import lifecycle_batch
 from chalicelib.jobs.reviews import fan_out, review_batch
 from chalicelib.settings import (
@@ -34,6 +35,7 @@ app.register_blueprint(routines_api, url_prefix="/api/v1")
 app.register_blueprint(reviews_api, url_prefix="/api/v1")
 app.register_blueprint(kv_api, url_prefix="/api/v1")
 app.register_blueprint(learnings_api, url_prefix="/api/v1")
+app.register_blueprint(wiki_api, url_prefix="/api/v1")
 app.register_blueprint(lifecycle_api, url_prefix="/api/v1")
 app.register_blueprint(mcp_api, url_prefix="/api/v1")
 # the persons' dashboard: /, /agents/…, /sign-in (docs/reference.md#13-dashboard)

@@ -298,6 +298,35 @@ class LearningLimitReached(PineworkError):
     code = "learning_limit_reached"
 
 
+class PageNotFound(PineworkError):
+    """No such wiki page in the caller's workspace, or one the caller may not read
+    (docs/reference.md#17-wiki-pages; 404)."""
+
+    code = "page_not_found"
+
+
+class PageSlugTaken(PineworkError):
+    """Another wiki page of the workspace has that slug (docs/reference.md#17-wiki-pages;
+    409)."""
+
+    code = "page_slug_taken"
+
+
+class PageStateConflict(PineworkError):
+    """A wiki page's state does not allow the change: publishing a published page,
+    archiving an archived one, editing an archived one (docs/reference.md#page-states;
+    409)."""
+
+    code = "page_state_conflict"
+
+
+class PageLimitReached(PineworkError):
+    """The workspace holds as many draft and published wiki pages as it may
+    (docs/reference.md#page-limits; 409)."""
+
+    code = "page_limit_reached"
+
+
 STATUS_BY_CODE: dict[str, int] = {
     "memory_text_too_long": 400,
     "secret_in_memory": 400,
@@ -334,6 +363,10 @@ STATUS_BY_CODE: dict[str, int] = {
     "learning_decided": 409,
     "learning_rejected": 409,
     "learning_limit_reached": 409,
+    "page_not_found": 404,
+    "page_slug_taken": 409,
+    "page_state_conflict": 409,
+    "page_limit_reached": 409,
     "internal_error": 500,
     # Answered by API Gateway itself, never raised by the app (infra/gateway_responses.py).
     "unsupported_media_type": 415,

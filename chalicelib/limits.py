@@ -212,3 +212,19 @@ EXPORT_SLOT_HOLD = timedelta(hours=2)
 """How long a queued or running export holds its workspace's one export slot at most: a
 second request meanwhile answers the one that holds it (200). An export whose worker
 gave up (the queue's retries spent) frees the slot after this long."""
+
+# Wiki pages (docs/reference.md#17-wiki-pages, docs/issues.md#issue-45)
+PAGE_TEXT_MAX_CHARS = 40_000
+"""A wiki page's Markdown text, in characters (code points)."""
+PAGE_TITLE_MAX_CHARS = 200
+"""A wiki page's title."""
+PAGE_SLUG_MAX_CHARS = 80
+"""A wiki page's slug (lowercase letters, digits, single hyphens)."""
+PAGE_TAGS_MAX = 10
+"""Tags on one wiki page."""
+PAGE_TAG_MAX_CHARS = 40
+"""One wiki page tag."""
+MAX_LIVE_PAGES = 2_000
+"""Draft and published wiki pages of a workspace (archived ones are not counted)."""
+MAX_PAGE_LIST = 200
+"""The most wiki pages one list page returns."""

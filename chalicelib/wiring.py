@@ -65,6 +65,7 @@ from chalicelib.services.review.rule_reviewer import Reviewer, RuleReviewer
 from chalicelib.services.review.service import ReviewService
 from chalicelib.services.review.shared_facts import SharedFacts
 from chalicelib.services.text import SecretFinder
+from chalicelib.services.wiki.pages import PageService
 from chalicelib.settings import Settings, SettingsError
 from chalicelib.storage.directory import DynamoDBDirectoryRepository
 from chalicelib.storage.dynamodb import DynamoDBTable
@@ -92,6 +93,7 @@ from chalicelib.storage.same_facts import DynamoDBSameFacts
 from chalicelib.storage.upgrade import TableUpgrade
 from chalicelib.storage.vetoes import DynamoDBVetoIndex
 from chalicelib.storage.web_sessions import DynamoDBWebSessionRepository
+from chalicelib.storage.wiki_pages import DynamoDBPageRepository, PageVersionChanged
 
 if TYPE_CHECKING:  # numpy: loaded by the embedder itself, on first use (chalicelib/deferred.py)
     # The boto3 client types (boto3-stubs, dev only): nothing is imported at run time.
@@ -135,6 +137,8 @@ class Services:
     lifecycle: PersonLifecycle
     learnings: LearningService
     """Learnings: shared facts of a workspace (docs/reference.md#15-learnings)."""
+    pages: PageService
+    """Wiki pages a workspace shares with its agents (docs/reference.md#17-wiki-pages)."""
     sources: ErasedSources
     """The learnings an erasure retires and blanks (docs/reference.md#learnings-and-erasure)."""
     """A person's erasures of agents and exports (docs/reference.md#exports-for-a-person)."""
@@ -492,6 +496,13 @@ def build_services(
         ),
         retention=archived_text_retention(settings, table, clock),
         learnings=learnings,
+        pages=PageService(
+            DynamoDBPageRepository(table),
+            detector,
+            clock,
+            ids,
+            version_changed=PageVersionChanged,
+        ),
         sources=sources,
         lifecycle=PersonLifecycle(
             owner_erasure,

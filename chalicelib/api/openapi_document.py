@@ -40,8 +40,12 @@ from chalicelib.limits import (
     HEADER_MAX_CHARS,
     KEY_MAX_BYTES,
     MCP_BATCH_MAX_MESSAGES,
+    PAGE_SLUG_MAX_CHARS,
+    PAGE_TEXT_MAX_CHARS,
+    PAGE_TITLE_MAX_CHARS,
     RECALL_QUERY_MAX_CHARS,
 )
+from chalicelib.models.page import SLUG_PATTERN
 from chalicelib.models.responses import ErrorEnvelope, JsonRpcMessage
 
 API_PREFIX = "/api/v1"
@@ -64,12 +68,18 @@ PATH_PATTERNS = {
     "target_id": f"^(agt|usr|wsp)_{ULID_PATTERN}$",
     "export_id": f"^exp_{ULID_PATTERN}$",
     "learning_id": f"^lrn_{ULID_PATTERN}$",
+    "page_ref": f"^(pag_{ULID_PATTERN}|[a-z0-9]+(-[a-z0-9]+)*)$",
 }
 """The id shape of each path parameter (docs/reference.md#ids-in-paths): an id of another
 shape is answered as a missing one (404), or as a bad action number (400), so a client
 that checks the pattern first never sends what would be refused."""
 AGENT_ID_FIELD: dict[str, int | str] = {"pattern": f"^agt_{ULID_PATTERN}$"}
 MEMORY_ID_FIELD: dict[str, int | str] = {"pattern": f"^mem_{ULID_PATTERN}$"}
+PAGE_SLUG_FIELD: dict[str, int | str] = {
+    "minLength": 1,
+    "maxLength": PAGE_SLUG_MAX_CHARS,
+    "pattern": SLUG_PATTERN,
+}
 JSON_SCHEMA_BOUNDS = {
     "ge": "minimum",
     "le": "maximum",
@@ -88,6 +98,7 @@ PATH_PARAMETERS = {
     "`wsp_…` id.",
     "export_id": "The export, `exp_…`.",
     "learning_id": "The learning, `lrn_…`.",
+    "page_ref": "The wiki page: its `pag_…` id or its slug.",
 }
 
 FIELD_LIMITS: dict[tuple[str, str], dict[str, int | str]] = {
@@ -115,6 +126,12 @@ FIELD_LIMITS: dict[tuple[str, str], dict[str, int | str]] = {
     ("ApproveRequest", "keepId"): MEMORY_ID_FIELD,
     ("EditRequest", "text"): {"minLength": 1, "maxLength": DAY_LOG_MAX_CHARS},
     ("EraseRequest", "reason"): {"minLength": 1, "maxLength": ARCHIVE_REASON_MAX_CHARS},
+    ("CreatePageRequest", "title"): {"minLength": 1, "maxLength": PAGE_TITLE_MAX_CHARS},
+    ("CreatePageRequest", "text"): {"minLength": 1, "maxLength": PAGE_TEXT_MAX_CHARS},
+    ("CreatePageRequest", "slug"): PAGE_SLUG_FIELD,
+    ("EditPageRequest", "title"): {"minLength": 1, "maxLength": PAGE_TITLE_MAX_CHARS},
+    ("EditPageRequest", "text"): {"minLength": 1, "maxLength": PAGE_TEXT_MAX_CHARS},
+    ("EditPageRequest", "slug"): PAGE_SLUG_FIELD,
     ("DayLineRequest", "line"): {
         "minLength": 1,
         "maxLength": DAY_LINE_MAX_CHARS,

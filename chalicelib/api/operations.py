@@ -39,6 +39,14 @@ from chalicelib.models.lifecycle import (
     ExportObject,
     ExportRequest,
 )
+from chalicelib.models.page import (
+    CreatePageRequest,
+    EditPageRequest,
+    PageList,
+    PageListQuery,
+    PageObject,
+    PageRevisionList,
+)
 from chalicelib.models.recall import RecallStartRequest
 from chalicelib.models.requests import (
     ArchiveRequest,
@@ -90,6 +98,8 @@ NOT_OWN = errors.MemoryNotOwn
 MEMORY_LINKS = ("get_memory", "edit_memory", "archive_memory", "veto_memory")
 FIRST_ACTION = "$response.body#/plan/actions/0/id"
 LEARNING_LINKS = ("get_learning", "approve_learning", "reject_learning", "learning_history")
+PAGE_LINKS = ("get_page", "edit_page", "publish_page", "archive_page", "page_history")
+PAGE_TEXT_ERRORS = (errors.SecretInMemory, errors.MemoryTextTooLong, errors.PageSlugTaken)
 
 
 @dataclass(frozen=True)
@@ -579,6 +589,74 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         {200: LearningAuditList},
         (errors.LearningNotFound,),
         tag="learnings",
+    ),
+    ("POST", "/pages"): Operation(
+        "Create a wiki page, a draft (docs/reference.md#17-wiki-pages)",
+        "person",
+        {201: PageObject},
+        (errors.Forbidden, *PAGE_TEXT_ERRORS, errors.PageLimitReached),
+        body=CreatePageRequest,
+        body_required=True,
+        etag=True,
+        links=PAGE_LINKS,
+        tag="wiki",
+    ),
+    ("GET", "/pages"): Operation(
+        "The workspace's wiki pages, newest first, without their text",
+        "agent (published pages only), person",
+        {200: PageList},
+        (errors.Forbidden,),
+        query=PageListQuery,
+        tag="wiki",
+        description="An agent lists the published pages; its `state=draft` or "
+        "`state=archived` is 403 `forbidden`.",
+    ),
+    ("GET", "/pages/{page_ref}"): Operation(
+        "One wiki page, by id or slug",
+        "agent (a published page), person",
+        {200: PageObject},
+        (errors.PageNotFound,),
+        etag=True,
+        links=PAGE_LINKS,
+        tag="wiki",
+    ),
+    ("PATCH", "/pages/{page_ref}"): Operation(
+        "Edit a draft or published wiki page (title, slug, text, tags)",
+        "person",
+        {200: PageObject},
+        (errors.Forbidden, errors.PageNotFound, errors.PageStateConflict, *PAGE_TEXT_ERRORS),
+        body=EditPageRequest,
+        body_required=True,
+        if_match=True,
+        etag=True,
+        tag="wiki",
+    ),
+    ("POST", "/pages/{page_ref}/publish"): Operation(
+        "Publish a draft or archived wiki page: agents read it",
+        "person",
+        {200: PageObject},
+        (errors.Forbidden, errors.PageNotFound, errors.PageStateConflict, errors.PageLimitReached),
+        body=EmptyRequest,
+        if_match=True,
+        etag=True,
+        tag="wiki",
+    ),
+    ("POST", "/pages/{page_ref}/archive"): Operation(
+        "Archive a draft or published wiki page: no agent reads it; it is kept",
+        "person",
+        {200: PageObject},
+        (errors.Forbidden, errors.PageNotFound, errors.PageStateConflict),
+        body=EmptyRequest,
+        if_match=True,
+        etag=True,
+        tag="wiki",
+    ),
+    ("GET", "/pages/{page_ref}/history"): Operation(
+        "A wiki page's history records, oldest first, each with a unified diff of the text",
+        "person",
+        {200: PageRevisionList},
+        (errors.Forbidden, errors.PageNotFound),
+        tag="wiki",
     ),
     ("POST", "/agents/{agent_id}/erase"): Operation(
         "Erase an agent with everything of it "

@@ -21,23 +21,26 @@ from typing import Any
 from chalicelib.errors import InvalidRequest
 from chalicelib.models.learning import Learning
 from chalicelib.models.memory import Memory
+from chalicelib.models.page import Page
 
 IF_MATCH_MAX_CHARS = 1024
 """The longest ``If-Match`` header read (a handful of tags)."""
 
 _ENTITY_TAG = re.compile(r'\s*(?:W/)?"([\x21\x23-\x7e]*)"\s*(?:,|$)')
 """One entity tag of a list (RFC 9110 §8.8.3), with its separator."""
-_VERSION_TAG = re.compile(r"(?P<memory>(?:mem|lrn)_[0-9A-Za-z]+)\.v(?P<version>[1-9][0-9]{0,17})")
-"""The opaque part of a memory's (or a learning's) tag: ``<id>.v<version>``."""
+_VERSION_TAG = re.compile(
+    r"(?P<memory>(?:mem|lrn|pag)_[0-9A-Za-z]+)\.v(?P<version>[1-9][0-9]{0,17})"
+)
+"""The opaque part of a memory's (or a learning's, or a wiki page's) tag: ``<id>.v<version>``."""
 
 
-def etag(memory: Memory | Learning) -> str:
+def etag(memory: Memory | Learning | Page) -> str:
     """The ``ETag`` header value of a memory or a learning (docs/reference.md#15-learnings):
     ``"<id>.v<version>"`` (strong, quoted)."""
     return f'"{memory.id}.v{memory.version}"'
 
 
-def etag_header(memory: Memory | Learning) -> dict[str, str]:
+def etag_header(memory: Memory | Learning | Page) -> dict[str, str]:
     """The headers a memory answer carries: ``{"ETag": …}``."""
     return {"ETag": etag(memory)}
 

@@ -71,6 +71,7 @@ def test_every_dashboard_route_answers_429_when_dynamodb_throttles_everything(
         "target_id": world.agent.id,
         "export_id": "exp_01KAAAAAAAAAAAAAAAAAAAAAAA",
         "learning_id": "lrn_01KAAAAAAAAAAAAAAAAAAAAAAA",
+        "page_ref": "pag_01KAAAAAAAAAAAAAAAAAAAAAAA",
         "person_id": world.person.id,
         "token_id": "tok_01KAAAAAAAAAAAAAAAAAAAAAAA",
     }

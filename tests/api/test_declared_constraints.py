@@ -22,9 +22,12 @@ REAL = {
     "target_id": "wsp_01M8P570G0QJRZ8T2NSWNPVZ62",
     "export_id": "exp_01M8P570G0QJRZ8T2NSWNPVZ62",
     "learning_id": "lrn_01M8P570G0QJRZ8T2NSWNPVZ62",
+    "page_ref": "pag_01M8P570G0QJRZ8T2NSWNPVZ62",
 }
 """One id of the right shape per path parameter (none of them exists)."""
 MISSHAPEN = ["nope", "mem_", "01M8P570G0QJRZ8T2NSWNPVZ62", "lrn_01M8P570G0QJRZ8T2NSWNPVZ6!"]
+MISSHAPEN_BY_NAME = {"page_ref": ["Nope", "pag_", "a--b", "pag_01M8P570G0QJRZ8T2NSWNPVZ6!"]}
+"""A wiki page is named by its id or its slug (``nope`` is a slug's shape)."""
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +55,7 @@ def test_every_path_id_declares_its_shape_and_the_server_refuses_any_other(
         name, pattern = parameter["name"], parameter["schema"].get("pattern")
         assert pattern, f"{method} {path}: {name} has no pattern"
         assert re.search(pattern, REAL[name]), f"{name}: a real id fails {pattern}"
-        for bad in MISSHAPEN:
+        for bad in MISSHAPEN_BY_NAME.get(name, MISSHAPEN):
             assert not re.search(pattern, bad)
             # The other path parameters of the route get real shapes: only one is wrong.
             filled = path.replace("{" + name + "}", bad)

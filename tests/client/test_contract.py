@@ -12,7 +12,7 @@ import httpx
 import pytest
 from pydantic import BaseModel
 
-from pinework import AsyncClient, Client, PineworkAPIError, models
+from pinework import AsyncClient, Client, PineworkAPIError, models, wiki_models
 from tests.client.fake_api import BASE_URL, FakeApi, memory_json
 
 CLIENT_TO_DOCUMENT = {
@@ -52,6 +52,11 @@ CLIENT_TO_DOCUMENT = {
     models.Erasure: "ErasureObject",
     models.ErasurePage: "ErasureList",
     models.Export: "ExportObject",
+    wiki_models.WikiPage: "PageObject",
+    wiki_models.WikiPageSummary: "PageSummaryObject",
+    wiki_models.WikiPageList: "PageList",
+    wiki_models.WikiPageRevision: "PageRevisionObject",
+    wiki_models.WikiPageRevisionList: "PageRevisionList",
 }
 """Each client model and the document schema it decodes."""
 

@@ -116,6 +116,9 @@ def test_if_match_and_etag_are_documented_where_they_apply(document: dict[str, A
         ("post", "/learnings/{learning_id}/approve"),
         ("post", "/learnings/{learning_id}/reject"),
         ("post", "/learnings/{learning_id}/retire"),
+        ("patch", "/pages/{page_ref}"),
+        ("post", "/pages/{page_ref}/publish"),
+        ("post", "/pages/{page_ref}/archive"),
     }
     for path, operations in document["paths"].items():
         for method, operation in operations.items():

@@ -3,8 +3,9 @@ docs/issues.md#issue-13).
 
 Pages: ``/`` (agents), ``/agents/{id}`` (memories) and its ``/days``, ``/recall``,
 ``/reviews``, ``/pictures``, ``/data`` tabs, ``/memories/{id}``, ``/reviews/{id}``,
-``/exports/{id}``, ``/erasures``, ``/erasures/{id}``, ``/settings``, ``/people`` (owners
-only); sign-in at ``/sign-in``; vendored files at ``/static/{name}``. And one JSON route,
+``/exports/{id}``, ``/erasures``, ``/erasures/{id}``, ``/wiki``, ``/wiki/{id}``,
+``/settings``, ``/people`` (owners only); sign-in at ``/sign-in``; vendored files at
+``/static/{name}``. And one JSON route,
 ``POST /api/v1/sign-in-links`` (a person's bearer token -> a one-time sign-in link;
 ``pinework dashboard`` calls it).
 """
@@ -35,6 +36,7 @@ from chalicelib.web.views import (
     recall,
     reviews,
     static,
+    wiki,
 )
 from chalicelib.wiring import Services
 
@@ -196,6 +198,48 @@ def propose_learning(web: WebContext) -> WebResponse:
 def learning_page(web: WebContext, learning_id: str) -> WebResponse:
     """One learning: its decisions and history."""
     return learnings.learning_page(web, learning_id)
+
+
+@_route("/wiki")
+@signed_in
+def wiki_list(web: WebContext) -> WebResponse:
+    """The workspace's wiki pages (docs/reference.md#wiki-on-the-dashboard)."""
+    return wiki.wiki_page(web)
+
+
+@_route("/wiki", "POST")
+@signed_in
+def create_wiki_page(web: WebContext) -> WebResponse:
+    """A person creates a wiki page (a draft)."""
+    return wiki.create(web)
+
+
+@_route("/wiki/{page_ref}")
+@signed_in
+def wiki_page_view(web: WebContext, page_ref: str) -> WebResponse:
+    """One wiki page: its text, its forms and its history."""
+    return wiki.page_view(web, page_ref)
+
+
+@_route("/wiki/{page_ref}/edit", "POST")
+@signed_in
+def edit_wiki_page(web: WebContext, page_ref: str) -> WebResponse:
+    """Edit a wiki page (a stale form is refused)."""
+    return wiki.change(web, page_ref, "edit")
+
+
+@_route("/wiki/{page_ref}/publish", "POST")
+@signed_in
+def publish_wiki_page(web: WebContext, page_ref: str) -> WebResponse:
+    """Publish a wiki page."""
+    return wiki.change(web, page_ref, "publish")
+
+
+@_route("/wiki/{page_ref}/archive", "POST")
+@signed_in
+def archive_wiki_page(web: WebContext, page_ref: str) -> WebResponse:
+    """Archive a wiki page."""
+    return wiki.change(web, page_ref, "archive")
 
 
 @_route("/learnings/{learning_id}/approve", "POST")
@@ -478,6 +522,11 @@ reject_other_methods(
         "/learnings/{learning_id}/edit": ["POST"],
         "/learnings/{learning_id}/reject": ["POST"],
         "/learnings/{learning_id}/retire": ["POST"],
+        "/wiki": ["GET", "POST"],
+        "/wiki/{page_ref}": ["GET"],
+        "/wiki/{page_ref}/edit": ["POST"],
+        "/wiki/{page_ref}/publish": ["POST"],
+        "/wiki/{page_ref}/archive": ["POST"],
         "/reviews/{review_id}": ["GET"],
         "/reviews/{review_id}/actions/{action_ref}/approve": ["POST"],
         "/reviews/{review_id}/actions/{action_ref}/reject": ["POST"],

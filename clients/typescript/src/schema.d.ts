@@ -610,6 +610,130 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/pages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's wiki pages, newest first, without their text
+         * @description Who: agent (published pages only), person.
+         *
+         *     An agent lists the published pages; its `state=draft` or `state=archived` is 403 `forbidden`.
+         */
+        get: operations["list_pages"];
+        put?: never;
+        /**
+         * Create a wiki page, a draft (docs/reference.md#17-wiki-pages)
+         * @description Who: person.
+         *
+         *     Send `Idempotency-Key` to retry safely: the same key and request within 24 hours get the first answer again (`Idempotent-Replayed: true`) and change nothing.
+         */
+        post: operations["create_page"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/pages/{page_ref}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One wiki page, by id or slug
+         * @description Who: agent (a published page), person.
+         */
+        get: operations["get_page"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Edit a draft or published wiki page (title, slug, text, tags)
+         * @description Who: person.
+         *
+         *     Send `Idempotency-Key` to retry safely: the same key and request within 24 hours get the first answer again (`Idempotent-Replayed: true`) and change nothing.
+         *
+         *     Send `If-Match` with the memory's `ETag` to change it only if nobody changed it since you read it (else 412 `precondition_failed`, nothing changes).
+         */
+        patch: operations["edit_page"];
+        trace?: never;
+    };
+    "/pages/{page_ref}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Archive a draft or published wiki page: no agent reads it; it is kept
+         * @description Who: person.
+         *
+         *     Send `Idempotency-Key` to retry safely: the same key and request within 24 hours get the first answer again (`Idempotent-Replayed: true`) and change nothing.
+         *
+         *     Send `If-Match` with the memory's `ETag` to change it only if nobody changed it since you read it (else 412 `precondition_failed`, nothing changes).
+         */
+        post: operations["archive_page"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/pages/{page_ref}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A wiki page's history records, oldest first, each with a unified diff of the text
+         * @description Who: person.
+         */
+        get: operations["page_history"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/pages/{page_ref}/publish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish a draft or archived wiki page: agents read it
+         * @description Who: person.
+         *
+         *     Send `Idempotency-Key` to retry safely: the same key and request within 24 hours get the first answer again (`Idempotent-Replayed: true`) and change nothing.
+         *
+         *     Send `If-Match` with the memory's `ETag` to change it only if nobody changed it since you read it (else 412 `precondition_failed`, nothing changes).
+         */
+        post: operations["publish_page"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/recalls": {
         parameters: {
             query?: never;
@@ -1088,6 +1212,26 @@ export interface components {
             evidence: string | null;
         };
         /**
+         * CreatePageRequest
+         * @description ``POST /pages``: a title, an optional slug (made from the title when absent), the
+         *     Markdown text and optional tags. Lengths and characters are checked by the service
+         *     with the codes of facts (``memory_text_too_long``, ``invalid_request``,
+         *     ``secret_in_memory``).
+         */
+        CreatePageRequest: {
+            /** Title */
+            title: string;
+            /**
+             * Slug
+             * @default null
+             */
+            slug?: string | null;
+            /** Text */
+            text: string;
+            /** Tags */
+            tags?: string[];
+        };
+        /**
          * CreateRoutineRequest
          * @description ``POST /routines``: a person (re)creates an agent's routine, e.g. after deleting it.
          */
@@ -1110,6 +1254,32 @@ export interface components {
         EditLearningRequest: {
             /** Text */
             text: string;
+        };
+        /**
+         * EditPageRequest
+         * @description ``PATCH /pages/{id}``: any of title, slug, text, tags (at least one).
+         */
+        EditPageRequest: {
+            /**
+             * Title
+             * @default null
+             */
+            title?: string | null;
+            /**
+             * Slug
+             * @default null
+             */
+            slug?: string | null;
+            /**
+             * Text
+             * @default null
+             */
+            text?: string | null;
+            /**
+             * Tags
+             * @default null
+             */
+            tags?: string[] | null;
         };
         /**
          * EditRequest
@@ -1749,6 +1919,205 @@ export interface components {
              * @description True once `expiresAt` has passed.
              */
             expired: boolean;
+        };
+        /**
+         * PageList
+         * @description ``GET /pages``: pages newest first.
+         */
+        PageList: {
+            /**
+             * Object
+             * @default list
+             * @constant
+             */
+            object: "list";
+            /** Data */
+            data: components["schemas"]["PageSummaryObject"][];
+            /** Nexttoken */
+            nextToken: string | null;
+        };
+        /**
+         * PageObject
+         * @description A wiki page (docs/reference.md#17-wiki-pages), sent with its ``ETag``.
+         */
+        PageObject: {
+            /**
+             * Id
+             * @description `pag_` + a ULID.
+             */
+            id: string;
+            /** Workspaceid */
+            workspaceId: string;
+            /** Title */
+            title: string;
+            /** Slug */
+            slug: string;
+            /** Tags */
+            tags: string[];
+            /**
+             * State
+             * @enum {string}
+             */
+            state: "draft" | "published" | "archived";
+            /** Createdby */
+            createdBy: string;
+            /**
+             * Createdat
+             * Format: date-time
+             */
+            createdAt: string;
+            /** Updatedby */
+            updatedBy: string;
+            /**
+             * Updatedat
+             * Format: date-time
+             */
+            updatedAt: string;
+            /** Publishedat */
+            publishedAt: string | null;
+            /** Archivedat */
+            archivedAt: string | null;
+            /**
+             * Version
+             * @description The stored version; the `ETag` names it.
+             */
+            version: number;
+            /**
+             * Object
+             * @constant
+             */
+            object: "page";
+            /**
+             * Text
+             * @description Markdown, at most 40,000 characters.
+             */
+            text: string;
+        };
+        /**
+         * PageRevisionList
+         * @description ``GET /pages/{id}/history``: records oldest first.
+         */
+        PageRevisionList: {
+            /**
+             * Object
+             * @default list
+             * @constant
+             */
+            object: "list";
+            /** Data */
+            data: components["schemas"]["PageRevisionObject"][];
+            /** Nexttoken */
+            nextToken: string | null;
+        };
+        /**
+         * PageRevisionObject
+         * @description A wiki page's history record on the wire.
+         */
+        PageRevisionObject: {
+            /** Id */
+            id: string;
+            /**
+             * Object
+             * @constant
+             */
+            object: "page_revision";
+            /** Pageid */
+            pageId: string;
+            /**
+             * Action
+             * @enum {string}
+             */
+            action: "create" | "edit" | "publish" | "archive";
+            /**
+             * Actortype
+             * @enum {string}
+             */
+            actorType: "agent" | "person";
+            /** Actorid */
+            actorId: string;
+            /**
+             * At
+             * Format: date-time
+             */
+            at: string;
+            /** Version */
+            version: number;
+            /**
+             * Before
+             * @description Title, slug, tags and state before (null on create).
+             */
+            before: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * After
+             * @description Title, slug, tags and state after.
+             */
+            after: {
+                [key: string]: unknown;
+            };
+            /**
+             * Diff
+             * @description A unified diff of the text (empty: the text is the same).
+             */
+            diff: string;
+        };
+        /**
+         * PageSummaryObject
+         * @description A wiki page in a list: without its text.
+         */
+        PageSummaryObject: {
+            /**
+             * Id
+             * @description `pag_` + a ULID.
+             */
+            id: string;
+            /** Workspaceid */
+            workspaceId: string;
+            /** Title */
+            title: string;
+            /** Slug */
+            slug: string;
+            /** Tags */
+            tags: string[];
+            /**
+             * State
+             * @enum {string}
+             */
+            state: "draft" | "published" | "archived";
+            /** Createdby */
+            createdBy: string;
+            /**
+             * Createdat
+             * Format: date-time
+             */
+            createdAt: string;
+            /** Updatedby */
+            updatedBy: string;
+            /**
+             * Updatedat
+             * Format: date-time
+             */
+            updatedAt: string;
+            /** Publishedat */
+            publishedAt: string | null;
+            /** Archivedat */
+            archivedAt: string | null;
+            /**
+             * Version
+             * @description The stored version; the `ETag` names it.
+             */
+            version: number;
+            /**
+             * Object
+             * @constant
+             */
+            object: "page_summary";
+            /**
+             * Characters
+             * @description The length of its text, in characters.
+             */
+            characters: number;
         };
         /**
          * PendingActionObject
@@ -7576,6 +7945,1208 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "invalid_request";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `rate_limited`: Throttled; the response carries ``Retry-After`` (429). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `bad_gateway`: Deployed, the function behind API Gateway crashed or answered badly; API Gateway answers (502). The app never raises it (``infra/gateway_responses.py``; docs/issues.md#issue-12). */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_gateway";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `timeout`: Deployed, the call took longer than API Gateway's 29 s and was cut off (504); its changes may or may not be saved. The app never raises it (docs/issues.md#issue-12). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "timeout";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    list_pages: {
+        parameters: {
+            query?: {
+                limit?: number;
+                nextToken?: string | null;
+                state?: ("draft" | "published" | "archived") | null;
+            };
+            header?: {
+                /** @description The agent's run (`run_…`). */
+                "X-Pinework-Run"?: components["parameters"]["Run"];
+                /** @description The task the run works on, e.g. `PIN-42` (prefixes day lines; the default recall query). */
+                "X-Pinework-Task"?: components["parameters"]["Task"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PageList"];
+                };
+            };
+            /** @description - `invalid_request`: Malformed JSON, wrong types, unknown fields, bad dates, other limits (400). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `unauthorized`: Missing or unknown bearer token (401). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `forbidden`: The principal may not do this (403). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "forbidden";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `rate_limited`: Throttled; the response carries ``Retry-After`` (429). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `bad_gateway`: Deployed, the function behind API Gateway crashed or answered badly; API Gateway answers (502). The app never raises it (``infra/gateway_responses.py``; docs/issues.md#issue-12). */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_gateway";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `timeout`: Deployed, the call took longer than API Gateway's 29 s and was cut off (504); its changes may or may not be saved. The app never raises it (docs/issues.md#issue-12). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "timeout";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    create_page: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The agent's run (`run_…`). */
+                "X-Pinework-Run"?: components["parameters"]["Run"];
+                /** @description The task the run works on, e.g. `PIN-42` (prefixes day lines; the default recall query). */
+                "X-Pinework-Task"?: components["parameters"]["Task"];
+                /** @description A key of yours (a UUID) naming this request: a retry with the same key and request gets the first answer again and changes nothing (24 hours, per caller). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreatePageRequest"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    /** @description The memory's (or learning's) version as a strong entity tag; send it back in `If-Match`. */
+                    ETag: string;
+                    /** @description `true` when this is the stored answer of an earlier request with the same `Idempotency-Key`. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PageObject"];
+                };
+            };
+            /**
+             * @description - `invalid_request`: Malformed JSON, wrong types, unknown fields, bad dates, other limits (400).
+             *     - `secret_in_memory`: The text looks like a credential or secret (400).
+             *     - `memory_text_too_long`: A fact over 500 characters or a day line over 300 (400).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request" | "secret_in_memory" | "memory_text_too_long";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `unauthorized`: Missing or unknown bearer token (401). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `forbidden`: The principal may not do this (403). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "forbidden";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /**
+             * @description - `page_slug_taken`: Another wiki page of the workspace has that slug (docs/reference.md#17-wiki-pages; 409).
+             *     - `page_limit_reached`: The workspace holds as many draft and published wiki pages as it may (docs/reference.md#page-limits; 409).
+             *     - `idempotency_key_in_use`: The first request with this ``Idempotency-Key`` is still running; retry after ``Retry-After`` seconds to get its answer (409; docs/issues.md#issue-15, docs/DECISIONS.md).
+             */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "page_slug_taken" | "page_limit_reached" | "idempotency_key_in_use";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `unsupported_media_type`: A body not declared ``application/json`` on the key-value routes or ``/mcp`` (415; docs/reference.md#cross-site); deployed, API Gateway also answers it itself for content types it refuses (``infra/gateway_responses.py``; docs/issues.md#issue-12). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unsupported_media_type";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `idempotency_key_reused`: An ``Idempotency-Key`` already used with another request (method, path, query string, body, ``If-Match`` or run headers) by the same caller within 24 hours (422; docs/issues.md#issue-15, docs/DECISIONS.md). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "idempotency_key_reused";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `rate_limited`: Throttled; the response carries ``Retry-After`` (429). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `bad_gateway`: Deployed, the function behind API Gateway crashed or answered badly; API Gateway answers (502). The app never raises it (``infra/gateway_responses.py``; docs/issues.md#issue-12). */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_gateway";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `timeout`: Deployed, the call took longer than API Gateway's 29 s and was cut off (504); its changes may or may not be saved. The app never raises it (docs/issues.md#issue-12). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "timeout";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    get_page: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The agent's run (`run_…`). */
+                "X-Pinework-Run"?: components["parameters"]["Run"];
+                /** @description The task the run works on, e.g. `PIN-42` (prefixes day lines; the default recall query). */
+                "X-Pinework-Task"?: components["parameters"]["Task"];
+            };
+            path: {
+                /** @description The wiki page: its `pag_…` id or its slug. */
+                page_ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    /** @description The memory's (or learning's) version as a strong entity tag; send it back in `If-Match`. */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PageObject"];
+                };
+            };
+            /** @description - `invalid_request`: Malformed JSON, wrong types, unknown fields, bad dates, other limits (400). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `unauthorized`: Missing or unknown bearer token (401). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `page_not_found`: No such wiki page in the caller's workspace, or one the caller may not read (docs/reference.md#17-wiki-pages; 404). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "page_not_found";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `rate_limited`: Throttled; the response carries ``Retry-After`` (429). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `bad_gateway`: Deployed, the function behind API Gateway crashed or answered badly; API Gateway answers (502). The app never raises it (``infra/gateway_responses.py``; docs/issues.md#issue-12). */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_gateway";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `timeout`: Deployed, the call took longer than API Gateway's 29 s and was cut off (504); its changes may or may not be saved. The app never raises it (docs/issues.md#issue-12). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "timeout";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    edit_page: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The agent's run (`run_…`). */
+                "X-Pinework-Run"?: components["parameters"]["Run"];
+                /** @description The task the run works on, e.g. `PIN-42` (prefixes day lines; the default recall query). */
+                "X-Pinework-Task"?: components["parameters"]["Task"];
+                /** @description A key of yours (a UUID) naming this request: a retry with the same key and request gets the first answer again and changes nothing (24 hours, per caller). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description The memory's `ETag` as received (`"mem_….v3"`), or `*`: change it only at that version. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /** @description The wiki page: its `pag_…` id or its slug. */
+                page_ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EditPageRequest"];
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    /** @description The memory's (or learning's) version as a strong entity tag; send it back in `If-Match`. */
+                    ETag: string;
+                    /** @description `true` when this is the stored answer of an earlier request with the same `Idempotency-Key`. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PageObject"];
+                };
+            };
+            /**
+             * @description - `invalid_request`: Malformed JSON, wrong types, unknown fields, bad dates, other limits (400).
+             *     - `secret_in_memory`: The text looks like a credential or secret (400).
+             *     - `memory_text_too_long`: A fact over 500 characters or a day line over 300 (400).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request" | "secret_in_memory" | "memory_text_too_long";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `unauthorized`: Missing or unknown bearer token (401). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `forbidden`: The principal may not do this (403). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "forbidden";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `page_not_found`: No such wiki page in the caller's workspace, or one the caller may not read (docs/reference.md#17-wiki-pages; 404). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "page_not_found";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /**
+             * @description - `page_state_conflict`: A wiki page's state does not allow the change: publishing a published page, archiving an archived one, editing an archived one (docs/reference.md#page-states; 409).
+             *     - `page_slug_taken`: Another wiki page of the workspace has that slug (docs/reference.md#17-wiki-pages; 409).
+             *     - `idempotency_key_in_use`: The first request with this ``Idempotency-Key`` is still running; retry after ``Retry-After`` seconds to get its answer (409; docs/issues.md#issue-15, docs/DECISIONS.md).
+             */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "page_state_conflict" | "page_slug_taken" | "idempotency_key_in_use";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `precondition_failed`: ``If-Match`` names a version of the memory that is no longer current; nothing changed (412, docs/reference.md#6-errors; docs/issues.md#issue-15). */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "precondition_failed";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `unsupported_media_type`: A body not declared ``application/json`` on the key-value routes or ``/mcp`` (415; docs/reference.md#cross-site); deployed, API Gateway also answers it itself for content types it refuses (``infra/gateway_responses.py``; docs/issues.md#issue-12). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unsupported_media_type";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `idempotency_key_reused`: An ``Idempotency-Key`` already used with another request (method, path, query string, body, ``If-Match`` or run headers) by the same caller within 24 hours (422; docs/issues.md#issue-15, docs/DECISIONS.md). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "idempotency_key_reused";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `rate_limited`: Throttled; the response carries ``Retry-After`` (429). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `bad_gateway`: Deployed, the function behind API Gateway crashed or answered badly; API Gateway answers (502). The app never raises it (``infra/gateway_responses.py``; docs/issues.md#issue-12). */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_gateway";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `timeout`: Deployed, the call took longer than API Gateway's 29 s and was cut off (504); its changes may or may not be saved. The app never raises it (docs/issues.md#issue-12). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "timeout";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    archive_page: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The agent's run (`run_…`). */
+                "X-Pinework-Run"?: components["parameters"]["Run"];
+                /** @description The task the run works on, e.g. `PIN-42` (prefixes day lines; the default recall query). */
+                "X-Pinework-Task"?: components["parameters"]["Task"];
+                /** @description A key of yours (a UUID) naming this request: a retry with the same key and request gets the first answer again and changes nothing (24 hours, per caller). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description The memory's `ETag` as received (`"mem_….v3"`), or `*`: change it only at that version. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /** @description The wiki page: its `pag_…` id or its slug. */
+                page_ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EmptyRequest"];
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    /** @description The memory's (or learning's) version as a strong entity tag; send it back in `If-Match`. */
+                    ETag: string;
+                    /** @description `true` when this is the stored answer of an earlier request with the same `Idempotency-Key`. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PageObject"];
+                };
+            };
+            /** @description - `invalid_request`: Malformed JSON, wrong types, unknown fields, bad dates, other limits (400). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `unauthorized`: Missing or unknown bearer token (401). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `forbidden`: The principal may not do this (403). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "forbidden";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `page_not_found`: No such wiki page in the caller's workspace, or one the caller may not read (docs/reference.md#17-wiki-pages; 404). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "page_not_found";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /**
+             * @description - `page_state_conflict`: A wiki page's state does not allow the change: publishing a published page, archiving an archived one, editing an archived one (docs/reference.md#page-states; 409).
+             *     - `idempotency_key_in_use`: The first request with this ``Idempotency-Key`` is still running; retry after ``Retry-After`` seconds to get its answer (409; docs/issues.md#issue-15, docs/DECISIONS.md).
+             */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "page_state_conflict" | "idempotency_key_in_use";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `precondition_failed`: ``If-Match`` names a version of the memory that is no longer current; nothing changed (412, docs/reference.md#6-errors; docs/issues.md#issue-15). */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "precondition_failed";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `unsupported_media_type`: A body not declared ``application/json`` on the key-value routes or ``/mcp`` (415; docs/reference.md#cross-site); deployed, API Gateway also answers it itself for content types it refuses (``infra/gateway_responses.py``; docs/issues.md#issue-12). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unsupported_media_type";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `idempotency_key_reused`: An ``Idempotency-Key`` already used with another request (method, path, query string, body, ``If-Match`` or run headers) by the same caller within 24 hours (422; docs/issues.md#issue-15, docs/DECISIONS.md). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "idempotency_key_reused";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `rate_limited`: Throttled; the response carries ``Retry-After`` (429). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `bad_gateway`: Deployed, the function behind API Gateway crashed or answered badly; API Gateway answers (502). The app never raises it (``infra/gateway_responses.py``; docs/issues.md#issue-12). */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_gateway";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `timeout`: Deployed, the call took longer than API Gateway's 29 s and was cut off (504); its changes may or may not be saved. The app never raises it (docs/issues.md#issue-12). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "timeout";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    page_history: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The agent's run (`run_…`). */
+                "X-Pinework-Run"?: components["parameters"]["Run"];
+                /** @description The task the run works on, e.g. `PIN-42` (prefixes day lines; the default recall query). */
+                "X-Pinework-Task"?: components["parameters"]["Task"];
+            };
+            path: {
+                /** @description The wiki page: its `pag_…` id or its slug. */
+                page_ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PageRevisionList"];
+                };
+            };
+            /** @description - `invalid_request`: Malformed JSON, wrong types, unknown fields, bad dates, other limits (400). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `unauthorized`: Missing or unknown bearer token (401). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `forbidden`: The principal may not do this (403). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "forbidden";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `page_not_found`: No such wiki page in the caller's workspace, or one the caller may not read (docs/reference.md#17-wiki-pages; 404). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "page_not_found";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `rate_limited`: Throttled; the response carries ``Retry-After`` (429). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `bad_gateway`: Deployed, the function behind API Gateway crashed or answered badly; API Gateway answers (502). The app never raises it (``infra/gateway_responses.py``; docs/issues.md#issue-12). */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_gateway";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `timeout`: Deployed, the call took longer than API Gateway's 29 s and was cut off (504); its changes may or may not be saved. The app never raises it (docs/issues.md#issue-12). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "timeout";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    publish_page: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The agent's run (`run_…`). */
+                "X-Pinework-Run"?: components["parameters"]["Run"];
+                /** @description The task the run works on, e.g. `PIN-42` (prefixes day lines; the default recall query). */
+                "X-Pinework-Task"?: components["parameters"]["Task"];
+                /** @description A key of yours (a UUID) naming this request: a retry with the same key and request gets the first answer again and changes nothing (24 hours, per caller). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description The memory's `ETag` as received (`"mem_….v3"`), or `*`: change it only at that version. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /** @description The wiki page: its `pag_…` id or its slug. */
+                page_ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EmptyRequest"];
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    /** @description The memory's (or learning's) version as a strong entity tag; send it back in `If-Match`. */
+                    ETag: string;
+                    /** @description `true` when this is the stored answer of an earlier request with the same `Idempotency-Key`. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PageObject"];
+                };
+            };
+            /** @description - `invalid_request`: Malformed JSON, wrong types, unknown fields, bad dates, other limits (400). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `unauthorized`: Missing or unknown bearer token (401). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `forbidden`: The principal may not do this (403). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "forbidden";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `page_not_found`: No such wiki page in the caller's workspace, or one the caller may not read (docs/reference.md#17-wiki-pages; 404). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "page_not_found";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /**
+             * @description - `page_state_conflict`: A wiki page's state does not allow the change: publishing a published page, archiving an archived one, editing an archived one (docs/reference.md#page-states; 409).
+             *     - `page_limit_reached`: The workspace holds as many draft and published wiki pages as it may (docs/reference.md#page-limits; 409).
+             *     - `idempotency_key_in_use`: The first request with this ``Idempotency-Key`` is still running; retry after ``Retry-After`` seconds to get its answer (409; docs/issues.md#issue-15, docs/DECISIONS.md).
+             */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "page_state_conflict" | "page_limit_reached" | "idempotency_key_in_use";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `precondition_failed`: ``If-Match`` names a version of the memory that is no longer current; nothing changed (412, docs/reference.md#6-errors; docs/issues.md#issue-15). */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "precondition_failed";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `unsupported_media_type`: A body not declared ``application/json`` on the key-value routes or ``/mcp`` (415; docs/reference.md#cross-site); deployed, API Gateway also answers it itself for content types it refuses (``infra/gateway_responses.py``; docs/issues.md#issue-12). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unsupported_media_type";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `idempotency_key_reused`: An ``Idempotency-Key`` already used with another request (method, path, query string, body, ``If-Match`` or run headers) by the same caller within 24 hours (422; docs/issues.md#issue-15, docs/DECISIONS.md). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "idempotency_key_reused";
                             message: string;
                         };
                     };

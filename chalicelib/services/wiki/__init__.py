@@ -1,0 +1,1 @@
+"""The wiki: pages a workspace shares with its agents (docs/reference.md#17-wiki-pages)."""
