@@ -3,7 +3,7 @@
 durable ``!fact``), a duplicate, a supersede, a person's edit and veto, another agent's
 fact, a run-start and an on-demand recall, key-value entries (one spilled to S3), a
 review that merges and lifts, an approval-mode review left pending, an agent's learning a
-person approved, a sign-in link."""
+person approved, a published wiki page with its history, a sign-in link."""
 
 from __future__ import annotations
 
@@ -82,6 +82,26 @@ def seed(api: Api, world: World, wired: wiring.Services, clock: FixedClock) -> s
     approve = f"/learnings/{learning['id']}/approve"
     assert api.call("POST", approve, world.person, {})[0] == 200
     made.add(learning["id"])
+    made.add(wiki_page(api, world))
     token = api.call("POST", "/sign-in-links", world.person, {})
     assert token[0] in (200, 201), token
     return made
+
+
+def wiki_page(api: Api, world: World, extra: str = "") -> str:
+    """A person's wiki page, edited (a history record with a diff) and published, with
+    ``extra`` in its edited text; its id."""
+    body = {"title": "Payroll runbook", "text": "# Payroll\n\nRestart from the runbook host.\n"}
+    status, headers, page = api.send("POST", "/pages", world.person, body)
+    assert status == 201, page
+    text = f"# Payroll\n\nRestart pg-payroll from the runbook host. {extra}\n"
+    status, edited = api.call(
+        "PATCH",
+        f"/pages/{page['id']}",
+        world.person,
+        {"text": text},
+        headers={"If-Match": headers["ETag"]},
+    )
+    assert status == 200, edited
+    assert api.call("POST", f"/pages/{page['id']}/publish", world.person, {})[0] == 200
+    return str(page["id"])

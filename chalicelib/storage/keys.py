@@ -79,6 +79,7 @@ import hashlib
 from datetime import UTC, datetime
 
 from chalicelib.models.learning import LearningState
+from chalicelib.models.page import PageState
 
 MEMORY_SK = "MEMORY"
 SORT_ATTRIBUTE = "lsk"
@@ -703,8 +704,9 @@ def agent_kind_values(agent_id: str, kind: str, status: str) -> dict[str, str]:
 def owner_partitions(owner_id: str) -> list[str]:
     """The partitions keyed by one id (the partition keys above that hold nothing else):
     an agent's own, a person's, a workspace's shared ones (listing, learnings, actions
-    waiting for a person, key-value entries of its account scope), a memory's, a
-    review's, a token id's, a learning's history. Empty for another id."""
+    waiting for a person, key-value entries of its account scope, wiki pages), a
+    memory's, a review's, a token id's, a learning's history, a wiki page's history.
+    Empty for another id."""
     prefix = owner_id.split("_", 1)[0]
     if prefix == "agt":
         return [
@@ -726,6 +728,8 @@ def owner_partitions(owner_id: str) -> list[str]:
             *(learning_state_partition(owner_id, state) for state in LEARNING_STATE_NAMES),
             pending_partition(owner_id),
             kv_partition(f"account#{owner_id}"),
+            pages_partition(owner_id),
+            *(page_state_partition(owner_id, state) for state in PAGE_STATE_NAMES),
         ]
     single = {
         "usr": lambda: person_key(owner_id)["pk"],
@@ -733,8 +737,28 @@ def owner_partitions(owner_id: str) -> list[str]:
         "rvw": lambda: review_lookup_partition(owner_id),
         "tok": lambda: token_id_key(owner_id)["pk"],
         "lrn": lambda: learning_history_partition(owner_id),
+        "pag": lambda: page_history_partition(owner_id),
     }.get(prefix)
     return [] if single is None else [single()]
+
+
+PAGE_STATE_NAMES = tuple(state.value for state in PageState)
+
+
+def pages_partition(workspace_id: str) -> str:
+    """The partition of a workspace's wiki pages, their slugs' claims and their count
+    (``storage/wiki_pages.py``)."""
+    return f"WIKI#{workspace_id}"
+
+
+def page_state_partition(workspace_id: str, state: str) -> str:
+    """The partition of a workspace's page summaries filed under ``state``."""
+    return f"{pages_partition(workspace_id)}#{state}"
+
+
+def page_history_partition(page_id: str) -> str:
+    """The partition of a wiki page's history records."""
+    return f"WIKIPAGE#{page_id}"
 
 
 def same_fact_partition(workspace_id: str, digest: str) -> str:

@@ -26,6 +26,7 @@ from chalicelib.storage.learnings import learning_from_item
 from chalicelib.storage.recalls import log_entry_from_item
 from chalicelib.storage.reviews import summary_from_item
 from chalicelib.storage.routines import routine_from_item
+from chalicelib.storage.wiki_pages import page_from_item, revision_from_item
 
 GROUPS = (
     "workspace",
@@ -41,6 +42,8 @@ GROUPS = (
     "routines",
     "recalls",
     "keyValue",
+    "pages",
+    "pageHistory",
 )
 """The document's groups, in the order the file lists them."""
 
@@ -99,6 +102,8 @@ _BY_PARTITION: dict[str, Callable[[dict[str, Any]], Entry]] = {
     "PENDING": _pending,
     "ROUTINE": lambda item: ("routines", routine_from_item(item).to_wire()),
     "RECALLS": lambda item: ("recalls", log_entry_from_item(item).to_wire()),
+    "WIKI": lambda item: ("pages", page_from_item(item).to_wire()),
+    "WIKIPAGE": lambda item: ("pageHistory", revision_from_item(item).to_wire()),
 }
 """An item's partition prefix -> its public form, for the items whose partition holds
 nothing else of interest (``_own_item`` picks those)."""
@@ -118,6 +123,8 @@ def _own_item(prefix: str, sk: str) -> bool:
         "PERSON": sk == "PERSON",
         "LEARNING": sk.startswith("AUDIT#"),
         "ROUTINE": sk == "ROUTINE",
+        "WIKI": sk.startswith("PAGE#"),
+        "WIKIPAGE": sk.startswith("REV#"),
     }.get(prefix, True)
 
 

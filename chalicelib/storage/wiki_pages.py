@@ -30,6 +30,7 @@ from chalicelib.storage.dynamodb import (
     put_new,
     to_attributes,
 )
+from chalicelib.storage.keys import page_history_partition, page_state_partition, pages_partition
 
 _TIMES = ("createdAt", "updatedAt", "publishedAt", "archivedAt")
 _LIVE = (PageState.DRAFT, PageState.PUBLISHED)
@@ -37,11 +38,6 @@ _LIVE = (PageState.DRAFT, PageState.PUBLISHED)
 
 class PageVersionChanged(Exception):
     """The page changed since it was read (its version moved on)."""
-
-
-def pages_partition(workspace_id: str) -> str:
-    """The partition of a workspace's pages, their slugs' claims and their count."""
-    return f"WIKI#{workspace_id}"
 
 
 def page_key(workspace_id: str, page_id: str) -> dict[str, str]:
@@ -56,12 +52,7 @@ def slug_key(workspace_id: str, slug: str) -> dict[str, str]:
 
 def page_state_key(workspace_id: str, state: str, page_id: str) -> dict[str, str]:
     """Primary key of a page's summary filed under its state."""
-    return {"pk": f"{pages_partition(workspace_id)}#{state}", "sk": page_id}
-
-
-def page_history_partition(page_id: str) -> str:
-    """The partition of a page's history records."""
-    return f"WIKIPAGE#{page_id}"
+    return {"pk": page_state_partition(workspace_id, state), "sk": page_id}
 
 
 def page_to_item(page: Page) -> dict[str, Any]:
@@ -84,6 +75,14 @@ def page_from_item(item: dict[str, Any]) -> Page:
     fields["version"] = int(fields.get("version", 1))
     fields.setdefault("text", "")
     return Page.model_validate(fields)
+
+
+def revision_from_item(item: dict[str, Any]) -> PageRevision:
+    """Rebuild a page's history record from its item."""
+    fields = {k: v for k, v in item.items() if k not in ("pk", "sk")}
+    fields["at"] = from_rfc3339(str(fields["at"]))
+    fields["version"] = int(fields["version"])
+    return PageRevision.model_validate(fields)
 
 
 def _summary_item(page: Page) -> dict[str, Any]:
@@ -236,13 +235,7 @@ class DynamoDBPageRepository:
             ),
             ConsistentRead=True,
         )
-        records = []
-        for row in rows:
-            fields = {k: v for k, v in row.items() if k not in ("pk", "sk")}
-            fields["at"] = from_rfc3339(str(fields["at"]))
-            fields["version"] = int(fields["version"])
-            records.append(PageRevision.model_validate(fields))
-        return records
+        return [revision_from_item(row) for row in rows]
 
     @staticmethod
     def _claim(page: Page) -> dict[str, Any]:

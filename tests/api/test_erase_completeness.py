@@ -19,7 +19,7 @@ from chalicelib.ids import FixedClock
 from chalicelib.services.lifecycle.erasure import ErasureProgress
 from tests.helpers import BUCKET, TABLE, Api, World, save
 from tests.helpers import DashboardPage as Page
-from tests.lifecycle_seed import TEXTS, seed
+from tests.lifecycle_seed import TEXTS, seed, wiki_page
 
 OTHER_TEXT = "The elsewhere cache is redis-elsewhere-9"
 
@@ -146,6 +146,19 @@ def test_erasing_an_agent_leaves_its_siblings(
     ):
         assert items[key] == before[key]
     assert api.call("GET", f"/memories/{sibling['id']}", world.person)[0] == 200
+
+
+def test_a_persons_wiki_page_naming_an_agent_stays_through_its_erasure(
+    api: Api, world: World, wired: wiring.Services, dynamodb: Any, versioned: Any
+) -> None:
+    page_id = wiki_page(api, world, extra=f"Ask {world.agent.id}.")
+    before, _ = everything(dynamodb, versioned)
+    pages = {key: raw for key, raw in before.items() if key[0].startswith("WIKI")}
+    assert len(pages) >= 5  # the page, its slug, count, summary, two history records
+    wired.admin.erase("agent", world.agent.id, by="ops")
+    items, _ = everything(dynamodb, versioned)
+    assert {key: raw for key, raw in items.items() if key[0].startswith("WIKI")} == pages
+    assert api.call("GET", f"/pages/{page_id}", world.person)[0] == 200
 
 
 def test_erasing_a_person_keeps_what_they_did(

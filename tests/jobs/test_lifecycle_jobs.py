@@ -147,6 +147,13 @@ def test_a_person_exports_the_workspace_and_an_agent_and_fetches_the_files(
     assert all(len(document[group]) == n for group, n in document["counts"].items())
     body = raw.decode()
     assert TEXTS[0] in body and world.agent.token not in body
+    # the workspace's wiki page and its history, as GET /pages/{id} and …/history answer
+    (page,) = document["pages"]
+    assert page == api.call("GET", f"/pages/{page['id']}", world.person)[1]
+    history = api.call("GET", f"/pages/{page['id']}/history", world.person)[1]["data"]
+    assert sorted(document["pageHistory"], key=lambda r: r["version"]) == sorted(
+        history, key=lambda r: r["version"]
+    )
     one = api.call("GET", f"/exports/{agent_export['id']}", world.person)[1]
     assert one["status"] == "done" and 0 < one["items"] < done["items"]
 

@@ -36,7 +36,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any, Literal, Protocol
 
 TargetKind = Literal["agent", "person", "workspace"]
-ID_PATTERN = re.compile(r"(?:wsp|agt|usr|mem|rvw|tok|lrn)_[0-9A-HJKMNP-TV-Z]{26}")
+ID_PATTERN = re.compile(r"(?:wsp|agt|usr|mem|rvw|tok|lrn|pag)_[0-9A-HJKMNP-TV-Z]{26}")
 """Every id the rule looks for in keys and values (learnings' ``lrn_`` included:
 docs/issues.md#issue-42-item-1)."""
 KEPT_PARTITIONS = ("ERASURE#", "UPGRADE#")
@@ -52,7 +52,7 @@ PERSONAL_PARTITIONS = (
     "IDEMPOTENCY#",
 )
 """The partitions whose items are a person's own (``belongs``)."""
-FOLLOWED_PREFIXES = ("agt_", "usr_", "rvw_", "tok_", "lrn_")
+FOLLOWED_PREFIXES = ("agt_", "usr_", "rvw_", "tok_", "lrn_", "pag_")
 """Revealed ids whose own partitions are read next (a memory's partition is read with
 its agent's, so ``mem_`` ids are only collected)."""
 
@@ -80,6 +80,9 @@ def _values_text(item: dict[str, Any]) -> str:
 
 LEARNING_PARTITIONS = ("LEARNINGS#", "LEARNING#")
 """The learnings' partitions, where an agent's erasure reads fields, not every value."""
+WIKI_PARTITIONS = ("WIKI#", "WIKIPAGE#")
+"""The wiki pages' partitions: the workspace's alone (persons write pages; a page whose
+text names an agent stays through that agent's erasure: docs/reference.md#17-wiki-pages)."""
 
 
 def belongs(item: dict[str, Any], kind: TargetKind, ids: set[str], collected: set[str]) -> bool:
@@ -95,6 +98,8 @@ def belongs(item: dict[str, Any], kind: TargetKind, ids: set[str], collected: se
     if collected and not collected.isdisjoint(ID_PATTERN.findall(pk)):
         return True
     if kind == "person" and not pk.startswith(PERSONAL_PARTITIONS):
+        return False
+    if kind == "agent" and pk.startswith(WIKI_PARTITIONS):
         return False
     if kind == "agent" and pk.startswith(LEARNING_PARTITIONS):
         return _agents_learning_item(item, ids, collected)
@@ -115,7 +120,8 @@ def _agents_learning_item(item: dict[str, Any], ids: set[str], collected: set[st
 
 def revealed(item: dict[str, Any], kind: TargetKind) -> set[str]:
     """The ids an item that belongs reveals as the target's too: a memory's id, a
-    review's, a token's, a learning's; for a workspace, its persons and agents."""
+    review's, a token's, a learning's, a wiki page's; for a workspace, its persons and
+    agents."""
     pk, sk = str(item["pk"]), str(item.get("sk", ""))
     found: set[str] = set()
     if pk.startswith("MEMORY#") and sk == "MEMORY":
@@ -126,6 +132,8 @@ def revealed(item: dict[str, Any], kind: TargetKind) -> set[str]:
         found.add(str(item["tokenId"]))
     if pk.startswith("LEARNINGS#") and sk.startswith("LEARNING#"):
         found.add(sk.removeprefix("LEARNING#"))
+    if pk.startswith("WIKI#") and sk.startswith("PAGE#"):
+        found.add(sk.removeprefix("PAGE#"))
     if kind == "workspace" and pk.startswith(("PERSON#", "AGENT#")):
         found.add(pk.split("#", 1)[1])
     if kind == "workspace" and pk.startswith("WORKSPACE#") and sk.startswith("AGENT#"):
