@@ -1113,7 +1113,8 @@ export interface components {
         };
         /**
          * EditRequest
-         * @description ``PATCH /memories/{id}``: new ``text`` and/or ``expiresAt``.
+         * @description ``PATCH /memories/{id}``: new ``text``, ``expiresAt`` and/or ``tags`` (the fact's
+         *     whole new set, docs/reference.md#tags).
          */
         EditRequest: {
             /**
@@ -1126,6 +1127,12 @@ export interface components {
              * @default null
              */
             expiresAt?: string | null;
+            /**
+             * Tags
+             * @description The fact's new tags, replacing its set ([] removes them all); rules as on save.
+             * @default null
+             */
+            tags?: string[] | null;
         };
         /**
          * EmptyRequest
@@ -1676,6 +1683,11 @@ export interface components {
              * @description The fact, or the day's lines joined by a newline.
              */
             text: string;
+            /**
+             * Tags
+             * @description The fact's tags, sorted, each once (docs/reference.md#tags); [] for a day row and an erased memory.
+             */
+            tags: string[];
             /**
              * Expiresat
              * Format: date-time
@@ -2382,7 +2394,8 @@ export interface components {
         /**
          * SaveFactRequest
          * @description ``POST /memories``: ``text``, ``expiresAt?``, ``supersedes?``, ``agentId?``,
-         *     ``evidence?``.
+         *     ``evidence?``, ``tags?`` (docs/reference.md#tags; omitted on a superseding save:
+         *     the replaced fact's tags).
          *
          *     ``evidence`` is the tool-output excerpt that supports the fact (docs/issues.md#issue-4,
          *     docs/reference.md#review-step-5): at most 2,000 characters, secret-checked by the service.
@@ -2410,6 +2423,12 @@ export interface components {
              * @default null
              */
             evidence?: string | null;
+            /**
+             * Tags
+             * @description Up to 10 tags; each trimmed and lower-cased, then 1-40 of a-z 0-9 . _ : - starting with a letter or digit. Omitted on a superseding save: the replaced fact's tags.
+             * @default null
+             */
+            tags?: string[] | null;
         };
         /**
          * ScoredLearningObject
@@ -5316,6 +5335,8 @@ export interface operations {
                 kind?: ("fact" | "day") | null;
                 status?: ("active" | "archived") | null;
                 all?: "true" | "false" | "1" | "0";
+                tag?: string | null;
+                anyTag?: string | null;
             };
             header?: {
                 /** @description The agent's run (`run_…`). */
