@@ -107,11 +107,20 @@ class EmptyRequest(RequestModel):
 class RecallRequest(RequestModel):
     """``POST /memories/recall``: ``query?`` (default: the current task), ``agentId?``,
     ``count?`` (default true; false makes it a preview that counts and logs nothing,
-    docs/reference.md#recall-preview)."""
+    docs/reference.md#recall-preview), ``tags?`` / ``anyTags?`` (rank only the facts
+    holding all / one of them, docs/reference.md#tags)."""
 
     query: str | None = None
     agent_id: str | None = None
     count: bool = True
+    tags: SentTags | None = Field(
+        default=None,
+        description="Rank only facts holding every one of these tags (docs/reference.md#tags).",
+    )
+    any_tags: SentTags | None = Field(
+        default=None,
+        description="Rank only facts holding at least one of these tags.",
+    )
 
 
 def _digits_only(value: object) -> object:

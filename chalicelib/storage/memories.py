@@ -375,6 +375,25 @@ class DynamoDBMemoryRepository:
         )
         return MemoryPage(self.with_recall_counts(page), continue_after)
 
+    def tagged_fact_ids(
+        self, agent_id: str, all_tags: Sequence[str], any_tags: Sequence[str]
+    ) -> set[str]:
+        """The ids of every active fact of the agent holding every tag of ``all_tags``
+        and one of ``any_tags`` (``memory_tags.tagged_ids``: the tag index only, keys
+        by prefix; a filtered recall's candidates, docs/reference.md#tags)."""
+        return set(
+            tagged_ids(
+                self._table,
+                agent_id,
+                all_of=all_tags,
+                any_of=any_tags,
+                status=MemoryStatus.ACTIVE.value,
+                kind=MemoryKind.FACT.value,
+                limit=None,
+                after_id=None,
+            )
+        )
+
     def _list_ids(
         self,
         workspace_id: str,

@@ -116,15 +116,15 @@ def tagged_ids(
     any_of: Sequence[str],
     status: str | None,
     kind: str | None,
-    limit: int,
+    limit: int | None,
     after_id: str | None,
 ) -> list[str]:
     """The ids of a page of the agent's facts holding every tag of ``all_of`` and one
     of ``any_of`` (at least one of them named), of ``status`` (``None``: active and
     archived), newest first, older than ``after_id``, ``limit`` at most: one lazy Query
     per tag and status, merged (any of) and intersected (all of) by id, so the page
-    holds ``limit`` matches when that many exist. A ``kind`` of ``day`` matches
-    nothing (day rows carry no tags)."""
+    holds ``limit`` matches when that many exist (``None``: every match). A ``kind`` of
+    ``day`` matches nothing (day rows carry no tags)."""
     if kind == MemoryKind.DAY.value:
         return []
     statuses = [status] if status else [MemoryStatus.ACTIVE.value, MemoryStatus.ARCHIVED.value]

@@ -222,6 +222,13 @@ class MemoryRepository(Protocol):
         (docs/reference.md#tags)."""
         ...
 
+    def tagged_fact_ids(
+        self, agent_id: str, all_tags: Sequence[str], any_tags: Sequence[str]
+    ) -> set[str]:
+        """The ids of every active fact of the agent holding every tag of ``all_tags``
+        and one of ``any_tags`` (docs/reference.md#tags)."""
+        ...
+
     def live_facts(self, agent_id: str, *, recall_counts: bool = True) -> list[Memory]:
         """Every active fact of an agent (expired ones included), newest first; with
         ``recall_counts=False`` without reading the recall counters (docs/reference.md#8-recall)."""

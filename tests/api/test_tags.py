@@ -237,3 +237,27 @@ def test_day_rows_take_no_tags(api: Api, world: World) -> None:
     assert status == 201 and day["tags"] == []
     status, _, body = _edit(api, world, day, {"tags": ["billing"]})
     assert (status, body["error"]["code"]) == (400, "memory_tag_invalid")
+
+
+def test_a_filtered_recall_ranks_only_the_matching_facts(api: Api, world: World) -> None:
+    untagged = save(api, world, "The staging deploy needs the VPN turned on")
+    billing = save(
+        api, world, "Staging deploys of billing run on the blue cluster", tags=["billing"]
+    )
+    save(api, world, "Support rota changes on Mondays", tags=["support"])
+    query = "How do I deploy to staging?"
+
+    def recalled(**filters: object) -> list[str]:
+        body = {"query": query, "count": False, **filters}
+        status, result = api.call("POST", "/memories/recall", world.agent, body)
+        assert status == 200, result
+        return [item["memory"]["id"] for item in result["memories"]]
+
+    assert untagged["id"] in recalled()
+    assert recalled(tags=["Billing"]) == [billing["id"]]
+    assert untagged["id"] not in recalled(anyTags=["billing", "support"])
+    assert recalled(tags=["billing", "support"]) == []
+    response = api.call(
+        "POST", "/memories/recall", world.agent, {"query": query, "tags": ["not valid"]}
+    )
+    assert error_code(response) == (400, "memory_tag_invalid")

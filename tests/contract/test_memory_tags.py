@@ -1,4 +1,5 @@
-"""The ``MemoryRepository.list_memories`` tag filter contract (docs/reference.md#tags):
+"""The ``MemoryRepository`` tag filter contract (``list_memories`` with tags,
+``tagged_fact_ids``; docs/reference.md#tags):
 the tag index follows every change of a fact in the change's own transaction, and a
 filtered list pages the matches only, newest first, against a random store checked by
 a plain Python model of the same facts."""
@@ -108,6 +109,8 @@ def test_filtered_pages_match_a_model_through_changes(memories: MemoryRepository
             assert [memory_id for page in pages for memory_id in page] == expected
             # Never an empty page while matches remain: only the last may be short.
             assert all(len(page) == 3 for page in pages[:-1])
+        live = memories.tagged_fact_ids(AGENT, all_tags, any_tags)
+        assert live == set(_expected(facts, all_tags, any_tags, "active"))
         both = _every_page(memories, all_tags=all_tags, any_tags=any_tags, status=None)
         flat = [memory_id for page in both for memory_id in page]
         assert flat == sorted(

@@ -59,7 +59,7 @@ from chalicelib.services.memory.audit import audit_record, review_undo_hint
 from chalicelib.services.memory.expiry import parse_expiry
 from chalicelib.services.memory.preconditions import check_expected_version
 from chalicelib.services.memory.reasons import check_archive_reason, veto_note
-from chalicelib.services.memory.tags import fact_tags, refuse_day_tags, tag_filter
+from chalicelib.services.memory.tags import fact_tags, refuse_day_tags, split_tags, tag_filter
 from chalicelib.services.memory.vetoes import VetoGuard, veto_index_keys
 from chalicelib.services.paging import decode_next_token
 from chalicelib.services.retries import with_retries
@@ -547,7 +547,7 @@ class MemoryService:
             agent_id = resolve_agent(self._directory, principal, query.agent_id)
         else:
             agent_id = None
-        tags = tag_filter(query.tag, query.any_tag)
+        tags = tag_filter(split_tags(query.tag), split_tags(query.any_tag))
         if agent_id is None and not tags.is_empty:
             raise InvalidRequest("Name agentId to filter by tag: tags are filed per agent.")
         status = query.status

@@ -86,25 +86,28 @@ class TagFilter:
         return not self.all_of and not self.any_of
 
 
-def _filter_side(raw: str | None) -> tuple[str, ...]:
-    if raw is None:
-        return ()
-    return tuple(sorted({normalize_tag(part) for part in raw.split(",")}))
+def split_tags(raw: str | None) -> list[str]:
+    """The tags of a query parameter, comma-separated (a parameter given more than once
+    arrives joined so); ``None``: none."""
+    return [] if raw is None else raw.split(",")
 
 
-def tag_filter(all_of: str | None, any_of: str | None) -> TagFilter:
-    """The filter of a list's ``tag`` and ``anyTag`` query parameters, each a
-    comma-separated list (a parameter given more than once arrives joined so).
+def tag_filter(all_of: Sequence[str], any_of: Sequence[str]) -> TagFilter:
+    """The filter of a list's ``tag`` and ``anyTag`` (``split_tags``) or a recall's
+    ``tags`` and ``anyTags``: each tag normalized (``normalize_tag``), each once.
 
     Raises:
-        MemoryTagInvalid: a named tag is invalid (``normalize_tag``; an empty parameter
-            names an empty tag), or more than ``MAX_FILTER_TAGS`` distinct tags in all.
+        MemoryTagInvalid: a named tag is invalid (an empty parameter names an empty
+            tag), or more than ``MAX_FILTER_TAGS`` distinct tags in all.
     """
-    found = TagFilter(_filter_side(all_of), _filter_side(any_of))
+    found = TagFilter(
+        tuple(sorted({normalize_tag(tag) for tag in all_of})),
+        tuple(sorted({normalize_tag(tag) for tag in any_of})),
+    )
     named = len(found.all_of) + len(found.any_of)
     if named > MAX_FILTER_TAGS:
         raise MemoryTagInvalid(
-            f"A filter names at most {MAX_FILTER_TAGS} tags (tag and anyTag together); "
+            f"A filter names at most {MAX_FILTER_TAGS} tags (all of and any of together); "
             f"{named} were named."
         )
     return found

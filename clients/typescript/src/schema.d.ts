@@ -1924,7 +1924,8 @@ export interface components {
          * RecallRequest
          * @description ``POST /memories/recall``: ``query?`` (default: the current task), ``agentId?``,
          *     ``count?`` (default true; false makes it a preview that counts and logs nothing,
-         *     docs/reference.md#recall-preview).
+         *     docs/reference.md#recall-preview), ``tags?`` / ``anyTags?`` (rank only the facts
+         *     holding all / one of them, docs/reference.md#tags).
          */
         RecallRequest: {
             /**
@@ -1942,6 +1943,18 @@ export interface components {
              * @default true
              */
             count?: boolean;
+            /**
+             * Tags
+             * @description Rank only facts holding every one of these tags (docs/reference.md#tags).
+             * @default null
+             */
+            tags?: string[] | null;
+            /**
+             * Anytags
+             * @description Rank only facts holding at least one of these tags.
+             * @default null
+             */
+            anyTags?: string[] | null;
         };
         /**
          * RecallStartRequest
