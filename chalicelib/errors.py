@@ -41,6 +41,13 @@ class SecretInMemory(PineworkError):
     code = "secret_in_memory"
 
 
+class MemoryTagInvalid(PineworkError):
+    """A tag or a tag filter breaks the rules of docs/reference.md#tags: not a string,
+    empty, over 40 characters, outside the tag characters, or too many (400)."""
+
+    code = "memory_tag_invalid"
+
+
 class MemoryAgentRequired(PineworkError):
     """A person did not name the agent (400)."""
 
@@ -330,6 +337,7 @@ class PageLimitReached(PineworkError):
 STATUS_BY_CODE: dict[str, int] = {
     "memory_text_too_long": 400,
     "secret_in_memory": 400,
+    "memory_tag_invalid": 400,
     "memory_agent_required": 400,
     "memory_agent_mismatch": 400,
     "memory_day_append_only": 400,

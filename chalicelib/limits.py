@@ -24,6 +24,15 @@ EVIDENCE_MAX_CHARS = 2000
 """The tool-output excerpt a save may carry (docs/reference.md#review-step-5)."""
 DEFAULT_FACT_LIFETIME = timedelta(days=90)
 """A fact saved without ``expiresAt`` expires this long after its save."""
+MAX_TAGS = 10
+"""Tags one fact carries (docs/reference.md#tags); more: 400 ``memory_tag_invalid``."""
+TAG_MAX_CHARS = 40
+"""One tag, after trimming and case folding (docs/reference.md#tags)."""
+TAG_PATTERN = r"[a-z0-9][a-z0-9._:-]*"
+"""What a tag is made of once normalized (docs/reference.md#tags): lower-case ASCII
+letters, digits, ``.``, ``_``, ``:`` and ``-``, starting with a letter or a digit."""
+MAX_FILTER_TAGS = 10
+"""Tags one list filter names, ``tag`` and ``anyTag`` together (docs/reference.md#tags)."""
 HEADER_MAX_CHARS = 128
 """``X-Pinework-Run``, ``-Task``, ``-Session`` and a body's ``sessionId`` (printable ASCII)."""
 

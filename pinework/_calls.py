@@ -17,7 +17,7 @@ path segment, a naive datetime, an edit without changes) before anything is sent
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -287,6 +287,7 @@ def save_fact(
     supersedes: str | None = None,
     agent_id: str | None = None,
     evidence: str | None = None,
+    tags: Sequence[str] | None = None,
     idempotency_key: str | None = None,
 ) -> Request[Memory]:
     """Save a fact (``POST /memories``).
@@ -301,6 +302,9 @@ def save_fact(
         evidence: the tool-output excerpt that supports the fact (at most
             2,000 characters, no secrets); stored with it, shown in its
             history, and used by the daily review's conflict step (docs/reference.md#9-review).
+        tags: at most 10 tags, each trimmed and lower-cased by the server, then 1-40 of
+            ``a-z 0-9 . _ : -`` (docs/reference.md#tags); omitted on a superseding save:
+            the replaced fact's tags.
 
     Returns:
         The new memory.
@@ -309,10 +313,10 @@ def save_fact(
         PineworkAPIError: e.g. ``memory_text_too_long``, ``secret_in_memory``,
             ``memory_agent_required``, ``memory_agent_mismatch``,
             ``memory_day_append_only``, ``memory_supersede_archived``,
-            ``invalid_request``.
+            ``memory_tag_invalid``, ``invalid_request``.
         ValueError: ``expires_at`` is a naive datetime.
     """
-    body = {
+    body: dict[str, Any] = {
         "text": text,
         **_given(
             expiresAt=None if expires_at is None else format_expiry(expires_at),
@@ -321,6 +325,8 @@ def save_fact(
             evidence=evidence,
         ),
     }
+    if tags is not None:
+        body["tags"] = list(tags)
     return _change("POST", "/memories", Memory, body, idempotency_key)
 
 
@@ -349,6 +355,8 @@ def list_memories(
     include_archived: bool = False,
     limit: int | None = None,
     next_token: str | None = None,
+    tags: Sequence[str] | None = None,
+    any_tags: Sequence[str] | None = None,
 ) -> Request[MemoryPage]:
     """List memories, newest first (``GET /memories``), one page at a time.
 
@@ -359,12 +367,15 @@ def list_memories(
         include_archived: sends ``all=true`` to include archived memories.
         limit: page size; the server defaults to 100 and clamps to 500.
         next_token: the ``next_token`` of the previous page.
+        tags: only facts holding every one of these tags (``tag``, docs/reference.md#tags).
+        any_tags: only facts holding at least one of these (``anyTag``).
 
     Returns:
         The page; its ``next_token`` is ``None`` on the last page.
 
     Raises:
-        PineworkAPIError: e.g. ``invalid_request``, ``memory_not_own``.
+        PineworkAPIError: e.g. ``invalid_request``, ``memory_not_own``,
+            ``memory_tag_invalid``.
     """
     params = page_params(
         agent_id,
@@ -373,6 +384,8 @@ def list_memories(
         kind=kind,
         status=status,
         all="true" if include_archived else None,
+        tag=None if not tags else ",".join(tags),
+        anyTag=None if not any_tags else ",".join(any_tags),
     )
     return Request("GET", "/memories", MemoryPage, params=params)
 
@@ -384,6 +397,8 @@ def iter_memories(
     status: str | None = None,
     include_archived: bool = False,
     page_size: int | None = None,
+    tags: Sequence[str] | None = None,
+    any_tags: Sequence[str] | None = None,
 ) -> Pages[Memory]:
     """Iterate over every matching memory, following ``nextToken``.
 
@@ -393,6 +408,8 @@ def iter_memories(
         status: see :meth:`list_memories`.
         include_archived: see :meth:`list_memories`.
         page_size: ``limit`` of each request.
+        tags: see :meth:`list_memories`.
+        any_tags: see :meth:`list_memories`.
 
     Returns:
         An iterator of memories, newest first; requests pages lazily.
@@ -408,6 +425,8 @@ def iter_memories(
             include_archived=include_archived,
             limit=page_size,
             next_token=token,
+            tags=tags,
+            any_tags=any_tags,
         ),
         lambda page: page.data,
         lambda page: page.next_token,
@@ -435,15 +454,18 @@ def edit_memory(
     *,
     text: str | None = None,
     expires_at: Expiry | None = None,
+    tags: Sequence[str] | None = None,
     if_match: str | None = None,
     idempotency_key: str | None = None,
 ) -> Request[Memory]:
-    """Edit a memory's text and/or expiry (``PATCH /memories/{id}``; persons only).
+    """Edit a memory's text, expiry and/or tags (``PATCH /memories/{id}``; persons only).
 
     Args:
         memory_id: the ``mem_…`` id.
         text: the new text (limits of docs/reference.md#5-limits).
         expires_at: the new expiry; a date means the end of that UTC day.
+        tags: the fact's new tags, replacing its set (``[]`` removes them all;
+            docs/reference.md#tags).
         if_match: the ``etag`` of the memory as you read it: the edit is refused
             (``precondition_failed``, nothing changes) if it changed since.
         idempotency_key: see :class:`Client`.
@@ -454,12 +476,16 @@ def edit_memory(
     Raises:
         PineworkAPIError: e.g. ``precondition_failed``, ``memory_superseded``, ``forbidden``,
             ``memory_not_found``, ``memory_text_too_long``, ``invalid_request``.
-        ValueError: neither ``text`` nor ``expires_at`` was given, or a bad id
-            or naive datetime.
+        ValueError: none of ``text``, ``expires_at`` and ``tags`` was given, or a bad
+            id or naive datetime.
     """
-    body = _given(text=text, expiresAt=None if expires_at is None else format_expiry(expires_at))
+    body: dict[str, Any] = _given(
+        text=text, expiresAt=None if expires_at is None else format_expiry(expires_at)
+    )
+    if tags is not None:
+        body["tags"] = list(tags)
     if not body:
-        raise ValueError("edit needs text or expires_at")
+        raise ValueError("edit needs text, expires_at or tags")
     return _change("PATCH", memory_path(memory_id), Memory, body, idempotency_key, if_match)
 
 

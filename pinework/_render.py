@@ -172,6 +172,7 @@ def memory_block(memory: Memory) -> str:
         ("kind", memory.kind),
         ("date", memory.date),
         ("status", status_label(memory)),
+        ("tags", ", ".join(memory.tags) or None),
         ("archive reason", memory.archive_reason),
         ("archived at", memory.archived_at),
         ("expires at", memory.expires_at),

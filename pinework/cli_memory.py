@@ -31,6 +31,15 @@ from pinework.models import (
     RecallResult,
 )
 
+TagOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--tag",
+        help="A tag (repeat for more; at most 10; a-z 0-9 . _ : -, case ignored).",
+    ),
+]
+"""Tags given on the command line (docs/reference.md#tags)."""
+
 # pinework memory …
 
 
@@ -49,13 +58,19 @@ def memory_save(
             help="The tool-output excerpt that supports the fact (at most 2,000 characters).",
         ),
     ] = None,
+    tag: TagOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Save a fact."""
     _run(
         as_json,
         lambda c: c.save_fact(
-            fact, expires_at=expires, supersedes=supersedes, agent_id=agent, evidence=evidence
+            fact,
+            expires_at=expires,
+            supersedes=supersedes,
+            agent_id=agent,
+            evidence=evidence,
+            tags=tag,
         ),
         _say("saved"),
     )
@@ -87,6 +102,14 @@ def memory_list(
     ] = False,
     limit: LimitOption = None,
     next_token: NextTokenOption = None,
+    tag: Annotated[
+        list[str] | None,
+        typer.Option("--tag", help="Only facts holding this tag (repeat: all of them)."),
+    ] = None,
+    any_tag: Annotated[
+        list[str] | None,
+        typer.Option("--any-tag", help="Only facts holding one of these tags (repeat)."),
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """List memories, newest first, one per line."""
@@ -107,6 +130,8 @@ def memory_list(
             include_archived=include_archived,
             limit=limit,
             next_token=next_token,
+            tags=tag,
+            any_tags=any_tag,
         ),
         render,
     )
@@ -127,6 +152,13 @@ def memory_edit(
     memory_id: MemoryId,
     text: Annotated[str | None, typer.Option("--text", help="The new text.")] = None,
     expires: ExpiresOption = None,
+    tag: Annotated[
+        list[str] | None,
+        typer.Option("--tag", help="The fact's new tags (repeat; replaces its set)."),
+    ] = None,
+    clear_tags: Annotated[
+        bool, typer.Option("--clear-tags", help="Remove every tag of the fact.")
+    ] = False,
     if_match: Annotated[
         str | None,
         typer.Option(
@@ -137,18 +169,23 @@ def memory_edit(
     ] = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Edit a memory's text and/or expiry (persons only).
+    """Edit a memory's text, expiry and/or tags (persons only).
 
     The edit names the version it is based on (``If-Match``): a fresh read's, or
     ``--if-match``. When someone changed the memory in between, it fails with
     ``precondition_failed`` and nothing changes (docs/issues.md#issue-15: no lost edits).
     """
-    if text is None and expires is None:
-        raise typer.BadParameter("give --text, --expires or both")
+    if tag and clear_tags:
+        raise typer.BadParameter("give --tag or --clear-tags, not both")
+    tags = [] if clear_tags else tag
+    if text is None and expires is None and tags is None:
+        raise typer.BadParameter("give --text, --expires, --tag or --clear-tags")
 
     def edit(client: Client) -> Memory:
         version = if_match or client.get_memory(memory_id).etag
-        return client.edit_memory(memory_id, text=text, expires_at=expires, if_match=version)
+        return client.edit_memory(
+            memory_id, text=text, expires_at=expires, tags=tags, if_match=version
+        )
 
     _run(as_json, edit, _say("edited"))
 

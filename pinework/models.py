@@ -101,6 +101,8 @@ class Memory(WireModel):
         kind: ``fact`` or ``day``.
         date: the UTC date of a day row; ``None`` for a fact.
         text: the fact, or the day's lines joined by ``\\n``.
+        tags: the fact's tags, sorted, each once (docs/reference.md#tags); empty for a
+            day row.
         expires_at: when it expires (UTC).
         expired: ``True`` once ``expires_at`` has passed (computed by the server).
         status: ``active``, ``archived`` or ``erased``.
@@ -127,6 +129,7 @@ class Memory(WireModel):
     kind: str
     date: dt.date | None = None
     text: str
+    tags: list[str] = Field(default_factory=list)
     expires_at: dt.datetime
     expired: bool = False
     status: str

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,16 +65,18 @@ def reject_query(request: Any) -> None:
         raise InvalidRequest(f"This route takes no query parameters (got {names}).")
 
 
-def query_params(request: Any) -> dict[str, str]:
-    """The query string as a dict (Chalice gives ``None`` when there is none).
+def query_params(request: Any, repeatable: Collection[str] = ()) -> dict[str, str]:
+    """The query string as a dict (Chalice gives ``None`` when there is none); a
+    parameter of ``repeatable`` given more than once arrives comma-joined (a list's
+    ``tag`` filters, docs/reference.md#tags).
 
     Raises:
-        InvalidRequest: a parameter was given more than once.
+        InvalidRequest: another parameter was given more than once.
     """
     params = request.query_params
     if params is None:
         return {}
     for name in params:
-        if len(params.getlist(name)) > 1:
+        if len(params.getlist(name)) > 1 and name not in repeatable:
             raise InvalidRequest(f"Query parameter {name!r} is given more than once.")
-    return {name: params[name] for name in params}
+    return {name: ",".join(params.getlist(name)) for name in params}

@@ -78,9 +78,10 @@ def append_day_line() -> Response:
 @memories_api.route("/memories", methods=["GET"], content_types=ANY_CONTENT)
 @endpoint
 def list_memories() -> Response:
-    """List memories newest first with ``nextToken`` pagination."""
+    """List memories newest first with ``nextToken`` pagination (``tag``/``anyTag``
+    filters: docs/reference.md#tags)."""
     call = call_context(_request(), takes_query=True)
-    query = validate(dict(query_params(_request())), ListQuery)
+    query = validate(query_params(_request(), repeatable=("tag", "anyTag")), ListQuery)
     page = call.services.memories.list(call.principal, query)
     now = call.services.clock.now()
     return json_response(
@@ -103,7 +104,7 @@ def get_memory(memory_id: str) -> Response:
 @endpoint
 @idempotent(memories_api)
 def edit_memory(memory_id: str) -> Response:
-    """A person edits text and/or expiry (``If-Match`` honoured)."""
+    """A person edits text, expiry and/or tags (``If-Match`` honoured)."""
     call = call_context(_request())
     refuse_agents(call.principal, EDIT_IS_FOR_PERSONS)
     body = parse_body(_request().raw_body, EditRequest)

@@ -52,6 +52,9 @@ class Memory(WireModel):
     kind: MemoryKind
     date: str | None = None
     text: str
+    tags: tuple[str, ...] = ()
+    """A fact's tags, normalized, sorted, each once (docs/reference.md#tags); a day
+    row has none."""
     expires_at: Timestamp
     status: MemoryStatus = MemoryStatus.ACTIVE
     archive_reason: str | None = None
@@ -85,13 +88,14 @@ class Memory(WireModel):
 
     def erased(self, by: str, reason: str, now: datetime) -> Memory:
         """This memory as its tombstone (docs/reference.md#erasing-a-memory): identity,
-        kind, date, times, run, task and supersede links kept; text, embedding,
+        kind, date, times, run, task and supersede links kept; text, tags, embedding,
         evidence and archive reason gone; one version on (the caller writes it
         conditionally on this version)."""
         return self.model_copy(
             update={
                 "status": MemoryStatus.ERASED,
                 "text": "",
+                "tags": (),
                 "embedding": None,
                 "evidence": None,
                 "archive_reason": None,
@@ -167,7 +171,7 @@ class AuditRecord(WireModel):
         return {"id": body.pop("id"), "object": "audit", **body}
 
 
-SNAPSHOT_TEXTS = ("text", "line", "archiveReason")
+SNAPSHOT_TEXTS = ("text", "line", "archiveReason", "tags")
 """The fields of an audit snapshot (``snapshot``) that hold words someone wrote; the
 rest are ids, states and times. Erasure and retention remove these."""
 
@@ -176,3 +180,9 @@ def snapshot(memory: Memory) -> dict[str, Any]:
     """The audit form of a memory: its wire fields without the computed ``expired``."""
     body = memory.model_dump(mode="json", by_alias=True)
     return {"id": body.pop("id"), "object": "memory", **body}
+
+
+def without_words(shot: dict[str, Any]) -> dict[str, Any]:
+    """A snapshot with its ``SNAPSHOT_TEXTS`` (text, reason, tags) set to null: the
+    ``before`` of an erase record (docs/reference.md#erasing-a-memory)."""
+    return {name: (None if name in SNAPSHOT_TEXTS else value) for name, value in shot.items()}

@@ -9,16 +9,41 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    WithJsonSchema,
+    field_validator,
+)
 from pydantic.alias_generators import to_camel
 
-from chalicelib.limits import DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT
+from chalicelib.limits import DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, MAX_TAGS, TAG_MAX_CHARS
 from chalicelib.models.common import RequestModel
+
+SentTags = Annotated[
+    list[str],
+    WithJsonSchema(
+        {
+            "type": "array",
+            "maxItems": MAX_TAGS,
+            "items": {
+                "type": "string",
+                "pattern": rf"^\s*[A-Za-z0-9][A-Za-z0-9._:-]{{0,{TAG_MAX_CHARS - 1}}}\s*$",
+            },
+        }
+    ),
+]
+"""A request's ``tags`` as the OpenAPI document shows them, with their exact constraints
+(docs/reference.md#tags); the service checks them (400 ``memory_tag_invalid``) after
+trimming and lower-casing, which is why the pattern allows both."""
 
 
 class SaveFactRequest(RequestModel):
     """``POST /memories``: ``text``, ``expiresAt?``, ``supersedes?``, ``agentId?``,
-    ``evidence?``.
+    ``evidence?``, ``tags?`` (docs/reference.md#tags; omitted on a superseding save:
+    the replaced fact's tags).
 
     ``evidence`` is the tool-output excerpt that supports the fact (docs/issues.md#issue-4,
     docs/reference.md#review-step-5): at most 2,000 characters, secret-checked by the service.
@@ -29,6 +54,12 @@ class SaveFactRequest(RequestModel):
     supersedes: str | None = None
     agent_id: str | None = None
     evidence: str | None = None
+    tags: SentTags | None = Field(
+        default=None,
+        description="Up to 10 tags; each trimmed and lower-cased, then 1-40 of a-z 0-9 "
+        ". _ : - starting with a letter or digit. Omitted on a superseding save: the "
+        "replaced fact's tags.",
+    )
 
 
 class DayLineRequest(RequestModel):
@@ -38,10 +69,16 @@ class DayLineRequest(RequestModel):
 
 
 class EditRequest(RequestModel):
-    """``PATCH /memories/{id}``: new ``text`` and/or ``expiresAt``."""
+    """``PATCH /memories/{id}``: new ``text``, ``expiresAt`` and/or ``tags`` (the fact's
+    whole new set, docs/reference.md#tags)."""
 
     text: str | None = None
     expires_at: str | None = None
+    tags: SentTags | None = Field(
+        default=None,
+        description="The fact's new tags, replacing its set ([] removes them all); rules "
+        "as on save.",
+    )
 
 
 class ArchiveRequest(RequestModel):
@@ -70,11 +107,20 @@ class EmptyRequest(RequestModel):
 class RecallRequest(RequestModel):
     """``POST /memories/recall``: ``query?`` (default: the current task), ``agentId?``,
     ``count?`` (default true; false makes it a preview that counts and logs nothing,
-    docs/reference.md#recall-preview)."""
+    docs/reference.md#recall-preview), ``tags?`` / ``anyTags?`` (rank only the facts
+    holding all / one of them, docs/reference.md#tags)."""
 
     query: str | None = None
     agent_id: str | None = None
     count: bool = True
+    tags: SentTags | None = Field(
+        default=None,
+        description="Rank only facts holding every one of these tags (docs/reference.md#tags).",
+    )
+    any_tags: SentTags | None = Field(
+        default=None,
+        description="Rank only facts holding at least one of these tags.",
+    )
 
 
 def _digits_only(value: object) -> object:
@@ -140,6 +186,15 @@ class ListQuery(PageQuery):
     kind: Literal["fact", "day"] | None = None
     status: Literal["active", "archived"] | None = None
     all: Literal["true", "false", "1", "0"] = "false"  # the spec's parameter name
+    tag: str | None = Field(
+        default=None,
+        description="Only facts holding every one of these tags: comma-separated, or the "
+        "parameter repeated; at most 10 tags with anyTag (docs/reference.md#tags).",
+    )
+    any_tag: str | None = Field(
+        default=None,
+        description="Only facts holding at least one of these tags (as tag).",
+    )
 
     @property
     def include_archived(self) -> bool:

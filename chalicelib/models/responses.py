@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, WithJsonSchema
 from pydantic.alias_generators import to_camel
 
+from chalicelib.limits import MAX_TAGS, TAG_MAX_CHARS, TAG_PATTERN
 from chalicelib.models.principal import ReviewApproval
 from chalicelib.models.review import (
     ActionDecision,
@@ -29,6 +30,8 @@ from chalicelib.models.review import (
 WireTime = Annotated[str, WithJsonSchema({"type": "string", "format": "date-time"})]
 """An RFC 3339 UTC timestamp as sent (kept as the exact string)."""
 WireDate = Annotated[str, WithJsonSchema({"type": "string", "format": "date"})]
+Tag = Annotated[str, StringConstraints(pattern=f"^{TAG_PATTERN}$", max_length=TAG_MAX_CHARS)]
+"""A stored tag (docs/reference.md#tags)."""
 """A UTC date, ``YYYY-MM-DD``."""
 
 
@@ -62,6 +65,11 @@ class MemoryObject(ResponseModel):
     kind: Literal["fact", "day"]
     date: WireDate | None = Field(description="The UTC date of a day row; null for a fact.")
     text: str = Field(description="The fact, or the day's lines joined by a newline.")
+    tags: list[Tag] = Field(
+        max_length=MAX_TAGS,
+        description="The fact's tags, sorted, each once (docs/reference.md#tags); [] for a "
+        "day row and an erased memory.",
+    )
     expires_at: WireTime
     status: Literal["active", "archived", "erased"] = Field(
         description="`erased`: a tombstone, its text gone (docs/reference.md#erasing-a-memory)."

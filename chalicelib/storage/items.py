@@ -54,6 +54,7 @@ _MEMORY_OPTIONAL_TIME = ("archivedAt", "lastRecalledAt", "erasedAt")
 
 MUTABLE_MEMORY_ATTRIBUTES = (
     "text",
+    "tags",
     "lines",
     "charCount",
     "expiresAt",
@@ -105,6 +106,8 @@ def memory_to_item(memory: Memory) -> dict[str, Any]:
         item["lines"] = memory.text.split("\n")
     else:
         item["text"] = memory.text
+    if memory.tags:
+        item["tags"] = list(memory.tags)
     if memory.embedding is not None:
         item["embedding"] = memory.embedding
     if memory.evidence is not None:
@@ -128,6 +131,7 @@ def memory_from_item(item: dict[str, Any]) -> Memory:
         kind=MemoryKind(item["kind"]),
         date=item.get("date"),
         text=item["text"] if "text" in item else "\n".join(item["lines"]),
+        tags=tuple(str(tag) for tag in item.get("tags", ())),
         expires_at=from_rfc3339(item["expiresAt"]),
         status=MemoryStatus(item["status"]),
         archive_reason=item.get("archiveReason"),

@@ -57,6 +57,7 @@
 | an owner mark (an item not keyed by its owner) | ``OWNED#<owner id>`` | ``<pk>|<sk>`` |
 | a live fact by content | ``SAMEFACT#<wsp_id>#<digest>`` | ``<agt_id>#<mem_id>`` |
 | its agent is filed (marker) | ``SAMEFACTS#<agt_id>`` | ``INDEXED`` |
+| a fact's tag (tag index) | ``MEMORYTAGS#<agt_id>`` | ``<tag>#<status>#<mem_id>`` |
 
 A key-value scope is ``account#<wsp_id>``, ``byok#<sha256 hex>`` or
 ``anon#<sha256 hex>`` (docs/reference.md#10-key-value). Anonymous entries carry ``expiresAtEpoch``,
@@ -701,6 +702,28 @@ def agent_kind_values(agent_id: str, kind: str, status: str) -> dict[str, str]:
     }
 
 
+MEMORY_TAGS_PREFIX = "MEMORYTAGS#"
+
+
+def memory_tags_partition(agent_id: str) -> str:
+    """The partition of the agent's tag index (``storage/memory_tags.py``)."""
+    return f"{MEMORY_TAGS_PREFIX}{agent_id}"
+
+
+def memory_tag_prefix(tag: str, status: str) -> str:
+    """The sort-key prefix of the entries of one tag and memory status: ``<tag>#<status>#``
+    (a tag holds no ``#``, docs/reference.md#tags)."""
+    return f"{tag}#{status}#"
+
+
+def memory_tag_key(agent_id: str, tag: str, status: str, memory_id: str) -> dict[str, str]:
+    """The tag index entry of one fact, tag and status."""
+    return {
+        "pk": memory_tags_partition(agent_id),
+        "sk": f"{memory_tag_prefix(tag, status)}{memory_id}",
+    }
+
+
 def owner_partitions(owner_id: str) -> list[str]:
     """The partitions keyed by one id (the partition keys above that hold nothing else):
     an agent's own, a person's, a workspace's shared ones (listing, learnings, actions
@@ -720,6 +743,7 @@ def owner_partitions(owner_id: str) -> list[str]:
             recall_index_partition(owner_id),
             archived_texts_mark_key(owner_id)["pk"],
             same_facts_marker_key(owner_id)["pk"],
+            memory_tags_partition(owner_id),
         ]
     if prefix == "wsp":
         return [

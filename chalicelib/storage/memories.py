@@ -30,6 +30,7 @@ from chalicelib.storage.keys import (
     recall_counter_page,
 )
 from chalicelib.storage.memory_index import agent_list_ids, ids_by_agent, page_of
+from chalicelib.storage.memory_tags import tagged_ids
 from chalicelib.storage.protocols import (
     DayLogFull,
     DayPointerChange,
@@ -334,8 +335,12 @@ class DynamoDBMemoryRepository:
         limit: int,
         after_id: str | None,
         consistent: bool = False,
+        all_tags: Sequence[str] = (),
+        any_tags: Sequence[str] = (),
     ) -> MemoryPage:
-        """List newest first: ids from the narrow index of the agent
+        """List newest first: ids from the agent's tag index when ``all_tags`` or
+        ``any_tags`` name a tag (``memory_tags.tagged_ids``: every one of ``all_tags`` and
+        one of ``any_tags``; ``agent_id`` required), else from the narrow index of the agent
         (``memory_index.agent_list_ids``) or of the workspace's shards
         (``workspace_index.ids_by_workspace``), then the memories themselves (an eventually
         consistent BatchGetItem, as the index read is, or a strongly consistent one with
@@ -345,11 +350,20 @@ class DynamoDBMemoryRepository:
         that many exist (docs/conventions.md#limit-before-filter), one fewer for each
         that changed status between the two reads.
         """
-        ids = (
-            agent_list_ids(self._table, agent_id, status, kind, limit + 1, after_id)
-            if agent_id is not None
-            else ids_by_workspace(self._table, workspace_id, status, kind, limit + 1, after_id)
-        )
+        if all_tags or any_tags:
+            assert agent_id is not None, "a tag filter reads one agent's tag index"
+            ids = tagged_ids(
+                self._table,
+                agent_id,
+                all_of=all_tags,
+                any_of=any_tags,
+                status=status,
+                kind=kind,
+                limit=limit + 1,
+                after_id=after_id,
+            )
+        else:
+            ids = self._list_ids(workspace_id, agent_id, status, kind, limit + 1, after_id)
         page, continue_after = page_of(
             self._table,
             ids,
@@ -360,6 +374,38 @@ class DynamoDBMemoryRepository:
             consistent=consistent,
         )
         return MemoryPage(self.with_recall_counts(page), continue_after)
+
+    def tagged_fact_ids(
+        self, agent_id: str, all_tags: Sequence[str], any_tags: Sequence[str]
+    ) -> set[str]:
+        """The ids of every active fact of the agent holding every tag of ``all_tags``
+        and one of ``any_tags`` (``memory_tags.tagged_ids``: the tag index only, keys
+        by prefix; a filtered recall's candidates, docs/reference.md#tags)."""
+        return set(
+            tagged_ids(
+                self._table,
+                agent_id,
+                all_of=all_tags,
+                any_of=any_tags,
+                status=MemoryStatus.ACTIVE.value,
+                kind=MemoryKind.FACT.value,
+                limit=None,
+                after_id=None,
+            )
+        )
+
+    def _list_ids(
+        self,
+        workspace_id: str,
+        agent_id: str | None,
+        status: str | None,
+        kind: str | None,
+        limit: int,
+        after_id: str | None,
+    ) -> list[str]:
+        if agent_id is not None:
+            return agent_list_ids(self._table, agent_id, status, kind, limit, after_id)
+        return ids_by_workspace(self._table, workspace_id, status, kind, limit, after_id)
 
     def live_facts(self, agent_id: str, *, recall_counts: bool = True) -> list[Memory]:
         """Every active fact of the agent, newest first: the ids from ``byAgentKind``, then

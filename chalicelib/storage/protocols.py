@@ -211,10 +211,22 @@ class MemoryRepository(Protocol):
         limit: int,
         after_id: str | None,
         consistent: bool = False,
+        all_tags: Sequence[str] = (),
+        any_tags: Sequence[str] = (),
     ) -> MemoryPage:
         """List memories newest first, exactly ``limit`` when that many match; the items
         read strongly consistently with ``consistent`` (what a review plans against),
-        else eventually (a person's or an agent's list page)."""
+        else eventually (a person's or an agent's list page). With ``all_tags`` or
+        ``any_tags`` (``agent_id`` then required): only facts holding every tag of
+        ``all_tags`` and one of ``any_tags``, filtered before the page is cut
+        (docs/reference.md#tags)."""
+        ...
+
+    def tagged_fact_ids(
+        self, agent_id: str, all_tags: Sequence[str], any_tags: Sequence[str]
+    ) -> set[str]:
+        """The ids of every active fact of the agent holding every tag of ``all_tags``
+        and one of ``any_tags`` (docs/reference.md#tags)."""
         ...
 
     def live_facts(self, agent_id: str, *, recall_counts: bool = True) -> list[Memory]:

@@ -20,7 +20,14 @@ from typing import Protocol
 from chalicelib.errors import InvalidRequest
 from chalicelib.ids import Clock, IdFactory
 from chalicelib.limits import ARCHIVE_REASON_MAX_CHARS
-from chalicelib.models.memory import AuditRecord, Memory, MemoryKind, MemoryStatus, snapshot
+from chalicelib.models.memory import (
+    AuditRecord,
+    Memory,
+    MemoryKind,
+    MemoryStatus,
+    snapshot,
+    without_words,
+)
 from chalicelib.models.principal import Principal
 from chalicelib.services.access.who import load_visible, refuse_agents
 from chalicelib.services.lifecycle.learning_sources import ErasedSources
@@ -178,7 +185,7 @@ class MemoryErasure:
             actor_id=principal.id,
             at=self._clock.now(),
             reason=reason,
-            before={**snapshot(before), "text": None, "archiveReason": None},
+            before=without_words(snapshot(before)),
             after=snapshot(after),
         )
 

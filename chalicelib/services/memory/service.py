@@ -59,6 +59,7 @@ from chalicelib.services.memory.audit import audit_record, review_undo_hint
 from chalicelib.services.memory.expiry import parse_expiry
 from chalicelib.services.memory.preconditions import check_expected_version
 from chalicelib.services.memory.reasons import check_archive_reason, veto_note
+from chalicelib.services.memory.tags import fact_tags, refuse_day_tags, split_tags, tag_filter
 from chalicelib.services.memory.vetoes import VetoGuard, veto_index_keys
 from chalicelib.services.paging import decode_next_token
 from chalicelib.services.retries import with_retries
@@ -149,8 +150,9 @@ class MemoryService:
 
         Raises:
             MemoryNotOwn, MemoryAgentRequired, InvalidRequest: see ``resolve_agent``.
-            MemoryTextTooLong: over 500 characters. SecretInMemory: the text or
+            MemoryTextTooLong: over 500 characters. SecretInMemory: the text, a tag or
                 ``evidence`` looks like a secret.
+            MemoryTagInvalid: ``tags`` breaks docs/reference.md#tags (``fact_tags``).
             InvalidRequest: empty text, bad or past ``expiresAt``; ``evidence``
                 blank or over 2,000 characters (see ``check_evidence``).
             MemoryNotFound: ``supersedes`` names no memory of the workspace.
@@ -162,6 +164,7 @@ class MemoryService:
         """
         agent_id = resolve_agent(self._directory, principal, request.agent_id)
         check_text(request.text, limit=FACT_MAX_CHARS, what="fact", secrets=self._secrets)
+        tags = None if request.tags is None else fact_tags(request.tags, self._secrets)
         if request.evidence is not None:
             check_evidence(request.evidence, secrets=self._secrets)
         embedding = self._embed(request.text)
@@ -179,6 +182,7 @@ class MemoryService:
             agent_id=agent_id,
             kind=MemoryKind.FACT,
             text=request.text,
+            tags=tags or (),
             embedding=embedding,
             expires_at=expires_at,
             supersedes=request.supersedes,
@@ -190,21 +194,25 @@ class MemoryService:
             updated_at=now,
             evidence=request.evidence,
         )
-        created = audit_record(self._ids, self._clock, principal, "create", None, fact)
         if request.supersedes is None:
-            self._memories.create(fact, created)
+            self._memories.create(
+                fact, audit_record(self._ids, self._clock, principal, "create", None, fact)
+            )
             self._saved(fact)
             return fact
         old_id = request.supersedes
 
         def attempt() -> Memory:
             old = self._superseded_candidate(principal, old_id, agent_id)
-            old_after = old.superseded(fact.id, now)
+            # Tags not sent: the new fact keeps the ones it replaces (docs/reference.md#tags).
+            new = fact if tags is not None else fact.model_copy(update={"tags": old.tags})
+            new_created = audit_record(self._ids, self._clock, principal, "create", None, new)
+            old_after = old.superseded(new.id, now)
             archived = audit_record(
-                self._ids, self._clock, principal, "supersede", old, old_after, f"by {fact.id}"
+                self._ids, self._clock, principal, "supersede", old, old_after, f"by {new.id}"
             )
-            self._memories.supersede(fact, old, old_after, [created, archived])
-            return fact
+            self._memories.supersede(new, old, old_after, [new_created, archived])
+            return new
 
         saved = with_retries(attempt)
         self._saved(saved)
@@ -276,9 +284,10 @@ class MemoryService:
         *,
         expected_versions: Collection[int] | None = None,
     ) -> Memory:
-        """A person edits ``text`` and/or ``expiresAt``; sets ``editedByPersonId``.
+        """A person edits ``text``, ``expiresAt`` and/or ``tags`` (a fact's whole new
+        set, docs/reference.md#tags); sets ``editedByPersonId``.
 
-        An edit that changes nothing (the same text, the same expiry) writes nothing:
+        An edit that changes nothing (the same text, expiry and tags) writes nothing:
         the memory comes back as it is, with no new version or history record.
         ``expected_versions`` (``If-Match``): see ``check_expected_version``.
 
@@ -288,13 +297,16 @@ class MemoryService:
             InvalidRequest: nothing to change, empty text, bad ``expiresAt``.
             MemoryTextTooLong: a fact over 500 characters.
             MemoryDayFull: a day row's text over 8,000 characters.
-            SecretInMemory: the new text looks like a secret.
+            SecretInMemory: the new text or a tag looks like a secret.
+            MemoryTagInvalid: ``tags`` breaks docs/reference.md#tags, or names tags for a
+                day row (only facts carry tags).
             MemoryNotFound: no such memory in the workspace.
             MemorySuperseded: a newer memory replaced this one.
         """
         refuse_agents(principal, EDIT_IS_FOR_PERSONS)
-        if request.text is None and request.expires_at is None:
-            raise InvalidRequest("Send text and/or expiresAt to edit.")
+        if request.text is None and request.expires_at is None and request.tags is None:
+            raise InvalidRequest("Send text, expiresAt and/or tags to edit.")
+        tags = None if request.tags is None else fact_tags(request.tags, self._secrets)
 
         def attempt() -> Memory:
             before = load_visible(self._memories, principal, memory_id)
@@ -312,6 +324,9 @@ class MemoryService:
                     f"{memory_id} was replaced by {before.superseded_by}. Edit the newer memory."
                 )
             changes: dict[str, object] = {}
+            if tags is not None and tags != before.tags:
+                refuse_day_tags(before)
+                changes["tags"] = tags
             if request.text is not None and request.text != before.text:
                 changes["text"] = request.text
                 if before.kind is MemoryKind.FACT:
@@ -518,16 +533,23 @@ class MemoryService:
         """List memories newest first (docs/reference.md#7-http-api): an agent its own, a person any
         of the workspace's (every agent's when ``agentId`` is omitted).
 
+        ``tag`` / ``anyTag`` keep the facts holding all / one of the tags, filtered before
+        the page is cut (docs/reference.md#tags).
+
         Raises:
             MemoryNotOwn: an agent named another agent.
             InvalidRequest: a person named an agent outside the workspace; a bad
-                ``nextToken``.
+                ``nextToken``; a tag filter without ``agentId``.
+            MemoryTagInvalid: a bad tag filter (``tags.tag_filter``).
         """
         agent_id: str | None
         if principal.is_agent or query.agent_id is not None:
             agent_id = resolve_agent(self._directory, principal, query.agent_id)
         else:
             agent_id = None
+        tags = tag_filter(split_tags(query.tag), split_tags(query.any_tag))
+        if agent_id is None and not tags.is_empty:
+            raise InvalidRequest("Name agentId to filter by tag: tags are filed per agent.")
         status = query.status
         if status is None and not query.include_archived:
             status = MemoryStatus.ACTIVE.value
@@ -538,4 +560,6 @@ class MemoryService:
             kind=query.kind,
             limit=query.limit,
             after_id=decode_next_token(query.next_token),
+            all_tags=tags.all_of,
+            any_tags=tags.any_of,
         )

@@ -47,6 +47,7 @@ from chalicelib.models.recall import (
 from chalicelib.models.requests import RecallRequest
 from chalicelib.models.totals import ListTotal
 from chalicelib.services.access.who import refuse_persons, resolve_agent
+from chalicelib.services.memory.tags import tag_filter
 from chalicelib.services.recall.candidates import Candidate, CandidateScorer, PartialCandidates
 from chalicelib.services.recall.deadline import DeadlinePassed, ScoringRun, scoring
 from chalicelib.services.recall.embedding_format import sentence_stand_in
@@ -199,6 +200,9 @@ class RecallService:
             MemoryNotOwn, MemoryAgentRequired: see ``resolve_agent``.
             InvalidRequest: no query and no task; query over 4,000 characters.
             SecretInMemory: the query looks like a credential (it would be logged).
+            MemoryTagInvalid: a bad ``tags`` / ``anyTags`` filter (``tags.tag_filter``);
+                with one, only the facts holding the tags are ranked
+                (docs/reference.md#tags).
         """
         agent_id = resolve_agent(self._directory, principal, request.agent_id)
         if request.query is not None:
@@ -210,8 +214,21 @@ class RecallService:
             if principal.is_agent:
                 raise InvalidRequest("Send a query, or X-Pinework-Task to recall for the task.")
             raise InvalidRequest("Send a query: a person has no current task to recall for.")
+        tags = tag_filter(request.tags or (), request.any_tags or ())
+        only = (
+            None
+            if tags.is_empty
+            else self._memories.tagged_fact_ids(agent_id, tags.all_of, tags.any_of)
+        )
         return self._recall(
-            principal, agent_id, query, run, kind="on_demand", session=None, count=request.count
+            principal,
+            agent_id,
+            query,
+            run,
+            kind="on_demand",
+            session=None,
+            count=request.count,
+            only=only,
         )
 
     def start(
@@ -309,9 +326,13 @@ class RecallService:
         kind: str,
         session: SessionClaim | None,
         count: bool = True,
+        only: set[str] | None = None,
     ) -> RecallResult:
         now = self._clock.now()
         entries = self._index.entries(agent_id, now)
+        if entries is not None and only is not None:
+            # A tag filter: only the matching facts are ranked, before the cut.
+            entries = [entry for entry in entries if entry.memory_id in only]
         candidates: Sequence[Candidate] | None = None
         if entries is None:
             # An agent from before the index that the backfill has not reached: its
@@ -319,7 +340,7 @@ class RecallService:
             facts = [
                 fact
                 for fact in self._memories.live_facts(agent_id, recall_counts=False)
-                if not fact.is_expired(now)
+                if not fact.is_expired(now) and (only is None or fact.id in only)
             ]
         else:
             facts = [_entry_memory(principal.workspace_id, agent_id, entry) for entry in entries]

@@ -117,6 +117,7 @@ ERASED_KINDS = {
     "OWNED": "marks naming what belongs to whom",
     "SAMEFACT": "entries of the index of facts other agents also hold",
     "SAMEFACTS": "entries of the index of facts other agents also hold",
+    "MEMORYTAGS": "entries of the index of facts by tag",
 }
 """What a person calls each kind of item an erasure counts (``item_kind``: the stored
 item's partition prefix, docs/reference.md#erasing-an-agent-a-person-or-a-workspace)."""

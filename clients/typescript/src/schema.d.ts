@@ -1283,7 +1283,8 @@ export interface components {
         };
         /**
          * EditRequest
-         * @description ``PATCH /memories/{id}``: new ``text`` and/or ``expiresAt``.
+         * @description ``PATCH /memories/{id}``: new ``text``, ``expiresAt`` and/or ``tags`` (the fact's
+         *     whole new set, docs/reference.md#tags).
          */
         EditRequest: {
             /**
@@ -1296,6 +1297,12 @@ export interface components {
              * @default null
              */
             expiresAt?: string | null;
+            /**
+             * Tags
+             * @description The fact's new tags, replacing its set ([] removes them all); rules as on save.
+             * @default null
+             */
+            tags?: string[] | null;
         };
         /**
          * EmptyRequest
@@ -1847,6 +1854,11 @@ export interface components {
              */
             text: string;
             /**
+             * Tags
+             * @description The fact's tags, sorted, each once (docs/reference.md#tags); [] for a day row and an erased memory.
+             */
+            tags: string[];
+            /**
              * Expiresat
              * Format: date-time
              */
@@ -2281,7 +2293,8 @@ export interface components {
          * RecallRequest
          * @description ``POST /memories/recall``: ``query?`` (default: the current task), ``agentId?``,
          *     ``count?`` (default true; false makes it a preview that counts and logs nothing,
-         *     docs/reference.md#recall-preview).
+         *     docs/reference.md#recall-preview), ``tags?`` / ``anyTags?`` (rank only the facts
+         *     holding all / one of them, docs/reference.md#tags).
          */
         RecallRequest: {
             /**
@@ -2299,6 +2312,18 @@ export interface components {
              * @default true
              */
             count?: boolean;
+            /**
+             * Tags
+             * @description Rank only facts holding every one of these tags (docs/reference.md#tags).
+             * @default null
+             */
+            tags?: string[] | null;
+            /**
+             * Anytags
+             * @description Rank only facts holding at least one of these tags.
+             * @default null
+             */
+            anyTags?: string[] | null;
         };
         /**
          * RecallStartRequest
@@ -2751,7 +2776,8 @@ export interface components {
         /**
          * SaveFactRequest
          * @description ``POST /memories``: ``text``, ``expiresAt?``, ``supersedes?``, ``agentId?``,
-         *     ``evidence?``.
+         *     ``evidence?``, ``tags?`` (docs/reference.md#tags; omitted on a superseding save:
+         *     the replaced fact's tags).
          *
          *     ``evidence`` is the tool-output excerpt that supports the fact (docs/issues.md#issue-4,
          *     docs/reference.md#review-step-5): at most 2,000 characters, secret-checked by the service.
@@ -2779,6 +2805,12 @@ export interface components {
              * @default null
              */
             evidence?: string | null;
+            /**
+             * Tags
+             * @description Up to 10 tags; each trimmed and lower-cased, then 1-40 of a-z 0-9 . _ : - starting with a letter or digit. Omitted on a superseding save: the replaced fact's tags.
+             * @default null
+             */
+            tags?: string[] | null;
         };
         /**
          * ScoredLearningObject
@@ -5685,6 +5717,8 @@ export interface operations {
                 kind?: ("fact" | "day") | null;
                 status?: ("active" | "archived") | null;
                 all?: "true" | "false" | "1" | "0";
+                tag?: string | null;
+                anyTag?: string | null;
             };
             header?: {
                 /** @description The agent's run (`run_…`). */

@@ -1,0 +1,138 @@
+"""The tag index (docs/reference.md#tags): one entry per (agent, tag, status, fact) in
+the agent's ``MEMORYTAGS#<agt_id>`` partition (``keys.memory_tag_key``), so a tag
+filter reads the ids of the matching facts by key prefix, newest first, whatever the
+number of the agent's other facts, and never a page of them that holds no match.
+
+Every memory write keeps it in step inside the write's own transaction
+(``tag_writes``, called by ``recall_index.index_writes``, which every memory
+transaction carries): a fact's entries are its tags under its current status; an
+erased memory, a day row and a fact without tags have none. So the index never
+disagrees with the memory items. Entries hold ids only, never a fact's text.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import islice
+from typing import Any
+
+from chalicelib.models.memory import Memory, MemoryKind, MemoryStatus
+from chalicelib.storage.dynamodb import DynamoDBTable, to_attributes
+from chalicelib.storage.keys import memory_tag_key, memory_tag_prefix, memory_tags_partition
+
+_PAGE_ITEMS = 200
+"""Entries one Query page of one tag reads (keys only: a few dozen bytes each)."""
+
+
+def _entries(memory: Memory | None) -> dict[tuple[str, str], dict[str, str]]:
+    """The index keys a memory has, by (pk, sk)."""
+    if memory is None or memory.kind is not MemoryKind.FACT or memory.is_erased:
+        return {}
+    keys = (
+        memory_tag_key(memory.agent_id, tag, memory.status.value, memory.id) for tag in memory.tags
+    )
+    return {(key["pk"], key["sk"]): key for key in keys}
+
+
+def tag_writes(before: Memory | None, after: Memory) -> list[dict[str, Any]]:
+    """The transaction actions keeping the tag index in step with a memory going from
+    ``before`` (``None``: new) to ``after``: a Delete of each entry it no longer has (a
+    tag removed, or its status changed), a Put of each it gains. Unconditional: the
+    memory's own write in the transaction carries the condition. At most twice
+    ``limits.MAX_TAGS`` actions."""
+    had, has = _entries(before), _entries(after)
+    operations: list[dict[str, Any]] = [
+        {"Delete": {"Key": to_attributes(key)}} for pair, key in had.items() if pair not in has
+    ]
+    operations.extend(
+        {"Put": {"Item": to_attributes({**key, "memoryId": after.id})}}
+        for pair, key in has.items()
+        if pair not in had
+    )
+    return operations
+
+
+def _tag_ids(
+    table: DynamoDBTable, agent_id: str, tag: str, status: str, after_id: str | None
+) -> Iterator[str]:
+    """The ids of the agent's facts of ``status`` holding ``tag``, newest first, older
+    than ``after_id`` when given (one Query, read lazily page by page)."""
+    prefix = memory_tag_prefix(tag, status)
+    if after_id is None:
+        condition = "pk = :pk AND begins_with(sk, :low)"
+        values = {":pk": memory_tags_partition(agent_id), ":low": prefix}
+    else:
+        condition = "pk = :pk AND sk BETWEEN :low AND :high"
+        values = {
+            ":pk": memory_tags_partition(agent_id),
+            ":low": prefix,
+            ":high": f"{prefix}{after_id}",
+        }
+    items = table.query(
+        KeyConditionExpression=condition,
+        ExpressionAttributeValues=to_attributes(values),
+        ProjectionExpression="sk",
+        ScanIndexForward=False,
+        ConsistentRead=True,
+        Limit=_PAGE_ITEMS,
+    )
+    for item in items:
+        memory_id = str(item["sk"])[len(prefix) :]
+        if after_id is None or memory_id < after_id:
+            yield memory_id
+
+
+def _union(streams: Sequence[Iterable[str]]) -> Iterator[str]:
+    """Ids in any of ``streams`` (each newest first), newest first, each once."""
+    last = None
+    for memory_id in heapq.merge(*streams, reverse=True):
+        if memory_id != last:
+            yield memory_id
+            last = memory_id
+
+
+def _intersection(streams: Sequence[Iterable[str]]) -> Iterator[str]:
+    """Ids in every one of ``streams`` (each newest first), newest first: each stream
+    is read only as far as the oldest id any other has reached."""
+    readers = [iter(stream) for stream in streams]
+    heads = [next(reader, None) for reader in readers]
+    while heads and all(head is not None for head in heads):
+        oldest = min(head for head in heads if head is not None)
+        if all(head == oldest for head in heads):
+            yield oldest
+            heads = [next(reader, None) for reader in readers]
+            continue
+        for position, reader in enumerate(readers):
+            while (head := heads[position]) is not None and head > oldest:
+                heads[position] = next(reader, None)
+
+
+def tagged_ids(
+    table: DynamoDBTable,
+    agent_id: str,
+    *,
+    all_of: Sequence[str],
+    any_of: Sequence[str],
+    status: str | None,
+    kind: str | None,
+    limit: int | None,
+    after_id: str | None,
+) -> list[str]:
+    """The ids of a page of the agent's facts holding every tag of ``all_of`` and one
+    of ``any_of`` (at least one of them named), of ``status`` (``None``: active and
+    archived), newest first, older than ``after_id``, ``limit`` at most: one lazy Query
+    per tag and status, merged (any of) and intersected (all of) by id, so the page
+    holds ``limit`` matches when that many exist (``None``: every match). A ``kind`` of
+    ``day`` matches nothing (day rows carry no tags)."""
+    if kind == MemoryKind.DAY.value:
+        return []
+    statuses = [status] if status else [MemoryStatus.ACTIVE.value, MemoryStatus.ARCHIVED.value]
+
+    def by_tag(tag: str) -> Iterator[str]:
+        return _union([_tag_ids(table, agent_id, tag, one, after_id) for one in statuses])
+
+    streams: list[Iterable[str]] = [by_tag(tag) for tag in all_of]
+    if any_of:
+        streams.append(_union([by_tag(tag) for tag in any_of]))
+    return list(islice(_intersection(streams), limit))
