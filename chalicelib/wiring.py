@@ -45,6 +45,7 @@ from chalicelib.services.lifecycle.readable import ReadableExport
 from chalicelib.services.lifecycle.requests import PersonLifecycle
 from chalicelib.services.lifecycle.retention import ArchivedTextRetention
 from chalicelib.services.lifecycle.transfer import WorkspaceTransfer
+from chalicelib.services.memory.as_of import MemoryAsOf
 from chalicelib.services.memory.browse import MemoryBrowser
 from chalicelib.services.memory.day_log import DayLogService
 from chalicelib.services.memory.erase import MemoryErasure
@@ -66,6 +67,7 @@ from chalicelib.services.review.service import ReviewService
 from chalicelib.services.review.shared_facts import SharedFacts
 from chalicelib.services.text import SecretFinder
 from chalicelib.settings import Settings, SettingsError
+from chalicelib.storage.as_of import DynamoDBAsOfReader
 from chalicelib.storage.directory import DynamoDBDirectoryRepository
 from chalicelib.storage.dynamodb import DynamoDBTable
 from chalicelib.storage.erasure import DynamoDBMemoryScrub
@@ -130,6 +132,8 @@ class Services:
     memories: MemoryService
     erasure: MemoryErasure
     """Erasing a memory (docs/reference.md#erasing-a-memory)."""
+    as_of: MemoryAsOf
+    """Memories as they were at a moment (docs/reference.md#as-of-a-moment)."""
     retention: ArchivedTextRetention
     """The sweep of archived memories' audit texts (docs/reference.md#retention)."""
     lifecycle: PersonLifecycle
@@ -481,6 +485,13 @@ def build_services(
             archived_text_retention(settings, table, clock),
         ),
         memories=memory_service,
+        as_of=MemoryAsOf(
+            memories,
+            DynamoDBAsOfReader(table),
+            directory,
+            clock,
+            timedelta(days=settings.archived_text_retention_days),
+        ),
         erasure=MemoryErasure(
             memories,
             DynamoDBMemoryScrub(table, owner_store),

@@ -19,6 +19,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from chalicelib import errors
+from chalicelib.models.as_of import AsOfListQuery, AsOfQuery
 from chalicelib.models.kv import ForgetRequest, KvRecallRequest, RememberRequest
 from chalicelib.models.learning import (
     ApproveLearningRequest,
@@ -46,7 +47,6 @@ from chalicelib.models.requests import (
     EditRequest,
     EmptyRequest,
     EraseRequest,
-    ListQuery,
     Paging,
     RecallLogQuery,
     RecallRequest,
@@ -132,6 +132,9 @@ class Operation:
     description: str = ""
 
 
+AS_OF_ERRORS = (errors.AsOfInvalid, errors.AsOfInFuture, errors.AsOfBeforeWorkspace)
+"""The errors of ``asOf`` (docs/reference.md#as-of-a-moment)."""
+
 OPERATIONS: dict[tuple[str, str], Operation] = {
     ("POST", "/memories"): Operation(
         "Save a fact",
@@ -181,15 +184,21 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         "List memories, newest first",
         "agent (own); person (any agent, every agent if `agentId` is omitted)",
         {200: MemoryList},
-        (NOT_OWN, errors.Forbidden),
-        query=ListQuery,
+        (NOT_OWN, errors.Forbidden, *AS_OF_ERRORS),
+        query=AsOfListQuery,
+        description="With `asOf`, one agent's memories as they were then, each in its state "
+        "then, the filters applied to that state (docs/reference.md#as-of-a-moment).",
     ),
     ("GET", "/memories/{memory_id}"): Operation(
         "Read one memory",
         "owner agent, person",
         {200: MemoryObject},
-        (NOT_FOUND, NOT_OWN),
+        (NOT_FOUND, NOT_OWN, *AS_OF_ERRORS),
+        query=AsOfQuery,
         etag=True,
+        description="With `asOf`, the memory as it was then, rebuilt from its history (no "
+        "`ETag`; 404 `memory_not_found` when it did not exist yet; erased text stays "
+        "erased; docs/reference.md#as-of-a-moment).",
     ),
     ("PATCH", "/memories/{memory_id}"): Operation(
         "Edit a memory's text and/or expiry",

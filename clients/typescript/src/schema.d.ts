@@ -358,6 +358,8 @@ export interface paths {
         /**
          * List memories, newest first
          * @description Who: agent (own); person (any agent, every agent if `agentId` is omitted).
+         *
+         *     With `asOf`, one agent's memories as they were then, each in its state then, the filters applied to that state (docs/reference.md#as-of-a-moment).
          */
         get: operations["list_memories"];
         put?: never;
@@ -456,6 +458,8 @@ export interface paths {
         /**
          * Read one memory
          * @description Who: owner agent, person.
+         *
+         *     With `asOf`, the memory as it was then, rebuilt from its history (no `ETag`; 404 `memory_not_found` when it did not exist yet; erased text stays erased; docs/reference.md#as-of-a-moment).
          */
         get: operations["get_memory"];
         put?: never;
@@ -5316,6 +5320,7 @@ export interface operations {
                 kind?: ("fact" | "day") | null;
                 status?: ("active" | "archived") | null;
                 all?: "true" | "false" | "1" | "0";
+                asOf?: string | null;
             };
             header?: {
                 /** @description The agent's run (`run_…`). */
@@ -5337,7 +5342,12 @@ export interface operations {
                     "application/json": components["schemas"]["MemoryList"];
                 };
             };
-            /** @description - `invalid_request`: Malformed JSON, wrong types, unknown fields, bad dates, other limits (400). */
+            /**
+             * @description - `invalid_request`: Malformed JSON, wrong types, unknown fields, bad dates, other limits (400).
+             *     - `as_of_invalid`: ``asOf`` is not an RFC 3339 time with a zone (docs/reference.md#as-of-a-moment; 400).
+             *     - `as_of_in_future`: ``asOf`` is later than now (docs/reference.md#as-of-a-moment; 400).
+             *     - `as_of_before_workspace`: ``asOf`` is before the workspace was created (docs/reference.md#as-of-a-moment; 400).
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5346,7 +5356,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_request";
+                            code: "invalid_request" | "as_of_invalid" | "as_of_in_future" | "as_of_before_workspace";
                             message: string;
                         };
                     };
@@ -6187,7 +6197,9 @@ export interface operations {
     };
     get_memory: {
         parameters: {
-            query?: never;
+            query?: {
+                asOf?: string | null;
+            };
             header?: {
                 /** @description The agent's run (`run_…`). */
                 "X-Pinework-Run"?: components["parameters"]["Run"];
@@ -6213,7 +6225,12 @@ export interface operations {
                     "application/json": components["schemas"]["MemoryObject"];
                 };
             };
-            /** @description - `invalid_request`: Malformed JSON, wrong types, unknown fields, bad dates, other limits (400). */
+            /**
+             * @description - `invalid_request`: Malformed JSON, wrong types, unknown fields, bad dates, other limits (400).
+             *     - `as_of_invalid`: ``asOf`` is not an RFC 3339 time with a zone (docs/reference.md#as-of-a-moment; 400).
+             *     - `as_of_in_future`: ``asOf`` is later than now (docs/reference.md#as-of-a-moment; 400).
+             *     - `as_of_before_workspace`: ``asOf`` is before the workspace was created (docs/reference.md#as-of-a-moment; 400).
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6222,7 +6239,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_request";
+                            code: "invalid_request" | "as_of_invalid" | "as_of_in_future" | "as_of_before_workspace";
                             message: string;
                         };
                     };
