@@ -12,7 +12,7 @@ from urllib.parse import quote
 import pytest
 
 from chalicelib.ids import FixedClock, to_rfc3339
-from tests.helpers import START, Api, World, error_code, save
+from tests.helpers import START, Api, Faults, World, error_code, save
 
 
 def at(minutes: float) -> str:
@@ -248,3 +248,23 @@ def test_access_rules_are_the_plain_gets(api: Api, world: World, story: dict[str
         400,
         "invalid_request",
     )
+
+
+def test_a_list_reads_by_key_and_never_reads_later_memories(
+    api: Api, world: World, clock: FixedClock, faults: Faults
+) -> None:
+    clock.set(START + timedelta(minutes=1))
+    early = save(api, world, "The staging deploy needs the VPN on")
+    clock.set(START + timedelta(minutes=2))
+    for number in range(12):
+        save(api, world, f"Later fact number {number} about the release train")
+    clock.set(START + timedelta(minutes=3))
+    faults.calls.clear()
+    assert [m["id"] for m in listed(api, world, 1.5)] == [early["id"]]
+    assert "Scan" not in faults.calls
+    # 6 keys-only index queries (2 kinds x 3 statuses) and one history query for the one
+    # memory that existed then: the 12 later facts cost nothing.
+    assert faults.calls.count("Query") == 6 + 1, faults.calls
+    faults.calls.clear()
+    assert len(listed(api, world, 2.5)) == 13
+    assert "Scan" not in faults.calls and faults.calls.count("Query") == 6 + 13
