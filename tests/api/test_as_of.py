@@ -22,7 +22,7 @@ def at(minutes: float) -> str:
 def as_of(api: Api, world: World, memory_id: str, minutes: float) -> dict[str, Any]:
     status, body = api.call("GET", f"/memories/{memory_id}?asOf={at(minutes)}", world.person)
     assert status == 200, body
-    return body
+    return dict(body)
 
 
 def listed(api: Api, world: World, minutes: float, extra: str = "") -> list[dict[str, Any]]:
