@@ -54,6 +54,7 @@ from chalicelib.services.memory.vetoes import VetoGuard
 from chalicelib.services.overview.agents import AgentOverview
 from chalicelib.services.overview.days import DayLogIndex
 from chalicelib.services.overview.pictures import AgentPicturesService
+from chalicelib.services.recall.as_of import RecallAsOf
 from chalicelib.services.recall.backfill import EmbeddingBackfill
 from chalicelib.services.recall.candidates import CandidateScorer
 from chalicelib.services.recall.index_backfill import RecallIndexBackfill
@@ -134,6 +135,8 @@ class Services:
     """Erasing a memory (docs/reference.md#erasing-a-memory)."""
     as_of: MemoryAsOf
     """Memories as they were at a moment (docs/reference.md#as-of-a-moment)."""
+    recall_as_of: RecallAsOf
+    """The recall preview as of a moment (docs/reference.md#as-of-a-moment)."""
     retention: ArchivedTextRetention
     """The sweep of archived memories' audit texts (docs/reference.md#retention)."""
     lifecycle: PersonLifecycle
@@ -447,6 +450,13 @@ def build_services(
         vetoes=VetoGuard(memories, DynamoDBVetoIndex(table)),
         archived_text_retention=timedelta(days=settings.archived_text_retention_days),
     )
+    as_of = MemoryAsOf(
+        memories,
+        DynamoDBAsOfReader(table),
+        directory,
+        clock,
+        timedelta(days=settings.archived_text_retention_days),
+    )
     recall = RecallService(
         memories,
         recall_store,
@@ -485,13 +495,8 @@ def build_services(
             archived_text_retention(settings, table, clock),
         ),
         memories=memory_service,
-        as_of=MemoryAsOf(
-            memories,
-            DynamoDBAsOfReader(table),
-            directory,
-            clock,
-            timedelta(days=settings.archived_text_retention_days),
-        ),
+        as_of=as_of,
+        recall_as_of=RecallAsOf(recall, as_of),
         erasure=MemoryErasure(
             memories,
             DynamoDBMemoryScrub(table, owner_store),

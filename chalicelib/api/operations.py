@@ -297,12 +297,13 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         "On-demand recall: scored memories and the `--- MEMORY ---` block",
         "agent; person with `agentId`",
         {200: RecallObject},
-        (errors.MemoryAgentRequired, NOT_OWN, errors.Forbidden),
+        (errors.MemoryAgentRequired, NOT_OWN, errors.Forbidden, *AS_OF_ERRORS),
         body=RecallRequest,
         tag="recall",
         description="Counts as a recall of every memory returned; never changes the "
         "run-start skip state. `query` (at most 4,000 characters) defaults to the task. "
-        "`count: false` makes it a preview: nothing is counted or logged, `recallId` is null.",
+        "`count: false` makes it a preview: nothing is counted or logged, `recallId` is null; "
+        "with `asOf` too, the preview as of that moment.",
     ),
     ("POST", "/memories/recall/start"): Operation(
         "Run-start recall: the block, or `skipped` with the reason",

@@ -75,6 +75,12 @@ class RecallRequest(RequestModel):
     query: str | None = None
     agent_id: str | None = None
     count: bool = True
+    as_of: str | None = Field(
+        default=None,
+        description="With `count: false` only: the block the agent would have been given at "
+        "this RFC 3339 time by today's scorer, from its memories as they were then "
+        "(docs/reference.md#as-of-a-moment).",
+    )
 
 
 def _digits_only(value: object) -> object:

@@ -268,3 +268,49 @@ def test_a_list_reads_by_key_and_never_reads_later_memories(
     faults.calls.clear()
     assert len(listed(api, world, 2.5)) == 13
     assert "Scan" not in faults.calls and faults.calls.count("Query") == 6 + 13
+
+
+def test_the_recall_preview_as_of_a_moment(api: Api, world: World, clock: FixedClock) -> None:
+    def move(minutes: int) -> None:
+        clock.set(START + timedelta(minutes=minutes))
+
+    def block(minutes: float, **extra: object) -> tuple[int, Any]:
+        body = {"query": "how do staging deploys work", "count": False, "asOf": at(minutes)}
+        return api.call(
+            "POST", "/memories/recall", world.person, {**body, "agentId": world.agent.id, **extra}
+        )
+
+    move(1)
+    a = save(api, world, "Staging deploys need the VPN switched on first")["id"]
+    api.call("POST", "/memories/day", world.agent, {"line": "started the staging deploy"})
+    move(2)
+    edit = {"text": "Staging deploys need the office VPN switched on first"}
+    assert api.call("PATCH", f"/memories/{a}", world.person, edit)[0] == 200
+    api.call("POST", "/memories/day", world.agent, {"line": "staging deploy finished"})
+    move(3)
+    b = save(api, world, "Staging deploys run through the bastion host")["id"]
+    move(4)
+    assert api.call("POST", f"/memories/{b}/veto", world.person, {})[0] == 200
+    move(5)
+
+    status, early = block(1.5)
+    assert status == 200 and early["recallId"] is None, early
+    assert [item["memory"]["id"] for item in early["memories"]] == [a]
+    assert "VPN switched on first" in early["block"] and "office VPN" not in early["block"]
+    assert "started the staging deploy" in early["block"]
+    assert "staging deploy finished" not in early["block"]
+    assert early["memories"][0]["memory"]["text"].startswith("Staging deploys need the VPN")
+
+    status, later = block(3.5)
+    assert status == 200 and {item["memory"]["id"] for item in later["memories"]} == {a, b}
+    assert "office VPN" in later["block"] and "staging deploy finished" in later["block"]
+    status, vetoed = block(4.5)
+    assert [item["memory"]["id"] for item in vetoed["memories"]] == [a]
+
+    # Nothing was counted or logged.
+    assert api.call("GET", f"/memories/{a}", world.person)[1]["recallCount"] == 0
+    assert api.call("GET", f"/recalls?agentId={world.agent.id}", world.person)[1]["data"] == []
+    # Only a preview looks back; the time's errors are the list's.
+    assert error_code(block(1.5, count=True)) == (400, "invalid_request")
+    assert error_code(block(9)) == (400, "as_of_in_future")
+    assert error_code(block(1.5, asOf="noon")) == (400, "as_of_invalid")

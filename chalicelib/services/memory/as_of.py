@@ -14,7 +14,7 @@ views give ``recallCount`` 0 and ``lastRecalledAt`` null.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
@@ -218,6 +218,8 @@ class MemoryAsOf:
             "text": "" if text_gone or text is None else text,
             "recallCount": 0,
             "lastRecalledAt": None,
+            # the stored embedding is of today's text: kept only where the text is the same
+            "embedding": current.embedding if not text_gone and text == current.text else None,
         }
         if text_gone:
             fields["archiveReason"] = None
@@ -253,3 +255,15 @@ def _state_then(
         if record.action == "append":
             lines.append(str(after.get("line") or ""))
     return None
+
+
+def every_page(pages: Callable[[str | None], AsOfPage]) -> list[Memory]:
+    """Every memory of an as-of list, following ``continue_after`` to the end."""
+    found: list[Memory] = []
+    after: str | None = None
+    while True:
+        page = pages(after)
+        found.extend(page.memories)
+        if page.continue_after is None:
+            return found
+        after = page.continue_after

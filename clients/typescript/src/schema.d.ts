@@ -415,7 +415,7 @@ export interface paths {
          * On-demand recall: scored memories and the `--- MEMORY ---` block
          * @description Who: agent; person with `agentId`.
          *
-         *     Counts as a recall of every memory returned; never changes the run-start skip state. `query` (at most 4,000 characters) defaults to the task. `count: false` makes it a preview: nothing is counted or logged, `recallId` is null.
+         *     Counts as a recall of every memory returned; never changes the run-start skip state. `query` (at most 4,000 characters) defaults to the task. `count: false` makes it a preview: nothing is counted or logged, `recallId` is null; with `asOf` too, the preview as of that moment.
          *
          *     Send `Idempotency-Key` to retry safely: the same key and request within 24 hours get the first answer again (`Idempotent-Replayed: true`) and change nothing.
          */
@@ -1934,6 +1934,12 @@ export interface components {
              * @default true
              */
             count?: boolean;
+            /**
+             * Asof
+             * @description With `count: false` only: the block the agent would have been given at this RFC 3339 time by today's scorer, from its memories as they were then (docs/reference.md#as-of-a-moment).
+             * @default null
+             */
+            asOf?: string | null;
         };
         /**
          * RecallStartRequest
@@ -5877,6 +5883,9 @@ export interface operations {
             /**
              * @description - `invalid_request`: Malformed JSON, wrong types, unknown fields, bad dates, other limits (400).
              *     - `memory_agent_required`: A person did not name the agent (400).
+             *     - `as_of_invalid`: ``asOf`` is not an RFC 3339 time with a zone (docs/reference.md#as-of-a-moment; 400).
+             *     - `as_of_in_future`: ``asOf`` is later than now (docs/reference.md#as-of-a-moment; 400).
+             *     - `as_of_before_workspace`: ``asOf`` is before the workspace was created (docs/reference.md#as-of-a-moment; 400).
              */
             400: {
                 headers: {
@@ -5886,7 +5895,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_request" | "memory_agent_required";
+                            code: "invalid_request" | "memory_agent_required" | "as_of_invalid" | "as_of_in_future" | "as_of_before_workspace";
                             message: string;
                         };
                     };
