@@ -334,6 +334,24 @@ class PageLimitReached(PineworkError):
     code = "page_limit_reached"
 
 
+class AsOfInvalid(PineworkError):
+    """``asOf`` is not an RFC 3339 time with a zone (docs/reference.md#as-of-a-moment; 400)."""
+
+    code = "as_of_invalid"
+
+
+class AsOfInFuture(PineworkError):
+    """``asOf`` is later than now (docs/reference.md#as-of-a-moment; 400)."""
+
+    code = "as_of_in_future"
+
+
+class AsOfBeforeWorkspace(PineworkError):
+    """``asOf`` is before the workspace was created (docs/reference.md#as-of-a-moment; 400)."""
+
+    code = "as_of_before_workspace"
+
+
 STATUS_BY_CODE: dict[str, int] = {
     "memory_text_too_long": 400,
     "secret_in_memory": 400,
@@ -375,6 +393,9 @@ STATUS_BY_CODE: dict[str, int] = {
     "page_slug_taken": 409,
     "page_state_conflict": 409,
     "page_limit_reached": 409,
+    "as_of_invalid": 400,
+    "as_of_in_future": 400,
+    "as_of_before_workspace": 400,
     "internal_error": 500,
     # Answered by API Gateway itself, never raised by the app (infra/gateway_responses.py).
     "unsupported_media_type": 415,

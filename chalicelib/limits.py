@@ -145,6 +145,10 @@ percent-encoded, is replaced by ``/`` (docs/reference.md#13-dashboard)."""
 SEARCH_SCAN_MAX = 2000
 """Memories one dashboard search request reads at most (DynamoDB has no text search:
 the newest are read page by page; the person may continue with the next ones)."""
+AS_OF_LIST_READ_MAX = 500
+"""Memories one as-of list request rebuilds at most (docs/reference.md#as-of-a-moment):
+each costs one Query of its history; past it the page is short and ``nextToken`` goes
+on."""
 DASHBOARD_PAGE_SIZE = 50
 """Memories on one page of an agent's memory list."""
 MEMORY_LIST_COUNT_MAX = 1000

@@ -45,6 +45,7 @@ from chalicelib.services.lifecycle.readable import ReadableExport
 from chalicelib.services.lifecycle.requests import PersonLifecycle
 from chalicelib.services.lifecycle.retention import ArchivedTextRetention
 from chalicelib.services.lifecycle.transfer import WorkspaceTransfer
+from chalicelib.services.memory.as_of import MemoryAsOf
 from chalicelib.services.memory.browse import MemoryBrowser
 from chalicelib.services.memory.day_log import DayLogService
 from chalicelib.services.memory.erase import MemoryErasure
@@ -53,6 +54,7 @@ from chalicelib.services.memory.vetoes import VetoGuard
 from chalicelib.services.overview.agents import AgentOverview
 from chalicelib.services.overview.days import DayLogIndex
 from chalicelib.services.overview.pictures import AgentPicturesService
+from chalicelib.services.recall.as_of import RecallAsOf
 from chalicelib.services.recall.backfill import EmbeddingBackfill
 from chalicelib.services.recall.candidates import CandidateScorer
 from chalicelib.services.recall.index_backfill import RecallIndexBackfill
@@ -67,6 +69,7 @@ from chalicelib.services.review.shared_facts import SharedFacts
 from chalicelib.services.text import SecretFinder
 from chalicelib.services.wiki.pages import PageService
 from chalicelib.settings import Settings, SettingsError
+from chalicelib.storage.as_of import DynamoDBAsOfReader
 from chalicelib.storage.directory import DynamoDBDirectoryRepository
 from chalicelib.storage.dynamodb import DynamoDBTable
 from chalicelib.storage.erasure import DynamoDBMemoryScrub
@@ -132,6 +135,10 @@ class Services:
     memories: MemoryService
     erasure: MemoryErasure
     """Erasing a memory (docs/reference.md#erasing-a-memory)."""
+    as_of: MemoryAsOf
+    """Memories as they were at a moment (docs/reference.md#as-of-a-moment)."""
+    recall_as_of: RecallAsOf
+    """The recall preview as of a moment (docs/reference.md#as-of-a-moment)."""
     retention: ArchivedTextRetention
     """The sweep of archived memories' audit texts (docs/reference.md#retention)."""
     lifecycle: PersonLifecycle
@@ -447,6 +454,13 @@ def build_services(
         vetoes=VetoGuard(memories, DynamoDBVetoIndex(table)),
         archived_text_retention=timedelta(days=settings.archived_text_retention_days),
     )
+    as_of = MemoryAsOf(
+        memories,
+        DynamoDBAsOfReader(table),
+        directory,
+        clock,
+        timedelta(days=settings.archived_text_retention_days),
+    )
     recall = RecallService(
         memories,
         recall_store,
@@ -485,6 +499,8 @@ def build_services(
             archived_text_retention(settings, table, clock),
         ),
         memories=memory_service,
+        as_of=as_of,
+        recall_as_of=RecallAsOf(recall, as_of),
         erasure=MemoryErasure(
             memories,
             DynamoDBMemoryScrub(table, owner_store),

@@ -9,6 +9,7 @@ from typing import Any
 
 from chalice.app import Blueprint, Response
 
+from chalicelib.api.as_of import as_of_list, as_of_memory
 from chalicelib.api.context import call_context, query_params
 from chalicelib.api.http import (
     ANY_CONTENT,
@@ -21,6 +22,7 @@ from chalicelib.api.http import (
 from chalicelib.api.idempotency import idempotent
 from chalicelib.api.preconditions import etag_header, expected_versions
 from chalicelib.errors import MemoryDayAgentOnly
+from chalicelib.models.as_of import AsOfQuery
 from chalicelib.models.requests import (
     ArchiveRequest,
     DayLineRequest,
@@ -81,7 +83,10 @@ def list_memories() -> Response:
     """List memories newest first with ``nextToken`` pagination (``tag``/``anyTag``
     filters: docs/reference.md#tags)."""
     call = call_context(_request(), takes_query=True)
-    query = validate(query_params(_request(), repeatable=("tag", "anyTag")), ListQuery)
+    params = dict(query_params(_request(), repeatable=("tag", "anyTag")))
+    if "asOf" in params:
+        return as_of_list(call, params)  # docs/reference.md#as-of-a-moment
+    query = validate(params, ListQuery)
     page = call.services.memories.list(call.principal, query)
     now = call.services.clock.now()
     return json_response(
@@ -95,8 +100,11 @@ def list_memories() -> Response:
 @memories_api.route("/memories/{memory_id}", methods=["GET"], content_types=ANY_CONTENT)
 @endpoint
 def get_memory(memory_id: str) -> Response:
-    """One memory (owner agent or person)."""
-    call = call_context(_request())
+    """One memory (owner agent or person); with ``asOf``, as it was then."""
+    call = call_context(_request(), takes_query=True)
+    as_of = validate(dict(query_params(_request())), AsOfQuery).as_of
+    if as_of is not None:
+        return as_of_memory(call, memory_id, as_of)  # docs/reference.md#as-of-a-moment
     return _memory_response((call.services.memories.get(call.principal, memory_id), call.services))
 
 

@@ -19,6 +19,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from chalicelib import errors
+from chalicelib.models.as_of import AsOfListQuery, AsOfQuery
 from chalicelib.models.kv import ForgetRequest, KvRecallRequest, RememberRequest
 from chalicelib.models.learning import (
     ApproveLearningRequest,
@@ -54,7 +55,6 @@ from chalicelib.models.requests import (
     EditRequest,
     EmptyRequest,
     EraseRequest,
-    ListQuery,
     Paging,
     RecallLogQuery,
     RecallRequest,
@@ -142,6 +142,9 @@ class Operation:
     description: str = ""
 
 
+AS_OF_ERRORS = (errors.AsOfInvalid, errors.AsOfInFuture, errors.AsOfBeforeWorkspace)
+"""The errors of ``asOf`` (docs/reference.md#as-of-a-moment)."""
+
 OPERATIONS: dict[tuple[str, str], Operation] = {
     ("POST", "/memories"): Operation(
         "Save a fact",
@@ -191,15 +194,21 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         "List memories, newest first",
         "agent (own); person (any agent, every agent if `agentId` is omitted)",
         {200: MemoryList},
-        (NOT_OWN, errors.Forbidden),
-        query=ListQuery,
+        (NOT_OWN, errors.Forbidden, *AS_OF_ERRORS),
+        query=AsOfListQuery,
+        description="With `asOf`, one agent's memories as they were then, each in its state "
+        "then, the filters applied to that state (docs/reference.md#as-of-a-moment).",
     ),
     ("GET", "/memories/{memory_id}"): Operation(
         "Read one memory",
         "owner agent, person",
         {200: MemoryObject},
-        (NOT_FOUND, NOT_OWN),
+        (NOT_FOUND, NOT_OWN, *AS_OF_ERRORS),
+        query=AsOfQuery,
         etag=True,
+        description="With `asOf`, the memory as it was then, rebuilt from its history (no "
+        "`ETag`; 404 `memory_not_found` when it did not exist yet; erased text stays "
+        "erased; docs/reference.md#as-of-a-moment).",
     ),
     ("PATCH", "/memories/{memory_id}"): Operation(
         "Edit a memory's text and/or expiry",
@@ -298,12 +307,13 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         "On-demand recall: scored memories and the `--- MEMORY ---` block",
         "agent; person with `agentId`",
         {200: RecallObject},
-        (errors.MemoryAgentRequired, NOT_OWN, errors.Forbidden),
+        (errors.MemoryAgentRequired, NOT_OWN, errors.Forbidden, *AS_OF_ERRORS),
         body=RecallRequest,
         tag="recall",
         description="Counts as a recall of every memory returned; never changes the "
         "run-start skip state. `query` (at most 4,000 characters) defaults to the task. "
-        "`count: false` makes it a preview: nothing is counted or logged, `recallId` is null.",
+        "`count: false` makes it a preview: nothing is counted or logged, `recallId` is null; "
+        "with `asOf` too, the preview as of that moment.",
     ),
     ("POST", "/memories/recall/start"): Operation(
         "Run-start recall: the block, or `skipped` with the reason",

@@ -86,6 +86,9 @@ def recall() -> Response:
     """On-demand recall: scored memories and the rendered block."""
     call = call_context(_request())
     body = parse_body(_request().raw_body, RecallRequest)
+    if body.as_of is not None:  # a preview as of a moment (docs/reference.md#as-of-a-moment)
+        past, moment = call.services.recall_as_of.preview(call.principal, body, call.run)
+        return json_response(recall_body(past, moment, "recall"))
     started = time.perf_counter()
     result = call.services.recall.recall(call.principal, body, call.run)
     observe_recall("on_demand", result, started)

@@ -121,6 +121,12 @@ class RecallRequest(RequestModel):
         default=None,
         description="Rank only facts holding at least one of these tags.",
     )
+    as_of: str | None = Field(
+        default=None,
+        description="With `count: false` only: the block the agent would have been given at "
+        "this RFC 3339 time by today's scorer, from its memories as they were then "
+        "(docs/reference.md#as-of-a-moment).",
+    )
 
 
 def _digits_only(value: object) -> object:

@@ -433,6 +433,11 @@ class RecallService:
                 kept.append(ScoredMemory(memory, item.score))
         return kept
 
+    def kept_scoring(self, query: str, facts: list[Memory], now: datetime) -> Scoring:
+        """``score`` then the cut (``_kept``): what a recall ranks before the budgets, for
+        facts a caller supplies (the as-of preview, docs/reference.md#as-of-a-moment)."""
+        return self._kept(self.score(query, facts, now))
+
     @staticmethod
     def _kept(scoring: Scoring) -> Scoring:
         """Only the facts of ``scoring`` scoring >= 0.5, at most ``MAX_KEPT`` of them
@@ -604,28 +609,39 @@ class RecallService:
         picked: Sequence[ScoredMemory],
         now: datetime,
         learnings: Sequence[ScoredLearning] = (),
+        day_rows: Callable[[str], Memory | None] | None = None,
     ) -> str:
         """The ``--- LEARNINGS ---`` block of ``learnings`` (when there are any), then the
         ``--- MEMORY ---`` block of ``picked`` and the agent's day log of today and
-        yesterday (docs/reference.md#8-recall, docs/reference.md#learnings-in-recall)."""
+        yesterday (docs/reference.md#8-recall, docs/reference.md#learnings-in-recall).
+
+        ``day_rows``: the live day row of a date (``YYYY-MM-DD``) or None; default: the
+        stored ones (an as-of preview passes the rows as they were,
+        docs/reference.md#as-of-a-moment)."""
         lines: list[str] = []
         if learnings:
             lines += [LEARNINGS_HEADER, *(item.learning.line() for item in learnings)]
             lines.append(LEARNINGS_FOOTER)
         lines += [BLOCK_HEADER, *(memory_line(item.memory) for item in picked)]
-        day_lines = self._day_log_lines(agent_id, now)
+        day_lines = self._day_log_lines(now, day_rows or self._live_day_row(agent_id))
         if day_lines:
             lines += [DAY_LOG_HEADER, *day_lines]
         lines.append(BLOCK_FOOTER)
         return "\n".join(lines)
 
-    def _day_log_lines(self, agent_id: str, now: datetime) -> list[str]:
+    def _live_day_row(self, agent_id: str) -> Callable[[str], Memory | None]:
+        def row(date: str) -> Memory | None:
+            row_id = self._memories.live_day_row_id(agent_id, date)
+            return None if row_id is None else self._memories.get(row_id)
+
+        return row
+
+    def _day_log_lines(self, now: datetime, day_rows: Callable[[str], Memory | None]) -> list[str]:
         """Today's and yesterday's lines, newest first, trimmed oldest-first to 2,000 tokens."""
         newest_first: list[str] = []
         today = now.astimezone(UTC).date()
         for day in (today, today - timedelta(days=1)):
-            row_id = self._memories.live_day_row_id(agent_id, day.isoformat())
-            row = None if row_id is None else self._memories.get(row_id)
+            row = day_rows(day.isoformat())
             if row is None or row.status is not MemoryStatus.ACTIVE:
                 continue
             newest_first += [

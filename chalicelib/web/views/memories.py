@@ -26,6 +26,7 @@ from chalicelib.services.memory.browse import BrowseFilters
 from chalicelib.services.run_context import RunContext
 from chalicelib.web.context import FormError, WebContext
 from chalicelib.web.http import WebResponse
+from chalicelib.web.views.as_of import agent_memories_as_of
 
 SEARCH_MAX_CHARS = 200
 STATUS_CHOICES = {"active": "active", "archived": "archived", "all": None}
@@ -71,6 +72,8 @@ def agent_memories(
 ) -> WebResponse:
     """``GET /agents/{agent_id}``: the memory list (a fragment for htmx's filter and
     paging requests, the whole page otherwise)."""
+    if (as_of := web.request.param("asOf")) is not None:
+        return agent_memories_as_of(web, agent_id, as_of)  # docs/reference.md#as-of-a-moment
     dashboard = web.services.dashboard
     agent = dashboard.workspace.agent(web.principal, agent_id)
     state = list_state(web)

@@ -358,6 +358,8 @@ export interface paths {
         /**
          * List memories, newest first
          * @description Who: agent (own); person (any agent, every agent if `agentId` is omitted).
+         *
+         *     With `asOf`, one agent's memories as they were then, each in its state then, the filters applied to that state (docs/reference.md#as-of-a-moment).
          */
         get: operations["list_memories"];
         put?: never;
@@ -413,7 +415,7 @@ export interface paths {
          * On-demand recall: scored memories and the `--- MEMORY ---` block
          * @description Who: agent; person with `agentId`.
          *
-         *     Counts as a recall of every memory returned; never changes the run-start skip state. `query` (at most 4,000 characters) defaults to the task. `count: false` makes it a preview: nothing is counted or logged, `recallId` is null.
+         *     Counts as a recall of every memory returned; never changes the run-start skip state. `query` (at most 4,000 characters) defaults to the task. `count: false` makes it a preview: nothing is counted or logged, `recallId` is null; with `asOf` too, the preview as of that moment.
          *
          *     Send `Idempotency-Key` to retry safely: the same key and request within 24 hours get the first answer again (`Idempotent-Replayed: true`) and change nothing.
          */
@@ -456,6 +458,8 @@ export interface paths {
         /**
          * Read one memory
          * @description Who: owner agent, person.
+         *
+         *     With `asOf`, the memory as it was then, rebuilt from its history (no `ETag`; 404 `memory_not_found` when it did not exist yet; erased text stays erased; docs/reference.md#as-of-a-moment).
          */
         get: operations["get_memory"];
         put?: never;
@@ -2324,6 +2328,12 @@ export interface components {
              * @default null
              */
             anyTags?: string[] | null;
+            /**
+             * Asof
+             * @description With `count: false` only: the block the agent would have been given at this RFC 3339 time by today's scorer, from its memories as they were then (docs/reference.md#as-of-a-moment).
+             * @default null
+             */
+            asOf?: string | null;
         };
         /**
          * RecallStartRequest
@@ -5719,6 +5729,7 @@ export interface operations {
                 all?: "true" | "false" | "1" | "0";
                 tag?: string | null;
                 anyTag?: string | null;
+                asOf?: string | null;
             };
             header?: {
                 /** @description The agent's run (`run_…`). */
@@ -5740,7 +5751,12 @@ export interface operations {
                     "application/json": components["schemas"]["MemoryList"];
                 };
             };
-            /** @description - `invalid_request`: Malformed JSON, wrong types, unknown fields, bad dates, other limits (400). */
+            /**
+             * @description - `invalid_request`: Malformed JSON, wrong types, unknown fields, bad dates, other limits (400).
+             *     - `as_of_invalid`: ``asOf`` is not an RFC 3339 time with a zone (docs/reference.md#as-of-a-moment; 400).
+             *     - `as_of_in_future`: ``asOf`` is later than now (docs/reference.md#as-of-a-moment; 400).
+             *     - `as_of_before_workspace`: ``asOf`` is before the workspace was created (docs/reference.md#as-of-a-moment; 400).
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5749,7 +5765,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_request";
+                            code: "invalid_request" | "as_of_invalid" | "as_of_in_future" | "as_of_before_workspace";
                             message: string;
                         };
                     };
@@ -6270,6 +6286,9 @@ export interface operations {
             /**
              * @description - `invalid_request`: Malformed JSON, wrong types, unknown fields, bad dates, other limits (400).
              *     - `memory_agent_required`: A person did not name the agent (400).
+             *     - `as_of_invalid`: ``asOf`` is not an RFC 3339 time with a zone (docs/reference.md#as-of-a-moment; 400).
+             *     - `as_of_in_future`: ``asOf`` is later than now (docs/reference.md#as-of-a-moment; 400).
+             *     - `as_of_before_workspace`: ``asOf`` is before the workspace was created (docs/reference.md#as-of-a-moment; 400).
              */
             400: {
                 headers: {
@@ -6279,7 +6298,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_request" | "memory_agent_required";
+                            code: "invalid_request" | "memory_agent_required" | "as_of_invalid" | "as_of_in_future" | "as_of_before_workspace";
                             message: string;
                         };
                     };
@@ -6590,7 +6609,9 @@ export interface operations {
     };
     get_memory: {
         parameters: {
-            query?: never;
+            query?: {
+                asOf?: string | null;
+            };
             header?: {
                 /** @description The agent's run (`run_…`). */
                 "X-Pinework-Run"?: components["parameters"]["Run"];
@@ -6616,7 +6637,12 @@ export interface operations {
                     "application/json": components["schemas"]["MemoryObject"];
                 };
             };
-            /** @description - `invalid_request`: Malformed JSON, wrong types, unknown fields, bad dates, other limits (400). */
+            /**
+             * @description - `invalid_request`: Malformed JSON, wrong types, unknown fields, bad dates, other limits (400).
+             *     - `as_of_invalid`: ``asOf`` is not an RFC 3339 time with a zone (docs/reference.md#as-of-a-moment; 400).
+             *     - `as_of_in_future`: ``asOf`` is later than now (docs/reference.md#as-of-a-moment; 400).
+             *     - `as_of_before_workspace`: ``asOf`` is before the workspace was created (docs/reference.md#as-of-a-moment; 400).
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6625,7 +6651,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_request";
+                            code: "invalid_request" | "as_of_invalid" | "as_of_in_future" | "as_of_before_workspace";
                             message: string;
                         };
                     };
