@@ -314,3 +314,9 @@ def test_the_recall_preview_as_of_a_moment(api: Api, world: World, clock: FixedC
     assert error_code(block(1.5, count=True)) == (400, "invalid_request")
     assert error_code(block(9)) == (400, "as_of_in_future")
     assert error_code(block(1.5, asOf="noon")) == (400, "as_of_invalid")
+    # tag filters are not applied as of a moment: refused, never silently ignored
+    assert error_code(block(1.5, tags=["ops"])) == (400, "invalid_request")
+    status, body = api.call(
+        "GET", f"/memories?agentId={world.agent.id}&asOf={at(1.5)}&tag=ops", world.person
+    )
+    assert (status, body["error"]["code"]) == (400, "invalid_request")

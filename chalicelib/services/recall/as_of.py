@@ -47,8 +47,9 @@ class RecallAsOf:
         history query each).
 
         Raises:
-            InvalidRequest: ``count`` is not false; tags or anyTags sent; no query (nor task); a query over
-                4,000 characters. SecretInMemory: the query looks like a credential.
+            InvalidRequest: ``count`` is not false; tags or anyTags sent; no query (nor
+                task); a query over 4,000 characters. SecretInMemory: the query looks
+                like a credential.
             AsOfInvalid, AsOfInFuture, AsOfBeforeWorkspace, MemoryNotOwn,
             MemoryAgentRequired, Forbidden: as ``MemoryAsOf.list``.
         """
