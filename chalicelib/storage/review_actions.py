@@ -217,6 +217,27 @@ class DynamoDBPendingRepository(ReviewRetention):
         return found
 
 
+def _overflow(groups: list[list[dict[str, Any]]], room: int) -> list[list[dict[str, Any]]]:
+    """Keep in ``groups`` the memories' restores that fit in ``room`` actions (each
+    memory's update, audit record and index writes stay together); return the rest
+    packed into transactions of at most 100 actions each (an undo of a merge of many
+    tagged facts: docs/reference.md#review-undo)."""
+    kept, rest, used = [], [], 0
+    for group in groups:
+        if not rest and used + len(group) <= room:
+            kept.append(group)
+            used += len(group)
+        else:
+            rest.append(group)
+    groups[:] = kept
+    transactions: list[list[dict[str, Any]]] = []
+    for group in rest:
+        if not transactions or len(transactions[-1]) + len(group) > _MAX_TRANSACTION_ITEMS:
+            transactions.append([])
+        transactions[-1].extend(group)
+    return transactions
+
+
 class DynamoDBUndoRepository:
     """``ReviewUndoRepository`` on the single table.
 
@@ -241,6 +262,10 @@ class DynamoDBUndoRepository:
         memory restored (version-checked) with its audit record, both summary items
         counted, and the action remembered under the agent as undone (``rejection_key``,
         as a rejection is; at most what the transaction's 100 items leave room for).
+        Restores past 100 actions (a merge of many tagged facts) follow in transactions
+        of their own, each memory's with its audit record and index writes, after the
+        record: a memory changed in between is a ``WriteConflict`` with the first ones
+        restored (docs/reference.md#review-undo).
 
         Raises:
             UndoTaken: the action was undone already (the record exists).
@@ -256,11 +281,16 @@ class DynamoDBUndoRepository:
             "undoneAt": to_rfc3339(undo.undone_at),
             "detail": undo.detail,
         }
-        operations = [put_new(record)]
-        for before, after, audit in changes:
-            operations.append(memory_update(before, after))
-            operations.append(put_new(convert.audit_to_item(audit)))
-            operations.extend(index_writes(before, after))
+        groups = [
+            [
+                memory_update(before, after),
+                put_new(convert.audit_to_item(audit)),
+                *index_writes(before, after),
+            ]
+            for before, after, audit in changes
+        ]
+        later = _overflow(groups, _MAX_TRANSACTION_ITEMS - 3)  # the record, the two counts
+        operations = [put_new(record), *(action for group in groups for action in group)]
         remembered = {
             "entity": "review_rejection",
             "reviewId": summary.id,
@@ -290,6 +320,11 @@ class DynamoDBUndoRepository:
             if cancelled.reasons and cancelled.reasons[0] == "ConditionalCheckFailed":
                 raise UndoTaken(f"{summary.id} {undo.action_id}") from cancelled
             raise WriteConflict(summary.id) from cancelled
+        for transaction in later:
+            try:
+                self._table.transact(transaction)
+            except TransactionCancelled as cancelled:
+                raise WriteConflict(summary.id) from cancelled
 
     def list_undos(self, review_id: str) -> list[ActionUndo]:
         """Every undo record of a review (strongly consistent)."""
