@@ -222,7 +222,9 @@ def _overflow(groups: list[list[dict[str, Any]]], room: int) -> list[list[dict[s
     memory's update, audit record and index writes stay together); return the rest
     packed into transactions of at most 100 actions each (an undo of a merge of many
     tagged facts: docs/reference.md#review-undo)."""
-    kept, rest, used = [], [], 0
+    kept: list[list[dict[str, Any]]] = []
+    rest: list[list[dict[str, Any]]] = []
+    used = 0
     for group in groups:
         if not rest and used + len(group) <= room:
             kept.append(group)
