@@ -29,17 +29,9 @@ AGENT = "agt_01KAAAAAAAAAAAAAAAAAAAAAAA"
 REVIEW = "rvw_01KAAAAAAAAAAAAAAAAAAAAAAA"
 
 
-@pytest.fixture(params=sorted(IMPLEMENTATIONS))
-def undos(request: pytest.FixtureRequest, table: DynamoDBTable) -> ReviewUndoRepository:
-    return IMPLEMENTATIONS[request.param](table)
-
-
-def test_an_undo_restores_once_and_counts(
-    undos: ReviewUndoRepository, table: DynamoDBTable, ids: IdFactory, clock: FixedClock
-) -> None:
-    memories = DynamoDBMemoryRepository(table)
-    reviews = DynamoDBReviewRepository(table, clock)
-    summary = ReviewSummary(
+def _summary() -> ReviewSummary:
+    """A manual review of the agent with one applied action."""
+    return ReviewSummary(
         id=REVIEW,
         workspace_id="wsp_1",
         agent_id=AGENT,
@@ -53,6 +45,19 @@ def test_an_undo_restores_once_and_counts(
         skipped=0,
         report_key="reviews/x.json",
     )
+
+
+@pytest.fixture(params=sorted(IMPLEMENTATIONS))
+def undos(request: pytest.FixtureRequest, table: DynamoDBTable) -> ReviewUndoRepository:
+    return IMPLEMENTATIONS[request.param](table)
+
+
+def test_an_undo_restores_once_and_counts(
+    undos: ReviewUndoRepository, table: DynamoDBTable, ids: IdFactory, clock: FixedClock
+) -> None:
+    memories = DynamoDBMemoryRepository(table)
+    reviews = DynamoDBReviewRepository(table, clock)
+    summary = _summary()
     reviews.save_summary(summary)
     fact = new_fact(ids, clock, AGENT, "Deploys need the VPN on")
     memories.create(fact, audit_of(ids, clock, "create", None, fact))
@@ -85,20 +90,7 @@ def test_an_undo_past_one_transactions_writes_restores_every_tagged_fact(
     with its tag entries filed as live (docs/reference.md#review-undo)."""
     memories = DynamoDBMemoryRepository(table)
     reviews = DynamoDBReviewRepository(table, clock)
-    summary = ReviewSummary(
-        id=REVIEW,
-        workspace_id="wsp_1",
-        agent_id=AGENT,
-        date="2026-11-29",
-        trigger="manual",
-        reviewer="rules-v2",
-        started_at=START,
-        finished_at=START,
-        planned=1,
-        applied=1,
-        skipped=0,
-        report_key="reviews/x.json",
-    )
+    summary = _summary()
     reviews.save_summary(summary)
     tags = tuple(f"t{number}" for number in range(10))
     changes = []
