@@ -153,6 +153,7 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         (
             errors.MemoryTextTooLong,
             errors.SecretInMemory,
+            errors.MemoryTagInvalid,
             errors.MemoryAgentRequired,
             errors.MemoryAgentMismatch,
             errors.MemoryDayAppendOnly,
@@ -194,7 +195,7 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         "List memories, newest first",
         "agent (own); person (any agent, every agent if `agentId` is omitted)",
         {200: MemoryList},
-        (NOT_OWN, errors.Forbidden, *AS_OF_ERRORS),
+        (NOT_OWN, errors.Forbidden, errors.MemoryTagInvalid, *AS_OF_ERRORS),
         query=AsOfListQuery,
         description="With `asOf`, one agent's memories as they were then, each in its state "
         "then, the filters applied to that state (docs/reference.md#as-of-a-moment).",
@@ -222,6 +223,7 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
             errors.MemoryTextTooLong,
             errors.MemoryDayFull,
             errors.SecretInMemory,
+            errors.MemoryTagInvalid,
             errors.Conflict,
         ),
         body=EditRequest,
@@ -307,7 +309,13 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         "On-demand recall: scored memories and the `--- MEMORY ---` block",
         "agent; person with `agentId`",
         {200: RecallObject},
-        (errors.MemoryAgentRequired, NOT_OWN, errors.Forbidden, *AS_OF_ERRORS),
+        (
+            errors.MemoryAgentRequired,
+            NOT_OWN,
+            errors.Forbidden,
+            errors.MemoryTagInvalid,
+            *AS_OF_ERRORS,
+        ),
         body=RecallRequest,
         tag="recall",
         description="Counts as a recall of every memory returned; never changes the "

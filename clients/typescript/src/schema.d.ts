@@ -5753,6 +5753,7 @@ export interface operations {
             };
             /**
              * @description - `invalid_request`: Malformed JSON, wrong types, unknown fields, bad dates, other limits (400).
+             *     - `memory_tag_invalid`: A tag or a tag filter breaks the rules of docs/reference.md#tags: not a string, empty, over 40 characters, outside the tag characters, or too many (400).
              *     - `as_of_invalid`: ``asOf`` is not an RFC 3339 time with a zone (docs/reference.md#as-of-a-moment; 400).
              *     - `as_of_in_future`: ``asOf`` is later than now (docs/reference.md#as-of-a-moment; 400).
              *     - `as_of_before_workspace`: ``asOf`` is before the workspace was created (docs/reference.md#as-of-a-moment; 400).
@@ -5765,7 +5766,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_request" | "as_of_invalid" | "as_of_in_future" | "as_of_before_workspace";
+                            code: "invalid_request" | "memory_tag_invalid" | "as_of_invalid" | "as_of_in_future" | "as_of_before_workspace";
                             message: string;
                         };
                     };
@@ -5890,6 +5891,7 @@ export interface operations {
              * @description - `invalid_request`: Malformed JSON, wrong types, unknown fields, bad dates, other limits (400).
              *     - `memory_text_too_long`: A fact over 500 characters or a day line over 300 (400).
              *     - `secret_in_memory`: The text looks like a credential or secret (400).
+             *     - `memory_tag_invalid`: A tag or a tag filter breaks the rules of docs/reference.md#tags: not a string, empty, over 40 characters, outside the tag characters, or too many (400).
              *     - `memory_agent_required`: A person did not name the agent (400).
              *     - `memory_agent_mismatch`: ``supersedes`` names another agent's memory (400).
              *     - `memory_day_append_only`: A save tried to supersede a day row (400).
@@ -5902,7 +5904,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_request" | "memory_text_too_long" | "secret_in_memory" | "memory_agent_required" | "memory_agent_mismatch" | "memory_day_append_only";
+                            code: "invalid_request" | "memory_text_too_long" | "secret_in_memory" | "memory_tag_invalid" | "memory_agent_required" | "memory_agent_mismatch" | "memory_day_append_only";
                             message: string;
                         };
                     };
@@ -6286,6 +6288,7 @@ export interface operations {
             /**
              * @description - `invalid_request`: Malformed JSON, wrong types, unknown fields, bad dates, other limits (400).
              *     - `memory_agent_required`: A person did not name the agent (400).
+             *     - `memory_tag_invalid`: A tag or a tag filter breaks the rules of docs/reference.md#tags: not a string, empty, over 40 characters, outside the tag characters, or too many (400).
              *     - `as_of_invalid`: ``asOf`` is not an RFC 3339 time with a zone (docs/reference.md#as-of-a-moment; 400).
              *     - `as_of_in_future`: ``asOf`` is later than now (docs/reference.md#as-of-a-moment; 400).
              *     - `as_of_before_workspace`: ``asOf`` is before the workspace was created (docs/reference.md#as-of-a-moment; 400).
@@ -6298,7 +6301,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_request" | "memory_agent_required" | "as_of_invalid" | "as_of_in_future" | "as_of_before_workspace";
+                            code: "invalid_request" | "memory_agent_required" | "memory_tag_invalid" | "as_of_invalid" | "as_of_in_future" | "as_of_before_workspace";
                             message: string;
                         };
                     };
@@ -6793,6 +6796,7 @@ export interface operations {
              * @description - `invalid_request`: Malformed JSON, wrong types, unknown fields, bad dates, other limits (400).
              *     - `memory_text_too_long`: A fact over 500 characters or a day line over 300 (400).
              *     - `secret_in_memory`: The text looks like a credential or secret (400).
+             *     - `memory_tag_invalid`: A tag or a tag filter breaks the rules of docs/reference.md#tags: not a string, empty, over 40 characters, outside the tag characters, or too many (400).
              */
             400: {
                 headers: {
@@ -6802,7 +6806,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_request" | "memory_text_too_long" | "secret_in_memory";
+                            code: "invalid_request" | "memory_text_too_long" | "secret_in_memory" | "memory_tag_invalid";
                             message: string;
                         };
                     };

@@ -23,6 +23,7 @@ const MEMORY: Memory = {
   kind: "fact",
   date: null,
   text: "The uploader retries 5 times.",
+  tags: [],
   expiresAt: "2027-02-28T12:00:00.000Z",
   expired: false,
   status: "active",
