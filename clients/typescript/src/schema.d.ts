@@ -6289,6 +6289,7 @@ export interface operations {
              * @description - `invalid_request`: Malformed JSON, wrong types, unknown fields, bad dates, other limits (400).
              *     - `memory_agent_required`: A person did not name the agent (400).
              *     - `memory_tag_invalid`: A tag or a tag filter breaks the rules of docs/reference.md#tags: not a string, empty, over 40 characters, outside the tag characters, or too many (400).
+             *     - `secret_in_memory`: The text looks like a credential or secret (400).
              *     - `as_of_invalid`: ``asOf`` is not an RFC 3339 time with a zone (docs/reference.md#as-of-a-moment; 400).
              *     - `as_of_in_future`: ``asOf`` is later than now (docs/reference.md#as-of-a-moment; 400).
              *     - `as_of_before_workspace`: ``asOf`` is before the workspace was created (docs/reference.md#as-of-a-moment; 400).
@@ -6301,7 +6302,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_request" | "memory_agent_required" | "memory_tag_invalid" | "as_of_invalid" | "as_of_in_future" | "as_of_before_workspace";
+                            code: "invalid_request" | "memory_agent_required" | "memory_tag_invalid" | "secret_in_memory" | "as_of_invalid" | "as_of_in_future" | "as_of_before_workspace";
                             message: string;
                         };
                     };
@@ -6469,7 +6470,10 @@ export interface operations {
                     "application/json": components["schemas"]["RecallObject"];
                 };
             };
-            /** @description - `invalid_request`: Malformed JSON, wrong types, unknown fields, bad dates, other limits (400). */
+            /**
+             * @description - `invalid_request`: Malformed JSON, wrong types, unknown fields, bad dates, other limits (400).
+             *     - `secret_in_memory`: The text looks like a credential or secret (400).
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6478,7 +6482,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_request";
+                            code: "invalid_request" | "secret_in_memory";
                             message: string;
                         };
                     };
