@@ -1504,8 +1504,9 @@ export interface components {
         };
         /**
          * EditRequest
-         * @description ``PATCH /memories/{id}``: new ``text``, ``expiresAt`` and/or ``tags`` (the fact's
-         *     whole new set, docs/reference.md#tags).
+         * @description ``PATCH /memories/{id}``: new ``text``, ``expiresAt``, ``tags`` (the fact's
+         *     whole new set, docs/reference.md#tags) and/or ``metadata`` (its whole new object,
+         *     docs/reference.md#metadata).
          */
         EditRequest: {
             /**
@@ -1524,6 +1525,14 @@ export interface components {
              * @default null
              */
             tags?: string[] | null;
+            /**
+             * Metadata
+             * @description The fact's new metadata, replacing its object ({} removes it all); rules as on save.
+             * @default null
+             */
+            metadata?: {
+                [key: string]: string | number | boolean;
+            } | null;
         };
         /**
          * EmptyRequest
@@ -2079,6 +2088,13 @@ export interface components {
              * @description The fact's tags, sorted, each once (docs/reference.md#tags); [] for a day row and an erased memory.
              */
             tags: string[];
+            /**
+             * Metadata
+             * @description The fact's metadata, keys sorted (docs/reference.md#metadata); {} for a day row and an erased memory.
+             */
+            metadata: {
+                [key: string]: boolean | number | string;
+            };
             /**
              * Expiresat
              * Format: date-time
@@ -3038,6 +3054,14 @@ export interface components {
              * @default null
              */
             tags?: string[] | null;
+            /**
+             * Metadata
+             * @description A flat object: up to 10 keys (a letter, then letters, digits, _ . -; 40 at most; case is ignored), each a string (200 characters at most), a number or a boolean; 2,048 bytes as JSON at most. Omitted on a superseding save: the replaced fact's metadata.
+             * @default null
+             */
+            metadata?: {
+                [key: string]: string | number | boolean;
+            } | null;
         };
         /**
          * ScoredLearningObject
@@ -6109,6 +6133,7 @@ export interface operations {
              *     - `memory_text_too_long`: A fact over 500 characters or a day line over 300 (400).
              *     - `secret_in_memory`: The text looks like a credential or secret (400).
              *     - `memory_tag_invalid`: A tag or a tag filter breaks the rules of docs/reference.md#tags: not a string, empty, over 40 characters, outside the tag characters, or too many (400).
+             *     - `memory_metadata_invalid`: A fact's metadata breaks the rules of docs/reference.md#metadata: not a flat object, a bad key, a value that is not a string, number or boolean, a string too long, too many keys or too large, or metadata on a day row (400).
              *     - `memory_agent_required`: A person did not name the agent (400).
              *     - `memory_agent_mismatch`: ``supersedes`` names another agent's memory (400).
              *     - `memory_day_append_only`: A save tried to supersede a day row (400).
@@ -6121,7 +6146,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_request" | "memory_text_too_long" | "secret_in_memory" | "memory_tag_invalid" | "memory_agent_required" | "memory_agent_mismatch" | "memory_day_append_only";
+                            code: "invalid_request" | "memory_text_too_long" | "secret_in_memory" | "memory_tag_invalid" | "memory_metadata_invalid" | "memory_agent_required" | "memory_agent_mismatch" | "memory_day_append_only";
                             message: string;
                         };
                     };
@@ -7503,6 +7528,7 @@ export interface operations {
              *     - `memory_text_too_long`: A fact over 500 characters or a day line over 300 (400).
              *     - `secret_in_memory`: The text looks like a credential or secret (400).
              *     - `memory_tag_invalid`: A tag or a tag filter breaks the rules of docs/reference.md#tags: not a string, empty, over 40 characters, outside the tag characters, or too many (400).
+             *     - `memory_metadata_invalid`: A fact's metadata breaks the rules of docs/reference.md#metadata: not a flat object, a bad key, a value that is not a string, number or boolean, a string too long, too many keys or too large, or metadata on a day row (400).
              */
             400: {
                 headers: {
@@ -7512,7 +7538,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_request" | "memory_text_too_long" | "secret_in_memory" | "memory_tag_invalid";
+                            code: "invalid_request" | "memory_text_too_long" | "secret_in_memory" | "memory_tag_invalid" | "memory_metadata_invalid";
                             message: string;
                         };
                     };
