@@ -212,6 +212,12 @@ def audited(audit: AuditRecord, memory: Memory) -> list[dict[str, Any]]:
     return [put_new(audit_to_item(audit)), *event_puts(memory_event(audit, memory))]
 
 
+def appended(audit: AuditRecord, agent_id: str) -> list[dict[str, Any]]:
+    """The transaction items of a line appended to a live day row besides the row's
+    update: its ``append`` record's Put and its event's (``day_line_event``)."""
+    return [put_new(audit_to_item(audit)), *event_puts(day_line_event(audit, agent_id))]
+
+
 class DynamoDBEventFeed:
     """The pull feed's reads (docs/reference.md#change-events).
 

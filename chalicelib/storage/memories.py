@@ -22,7 +22,7 @@ from chalicelib.storage.dynamodb import (
     to_attributes,
 )
 from chalicelib.storage.erasure_list import memory_erasure_put
-from chalicelib.storage.events import audited, day_line_event, event_puts
+from chalicelib.storage.events import appended, audited
 from chalicelib.storage.keys import (
     AUDIT_PREFIX,
     day_pointer_key,
@@ -319,9 +319,8 @@ class DynamoDBMemoryRepository:
             self._table.transact(
                 [
                     update,
-                    put_new(convert.audit_to_item(audit)),
                     # only agents append: the record's actor is the row's agent
-                    *event_puts(day_line_event(audit, audit.actor_id or "")),
+                    *appended(audit, audit.actor_id or ""),
                 ]
             )
         except TransactionCancelled as cancelled:
