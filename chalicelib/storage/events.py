@@ -105,6 +105,16 @@ def _event(
     return body
 
 
+def _actor(audit: AuditRecord | LearningAudit) -> dict[str, Any]:
+    """The part of ``data`` every event has: the history record and who acted."""
+    return {
+        "action": audit.action,
+        "auditId": audit.id,
+        "actorType": audit.actor_type,
+        "actorId": audit.actor_id,
+    }
+
+
 def memory_event(audit: AuditRecord, memory: Memory) -> dict[str, Any]:
     """The event of one memory change: ``memory`` as the change left it, ``audit`` its
     record. ``data`` holds ids, kind, date, status, version, the supersede links, a
@@ -127,35 +137,28 @@ def memory_event(audit: AuditRecord, memory: Memory) -> dict[str, Any]:
         "archiveReason": reason,
         "supersedes": memory.supersedes,
         "supersededBy": memory.superseded_by,
-        "action": audit.action,
-        "auditId": audit.id,
-        "actorType": audit.actor_type,
-        "actorId": audit.actor_id,
+        **_actor(audit),
     }
     return body
 
 
 def day_line_event(audit: AuditRecord, agent_id: str) -> dict[str, Any]:
-    """The event of a line appended to a live day row (its ``append`` record; the row's
-    version is bumped in the store, so ``data.version`` is null)."""
+    """The event of a line appended to a live day row (its ``append`` record): the row
+    as ``memory_event`` names it, but ``data.version`` null (the store bumps it) and no
+    supersede links or archive reason (a live day row has none)."""
     body = _event(
         audit.id, DAY_LINE_APPENDED, audit.at, audit.memory_id, audit.workspace_id, agent_id
     )
+    date = audit.at.astimezone(UTC).date().isoformat()
     body["data"] = {
         "object": "memory",
         "id": audit.memory_id,
         "kind": MemoryKind.DAY.value,
         "agentId": agent_id,
-        "date": audit.at.astimezone(UTC).date().isoformat(),
+        "date": date,
         "status": "active",
-        "version": None,
-        "archiveReason": None,
-        "supersedes": None,
-        "supersededBy": None,
-        "action": audit.action,
-        "auditId": audit.id,
-        "actorType": audit.actor_type,
-        "actorId": audit.actor_id,
+        **dict.fromkeys(("version", "archiveReason", "supersedes", "supersededBy")),
+        **_actor(audit),
     }
     return body
 
@@ -174,10 +177,7 @@ def learning_event(audit: LearningAudit, learning: Learning) -> dict[str, Any]:
         "version": learning.version,
         "proposedBy": learning.proposed_by,
         "proposedByType": learning.proposed_by_type,
-        "action": audit.action,
-        "auditId": audit.id,
-        "actorType": audit.actor_type,
-        "actorId": audit.actor_id,
+        **_actor(audit),
     }
     return body
 
@@ -253,6 +253,10 @@ class DynamoDBEventFeed:
         today = now.astimezone(UTC).date()
         upper = EVENT_PREFIX + ulid_floor(now - SETTLE)
         low = after if after is not None else EVENT_PREFIX
+        # A cursor not older than the settle time: nothing is ready yet (and DynamoDB
+        # refuses a BETWEEN whose low bound is above its high one; moto does not).
+        if low >= upper:
+            return [], False
         now_epoch = epoch_seconds(now)
         found: list[dict[str, Any]] = []
         day = start

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from chalicelib import wiring
-from chalicelib.ids import FixedClock, IdFactory
+from chalicelib.ids import FixedClock, IdFactory, ulid_floor
 from chalicelib.services.memory.audit import audit_record
 from chalicelib.storage.dynamodb import DynamoDBTable
 from chalicelib.storage.events import SETTLE
@@ -171,6 +171,17 @@ def test_an_event_shows_once_settled_and_goes_after_the_kept_days(
     clock.set(clock.now() + timedelta(days=30, seconds=1))
     status, page = api.call("GET", "/events", world.person)
     assert (status, page["data"], page["nextCursor"]) == (200, [], None)
+
+
+def test_a_cursor_from_the_future_or_the_far_past_is_answered_not_refused(
+    api: Api, world: World, clock: FixedClock
+) -> None:
+    fact = save(api, world)
+    ahead = "evt_" + ulid_floor(clock.now() + timedelta(minutes=1))
+    status, page = api.call("GET", f"/events?after={ahead}", world.person)
+    assert (status, page["data"], page["nextCursor"]) == (200, [], ahead)
+    old = "evt_" + ulid_floor(clock.now() - timedelta(days=400))
+    assert [e["subject"] for e in feed(api, world.person, clock, after=old)] == [fact["id"]]
 
 
 @pytest.mark.parametrize(
