@@ -258,3 +258,14 @@ def test_erasing_an_agent_or_the_workspace_deletes_their_events(
     wired.admin.erase("workspace", world.workspace_id, by="ops")
     assert naming(world.workspace_id) == [] and naming(world.other_agent.id) == []
     assert len(naming(world.outsider_agent.id)) == 2  # the other workspace keeps its own
+
+
+def test_an_erasure_deletes_expired_events_dynamodb_has_not_deleted_yet(
+    api: Api, world: World, clock: FixedClock, wired: wiring.Services, dynamodb: Any
+) -> None:
+    save(api, world, "The builder caches wheels in /tmp/wheels")
+    clock.set(clock.now() + timedelta(days=40))  # past the 30 kept days: TTL is lazy
+    assert len(event_items(dynamodb)) == 2
+    assert api.call("GET", "/events", world.person)[1]["data"] == []
+    wired.admin.erase("agent", world.agent.id, by="ops")
+    assert event_items(dynamodb) == []
