@@ -6,6 +6,7 @@ from chalice.app import Chalice, CloudWatchEvent, Cron, SQSEvent
 
 from chalicelib.api.bulk import bulk_api
 from chalicelib.api.dashboard import dashboard_web
+from chalicelib.api.events import events_api
 from chalicelib.api.kv import kv_api
 from chalicelib.api.learnings import learnings_api
 from chalicelib.api.lifecycle import lifecycle_api
@@ -39,6 +40,7 @@ app.register_blueprint(kv_api, url_prefix="/api/v1")
 app.register_blueprint(learnings_api, url_prefix="/api/v1")
 app.register_blueprint(wiki_api, url_prefix="/api/v1")
 app.register_blueprint(lifecycle_api, url_prefix="/api/v1")
+app.register_blueprint(events_api, url_prefix="/api/v1")
 app.register_blueprint(mcp_api, url_prefix="/api/v1")
 # the persons' dashboard: /, /agents/…, /sign-in (docs/reference.md#13-dashboard)
 app.register_blueprint(dashboard_web)

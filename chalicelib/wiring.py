@@ -35,6 +35,7 @@ from chalicelib.services.access.enrolment import Enrolment
 from chalicelib.services.access.people import PeopleService
 from chalicelib.services.access.sessions import DashboardSessions
 from chalicelib.services.access.workspace import WorkspaceService
+from chalicelib.services.events import EventService
 from chalicelib.services.idempotency import IdempotencyService
 from chalicelib.services.keyed_hash import DEVELOPMENT_SECRETS, HashSecrets, KeyedHash
 from chalicelib.services.kv.service import KvLimits, KvService
@@ -75,6 +76,7 @@ from chalicelib.storage.bulk_actions import DynamoDBBulkRepository
 from chalicelib.storage.directory import DynamoDBDirectoryRepository
 from chalicelib.storage.dynamodb import DynamoDBTable
 from chalicelib.storage.erasure import DynamoDBMemoryScrub
+from chalicelib.storage.events import DynamoDBEventFeed
 from chalicelib.storage.exports import DynamoDBExportStore, ExportTaken
 from chalicelib.storage.hash_secret import SecretsManagerSecret
 from chalicelib.storage.keys import RERANKER_WEIGHTS_OBJECT
@@ -163,6 +165,8 @@ class Services:
     secrets: SecretFinder
     """The secret detector every service shares (the adapters check run headers with it)."""
     dashboard: Dashboard
+    events: EventService
+    """The pull feed of change events (docs/reference.md#change-events)."""
 
 
 def dynamodb_client(settings: Settings) -> DynamoDBClient:
@@ -480,7 +484,9 @@ def build_services(
     )
     index = DynamoDBMemoryIndexRepository(table)
     auth = AuthService(directory, clock)
-    owner_store = DynamoDBOwnerStore(table, lambda: s3 or s3_client(settings), settings.bucket_name)
+    owner_store = DynamoDBOwnerStore(
+        table, lambda: s3 or s3_client(settings), settings.bucket_name, clock
+    )
     sources = erased_sources(table, memories, clock, ids)
     owner_erasure = OwnerErasure(owner_store, directory, clock, sources)
     transfer = WorkspaceTransfer(
@@ -515,6 +521,7 @@ def build_services(
             ids,
         ),
         retention=archived_text_retention(settings, table, clock),
+        events=EventService(DynamoDBEventFeed(table), clock),
         learnings=learnings,
         pages=PageService(
             DynamoDBPageRepository(table),
@@ -646,7 +653,9 @@ def build_admin_service(settings: Settings) -> AdminService:
         directory,
         clock,
     )
-    owner_store = DynamoDBOwnerStore(table, lambda: s3_client(settings), settings.bucket_name)
+    owner_store = DynamoDBOwnerStore(
+        table, lambda: s3_client(settings), settings.bucket_name, clock
+    )
     return AdminService(
         directory,
         clock,

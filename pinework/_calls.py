@@ -28,6 +28,7 @@ from pinework.errors import INVALID_RESPONSE, PineworkAPIError
 from pinework.models import (
     QUEUED_REVIEW_STATUSES,
     AuditPage,
+    EventPage,
     KvForgetResult,
     KvKeys,
     KvRememberResult,
@@ -1252,3 +1253,26 @@ def kv_forget(
     """
     body = {"key": key, **_given(ifRevision=if_revision)}
     return _change("POST", "/kv/forget", KvForgetResult, body, idempotency_key)
+
+
+def list_events(*, after: str | None = None, limit: int | None = None) -> Request[EventPage]:
+    """One page of change events after the cursor ``after``, oldest first (``GET /events``;
+    docs/reference.md#change-events): a person's workspace's, an agent's own.
+
+    Args:
+        after: the ``next_cursor`` of the previous page; ``None`` starts from the oldest
+            kept event (30 days).
+        limit: page size (100 by default, 200 at most).
+
+    Returns:
+        ``EventPage``: ``data`` (``Event``), ``next_cursor``, ``has_more``.
+
+    Raises:
+        PineworkAPIError: ``invalid_request`` for a malformed cursor.
+    """
+    params = {
+        name: str(value)
+        for name, value in (("after", after), ("limit", limit))
+        if value is not None
+    }
+    return Request("GET", "/events", EventPage, params=params)

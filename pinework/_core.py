@@ -364,6 +364,9 @@ class ClientCore(Generic[SessionT, TransportT]):
     retire_learning = Operation(calls.retire_learning)
     learning_history = Operation(calls.learning_history)
 
+    # Change events (docs/reference.md#change-events)
+    list_events = Operation(calls.list_events)
+
     # Key-value meta-tools (docs/reference.md#10-key-value)
     kv_remember = Operation(calls.kv_remember)
     kv_recall = Operation(calls.kv_recall)

@@ -84,12 +84,18 @@ learning_app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode=None,
 )
+events_app = typer.Typer(
+    help="Change events: what changed in the workspace (a person) or to the agent (an agent).",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
 app.add_typer(memory_app, name="memory")
 app.add_typer(learning_app, name="learning")
 app.add_typer(kv_app, name="kv")
 app.add_typer(routine_app, name="routine")
 app.add_typer(review_app, name="review")
 app.add_typer(admin_app, name="admin")
+app.add_typer(events_app, name="events")
 app.command("dashboard")(_dashboard_command)
 
 JsonFlag = Annotated[
@@ -281,6 +287,7 @@ def _more(next_token: str | None) -> None:
 # The commands register themselves on the groups above, one module per group.
 from pinework import (  # noqa: E402, F401
     cli_admin,
+    cli_events,
     cli_kv,
     cli_learning,
     cli_memory,

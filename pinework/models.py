@@ -742,3 +742,69 @@ class Export(WireModel):
     url: str | None = None
     url_expires_at: dt.datetime | None = None
     error: str | None = None
+
+
+class EventData(WireModel):
+    """What an event's change was about, by reference (never its text;
+    docs/reference.md#change-events).
+
+    Attributes:
+        object_type: ``memory`` or ``learning``; the other's fields are ``None``.
+        id: the changed object's id.
+        action: its history record's action (``create``, ``edit`` …); ``audit_id`` that record.
+        version: the object's version after the change (``None`` for an appended day line).
+    """
+
+    object_type: str = Field(alias="object")
+    id: str
+    action: str
+    audit_id: str
+    actor_type: str
+    actor_id: str | None = None
+    version: int | None = None
+    kind: str | None = None
+    agent_id: str | None = None
+    date: str | None = None
+    status: str | None = None
+    archive_reason: str | None = None
+    supersedes: str | None = None
+    superseded_by: str | None = None
+    state: str | None = None
+    proposed_by: str | None = None
+    proposed_by_type: str | None = None
+
+
+class Event(WireModel):
+    """One change event, CloudEvents 1.0 (``GET /events``; docs/reference.md#change-events).
+
+    Attributes:
+        id: ``evt_…``, in time order; the cursor to send as ``after``.
+        type: e.g. ``pinework.memory.saved``, ``pinework.learning.approved``.
+        subject: the changed object's id.
+        workspace, agent: whose change (``agent`` is ``None`` for a person's learning).
+    """
+
+    specversion: str
+    id: str
+    source: str
+    type: str
+    time: dt.datetime
+    subject: str
+    datacontenttype: str
+    workspace: str
+    agent: str | None = None
+    data: EventData
+
+
+class EventPage(WireModel):
+    """A page of the change events' feed, oldest first (``GET /events``).
+
+    Attributes:
+        next_cursor: send it as ``after`` next time (``None`` only for an empty feed).
+        has_more: the next page is ready now.
+    """
+
+    object_type: str = Field(default="list", alias="object")
+    data: list[Event]
+    next_cursor: str | None = None
+    has_more: bool

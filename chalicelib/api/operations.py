@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from chalicelib import errors
 from chalicelib.models.as_of import AsOfListQuery, AsOfQuery
 from chalicelib.models.bulk import BulkRecordObject, BulkRequest, BulkResultObject, BulkUndoObject
+from chalicelib.models.event import EventList, EventQuery
 from chalicelib.models.kv import ForgetRequest, KvRecallRequest, RememberRequest
 from chalicelib.models.learning import (
     ApproveLearningRequest,
@@ -788,6 +789,18 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         "protocol version 400, bad token 401, a browser `Origin` not allowed 403) are "
         "JSON-RPC errors with `data.code`; a tool's own refusal is a result with "
         "`isError: true`.",
+    ),
+    ("GET", "/events"): Operation(
+        "Change events after a cursor, oldest first: a person's workspace's, an agent's "
+        "own (docs/reference.md#change-events)",
+        "agent (its own), person (the workspace's)",
+        {200: EventList},
+        query=EventQuery,
+        tag="events",
+        description="CloudEvents 1.0 objects that name what changed (ids, states, "
+        "versions), never its text. Send the page's `nextCursor` as `after` next time; "
+        "`hasMore` says the next page is ready now. Kept 30 days; an event shows once it "
+        "is 5 seconds old. A malformed `after` is 400 `invalid_request`.",
     ),
     ("GET", "/openapi.json"): Operation(
         "This document (OpenAPI 3.1)",

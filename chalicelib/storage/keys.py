@@ -59,12 +59,14 @@
 | its agent is filed (marker) | ``SAMEFACTS#<agt_id>`` | ``INDEXED`` |
 | a fact's tag (tag index) | ``MEMORYTAGS#<agt_id>`` | ``<tag>#<status>#<mem_id>`` |
 | a person's bulk action on memories | ``BULK#<wsp_id>`` | ``<blk_id>`` |
+| a change event of a workspace's UTC day | ``EVENTS#<wsp_id>#<YYYY-MM-DD>`` | ``<evt_id>`` |
+| its copy in the agent's own feed | ``AGENTEVENTS#<agt_id>#<YYYY-MM-DD>`` | ``<evt_id>`` |
 
 A key-value scope is ``account#<wsp_id>``, ``byok#<sha256 hex>`` or
 ``anon#<sha256 hex>`` (docs/reference.md#10-key-value). Anonymous entries carry ``expiresAtEpoch``,
 the table's DynamoDB TTL attribute (epoch seconds); so do rotated tokens, idempotency
 records, the counters of new key-value scopes and the dashboard's sessions and sign-in
-codes, review items and exports' records; memories never do.
+codes, review items, exports' records and change events; memories never do.
 
 List indexes of memories (GSIs, sort key ``lsk`` = memory id), each projecting only
 what its reader needs (docs/DECISIONS.md#narrow-list-indexes-issue-23-item-2):
@@ -811,3 +813,35 @@ def same_facts_marker_key(agent_id: str) -> dict[str, str]:
 def bulk_partition(workspace_id: str) -> str:
     """The partition of a workspace's bulk actions (``storage/bulk_actions.py``)."""
     return f"BULK#{workspace_id}"
+
+
+EVENTS_PREFIX = "EVENTS#"
+AGENT_EVENTS_PREFIX = "AGENTEVENTS#"
+EVENT_KEPT_DAYS = 30
+"""How long the pull feed keeps an event (docs/reference.md#change-events): its item's
+TTL is its time plus this many days, and a read skips what is past it."""
+EVENT_TTL_SLACK_DAYS = 14
+"""How many days past ``EVENT_KEPT_DAYS`` an erasure still reads event partitions:
+DynamoDB deletes expired items lazily (days late), and an erasure deletes them all."""
+
+
+def workspace_events_partition(workspace_id: str, day: str) -> str:
+    """The partition of a workspace's change events of one UTC day (``yyyy-mm-dd``), the
+    events sorted by id (ULIDs: time order). docs/reference.md#change-events."""
+    return f"{EVENTS_PREFIX}{workspace_id}#{day}"
+
+
+def agent_events_partition(agent_id: str, day: str) -> str:
+    """The partition of the copies of one agent's change events of one UTC day: the
+    agent's own feed reads only it (docs/reference.md#change-events)."""
+    return f"{AGENT_EVENTS_PREFIX}{agent_id}#{day}"
+
+
+def event_partitions(owner_id: str, days: list[str]) -> list[str]:
+    """The event partitions of a workspace (``wsp_…``) or an agent (``agt_…``) for
+    ``days``; empty for another id (erasure and export read them by key)."""
+    if owner_id.startswith("wsp_"):
+        return [workspace_events_partition(owner_id, day) for day in days]
+    if owner_id.startswith("agt_"):
+        return [agent_events_partition(owner_id, day) for day in days]
+    return []

@@ -31,6 +31,7 @@ from chalicelib.storage.dynamodb import (
     to_attributes,
 )
 from chalicelib.storage.erasure import redacted
+from chalicelib.storage.events import event_puts, learning_event
 from chalicelib.storage.keys import (
     KV_TTL_ATTRIBUTE,
     LEARNING_STATE_PREFIX,
@@ -150,6 +151,7 @@ class DynamoDBLearningRepository:
                 }
             )
         operations.append({"Put": {"Item": to_attributes(_state_copy(learning))}})
+        operations.extend(event_puts(learning_event(audit, learning)))
         try:
             self._table.transact(operations)
         except TransactionCancelled as cancelled:
@@ -200,6 +202,7 @@ class DynamoDBLearningRepository:
             key = learning_state_key(before.workspace_id, before.state.value, before.id)
             operations.append({"Delete": {"Key": to_attributes(key)}})
         operations.append({"Put": {"Item": to_attributes(_state_copy(after))}})
+        operations.extend(event_puts(learning_event(audit, after)))
         try:
             self._table.transact(operations)
         except TransactionCancelled as cancelled:

@@ -22,6 +22,7 @@ from chalicelib.storage.dynamodb import (
     to_attributes,
 )
 from chalicelib.storage.erasure_list import memory_erasure_put
+from chalicelib.storage.events import appended, audited
 from chalicelib.storage.keys import (
     AUDIT_PREFIX,
     day_pointer_key,
@@ -157,17 +158,15 @@ class DynamoDBMemoryRepository:
         Raises:
             DayPointerTaken: the date already has a live day row.
         """
-        operations = [
-            put_new(convert.memory_to_item(memory)),
-            put_new(convert.audit_to_item(audit)),
-        ]
+        operations = [put_new(convert.memory_to_item(memory)), *audited(audit, memory)]
+        pointer_at = len(operations)
         if claim_day_pointer:
             operations.append(_claim_day_pointer(memory))
         operations.extend(index_writes(None, memory))
         try:
             self._table.transact(operations)
         except TransactionCancelled as cancelled:
-            if claim_day_pointer and _failed(cancelled, 2):
+            if claim_day_pointer and _failed(cancelled, pointer_at):
                 raise DayPointerTaken(memory.date) from cancelled
             raise WriteConflict(memory.id) from cancelled
 
@@ -182,7 +181,11 @@ class DynamoDBMemoryRepository:
         operations = [
             put_new(convert.memory_to_item(new)),
             memory_update(old_before, old_after),
-            *(put_new(convert.audit_to_item(audit)) for audit in audits),
+            *(
+                put
+                for audit in audits
+                for put in audited(audit, new if audit.memory_id == new.id else old_after)
+            ),
             *index_writes(None, new),
             *index_writes(old_before, old_after),
         ]
@@ -207,7 +210,8 @@ class DynamoDBMemoryRepository:
             WriteConflict: the memory changed since it was read.
             DayPointerTaken: another live day row holds the date.
         """
-        operations = [memory_update(before, after), put_new(convert.audit_to_item(audit))]
+        operations = [memory_update(before, after), *audited(audit, after)]
+        pointer_at = len(operations)
         if day_pointer is DayPointerChange.CLAIM:
             operations.append(_claim_day_pointer(after))
         elif day_pointer is DayPointerChange.RELEASE:
@@ -226,7 +230,7 @@ class DynamoDBMemoryRepository:
             self._table.transact(operations)
         except TransactionCancelled as cancelled:
             # Only the pointer failed: the row is as read, but its date is taken.
-            pointer_only = _failed(cancelled, 2) and not _failed(cancelled, 0)
+            pointer_only = _failed(cancelled, pointer_at) and not _failed(cancelled, 0)
             if day_pointer is DayPointerChange.CLAIM and pointer_only:
                 raise DayPointerTaken(after.date) from cancelled
             raise WriteConflict(before.id) from cancelled
@@ -312,7 +316,13 @@ class DynamoDBMemoryRepository:
             }
         }
         try:
-            self._table.transact([update, put_new(convert.audit_to_item(audit))])
+            self._table.transact(
+                [
+                    update,
+                    # only agents append: the record's actor is the row's agent
+                    *appended(audit, audit.actor_id or ""),
+                ]
+            )
         except TransactionCancelled as cancelled:
             if not _failed(cancelled, 0):
                 raise WriteConflict(memory_id) from cancelled

@@ -15,10 +15,12 @@ import json
 import secrets
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
+from chalicelib.ids import Clock, SystemClock
 from chalicelib.normalized import content_digest
 from chalicelib.storage.aws_errors import S3_THROTTLING, translate_errors
 from chalicelib.storage.dynamodb import DynamoDBTable, TransactionCancelled, put_new, to_attributes
@@ -28,6 +30,8 @@ from chalicelib.storage.keys import (
     AGENT_MEMORY_STATES,
     BY_AGENT_KIND,
     BY_TOKEN_PRINCIPAL,
+    EVENT_KEPT_DAYS,
+    EVENT_TTL_SLACK_DAYS,
     TOKEN_INDEX_PARTITION,
     agent_key,
     agent_kind_values,
@@ -36,6 +40,7 @@ from chalicelib.storage.keys import (
     erasure_id_key,
     erasure_partition,
     erasure_record_key,
+    event_partitions,
     owned_key,
     owned_partition,
     owner_partitions,
@@ -70,10 +75,19 @@ class DynamoDBOwnerStore:
         table: the wrapped table.
         s3_factory: builds a boto3 S3 client (called at most once).
         bucket: the stack's bucket.
+        clock: today's date, from which the event partitions are walked back (the
+            system clock by default).
     """
 
-    def __init__(self, table: DynamoDBTable, s3_factory: Callable[[], S3Client], bucket: str):
+    def __init__(
+        self,
+        table: DynamoDBTable,
+        s3_factory: Callable[[], S3Client],
+        bucket: str,
+        clock: Clock | None = None,
+    ):
         self._table = table
+        self._clock = clock or SystemClock()
         self._s3_factory = s3_factory
         self._s3_client: S3Client | None = None
         self._bucket = bucket
@@ -95,6 +109,8 @@ class DynamoDBOwnerStore:
         * ``wsp_…``: the workspace's partitions (``WORKSPACE_PARTITIONS``: its listing,
           settings, learnings, actions waiting for a person, key-value entries of its
           account scope) and the items its owner marks name (exports' records);
+        * ``wsp_…`` and ``agt_…`` also: their change events' day partitions
+          (``event_days``);
         * ``mem_…``, ``rvw_…``, ``tok_…``, ``lrn_…``: that memory's, review's, token id's,
           learning history's partition.
 
@@ -102,7 +118,9 @@ class DynamoDBOwnerStore:
         be missed there: an erasure revokes the tokens first, so nothing new comes).
         Another id yields nothing.
         """
-        for partition in owner_partitions(owner_id):
+        for partition in owner_partitions(owner_id) + event_partitions(
+            owner_id, event_days(self._clock.now())
+        ):
             yield from self._partition_pages(partition)
         if owner_id.startswith("agt_"):
             yield from self._memory_pages(owner_id)
@@ -360,6 +378,15 @@ class DynamoDBOwnerStore:
         """Delete the remembered ids (the erasure finished)."""
         ids = self.collected_ids(target_id)
         self.delete_items(erasure_id_key(target_id, found) for found in ids)
+
+
+def event_days(now: datetime) -> list[str]:
+    """The UTC days whose event partitions may still hold items at ``now``: the kept
+    days and ``EVENT_TTL_SLACK_DAYS`` more (TTL deletion is lazy), and tomorrow (a clock
+    a little ahead), oldest first (docs/reference.md#change-events)."""
+    today = now.astimezone(UTC).date()
+    back = EVENT_KEPT_DAYS + EVENT_TTL_SLACK_DAYS
+    return [(today - timedelta(days=n)).isoformat() for n in range(back, -2, -1)]
 
 
 def read_erasure_epoch(table: DynamoDBTable, workspace_id: str) -> str:

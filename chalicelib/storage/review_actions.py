@@ -16,9 +16,9 @@ from chalicelib.ids import from_rfc3339, to_rfc3339
 from chalicelib.models.memory import AuditRecord, Memory
 from chalicelib.models.review import ActionUndo, PendingAction, ReviewAction, ReviewSummary
 from chalicelib.models.totals import ListTotal
-from chalicelib.storage import items as convert
 from chalicelib.storage.counting import Condition, count_keyed
 from chalicelib.storage.dynamodb import DynamoDBTable, TransactionCancelled, put_new, to_attributes
+from chalicelib.storage.events import audited
 from chalicelib.storage.keys import (
     UNDO_PREFIX,
     pending_key,
@@ -286,7 +286,7 @@ class DynamoDBUndoRepository:
         groups = [
             [
                 memory_update(before, after),
-                put_new(convert.audit_to_item(audit)),
+                *audited(audit, after),
                 *index_writes(before, after),
             ]
             for before, after, audit in changes

@@ -23,6 +23,7 @@ from chalicelib.storage.dynamodb import (
     put_new,
     to_attributes,
 )
+from chalicelib.storage.events import audited
 from chalicelib.storage.keys import (
     lift_claim_key,
     review_date_key,
@@ -123,13 +124,13 @@ class DynamoDBReviewRepository(DynamoDBReviewDecisions):
         Raises:
             WriteConflict: either memory changed since it was read.
         """
-        kept = [] if keeper_audit is None else [put_new(convert.audit_to_item(keeper_audit))]
+        kept = [] if keeper_audit is None else audited(keeper_audit, keeper)
         try:
             self._table.transact(
                 [
                     memory_update(old_before, old_after),
                     still_live(keeper),  # the fact that stays: the live one the plan saw
-                    put_new(convert.audit_to_item(audit)),
+                    *audited(audit, old_after),
                     *kept,
                     *index_writes(old_before, old_after),
                 ]
@@ -156,7 +157,7 @@ class DynamoDBReviewRepository(DynamoDBReviewDecisions):
             # attribute_not_exists: a text is lifted once per agent, ever (a retried
             # review never lifts twice; a vetoed lift never comes back).
             put_new(claim),
-            *(put_new(convert.audit_to_item(audit)) for audit in audits),
+            *(put for audit in audits for put in audited(audit, _changed(audit, fact, replaced))),
             # its owner mark: an erasure finds the claim by its agent (owner_marks.py)
             owner_mark_put(fact.agent_id, lift_claim_key(fact.agent_id, text_digest)),
         ]
@@ -277,3 +278,11 @@ class DynamoDBReviewRepository(DynamoDBReviewDecisions):
             if len(found) > limit:
                 return found[:limit], found[limit - 1].id
         return found, None
+
+
+def _changed(audit: AuditRecord, fact: Memory, replaced: tuple[Memory, Memory] | None) -> Memory:
+    """The memory ``audit`` reports, as the transaction leaves it: the lifted fact or the
+    fact it replaces."""
+    if replaced is not None and audit.memory_id == replaced[1].id:
+        return replaced[1]
+    return fact

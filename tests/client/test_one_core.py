@@ -56,6 +56,7 @@ ARGUMENTS: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
     "reject_learning": (("lrn_1", "no"), {}),
     "retire_learning": (("lrn_1",), {"reason": "stale"}),
     "learning_history": (("lrn_1",), {}),
+    "list_events": ((), {"after": "evt_01JD0000000000000000000000", "limit": 5}),
     "kv_remember": (("k", {"v": 1}), {"if_revision": 0}),
     "kv_recall": (("k",), {}),
     "kv_keys": ((), {"cursor": "c", "limit": 10}),

@@ -118,6 +118,8 @@ ERASED_KINDS = {
     "SAMEFACT": "entries of the index of facts other agents also hold",
     "SAMEFACTS": "entries of the index of facts other agents also hold",
     "MEMORYTAGS": "entries of the index of facts by tag",
+    "EVENTS": "change events (the pull feed)",
+    "AGENTEVENTS": "change events (the pull feed)",
 }
 """What a person calls each kind of item an erasure counts (``item_kind``: the stored
 item's partition prefix, docs/reference.md#erasing-an-agent-a-person-or-a-workspace)."""

@@ -68,6 +68,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Change events after a cursor, oldest first: a person's workspace's, an agent's own (docs/reference.md#change-events)
+         * @description Who: agent (its own), person (the workspace's).
+         *
+         *     CloudEvents 1.0 objects that name what changed (ids, states, versions), never its text. Send the page's `nextCursor` as `after` next time; `hasMore` says the next page is ready now. Kept 30 days; an event shows once it is 5 seconds old. A malformed `after` is 400 `invalid_request`.
+         */
+        get: operations["list_events"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/exports": {
         parameters: {
             query?: never;
@@ -1650,6 +1672,155 @@ export interface components {
          */
         ErrorEnvelope: {
             error: components["schemas"]["ErrorDetail"];
+        };
+        /**
+         * EventData
+         * @description An event's ``data``: the changed object by reference. ``object`` says which
+         *     (``memory`` or ``learning``); the fields of the other are null.
+         */
+        EventData: {
+            /**
+             * Object
+             * @enum {string}
+             */
+            object: "memory" | "learning";
+            /** Id */
+            id: string;
+            /**
+             * Action
+             * @description The history record's action (`create`, `edit` …).
+             */
+            action: string;
+            /**
+             * Auditid
+             * @description The history record the change wrote.
+             */
+            auditId: string;
+            /** Actortype */
+            actorType: string;
+            /** Actorid */
+            actorId: string | null;
+            /**
+             * Version
+             * @description The object's version after the change.
+             */
+            version: number | null;
+            /**
+             * Kind
+             * @default null
+             */
+            kind: ("fact" | "day") | null;
+            /**
+             * Agentid
+             * @default null
+             */
+            agentId: string | null;
+            /**
+             * Date
+             * @default null
+             */
+            date: string | null;
+            /**
+             * Status
+             * @default null
+             */
+            status: ("active" | "archived" | "erased") | null;
+            /**
+             * Archivereason
+             * @description A reserved archive reason; a person's own stays out.
+             * @default null
+             */
+            archiveReason: ("superseded" | "vetoed") | null;
+            /**
+             * Supersedes
+             * @default null
+             */
+            supersedes: string | null;
+            /**
+             * Supersededby
+             * @default null
+             */
+            supersededBy: string | null;
+            /**
+             * State
+             * @default null
+             */
+            state: ("proposed" | "active" | "rejected" | "retired") | null;
+            /**
+             * Proposedby
+             * @default null
+             */
+            proposedBy: string | null;
+            /**
+             * Proposedbytype
+             * @default null
+             */
+            proposedByType: ("agent" | "person" | "review") | null;
+        };
+        /**
+         * EventList
+         * @description ``GET /events``: events oldest first; ``nextCursor`` is what to send as ``after``
+         *     next time (the last event's id, or the ``after`` sent when none came; null when
+         *     the feed is empty and no cursor was sent); ``hasMore`` says the next page is ready
+         *     now.
+         */
+        EventList: {
+            /**
+             * Object
+             * @default list
+             * @constant
+             */
+            object: "list";
+            /** Data */
+            data: components["schemas"]["EventObject"][];
+            /** Nextcursor */
+            nextCursor: string | null;
+            /** Hasmore */
+            hasMore: boolean;
+        };
+        /**
+         * EventObject
+         * @description One change event: CloudEvents 1.0 (JSON format) with the extensions
+         *     ``workspace`` and ``agent`` (absent when no agent's).
+         */
+        EventObject: {
+            /**
+             * Specversion
+             * @constant
+             */
+            specversion: "1.0";
+            /** Id */
+            id: string;
+            /** Source */
+            source: string;
+            /**
+             * Type
+             * @description `pinework.memory.saved`, `pinework.learning.approved` …
+             */
+            type: string;
+            /**
+             * Time
+             * Format: date-time
+             */
+            time: string;
+            /**
+             * Subject
+             * @description The changed object's id.
+             */
+            subject: string;
+            /**
+             * Datacontenttype
+             * @constant
+             */
+            datacontenttype: "application/json";
+            /** Workspace */
+            workspace: string;
+            /**
+             * Agent
+             * @default null
+             */
+            agent?: string | null;
+            data: components["schemas"]["EventData"];
         };
         /**
          * ExportObject
@@ -3540,6 +3711,111 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "not_found";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `rate_limited`: Throttled; the response carries ``Retry-After`` (429). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `bad_gateway`: Deployed, the function behind API Gateway crashed or answered badly; API Gateway answers (502). The app never raises it (``infra/gateway_responses.py``; docs/issues.md#issue-12). */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_gateway";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `timeout`: Deployed, the call took longer than API Gateway's 29 s and was cut off (504); its changes may or may not be saved. The app never raises it (docs/issues.md#issue-12). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "timeout";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    list_events: {
+        parameters: {
+            query?: {
+                after?: string | null;
+                limit?: number;
+            };
+            header?: {
+                /** @description The agent's run (`run_…`). */
+                "X-Pinework-Run"?: components["parameters"]["Run"];
+                /** @description The task the run works on, e.g. `PIN-42` (prefixes day lines; the default recall query). */
+                "X-Pinework-Task"?: components["parameters"]["Task"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventList"];
+                };
+            };
+            /** @description - `invalid_request`: Malformed JSON, wrong types, unknown fields, bad dates, other limits (400). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `unauthorized`: Missing or unknown bearer token (401). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
                             message: string;
                         };
                     };
