@@ -248,3 +248,5 @@ MAX_RECALLED_SECTIONS = 5
 """Wiki sections in one recall's block at most (docs/reference.md#wiki-in-recall)."""
 MAX_SECTION_TOKENS = 1_500
 """Tokens of the wiki sections' lines in one recall's block at most (cl100k)."""
+MAX_PAGE_SECTIONS = 400
+"""Sections of one page in the section index at most (its first ones, in page order)."""

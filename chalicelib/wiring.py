@@ -67,6 +67,7 @@ from chalicelib.services.review.rule_reviewer import Reviewer, RuleReviewer
 from chalicelib.services.review.service import ReviewService
 from chalicelib.services.review.shared_facts import SharedFacts
 from chalicelib.services.text import SecretFinder
+from chalicelib.services.wiki.index import SectionIndexer
 from chalicelib.services.wiki.pages import PageService
 from chalicelib.settings import Settings, SettingsError
 from chalicelib.storage.as_of import DynamoDBAsOfReader
@@ -97,6 +98,7 @@ from chalicelib.storage.upgrade import TableUpgrade
 from chalicelib.storage.vetoes import DynamoDBVetoIndex
 from chalicelib.storage.web_sessions import DynamoDBWebSessionRepository
 from chalicelib.storage.wiki_pages import DynamoDBPageRepository, PageVersionChanged
+from chalicelib.storage.wiki_sections import DynamoDBSectionIndex
 
 if TYPE_CHECKING:  # numpy: loaded by the embedder itself, on first use (chalicelib/deferred.py)
     # The boto3 client types (boto3-stubs, dev only): nothing is imported at run time.
@@ -461,12 +463,14 @@ def build_services(
         clock,
         timedelta(days=settings.archived_text_retention_days),
     )
+    tokens = tokens or Cl100kTokenCounter()
+    sections = SectionIndexer(DynamoDBSectionIndex(table), tokens, embedder)
     recall = RecallService(
         memories,
         recall_store,
         directory,
         scorer or default_scorer(settings, embedder, lambda: s3 or s3_client(settings)),
-        tokens or Cl100kTokenCounter(),
+        tokens,
         clock,
         ids,
         settings.recall_time_budget_ms,
@@ -518,6 +522,7 @@ def build_services(
             clock,
             ids,
             version_changed=PageVersionChanged,
+            sections=sections,
         ),
         sources=sources,
         lifecycle=PersonLifecycle(
