@@ -464,7 +464,8 @@ def build_services(
         timedelta(days=settings.archived_text_retention_days),
     )
     tokens = tokens or Cl100kTokenCounter()
-    sections = SectionIndexer(DynamoDBSectionIndex(table), tokens, embedder)
+    page_store = DynamoDBPageRepository(table)
+    sections = SectionIndexer(DynamoDBSectionIndex(table), tokens, embedder, page_store.get)
     recall = RecallService(
         memories,
         recall_store,
@@ -477,6 +478,7 @@ def build_services(
         detector,
         recall_index,
         learnings.active,
+        sections,
     )
     index = DynamoDBMemoryIndexRepository(table)
     auth = AuthService(directory, clock)
@@ -517,7 +519,7 @@ def build_services(
         retention=archived_text_retention(settings, table, clock),
         learnings=learnings,
         pages=PageService(
-            DynamoDBPageRepository(table),
+            page_store,
             detector,
             clock,
             ids,

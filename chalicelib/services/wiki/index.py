@@ -8,6 +8,7 @@ its sections. Only the changed page is re-indexed.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
@@ -48,11 +49,17 @@ class SectionIndexer:
         tokens: the token counter of the bound (``SECTION_MAX_TOKENS``, cl100k).
         embedder: computes each section's stored recall embedding; None: none stored
             (the scorer embeds the text at recall, as for a fact without one).
+        pages: a page of a workspace read by key (strongly consistent), or None.
     """
 
     def __init__(
-        self, store: SectionStore, tokens: TokenCounter, embedder: Embedder | None
+        self,
+        store: SectionStore,
+        tokens: TokenCounter,
+        embedder: Embedder | None,
+        pages: Callable[[str, str], Page | None],
     ) -> None:
+        self._pages = pages
         self._store = store
         self._tokens = tokens
         self._embedder = embedder
@@ -94,6 +101,12 @@ class SectionIndexer:
             )
         elif before is not None and before.state is PageState.PUBLISHED:
             self._store.remove(after.workspace_id, after.id, after.version)
+
+    def published_version(self, workspace_id: str, page_id: str) -> int | None:
+        """The page's version if it is published now (one read by key), else None: a
+        recall shows a section only when this is the section's version."""
+        page = self._pages(workspace_id, page_id)
+        return page.version if page is not None and page.state is PageState.PUBLISHED else None
 
     def sections(self, workspace_id: str) -> list[IndexedSection]:
         """Every indexed section of the workspace (its published pages', and any left by
