@@ -1,8 +1,8 @@
 """Wiki pages matched at run start (docs/reference.md#page-sections,
-docs/reference.md#wiki-in-recall, issue 45 item 2): the section index follows publish, edit
-and archive of one page only; a recall scores the sections with the facts' scorer and cut
-and shows the best in the block's ``--- WIKI ---`` part; the recall log and the preview
-name them."""
+docs/reference.md#wiki-in-recall, docs/issues.md#issue-45-item-2): the section index
+follows publish, edit and archive of one page only; a recall scores the sections with the
+facts' scorer and cut and shows the best in the block's ``--- WIKI ---`` part; the recall
+log and the preview name them."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""A published page's sections (docs/reference.md#page-sections, issue 45 item 2): split by
-ATX heading outside fenced code, each with its heading path and anchor, each within the
-token bound, together holding every non-heading line once."""
+"""A published page's sections (docs/reference.md#page-sections,
+docs/issues.md#issue-45-item-2): split by ATX heading outside fenced code, each with its
+heading path and anchor, each within the token bound, together holding every non-heading
+line once."""
 
 from __future__ import annotations
 
