@@ -4,6 +4,7 @@ from typing import Any
 
 from chalice.app import Chalice, CloudWatchEvent, Cron, SQSEvent
 
+from chalicelib.api.bulk import bulk_api
 from chalicelib.api.dashboard import dashboard_web
 from chalicelib.api.kv import kv_api
 from chalicelib.api.learnings import learnings_api
@@ -30,6 +31,7 @@ app = Chalice(app_name="pinework")
 # a log line and metrics per event (docs/issues.md#issue-12)
 app.register_middleware(observe, "all")
 app.register_blueprint(memories_api, url_prefix="/api/v1")
+app.register_blueprint(bulk_api, url_prefix="/api/v1")
 app.register_blueprint(recalls_api, url_prefix="/api/v1")
 app.register_blueprint(routines_api, url_prefix="/api/v1")
 app.register_blueprint(reviews_api, url_prefix="/api/v1")

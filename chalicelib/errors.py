@@ -48,6 +48,14 @@ class MemoryTagInvalid(PineworkError):
     code = "memory_tag_invalid"
 
 
+class MemoryMetadataInvalid(PineworkError):
+    """A fact's metadata breaks the rules of docs/reference.md#metadata: not a flat
+    object, a bad key, a value that is not a string, number or boolean, a string too
+    long, too many keys or too large, or metadata on a day row (400)."""
+
+    code = "memory_metadata_invalid"
+
+
 class MemoryAgentRequired(PineworkError):
     """A person did not name the agent (400)."""
 
@@ -356,6 +364,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "memory_text_too_long": 400,
     "secret_in_memory": 400,
     "memory_tag_invalid": 400,
+    "memory_metadata_invalid": 400,
     "memory_agent_required": 400,
     "memory_agent_mismatch": 400,
     "memory_day_append_only": 400,

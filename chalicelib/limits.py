@@ -33,6 +33,17 @@ TAG_PATTERN = r"[a-z0-9][a-z0-9._:-]*"
 letters, digits, ``.``, ``_``, ``:`` and ``-``, starting with a letter or a digit."""
 MAX_FILTER_TAGS = 10
 """Tags one list filter names, ``tag`` and ``anyTag`` together (docs/reference.md#tags)."""
+MAX_METADATA_KEYS = 10
+"""Keys of one fact's metadata (docs/reference.md#metadata); more: 400
+``memory_metadata_invalid``."""
+METADATA_KEY_PATTERN = r"[a-z][a-z0-9_.-]{0,39}"
+"""A metadata key once trimmed and lower-cased: a letter, then letters, digits, ``_``,
+``.`` and ``-``, 40 characters at most."""
+METADATA_STRING_MAX_CHARS = 200
+"""One metadata string value."""
+METADATA_MAX_BYTES = 2048
+"""A fact's whole metadata as compact JSON (UTF-8 bytes)."""
+"""Tags one list filter names, ``tag`` and ``anyTag`` together (docs/reference.md#tags)."""
 HEADER_MAX_CHARS = 128
 """``X-Pinework-Run``, ``-Task``, ``-Session`` and a body's ``sessionId`` (printable ASCII)."""
 

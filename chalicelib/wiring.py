@@ -47,6 +47,7 @@ from chalicelib.services.lifecycle.retention import ArchivedTextRetention
 from chalicelib.services.lifecycle.transfer import WorkspaceTransfer
 from chalicelib.services.memory.as_of import MemoryAsOf
 from chalicelib.services.memory.browse import MemoryBrowser
+from chalicelib.services.memory.bulk import BulkService
 from chalicelib.services.memory.day_log import DayLogService
 from chalicelib.services.memory.erase import MemoryErasure
 from chalicelib.services.memory.service import MemoryService
@@ -71,6 +72,7 @@ from chalicelib.services.wiki.index import SectionIndexer
 from chalicelib.services.wiki.pages import PageService
 from chalicelib.settings import Settings, SettingsError
 from chalicelib.storage.as_of import DynamoDBAsOfReader
+from chalicelib.storage.bulk_actions import DynamoDBBulkRepository
 from chalicelib.storage.directory import DynamoDBDirectoryRepository
 from chalicelib.storage.dynamodb import DynamoDBTable
 from chalicelib.storage.erasure import DynamoDBMemoryScrub
@@ -148,6 +150,8 @@ class Services:
     """Learnings: shared facts of a workspace (docs/reference.md#15-learnings)."""
     pages: PageService
     """Wiki pages a workspace shares with its agents (docs/reference.md#17-wiki-pages)."""
+    bulk: BulkService
+    """Persons' bulk actions on memories and their undo (docs/reference.md#bulk-actions)."""
     sources: ErasedSources
     """The learnings an erasure retires and blanks (docs/reference.md#learnings-and-erasure)."""
     """A person's erasures of agents and exports (docs/reference.md#exports-for-a-person)."""
@@ -526,6 +530,7 @@ def build_services(
             version_changed=PageVersionChanged,
             sections=sections,
         ),
+        bulk=BulkService(memory_service, DynamoDBBulkRepository(table), detector, ids, clock),
         sources=sources,
         lifecycle=PersonLifecycle(
             owner_erasure,

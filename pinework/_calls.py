@@ -17,7 +17,7 @@ path segment, a naive datetime, an edit without changes) before anything is sent
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Generator, Iterable, Sequence
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -288,6 +288,7 @@ def save_fact(
     agent_id: str | None = None,
     evidence: str | None = None,
     tags: Sequence[str] | None = None,
+    metadata: Mapping[str, bool | int | float | str] | None = None,
     idempotency_key: str | None = None,
 ) -> Request[Memory]:
     """Save a fact (``POST /memories``).
@@ -305,6 +306,10 @@ def save_fact(
         tags: at most 10 tags, each trimmed and lower-cased by the server, then 1-40 of
             ``a-z 0-9 . _ : -`` (docs/reference.md#tags); omitted on a superseding save:
             the replaced fact's tags.
+        metadata: a flat object of at most 10 keys (a letter, then letters, digits,
+            ``_ . -``; case is ignored), each a string (at most 200 characters), a
+            number or a boolean; 2,048 bytes as JSON (docs/reference.md#metadata);
+            omitted on a superseding save: the replaced fact's metadata.
 
     Returns:
         The new memory.
@@ -327,6 +332,8 @@ def save_fact(
     }
     if tags is not None:
         body["tags"] = list(tags)
+    if metadata is not None:
+        body["metadata"] = dict(metadata)
     return _change("POST", "/memories", Memory, body, idempotency_key)
 
 
@@ -455,10 +462,12 @@ def edit_memory(
     text: str | None = None,
     expires_at: Expiry | None = None,
     tags: Sequence[str] | None = None,
+    metadata: Mapping[str, bool | int | float | str] | None = None,
     if_match: str | None = None,
     idempotency_key: str | None = None,
 ) -> Request[Memory]:
-    """Edit a memory's text, expiry and/or tags (``PATCH /memories/{id}``; persons only).
+    """Edit a memory's text, expiry, tags and/or metadata (``PATCH /memories/{id}``;
+    persons only).
 
     Args:
         memory_id: the ``mem_…`` id.
@@ -466,6 +475,8 @@ def edit_memory(
         expires_at: the new expiry; a date means the end of that UTC day.
         tags: the fact's new tags, replacing its set (``[]`` removes them all;
             docs/reference.md#tags).
+        metadata: the fact's new metadata, replacing its object (``{}`` removes it
+            all; docs/reference.md#metadata).
         if_match: the ``etag`` of the memory as you read it: the edit is refused
             (``precondition_failed``, nothing changes) if it changed since.
         idempotency_key: see :class:`Client`.
@@ -476,7 +487,7 @@ def edit_memory(
     Raises:
         PineworkAPIError: e.g. ``precondition_failed``, ``memory_superseded``, ``forbidden``,
             ``memory_not_found``, ``memory_text_too_long``, ``invalid_request``.
-        ValueError: none of ``text``, ``expires_at`` and ``tags`` was given, or a bad
+        ValueError: none of ``text``, ``expires_at``, ``tags`` and ``metadata`` was given, or a bad
             id or naive datetime.
     """
     body: dict[str, Any] = _given(
@@ -484,8 +495,10 @@ def edit_memory(
     )
     if tags is not None:
         body["tags"] = list(tags)
+    if metadata is not None:
+        body["metadata"] = dict(metadata)
     if not body:
-        raise ValueError("edit needs text, expires_at or tags")
+        raise ValueError("edit needs text, expires_at, tags or metadata")
     return _change("PATCH", memory_path(memory_id), Memory, body, idempotency_key, if_match)
 
 

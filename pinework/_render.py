@@ -173,6 +173,11 @@ def memory_block(memory: Memory) -> str:
         ("date", memory.date),
         ("status", status_label(memory)),
         ("tags", ", ".join(memory.tags) or None),
+        (
+            "metadata",
+            ", ".join(f"{key}={json.dumps(value)}" for key, value in memory.metadata.items())
+            or None,
+        ),
         ("archive reason", memory.archive_reason),
         ("archived at", memory.archived_at),
         ("expires at", memory.expires_at),

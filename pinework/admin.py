@@ -428,7 +428,8 @@ class UpgradeCounts(Protocol):
 
     def to_wire(self) -> dict[str, Any]:
         """``doneBefore``, ``scanned``, ``agentsListed``, ``memoriesIndexed``,
-        ``ownersMarked``, ``erasuresListed``, ``changedMeanwhile`` (see the service)."""
+        ``ownersMarked``, ``erasuresListed``, ``tagsRefiled``, ``staleTagsDropped``,
+        ``changedMeanwhile`` (see the service)."""
         ...
 
 

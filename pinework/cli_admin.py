@@ -500,5 +500,7 @@ def admin_upgrade_table(as_json: JsonFlag = False) -> None:
                 f"{result['memoriesIndexed']} memories indexed, "
                 f"{result.get('ownersMarked', 0)} owner marks written, "
                 f"{result.get('erasuresListed', 0)} erasures listed, "
+                f"{result.get('tagsRefiled', 0)} tagged facts refiled, "
+                f"{result.get('staleTagsDropped', 0)} stale tag entries dropped, "
                 f"{result['changedMeanwhile']} changed meanwhile (their change indexed them)"
             )

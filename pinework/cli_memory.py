@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Annotated
 
 import typer
@@ -40,6 +41,45 @@ TagOption = Annotated[
 ]
 """Tags given on the command line (docs/reference.md#tags)."""
 
+MetaOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--meta",
+        help="A metadata entry key=value (repeat; at most 10). true/false and numbers "
+        "are sent as such, anything else as a string.",
+    ),
+]
+"""Metadata given on the command line (docs/reference.md#metadata)."""
+
+
+def parse_meta(entries: list[str] | None) -> dict[str, bool | int | float | str] | None:
+    """``--meta key=value`` entries as the metadata object: ``true``/``false`` are
+    booleans, a JSON number is a number, anything else a string (``None``: none given).
+
+    Raises:
+        typer.BadParameter: an entry without ``=``.
+    """
+    if not entries:
+        return None
+    found: dict[str, bool | int | float | str] = {}
+    for entry in entries:
+        key, sep, value = entry.partition("=")
+        if not sep or not key.strip():
+            raise typer.BadParameter(f"--meta takes key=value, not {entry!r}")
+        found[key.strip()] = _meta_value(value)
+    return found
+
+
+def _meta_value(raw: str) -> bool | int | float | str:
+    if raw in ("true", "false"):
+        return raw == "true"
+    try:
+        number = json.loads(raw)
+    except ValueError:
+        return raw
+    return number if isinstance(number, int | float) and not isinstance(number, bool) else raw
+
+
 # pinework memory …
 
 
@@ -59,9 +99,11 @@ def memory_save(
         ),
     ] = None,
     tag: TagOption = None,
+    meta: MetaOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Save a fact."""
+    metadata = parse_meta(meta)
     _run(
         as_json,
         lambda c: c.save_fact(
@@ -71,6 +113,7 @@ def memory_save(
             agent_id=agent,
             evidence=evidence,
             tags=tag,
+            metadata=metadata,
         ),
         _say("saved"),
     )
@@ -159,6 +202,15 @@ def memory_edit(
     clear_tags: Annotated[
         bool, typer.Option("--clear-tags", help="Remove every tag of the fact.")
     ] = False,
+    meta: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--meta", help="The fact's new metadata, key=value (repeat; replaces it all)."
+        ),
+    ] = None,
+    clear_meta: Annotated[
+        bool, typer.Option("--clear-meta", help="Remove all of the fact's metadata.")
+    ] = False,
     if_match: Annotated[
         str | None,
         typer.Option(
@@ -169,7 +221,7 @@ def memory_edit(
     ] = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Edit a memory's text, expiry and/or tags (persons only).
+    """Edit a memory's text, expiry, tags and/or metadata (persons only).
 
     The edit names the version it is based on (``If-Match``): a fresh read's, or
     ``--if-match``. When someone changed the memory in between, it fails with
@@ -177,14 +229,24 @@ def memory_edit(
     """
     if tag and clear_tags:
         raise typer.BadParameter("give --tag or --clear-tags, not both")
+    if meta and clear_meta:
+        raise typer.BadParameter("give --meta or --clear-meta, not both")
     tags = [] if clear_tags else tag
-    if text is None and expires is None and tags is None:
-        raise typer.BadParameter("give --text, --expires, --tag or --clear-tags")
+    metadata = {} if clear_meta else parse_meta(meta)
+    if text is None and expires is None and tags is None and metadata is None:
+        raise typer.BadParameter(
+            "give --text, --expires, --tag, --clear-tags, --meta or --clear-meta"
+        )
 
     def edit(client: Client) -> Memory:
         version = if_match or client.get_memory(memory_id).etag
         return client.edit_memory(
-            memory_id, text=text, expires_at=expires, tags=tags, if_match=version
+            memory_id,
+            text=text,
+            expires_at=expires,
+            tags=tags,
+            metadata=metadata,
+            if_match=version,
         )
 
     _run(as_json, edit, _say("edited"))

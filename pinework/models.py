@@ -103,6 +103,8 @@ class Memory(WireModel):
         text: the fact, or the day's lines joined by ``\\n``.
         tags: the fact's tags, sorted, each once (docs/reference.md#tags); empty for a
             day row.
+        metadata: the fact's metadata, keys sorted (docs/reference.md#metadata); empty
+            for a day row.
         expires_at: when it expires (UTC).
         expired: ``True`` once ``expires_at`` has passed (computed by the server).
         status: ``active``, ``archived`` or ``erased``.
@@ -130,6 +132,7 @@ class Memory(WireModel):
     date: dt.date | None = None
     text: str
     tags: list[str] = Field(default_factory=list)
+    metadata: dict[str, bool | int | float | str] = Field(default_factory=dict)
     expires_at: dt.datetime
     expired: bool = False
     status: str

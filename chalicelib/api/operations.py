@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from chalicelib import errors
 from chalicelib.models.as_of import AsOfListQuery, AsOfQuery
+from chalicelib.models.bulk import BulkRecordObject, BulkRequest, BulkResultObject, BulkUndoObject
 from chalicelib.models.kv import ForgetRequest, KvRecallRequest, RememberRequest
 from chalicelib.models.learning import (
     ApproveLearningRequest,
@@ -154,6 +155,7 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
             errors.MemoryTextTooLong,
             errors.SecretInMemory,
             errors.MemoryTagInvalid,
+            errors.MemoryMetadataInvalid,
             errors.MemoryAgentRequired,
             errors.MemoryAgentMismatch,
             errors.MemoryDayAppendOnly,
@@ -224,6 +226,7 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
             errors.MemoryDayFull,
             errors.SecretInMemory,
             errors.MemoryTagInvalid,
+            errors.MemoryMetadataInvalid,
             errors.Conflict,
         ),
         body=EditRequest,
@@ -314,6 +317,7 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
             NOT_OWN,
             errors.Forbidden,
             errors.MemoryTagInvalid,
+            errors.SecretInMemory,
             *AS_OF_ERRORS,
         ),
         body=RecallRequest,
@@ -323,11 +327,39 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         "`count: false` makes it a preview: nothing is counted or logged, `recallId` is null; "
         "with `asOf` too, the preview as of that moment.",
     ),
+    ("POST", "/memories/bulk"): Operation(
+        "Archive, veto, tag or untag up to 100 memories at once (docs/reference.md#bulk-actions)",
+        "person",
+        {200: BulkResultObject},
+        (errors.Forbidden, errors.SecretInMemory, errors.MemoryTagInvalid),
+        body=BulkRequest,
+        body_required=True,
+        tag="memories",
+        description="Name the memories by `ids` or select them with `filter` (one agent's "
+        "facts, as the list filters them, 100 at a time from its `nextToken`). Each memory "
+        "is changed as a single change would change it (history, version); one that "
+        "cannot be is in `skipped` with the error code it would have had. The answer's "
+        "`id` undoes the action for 30 days.",
+    ),
+    ("GET", "/memories/bulk/{bulk_id}"): Operation(
+        "A bulk action as stored (kept 30 days)",
+        "person",
+        {200: BulkRecordObject},
+        (errors.Forbidden, errors.NotFound),
+        tag="memories",
+    ),
+    ("POST", "/memories/bulk/{bulk_id}/undo"): Operation(
+        "Undo a bulk action, once: each change still the memory's latest is reverted",
+        "person",
+        {200: BulkUndoObject},
+        (errors.Forbidden, errors.NotFound, errors.Conflict),
+        tag="memories",
+    ),
     ("POST", "/memories/recall/start"): Operation(
         "Run-start recall: the block, or `skipped` with the reason",
         "agent",
         {200: RecallObject},
-        (errors.Forbidden,),
+        (errors.Forbidden, errors.SecretInMemory),
         body=RecallStartRequest,
         body_required=True,
         session_header=True,

@@ -37,6 +37,10 @@ docs/reference.md#3-the-memory-object)."""
 RESERVED_ARCHIVE_REASONS = frozenset({SUPERSEDED, VETOED})
 
 
+MetadataValue = bool | int | float | str
+"""One metadata value (docs/reference.md#metadata); a date is an ISO 8601 string."""
+
+
 class Memory(WireModel):
     """A fact or a day row, as stored and (through ``to_wire``) as returned.
 
@@ -54,6 +58,9 @@ class Memory(WireModel):
     text: str
     tags: tuple[str, ...] = ()
     """A fact's tags, normalized, sorted, each once (docs/reference.md#tags); a day
+    row has none."""
+    metadata: dict[str, MetadataValue] = Field(default_factory=dict)
+    """A fact's metadata, keys normalized and sorted (docs/reference.md#metadata); a day
     row has none."""
     expires_at: Timestamp
     status: MemoryStatus = MemoryStatus.ACTIVE
@@ -88,7 +95,7 @@ class Memory(WireModel):
 
     def erased(self, by: str, reason: str, now: datetime) -> Memory:
         """This memory as its tombstone (docs/reference.md#erasing-a-memory): identity,
-        kind, date, times, run, task and supersede links kept; text, tags, embedding,
+        kind, date, times, run, task and supersede links kept; text, tags, metadata, embedding,
         evidence and archive reason gone; one version on (the caller writes it
         conditionally on this version)."""
         return self.model_copy(
@@ -96,6 +103,7 @@ class Memory(WireModel):
                 "status": MemoryStatus.ERASED,
                 "text": "",
                 "tags": (),
+                "metadata": {},
                 "embedding": None,
                 "evidence": None,
                 "archive_reason": None,
@@ -171,7 +179,7 @@ class AuditRecord(WireModel):
         return {"id": body.pop("id"), "object": "audit", **body}
 
 
-SNAPSHOT_TEXTS = ("text", "line", "archiveReason", "tags")
+SNAPSHOT_TEXTS = ("text", "line", "archiveReason", "tags", "metadata")
 """The fields of an audit snapshot (``snapshot``) that hold words someone wrote; the
 rest are ids, states and times. Erasure and retention remove these."""
 
@@ -183,6 +191,6 @@ def snapshot(memory: Memory) -> dict[str, Any]:
 
 
 def without_words(shot: dict[str, Any]) -> dict[str, Any]:
-    """A snapshot with its ``SNAPSHOT_TEXTS`` (text, reason, tags) set to null: the
+    """A snapshot with its ``SNAPSHOT_TEXTS`` (text, reason, tags, metadata) set to null: the
     ``before`` of an erase record (docs/reference.md#erasing-a-memory)."""
     return {name: (None if name in SNAPSHOT_TEXTS else value) for name, value in shot.items()}

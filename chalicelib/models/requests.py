@@ -7,7 +7,7 @@ services, not here, so that they produce the seed's codes.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -19,7 +19,14 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from chalicelib.limits import DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, MAX_TAGS, TAG_MAX_CHARS
+from chalicelib.limits import (
+    DEFAULT_LIST_LIMIT,
+    MAX_LIST_LIMIT,
+    MAX_METADATA_KEYS,
+    MAX_TAGS,
+    METADATA_STRING_MAX_CHARS,
+    TAG_MAX_CHARS,
+)
 from chalicelib.models.common import RequestModel
 
 SentTags = Annotated[
@@ -38,6 +45,27 @@ SentTags = Annotated[
 """A request's ``tags`` as the OpenAPI document shows them, with their exact constraints
 (docs/reference.md#tags); the service checks them (400 ``memory_tag_invalid``) after
 trimming and lower-casing, which is why the pattern allows both."""
+
+SentMetadata = Annotated[
+    dict[str, Any],
+    WithJsonSchema(
+        {
+            "type": "object",
+            "maxProperties": MAX_METADATA_KEYS,
+            "propertyNames": {"pattern": r"^\s*[A-Za-z][A-Za-z0-9_.-]{0,39}\s*$"},
+            "additionalProperties": {
+                "anyOf": [
+                    {"type": "string", "maxLength": METADATA_STRING_MAX_CHARS},
+                    {"type": "number"},
+                    {"type": "boolean"},
+                ]
+            },
+        }
+    ),
+]
+"""A request's ``metadata`` as the OpenAPI document shows it (docs/reference.md#metadata);
+the service checks it (400 ``memory_metadata_invalid``, and the size limit of
+``METADATA_MAX_BYTES`` the schema cannot say)."""
 
 
 class SaveFactRequest(RequestModel):
@@ -60,6 +88,13 @@ class SaveFactRequest(RequestModel):
         ". _ : - starting with a letter or digit. Omitted on a superseding save: the "
         "replaced fact's tags.",
     )
+    metadata: SentMetadata | None = Field(
+        default=None,
+        description="A flat object: up to 10 keys (a letter, then letters, digits, _ . -; "
+        "40 at most; case is ignored), each a string (200 characters at most), a number "
+        "or a boolean; 2,048 bytes as JSON at most. Omitted on a superseding save: the "
+        "replaced fact's metadata.",
+    )
 
 
 class DayLineRequest(RequestModel):
@@ -69,8 +104,9 @@ class DayLineRequest(RequestModel):
 
 
 class EditRequest(RequestModel):
-    """``PATCH /memories/{id}``: new ``text``, ``expiresAt`` and/or ``tags`` (the fact's
-    whole new set, docs/reference.md#tags)."""
+    """``PATCH /memories/{id}``: new ``text``, ``expiresAt``, ``tags`` (the fact's
+    whole new set, docs/reference.md#tags) and/or ``metadata`` (its whole new object,
+    docs/reference.md#metadata)."""
 
     text: str | None = None
     expires_at: str | None = None
@@ -78,6 +114,11 @@ class EditRequest(RequestModel):
         default=None,
         description="The fact's new tags, replacing its set ([] removes them all); rules "
         "as on save.",
+    )
+    metadata: SentMetadata | None = Field(
+        default=None,
+        description="The fact's new metadata, replacing its object ({} removes it all); "
+        "rules as on save.",
     )
 
 

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, WithJsonSchema
 from pydantic.alias_generators import to_camel
 
-from chalicelib.limits import MAX_TAGS, TAG_MAX_CHARS, TAG_PATTERN
+from chalicelib.limits import MAX_METADATA_KEYS, MAX_TAGS, TAG_MAX_CHARS, TAG_PATTERN
 from chalicelib.models.principal import ReviewApproval
 from chalicelib.models.review import (
     ActionDecision,
@@ -69,6 +69,11 @@ class MemoryObject(ResponseModel):
         max_length=MAX_TAGS,
         description="The fact's tags, sorted, each once (docs/reference.md#tags); [] for a "
         "day row and an erased memory.",
+    )
+    metadata: dict[str, bool | int | float | str] = Field(
+        max_length=MAX_METADATA_KEYS,
+        description="The fact's metadata, keys sorted (docs/reference.md#metadata); {} for "
+        "a day row and an erased memory.",
     )
     expires_at: WireTime
     status: Literal["active", "archived", "erased"] = Field(

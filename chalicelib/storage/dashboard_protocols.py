@@ -95,6 +95,10 @@ class UpgradeReport:
         owners_marked: items given the owner mark they lacked (``storage/owner_marks.py``).
         erasures_listed: erasures (of memories, agents, persons) given their entry in
             their workspace's past erasures (``storage/erasure_list.py``).
+        tags_refiled: tagged facts whose tag index entries were written again
+            (``storage/memory_tags.py``).
+        stale_tags_dropped: tag index entries deleted because their memory no longer
+            holds the tag under that status (a release without tags changed it).
     """
 
     done_before: bool = False
@@ -104,6 +108,8 @@ class UpgradeReport:
     changed_meanwhile: int = 0
     owners_marked: int = 0
     erasures_listed: int = 0
+    tags_refiled: int = 0
+    stale_tags_dropped: int = 0
 
     def to_wire(self) -> dict[str, Any]:
         """The report as JSON (camelCase)."""
@@ -114,6 +120,8 @@ class UpgradeReport:
             "memoriesIndexed": self.memories_indexed,
             "ownersMarked": self.owners_marked,
             "erasuresListed": self.erasures_listed,
+            "tagsRefiled": self.tags_refiled,
+            "staleTagsDropped": self.stale_tags_dropped,
             "changedMeanwhile": self.changed_meanwhile,
         }
 

@@ -55,6 +55,7 @@ _MEMORY_OPTIONAL_TIME = ("archivedAt", "lastRecalledAt", "erasedAt")
 MUTABLE_MEMORY_ATTRIBUTES = (
     "text",
     "tags",
+    "metadata",
     "lines",
     "charCount",
     "expiresAt",
@@ -108,6 +109,10 @@ def memory_to_item(memory: Memory) -> dict[str, Any]:
         item["text"] = memory.text
     if memory.tags:
         item["tags"] = list(memory.tags)
+    if memory.metadata:
+        # JSON text: numbers keep their exact value and type (DynamoDB's numbers are
+        # decimals and its SDK refuses floats), and the object is never queried by part.
+        item["metadata"] = json.dumps(memory.metadata, separators=(",", ":"), ensure_ascii=False)
     if memory.embedding is not None:
         item["embedding"] = memory.embedding
     if memory.evidence is not None:
@@ -132,6 +137,7 @@ def memory_from_item(item: dict[str, Any]) -> Memory:
         date=item.get("date"),
         text=item["text"] if "text" in item else "\n".join(item["lines"]),
         tags=tuple(str(tag) for tag in item.get("tags", ())),
+        metadata=json.loads(item["metadata"]) if item.get("metadata") else {},
         expires_at=from_rfc3339(item["expiresAt"]),
         status=MemoryStatus(item["status"]),
         archive_reason=item.get("archiveReason"),

@@ -59,6 +59,7 @@
 | a live fact by content | ``SAMEFACT#<wsp_id>#<digest>`` | ``<agt_id>#<mem_id>`` |
 | its agent is filed (marker) | ``SAMEFACTS#<agt_id>`` | ``INDEXED`` |
 | a fact's tag (tag index) | ``MEMORYTAGS#<agt_id>`` | ``<tag>#<status>#<mem_id>`` |
+| a person's bulk action on memories | ``BULK#<wsp_id>`` | ``<blk_id>`` |
 
 A key-value scope is ``account#<wsp_id>``, ``byok#<sha256 hex>`` or
 ``anon#<sha256 hex>`` (docs/reference.md#10-key-value). Anonymous entries carry ``expiresAtEpoch``,
@@ -728,7 +729,8 @@ def memory_tag_key(agent_id: str, tag: str, status: str, memory_id: str) -> dict
 def owner_partitions(owner_id: str) -> list[str]:
     """The partitions keyed by one id (the partition keys above that hold nothing else):
     an agent's own, a person's, a workspace's shared ones (listing, learnings, actions
-    waiting for a person, key-value entries of its account scope, wiki pages), a
+    waiting for a person, key-value entries of its account scope, wiki pages, bulk
+    actions), a
     memory's, a review's, a token id's, a learning's history, a wiki page's history.
     Empty for another id."""
     prefix = owner_id.split("_", 1)[0]
@@ -756,6 +758,7 @@ def owner_partitions(owner_id: str) -> list[str]:
             pages_partition(owner_id),
             *(page_state_partition(owner_id, state) for state in PAGE_STATE_NAMES),
             section_index_partition(owner_id),
+            bulk_partition(owner_id),
         ]
     single = {
         "usr": lambda: person_key(owner_id)["pk"],
@@ -818,3 +821,8 @@ def same_facts_marker_key(agent_id: str) -> dict[str, str]:
     """Primary key of the marker saying the agent's live facts saved before the
     shared-facts index existed are filed in it (its first review files them)."""
     return {"pk": f"SAMEFACTS#{agent_id}", "sk": "INDEXED"}
+
+
+def bulk_partition(workspace_id: str) -> str:
+    """The partition of a workspace's bulk actions (``storage/bulk_actions.py``)."""
+    return f"BULK#{workspace_id}"

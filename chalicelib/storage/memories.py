@@ -30,7 +30,7 @@ from chalicelib.storage.keys import (
     recall_counter_page,
 )
 from chalicelib.storage.memory_index import agent_list_ids, ids_by_agent, page_of
-from chalicelib.storage.memory_tags import tagged_ids
+from chalicelib.storage.memory_tags import holds_tags, tagged_ids
 from chalicelib.storage.protocols import (
     DayLogFull,
     DayPointerChange,
@@ -373,6 +373,10 @@ class DynamoDBMemoryRepository:
             kind=kind,
             consistent=consistent,
         )
+        if all_tags or any_tags:
+            # the index may lag a release without tags (rolled back to) until the upgrade
+            # files it again: a page never shows a fact without the filter's tags
+            page = [memory for memory in page if holds_tags(memory, all_tags, any_tags)]
         return MemoryPage(self.with_recall_counts(page), continue_after)
 
     def tagged_fact_ids(

@@ -8,6 +8,11 @@ Every memory write keeps it in step inside the write's own transaction
 transaction carries): a fact's entries are its tags under its current status; an
 erased memory, a day row and a fact without tags have none. So the index never
 disagrees with the memory items. Entries hold ids only, never a fact's text.
+
+A release without tags (0.2.0, rolled back to) writes memories without touching the
+index; the table upgrade of the next release files it again (``refile_memory``,
+``drop_stale_entry``; docs/operations.md#rollback), and a filtered list keeps only the
+memories that hold the filter's tags (``holds_tags``).
 """
 
 from __future__ import annotations
@@ -18,8 +23,14 @@ from itertools import islice
 from typing import Any
 
 from chalicelib.models.memory import Memory, MemoryKind, MemoryStatus
-from chalicelib.storage.dynamodb import DynamoDBTable, to_attributes
-from chalicelib.storage.keys import memory_tag_key, memory_tag_prefix, memory_tags_partition
+from chalicelib.storage.dynamodb import DynamoDBTable, TransactionCancelled, to_attributes
+from chalicelib.storage.keys import (
+    MEMORY_TAGS_PREFIX,
+    memory_key,
+    memory_tag_key,
+    memory_tag_prefix,
+    memory_tags_partition,
+)
 
 _PAGE_ITEMS = 200
 """Entries one Query page of one tag reads (keys only: a few dozen bytes each)."""
@@ -136,3 +147,67 @@ def tagged_ids(
     if any_of:
         streams.append(_union([by_tag(tag) for tag in any_of]))
     return list(islice(_intersection(streams), limit))
+
+
+def holds_tags(memory: Memory, all_of: Sequence[str], any_of: Sequence[str]) -> bool:
+    """True when ``memory`` holds every tag of ``all_of`` and one of ``any_of`` (an
+    empty side asks nothing): what a tag filter's page keeps of what the index named."""
+    tags = set(memory.tags)
+    return tags.issuperset(all_of) and (not any_of or not tags.isdisjoint(any_of))
+
+
+def refile_memory(table: DynamoDBTable, memory: Memory) -> bool:
+    """Put every tag index entry ``memory`` should have, in one transaction with a check
+    that the memory is still at ``memory.version`` (a write since filed its own entries).
+    Unconditional Puts: an entry there already is the same item. Returns True when
+    entries were written, False when the memory has none or changed meanwhile."""
+    wanted = _entries(memory)
+    if not wanted:
+        return False
+    check = {
+        "ConditionCheck": {
+            "Key": to_attributes(memory_key(memory.id)),
+            "ConditionExpression": "#version = :version",
+            "ExpressionAttributeNames": {"#version": "version"},
+            "ExpressionAttributeValues": to_attributes({":version": memory.version}),
+        }
+    }
+    puts = [
+        {"Put": {"Item": to_attributes({**key, "memoryId": memory.id})}} for key in wanted.values()
+    ]
+    try:
+        table.transact([check, *puts])
+    except TransactionCancelled:
+        return False
+    return True
+
+
+def drop_stale_entry(table: DynamoDBTable, entry: dict[str, Any]) -> bool:
+    """Delete the tag index ``entry`` when its memory is gone, erased, or no longer holds
+    its tag under its status, in one transaction with that check on the memory item (no
+    race with a write that makes the entry right again). Returns True when deleted;
+    False for an entry that is right, or an item that is not a tag entry."""
+    pk, sk = str(entry.get("pk", "")), str(entry.get("sk", ""))
+    parts = sk.split("#")
+    if not pk.startswith(MEMORY_TAGS_PREFIX) or len(parts) != 3:
+        return False
+    tag, status, memory_id = parts
+    check = {
+        "ConditionCheck": {
+            "Key": to_attributes(memory_key(memory_id)),
+            "ConditionExpression": (
+                "attribute_not_exists(pk) OR #kind <> :fact OR #status <> :status"
+                " OR NOT contains(#tags, :tag)"
+            ),
+            "ExpressionAttributeNames": {"#kind": "kind", "#status": "status", "#tags": "tags"},
+            "ExpressionAttributeValues": to_attributes(
+                {":fact": MemoryKind.FACT.value, ":status": status, ":tag": tag}
+            ),
+        }
+    }
+    delete = {"Delete": {"Key": to_attributes({"pk": pk, "sk": sk})}}
+    try:
+        table.transact([check, delete])
+    except TransactionCancelled:
+        return False
+    return True

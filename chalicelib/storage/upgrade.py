@@ -4,7 +4,10 @@ release, docs/issues.md#issue-13), and memories their sharded workspace-index va
 docs/issues.md#issue-23-item-2's), and items not keyed by their owner their owner mark
 (docs/issues.md#issue-41-item-1: erasures and exports read by key), and erasures made
 before their workspace listed them their entry in its past erasures
-(docs/issues.md#issue-48-item-4, ``erasure_list.py``).
+(docs/issues.md#issue-48-item-4, ``erasure_list.py``), and the tag index is filed
+again from the memories (``memory_tags.refile_memory``, ``memory_tags.drop_stale_entry``:
+a release without tags, rolled back to, changed memories without it;
+docs/operations.md#rollback).
 
 Items written since carry them all (``directory.workspace_agent_item``,
 ``items.memory_to_item``). The upgrade scans the whole table once, so it is an
@@ -28,18 +31,20 @@ from chalicelib.storage.dynamodb import DynamoDBTable, to_attributes
 from chalicelib.storage.erasure_list import erasure_entry
 from chalicelib.storage.keys import (
     ERASURE_PREFIX,
+    MEMORY_TAGS_PREFIX,
     agent_kind_index_value,
     erasure_record_key,
     memory_key,
     upgrade_marker_key,
     workspace_index_values,
 )
+from chalicelib.storage.memory_tags import drop_stale_entry, refile_memory
 from chalicelib.storage.owner_marks import mark_of
 
-TABLE_UPGRADE = "erasure-list-v1"
+TABLE_UPGRADE = "tag-index-v1"
 """The marker of a finished run of this release's upgrade (older releases',
-``dashboard-v1``, ``workspace-shards-v1`` and ``owner-marks-v1``, did only their parts,
-so a table that has one is scanned again)."""
+``dashboard-v1``, ``workspace-shards-v1``, ``owner-marks-v1`` and ``erasure-list-v1``,
+did only their parts, so a table that has one is scanned again)."""
 
 
 def missing_index_values(item: dict[str, Any]) -> dict[str, str]:
@@ -72,11 +77,15 @@ class TableUpgrade:
         marker = upgrade_marker_key(TABLE_UPGRADE)
         if self._table.get(marker) is not None:
             return UpgradeReport(done_before=True)
-        scanned = listed = indexed = changed = marked = erasures = 0
+        scanned = listed = indexed = changed = marked = erasures = refiled = dropped = 0
         for item in self._table.scan():
             scanned += 1
             entity = item.get("entity")
             erasures += self._list_erasure(item)
+            if entity == "memory" and item.get("tags"):
+                refiled += refile_memory(self._table, convert.memory_from_item(item))
+            elif str(item.get("pk", "")).startswith(MEMORY_TAGS_PREFIX):
+                dropped += drop_stale_entry(self._table, item)
             if entity == "agent" and self._directory.add_workspace_listing(
                 convert.agent_from_item(item)
             ):
@@ -94,7 +103,9 @@ class TableUpgrade:
             TableName=self._table.name,
             Item=to_attributes({**marker, "entity": "upgrade", "at": to_rfc3339(now)}),
         )
-        return UpgradeReport(False, scanned, listed, indexed, changed, marked, erasures)
+        return UpgradeReport(
+            False, scanned, listed, indexed, changed, marked, erasures, refiled, dropped
+        )
 
     def _list_erasure(self, item: dict[str, Any]) -> int:
         """Write the past-erasures entry ``item`` stands for (``erasure_entry``), unless

@@ -74,6 +74,7 @@ def test_every_dashboard_route_answers_429_when_dynamodb_throttles_everything(
         "page_ref": "pag_01KAAAAAAAAAAAAAAAAAAAAAAA",
         "person_id": world.person.id,
         "token_id": "tok_01KAAAAAAAAAAAAAAAAAAAAAAA",
+        "bulk_id": "blk_01KAAAAAAAAAAAAAAAAAAAAAAA",
     }
     forms = {
         "/sign-in": {"token": world.person.token, "next": "/"},
@@ -85,6 +86,11 @@ def test_every_dashboard_route_answers_429_when_dynamodb_throttles_everything(
         "/agents/{agent_id}/recall": {"task": "deploy staging"},
         "/settings/review-approval": {"value": "required"},
         "/agents/{agent_id}/erase": {"reason": "asked", "confirm": "builder"},
+        "/agents/{agent_id}/bulk": {
+            "action": "archive",
+            "detail": "old",
+            f"pick-{memory['id']}": "on",
+        },
     }
     faults.fail("ProvisionedThroughputExceededException", times=None)
     routes = dashboard_routes()

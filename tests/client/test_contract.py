@@ -12,7 +12,7 @@ import httpx
 import pytest
 from pydantic import BaseModel
 
-from pinework import AsyncClient, Client, PineworkAPIError, models, wiki_models
+from pinework import AsyncClient, Client, PineworkAPIError, bulk_models, models, wiki_models
 from tests.client.fake_api import BASE_URL, FakeApi, memory_json
 
 CLIENT_TO_DOCUMENT = {
@@ -59,6 +59,11 @@ CLIENT_TO_DOCUMENT = {
     wiki_models.WikiPageList: "PageList",
     wiki_models.WikiPageRevision: "PageRevisionObject",
     wiki_models.WikiPageRevisionList: "PageRevisionList",
+    bulk_models.BulkChanged: "BulkChangedObject",
+    bulk_models.BulkSkipped: "BulkSkippedObject",
+    bulk_models.BulkResult: "BulkResultObject",
+    bulk_models.BulkRecord: "BulkRecordObject",
+    bulk_models.BulkUndo: "BulkUndoObject",
 }
 """Each client model and the document schema it decodes."""
 

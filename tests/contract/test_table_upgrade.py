@@ -149,3 +149,56 @@ def test_upgrade_lists_the_erasures_made_before_the_listing(
     assert sorted(after, key=lambda item: item["sk"]["S"]) == sorted(
         before, key=lambda item: item["sk"]["S"]
     )
+
+
+def _tag_entries(dynamodb: Any, agent_id: str) -> list[str]:
+    items = dynamodb.query(
+        TableName=TABLE,
+        KeyConditionExpression="pk = :pk",
+        ExpressionAttributeValues={":pk": {"S": f"MEMORYTAGS#{agent_id}"}},
+    )["Items"]
+    return sorted(item["sk"]["S"] for item in items)
+
+
+def _tagged(api: Api, world: World, query: str) -> list[str]:
+    status, body = api.call("GET", f"/memories?agentId={world.agent.id}&{query}", world.person)
+    assert status == 200, body
+    return [memory["id"] for memory in body["data"]]
+
+
+def test_upgrade_files_the_tag_index_again_after_a_release_without_tags(
+    api: Api, wired: Services, world: World, dynamodb: Any
+) -> None:
+    """docs/operations.md#rollback: a release without tags (0.2.0) archives and edits
+    facts without moving their tag index entries. Until the upgrade a filtered list
+    shows no fact that lacks the filter's tags or state; the upgrade drops the stale
+    entries and files the missing ones, each in a transaction checked on the memory."""
+    first = api.call("POST", "/memories", world.agent, {"text": "a", "tags": ["alpha", "beta"]})[1]
+    second = api.call("POST", "/memories", world.agent, {"text": "b", "tags": ["alpha"]})[1]
+    # as 0.2.0 writes: the memory item alone, one version on
+    for memory_id, update in (
+        (first["id"], "SET #status = :archived, version = version + :one"),
+        (second["id"], "REMOVE tags SET version = version + :one"),
+    ):
+        key = memory_key(memory_id)
+        names = {"#status": "status"} if "#status" in update else None
+        values = {":one": {"N": "1"}, **({":archived": {"S": "archived"}} if names else {})}
+        dynamodb.update_item(
+            TableName=TABLE,
+            Key={"pk": {"S": key["pk"]}, "sk": {"S": key["sk"]}},
+            UpdateExpression=update,
+            ExpressionAttributeValues=values,
+            **({"ExpressionAttributeNames": names} if names else {}),
+        )
+    assert _tagged(api, world, "tag=alpha") == []
+    assert _tagged(api, world, "tag=alpha&status=archived") == []  # its entry is missing
+
+    report = wired.admin.upgrade_table()
+    assert (report.tags_refiled, report.stale_tags_dropped) == (1, 3)
+    assert report.to_wire()["staleTagsDropped"] == 3
+    assert _tag_entries(dynamodb, world.agent.id) == [
+        f"alpha#archived#{first['id']}",
+        f"beta#archived#{first['id']}",
+    ]
+    assert _tagged(api, world, "tag=alpha&status=archived") == [first["id"]]
+    assert _tagged(api, world, "anyTag=alpha,beta") == []

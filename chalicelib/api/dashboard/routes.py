@@ -25,6 +25,7 @@ from chalicelib.web.http import WebRequest, WebResponse
 from chalicelib.web.views import (
     agents,
     auth,
+    bulk,
     days,
     learnings,
     lifecycle,
@@ -121,6 +122,20 @@ def agent_memories(web: WebContext, agent_id: str) -> WebResponse:
 def save_fact(web: WebContext, agent_id: str) -> WebResponse:
     """Save a fact for the agent."""
     return memories.save_fact(web, agent_id)
+
+
+@_route("/agents/{agent_id}/bulk", "POST")
+@signed_in
+def bulk_on_list(web: WebContext, agent_id: str) -> WebResponse:
+    """Archive, veto, tag or untag the memories ticked on the agent's list."""
+    return bulk.apply_on_list(web, agent_id)
+
+
+@_route("/agents/{agent_id}/bulk/{bulk_id}/undo", "POST")
+@signed_in
+def undo_bulk_on_list(web: WebContext, agent_id: str, bulk_id: str) -> WebResponse:
+    """Undo a bulk action of the agent's list."""
+    return bulk.undo_on_list(web, agent_id, bulk_id)
 
 
 @_route("/agents/{agent_id}/data")
@@ -494,6 +509,8 @@ reject_other_methods(
         "/static/{name}": ["GET"],
         "/agents/{agent_id}": ["GET"],
         "/agents/{agent_id}/facts": ["POST"],
+        "/agents/{agent_id}/bulk": ["POST"],
+        "/agents/{agent_id}/bulk/{bulk_id}/undo": ["POST"],
         "/memories/{memory_id}": ["GET"],
         "/memories/{memory_id}/edit": ["POST"],
         "/memories/{memory_id}/veto": ["POST"],

@@ -41,6 +41,7 @@ from chalicelib.models.memory import (
     Memory,
     MemoryKind,
     MemoryStatus,
+    MetadataValue,
 )
 from chalicelib.models.principal import Principal
 from chalicelib.models.requests import ArchiveRequest, EditRequest, ListQuery, SaveFactRequest
@@ -57,6 +58,7 @@ from chalicelib.services.lifecycle.retention import (
 )
 from chalicelib.services.memory.audit import audit_record, review_undo_hint
 from chalicelib.services.memory.expiry import parse_expiry
+from chalicelib.services.memory.metadata import fact_metadata, refuse_day_metadata
 from chalicelib.services.memory.preconditions import check_expected_version
 from chalicelib.services.memory.reasons import check_archive_reason, veto_note
 from chalicelib.services.memory.tags import fact_tags, refuse_day_tags, split_tags, tag_filter
@@ -153,6 +155,8 @@ class MemoryService:
             MemoryTextTooLong: over 500 characters. SecretInMemory: the text, a tag or
                 ``evidence`` looks like a secret.
             MemoryTagInvalid: ``tags`` breaks docs/reference.md#tags (``fact_tags``).
+            MemoryMetadataInvalid: ``metadata`` breaks docs/reference.md#metadata
+                (``fact_metadata``).
             InvalidRequest: empty text, bad or past ``expiresAt``; ``evidence``
                 blank or over 2,000 characters (see ``check_evidence``).
             MemoryNotFound: ``supersedes`` names no memory of the workspace.
@@ -165,6 +169,9 @@ class MemoryService:
         agent_id = resolve_agent(self._directory, principal, request.agent_id)
         check_text(request.text, limit=FACT_MAX_CHARS, what="fact", secrets=self._secrets)
         tags = None if request.tags is None else fact_tags(request.tags, self._secrets)
+        metadata = (
+            None if request.metadata is None else fact_metadata(request.metadata, self._secrets)
+        )
         if request.evidence is not None:
             check_evidence(request.evidence, secrets=self._secrets)
         embedding = self._embed(request.text)
@@ -183,6 +190,7 @@ class MemoryService:
             kind=MemoryKind.FACT,
             text=request.text,
             tags=tags or (),
+            metadata=metadata or {},
             embedding=embedding,
             expires_at=expires_at,
             supersedes=request.supersedes,
@@ -204,8 +212,14 @@ class MemoryService:
 
         def attempt() -> Memory:
             old = self._superseded_candidate(principal, old_id, agent_id)
-            # Tags not sent: the new fact keeps the ones it replaces (docs/reference.md#tags).
-            new = fact if tags is not None else fact.model_copy(update={"tags": old.tags})
+            # Tags or metadata not sent: the new fact keeps the ones of the fact it
+            # replaces (docs/reference.md#tags, docs/reference.md#metadata).
+            kept: dict[str, object] = {}
+            if tags is None:
+                kept["tags"] = old.tags
+            if metadata is None:
+                kept["metadata"] = old.metadata
+            new = fact.model_copy(update=kept) if kept else fact
             new_created = audit_record(self._ids, self._clock, principal, "create", None, new)
             old_after = old.superseded(new.id, now)
             archived = audit_record(
@@ -284,8 +298,9 @@ class MemoryService:
         *,
         expected_versions: Collection[int] | None = None,
     ) -> Memory:
-        """A person edits ``text``, ``expiresAt`` and/or ``tags`` (a fact's whole new
-        set, docs/reference.md#tags); sets ``editedByPersonId``.
+        """A person edits ``text``, ``expiresAt``, ``tags`` (a fact's whole new set,
+        docs/reference.md#tags) and/or ``metadata`` (its whole new object,
+        docs/reference.md#metadata); sets ``editedByPersonId``.
 
         An edit that changes nothing (the same text, expiry and tags) writes nothing:
         the memory comes back as it is, with no new version or history record.
@@ -300,13 +315,23 @@ class MemoryService:
             SecretInMemory: the new text or a tag looks like a secret.
             MemoryTagInvalid: ``tags`` breaks docs/reference.md#tags, or names tags for a
                 day row (only facts carry tags).
+            MemoryMetadataInvalid: ``metadata`` breaks docs/reference.md#metadata, or
+                is sent for a day row.
             MemoryNotFound: no such memory in the workspace.
             MemorySuperseded: a newer memory replaced this one.
         """
         refuse_agents(principal, EDIT_IS_FOR_PERSONS)
-        if request.text is None and request.expires_at is None and request.tags is None:
-            raise InvalidRequest("Send text, expiresAt and/or tags to edit.")
+        if (
+            request.text is None
+            and request.expires_at is None
+            and request.tags is None
+            and request.metadata is None
+        ):
+            raise InvalidRequest("Send text, expiresAt, tags and/or metadata to edit.")
         tags = None if request.tags is None else fact_tags(request.tags, self._secrets)
+        metadata = (
+            None if request.metadata is None else fact_metadata(request.metadata, self._secrets)
+        )
 
         def attempt() -> Memory:
             before = load_visible(self._memories, principal, memory_id)
@@ -323,10 +348,7 @@ class MemoryService:
                 raise MemorySuperseded(
                     f"{memory_id} was replaced by {before.superseded_by}. Edit the newer memory."
                 )
-            changes: dict[str, object] = {}
-            if tags is not None and tags != before.tags:
-                refuse_day_tags(before)
-                changes["tags"] = tags
+            changes = _labels_changed(before, tags, metadata)
             if request.text is not None and request.text != before.text:
                 changes["text"] = request.text
                 if before.kind is MemoryKind.FACT:
@@ -563,3 +585,24 @@ class MemoryService:
             all_tags=tags.all_of,
             any_tags=tags.any_of,
         )
+
+
+def _labels_changed(
+    before: Memory,
+    tags: tuple[str, ...] | None,
+    metadata: dict[str, MetadataValue] | None,
+) -> dict[str, object]:
+    """An edit's changes of tags and metadata (each ``None``: not sent), only those that
+    differ from ``before``.
+
+    Raises:
+        MemoryTagInvalid, MemoryMetadataInvalid: new tags or metadata for a day row.
+    """
+    changes: dict[str, object] = {}
+    if tags is not None and tags != before.tags:
+        refuse_day_tags(before)
+        changes["tags"] = tags
+    if metadata is not None and metadata != before.metadata:
+        refuse_day_metadata(before)
+        changes["metadata"] = metadata
+    return changes

@@ -7,8 +7,6 @@ learning as it stands now."""
 
 from __future__ import annotations
 
-import re
-
 from chalicelib.errors import InvalidRequest, PineworkError, PreconditionFailed
 from chalicelib.models.learning import Learning, LearningState
 from chalicelib.models.principal import Agent
@@ -16,6 +14,7 @@ from chalicelib.models.recall import RecallLogEntry
 from chalicelib.services.run_context import RunContext
 from chalicelib.web.context import FormError, WebContext
 from chalicelib.web.http import WebResponse
+from chalicelib.web.views.stale import form_version
 
 RECALL_AGENTS = 20
 RECALL_ENTRIES = 50
@@ -26,7 +25,6 @@ STALE_LEARNING = (
     "This learning changed since you opened it: someone decided or edited it first. Nothing "
     "you sent was saved. It is shown here as it stands now."
 )
-_VERSION = re.compile(r"[1-9][0-9]{0,17}")
 _PAGE_ORDER = (
     LearningState.PROPOSED,
     LearningState.ACTIVE,
@@ -183,7 +181,7 @@ def decide(web: WebContext, learning_id: str, verb: str) -> WebResponse:
     form = web.request.form()
     service = web.services.learnings
     try:
-        versions = _form_version(form)
+        versions = form_version(form, "learning")
         if verb == "approve":
             text = form.get("text", "").strip() and form.get("text")
             archive = form.get("archive_copies") == "yes"
@@ -202,14 +200,6 @@ def decide(web: WebContext, learning_id: str, verb: str) -> WebResponse:
     except PineworkError as error:
         return learning_page(web, learning_id, errors={verb: FormError.of(error, verb)}, form=form)
     return web.back({}, f"/learnings/{learning_id}", done=f"learning-{verb}")
-
-
-def _form_version(form: dict[str, str]) -> frozenset[int]:
-    """The form's ``version`` as ``expected_versions``; InvalidRequest if absent or bad."""
-    value = form.get("version", "")
-    if not _VERSION.fullmatch(value):
-        raise InvalidRequest("This form does not say which version it was made from; reload.")
-    return frozenset({int(value)})
 
 
 def proposed_count(web: WebContext) -> int:

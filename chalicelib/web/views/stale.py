@@ -27,9 +27,9 @@ STALE_MESSAGE = (
 )
 
 
-def form_version(form: dict[str, str]) -> frozenset[int]:
-    """The version of the memory a dashboard form was made from (its ``version`` field),
-    as the ``expected_versions`` of the service call.
+def form_version(form: dict[str, str], what: str = "memory") -> frozenset[int]:
+    """The version of the object (``what``: memory, learning, page) a dashboard form was
+    made from (its ``version`` field), as the ``expected_versions`` of the service call.
 
     Raises:
         InvalidRequest: no ``version``, or not a positive whole number (400
@@ -38,7 +38,7 @@ def form_version(form: dict[str, str]) -> frozenset[int]:
     value = form.get("version", "")
     if not _VERSION.fullmatch(value):
         raise InvalidRequest(
-            "This form does not say which version of the memory it was made from; "
+            f"This form does not say which version of the {what} it was made from; "
             "reload the page and try again."
         )
     return frozenset({int(value)})

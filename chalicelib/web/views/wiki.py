@@ -11,7 +11,7 @@ from chalicelib.errors import InvalidRequest, PineworkError, PreconditionFailed
 from chalicelib.models.page import PageState
 from chalicelib.web.context import FormError, WebContext
 from chalicelib.web.http import WebResponse
-from chalicelib.web.views.learnings import _form_version
+from chalicelib.web.views.stale import form_version
 
 PAGES_SHOWN = 200
 """Wiki pages on the list at most (``MAX_PAGE_LIST``: one list page)."""
@@ -116,7 +116,7 @@ def change(web: WebContext, page_ref: str, verb: str) -> WebResponse:
     form = web.request.form()
     service = web.services.pages
     try:
-        versions = _form_version(form)
+        versions = form_version(form, "page")
 
         def expected(_: str) -> frozenset[int]:
             return versions

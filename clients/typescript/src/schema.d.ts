@@ -378,6 +378,72 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/memories/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Archive, veto, tag or untag up to 100 memories at once (docs/reference.md#bulk-actions)
+         * @description Who: person.
+         *
+         *     Name the memories by `ids` or select them with `filter` (one agent's facts, as the list filters them, 100 at a time from its `nextToken`). Each memory is changed as a single change would change it (history, version); one that cannot be is in `skipped` with the error code it would have had. The answer's `id` undoes the action for 30 days.
+         *
+         *     Send `Idempotency-Key` to retry safely: the same key and request within 24 hours get the first answer again (`Idempotent-Replayed: true`) and change nothing.
+         */
+        post: operations["apply_bulk"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/memories/bulk/{bulk_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A bulk action as stored (kept 30 days)
+         * @description Who: person.
+         */
+        get: operations["get_bulk"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/memories/bulk/{bulk_id}/undo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Undo a bulk action, once: each change still the memory's latest is reverted
+         * @description Who: person.
+         *
+         *     Send `Idempotency-Key` to retry safely: the same key and request within 24 hours get the first answer again (`Idempotent-Replayed: true`) and change nothing.
+         */
+        post: operations["undo_bulk"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/memories/day": {
         parameters: {
             query?: never;
@@ -1216,6 +1282,157 @@ export interface components {
             evidence: string | null;
         };
         /**
+         * BulkChangedObject
+         * @description A memory a bulk action changed: its ``version`` after the change and the
+         *     ``tags`` the change added or removed (tag and untag).
+         */
+        BulkChangedObject: {
+            /** Id */
+            id: string;
+            /** Version */
+            version: number;
+            /** Tags */
+            tags: string[];
+        };
+        /**
+         * BulkFilter
+         * @description The memories a bulk request acts on, as the list filters them: one agent's facts
+         *     holding every ``tag`` and one of ``anyTag`` (``GET /memories`` rules), of ``status``
+         *     (default active), ``MAX_BULK_MEMORIES`` at a time from ``nextToken``.
+         */
+        BulkFilter: {
+            /** Agentid */
+            agentId: string;
+            /**
+             * Tag
+             * @default null
+             */
+            tag?: string[] | null;
+            /**
+             * Anytag
+             * @default null
+             */
+            anyTag?: string[] | null;
+            /**
+             * Status
+             * @default null
+             */
+            status?: ("active" | "archived") | null;
+            /**
+             * Nexttoken
+             * @default null
+             */
+            nextToken?: string | null;
+        };
+        /**
+         * BulkRecordObject
+         * @description ``GET /memories/bulk/{id}``: a bulk action as stored (kept 30 days).
+         */
+        BulkRecordObject: {
+            /** Id */
+            id: string;
+            /**
+             * Action
+             * @enum {string}
+             */
+            action: "archive" | "veto" | "tag" | "untag";
+            /** By */
+            by: string;
+            /**
+             * At
+             * Format: date-time
+             */
+            at: string;
+            /** Changed */
+            changed: components["schemas"]["BulkChangedObject"][];
+            /** Undoneat */
+            undoneAt: string | null;
+        };
+        /**
+         * BulkRequest
+         * @description ``POST /memories/bulk``: ``action``, exactly one of ``ids`` (1 to 100 memory ids)
+         *     and ``filter``; ``reason`` (archive, required), ``note`` (veto, optional), ``tags``
+         *     (tag and untag, 1 to 10).
+         */
+        BulkRequest: {
+            /**
+             * Action
+             * @enum {string}
+             */
+            action: "archive" | "veto" | "tag" | "untag";
+            /**
+             * Ids
+             * @default null
+             */
+            ids?: string[] | null;
+            /** @default null */
+            filter?: components["schemas"]["BulkFilter"] | null;
+            /**
+             * Reason
+             * @default null
+             */
+            reason?: string | null;
+            /**
+             * Note
+             * @default null
+             */
+            note?: string | null;
+            /**
+             * Tags
+             * @default null
+             */
+            tags?: string[] | null;
+        };
+        /**
+         * BulkResultObject
+         * @description ``POST /memories/bulk``: the bulk action's id (null when nothing changed: no
+         *     record, nothing to undo), each memory ``changed`` and each ``skipped`` with its
+         *     reason, and for a filter the ``nextToken`` of the matches after these (null at the
+         *     last).
+         */
+        BulkResultObject: {
+            /** Id */
+            id: string | null;
+            /**
+             * Action
+             * @enum {string}
+             */
+            action: "archive" | "veto" | "tag" | "untag";
+            /** Changed */
+            changed: components["schemas"]["BulkChangedObject"][];
+            /** Skipped */
+            skipped: components["schemas"]["BulkSkippedObject"][];
+            /** Nexttoken */
+            nextToken: string | null;
+        };
+        /**
+         * BulkSkippedObject
+         * @description A memory a bulk action left as it was, and why: ``code`` is the error code a
+         *     single change would have answered, or ``no_change`` (nothing to do: the tags are
+         *     there already, or none of them).
+         */
+        BulkSkippedObject: {
+            /** Id */
+            id: string;
+            /** Code */
+            code: string;
+            /** Message */
+            message: string;
+        };
+        /**
+         * BulkUndoObject
+         * @description ``POST /memories/bulk/{id}/undo``: the memories put back, and those left (a
+         *     memory changed since the bulk action, or that cannot come back) with the reason.
+         */
+        BulkUndoObject: {
+            /** Id */
+            id: string;
+            /** Restored */
+            restored: components["schemas"]["BulkChangedObject"][];
+            /** Skipped */
+            skipped: components["schemas"]["BulkSkippedObject"][];
+        };
+        /**
          * CreatePageRequest
          * @description ``POST /pages``: a title, an optional slug (made from the title when absent), the
          *     Markdown text and optional tags. Lengths and characters are checked by the service
@@ -1287,8 +1504,9 @@ export interface components {
         };
         /**
          * EditRequest
-         * @description ``PATCH /memories/{id}``: new ``text``, ``expiresAt`` and/or ``tags`` (the fact's
-         *     whole new set, docs/reference.md#tags).
+         * @description ``PATCH /memories/{id}``: new ``text``, ``expiresAt``, ``tags`` (the fact's
+         *     whole new set, docs/reference.md#tags) and/or ``metadata`` (its whole new object,
+         *     docs/reference.md#metadata).
          */
         EditRequest: {
             /**
@@ -1307,6 +1525,14 @@ export interface components {
              * @default null
              */
             tags?: string[] | null;
+            /**
+             * Metadata
+             * @description The fact's new metadata, replacing its object ({} removes it all); rules as on save.
+             * @default null
+             */
+            metadata?: {
+                [key: string]: string | number | boolean;
+            } | null;
         };
         /**
          * EmptyRequest
@@ -1862,6 +2088,13 @@ export interface components {
              * @description The fact's tags, sorted, each once (docs/reference.md#tags); [] for a day row and an erased memory.
              */
             tags: string[];
+            /**
+             * Metadata
+             * @description The fact's metadata, keys sorted (docs/reference.md#metadata); {} for a day row and an erased memory.
+             */
+            metadata: {
+                [key: string]: boolean | number | string;
+            };
             /**
              * Expiresat
              * Format: date-time
@@ -2857,6 +3090,14 @@ export interface components {
              * @default null
              */
             tags?: string[] | null;
+            /**
+             * Metadata
+             * @description A flat object: up to 10 keys (a letter, then letters, digits, _ . -; 40 at most; case is ignored), each a string (200 characters at most), a number or a boolean; 2,048 bytes as JSON at most. Omitted on a superseding save: the replaced fact's metadata.
+             * @default null
+             */
+            metadata?: {
+                [key: string]: string | number | boolean;
+            } | null;
         };
         /**
          * ScoredLearningObject
@@ -5968,6 +6209,7 @@ export interface operations {
              *     - `memory_text_too_long`: A fact over 500 characters or a day line over 300 (400).
              *     - `secret_in_memory`: The text looks like a credential or secret (400).
              *     - `memory_tag_invalid`: A tag or a tag filter breaks the rules of docs/reference.md#tags: not a string, empty, over 40 characters, outside the tag characters, or too many (400).
+             *     - `memory_metadata_invalid`: A fact's metadata breaks the rules of docs/reference.md#metadata: not a flat object, a bad key, a value that is not a string, number or boolean, a string too long, too many keys or too large, or metadata on a day row (400).
              *     - `memory_agent_required`: A person did not name the agent (400).
              *     - `memory_agent_mismatch`: ``supersedes`` names another agent's memory (400).
              *     - `memory_day_append_only`: A save tried to supersede a day row (400).
@@ -5980,7 +6222,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_request" | "memory_text_too_long" | "secret_in_memory" | "memory_tag_invalid" | "memory_agent_required" | "memory_agent_mismatch" | "memory_day_append_only";
+                            code: "invalid_request" | "memory_text_too_long" | "secret_in_memory" | "memory_tag_invalid" | "memory_metadata_invalid" | "memory_agent_required" | "memory_agent_mismatch" | "memory_day_append_only";
                             message: string;
                         };
                     };
@@ -6066,6 +6308,491 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "unsupported_media_type";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `idempotency_key_reused`: An ``Idempotency-Key`` already used with another request (method, path, query string, body, ``If-Match`` or run headers) by the same caller within 24 hours (422; docs/issues.md#issue-15, docs/DECISIONS.md). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "idempotency_key_reused";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `rate_limited`: Throttled; the response carries ``Retry-After`` (429). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `bad_gateway`: Deployed, the function behind API Gateway crashed or answered badly; API Gateway answers (502). The app never raises it (``infra/gateway_responses.py``; docs/issues.md#issue-12). */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_gateway";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `timeout`: Deployed, the call took longer than API Gateway's 29 s and was cut off (504); its changes may or may not be saved. The app never raises it (docs/issues.md#issue-12). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "timeout";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    apply_bulk: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The agent's run (`run_…`). */
+                "X-Pinework-Run"?: components["parameters"]["Run"];
+                /** @description The task the run works on, e.g. `PIN-42` (prefixes day lines; the default recall query). */
+                "X-Pinework-Task"?: components["parameters"]["Task"];
+                /** @description A key of yours (a UUID) naming this request: a retry with the same key and request gets the first answer again and changes nothing (24 hours, per caller). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BulkRequest"];
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    /** @description `true` when this is the stored answer of an earlier request with the same `Idempotency-Key`. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkResultObject"];
+                };
+            };
+            /**
+             * @description - `invalid_request`: Malformed JSON, wrong types, unknown fields, bad dates, other limits (400).
+             *     - `secret_in_memory`: The text looks like a credential or secret (400).
+             *     - `memory_tag_invalid`: A tag or a tag filter breaks the rules of docs/reference.md#tags: not a string, empty, over 40 characters, outside the tag characters, or too many (400).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request" | "secret_in_memory" | "memory_tag_invalid";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `unauthorized`: Missing or unknown bearer token (401). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `forbidden`: The principal may not do this (403). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "forbidden";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `idempotency_key_in_use`: The first request with this ``Idempotency-Key`` is still running; retry after ``Retry-After`` seconds to get its answer (409; docs/issues.md#issue-15, docs/DECISIONS.md). */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "idempotency_key_in_use";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `unsupported_media_type`: A body not declared ``application/json`` on the key-value routes or ``/mcp`` (415; docs/reference.md#cross-site); deployed, API Gateway also answers it itself for content types it refuses (``infra/gateway_responses.py``; docs/issues.md#issue-12). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unsupported_media_type";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `idempotency_key_reused`: An ``Idempotency-Key`` already used with another request (method, path, query string, body, ``If-Match`` or run headers) by the same caller within 24 hours (422; docs/issues.md#issue-15, docs/DECISIONS.md). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "idempotency_key_reused";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `rate_limited`: Throttled; the response carries ``Retry-After`` (429). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `bad_gateway`: Deployed, the function behind API Gateway crashed or answered badly; API Gateway answers (502). The app never raises it (``infra/gateway_responses.py``; docs/issues.md#issue-12). */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_gateway";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `timeout`: Deployed, the call took longer than API Gateway's 29 s and was cut off (504); its changes may or may not be saved. The app never raises it (docs/issues.md#issue-12). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "timeout";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    get_bulk: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The agent's run (`run_…`). */
+                "X-Pinework-Run"?: components["parameters"]["Run"];
+                /** @description The task the run works on, e.g. `PIN-42` (prefixes day lines; the default recall query). */
+                "X-Pinework-Task"?: components["parameters"]["Task"];
+            };
+            path: {
+                /** @description bulk_id */
+                bulk_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkRecordObject"];
+                };
+            };
+            /** @description - `invalid_request`: Malformed JSON, wrong types, unknown fields, bad dates, other limits (400). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `unauthorized`: Missing or unknown bearer token (401). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `forbidden`: The principal may not do this (403). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "forbidden";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `not_found`: No such route or resource other than a memory (404). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "not_found";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `rate_limited`: Throttled; the response carries ``Retry-After`` (429). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `bad_gateway`: Deployed, the function behind API Gateway crashed or answered badly; API Gateway answers (502). The app never raises it (``infra/gateway_responses.py``; docs/issues.md#issue-12). */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_gateway";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `timeout`: Deployed, the call took longer than API Gateway's 29 s and was cut off (504); its changes may or may not be saved. The app never raises it (docs/issues.md#issue-12). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "timeout";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    undo_bulk: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The agent's run (`run_…`). */
+                "X-Pinework-Run"?: components["parameters"]["Run"];
+                /** @description The task the run works on, e.g. `PIN-42` (prefixes day lines; the default recall query). */
+                "X-Pinework-Task"?: components["parameters"]["Task"];
+                /** @description A key of yours (a UUID) naming this request: a retry with the same key and request gets the first answer again and changes nothing (24 hours, per caller). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description bulk_id */
+                bulk_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    /** @description `true` when this is the stored answer of an earlier request with the same `Idempotency-Key`. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkUndoObject"];
+                };
+            };
+            /** @description - `invalid_request`: Malformed JSON, wrong types, unknown fields, bad dates, other limits (400). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `unauthorized`: Missing or unknown bearer token (401). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `forbidden`: The principal may not do this (403). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "forbidden";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `not_found`: No such route or resource other than a memory (404). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "not_found";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /**
+             * @description - `conflict`: A concurrent change kept winning; retry the request (409).
+             *     - `idempotency_key_in_use`: The first request with this ``Idempotency-Key`` is still running; retry after ``Retry-After`` seconds to get its answer (409; docs/issues.md#issue-15, docs/DECISIONS.md).
+             */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "conflict" | "idempotency_key_in_use";
                             message: string;
                         };
                     };
@@ -6365,6 +7092,7 @@ export interface operations {
              * @description - `invalid_request`: Malformed JSON, wrong types, unknown fields, bad dates, other limits (400).
              *     - `memory_agent_required`: A person did not name the agent (400).
              *     - `memory_tag_invalid`: A tag or a tag filter breaks the rules of docs/reference.md#tags: not a string, empty, over 40 characters, outside the tag characters, or too many (400).
+             *     - `secret_in_memory`: The text looks like a credential or secret (400).
              *     - `as_of_invalid`: ``asOf`` is not an RFC 3339 time with a zone (docs/reference.md#as-of-a-moment; 400).
              *     - `as_of_in_future`: ``asOf`` is later than now (docs/reference.md#as-of-a-moment; 400).
              *     - `as_of_before_workspace`: ``asOf`` is before the workspace was created (docs/reference.md#as-of-a-moment; 400).
@@ -6377,7 +7105,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_request" | "memory_agent_required" | "memory_tag_invalid" | "as_of_invalid" | "as_of_in_future" | "as_of_before_workspace";
+                            code: "invalid_request" | "memory_agent_required" | "memory_tag_invalid" | "secret_in_memory" | "as_of_invalid" | "as_of_in_future" | "as_of_before_workspace";
                             message: string;
                         };
                     };
@@ -6545,7 +7273,10 @@ export interface operations {
                     "application/json": components["schemas"]["RecallObject"];
                 };
             };
-            /** @description - `invalid_request`: Malformed JSON, wrong types, unknown fields, bad dates, other limits (400). */
+            /**
+             * @description - `invalid_request`: Malformed JSON, wrong types, unknown fields, bad dates, other limits (400).
+             *     - `secret_in_memory`: The text looks like a credential or secret (400).
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6554,7 +7285,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_request";
+                            code: "invalid_request" | "secret_in_memory";
                             message: string;
                         };
                     };
@@ -6873,6 +7604,7 @@ export interface operations {
              *     - `memory_text_too_long`: A fact over 500 characters or a day line over 300 (400).
              *     - `secret_in_memory`: The text looks like a credential or secret (400).
              *     - `memory_tag_invalid`: A tag or a tag filter breaks the rules of docs/reference.md#tags: not a string, empty, over 40 characters, outside the tag characters, or too many (400).
+             *     - `memory_metadata_invalid`: A fact's metadata breaks the rules of docs/reference.md#metadata: not a flat object, a bad key, a value that is not a string, number or boolean, a string too long, too many keys or too large, or metadata on a day row (400).
              */
             400: {
                 headers: {
@@ -6882,7 +7614,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_request" | "memory_text_too_long" | "secret_in_memory" | "memory_tag_invalid";
+                            code: "invalid_request" | "memory_text_too_long" | "secret_in_memory" | "memory_tag_invalid" | "memory_metadata_invalid";
                             message: string;
                         };
                     };

@@ -24,6 +24,7 @@ const MEMORY: Memory = {
   date: null,
   text: "The uploader retries 5 times.",
   tags: [],
+  metadata: {},
   expiresAt: "2027-02-28T12:00:00.000Z",
   expired: false,
   status: "active",
