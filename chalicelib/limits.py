@@ -252,3 +252,12 @@ MAX_LIVE_PAGES = 2_000
 """Draft and published wiki pages of a workspace (archived ones are not counted)."""
 MAX_PAGE_LIST = 200
 """The most wiki pages one list page returns."""
+SECTION_MAX_TOKENS = 256
+"""A wiki page's section, in tokens (cl100k) of its text at most: a longer one is split
+(docs/reference.md#page-sections)."""
+MAX_RECALLED_SECTIONS = 5
+"""Wiki sections in one recall's block at most (docs/reference.md#wiki-in-recall)."""
+MAX_SECTION_TOKENS = 1_500
+"""Tokens of the wiki sections' lines in one recall's block at most (cl100k)."""
+MAX_PAGE_SECTIONS = 400
+"""Sections of one page in the section index at most (its first ones, in page order)."""

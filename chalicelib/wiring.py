@@ -69,6 +69,7 @@ from chalicelib.services.review.rule_reviewer import Reviewer, RuleReviewer
 from chalicelib.services.review.service import ReviewService
 from chalicelib.services.review.shared_facts import SharedFacts
 from chalicelib.services.text import SecretFinder
+from chalicelib.services.wiki.index import SectionIndexer
 from chalicelib.services.wiki.pages import PageService
 from chalicelib.settings import Settings, SettingsError
 from chalicelib.storage.as_of import DynamoDBAsOfReader
@@ -101,6 +102,7 @@ from chalicelib.storage.upgrade import TableUpgrade
 from chalicelib.storage.vetoes import DynamoDBVetoIndex
 from chalicelib.storage.web_sessions import DynamoDBWebSessionRepository
 from chalicelib.storage.wiki_pages import DynamoDBPageRepository, PageVersionChanged
+from chalicelib.storage.wiki_sections import DynamoDBSectionIndex
 
 if TYPE_CHECKING:  # numpy: loaded by the embedder itself, on first use (chalicelib/deferred.py)
     # The boto3 client types (boto3-stubs, dev only): nothing is imported at run time.
@@ -469,18 +471,22 @@ def build_services(
         clock,
         timedelta(days=settings.archived_text_retention_days),
     )
+    tokens = tokens or Cl100kTokenCounter()
+    page_store = DynamoDBPageRepository(table)
+    sections = SectionIndexer(DynamoDBSectionIndex(table), tokens, embedder, page_store.get)
     recall = RecallService(
         memories,
         recall_store,
         directory,
         scorer or default_scorer(settings, embedder, lambda: s3 or s3_client(settings)),
-        tokens or Cl100kTokenCounter(),
+        tokens,
         clock,
         ids,
         settings.recall_time_budget_ms,
         detector,
         recall_index,
         learnings.active,
+        sections,
     )
     index = DynamoDBMemoryIndexRepository(table)
     auth = AuthService(directory, clock)
@@ -524,11 +530,12 @@ def build_services(
         events=EventService(DynamoDBEventFeed(table), clock),
         learnings=learnings,
         pages=PageService(
-            DynamoDBPageRepository(table),
+            page_store,
             detector,
             clock,
             ids,
             version_changed=PageVersionChanged,
+            sections=sections,
         ),
         bulk=BulkService(memory_service, DynamoDBBulkRepository(table), detector, ids, clock),
         sources=sources,

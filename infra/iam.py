@@ -165,7 +165,8 @@ _API_ITEMS = Grant(
     "MemoryTable", (*_READS, *_WRITES, _PENDING_LIST, "dynamodb:DeleteItem"), (_TABLE,)
 )
 """Deletes: key-value ``forget``, a day row's pointer released by an archive, the recall
-index entry of a fact archived or vetoed (docs/issues.md#issue-23-item-1), the
+index entry of a fact archived or vetoed (docs/issues.md#issue-23-item-1), a wiki page's
+left-over sections in the section index (docs/reference.md#page-sections), the
 dashboard's sign-out (its session) and one-time sign-in codes (used once), and an
 ``Idempotency-Key`` released when its first request failed. The idempotency records
 (docs/issues.md#issue-15, ``chalicelib/storage/idempotency.py``: conditional ``PutItem``, consistent

@@ -332,6 +332,20 @@ class ScoredLearning(WireModel):
     learning: Learning
 
 
+class ScoredSection(WireModel):
+    """A wiki section a recall gave (docs/reference.md#wiki-in-recall): its page, its
+    place in the page, its heading path, its text and its score."""
+
+    score: float
+    page_id: str
+    index: int
+    anchor: str = ""
+    slug: str
+    title: str
+    heading_path: list[str] = Field(default_factory=list)
+    text: str
+
+
 class RecallResult(WireModel):
     """The answer of ``POST /memories/recall`` (docs/reference.md#8-recall).
 
@@ -343,7 +357,11 @@ class RecallResult(WireModel):
         memories: the picked memories, best first.
         learnings: the workspace's learnings it gave, best first
             (docs/reference.md#learnings-in-recall).
-        block: the rendered block (learnings, then ``--- MEMORY ---``).
+        sections: the wiki sections it gave, best first
+            (docs/reference.md#wiki-in-recall).
+        wiki_failed: scoring the wiki's sections failed (none was given).
+        block: the rendered block (``--- WIKI ---`` when the workspace has published
+            pages, learnings, then ``--- MEMORY ---``).
     """
 
     object_type: str = Field(default="recall", alias="object")
@@ -354,6 +372,8 @@ class RecallResult(WireModel):
     fallback: str | None = None
     memories: list[ScoredMemory]
     learnings: list[ScoredLearning] = Field(default_factory=list)
+    sections: list[ScoredSection] = Field(default_factory=list)
+    wiki_failed: bool = False
     block: str | None = ""
 
 
@@ -371,6 +391,15 @@ class RecalledLearningRef(WireModel):
     score: float | None = None
 
 
+class RecalledSectionRef(WireModel):
+    """One wiki section of a recall log entry: its page, position, anchor and score."""
+
+    page_id: str
+    index: int
+    anchor: str = ""
+    score: float
+
+
 class RecallLogEntry(WireModel):
     """One recall as the recall (injection) log keeps it (``GET /recalls``).
 
@@ -378,6 +407,7 @@ class RecallLogEntry(WireModel):
         kind: ``start`` (run-start recall) or ``on_demand``.
         session_id, run_id, task_key: where the memories went.
         memories: the memory ids and scores, best first.
+        sections: the wiki sections shown (docs/reference.md#wiki-in-recall).
     """
 
     id: str
@@ -392,6 +422,8 @@ class RecallLogEntry(WireModel):
     at: dt.datetime
     memories: list[RecalledMemoryRef]
     learnings: list[RecalledLearningRef] = Field(default_factory=list)
+    sections: list[RecalledSectionRef] = Field(default_factory=list)
+    wiki_failed: bool = False
 
 
 class RecallLogPage(WireModel):

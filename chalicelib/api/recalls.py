@@ -27,7 +27,11 @@ from chalicelib.models.requests import RecallLogQuery, RecallRequest
 from chalicelib.models.responses import RecallLogList, RecallLogObject, RecallObject
 from chalicelib.services.access.who import refuse_persons
 from chalicelib.services.paging import decode_next_token, encode_next_token
-from chalicelib.services.recall.service import RUN_START_IS_FOR_AGENTS, RecallResult
+from chalicelib.services.recall.service import (
+    RUN_START_IS_FOR_AGENTS,
+    RecallResult,
+    ScoredSection,
+)
 
 recalls_api = Blueprint(__name__)
 
@@ -57,9 +61,26 @@ def recall_body(
                 {"score": item.score, "learning": item.learning.to_wire()}
                 for item in result.learnings
             ],
+            "sections": [section_body(item) for item in result.wiki.sections],
+            "wikiFailed": result.wiki.failed,
             "block": result.block,
         }
     ).wire()
+
+
+def section_body(item: ScoredSection) -> dict[str, Any]:
+    """The JSON of a section a recall showed (``ScoredSectionObject``)."""
+    section = item.section
+    return {
+        "score": item.score,
+        "pageId": section.page_id,
+        "index": section.index,
+        "anchor": section.anchor,
+        "slug": section.slug,
+        "title": section.title,
+        "headingPath": list(section.heading_path),
+        "text": section.text,
+    }
 
 
 def observe_recall(kind: str, result: RecallResult, started: float) -> None:

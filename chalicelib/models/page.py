@@ -4,6 +4,7 @@ bodies of its routes and their wire shapes."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -187,3 +188,48 @@ class PageList(ListPage[PageSummaryObject]):
 
 class PageRevisionList(ListPage[PageRevisionObject]):
     """``GET /pages/{id}/history``: records oldest first."""
+
+
+PATH_SEPARATOR = "\u203a"
+"""What separates the parts of a section's heading path (U+203A, a single right-pointing
+angle quotation mark)."""
+
+
+@dataclass(frozen=True)
+class IndexedSection:
+    """One section of a published page as the workspace's section index holds it
+    (docs/reference.md#page-sections): what recall scores and shows.
+
+    Attributes:
+        workspace_id, page_id: whose page.
+        version: the page's version it was cut from (a recall shows it only while the
+            page is published at that version).
+        index: its position among the page's sections, from 0.
+        anchor: its heading's anchor (``""`` before the first heading).
+        heading_path: the page title, then each enclosing heading.
+        slug: the page's slug.
+        text: the section's Markdown (no heading line).
+        embedding: the stored recall embedding of ``scored_text`` (``Embedder.embed``),
+            or None when none was computed (the scorer embeds it at recall).
+    """
+
+    workspace_id: str
+    page_id: str
+    version: int
+    index: int
+    anchor: str
+    heading_path: tuple[str, ...]
+    slug: str
+    text: str
+    embedding: bytes | None = None
+
+    @property
+    def title(self) -> str:
+        """The page's title (the heading path's first element)."""
+        return self.heading_path[0]
+
+    @property
+    def scored_text(self) -> str:
+        """What recall scores: the heading path (``PATH_SEPARATOR`` between its parts), a line
+        break, the text."""
+        return f" {PATH_SEPARATOR} ".join(self.heading_path) + "\n" + self.text

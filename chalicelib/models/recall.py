@@ -46,6 +46,16 @@ class RecalledLearning(WireModel):
     score: float | None
 
 
+class RecalledSection(WireModel):
+    """One wiki section a recall showed (docs/reference.md#wiki-in-recall): its page,
+    its position among the page's sections, its heading's anchor and its score."""
+
+    page_id: str
+    index: int
+    anchor: str
+    score: float
+
+
 class RecallLogEntry(WireModel):
     """One recall, as the recall log keeps it (readable by persons)."""
 
@@ -61,6 +71,9 @@ class RecallLogEntry(WireModel):
     at: Timestamp
     memories: list[RecalledMemory]
     learnings: list[RecalledLearning] = Field(default_factory=list)
+    sections: list[RecalledSection] = Field(default_factory=list)
+    wiki_failed: bool = False
+    """Scoring the wiki's sections failed: none was shown."""
 
     def to_wire(self) -> dict[str, Any]:
         """Return the JSON object (``object: "recall_log"``)."""

@@ -181,6 +181,19 @@ class ScoredLearningObject(ResponseModel):
     learning: LearningObject
 
 
+class ScoredSectionObject(ResponseModel):
+    """A wiki section a recall showed (docs/reference.md#wiki-in-recall)."""
+
+    score: float = Field(ge=0.5, le=1)
+    page_id: str = Field(description="`pag_…`: the published page it is part of.")
+    index: int = Field(ge=0, description="Its position among the page's sections, from 0.")
+    anchor: str = Field(description="Its heading's anchor (empty before the first heading).")
+    slug: str
+    title: str = Field(description="The page's title.")
+    heading_path: list[str] = Field(description="The page title, then each enclosing heading.")
+    text: str = Field(description="The section's Markdown, as stored (no heading line).")
+
+
 class RecallObject(ResponseModel):
     """The answer of on-demand (``object: recall``) and run-start (``recall_start``)
     recall (docs/reference.md#8-recall): the scored memories, best first, and the ``--- MEMORY ---``
@@ -199,6 +212,14 @@ class RecallObject(ResponseModel):
         description="The workspace's learnings given, best first "
         "(docs/reference.md#learnings-in-recall)."
     )
+    sections: list[ScoredSectionObject] = Field(
+        default_factory=list,
+        description="The wiki sections given, best first (docs/reference.md#wiki-in-recall).",
+    )
+    wiki_failed: bool = Field(
+        default=False,
+        description="Scoring the wiki's sections failed: none was given, and the block says so.",
+    )
     block: str | None
 
 
@@ -214,6 +235,15 @@ class RecalledLearningObject(ResponseModel):
 
     learning_id: str
     score: float | None
+
+
+class RecalledSectionObject(ResponseModel):
+    """One wiki section of a recall log entry: its page, position, anchor and score."""
+
+    page_id: str
+    index: int
+    anchor: str
+    score: float
 
 
 class RecallLogObject(ResponseModel):
@@ -233,6 +263,13 @@ class RecallLogObject(ResponseModel):
     learnings: list[RecalledLearningObject] = Field(
         description="The workspace's learnings this recall gave "
         "(docs/reference.md#learnings-in-recall)."
+    )
+    sections: list[RecalledSectionObject] = Field(
+        default_factory=list,
+        description="The wiki sections this recall showed (docs/reference.md#wiki-in-recall).",
+    )
+    wiki_failed: bool = Field(
+        default=False, description="Scoring the wiki's sections failed: none was shown."
     )
 
 

@@ -55,6 +55,7 @@
 | the workspace's learnings are filed by state (marker) | ``LEARNINGS#<wsp_id>`` | ``STATES`` |
 | a learning's history record | ``LEARNING#<lrn_id>`` | ``AUDIT#<aud_id>`` |
 | an owner mark (an item not keyed by its owner) | ``OWNED#<owner id>`` | ``<pk>|<sk>`` |
+| a published page's section | ``WIKISECTIONS#<wsp_id>`` | ``<pag_id>#<index 0000-9999>`` |
 | a live fact by content | ``SAMEFACT#<wsp_id>#<digest>`` | ``<agt_id>#<mem_id>`` |
 | its agent is filed (marker) | ``SAMEFACTS#<agt_id>`` | ``INDEXED`` |
 | a fact's tag (tag index) | ``MEMORYTAGS#<agt_id>`` | ``<tag>#<status>#<mem_id>`` |
@@ -758,6 +759,7 @@ def owner_partitions(owner_id: str) -> list[str]:
             kv_partition(f"account#{owner_id}"),
             pages_partition(owner_id),
             *(page_state_partition(owner_id, state) for state in PAGE_STATE_NAMES),
+            section_index_partition(owner_id),
             bulk_partition(owner_id),
         ]
     single = {
@@ -788,6 +790,19 @@ def page_state_partition(workspace_id: str, state: str) -> str:
 def page_history_partition(page_id: str) -> str:
     """The partition of a wiki page's history records."""
     return f"WIKIPAGE#{page_id}"
+
+
+def section_index_partition(workspace_id: str) -> str:
+    """The partition of a workspace's section index: every section of its published
+    pages with its embedding, what a recall reads of the wiki and nothing else
+    (docs/reference.md#page-sections, ``storage/wiki_sections.py``)."""
+    return f"WIKISECTIONS#{workspace_id}"
+
+
+def section_key(workspace_id: str, page_id: str, index: int) -> dict[str, str]:
+    """Primary key of one section of a page in the workspace's section index (a page's
+    sections sort together, in page order)."""
+    return {"pk": section_index_partition(workspace_id), "sk": f"{page_id}#{index:04d}"}
 
 
 def same_fact_partition(workspace_id: str, digest: str) -> str:

@@ -76,6 +76,13 @@ def log_entry_to_item(
         item["learnings"] = json.dumps(
             [[m.learning_id, m.score] for m in entry.learnings], separators=(",", ":")
         )
+    if entry.sections:
+        item["sections"] = json.dumps(
+            [[m.page_id, m.index, m.anchor, m.score] for m in entry.sections],
+            separators=(",", ":"),
+        )
+    if entry.wiki_failed:
+        item["wikiFailed"] = True
     for name, value in (
         ("sessionId", entry.session_id),
         ("runId", entry.run_id),
@@ -109,6 +116,11 @@ def log_entry_from_item(item: dict[str, Any]) -> RecallLogEntry:
                 {"learningId": learning_id, "score": score}
                 for learning_id, score in json.loads(item.get("learnings", "[]"))
             ],
+            "sections": [
+                {"pageId": page_id, "index": index, "anchor": anchor, "score": score}
+                for page_id, index, anchor, score in json.loads(item.get("sections", "[]"))
+            ],
+            "wikiFailed": bool(item.get("wikiFailed", False)),
         }
     )
 

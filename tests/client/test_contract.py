@@ -49,6 +49,8 @@ CLIENT_TO_DOCUMENT = {
     models.LearningAuditPage: "LearningAuditList",
     models.ScoredLearning: "ScoredLearningObject",
     models.RecalledLearningRef: "RecalledLearningObject",
+    models.ScoredSection: "ScoredSectionObject",
+    models.RecalledSectionRef: "RecalledSectionObject",
     models.Erasure: "ErasureObject",
     models.ErasurePage: "ErasureList",
     models.Export: "ExportObject",

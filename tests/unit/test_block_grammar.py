@@ -18,8 +18,15 @@ from chalicelib.characters import DASH_CHARACTERS, REFUSED_CHARACTERS
 from chalicelib.errors import InvalidRequest
 from chalicelib.models.learning import Learning, LearningState
 from chalicelib.models.memory import Memory, MemoryKind
+from chalicelib.models.page import PATH_SEPARATOR, IndexedSection
 from chalicelib.services.memory.day_log import format_day_line
-from chalicelib.services.recall.service import RecallService, ScoredLearning, ScoredMemory
+from chalicelib.services.recall.service import (
+    RecallService,
+    ScoredLearning,
+    ScoredMemory,
+    ScoredSection,
+    WikiPick,
+)
 from chalicelib.services.text import check_characters, check_not_blank
 from chalicelib.storage.protocols import MemoryRepository
 
@@ -27,12 +34,19 @@ NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
 # The grammar as docs/reference.md#block-grammar writes it.
 MARKERS = {
+    "--- WIKI ---": "wiki",
     "--- LEARNINGS (the workspace's, for every agent) ---": "learnings",
     "--- END LEARNINGS ---": "end learnings",
     "--- MEMORY ---": "memory",
     "--- DAY LOG (today and yesterday, UTC, newest first) ---": "day log",
     "--- END MEMORY ---": "end memory",
 }
+SECTION_HEAD = re.compile(
+    r"^(?P<id>pag_[0-9A-HJKMNP-TV-Z]{26}) §(?P<index>\d+) "
+    r"\((?P<slug>[a-z0-9-]+)(?:#(?P<anchor>[^ )]+))?\) "
+)
+SECTION_TEXT = "> "
+WIKI_NOTE = "(wiki pages not shown: scoring their sections failed)"
 ITEM = re.compile(r"^(?P<id>(?:mem|lrn)_[0-9A-HJKMNP-TV-Z]{26}) \((?P<date>\d{4}-\d{2}-\d{2})\) ")
 DAY = re.compile(r"^(?P<date>\d{4}-\d{2}-\d{2}) (?P<time>\d{2}:\d{2}) ")
 DASHES = "-\u058a\u05be\u1400\u1806\u2010-\u2015\u2053\u207b\u208b\u2212\u23af\u2500\u2501\u2796"
@@ -54,20 +68,36 @@ def parse(block: str) -> dict[str, list[tuple[str, str]]]:
     assert block.splitlines() == lines, "a line break other than LF inside a line"
     sections: dict[str, list[tuple[str, str]]] = {}
     order = [MARKERS.get(line) for line in lines if line in MARKERS]
-    assert order in (
-        ["memory", "end memory"],
-        ["memory", "day log", "end memory"],
-        ["learnings", "end learnings", "memory", "end memory"],
-        ["learnings", "end learnings", "memory", "day log", "end memory"],
-    ), order
+    memory = (["memory", "end memory"], ["memory", "day log", "end memory"])
+    learnings = ["learnings", "end learnings"]
+    assert order in [
+        start + tail for start in ([], learnings, ["wiki"], ["wiki", *learnings]) for tail in memory
+    ], order
     assert lines[0] in MARKERS and lines[-1] == "--- END MEMORY ---"
     current = ""
+    head: str | None = None
     for line in lines:
         if line in MARKERS:
             current = MARKERS[line]
             sections.setdefault(current, [])
             continue
         assert not line.startswith("---"), line
+        if current in ("wiki", "end learnings") and "wiki" in sections:
+            # the wiki's sections: a head line, then its text line; or the one note
+            if head is None and line == WIKI_NOTE:
+                sections.setdefault("wiki note", []).append(("", line))
+                continue
+            if head is None:
+                assert SECTION_HEAD.match(line), line
+                head = line
+                continue
+            assert line.startswith(SECTION_TEXT), line
+            text = line[len(SECTION_TEXT) :]
+            assert not BARE_DASH_RUN.search(QUOTED_DASHES.sub("", text + head)), line
+            assert text == text.strip(" ") and "  " not in text, text
+            sections.setdefault("sections", []).append((head, text))
+            head = None
+            continue
         shape = DAY if current == "day log" else ITEM
         found = shape.match(line)
         assert found is not None and current in ("learnings", "memory", "day log"), line
@@ -163,6 +193,27 @@ def learning(number: int, text: str) -> Learning:
     )
 
 
+def section(number: int, path: list[str], text: str) -> IndexedSection:
+    """A section of a published page of ``wsp_1`` (its title the path's first part)."""
+    return IndexedSection(
+        workspace_id="wsp_1",
+        page_id=f"pag_01KAAAAAAAAAAAAAAAAAAAA{number:03d}",
+        version=1,
+        index=number,
+        anchor="a-b" if number % 2 else "",
+        heading_path=tuple(path),
+        slug="runbook",
+        text=text,
+    )
+
+
+def path_of(head: str) -> list[str]:
+    """A section head line's heading path, its parts unescaped."""
+    found = SECTION_HEAD.match(head)
+    assert found is not None
+    return [unescape(part) for part in head[found.end() :].split(f" {PATH_SEPARATOR} ")]
+
+
 def service(day_row: Memory | None) -> RecallService:
     """Recall with only what ``render_block`` reads: today's day row."""
     memories = Mock(spec=MemoryRepository)
@@ -185,9 +236,15 @@ def service(day_row: Memory | None) -> RecallService:
     facts=st.lists(texts, max_size=4),
     learned=st.lists(texts, max_size=3),
     lines=st.lists(st.tuples(day_lines, task_keys), max_size=3),
+    pages=st.lists(st.tuples(st.lists(day_lines, min_size=1, max_size=3), texts), max_size=3),
+    wiki=st.sampled_from(["none", "indexed", "failed"]),
 )
 def test_no_stored_text_breaks_the_grammar(
-    facts: list[str], learned: list[str], lines: list[tuple[str, str | None]]
+    facts: list[str],
+    learned: list[str],
+    lines: list[tuple[str, str | None]],
+    pages: list[tuple[list[str], str]],
+    wiki: str,
 ) -> None:
     assume(all(key is None or key.lower() != "durable" for _, key in lines))
     stored_lines = [format_day_line(line, NOW, key) for line, key in lines]
@@ -195,8 +252,24 @@ def test_no_stored_text_breaks_the_grammar(
     picked = [ScoredMemory(memory(n, text), 0.9) for n, text in enumerate(facts)]
     told = [ScoredLearning(learning(n, text), 0.9) for n, text in enumerate(learned)]
 
-    block = service(row).render_block("agt_1", picked, NOW, told)
+    shown = [
+        ScoredSection(section(n, path, text), 0.9)
+        for n, (path, text) in enumerate(pages if wiki == "indexed" else [])
+    ]
+    pick = None if wiki == "none" else WikiPick(shown, indexed=True, failed=wiki == "failed")
+    block = service(row).render_block("agt_1", picked, NOW, told, wiki=pick)
     sections = parse(block)
+
+    assert ("wiki" in sections) is (pick is not None)
+    got = sections.get("sections", [])
+    assert [SECTION_HEAD.match(head_line).group("id") for head_line, _ in got] == [  # type: ignore[union-attr]
+        item.section.page_id for item in shown
+    ]
+    assert [unescape(text) for _, text in got] == [collapsed(i.section.text) for i in shown]
+    assert [path_of(head_line) for head_line, _ in got] == [
+        [collapsed(part) for part in i.section.heading_path] for i in shown
+    ]
+    assert ("wiki note" in sections) is (wiki == "failed")
 
     assert [key for key, _ in sections["memory"]] == [item.memory.id for item in picked]
     assert [unescape(text) for _, text in sections["memory"]] == [collapsed(t) for t in facts]
@@ -204,9 +277,9 @@ def test_no_stored_text_breaks_the_grammar(
     assert [unescape(text) for _, text in sections.get("learnings", [])] == [
         collapsed(t) for t in learned
     ]
-    shown = sections.get("day log", [])
-    assert [key for key, _ in shown] == [f"{date(2026, 11, 30)} 12:00"] * len(lines)
-    assert [unescape(text) for _, text in shown] == [
+    logged = sections.get("day log", [])
+    assert [key for key, _ in logged] == [f"{date(2026, 11, 30)} 12:00"] * len(lines)
+    assert [unescape(text) for _, text in logged] == [
         collapsed(f"[{key}] {line}" if key else line) for line, key in lines[::-1]
     ]
 

@@ -80,9 +80,10 @@ def _values_text(item: dict[str, Any]) -> str:
 
 LEARNING_PARTITIONS = ("LEARNINGS#", "LEARNING#")
 """The learnings' partitions, where an agent's erasure reads fields, not every value."""
-WIKI_PARTITIONS = ("WIKI#", "WIKIPAGE#")
-"""The wiki pages' partitions: the workspace's alone (persons write pages; a page whose
-text names an agent stays through that agent's erasure: docs/reference.md#17-wiki-pages)."""
+WIKI_PARTITIONS = ("WIKI#", "WIKIPAGE#", "WIKISECTIONS#")
+"""The wiki pages' partitions (their section index too): the workspace's alone (persons
+write pages; a page whose text names an agent stays through that agent's erasure:
+docs/reference.md#17-wiki-pages)."""
 
 
 def belongs(item: dict[str, Any], kind: TargetKind, ids: set[str], collected: set[str]) -> bool:

@@ -11,7 +11,7 @@ counts). The scoring, the 0.5 cut, the budgets and the block are
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from chalicelib.errors import InvalidRequest
 from chalicelib.ids import Clock
@@ -19,7 +19,7 @@ from chalicelib.limits import MAX_MEMORIES, MAX_MEMORY_TOKENS, SCORE_CUTOFF
 from chalicelib.models.memory import Memory
 from chalicelib.models.principal import Principal
 from chalicelib.services.access.who import resolve_agent
-from chalicelib.services.recall.service import RecallService
+from chalicelib.services.recall.service import RecallService, WikiPick
 from chalicelib.services.text import has_content
 from chalicelib.storage.protocols import DirectoryRepository, MemoryRepository
 
@@ -49,7 +49,9 @@ class RecallPreview:
         considered: live, unexpired facts scored.
         kept: facts the recall would return.
         lines: the best ``PREVIEW_LINES`` facts, best first.
-        block: the ``--- MEMORY ---`` block the agent would see.
+        block: the block the agent would see (``--- WIKI ---`` part included).
+        wiki: the wiki sections it would be shown, or that scoring them failed
+            (docs/reference.md#wiki-in-recall).
     """
 
     query: str
@@ -58,6 +60,7 @@ class RecallPreview:
     kept: int
     lines: list[PreviewLine]
     block: str
+    wiki: WikiPick = field(default_factory=WikiPick)
 
 
 class RecallPreviewService:
@@ -110,6 +113,7 @@ class RecallPreviewService:
             below = fallback is None and (item.score or 0.0) < SCORE_CUTOFF
             why = None if kept else (BELOW_CUTOFF if below else OVER_BUDGET)
             lines.append(PreviewLine(item.memory, item.score, kept, why))
+        wiki = self._recall.pick_sections(principal.workspace_id, query, now)
         return RecallPreview(
             query=query,
             fallback=fallback,
@@ -121,5 +125,7 @@ class RecallPreviewService:
                 picked,
                 now,
                 self._recall.pick_learnings(principal.workspace_id, query, now),
+                wiki=wiki,
             ),
+            wiki=wiki,
         )

@@ -19,6 +19,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from typing import Protocol
 
 from chalicelib.characters import block_text
 from chalicelib.errors import Forbidden, InvalidRequest
@@ -30,16 +31,20 @@ from chalicelib.limits import (
     MAX_MEMORIES,
     MAX_MEMORY_TOKENS,
     MAX_RECALLED_LEARNINGS,
+    MAX_RECALLED_SECTIONS,
+    MAX_SECTION_TOKENS,
     RECALL_QUERY_MAX_CHARS,
     SCORE_CUTOFF,
     SESSION_WINDOW,
 )
 from chalicelib.models.learning import Learning
 from chalicelib.models.memory import Memory, MemoryKind, MemoryStatus
+from chalicelib.models.page import PATH_SEPARATOR, IndexedSection
 from chalicelib.models.principal import Principal
 from chalicelib.models.recall import (
     RecalledLearning,
     RecalledMemory,
+    RecalledSection,
     RecallEntry,
     RecallLogEntry,
     RecallStartRequest,
@@ -66,6 +71,12 @@ from chalicelib.storage.protocols import (
 
 logger = logging.getLogger(__name__)
 
+WIKI_HEADER = "--- WIKI ---"
+WIKI_NOT_SCORED = "(wiki pages not shown: scoring their sections failed)"
+"""The WIKI part's one line when the sections could not be scored
+(docs/reference.md#wiki-in-recall): no page is shown, never the newest."""
+SECTION_TEXT_PREFIX = "> "
+"""How a section's text line starts (its heading line starts with the page id)."""
 LEARNINGS_HEADER = "--- LEARNINGS (the workspace's, for every agent) ---"
 LEARNINGS_FOOTER = "--- END LEARNINGS ---"
 BLOCK_HEADER = "--- MEMORY ---"
@@ -93,6 +104,45 @@ class ScoredLearning:
 
     learning: Learning
     score: float | None
+
+
+@dataclass(frozen=True)
+class ScoredSection:
+    """A wiki section a recall shows, with its score (docs/reference.md#wiki-in-recall)."""
+
+    section: IndexedSection
+    score: float
+
+
+@dataclass(frozen=True)
+class WikiPick:
+    """What a recall takes from the workspace's wiki pages.
+
+    Attributes:
+        sections: the sections shown, best first.
+        indexed: the workspace has sections indexed (a published page): the block
+            holds a ``--- WIKI ---`` part.
+        failed: scoring the sections failed or ran out of time: none is shown and the
+            block says so.
+        considered: sections read and scored (the section index's size).
+    """
+
+    sections: list[ScoredSection] = field(default_factory=list)
+    indexed: bool = False
+    failed: bool = False
+    considered: int = 0
+
+
+class WikiSections(Protocol):
+    """The workspace's section index as recall reads it (``services.wiki.index``)."""
+
+    def sections(self, workspace_id: str) -> list[IndexedSection]:
+        """Every indexed section of the workspace."""
+        ...
+
+    def published_version(self, workspace_id: str, page_id: str) -> int | None:
+        """The page's version if it is published now (read by key), else None."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -128,6 +178,7 @@ class RecallResult:
     skipped: str | None = None
     learnings: list[ScoredLearning] = field(default_factory=list)
     scoring: Scoring | None = None
+    wiki: WikiPick = field(default_factory=WikiPick)
 
 
 def memory_line(memory: Memory) -> str:
@@ -136,6 +187,19 @@ def memory_line(memory: Memory) -> str:
     docs/reference.md#block-grammar)."""
     created = memory.created_at.astimezone(UTC).date().isoformat()
     return f"{memory.id} ({created}) {block_text(memory.text)}"
+
+
+def section_lines(section: IndexedSection) -> tuple[str, str]:
+    """A section's two block lines (docs/reference.md#block-grammar): ``pag_… §<index>
+    (<slug>#<anchor>) <title> › <heading> › …`` (``(<slug>)`` before the first heading),
+    then ``> `` and its text. Every stored part is written as ``block_text`` shows it,
+    and a ``›`` inside a heading as ``⟨U+203A⟩``, so the path splits at `` › `` only."""
+    path = f" {PATH_SEPARATOR} ".join(
+        block_text(part).replace(PATH_SEPARATOR, "⟨U+203A⟩") for part in section.heading_path
+    )
+    where = section.slug + (f"#{block_text(section.anchor)}" if section.anchor else "")
+    head = f"{section.page_id} §{section.index} ({where}) {path}"
+    return head, SECTION_TEXT_PREFIX + block_text(section.text)
 
 
 class RecallService:
@@ -158,6 +222,8 @@ class RecallService:
             (docs/issues.md#issue-23-item-1).
         learnings: a workspace's active learnings (docs/reference.md#learnings-in-recall);
             ``None``: none are recalled.
+        wiki: the workspaces' section indexes (docs/reference.md#wiki-in-recall);
+            ``None``: no wiki part.
     """
 
     def __init__(
@@ -173,8 +239,10 @@ class RecallService:
         secrets: SecretFinder,
         index: RecallIndexRepository,
         learnings: Callable[[str], list[Learning]] | None = None,
+        wiki: WikiSections | None = None,
     ) -> None:
         self._learnings = learnings
+        self._wiki = wiki
         self._memories = memories
         self._index = index
         self._recalls = recalls
@@ -349,6 +417,7 @@ class RecallService:
         fallback = scoring.fallback
         picked = self._verified(self.within_budget(scoring.ranked), now)
         learned = self.pick_learnings(principal.workspace_id, query, now)
+        wiki = self.pick_sections(principal.workspace_id, query, now)
         # Counters are read only for the memories returned (after the cut), before
         # this recall counts them: scoring needs none of them.
         counted = self._memories.with_recall_counts([item.memory for item in picked])
@@ -357,8 +426,10 @@ class RecallService:
         ]
         if not count:
             # A preview (docs/reference.md#recall-preview): no log entry, no counters.
-            block = self.render_block(agent_id, picked, now, learned)
-            return RecallResult(query, fallback, picked, block, learnings=learned, scoring=scoring)
+            block = self.render_block(agent_id, picked, now, learned, wiki=wiki)
+            return RecallResult(
+                query, fallback, picked, block, learnings=learned, scoring=scoring, wiki=wiki
+            )
         entry = RecallLogEntry(
             id=self._ids.new("rcl"),
             workspace_id=principal.workspace_id,
@@ -372,6 +443,16 @@ class RecallService:
             at=now,
             memories=[RecalledMemory(memory_id=i.memory.id, score=i.score) for i in picked],
             learnings=[RecalledLearning(learning_id=i.learning.id, score=i.score) for i in learned],
+            sections=[
+                RecalledSection(
+                    page_id=i.section.page_id,
+                    index=i.section.index,
+                    anchor=i.section.anchor,
+                    score=i.score,
+                )
+                for i in wiki.sections
+            ],
+            wiki_failed=wiki.failed,
         )
         self._recalls.commit_recall([i.memory.id for i in picked], entry, now, session)
         picked = [
@@ -383,9 +464,16 @@ class RecallService:
             )
             for item in picked
         ]
-        block = self.render_block(agent_id, picked, now, learned)
+        block = self.render_block(agent_id, picked, now, learned, wiki=wiki)
         return RecallResult(
-            query, fallback, picked, block, recall_id=entry.id, learnings=learned, scoring=scoring
+            query,
+            fallback,
+            picked,
+            block,
+            recall_id=entry.id,
+            learnings=learned,
+            scoring=scoring,
+            wiki=wiki,
         )
 
     def _index_candidates(self, agent_id: str, entries: Sequence[RecallEntry]) -> PartialCandidates:
@@ -567,25 +655,17 @@ class RecallService:
         if not active:
             return []
         newest = [ScoredLearning(learning, None) for learning in active]
-        try:
-            candidates = [
-                Candidate(learning.text, learning.proposed_at, learning.embedding)
-                for learning in active
-            ]
-            with scoring(self._budget_seconds):
-                scores = self._scorer.score(query, candidates, now)
-        except DeadlinePassed:
-            logger.warning(
-                "learnings scorer stopped at its %.3fs budget; newest instead", self._budget_seconds
-            )
-            ranked = newest
-        except Exception:
-            logger.exception("learnings scorer failed; newest instead")
+        scores = self._shared_scores(
+            query,
+            [Candidate(item.text, item.proposed_at, item.embedding) for item in active],
+            now,
+            "learnings",
+        )
+        if scores is None:
             ranked = newest
         else:
-            scores = keyed_scores(query, [learning.text for learning in active], scores)
             scored = [
-                ScoredLearning(learning, _shown(float(score)))
+                ScoredLearning(learning, score)
                 for learning, score in zip(active, scores, strict=True)
             ]
             scored.sort(key=lambda item: item.learning.id, reverse=True)
@@ -603,6 +683,71 @@ class RecallService:
             used += cost
         return picked
 
+    def _shared_scores(
+        self, query: str, candidates: Sequence[Candidate], now: datetime, what: str
+    ) -> list[float] | None:
+        """The scorer's scores of a workspace's shared candidates (learnings, wiki
+        sections) for ``query``, as ``score`` shows a fact's (identifier queries' rule,
+        4 decimals), under the recall's time budget; None when it failed, ran out of
+        time or answered the wrong number of scores (logged)."""
+        try:
+            with scoring(self._budget_seconds):
+                raw = self._scorer.score(query, candidates, now)
+        except DeadlinePassed:
+            logger.warning("%s scorer stopped at its %.3fs budget", what, self._budget_seconds)
+            return None
+        except Exception:
+            logger.exception("%s scorer failed", what)
+            return None
+        if len(raw) != len(candidates):
+            logger.error("%s scorer returned %d scores for %d", what, len(raw), len(candidates))
+            return None
+        keyed = keyed_scores(query, [candidate.text for candidate in candidates], raw)
+        return [_shown(float(score)) for score in keyed]
+
+    def pick_sections(self, workspace_id: str, query: str, now: datetime) -> WikiPick:
+        """The workspace's wiki sections for ``query`` (docs/reference.md#wiki-in-recall):
+        every indexed section scored like a fact (its heading path and text, its stored
+        embedding) with the same 0.5 cut and ``MAX_KEPT``, best first (ties: page id and
+        position); then, of those whose page is published at the section's version now
+        (one read by key a page looked at), at most ``MAX_RECALLED_SECTIONS`` and
+        ``MAX_SECTION_TOKENS`` tokens of their block lines. When scoring fails, none
+        (``failed``): a page is never shown unscored. Nothing is counted."""
+        if self._wiki is None or not has_content(query):
+            return WikiPick()
+        indexed = self._wiki.sections(workspace_id)
+        if not indexed:
+            return WikiPick()
+        candidates = [Candidate(item.scored_text, now, item.embedding) for item in indexed]
+        scores = self._shared_scores(query, candidates, now, "wiki sections")
+        if scores is None:
+            return WikiPick(indexed=True, failed=True, considered=len(indexed))
+        ranked = sorted(
+            (
+                ScoredSection(section, score)
+                for section, score in zip(indexed, scores, strict=True)
+                if score >= SCORE_CUTOFF
+            ),
+            key=lambda item: (-item.score, item.section.page_id, item.section.index),
+        )[:MAX_KEPT]
+        versions: dict[str, int | None] = {}
+        picked: list[ScoredSection] = []
+        used = 0
+        for item in ranked:
+            if len(picked) == MAX_RECALLED_SECTIONS:
+                break
+            page_id = item.section.page_id
+            if page_id not in versions:
+                versions[page_id] = self._wiki.published_version(workspace_id, page_id)
+            if versions[page_id] != item.section.version:
+                continue  # archived or changed since it was indexed
+            cost = self._tokens.count("\n".join(section_lines(item.section)))
+            if used + cost > MAX_SECTION_TOKENS:
+                continue
+            picked.append(item)
+            used += cost
+        return WikiPick(picked, indexed=True, considered=len(indexed))
+
     def render_block(
         self,
         agent_id: str,
@@ -610,18 +755,31 @@ class RecallService:
         now: datetime,
         learnings: Sequence[ScoredLearning] = (),
         day_rows: Callable[[str], Memory | None] | None = None,
+        wiki: WikiPick | None = None,
     ) -> str:
-        """The ``--- LEARNINGS ---`` block of ``learnings`` (when there are any), then the
-        ``--- MEMORY ---`` block of ``picked`` and the agent's day log of today and
-        yesterday (docs/reference.md#8-recall, docs/reference.md#learnings-in-recall).
+        """The ``--- WIKI ---`` part when the workspace has indexed sections (``wiki``):
+        the ``--- LEARNINGS ---`` block of ``learnings`` (when there are any; it is the
+        block's first part when the workspace has no published page), then the wiki's
+        sections, two lines each, or the one line saying they could not be scored; then
+        the ``--- MEMORY ---`` block of ``picked`` and the agent's day log of today and
+        yesterday (docs/reference.md#8-recall, docs/reference.md#learnings-in-recall,
+        docs/reference.md#wiki-in-recall).
 
         ``day_rows``: the live day row of a date (``YYYY-MM-DD``) or None; default: the
         stored ones (an as-of preview passes the rows as they were,
         docs/reference.md#as-of-a-moment)."""
         lines: list[str] = []
+        in_wiki = wiki is not None and (wiki.indexed or wiki.failed)
+        if in_wiki:
+            lines.append(WIKI_HEADER)
         if learnings:
             lines += [LEARNINGS_HEADER, *(item.learning.line() for item in learnings)]
             lines.append(LEARNINGS_FOOTER)
+        if wiki is not None and in_wiki:
+            for item in wiki.sections:
+                lines += section_lines(item.section)
+            if wiki.failed:
+                lines.append(WIKI_NOT_SCORED)
         lines += [BLOCK_HEADER, *(memory_line(item.memory) for item in picked)]
         day_lines = self._day_log_lines(now, day_rows or self._live_day_row(agent_id))
         if day_lines:

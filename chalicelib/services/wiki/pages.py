@@ -13,6 +13,7 @@ published pages only; the rest is for persons (``forbidden``).
 from __future__ import annotations
 
 import difflib
+import logging
 import re
 import unicodedata
 from collections.abc import Callable
@@ -41,6 +42,9 @@ from chalicelib.models.page import (
 from chalicelib.models.principal import Principal
 from chalicelib.services.access.who import refuse_agents
 from chalicelib.services.text import SecretFinder, check_text
+from chalicelib.services.wiki.index import SectionIndexer
+
+logger = logging.getLogger(__name__)
 
 PAGES_ARE_WRITTEN_BY_PERSONS = (
     "Only a person creates, edits, publishes or archives a wiki page, and reads drafts, "
@@ -98,6 +102,8 @@ class PageService:
         secrets: the secret detector (title and text).
         clock, ids: the time and new ids.
         version_changed: the store's "changed since read" exception.
+        sections: the workspace's section index, kept in step with every change of a
+            published page (docs/reference.md#page-sections); None: no index.
     """
 
     def __init__(
@@ -108,7 +114,9 @@ class PageService:
         ids: IdFactory,
         *,
         version_changed: type[Exception],
+        sections: SectionIndexer | None = None,
     ) -> None:
+        self._sections = sections
         self._store = store
         self._secrets = secrets
         self._clock = clock
@@ -322,7 +330,20 @@ class PageService:
             raise PreconditionFailed(
                 f"{before.id} changed while you changed it: read it again, then change it."
             ) from changed
+        self._index(before, after)
         return after
+
+    def _index(self, before: Page, after: Page) -> None:
+        """Re-index the changed page's sections (docs/reference.md#page-sections). The
+        page's change is committed already: a failure here is logged, not raised (its
+        sections stay as they were, and recall shows none of a page whose version moved
+        on), and the page's next change or publish indexes it again."""
+        if self._sections is None:
+            return
+        try:
+            self._sections.changed(before, after)
+        except Exception:
+            logger.exception("wiki sections of %s v%d not indexed", after.id, after.version)
 
     def _revision(
         self,

@@ -2652,6 +2652,17 @@ export interface components {
              * @description The workspace's learnings this recall gave (docs/reference.md#learnings-in-recall).
              */
             learnings: components["schemas"]["RecalledLearningObject"][];
+            /**
+             * Sections
+             * @description The wiki sections this recall showed (docs/reference.md#wiki-in-recall).
+             */
+            sections: components["schemas"]["RecalledSectionObject"][];
+            /**
+             * Wikifailed
+             * @description Scoring the wiki's sections failed: none was shown.
+             * @default false
+             */
+            wikiFailed: boolean;
         };
         /**
          * RecallObject
@@ -2694,6 +2705,17 @@ export interface components {
              * @description The workspace's learnings given, best first (docs/reference.md#learnings-in-recall).
              */
             learnings: components["schemas"]["ScoredLearningObject"][];
+            /**
+             * Sections
+             * @description The wiki sections given, best first (docs/reference.md#wiki-in-recall).
+             */
+            sections: components["schemas"]["ScoredSectionObject"][];
+            /**
+             * Wikifailed
+             * @description Scoring the wiki's sections failed: none was given, and the block says so.
+             * @default false
+             */
+            wikiFailed: boolean;
             /** Block */
             block: string | null;
         };
@@ -2794,6 +2816,20 @@ export interface components {
             memoryId: string;
             /** Score */
             score: number | null;
+        };
+        /**
+         * RecalledSectionObject
+         * @description One wiki section of a recall log entry: its page, position, anchor and score.
+         */
+        RecalledSectionObject: {
+            /** Pageid */
+            pageId: string;
+            /** Index */
+            index: number;
+            /** Anchor */
+            anchor: string;
+            /** Score */
+            score: number;
         };
         /**
          * RejectLearningRequest
@@ -3251,6 +3287,46 @@ export interface components {
             /** Score */
             score: number | null;
             memory: components["schemas"]["MemoryObject"];
+        };
+        /**
+         * ScoredSectionObject
+         * @description A wiki section a recall showed (docs/reference.md#wiki-in-recall).
+         */
+        ScoredSectionObject: {
+            /** Score */
+            score: number;
+            /**
+             * Pageid
+             * @description `pag_…`: the published page it is part of.
+             */
+            pageId: string;
+            /**
+             * Index
+             * @description Its position among the page's sections, from 0.
+             */
+            index: number;
+            /**
+             * Anchor
+             * @description Its heading's anchor (empty before the first heading).
+             */
+            anchor: string;
+            /** Slug */
+            slug: string;
+            /**
+             * Title
+             * @description The page's title.
+             */
+            title: string;
+            /**
+             * Headingpath
+             * @description The page title, then each enclosing heading.
+             */
+            headingPath: string[];
+            /**
+             * Text
+             * @description The section's Markdown, as stored (no heading line).
+             */
+            text: string;
         };
         /**
          * SignInLinkObject
