@@ -118,6 +118,7 @@ ERASED_KINDS = {
     "SAMEFACT": "entries of the index of facts other agents also hold",
     "SAMEFACTS": "entries of the index of facts other agents also hold",
     "MEMORYTAGS": "entries of the index of facts by tag",
+    "BULK": "bulk actions on memories (for their undo)",
     "EVENTS": "change events (the pull feed)",
     "AGENTEVENTS": "change events (the pull feed)",
 }
