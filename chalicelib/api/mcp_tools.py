@@ -277,7 +277,8 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "memory_recall",
         "Recall the facts relevant to a query (default: the current task), scored, with the "
-        "rendered --- MEMORY --- block (your facts, the workspace's learnings, the day log). "
+        "rendered block (the workspace's learnings and matching wiki sections under --- WIKI "
+        "---, then your facts and the day log under --- MEMORY ---). "
         "Counts as a recall; `count: false` only previews.",
         RecallRequest,
         _memory_recall,
