@@ -188,7 +188,7 @@ def test_memory_routes_use_the_right_method_path_and_body(
 
 
 def test_edit_memory_needs_a_change(client: Client, fake_api: FakeApi) -> None:
-    with pytest.raises(ValueError, match="text, expires_at or tags"):
+    with pytest.raises(ValueError, match="text, expires_at, tags or metadata"):
         client.edit_memory("mem_1")
     assert fake_api.requests == []
 

@@ -119,6 +119,7 @@ ERASED_KINDS = {
     "SAMEFACTS": "entries of the index of facts other agents also hold",
     "MEMORYTAGS": "entries of the index of facts by tag",
     "BULK": "bulk actions on memories (for their undo)",
+    "WIKISECTIONS": "sections of the wiki's published pages (the recall index of pages)",
     "EVENTS": "change events (the pull feed)",
     "AGENTEVENTS": "change events (the pull feed)",
 }
