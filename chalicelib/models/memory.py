@@ -87,6 +87,11 @@ class Memory(WireModel):
     """The person (``usr_…``) who erased it (docs/reference.md#erasing-a-memory)."""
     erase_reason: str | None = None
 
+    def __hash__(self) -> int:
+        """Of the fields an equal memory shares and that hash (``metadata`` is a dict):
+        a memory can be a set member or a dict key, as frozen models are."""
+        return hash((self.id, self.version, self.status, self.text, self.tags))
+
     @property
     def is_erased(self) -> bool:
         """True for a tombstone: erased memories never come back

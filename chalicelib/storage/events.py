@@ -19,8 +19,6 @@ from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from ulid import ULID
-
 from chalicelib.ids import from_rfc3339, to_rfc3339, ulid_floor
 from chalicelib.models.learning import Learning, LearningAudit
 from chalicelib.models.memory import RESERVED_ARCHIVE_REASONS, AuditRecord, Memory, MemoryKind
@@ -84,6 +82,8 @@ def event_day(identifier: str) -> date:
     """
     if not identifier.startswith(EVENT_PREFIX):
         raise ValueError(identifier)
+    from ulid import ULID  # not at import: the cold start loads no third-party id library
+
     return ULID.from_str(identifier[len(EVENT_PREFIX) :]).datetime.astimezone(UTC).date()
 
 

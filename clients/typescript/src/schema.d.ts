@@ -6839,7 +6839,7 @@ export interface operations {
                 "X-Pinework-Task"?: components["parameters"]["Task"];
             };
             path: {
-                /** @description bulk_id */
+                /** @description The bulk action, `blk_…`. */
                 bulk_id: string;
             };
             cookie?: never;
@@ -6976,7 +6976,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description bulk_id */
+                /** @description The bulk action, `blk_…`. */
                 bulk_id: string;
             };
             cookie?: never;
