@@ -2,6 +2,8 @@
 docs/issues.md#issue-13): the list API's filters (kind, status) plus two it has not, ``expired`` and
 a text search.
 
+A tag filter (``tags``) is the list's own ``tag``, read through the tag index.
+
 DynamoDB has no text search. Without those two filters a page is one list call
 (``MemoryService.list``, the same rules as ``GET /memories``). With either, the
 agent's memories are read newest first, 500 at a time through the same call,
@@ -41,12 +43,15 @@ class BrowseFilters:
         expired: True (past ``expiresAt`` only), False (not past), None (either).
         text: words that must all appear (any case, NFKC) in the memory's text, id,
             task key or archive reason.
+        tags: tags a fact must hold every one of, comma-separated (the list's ``tag``,
+            read through the tag index: docs/reference.md#tags); "" for any.
     """
 
     kind: Literal["fact", "day"] | None = None
     status: Literal["active", "archived"] | None = None
     expired: bool | None = None
     text: str = ""
+    tags: str = ""
 
     @property
     def scans(self) -> bool:
@@ -140,6 +145,10 @@ class MemoryBrowser:
             InvalidRequest: a bad cursor.
         """
         found = self._page(principal, agent_id, filters, limit=limit, after_id=after_id)
+        if filters.tags.strip():
+            # The count reads the agent's whole index, not the tag's entries: a total
+            # of every memory would mislead under a tag filter, so none is shown.
+            return found
         searching = bool(filters.text.strip())
         # After the list call: it checked the caller may read the agent's memories. A
         # text search counts what it reads (every memory of the kind and status: the
@@ -198,6 +207,7 @@ class MemoryBrowser:
                 "agentId": agent_id,
                 "kind": filters.kind,
                 "status": filters.status,
+                "tag": filters.tags.strip() or None,
                 "all": "true",
                 "limit": str(limit),
                 "nextToken": encode_next_token(after_id),

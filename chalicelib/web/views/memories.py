@@ -36,7 +36,8 @@ EXPIRED_CHOICES = {"": None, "yes": True, "no": False}
 
 def list_state(web: WebContext) -> dict[str, Any]:
     """The list's filters as the page shows them (``kind``, ``status``, ``expired``,
-    ``q``, ``after``), checked.
+    ``q``, ``tag``, ``after``), checked (a tag's own rules when the page is read:
+    ``memory_tag_invalid``).
 
     Raises:
         InvalidRequest: a value outside the choices; a bad ``after`` id.
@@ -47,6 +48,7 @@ def list_state(web: WebContext) -> dict[str, Any]:
         "status": request.param("status") or "active",
         "expired": request.param("expired") or "",
         "q": (request.param("q") or "").strip(),
+        "tag": (request.param("tag") or "").strip(),
         "after": request.param("after") or "",
     }
     for name, choices in (
@@ -82,6 +84,7 @@ def agent_memories(
         status=STATUS_CHOICES[state["status"]],  # type: ignore[arg-type]
         expired=EXPIRED_CHOICES[state["expired"]],
         text=state["q"],
+        tags=state["tag"],
     )
     page = dashboard.browser.page(
         web.principal,

@@ -6,11 +6,17 @@ it was shown at; a stale one changes nothing (docs/reference.md#stale-forms)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from chalicelib.errors import InvalidRequest, PineworkError, PreconditionFailed
+from chalicelib.errors import (
+    InvalidRequest,
+    MemoryMetadataInvalid,
+    PineworkError,
+    PreconditionFailed,
+)
 from chalicelib.ids import from_rfc3339
 from chalicelib.limits import ARCHIVE_REASON_MAX_CHARS, DAY_LOG_MAX_CHARS, FACT_MAX_CHARS
 from chalicelib.models.memory import AuditRecord, Memory, MemoryKind
@@ -165,6 +171,7 @@ def memory_page(
         text_max=FACT_MAX_CHARS if memory.kind is MemoryKind.FACT else DAY_LOG_MAX_CHARS,
         reason_max=ARCHIVE_REASON_MAX_CHARS,
         expires_date=memory.expires_at.date().isoformat(),
+        metadata_json=json.dumps(memory.metadata, ensure_ascii=False) if memory.metadata else "",
         shown_version=shown_version(memory, errors, form or {}),
     )
 
@@ -190,17 +197,23 @@ def edit(web: WebContext, memory_id: str) -> WebResponse:
     The form carries the version it was made from (``version``), passed on as the
     API's ``If-Match``: a stale form changes nothing and is answered with the conflict
     page (412, ``stale.conflict_page``; docs/reference.md#stale-forms). The text is sent
-    only when the person changed the one shown (``text_was``) or left the expiry alone.
+    only when the person changed the one shown (``text_was``) or left the expiry, tags
+    and metadata alone; tags and metadata only when changed (``edited_tags``,
+    ``edited_metadata``).
     """
     form = web.request.form()
     before = web.services.memories.get(web.principal, memory_id)
     expires = form.get("expires", "")
     new_expiry = expires if expires and expires != form.get("expires_was") else None
-    # The text only when the person changed the one shown (or nothing else changed), so
-    # moving the expiry never writes back a text someone has replaced meanwhile.
-    text = form.get("text") if new_expiry is None or text_changed(form) else None
-    request = EditRequest.model_validate({"text": text, "expiresAt": new_expiry})
     try:
+        tags, metadata = edited_tags(form), edited_metadata(form)
+        # The text only when the person changed the one shown (or nothing else changed),
+        # so moving the expiry or a tag never writes back a text someone has replaced.
+        alone = new_expiry is None and tags is None and metadata is None
+        text = form.get("text") if alone or text_changed(form) else None
+        request = EditRequest.model_validate(
+            {"text": text, "expiresAt": new_expiry, "tags": tags, "metadata": metadata}
+        )
         expected = form_version(form)
         after = web.services.memories.edit(
             web.principal, memory_id, request, expected_versions=expected
@@ -212,6 +225,46 @@ def edit(web: WebContext, memory_id: str) -> WebResponse:
         return memory_page(web, memory_id, errors={"edit": FormError.of(error, "edit")}, form=form)
     done = "edited" if after.version != before.version else None
     return web.back({}, f"/memories/{memory_id}", done=done)
+
+
+def edited_tags(form: dict[str, str]) -> list[str] | None:
+    """The edit form's ``tags`` (comma-separated; blanks dropped) as the fact's new set,
+    or None when the person left the tags shown (``tags_was``) as they were or the form
+    has no tags field (the conflict page's). The rules are the service's
+    (docs/reference.md#tags: ``memory_tag_invalid``)."""
+    if "tags" not in form or _tag_set(form["tags"]) == _tag_set(form.get("tags_was", "")):
+        return None
+    return [part.strip() for part in form["tags"].split(",") if part.strip()]
+
+
+def _tag_set(typed: str) -> list[str]:
+    return sorted(part.strip().lower() for part in typed.split(",") if part.strip())
+
+
+def edited_metadata(form: dict[str, str]) -> dict[str, Any] | None:
+    """The edit form's ``metadata`` (a JSON object; empty removes it all) as the fact's
+    new metadata, or None when unchanged from ``metadata_was`` or absent. The rules are
+    the service's (docs/reference.md#metadata).
+
+    Raises:
+        MemoryMetadataInvalid: not JSON, or JSON that is not an object.
+    """
+    if "metadata" not in form:
+        return None
+    typed = form["metadata"].strip()
+    if typed == form.get("metadata_was", "").strip():
+        return None
+    if not typed:
+        return {}
+    try:
+        value = json.loads(typed)
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):
+        raise MemoryMetadataInvalid(
+            'Metadata must be a JSON object, for example {"project": "billing", "priority": 2}.'
+        )
+    return value
 
 
 def lifecycle(web: WebContext, memory_id: str, action: Action) -> WebResponse:
