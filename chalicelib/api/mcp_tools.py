@@ -24,7 +24,7 @@ from pydantic import BaseModel
 
 from chalicelib.api.http import validate
 from chalicelib.api.recalls import observe_recall, recall_body
-from chalicelib.errors import Unauthorized
+from chalicelib.errors import MemoryTagInvalid, Unauthorized
 from chalicelib.models.kv import ForgetRequest, KvRecallRequest, RememberRequest
 from chalicelib.models.learning import LearningState, ProposeLearningRequest
 from chalicelib.models.mcp import (
@@ -148,6 +148,8 @@ def _memory_list(caller: McpCaller, arguments: MemoryListArguments) -> dict[str,
         ("status", arguments.status),
         ("limit", arguments.limit),
         ("nextToken", arguments.next_token),
+        ("tag", _tag_list(arguments.tags)),
+        ("anyTag", _tag_list(arguments.any_tags)),
     ):
         if value is not None:
             query[name] = value
@@ -158,6 +160,16 @@ def _memory_list(caller: McpCaller, arguments: MemoryListArguments) -> dict[str,
         "data": [memory.to_wire(now) for memory in page.memories],
         "nextToken": encode_next_token(page.continue_after),
     }
+
+
+def _tag_list(tags: list[str] | None) -> str | None:
+    """Typed tags as the list's comma-separated parameter; a tag holding a comma would
+    split into two there, so it is refused (``memory_tag_invalid``, docs/reference.md#tags)."""
+    if tags is None:
+        return None
+    if any("," in tag for tag in tags):
+        raise MemoryTagInvalid("A tag has no comma: name each tag as its own string.")
+    return ",".join(tags)
 
 
 def _memory_get(caller: McpCaller, arguments: MemoryGetArguments) -> dict[str, Any]:

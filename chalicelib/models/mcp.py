@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import Field
 
 from chalicelib.models.common import RequestModel
+from chalicelib.models.requests import SentTags
 
 
 class MemoryListArguments(RequestModel):
@@ -27,6 +28,13 @@ class MemoryListArguments(RequestModel):
     )
     all_statuses: bool = Field(
         default=False, alias="all", description="Include archived memories too."
+    )
+    tags: SentTags | None = Field(
+        default=None,
+        description="Only facts holding every one of these tags (docs/reference.md#tags).",
+    )
+    any_tags: SentTags | None = Field(
+        default=None, description="Only facts holding at least one of these tags."
     )
     limit: int | None = Field(
         default=None, ge=1, description="Page size: 100 by default, at most 500."

@@ -532,3 +532,33 @@ def test_the_input_rules_of_issue_14_give_the_same_codes_over_mcp(mcp: Mcp, worl
     assert mcp.tool_error("memory_archive", spoof, **agent) == "invalid_request"
     assert [m["id"] for m in mcp.ok("memory_list", {"all": True}, **agent)["data"]] == [saved["id"]]
     assert mcp.ok("recall", {}, **agent) == {"keys": [], "count": 0}
+
+
+def test_tags_and_metadata_go_through_the_memory_tools(mcp: Mcp, world: World) -> None:
+    billing = mcp.ok(
+        "memory_save",
+        {
+            "text": "Invoices are cut on the 1st",
+            "tags": ["Billing"],
+            "metadata": {"project": "ledger"},
+        },
+        actor=world.agent,
+    )
+    assert billing["tags"] == ["billing"] and billing["metadata"] == {"project": "ledger"}
+    ops = mcp.ok(
+        "memory_save",
+        {"text": "Invoices deploy from bastion-2", "tags": ["ops"]},
+        actor=world.agent,
+    )
+    listed = mcp.ok("memory_list", {"tags": ["billing"]}, actor=world.agent)
+    assert [memory["id"] for memory in listed["data"]] == [billing["id"]]
+    either = mcp.ok("memory_list", {"anyTags": ["billing", "ops"]}, actor=world.agent)
+    assert {memory["id"] for memory in either["data"]} == {billing["id"], ops["id"]}
+    recalled = mcp.ok("memory_recall", {"query": "invoices", "tags": ["ops"]}, actor=world.agent)
+    assert [item["memory"]["id"] for item in recalled["memories"]] == [ops["id"]]
+    assert mcp.tool_error("memory_list", {"tags": ["billing,ops"]}, actor=world.agent) == (
+        "memory_tag_invalid"
+    )
+    assert mcp.tool_error("memory_list", {"tags": ["not a tag"]}, actor=world.agent) == (
+        "memory_tag_invalid"
+    )
