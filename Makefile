@@ -5,7 +5,8 @@ PY := $(VENV)/bin/python
 # make test's workers (pytest-xdist; docs/contributing.md#checking-a-change): one per core,
 # at most TEST_MAX_WORKERS (each local server the tests start is one more busy process);
 # TEST_WORKERS=0 runs every test in one process. Each test file runs whole on one worker
-# (loadfile), so a module's server or browser starts once.
+# (loadfile), so a module's server or browser starts once; files go out in the order
+# tests/conftest.py gives them (the longest first).
 TEST_WORKERS ?= auto
 TEST_MAX_WORKERS ?= 4
 TEST_DIST ?= loadfile
@@ -106,7 +107,7 @@ serve: $(STAMP) $(RERANKER_WEIGHTS)  ## local server: embedded DynamoDB + API on
 	$(PY) -m infra.local_server
 
 test: $(STAMP) $(RERANKER_WEIGHTS)  ## every test, on parallel workers
-	$(PY) -m pytest -n $(TEST_WORKERS) --maxprocesses $(TEST_MAX_WORKERS) --dist $(TEST_DIST)
+	$(PY) -m pytest -n $(TEST_WORKERS) --maxprocesses $(TEST_MAX_WORKERS) --dist $(TEST_DIST) --no-loadscope-reorder
 
 format: $(STAMP)
 	$(VENV)/bin/ruff format .

@@ -193,6 +193,13 @@ class NotFound(PineworkError):
     code = "not_found"
 
 
+class RecallNotFound(PineworkError):
+    """No such entry in the agent's recall log, or it is past the log's retention
+    (docs/reference.md#what-a-run-saw) (404)."""
+
+    code = "recall_not_found"
+
+
 class MethodNotAllowed(PineworkError):
     """The route exists but not with this HTTP method (405)."""
 
@@ -384,6 +391,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "memory_not_archived": 409,
     "rate_limited": 429,
     "not_found": 404,
+    "recall_not_found": 404,
     "method_not_allowed": 405,
     "conflict": 409,
     "payload_too_large": 413,

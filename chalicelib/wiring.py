@@ -61,6 +61,7 @@ from chalicelib.services.recall.backfill import EmbeddingBackfill
 from chalicelib.services.recall.candidates import CandidateScorer
 from chalicelib.services.recall.index_backfill import RecallIndexBackfill
 from chalicelib.services.recall.preview import RecallPreviewService
+from chalicelib.services.recall.run_block import RunBlocks
 from chalicelib.services.recall.service import RecallService
 from chalicelib.services.recall.tokens import Cl100kTokenCounter, TokenCounter
 from chalicelib.services.review.manual import ManualReviews
@@ -145,6 +146,8 @@ class Services:
     """Memories as they were at a moment (docs/reference.md#as-of-a-moment)."""
     recall_as_of: RecallAsOf
     """The recall preview as of a moment (docs/reference.md#as-of-a-moment)."""
+    run_blocks: RunBlocks
+    """The block a logged recall gave, rebuilt (docs/reference.md#what-a-run-saw)."""
     retention: ArchivedTextRetention
     """The sweep of archived memories' audit texts (docs/reference.md#retention)."""
     lifecycle: PersonLifecycle
@@ -517,6 +520,7 @@ def build_services(
         memories=memory_service,
         as_of=as_of,
         recall_as_of=RecallAsOf(recall, as_of),
+        run_blocks=RunBlocks(recall, as_of, learnings),
         erasure=MemoryErasure(
             memories,
             DynamoDBMemoryScrub(table, owner_store),

@@ -39,6 +39,7 @@ from pinework.models import (
     Memory,
     MemoryPage,
     PendingPage,
+    RecallBlock,
     RecallLogPage,
     RecallResult,
     ReviewPage,
@@ -701,6 +702,22 @@ def recall_log(
     """
     params = page_params(agent_id, limit, next_token)
     return Request("GET", "/recalls", RecallLogPage, params=params)
+
+
+def recall_block(recall_id: str, *, agent_id: str | None = None) -> Request[RecallBlock]:
+    """What a logged recall gave the run: its block, rebuilt as of its moment
+    (``GET /recalls/{id}/block``, docs/reference.md#what-a-run-saw).
+
+    Args:
+        recall_id: the recall's ``rcl_…`` id (its ``recall_id``, or a log entry's ``id``).
+        agent_id: whose recall; required for a person.
+
+    Raises:
+        PineworkAPIError: e.g. ``recall_not_found``, ``memory_agent_required``.
+        ValueError: the id is empty or a dot segment.
+    """
+    path = f"/recalls/{path_segment(recall_id, 'a recall id')}/block"
+    return Request("GET", path, RecallBlock, params=_given(agentId=agent_id))
 
 
 def list_routines(

@@ -331,6 +331,7 @@ class ClientCore(Generic[SessionT, TransportT]):
     recall = Operation(calls.recall)
     recall_start = Operation(calls.recall_start)
     recall_log = Operation(calls.recall_log)
+    recall_block = Operation(calls.recall_block)
 
     # Routines (docs/reference.md#routes-routines, docs/reference.md#9-review)
     list_routines = Operation(calls.list_routines)

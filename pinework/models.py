@@ -426,6 +426,30 @@ class RecallLogEntry(WireModel):
     wiki_failed: bool = False
 
 
+class RecallBlock(WireModel):
+    """The block a logged recall gave, rebuilt (``GET /recalls/{id}/block``,
+    docs/reference.md#what-a-run-saw).
+
+    Attributes:
+        block: the block, each fact as it was at the recall's moment.
+        erased: facts shown then whose text has been erased since (left out).
+        learnings_changed: learnings shown then, changed or retired since (left out).
+        sections: the wiki sections shown then (not in ``block``).
+    """
+
+    object_type: str = Field(default="recall_block", alias="object")
+    recall_id: str
+    agent_id: str
+    kind: str
+    at: dt.datetime
+    query: str = ""
+    rebuilt: bool = True
+    block: str
+    erased: list[str] = Field(default_factory=list)
+    learnings_changed: list[str] = Field(default_factory=list)
+    sections: list[RecalledSectionRef] = Field(default_factory=list)
+
+
 class RecallLogPage(WireModel):
     """A page of the recall log, newest first, with the token of the next page."""
 

@@ -52,6 +52,7 @@ from chalicelib.models.page import (
 )
 from chalicelib.models.recall import RecallStartRequest
 from chalicelib.models.requests import (
+    AgentQuery,
     ArchiveRequest,
     DayLineRequest,
     EditRequest,
@@ -72,6 +73,7 @@ from chalicelib.models.responses import (
     MemoryList,
     MemoryObject,
     PendingList,
+    RecallBlockObject,
     RecallLogList,
     RecallObject,
     ReviewList,
@@ -373,6 +375,18 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         (errors.MemoryAgentRequired, NOT_OWN, errors.Forbidden),
         query=RecallLogQuery,
         tag="recall",
+    ),
+    ("GET", "/recalls/{recall_id}/block"): Operation(
+        "What a logged recall gave the run: its block, rebuilt as of its moment",
+        "agent (own); person with `agentId`",
+        {200: RecallBlockObject},
+        (errors.MemoryAgentRequired, NOT_OWN, errors.Forbidden, errors.RecallNotFound),
+        query=AgentQuery,
+        tag="recall",
+        description="The block is rebuilt from the log entry and the audit history "
+        "(docs/reference.md#what-a-run-saw): each fact as it was then, the day log then, "
+        "the learnings unchanged since; a fact erased since is left out and named in "
+        "`erased`; wiki sections are named, not rebuilt.",
     ),
     ("GET", "/routines"): Operation(
         'List the "Memory dreaming" routines',

@@ -23,8 +23,13 @@ from chalicelib.api.idempotency import idempotent
 from chalicelib.api.observe import note_recall
 from chalicelib.errors import Forbidden
 from chalicelib.models.recall import RecallStartRequest
-from chalicelib.models.requests import RecallLogQuery, RecallRequest
-from chalicelib.models.responses import RecallLogList, RecallLogObject, RecallObject
+from chalicelib.models.requests import AgentQuery, RecallLogQuery, RecallRequest
+from chalicelib.models.responses import (
+    RecallBlockObject,
+    RecallLogList,
+    RecallLogObject,
+    RecallObject,
+)
 from chalicelib.services.access.who import refuse_persons
 from chalicelib.services.paging import decode_next_token, encode_next_token
 from chalicelib.services.recall.service import (
@@ -150,7 +155,39 @@ def recall_log() -> Response:
     )
 
 
+@recalls_api.route("/recalls/{recall_id}/block", methods=["GET"], content_types=ANY_CONTENT)
+@endpoint
+def recall_block(recall_id: str) -> Response:
+    """What a logged recall gave the run: its block, rebuilt as of its moment."""
+    call = call_context(_request(), takes_query=True)
+    query = validate(dict(query_params(_request())), AgentQuery)
+    seen = call.services.run_blocks.get(call.principal, query.agent_id, recall_id)
+    logged = seen.entry.to_wire()
+    return json_response(
+        RecallBlockObject.model_validate(
+            {
+                "object": "recall_block",
+                "recallId": logged["id"],
+                "agentId": logged["agentId"],
+                "kind": logged["kind"],
+                "at": logged["at"],
+                "query": logged["query"],
+                "rebuilt": True,
+                "block": seen.block,
+                "erased": list(seen.erased),
+                "learningsChanged": list(seen.learnings_changed),
+                "sections": logged["sections"],
+            }
+        ).wire()
+    )
+
+
 reject_other_methods(
     recalls_api,
-    {"/memories/recall": ["POST"], "/memories/recall/start": ["POST"], "/recalls": ["GET"]},
+    {
+        "/memories/recall": ["POST"],
+        "/memories/recall/start": ["POST"],
+        "/recalls": ["GET"],
+        "/recalls/{recall_id}/block": ["GET"],
+    },
 )

@@ -251,3 +251,14 @@ class ListQuery(PageQuery):
 
 class RecallLogQuery(PageQuery):
     """``GET /recalls`` query string: ``agentId`` (a person's choice), ``limit``, ``nextToken``."""
+
+
+class AgentQuery(BaseModel):
+    """A query string naming only the agent a read is about (``agentId``: a person's
+    choice; an agent reads its own), e.g. ``GET /recalls/{id}/block``."""
+
+    model_config = ConfigDict(
+        defer_build=True, alias_generator=to_camel, populate_by_name=False, extra="forbid"
+    )
+
+    agent_id: str | None = None

@@ -246,6 +246,32 @@ class RecalledSectionObject(ResponseModel):
     score: float
 
 
+class RecallBlockObject(ResponseModel):
+    """The block a logged recall gave, rebuilt (docs/reference.md#what-a-run-saw)."""
+
+    object: Literal["recall_block"]
+    recall_id: str
+    agent_id: str
+    kind: Literal["start", "on_demand"]
+    at: WireTime
+    query: str
+    rebuilt: Literal[True] = Field(
+        description="Always true: the block is rebuilt from the log and the audit history, "
+        "not stored."
+    )
+    block: str = Field(description="The block, with the facts as they were then.")
+    erased: list[str] = Field(
+        description="Facts the run was shown whose text has been erased since: left out."
+    )
+    learnings_changed: list[str] = Field(
+        description="Learnings the run was shown that were changed, retired or erased "
+        "since: left out."
+    )
+    sections: list[RecalledSectionObject] = Field(
+        description="The wiki sections the run was shown, by page and heading; not in `block`."
+    )
+
+
 class RecallLogObject(ResponseModel):
     """One recall as the recall (injection) log keeps it."""
 

@@ -319,6 +319,10 @@ class RecallRepository(Protocol):
         """An agent's recall log entries newest first, and the id to continue after."""
         ...
 
+    def log_entry(self, agent_id: str, recall_id: str) -> RecallLogEntry | None:
+        """One entry of the agent's recall log, or None (none, or past its retention)."""
+        ...
+
     def count_log(self, agent_id: str, after_id: str | None, cap: int) -> ListTotal:
         """How many entries ``list_log`` lists and how many are newer than the page
         after ``after_id``; at most ``cap`` read (docs/reference.md#list-totals)."""

@@ -271,6 +271,15 @@ class DynamoDBRecallRepository:
             return entries[:limit], entries[limit - 1].id
         return entries, None
 
+    def log_entry(self, agent_id: str, recall_id: str) -> RecallLogEntry | None:
+        """One entry of the agent's recall log by id (one GetItem), or None when there is
+        none or it is past its retention (TTL deletion lags)."""
+        item = self._table.get(recall_log_key(agent_id, recall_id))
+        if item is None:
+            return None
+        entry = log_entry_from_item(item)
+        return None if entry.at < self._clock.now() - self._retention else entry
+
     def count_log(self, agent_id: str, after_id: str | None, cap: int) -> ListTotal:
         """How many entries ``list_log`` lists (those inside the retention) and how many
         are newer than the page after ``after_id``: ``Select=COUNT`` of the agent's

@@ -266,6 +266,37 @@ def test_recall_without_arguments_sends_an_empty_body(client: Client, fake_api: 
     assert result.fallback == "newest"
 
 
+def test_recall_block_names_the_agent_and_reads_the_rebuilt_block(
+    client: Client, fake_api: FakeApi
+) -> None:
+    fake_api.on(
+        "GET",
+        "/recalls/rcl_1/block",
+        200,
+        {
+            "object": "recall_block",
+            "recallId": "rcl_1",
+            "agentId": "agt_1",
+            "kind": "start",
+            "at": "2026-01-02T08:00:00Z",
+            "query": "deploy",
+            "rebuilt": True,
+            "block": "--- MEMORY ---\n---",
+            "erased": ["mem_9"],
+            "learningsChanged": [],
+            "sections": [{"pageId": "pag_1", "index": 2, "anchor": "rollback", "score": 0.8}],
+        },
+    )
+
+    seen = client.recall_block("rcl_1", agent_id="agt_1")
+
+    assert fake_api.last.url.params["agentId"] == "agt_1"
+    assert (seen.kind, seen.erased, seen.sections[0].anchor) == ("start", ["mem_9"], "rollback")
+    assert seen.at == dt.datetime(2026, 1, 2, 8, 0, tzinfo=dt.UTC)
+    with pytest.raises(ValueError):
+        client.recall_block("..")
+
+
 # Results, typing and tolerance
 
 

@@ -25,6 +25,7 @@ CLIENT_TO_DOCUMENT = {
     models.RecalledMemoryRef: "RecalledMemoryObject",
     models.RecallLogEntry: "RecallLogObject",
     models.RecallLogPage: "RecallLogList",
+    models.RecallBlock: "RecallBlockObject",
     models.KvRememberResult: "KvRemembered",
     models.KvValue: "KvRecalled",
     models.KvKeys: "KvKeys",

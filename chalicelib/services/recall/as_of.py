@@ -68,25 +68,11 @@ class RecallAsOf:
             raise InvalidRequest("Send a query to preview the recall of that moment.")
         self._recall.check_query(query)
 
-        def then(kind: str) -> list[Memory]:
-            def page(after: str | None) -> AsOfPage:
-                listed = AsOfListQuery.model_validate(
-                    {
-                        "agentId": request.agent_id,
-                        "asOf": request.as_of,
-                        "kind": kind,
-                        "status": "active",
-                        "limit": str(MAX_LIST_LIMIT),
-                        "nextToken": encode_next_token(after),
-                    }
-                )
-                return self._as_of.list(principal, listed)
-
-            return every_page(page)
-
         moment = self._as_of.moment(principal, request.as_of)
-        facts = [fact for fact in then("fact") if fact.text and not fact.is_expired(moment)]
-        rows = {row.date: row for row in then("day") if row.date is not None}
+        raw, agent_id = request.as_of, request.agent_id
+        facts = memories_then(self._as_of, principal, agent_id, raw, "fact")
+        facts = [fact for fact in facts if fact.text and not fact.is_expired(moment)]
+        rows = day_rows_then(self._as_of, principal, agent_id, raw)
         scoring = self._recall.kept_scoring(query, facts, moment)
         picked = self._recall.within_budget(scoring.ranked)
         block = self._recall.render_block(
@@ -94,3 +80,39 @@ class RecallAsOf:
         )
         result = RecallResult(query, scoring.fallback, picked, block, scoring=scoring)
         return result, moment
+
+
+def memories_then(
+    as_of: MemoryAsOf, principal: Principal, agent_id: str | None, raw_as_of: str, kind: str
+) -> list[Memory]:
+    """Every active memory of ``kind`` (``fact`` or ``day``) of the agent at
+    ``raw_as_of``, as it was then (``MemoryAsOf.list``, page after page).
+
+    Raises:
+        AsOfInvalid, AsOfInFuture, AsOfBeforeWorkspace, MemoryNotOwn,
+        MemoryAgentRequired, Forbidden: as ``MemoryAsOf.list``.
+    """
+
+    def page(after: str | None) -> AsOfPage:
+        listed = AsOfListQuery.model_validate(
+            {
+                "agentId": agent_id,
+                "asOf": raw_as_of,
+                "kind": kind,
+                "status": "active",
+                "limit": str(MAX_LIST_LIMIT),
+                "nextToken": encode_next_token(after),
+            }
+        )
+        return as_of.list(principal, listed)
+
+    return every_page(page)
+
+
+def day_rows_then(
+    as_of: MemoryAsOf, principal: Principal, agent_id: str | None, raw_as_of: str
+) -> dict[str, Memory]:
+    """The agent's live day rows at ``raw_as_of`` by date, as they were then (what
+    ``RecallService.render_block`` takes as ``day_rows``). Raises as ``memories_then``."""
+    rows = memories_then(as_of, principal, agent_id, raw_as_of, "day")
+    return {row.date: row for row in rows if row.date is not None}

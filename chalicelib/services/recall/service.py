@@ -22,7 +22,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 from chalicelib.characters import block_text
-from chalicelib.errors import Forbidden, InvalidRequest
+from chalicelib.errors import Forbidden, InvalidRequest, RecallNotFound
 from chalicelib.ids import Clock, IdFactory
 from chalicelib.limits import (
     MAX_DAY_LOG_TOKENS,
@@ -371,6 +371,24 @@ class RecallService:
         """
         agent = resolve_agent(self._directory, principal, agent_id)
         return self._recalls.list_log(agent, limit, after_id)
+
+    def log_entry(
+        self, principal: Principal, agent_id: str | None, recall_id: str
+    ) -> RecallLogEntry:
+        """One entry of an agent's recall log (docs/reference.md#what-a-run-saw).
+
+        Raises:
+            RecallNotFound: no such entry in the agent's log, or past its retention.
+            MemoryNotOwn, MemoryAgentRequired, InvalidRequest: see ``resolve_agent``.
+        """
+        agent = resolve_agent(self._directory, principal, agent_id)
+        entry = self._recalls.log_entry(agent, recall_id)
+        if entry is None:
+            raise RecallNotFound(
+                f"{recall_id} is not in the recall log of {agent}: it names another "
+                "agent's recall, or the log no longer keeps it (docs/reference.md#retention)."
+            )
+        return entry
 
     def log_total(
         self, principal: Principal, agent_id: str | None, after_id: str | None, cap: int

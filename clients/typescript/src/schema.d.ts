@@ -846,6 +846,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/recalls/{recall_id}/block": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What a logged recall gave the run: its block, rebuilt as of its moment
+         * @description Who: agent (own); person with `agentId`.
+         *
+         *     The block is rebuilt from the log entry and the audit history (docs/reference.md#what-a-run-saw): each fact as it was then, the day log then, the learnings unchanged since; a fact erased since is left out and named in `erased`; wiki sections are named, not rebuilt.
+         */
+        get: operations["recall_block"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/reviews": {
         parameters: {
             query?: never;
@@ -2594,6 +2616,59 @@ export interface components {
         ProposeLearningRequest: {
             /** Text */
             text: string;
+        };
+        /**
+         * RecallBlockObject
+         * @description The block a logged recall gave, rebuilt (docs/reference.md#what-a-run-saw).
+         */
+        RecallBlockObject: {
+            /**
+             * Object
+             * @constant
+             */
+            object: "recall_block";
+            /** Recallid */
+            recallId: string;
+            /** Agentid */
+            agentId: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "start" | "on_demand";
+            /**
+             * At
+             * Format: date-time
+             */
+            at: string;
+            /** Query */
+            query: string;
+            /**
+             * Rebuilt
+             * @description Always true: the block is rebuilt from the log and the audit history, not stored.
+             * @constant
+             */
+            rebuilt: true;
+            /**
+             * Block
+             * @description The block, with the facts as they were then.
+             */
+            block: string;
+            /**
+             * Erased
+             * @description Facts the run was shown whose text has been erased since: left out.
+             */
+            erased: string[];
+            /**
+             * Learningschanged
+             * @description Learnings the run was shown that were changed, retired or erased since: left out.
+             */
+            learningsChanged: string[];
+            /**
+             * Sections
+             * @description The wiki sections the run was shown, by page and heading; not in `block`.
+             */
+            sections: components["schemas"]["RecalledSectionObject"][];
         };
         /**
          * RecallLogList
@@ -10422,6 +10497,149 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "memory_not_own" | "forbidden";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `rate_limited`: Throttled; the response carries ``Retry-After`` (429). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `bad_gateway`: Deployed, the function behind API Gateway crashed or answered badly; API Gateway answers (502). The app never raises it (``infra/gateway_responses.py``; docs/issues.md#issue-12). */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_gateway";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `timeout`: Deployed, the call took longer than API Gateway's 29 s and was cut off (504); its changes may or may not be saved. The app never raises it (docs/issues.md#issue-12). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "timeout";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    recall_block: {
+        parameters: {
+            query?: {
+                agentId?: string | null;
+            };
+            header?: {
+                /** @description The agent's run (`run_…`). */
+                "X-Pinework-Run"?: components["parameters"]["Run"];
+                /** @description The task the run works on, e.g. `PIN-42` (prefixes day lines; the default recall query). */
+                "X-Pinework-Task"?: components["parameters"]["Task"];
+            };
+            path: {
+                /** @description The recall, `rcl_…` (its `recallId`, or an `id` of the recall log). */
+                recall_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecallBlockObject"];
+                };
+            };
+            /**
+             * @description - `invalid_request`: Malformed JSON, wrong types, unknown fields, bad dates, other limits (400).
+             *     - `memory_agent_required`: A person did not name the agent (400).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request" | "memory_agent_required";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `unauthorized`: Missing or unknown bearer token (401). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /**
+             * @description - `memory_not_own`: An agent named or touched another agent's memory (403).
+             *     - `forbidden`: The principal may not do this (403).
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "memory_not_own" | "forbidden";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `recall_not_found`: No such entry in the agent's recall log, or it is past the log's retention (docs/reference.md#what-a-run-saw) (404). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "recall_not_found";
                             message: string;
                         };
                     };
