@@ -86,3 +86,22 @@ def test_another_workspaces_agent_is_not_found(
     response = browser.get(f"/agents/{world.agent.id}?asOf=2026-11-30T12:00:30")
     assert response.status_code == 404
     assert "staging deploy" not in text(response) and "read-only" not in text(response)
+
+
+def test_the_recall_log_links_each_run_to_what_it_saw(
+    api: Api, browser: Page, world: World
+) -> None:
+    memory = save(api, world, "The staging deploy needs the <b>VPN</b> on")
+    status, given = api.call("POST", "/memories/recall", world.agent, {"query": "staging deploy"})
+    assert status == 200 and given["memories"], given
+    browser.sign_in(world.person.token)
+    log = text(browser.get(f"/agents/{world.agent.id}/recall"))
+    link = f"/agents/{world.agent.id}/recalls/{given['recallId']}"
+    assert f'href="{link}"' in log
+    erased = {"reason": "personal data"}
+    assert api.call("POST", f"/memories/{memory['id']}/erase", world.person, erased)[0] == 200
+    seen = text(browser.get(link))
+    assert "Rebuilt, not stored" in seen and "erased since" in seen and memory["id"] in seen
+    assert "VPN" not in seen
+    other = browser.get(f"/agents/{world.other_agent.id}/recalls/{given['recallId']}")
+    assert other.status_code == 404 and "recall_not_found" in text(other)

@@ -75,6 +75,7 @@ def test_every_dashboard_route_answers_429_when_dynamodb_throttles_everything(
         "person_id": world.person.id,
         "token_id": "tok_01KAAAAAAAAAAAAAAAAAAAAAAA",
         "bulk_id": "blk_01KAAAAAAAAAAAAAAAAAAAAAAA",
+        "recall_id": "rcl_01KAAAAAAAAAAAAAAAAAAAAAAA",
     }
     forms = {
         "/sign-in": {"token": world.person.token, "next": "/"},

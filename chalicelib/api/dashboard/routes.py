@@ -1,7 +1,8 @@
 """Every route of the dashboard, one line of view each (docs/reference.md#13-dashboard,
 docs/issues.md#issue-13).
 
-Pages: ``/`` (agents), ``/agents/{id}`` (memories) and its ``/days``, ``/recall``,
+Pages: ``/`` (agents), ``/agents/{id}`` (memories) and its ``/days``, ``/recall`` (and
+``/recalls/{id}``, what a run saw),
 ``/reviews``, ``/pictures``, ``/data`` tabs, ``/memories/{id}``, ``/reviews/{id}``,
 ``/exports/{id}``, ``/erasures``, ``/erasures/{id}``, ``/wiki``, ``/wiki/{id}``,
 ``/settings``, ``/people`` (owners only); sign-in at ``/sign-in``; vendored files at
@@ -339,6 +340,13 @@ def agent_day_logs(web: WebContext, agent_id: str) -> WebResponse:
 def agent_recall(web: WebContext, agent_id: str) -> WebResponse:
     """Recall preview form and the recall log."""
     return recall.recall_page(web, agent_id)
+
+
+@_route("/agents/{agent_id}/recalls/{recall_id}")
+@signed_in
+def agent_run_block(web: WebContext, agent_id: str, recall_id: str) -> WebResponse:
+    """What a logged run saw: its block, rebuilt."""
+    return recall.run_block(web, agent_id, recall_id)
 
 
 @_route("/agents/{agent_id}/recall", "POST")

@@ -59,3 +59,12 @@ def preview(web: WebContext, agent_id: str) -> WebResponse:
     except PineworkError as error:
         return recall_page(web, agent_id, error=FormError.of(error, "preview"), task=task)
     return recall_page(web, agent_id, preview=result, task=task)
+
+
+def run_block(web: WebContext, agent_id: str, recall_id: str) -> WebResponse:
+    """``GET /agents/{agent_id}/recalls/{recall_id}``: what a logged run saw, its block
+    rebuilt as of the recall's moment and what could not be put back
+    (docs/reference.md#what-a-run-saw; ``recall_not_found`` for an id not in the log)."""
+    agent = web.services.dashboard.workspace.agent(web.principal, agent_id)
+    seen = web.services.run_blocks.get(web.principal, agent.id, recall_id)
+    return web.page("run_block.html", nav="agents", agent=agent, tab="recall", seen=seen)
