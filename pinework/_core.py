@@ -24,6 +24,7 @@ from types import MethodType
 from typing import TYPE_CHECKING, Any, Generic, ParamSpec, Self, TypeVar, cast, overload
 
 from pinework import _calls as calls
+from pinework import _wiki_calls as wiki_calls
 from pinework._calls import Emit, Invoke, Pages, Pause, Request, Runnable
 from pinework._wire import (
     API_PREFIX,
@@ -367,6 +368,15 @@ class ClientCore(Generic[SessionT, TransportT]):
 
     # Change events (docs/reference.md#change-events)
     list_events = Operation(calls.list_events)
+
+    # Wiki pages (docs/reference.md#17-wiki-pages)
+    list_pages = Operation(wiki_calls.list_pages)
+    get_page = Operation(wiki_calls.get_page)
+    create_page = Operation(wiki_calls.create_page)
+    edit_page = Operation(wiki_calls.edit_page)
+    publish_page = Operation(wiki_calls.publish_page)
+    archive_page = Operation(wiki_calls.archive_page)
+    page_history = Operation(wiki_calls.page_history)
 
     # Key-value meta-tools (docs/reference.md#10-key-value)
     kv_remember = Operation(calls.kv_remember)
