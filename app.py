@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from chalice.app import Chalice, CloudWatchEvent, Cron, SQSEvent
+from chalice.app import Chalice, CloudWatchEvent, Cron, Rate, SQSEvent
 
 from chalicelib.api.bulk import bulk_api
 from chalicelib.api.dashboard import dashboard_web
@@ -17,9 +17,11 @@ from chalicelib.api.openapi import openapi_api
 from chalicelib.api.recalls import recalls_api
 from chalicelib.api.reviews import reviews_api
 from chalicelib.api.routines import routines_api
+from chalicelib.api.webhooks import webhooks_api
 from chalicelib.api.wiki import wiki_api
 from chalicelib.jobs.lifecycle import lifecycle_batch
 from chalicelib.jobs.reviews import fan_out, review_batch
+from chalicelib.jobs.webhooks import deliver_webhooks
 from chalicelib.settings import (
     LIFECYCLE_WORKER_MAX_CONCURRENCY,
     lifecycle_queue_name,
@@ -41,6 +43,7 @@ app.register_blueprint(learnings_api, url_prefix="/api/v1")
 app.register_blueprint(wiki_api, url_prefix="/api/v1")
 app.register_blueprint(lifecycle_api, url_prefix="/api/v1")
 app.register_blueprint(events_api, url_prefix="/api/v1")
+app.register_blueprint(webhooks_api, url_prefix="/api/v1")
 app.register_blueprint(mcp_api, url_prefix="/api/v1")
 # the persons' dashboard: /, /agents/…, /sign-in (docs/reference.md#13-dashboard)
 app.register_blueprint(dashboard_web)
@@ -78,3 +81,10 @@ def review_worker(event: SQSEvent) -> dict[str, Any]:
 def lifecycle_worker(event: SQSEvent) -> dict[str, Any]:
     """Run a person's erasure or export; a failed one is reported for retry."""
     return lifecycle_batch(services(), event.to_dict())
+
+
+@app.schedule(Rate(1, unit=Rate.MINUTES), name="webhook_delivery")
+def webhook_delivery(event: CloudWatchEvent) -> dict[str, Any]:
+    """Every minute: deliver change events to webhook endpoints
+    (docs/reference.md#webhook-deliveries)."""
+    return deliver_webhooks(services())

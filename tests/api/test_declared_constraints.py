@@ -24,6 +24,7 @@ REAL = {
     "learning_id": "lrn_01M8P570G0QJRZ8T2NSWNPVZ62",
     "page_ref": "pag_01M8P570G0QJRZ8T2NSWNPVZ62",
     "bulk_id": "blk_01M8P570G0QJRZ8T2NSWNPVZ62",
+    "webhook_id": "whk_01M8P570G0QJRZ8T2NSWNPVZ62",
 }
 """One id of the right shape per path parameter (none of them exists)."""
 MISSHAPEN = ["nope", "mem_", "01M8P570G0QJRZ8T2NSWNPVZ62", "lrn_01M8P570G0QJRZ8T2NSWNPVZ6!"]
