@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from chalice.app import Chalice, CloudWatchEvent, Cron, Rate, SQSEvent
+from chalice.app import Chalice, CloudWatchEvent, Cron, SQSEvent
 
 from chalicelib.api.bulk import bulk_api
 from chalicelib.api.dashboard import dashboard_web
@@ -21,7 +21,6 @@ from chalicelib.api.webhooks import webhooks_api
 from chalicelib.api.wiki import wiki_api
 from chalicelib.jobs.lifecycle import lifecycle_batch
 from chalicelib.jobs.reviews import fan_out, review_batch
-from chalicelib.jobs.webhooks import deliver_webhooks
 from chalicelib.settings import (
     LIFECYCLE_WORKER_MAX_CONCURRENCY,
     lifecycle_queue_name,
@@ -81,10 +80,3 @@ def review_worker(event: SQSEvent) -> dict[str, Any]:
 def lifecycle_worker(event: SQSEvent) -> dict[str, Any]:
     """Run a person's erasure or export; a failed one is reported for retry."""
     return lifecycle_batch(services(), event.to_dict())
-
-
-@app.schedule(Rate(1, unit=Rate.MINUTES), name="webhook_delivery")
-def webhook_delivery(event: CloudWatchEvent) -> dict[str, Any]:
-    """Every minute: deliver change events to webhook endpoints
-    (docs/reference.md#webhook-deliveries)."""
-    return deliver_webhooks(services())

@@ -367,6 +367,14 @@ class ClientCore(Generic[SessionT, TransportT]):
     # Change events (docs/reference.md#change-events)
     list_events = Operation(calls.list_events)
 
+    # Webhook endpoints (docs/reference.md#webhooks)
+    create_webhook = Operation(calls.create_webhook)
+    list_webhooks = Operation(calls.list_webhooks)
+    delete_webhook = Operation(calls.delete_webhook)
+    test_webhook = Operation(calls.test_webhook)
+    resume_webhook = Operation(calls.resume_webhook)
+    list_webhook_deliveries = Operation(calls.list_webhook_deliveries)
+
     # Key-value meta-tools (docs/reference.md#10-key-value)
     kv_remember = Operation(calls.kv_remember)
     kv_recall = Operation(calls.kv_recall)

@@ -8,10 +8,7 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
-from collections.abc import Iterator
 from datetime import timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -19,72 +16,8 @@ import pytest
 from chalicelib import wiring
 from chalicelib.ids import FixedClock
 from chalicelib.services.webhooks.signing import signature
-from chalicelib.settings import Settings
 from chalicelib.storage.events import SETTLE
-from tests.helpers import BUCKET, TABLE, Api, World, error_code, save
-
-
-class Receiver:
-    """A webhook receiver on 127.0.0.1 (a thread with ``http.server``): it answers 500
-    to the first ``failures`` requests, then 204, and keeps every request."""
-
-    def __init__(self) -> None:
-        self.failures = 0
-        self.received: list[dict[str, Any]] = []
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                receiver.received.append({"headers": dict(self.headers), "body": body})
-                failing = receiver.failures > 0
-                receiver.failures -= 1 if failing else 0
-                self.send_response(500 if failing else 204)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args: Any) -> None:
-                return
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/hooks"
-
-    def events(self) -> list[dict[str, Any]]:
-        return [json.loads(request["body"]) for request in self.received]
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    started = Receiver()
-    yield started
-    started.server.shutdown()
-    started.server.server_close()
-
-
-def build(wired: wiring.Services, dynamodb: Any, s3: Any, clock: FixedClock, allow: bool) -> Any:
-    built = wiring.build_services(
-        Settings(
-            table_name=TABLE, bucket_name=BUCKET, read_concurrency=1, webhooks_allow_loopback=allow
-        ),
-        clock=clock,
-        client=dynamodb,
-        s3=s3,
-    )
-    wiring.install(built)
-    return built
-
-
-@pytest.fixture
-def local(wired: wiring.Services, dynamodb: Any, s3: Any, clock: FixedClock) -> Iterator[Any]:
-    """Services with ``PINEWORK_WEBHOOKS_ALLOW_LOOPBACK`` on, installed for the API."""
-    yield build(wired, dynamodb, s3, clock, True)
-    wiring.install(wired)
+from tests.helpers import TABLE, Api, Receiver, World, error_code, save
 
 
 def register(api: Api, world: World, url: str, **fields: Any) -> dict[str, Any]:
@@ -117,9 +50,10 @@ def test_a_person_registers_sees_the_secret_once_and_removes_an_endpoint(
     assert created["secret"] not in json.dumps(listed)
     # agents and other workspaces see nothing and change nothing
     assert error_code(api.call("GET", "/webhooks", world.agent)) == (403, "forbidden")
-    assert error_code(
-        api.call("POST", "/webhooks", world.agent, {"url": receiver.url})
-    ) == (403, "forbidden")
+    assert error_code(api.call("POST", "/webhooks", world.agent, {"url": receiver.url})) == (
+        403,
+        "forbidden",
+    )
     assert api.call("GET", "/webhooks", world.outsider)[1]["data"] == []
     path = f"/webhooks/{created['id']}"
     assert error_code(api.call("DELETE", path, world.outsider, {})) == (404, "webhook_not_found")
@@ -217,8 +151,7 @@ def test_a_failing_receiver_is_retried_with_backoff_then_recovers_in_order(
     receiver.failures = 2
     settle(clock)
     assert local.webhook_delivery.run()["failed"] == 1
-    status, endpoint = api.call("GET", "/webhooks", world.person)
-    shown = endpoint["data"][0]
+    shown = api.call("GET", "/webhooks", world.person)[1]["data"][0]
     assert shown["failedAttempts"] == 1 and shown["lastError"].startswith("HTTP 500")
     # not before the backoff
     assert local.webhook_delivery.run() == {
