@@ -1292,7 +1292,6 @@ def create_webhook(
     *,
     event_types: Sequence[str] | None = None,
     description: str | None = None,
-    idempotency_key: str | None = None,
 ) -> Request[Webhook]:
     """Register a webhook endpoint (``POST /webhooks``; persons;
     docs/reference.md#webhooks). Events from now on are delivered to ``url``, signed.
@@ -1301,6 +1300,9 @@ def create_webhook(
         url: ``https://…`` resolving to public addresses only.
         event_types: e.g. ``["pinework.memory.saved"]``; ``None`` for all.
         description: a note for persons.
+
+    No ``Idempotency-Key``: the answer holds the secret, which the server never keeps
+    for a replay; after a lost answer, list the endpoints and remove the extra one.
 
     Returns:
         ``Webhook`` with ``secret`` (``whsec_…``), shown this once.
@@ -1311,7 +1313,7 @@ def create_webhook(
     """
     body = _given(url=url, eventTypes=None if event_types is None else list(event_types))
     body.update(_given(description=description))
-    return _change("POST", "/webhooks", Webhook, body, idempotency_key)
+    return _change("POST", "/webhooks", Webhook, body, None)
 
 
 def list_webhooks() -> Request[WebhookPage]:
@@ -1333,7 +1335,9 @@ def delete_webhook(webhook_id: str, *, idempotency_key: str | None = None) -> Re
     return _change("DELETE", webhook_path(webhook_id), Webhook, None, idempotency_key)
 
 
-def test_webhook(webhook_id: str) -> Request[WebhookDelivery]:
+def test_webhook(
+    webhook_id: str, *, idempotency_key: str | None = None
+) -> Request[WebhookDelivery]:
     """Send a signed ``pinework.webhook.ping`` to the endpoint now (persons).
 
     Returns:
@@ -1342,7 +1346,7 @@ def test_webhook(webhook_id: str) -> Request[WebhookDelivery]:
     Raises:
         PineworkAPIError: ``webhook_not_found``, ``forbidden``.
     """
-    return _change("POST", webhook_path(webhook_id, "test"), WebhookDelivery, {}, None)
+    return _change("POST", webhook_path(webhook_id, "test"), WebhookDelivery, {}, idempotency_key)
 
 
 def resume_webhook(webhook_id: str, *, idempotency_key: str | None = None) -> Request[Webhook]:

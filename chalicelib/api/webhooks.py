@@ -4,6 +4,7 @@ remove, send a test event, resume a paused endpoint, read recent deliveries."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from chalice.app import Blueprint, Response
@@ -17,10 +18,12 @@ from chalicelib.api.http import (
     reject_other_methods,
 )
 from chalicelib.api.idempotency import idempotent
+from chalicelib.models.principal import Principal
 from chalicelib.models.requests import EmptyRequest
+from chalicelib.models.responses import ResponseModel
 from chalicelib.models.webhook import CreateWebhookRequest, DeliveryList, WebhookList
 from chalicelib.services.access.who import refuse_agents
-from chalicelib.services.webhooks.service import WEBHOOKS_ARE_FOR_PERSONS
+from chalicelib.services.webhooks.service import WEBHOOKS_ARE_FOR_PERSONS, WebhookService
 
 webhooks_api = Blueprint(__name__)
 
@@ -29,9 +32,18 @@ def _request() -> Any:
     return webhooks_api.current_request
 
 
+def _persons_change(change: Callable[[WebhookService, Principal], ResponseModel]) -> Response:
+    """A person's change of one endpoint with an empty body: agents refused first."""
+    call = call_context(_request())
+    refuse_agents(call.principal, WEBHOOKS_ARE_FOR_PERSONS)
+    parse_body(_request().raw_body, EmptyRequest)
+    return json_response(change(call.services.webhooks, call.principal).wire())
+
+
+# No Idempotency-Key: the answer holds the signing secret, which a replay would have to
+# keep in clear (as a sign-in link's).
 @webhooks_api.route("/webhooks", methods=["POST"], content_types=ANY_CONTENT)
 @endpoint
-@idempotent(webhooks_api)
 def create_webhook() -> Response:
     """A person registers an endpoint -> 201 with its secret (shown this once)."""
     call = call_context(_request())
@@ -54,20 +66,15 @@ def list_webhooks() -> Response:
 @idempotent(webhooks_api)
 def delete_webhook(webhook_id: str) -> Response:
     """A person removes an endpoint; the answer shows it as it was."""
-    call = call_context(_request())
-    refuse_agents(call.principal, WEBHOOKS_ARE_FOR_PERSONS)
-    parse_body(_request().raw_body, EmptyRequest)
-    return json_response(call.services.webhooks.delete(call.principal, webhook_id).wire())
+    return _persons_change(lambda webhooks, person: webhooks.delete(person, webhook_id))
 
 
 @webhooks_api.route("/webhooks/{webhook_id}/test", methods=["POST"], content_types=ANY_CONTENT)
 @endpoint
+@idempotent(webhooks_api)
 def test_webhook(webhook_id: str) -> Response:
     """Send a signed ``pinework.webhook.ping`` now; the answer is the attempt."""
-    call = call_context(_request())
-    refuse_agents(call.principal, WEBHOOKS_ARE_FOR_PERSONS)
-    parse_body(_request().raw_body, EmptyRequest)
-    return json_response(call.services.webhooks.test(call.principal, webhook_id).wire())
+    return _persons_change(lambda webhooks, person: webhooks.test(person, webhook_id))
 
 
 @webhooks_api.route("/webhooks/{webhook_id}/resume", methods=["POST"], content_types=ANY_CONTENT)
@@ -75,10 +82,7 @@ def test_webhook(webhook_id: str) -> Response:
 @idempotent(webhooks_api)
 def resume_webhook(webhook_id: str) -> Response:
     """A person resumes a paused endpoint (idempotent)."""
-    call = call_context(_request())
-    refuse_agents(call.principal, WEBHOOKS_ARE_FOR_PERSONS)
-    parse_body(_request().raw_body, EmptyRequest)
-    return json_response(call.services.webhooks.resume(call.principal, webhook_id).wire())
+    return _persons_change(lambda webhooks, person: webhooks.resume(person, webhook_id))
 
 
 @webhooks_api.route("/webhooks/{webhook_id}/deliveries", methods=["GET"], content_types=ANY_CONTENT)

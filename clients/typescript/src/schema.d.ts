@@ -1118,8 +1118,6 @@ export interface paths {
          * @description Who: person.
          *
          *     `url` must be `https://` and resolve to public addresses only (docs/reference.md#webhook-urls); `eventTypes` defaults to `["*"]` (all). Events from the registration on are delivered, signed the Standard Webhooks way.
-         *
-         *     Send `Idempotency-Key` to retry safely: the same key and request within 24 hours get the first answer again (`Idempotent-Replayed: true`) and change nothing.
          */
         post: operations["create_webhook"];
         delete?: never;
@@ -1206,6 +1204,8 @@ export interface paths {
          * @description Who: person.
          *
          *     The answer is the attempt (`ok`, `statusCode`, `durationMs`, `error`); the endpoint's cursor and state do not change.
+         *
+         *     Send `Idempotency-Key` to retry safely: the same key and request within 24 hours get the first answer again (`Idempotent-Replayed: true`) and change nothing.
          */
         post: operations["test_webhook"];
         delete?: never;
@@ -13149,8 +13149,6 @@ export interface operations {
                 "X-Pinework-Run"?: components["parameters"]["Run"];
                 /** @description The task the run works on, e.g. `PIN-42` (prefixes day lines; the default recall query). */
                 "X-Pinework-Task"?: components["parameters"]["Task"];
-                /** @description A key of yours (a UUID) naming this request: a retry with the same key and request gets the first answer again and changes nothing (24 hours, per caller). */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -13164,8 +13162,6 @@ export interface operations {
             /** @description Created. */
             201: {
                 headers: {
-                    /** @description `true` when this is the stored answer of an earlier request with the same `Idempotency-Key`. */
-                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -13220,21 +13216,16 @@ export interface operations {
                     };
                 };
             };
-            /**
-             * @description - `webhook_limit_reached`: The workspace has as many webhook endpoints as it may (docs/reference.md#webhooks; 409).
-             *     - `idempotency_key_in_use`: The first request with this ``Idempotency-Key`` is still running; retry after ``Retry-After`` seconds to get its answer (409; docs/issues.md#issue-15, docs/DECISIONS.md).
-             */
+            /** @description - `webhook_limit_reached`: The workspace has as many webhook endpoints as it may (docs/reference.md#webhooks; 409). */
             409: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "webhook_limit_reached" | "idempotency_key_in_use";
+                            code: "webhook_limit_reached";
                             message: string;
                         };
                     };
@@ -13250,21 +13241,6 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "unsupported_media_type";
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description - `idempotency_key_reused`: An ``Idempotency-Key`` already used with another request (method, path, query string, body, ``If-Match`` or run headers) by the same caller within 24 hours (422; docs/issues.md#issue-15, docs/DECISIONS.md). */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        error: {
-                            /** @enum {string} */
-                            code: "idempotency_key_reused";
                             message: string;
                         };
                     };
@@ -13848,6 +13824,8 @@ export interface operations {
                 "X-Pinework-Run"?: components["parameters"]["Run"];
                 /** @description The task the run works on, e.g. `PIN-42` (prefixes day lines; the default recall query). */
                 "X-Pinework-Task"?: components["parameters"]["Task"];
+                /** @description A key of yours (a UUID) naming this request: a retry with the same key and request gets the first answer again and changes nothing (24 hours, per caller). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /** @description The webhook endpoint, `whk_…`. */
@@ -13864,6 +13842,8 @@ export interface operations {
             /** @description OK. */
             200: {
                 headers: {
+                    /** @description `true` when this is the stored answer of an earlier request with the same `Idempotency-Key`. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -13930,6 +13910,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description - `idempotency_key_in_use`: The first request with this ``Idempotency-Key`` is still running; retry after ``Retry-After`` seconds to get its answer (409; docs/issues.md#issue-15, docs/DECISIONS.md). */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "idempotency_key_in_use";
+                            message: string;
+                        };
+                    };
+                };
+            };
             /** @description - `unsupported_media_type`: A body not declared ``application/json`` on the key-value routes or ``/mcp`` (415; docs/reference.md#cross-site); deployed, API Gateway also answers it itself for content types it refuses (``infra/gateway_responses.py``; docs/issues.md#issue-12). */
             415: {
                 headers: {
@@ -13940,6 +13937,21 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "unsupported_media_type";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `idempotency_key_reused`: An ``Idempotency-Key`` already used with another request (method, path, query string, body, ``If-Match`` or run headers) by the same caller within 24 hours (422; docs/issues.md#issue-15, docs/DECISIONS.md). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "idempotency_key_reused";
                             message: string;
                         };
                     };
