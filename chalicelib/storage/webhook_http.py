@@ -7,6 +7,7 @@ the environment, a short timeout and at most ``MAX_RESPONSE_BYTES`` of the answe
 from __future__ import annotations
 
 import ipaddress
+import ssl
 import time
 from urllib.parse import urlsplit, urlunsplit
 
@@ -38,7 +39,15 @@ def host_header(target: Target) -> str:
 
 
 class HttpxSender:
-    """Sends deliveries with httpx (one connection per attempt)."""
+    """Sends deliveries with httpx (one connection per attempt).
+
+    Args:
+        verify: the TLS trust (httpx's ``verify``): certifi's roots by default; tests
+            pass a context that trusts their own certificate authority.
+    """
+
+    def __init__(self, verify: ssl.SSLContext | bool = True) -> None:
+        self._verify = verify
 
     def send(self, target: Target, headers: dict[str, str], body: bytes) -> SendResult:
         """POST ``body`` to ``target``; a 2xx answer is a success, anything else (a
@@ -54,7 +63,9 @@ class HttpxSender:
         sent = {**headers, "host": host_header(target), "user-agent": "Pinework-Webhooks/1"}
         try:
             with (
-                httpx.Client(timeout=timeout, follow_redirects=False, trust_env=False) as client,
+                httpx.Client(
+                    timeout=timeout, follow_redirects=False, trust_env=False, verify=self._verify
+                ) as client,
                 client.stream(
                     "POST", pinned_url(target), content=body, headers=sent, extensions=extensions
                 ) as response,
