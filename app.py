@@ -17,6 +17,7 @@ from chalicelib.api.openapi import openapi_api
 from chalicelib.api.recalls import recalls_api
 from chalicelib.api.reviews import reviews_api
 from chalicelib.api.routines import routines_api
+from chalicelib.api.webhooks import webhooks_api
 from chalicelib.api.wiki import wiki_api
 from chalicelib.jobs.lifecycle import lifecycle_batch
 from chalicelib.jobs.reviews import fan_out, review_batch
@@ -41,6 +42,7 @@ app.register_blueprint(learnings_api, url_prefix="/api/v1")
 app.register_blueprint(wiki_api, url_prefix="/api/v1")
 app.register_blueprint(lifecycle_api, url_prefix="/api/v1")
 app.register_blueprint(events_api, url_prefix="/api/v1")
+app.register_blueprint(webhooks_api, url_prefix="/api/v1")
 app.register_blueprint(mcp_api, url_prefix="/api/v1")
 # the persons' dashboard: /, /agents/…, /sign-in (docs/reference.md#13-dashboard)
 app.register_blueprint(dashboard_web)

@@ -367,6 +367,28 @@ class AsOfBeforeWorkspace(PineworkError):
     code = "as_of_before_workspace"
 
 
+class WebhookNotFound(PineworkError):
+    """No such webhook endpoint in the caller's workspace, also a malformed id
+    (docs/reference.md#webhooks; 404)."""
+
+    code = "webhook_not_found"
+
+
+class WebhookLimitReached(PineworkError):
+    """The workspace has as many webhook endpoints as it may
+    (docs/reference.md#webhooks; 409)."""
+
+    code = "webhook_limit_reached"
+
+
+class WebhookUrlRefused(PineworkError):
+    """A webhook URL Pinework will not send to: not ``https://``, or a host resolving to a
+    loopback, private, link-local, metadata or other non-public address
+    (docs/reference.md#webhook-urls; 400)."""
+
+    code = "webhook_url_refused"
+
+
 STATUS_BY_CODE: dict[str, int] = {
     "memory_text_too_long": 400,
     "secret_in_memory": 400,
@@ -413,6 +435,9 @@ STATUS_BY_CODE: dict[str, int] = {
     "as_of_invalid": 400,
     "as_of_in_future": 400,
     "as_of_before_workspace": 400,
+    "webhook_not_found": 404,
+    "webhook_limit_reached": 409,
+    "webhook_url_refused": 400,
     "internal_error": 500,
     # Answered by API Gateway itself, never raised by the app (infra/gateway_responses.py).
     "unsupported_media_type": 415,

@@ -193,6 +193,10 @@ class Settings(BaseModel):
             the tests' way (docs/reference.md#keyed-hashes-of-personal-data).
         hash_secret_arn: the Secrets Manager secret holding it
             (``PINEWORK_HASH_SECRET_ARN``, the stack's ``HashSecretArn``); the deployed way.
+        webhooks_allow_loopback: webhook URLs may be ``http://`` and resolve to
+            loopback, for a receiver on the developer's machine
+            (``PINEWORK_WEBHOOKS_ALLOW_LOOPBACK``, off by default; refused on Lambda,
+            docs/reference.md#webhook-urls).
         hash_secret_required: on Lambda (``AWS_LAMBDA_FUNCTION_NAME`` set) a digest with
             neither of the two is refused instead of using the development secret.
     """
@@ -236,6 +240,7 @@ class Settings(BaseModel):
     hash_secret: str | None = Field(default=None, repr=False)
     hash_secret_arn: str | None = None
     hash_secret_required: bool = False
+    webhooks_allow_loopback: bool = False
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -291,6 +296,7 @@ class Settings(BaseModel):
                 ("model_dir", "PINEWORK_MODEL_DIR"),
                 ("hash_secret", "PINEWORK_HASH_SECRET"),
                 ("hash_secret_arn", "PINEWORK_HASH_SECRET_ARN"),
+                ("webhooks_allow_loopback", "PINEWORK_WEBHOOKS_ALLOW_LOOPBACK"),
             )
         )
         for field, name in names.items():
@@ -300,6 +306,7 @@ class Settings(BaseModel):
             values["model_source"] = "s3"  # Lambda's code has no models/ (not in the zip)
         if env.get("AWS_LAMBDA_FUNCTION_NAME"):
             values["hash_secret_required"] = "true"
+            values.pop("webhooks_allow_loopback", None)  # development only, never deployed
         region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
         if region:
             values["region"] = region

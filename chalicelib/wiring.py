@@ -70,6 +70,9 @@ from chalicelib.services.review.rule_reviewer import Reviewer, RuleReviewer
 from chalicelib.services.review.service import ReviewService
 from chalicelib.services.review.shared_facts import SharedFacts
 from chalicelib.services.text import SecretFinder
+from chalicelib.services.webhooks.delivery import Attempts, WebhookDelivery
+from chalicelib.services.webhooks.service import WebhookService
+from chalicelib.services.webhooks.urls import system_resolver
 from chalicelib.services.wiki.index import SectionIndexer
 from chalicelib.services.wiki.pages import PageService
 from chalicelib.settings import Settings, SettingsError
@@ -78,7 +81,7 @@ from chalicelib.storage.bulk_actions import DynamoDBBulkRepository
 from chalicelib.storage.directory import DynamoDBDirectoryRepository
 from chalicelib.storage.dynamodb import DynamoDBTable
 from chalicelib.storage.erasure import DynamoDBMemoryScrub
-from chalicelib.storage.events import DynamoDBEventFeed
+from chalicelib.storage.events import KNOWN_EVENT_TYPES, DynamoDBEventFeed
 from chalicelib.storage.exports import DynamoDBExportStore, ExportTaken
 from chalicelib.storage.hash_secret import SecretsManagerSecret
 from chalicelib.storage.keys import RERANKER_WEIGHTS_OBJECT
@@ -102,6 +105,8 @@ from chalicelib.storage.same_facts import DynamoDBSameFacts
 from chalicelib.storage.upgrade import TableUpgrade
 from chalicelib.storage.vetoes import DynamoDBVetoIndex
 from chalicelib.storage.web_sessions import DynamoDBWebSessionRepository
+from chalicelib.storage.webhook_http import HttpxSender
+from chalicelib.storage.webhooks import DynamoDBWebhookRepository
 from chalicelib.storage.wiki_pages import DynamoDBPageRepository, PageVersionChanged
 from chalicelib.storage.wiki_sections import DynamoDBSectionIndex
 
@@ -172,6 +177,10 @@ class Services:
     dashboard: Dashboard
     events: EventService
     """The pull feed of change events (docs/reference.md#change-events)."""
+    webhooks: WebhookService
+    """Persons' webhook endpoints (docs/reference.md#webhooks)."""
+    webhook_delivery: WebhookDelivery
+    """The webhook delivery worker (docs/reference.md#webhook-deliveries)."""
 
 
 def dynamodb_client(settings: Settings) -> DynamoDBClient:
@@ -501,6 +510,15 @@ def build_services(
     transfer = WorkspaceTransfer(
         owner_store, RecallIndexBackfill(memories, recall_index, directory, clock), clock, digests
     )
+    webhook_store = DynamoDBWebhookRepository(table)
+    attempts = Attempts(
+        webhook_store,
+        HttpxSender(),
+        system_resolver,
+        clock,
+        ids,
+        allow_loopback=settings.webhooks_allow_loopback,
+    )
     return Services(
         settings=settings,
         clock=clock,
@@ -532,6 +550,14 @@ def build_services(
         ),
         retention=archived_text_retention(settings, table, clock),
         events=EventService(DynamoDBEventFeed(table), clock),
+        webhooks=WebhookService(webhook_store, attempts, KNOWN_EVENT_TYPES, clock, ids),
+        webhook_delivery=WebhookDelivery(
+            webhook_store,
+            DynamoDBEventFeed(table),
+            attempts,
+            clock,
+            workers=settings.read_concurrency,
+        ),
         learnings=learnings,
         pages=PageService(
             page_store,

@@ -553,6 +553,23 @@ def _warm_up() -> None:
     wiring.services().recall.warm_up()
 
 
+WEBHOOK_INTERVAL_SECONDS = 10.0
+"""How often the local server runs the webhook delivery (docs/reference.md#webhook-deliveries)."""
+
+
+def _deliver_webhooks(stop: threading.Event) -> None:
+    """Run the webhook delivery every ``WEBHOOK_INTERVAL_SECONDS`` until ``stop`` (a
+    failed run is logged, the next one tries again)."""
+    from chalicelib import wiring
+    from chalicelib.jobs.webhooks import deliver_webhooks
+
+    while not stop.wait(WEBHOOK_INTERVAL_SECONDS):
+        try:
+            deliver_webhooks(wiring.services())
+        except Exception:
+            logging.getLogger("pinework.webhooks").exception("webhook delivery run failed")
+
+
 def main() -> None:
     """Start everything and serve until interrupted."""
     api_port = _port("PINEWORK_PORT", 8000)
@@ -608,6 +625,9 @@ def main() -> None:
     from app import app
 
     threading.Thread(target=_warm_up, name="recall-warm-up", daemon=True).start()
+    threading.Thread(
+        target=_deliver_webhooks, args=(reviews_stop,), name="webhooks", daemon=True
+    ).start()
     try:
         server = _local_api_server(app, api_port)
     except OSError as error:

@@ -48,6 +48,10 @@ from pinework.models import (
     Routine,
     RoutinePage,
     SignInLink,
+    Webhook,
+    WebhookDelivery,
+    WebhookDeliveryPage,
+    WebhookPage,
     WireModel,
 )
 
@@ -1293,3 +1297,88 @@ def list_events(*, after: str | None = None, limit: int | None = None) -> Reques
         if value is not None
     }
     return Request("GET", "/events", EventPage, params=params)
+
+
+def webhook_path(webhook_id: str, *rest: str) -> str:
+    """``/webhooks/<id>[/rest…]`` with the id escaped (``ValueError`` for an empty one)."""
+    return "/".join(("/webhooks", path_segment(webhook_id, "a webhook id"), *rest))
+
+
+def create_webhook(
+    url: str,
+    *,
+    event_types: Sequence[str] | None = None,
+    description: str | None = None,
+) -> Request[Webhook]:
+    """Register a webhook endpoint (``POST /webhooks``; persons;
+    docs/reference.md#webhooks). Events from now on are delivered to ``url``, signed.
+
+    Args:
+        url: ``https://…`` resolving to public addresses only.
+        event_types: e.g. ``["pinework.memory.saved"]``; ``None`` for all.
+        description: a note for persons.
+
+    No ``Idempotency-Key``: the answer holds the secret, which the server never keeps
+    for a replay; after a lost answer, list the endpoints and remove the extra one.
+
+    Returns:
+        ``Webhook`` with ``secret`` (``whsec_…``), shown this once.
+
+    Raises:
+        PineworkAPIError: ``webhook_url_refused``, ``webhook_limit_reached``,
+            ``forbidden`` (an agent), ``invalid_request`` (an unknown event type).
+    """
+    body = _given(url=url, eventTypes=None if event_types is None else list(event_types))
+    body.update(_given(description=description))
+    return _change("POST", "/webhooks", Webhook, body, None)
+
+
+def list_webhooks() -> Request[WebhookPage]:
+    """The workspace's webhook endpoints, without secrets (persons).
+
+    Raises:
+        PineworkAPIError: ``forbidden``.
+    """
+    return Request("GET", "/webhooks", WebhookPage)
+
+
+def delete_webhook(webhook_id: str, *, idempotency_key: str | None = None) -> Request[Webhook]:
+    """Remove a webhook endpoint: nothing more is sent to it (persons).
+
+    Raises:
+        PineworkAPIError: ``webhook_not_found``, ``forbidden``.
+        ValueError: the id cannot be a path segment.
+    """
+    return _change("DELETE", webhook_path(webhook_id), Webhook, None, idempotency_key)
+
+
+def test_webhook(
+    webhook_id: str, *, idempotency_key: str | None = None
+) -> Request[WebhookDelivery]:
+    """Send a signed ``pinework.webhook.ping`` to the endpoint now (persons).
+
+    Returns:
+        The attempt: ``ok``, ``status_code``, ``duration_ms``, ``error``.
+
+    Raises:
+        PineworkAPIError: ``webhook_not_found``, ``forbidden``.
+    """
+    return _change("POST", webhook_path(webhook_id, "test"), WebhookDelivery, {}, idempotency_key)
+
+
+def resume_webhook(webhook_id: str, *, idempotency_key: str | None = None) -> Request[Webhook]:
+    """Resume a paused endpoint: delivery goes on from the event it failed on (persons).
+
+    Raises:
+        PineworkAPIError: ``webhook_not_found``, ``forbidden``, ``conflict``.
+    """
+    return _change("POST", webhook_path(webhook_id, "resume"), Webhook, {}, idempotency_key)
+
+
+def list_webhook_deliveries(webhook_id: str) -> Request[WebhookDeliveryPage]:
+    """An endpoint's recent delivery attempts, newest first (kept 7 days; persons).
+
+    Raises:
+        PineworkAPIError: ``webhook_not_found``, ``forbidden``.
+    """
+    return Request("GET", webhook_path(webhook_id, "deliveries"), WebhookDeliveryPage)

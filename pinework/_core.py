@@ -377,6 +377,13 @@ class ClientCore(Generic[SessionT, TransportT]):
     publish_page = Operation(wiki_calls.publish_page)
     archive_page = Operation(wiki_calls.archive_page)
     page_history = Operation(wiki_calls.page_history)
+    # Webhook endpoints (docs/reference.md#webhooks)
+    create_webhook = Operation(calls.create_webhook)
+    list_webhooks = Operation(calls.list_webhooks)
+    delete_webhook = Operation(calls.delete_webhook)
+    test_webhook = Operation(calls.test_webhook)
+    resume_webhook = Operation(calls.resume_webhook)
+    list_webhook_deliveries = Operation(calls.list_webhook_deliveries)
 
     # Key-value meta-tools (docs/reference.md#10-key-value)
     kv_remember = Operation(calls.kv_remember)

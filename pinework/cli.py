@@ -94,6 +94,11 @@ wiki_app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode=None,
 )
+webhooks_app = typer.Typer(
+    help="Webhook endpoints: change events sent, signed, to your HTTPS URL (persons).",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
 app.add_typer(memory_app, name="memory")
 app.add_typer(learning_app, name="learning")
 app.add_typer(kv_app, name="kv")
@@ -102,6 +107,7 @@ app.add_typer(review_app, name="review")
 app.add_typer(admin_app, name="admin")
 app.add_typer(events_app, name="events")
 app.add_typer(wiki_app, name="wiki")
+app.add_typer(webhooks_app, name="webhooks")
 app.command("dashboard")(_dashboard_command)
 
 JsonFlag = Annotated[
@@ -299,5 +305,6 @@ from pinework import (  # noqa: E402, F401
     cli_memory,
     cli_reviews,
     cli_tokens,
+    cli_webhooks,
     cli_wiki,
 )

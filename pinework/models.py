@@ -864,3 +864,69 @@ class EventPage(WireModel):
     data: list[Event]
     next_cursor: str | None = None
     has_more: bool
+
+
+class Webhook(WireModel):
+    """A webhook endpoint of the workspace (``/webhooks``; docs/reference.md#webhooks).
+
+    Attributes:
+        id: ``whk_…``.
+        secret: ``whsec_…``, only in ``create_webhook``'s answer (``None`` elsewhere):
+            keep it to verify deliveries (``pinework.webhooks.verify``).
+        state: ``active``, or ``paused`` after failing for more than 24 hours.
+        cursor: the last event delivered (or skipped by type).
+        failed_attempts, failing_since, next_attempt_at, last_error: the current run of
+            failures, if any.
+    """
+
+    id: str
+    object_type: str = Field(default="webhook", alias="object")
+    url: str
+    event_types: list[str]
+    description: str
+    state: str
+    created_at: dt.datetime
+    created_by: str
+    cursor: str | None = None
+    failing_since: dt.datetime | None = None
+    failed_attempts: int = 0
+    next_attempt_at: dt.datetime | None = None
+    last_error: str | None = None
+    paused_at: dt.datetime | None = None
+    secret: str | None = None
+
+
+class WebhookPage(WireModel):
+    """The workspace's webhook endpoints, oldest first (``GET /webhooks``)."""
+
+    object_type: str = Field(default="list", alias="object")
+    data: list[Webhook]
+
+
+class WebhookDelivery(WireModel):
+    """One delivery attempt to an endpoint (docs/reference.md#webhook-deliveries).
+
+    Attributes:
+        ok: a 2xx answer came; ``status_code`` is ``None`` when none came.
+        attempt: its number for this event (1 for the first try).
+        error: why it failed (``None`` when ``ok``).
+    """
+
+    id: str
+    object_type: str = Field(default="delivery", alias="object")
+    webhook_id: str
+    event_id: str
+    event_type: str
+    attempt: int
+    at: dt.datetime
+    ok: bool
+    status_code: int | None = None
+    duration_ms: int
+    error: str | None = None
+
+
+class WebhookDeliveryPage(WireModel):
+    """An endpoint's recent delivery attempts, newest first (kept 7 days)."""
+
+    object_type: str = Field(default="list", alias="object")
+    data: list[WebhookDelivery]

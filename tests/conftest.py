@@ -22,7 +22,7 @@ from chalicelib.ids import FixedClock
 from chalicelib.settings import Settings
 from infra import moto_transactions
 from infra.tables import create_table
-from tests.helpers import BUCKET, START, TABLE, Actor, Api, Faults, World
+from tests.helpers import BUCKET, START, TABLE, Actor, Api, Faults, Receiver, World
 
 pytest_plugins = ["tests.iam_plugin"]
 """Every AWS call of a Lambda entry point is checked against its role (docs/issues.md#issue-12)."""
@@ -166,3 +166,31 @@ def app_transport(wired: wiring.Services) -> Iterator[httpx.MockTransport]:
             return httpx.Response(answer.status_code, content=answer.body, headers=answer.headers)
 
         yield httpx.MockTransport(handle)
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    """A webhook receiver on 127.0.0.1 (``Receiver``), stopped after the test."""
+    started = Receiver()
+    yield started
+    started.server.shutdown()
+    started.server.server_close()
+
+
+@pytest.fixture
+def local(
+    wired: wiring.Services, dynamodb: Any, s3: Any, clock: FixedClock
+) -> Iterator[wiring.Services]:
+    """Services as ``wired`` with ``PINEWORK_WEBHOOKS_ALLOW_LOOPBACK`` on (a loopback
+    webhook receiver allowed), installed for the API."""
+    built = wiring.build_services(
+        Settings(
+            table_name=TABLE, bucket_name=BUCKET, read_concurrency=1, webhooks_allow_loopback=True
+        ),
+        clock=clock,
+        client=dynamodb,
+        s3=s3,
+    )
+    wiring.install(built)
+    yield built
+    wiring.install(wired)

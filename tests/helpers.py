@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -22,6 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import cache
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
@@ -643,3 +645,38 @@ class Mcp:
         error = result["structuredContent"]["error"]
         assert error["message"]
         return str(error["code"])
+
+
+class Receiver:
+    """A webhook receiver on 127.0.0.1 (a thread with ``http.server``): it answers 500
+    to the first ``failures`` requests, then 204, and keeps every request."""
+
+    def __init__(self) -> None:
+        self.failures = 0
+        self.received: list[dict[str, Any]] = []
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                receiver.received.append({"headers": dict(self.headers), "body": body})
+                failing = receiver.failures > 0
+                receiver.failures -= 1 if failing else 0
+                self.send_response(500 if failing else 204)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                return
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/hooks"
+
+    def events(self) -> list[dict[str, Any]]:
+        return [json.loads(request["body"]) for request in self.received]

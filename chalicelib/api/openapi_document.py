@@ -71,6 +71,7 @@ PATH_PATTERNS = {
     "page_ref": f"^(pag_{ULID_PATTERN}|[a-z0-9]+(-[a-z0-9]+)*)$",
     "bulk_id": f"^blk_{ULID_PATTERN}$",
     "recall_id": f"^rcl_{ULID_PATTERN}$",
+    "webhook_id": f"^whk_{ULID_PATTERN}$",
 }
 """The id shape of each path parameter (docs/reference.md#ids-in-paths): an id of another
 shape is answered as a missing one (404), or as a bad action number (400), so a client
@@ -103,6 +104,7 @@ PATH_PARAMETERS = {
     "page_ref": "The wiki page: its `pag_…` id or its slug.",
     "bulk_id": "The bulk action, `blk_…`.",
     "recall_id": "The recall, `rcl_…` (its `recallId`, or an `id` of the recall log).",
+    "webhook_id": "The webhook endpoint, `whk_…`.",
 }
 
 FIELD_LIMITS: dict[tuple[str, str], dict[str, int | str]] = {

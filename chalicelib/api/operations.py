@@ -90,6 +90,13 @@ from chalicelib.models.review_requests import (
     RunReviewRequest,
 )
 from chalicelib.models.routine import CreateRoutineRequest, RoutineQuery
+from chalicelib.models.webhook import (
+    CreateWebhookRequest,
+    DeliveryList,
+    DeliveryObject,
+    WebhookList,
+    WebhookObject,
+)
 
 Auth = Literal["bearer", "optional", "none"]
 """``bearer``: a token is required; ``optional``: bearer, ``X-Api-Key`` or anonymous
@@ -815,6 +822,59 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         "versions), never its text. Send the page's `nextCursor` as `after` next time; "
         "`hasMore` says the next page is ready now. Kept 30 days; an event shows once it "
         "is 5 seconds old. A malformed `after` is 400 `invalid_request`.",
+    ),
+    ("POST", "/webhooks"): Operation(
+        "Register a webhook endpoint (the answer shows its signing secret, once)",
+        "person",
+        {201: WebhookObject},
+        (errors.Forbidden, errors.WebhookUrlRefused, errors.WebhookLimitReached),
+        body=CreateWebhookRequest,
+        body_required=True,
+        links=("delete_webhook", "test_webhook", "list_webhook_deliveries"),
+        tag="webhooks",
+        description="`url` must be `https://` and resolve to public addresses only "
+        '(docs/reference.md#webhook-urls); `eventTypes` defaults to `["*"]` (all). '
+        "Events from the registration on are delivered, signed the Standard Webhooks way.",
+    ),
+    ("GET", "/webhooks"): Operation(
+        "The workspace's webhook endpoints (never their secrets)",
+        "person",
+        {200: WebhookList},
+        (errors.Forbidden,),
+        tag="webhooks",
+    ),
+    ("DELETE", "/webhooks/{webhook_id}"): Operation(
+        "Remove a webhook endpoint",
+        "person",
+        {200: WebhookObject},
+        (errors.Forbidden, errors.WebhookNotFound, errors.Conflict),
+        body=EmptyRequest,
+        tag="webhooks",
+    ),
+    ("POST", "/webhooks/{webhook_id}/test"): Operation(
+        "Send a signed `pinework.webhook.ping` to an endpoint now",
+        "person",
+        {200: DeliveryObject},
+        (errors.Forbidden, errors.WebhookNotFound),
+        body=EmptyRequest,
+        tag="webhooks",
+        description="The answer is the attempt (`ok`, `statusCode`, `durationMs`, `error`); "
+        "the endpoint's cursor and state do not change.",
+    ),
+    ("POST", "/webhooks/{webhook_id}/resume"): Operation(
+        "Resume a paused webhook endpoint",
+        "person",
+        {200: WebhookObject},
+        (errors.Forbidden, errors.WebhookNotFound, errors.Conflict),
+        body=EmptyRequest,
+        tag="webhooks",
+    ),
+    ("GET", "/webhooks/{webhook_id}/deliveries"): Operation(
+        "An endpoint's recent delivery attempts, newest first (kept 7 days)",
+        "person",
+        {200: DeliveryList},
+        (errors.Forbidden, errors.WebhookNotFound),
+        tag="webhooks",
     ),
     ("GET", "/openapi.json"): Operation(
         "This document (OpenAPI 3.1)",

@@ -60,6 +60,15 @@ LEARNING_EVENT_TYPES = {
     "erase": "pinework.learning.erased",
 }
 """The event type of each learning history action."""
+KNOWN_EVENT_TYPES = frozenset(
+    {
+        *MEMORY_EVENT_TYPES.values(),
+        DAY_LINE_APPENDED,
+        MEMORY_CHANGED,
+        *LEARNING_EVENT_TYPES.values(),
+    }
+)
+"""Every event type the outbox writes (what a webhook endpoint may ask for)."""
 SETTLE = timedelta(seconds=5)
 """The feed shows an event once it is this old: its id is taken just before its
 transaction commits, so a younger event could still be overtaken by an older one

@@ -62,6 +62,10 @@
 | a person's bulk action on memories | ``BULK#<wsp_id>`` | ``<blk_id>`` |
 | a change event of a workspace's UTC day | ``EVENTS#<wsp_id>#<YYYY-MM-DD>`` | ``<evt_id>`` |
 | its copy in the agent's own feed | ``AGENTEVENTS#<agt_id>#<YYYY-MM-DD>`` | ``<evt_id>`` |
+| a webhook endpoint | ``WEBHOOKS#<wsp_id>`` | ``ENDPOINT#<whk_id>`` |
+| the workspace's count of webhook endpoints | ``WEBHOOKS#<wsp_id>`` | ``COUNT`` |
+| a webhook delivery attempt | ``WEBHOOKS#<wsp_id>`` | ``DELIVERY#<whk_id>#<dlv_id>`` |
+| every endpoint, for the delivery worker | ``WEBHOOKDIR#<shard 0-3>`` | ``<wsp_id>#<whk_id>`` |
 
 A key-value scope is ``account#<wsp_id>``, ``byok#<sha256 hex>`` or
 ``anon#<sha256 hex>`` (docs/reference.md#10-key-value). Anonymous entries carry ``expiresAtEpoch``,
@@ -761,6 +765,7 @@ def owner_partitions(owner_id: str) -> list[str]:
             *(page_state_partition(owner_id, state) for state in PAGE_STATE_NAMES),
             section_index_partition(owner_id),
             bulk_partition(owner_id),
+            webhooks_partition(owner_id),
         ]
     single = {
         "usr": lambda: person_key(owner_id)["pk"],
@@ -860,3 +865,23 @@ def event_partitions(owner_id: str, days: list[str]) -> list[str]:
     if owner_id.startswith("agt_"):
         return [agent_events_partition(owner_id, day) for day in days]
     return []
+
+
+WEBHOOK_DIRECTORY_SHARDS = 4
+"""How many partitions the delivery worker's list of every endpoint spreads over (by a
+stable hash of the workspace id): registrations of busy workspaces do not all write one
+partition. Fixed: the worker reads every shard."""
+
+
+def webhooks_partition(workspace_id: str) -> str:
+    """The partition of a workspace's webhook endpoints, their count and their recent
+    deliveries (docs/reference.md#webhooks, ``storage/webhooks.py``)."""
+    return f"WEBHOOKS#{workspace_id}"
+
+
+def webhook_directory_key(workspace_id: str, webhook_id: str) -> dict[str, str]:
+    """The delivery worker's entry of one endpoint: ``WEBHOOKDIR#<shard>``,
+    ``<wsp_id>#<whk_id>`` (an owner mark of the workspace names it for erasure)."""
+    digest = hashlib.sha256(workspace_id.encode("utf-8")).digest()
+    shard = int.from_bytes(digest[:4], "big") % WEBHOOK_DIRECTORY_SHARDS
+    return {"pk": f"WEBHOOKDIR#{shard}", "sk": f"{workspace_id}#{webhook_id}"}

@@ -25,6 +25,7 @@ REAL = {
     "page_ref": "pag_01M8P570G0QJRZ8T2NSWNPVZ62",
     "bulk_id": "blk_01M8P570G0QJRZ8T2NSWNPVZ62",
     "recall_id": "rcl_01M8P570G0QJRZ8T2NSWNPVZ62",
+    "webhook_id": "whk_01M8P570G0QJRZ8T2NSWNPVZ62",
 }
 """One id of the right shape per path parameter (none of them exists)."""
 MISSHAPEN = ["nope", "mem_", "01M8P570G0QJRZ8T2NSWNPVZ62", "lrn_01M8P570G0QJRZ8T2NSWNPVZ6!"]

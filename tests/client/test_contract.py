@@ -16,6 +16,10 @@ from pinework import AsyncClient, Client, PineworkAPIError, bulk_models, models,
 from tests.client.fake_api import BASE_URL, FakeApi, memory_json
 
 CLIENT_TO_DOCUMENT = {
+    models.Webhook: "WebhookObject",
+    models.WebhookPage: "WebhookList",
+    models.WebhookDelivery: "DeliveryObject",
+    models.WebhookDeliveryPage: "DeliveryList",
     models.Memory: "MemoryObject",
     models.MemoryPage: "MemoryList",
     models.AuditRecord: "AuditObject",

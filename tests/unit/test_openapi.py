@@ -21,9 +21,9 @@ from chalicelib.api.operations import OPERATIONS
 READ_ONLY_POSTS = {("POST", "/kv/recall"), ("POST", "/mcp")}
 """POSTs that change nothing themselves (``/mcp`` carries JSON-RPC, whose tools are
 the HTTP routes' own operations)."""
-NOT_REPLAYED = {("POST", "/sign-in-links")}
-"""State-changing POSTs without ``Idempotency-Key``: the answer is a one-time credential,
-which a replay would have to store in clear."""
+NOT_REPLAYED = {("POST", "/sign-in-links"), ("POST", "/webhooks")}
+"""State-changing POSTs without ``Idempotency-Key``: the answer is a one-time credential
+(a sign-in link, a webhook's signing secret), which a replay would have to store in clear."""
 
 
 @pytest.fixture(scope="module")

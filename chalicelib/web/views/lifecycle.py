@@ -122,6 +122,8 @@ ERASED_KINDS = {
     "WIKISECTIONS": "sections of the wiki's published pages (the recall index of pages)",
     "EVENTS": "change events (the pull feed)",
     "AGENTEVENTS": "change events (the pull feed)",
+    "WEBHOOKS": "webhook endpoints and their recent deliveries",
+    "WEBHOOKDIR": "webhook endpoints (the delivery worker's list)",
 }
 """What a person calls each kind of item an erasure counts (``item_kind``: the stored
 item's partition prefix, docs/reference.md#erasing-an-agent-a-person-or-a-workspace)."""

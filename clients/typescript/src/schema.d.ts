@@ -1122,6 +1122,120 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's webhook endpoints (never their secrets)
+         * @description Who: person.
+         */
+        get: operations["list_webhooks"];
+        put?: never;
+        /**
+         * Register a webhook endpoint (the answer shows its signing secret, once)
+         * @description Who: person.
+         *
+         *     `url` must be `https://` and resolve to public addresses only (docs/reference.md#webhook-urls); `eventTypes` defaults to `["*"]` (all). Events from the registration on are delivered, signed the Standard Webhooks way.
+         */
+        post: operations["create_webhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhook_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a webhook endpoint
+         * @description Who: person.
+         *
+         *     Send `Idempotency-Key` to retry safely: the same key and request within 24 hours get the first answer again (`Idempotent-Replayed: true`) and change nothing.
+         */
+        delete: operations["delete_webhook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhook_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An endpoint's recent delivery attempts, newest first (kept 7 days)
+         * @description Who: person.
+         */
+        get: operations["list_webhook_deliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhook_id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a paused webhook endpoint
+         * @description Who: person.
+         *
+         *     Send `Idempotency-Key` to retry safely: the same key and request within 24 hours get the first answer again (`Idempotent-Replayed: true`) and change nothing.
+         */
+        post: operations["resume_webhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhook_id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a signed `pinework.webhook.ping` to an endpoint now
+         * @description Who: person.
+         *
+         *     The answer is the attempt (`ok`, `statusCode`, `durationMs`, `error`); the endpoint's cursor and state do not change.
+         *
+         *     Send `Idempotency-Key` to retry safely: the same key and request within 24 hours get the first answer again (`Idempotent-Replayed: true`) and change nothing.
+         */
+        post: operations["test_webhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1505,12 +1619,84 @@ export interface components {
             agentId: string;
         };
         /**
+         * CreateWebhookRequest
+         * @description ``POST /webhooks``: the receiver's URL (``https://``; checked by the service),
+         *     the event types to send (``["*"]``, the default: all) and a person's note.
+         */
+        CreateWebhookRequest: {
+            /** Url */
+            url: string;
+            /**
+             * Eventtypes
+             * @description Event types (`pinework.memory.saved` …), or `["*"]` for all.
+             */
+            eventTypes?: string[];
+            /**
+             * Description
+             * @default
+             */
+            description?: string;
+        };
+        /**
          * DayLineRequest
          * @description ``POST /memories/day``: one ``line`` (at most 300 characters as sent).
          */
         DayLineRequest: {
             /** Line */
             line: string;
+        };
+        /**
+         * DeliveryList
+         * @description ``GET /webhooks/{id}/deliveries``: recent attempts, newest first (kept 7 days).
+         */
+        DeliveryList: {
+            /**
+             * Object
+             * @default list
+             * @constant
+             */
+            object: "list";
+            /** Data */
+            data: components["schemas"]["DeliveryObject"][];
+        };
+        /**
+         * DeliveryObject
+         * @description One delivery attempt: the event, the answer's status (null when none came), how
+         *     long it took, the attempt's number for that event, and the error when it failed.
+         */
+        DeliveryObject: {
+            /**
+             * Id
+             * @description `dlv_` + a ULID.
+             */
+            id: string;
+            /**
+             * Object
+             * @default delivery
+             * @constant
+             */
+            object: "delivery";
+            /** Webhookid */
+            webhookId: string;
+            /** Eventid */
+            eventId: string;
+            /** Eventtype */
+            eventType: string;
+            /** Attempt */
+            attempt: number;
+            /**
+             * At
+             * Format: date-time
+             */
+            at: string;
+            /** Ok */
+            ok: boolean;
+            /** Statuscode */
+            statusCode: number | null;
+            /** Durationms */
+            durationMs: number;
+            /** Error */
+            error: string | null;
         };
         /**
          * EditLearningRequest
@@ -3434,6 +3620,75 @@ export interface components {
              * @default null
              */
             reason?: string | null;
+        };
+        /**
+         * WebhookList
+         * @description ``GET /webhooks``: the workspace's endpoints, oldest first (never their secrets).
+         */
+        WebhookList: {
+            /**
+             * Object
+             * @default list
+             * @constant
+             */
+            object: "list";
+            /** Data */
+            data: components["schemas"]["WebhookObject"][];
+        };
+        /**
+         * WebhookObject
+         * @description An endpoint. ``secret`` is only in the registration's answer (null elsewhere);
+         *     ``cursor`` is the last event delivered (or skipped by type); ``state`` is ``paused``
+         *     after failing for more than 24 hours (``pausedAt``), until a person resumes it.
+         */
+        WebhookObject: {
+            /**
+             * Id
+             * @description `whk_` + a ULID.
+             */
+            id: string;
+            /**
+             * Object
+             * @default webhook
+             * @constant
+             */
+            object: "webhook";
+            /** Url */
+            url: string;
+            /** Eventtypes */
+            eventTypes: string[];
+            /** Description */
+            description: string;
+            /**
+             * State
+             * @enum {string}
+             */
+            state: "active" | "paused";
+            /**
+             * Createdat
+             * Format: date-time
+             */
+            createdAt: string;
+            /** Createdby */
+            createdBy: string;
+            /** Cursor */
+            cursor: string | null;
+            /** Failingsince */
+            failingSince: string | null;
+            /** Failedattempts */
+            failedAttempts: number;
+            /** Nextattemptat */
+            nextAttemptAt: string | null;
+            /** Lasterror */
+            lastError: string | null;
+            /** Pausedat */
+            pausedAt: string | null;
+            /**
+             * Secret
+             * @description `whsec_…`: shown once, when the endpoint is registered.
+             * @default null
+             */
+            secret: string | null;
         };
     };
     responses: never;
@@ -12933,6 +13188,988 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "forbidden";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `rate_limited`: Throttled; the response carries ``Retry-After`` (429). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `bad_gateway`: Deployed, the function behind API Gateway crashed or answered badly; API Gateway answers (502). The app never raises it (``infra/gateway_responses.py``; docs/issues.md#issue-12). */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_gateway";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `timeout`: Deployed, the call took longer than API Gateway's 29 s and was cut off (504); its changes may or may not be saved. The app never raises it (docs/issues.md#issue-12). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "timeout";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    list_webhooks: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The agent's run (`run_…`). */
+                "X-Pinework-Run"?: components["parameters"]["Run"];
+                /** @description The task the run works on, e.g. `PIN-42` (prefixes day lines; the default recall query). */
+                "X-Pinework-Task"?: components["parameters"]["Task"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookList"];
+                };
+            };
+            /** @description - `invalid_request`: Malformed JSON, wrong types, unknown fields, bad dates, other limits (400). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `unauthorized`: Missing or unknown bearer token (401). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `forbidden`: The principal may not do this (403). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "forbidden";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `rate_limited`: Throttled; the response carries ``Retry-After`` (429). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `bad_gateway`: Deployed, the function behind API Gateway crashed or answered badly; API Gateway answers (502). The app never raises it (``infra/gateway_responses.py``; docs/issues.md#issue-12). */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_gateway";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `timeout`: Deployed, the call took longer than API Gateway's 29 s and was cut off (504); its changes may or may not be saved. The app never raises it (docs/issues.md#issue-12). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "timeout";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    create_webhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The agent's run (`run_…`). */
+                "X-Pinework-Run"?: components["parameters"]["Run"];
+                /** @description The task the run works on, e.g. `PIN-42` (prefixes day lines; the default recall query). */
+                "X-Pinework-Task"?: components["parameters"]["Task"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhookRequest"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookObject"];
+                };
+            };
+            /**
+             * @description - `invalid_request`: Malformed JSON, wrong types, unknown fields, bad dates, other limits (400).
+             *     - `webhook_url_refused`: A webhook URL Pinework will not send to: not ``https://``, or a host resolving to a loopback, private, link-local, metadata or other non-public address (docs/reference.md#webhook-urls; 400).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request" | "webhook_url_refused";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `unauthorized`: Missing or unknown bearer token (401). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `forbidden`: The principal may not do this (403). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "forbidden";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `webhook_limit_reached`: The workspace has as many webhook endpoints as it may (docs/reference.md#webhooks; 409). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "webhook_limit_reached";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `unsupported_media_type`: A body not declared ``application/json`` on the key-value routes or ``/mcp`` (415; docs/reference.md#cross-site); deployed, API Gateway also answers it itself for content types it refuses (``infra/gateway_responses.py``; docs/issues.md#issue-12). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unsupported_media_type";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `rate_limited`: Throttled; the response carries ``Retry-After`` (429). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `bad_gateway`: Deployed, the function behind API Gateway crashed or answered badly; API Gateway answers (502). The app never raises it (``infra/gateway_responses.py``; docs/issues.md#issue-12). */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_gateway";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `timeout`: Deployed, the call took longer than API Gateway's 29 s and was cut off (504); its changes may or may not be saved. The app never raises it (docs/issues.md#issue-12). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "timeout";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    delete_webhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The agent's run (`run_…`). */
+                "X-Pinework-Run"?: components["parameters"]["Run"];
+                /** @description The task the run works on, e.g. `PIN-42` (prefixes day lines; the default recall query). */
+                "X-Pinework-Task"?: components["parameters"]["Task"];
+                /** @description A key of yours (a UUID) naming this request: a retry with the same key and request gets the first answer again and changes nothing (24 hours, per caller). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The webhook endpoint, `whk_…`. */
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EmptyRequest"];
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    /** @description `true` when this is the stored answer of an earlier request with the same `Idempotency-Key`. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookObject"];
+                };
+            };
+            /** @description - `invalid_request`: Malformed JSON, wrong types, unknown fields, bad dates, other limits (400). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `unauthorized`: Missing or unknown bearer token (401). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `forbidden`: The principal may not do this (403). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "forbidden";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `webhook_not_found`: No such webhook endpoint in the caller's workspace, also a malformed id (docs/reference.md#webhooks; 404). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "webhook_not_found";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /**
+             * @description - `conflict`: A concurrent change kept winning; retry the request (409).
+             *     - `idempotency_key_in_use`: The first request with this ``Idempotency-Key`` is still running; retry after ``Retry-After`` seconds to get its answer (409; docs/issues.md#issue-15, docs/DECISIONS.md).
+             */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "conflict" | "idempotency_key_in_use";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `unsupported_media_type`: A body not declared ``application/json`` on the key-value routes or ``/mcp`` (415; docs/reference.md#cross-site); deployed, API Gateway also answers it itself for content types it refuses (``infra/gateway_responses.py``; docs/issues.md#issue-12). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unsupported_media_type";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `idempotency_key_reused`: An ``Idempotency-Key`` already used with another request (method, path, query string, body, ``If-Match`` or run headers) by the same caller within 24 hours (422; docs/issues.md#issue-15, docs/DECISIONS.md). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "idempotency_key_reused";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `rate_limited`: Throttled; the response carries ``Retry-After`` (429). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `bad_gateway`: Deployed, the function behind API Gateway crashed or answered badly; API Gateway answers (502). The app never raises it (``infra/gateway_responses.py``; docs/issues.md#issue-12). */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_gateway";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `timeout`: Deployed, the call took longer than API Gateway's 29 s and was cut off (504); its changes may or may not be saved. The app never raises it (docs/issues.md#issue-12). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "timeout";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    list_webhook_deliveries: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The agent's run (`run_…`). */
+                "X-Pinework-Run"?: components["parameters"]["Run"];
+                /** @description The task the run works on, e.g. `PIN-42` (prefixes day lines; the default recall query). */
+                "X-Pinework-Task"?: components["parameters"]["Task"];
+            };
+            path: {
+                /** @description The webhook endpoint, `whk_…`. */
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryList"];
+                };
+            };
+            /** @description - `invalid_request`: Malformed JSON, wrong types, unknown fields, bad dates, other limits (400). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `unauthorized`: Missing or unknown bearer token (401). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `forbidden`: The principal may not do this (403). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "forbidden";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `webhook_not_found`: No such webhook endpoint in the caller's workspace, also a malformed id (docs/reference.md#webhooks; 404). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "webhook_not_found";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `rate_limited`: Throttled; the response carries ``Retry-After`` (429). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `bad_gateway`: Deployed, the function behind API Gateway crashed or answered badly; API Gateway answers (502). The app never raises it (``infra/gateway_responses.py``; docs/issues.md#issue-12). */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_gateway";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `timeout`: Deployed, the call took longer than API Gateway's 29 s and was cut off (504); its changes may or may not be saved. The app never raises it (docs/issues.md#issue-12). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "timeout";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    resume_webhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The agent's run (`run_…`). */
+                "X-Pinework-Run"?: components["parameters"]["Run"];
+                /** @description The task the run works on, e.g. `PIN-42` (prefixes day lines; the default recall query). */
+                "X-Pinework-Task"?: components["parameters"]["Task"];
+                /** @description A key of yours (a UUID) naming this request: a retry with the same key and request gets the first answer again and changes nothing (24 hours, per caller). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The webhook endpoint, `whk_…`. */
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EmptyRequest"];
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    /** @description `true` when this is the stored answer of an earlier request with the same `Idempotency-Key`. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookObject"];
+                };
+            };
+            /** @description - `invalid_request`: Malformed JSON, wrong types, unknown fields, bad dates, other limits (400). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `unauthorized`: Missing or unknown bearer token (401). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `forbidden`: The principal may not do this (403). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "forbidden";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `webhook_not_found`: No such webhook endpoint in the caller's workspace, also a malformed id (docs/reference.md#webhooks; 404). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "webhook_not_found";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /**
+             * @description - `conflict`: A concurrent change kept winning; retry the request (409).
+             *     - `idempotency_key_in_use`: The first request with this ``Idempotency-Key`` is still running; retry after ``Retry-After`` seconds to get its answer (409; docs/issues.md#issue-15, docs/DECISIONS.md).
+             */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "conflict" | "idempotency_key_in_use";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `unsupported_media_type`: A body not declared ``application/json`` on the key-value routes or ``/mcp`` (415; docs/reference.md#cross-site); deployed, API Gateway also answers it itself for content types it refuses (``infra/gateway_responses.py``; docs/issues.md#issue-12). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unsupported_media_type";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `idempotency_key_reused`: An ``Idempotency-Key`` already used with another request (method, path, query string, body, ``If-Match`` or run headers) by the same caller within 24 hours (422; docs/issues.md#issue-15, docs/DECISIONS.md). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "idempotency_key_reused";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `rate_limited`: Throttled; the response carries ``Retry-After`` (429). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `bad_gateway`: Deployed, the function behind API Gateway crashed or answered badly; API Gateway answers (502). The app never raises it (``infra/gateway_responses.py``; docs/issues.md#issue-12). */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "bad_gateway";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `timeout`: Deployed, the call took longer than API Gateway's 29 s and was cut off (504); its changes may or may not be saved. The app never raises it (docs/issues.md#issue-12). */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "timeout";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    test_webhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The agent's run (`run_…`). */
+                "X-Pinework-Run"?: components["parameters"]["Run"];
+                /** @description The task the run works on, e.g. `PIN-42` (prefixes day lines; the default recall query). */
+                "X-Pinework-Task"?: components["parameters"]["Task"];
+                /** @description A key of yours (a UUID) naming this request: a retry with the same key and request gets the first answer again and changes nothing (24 hours, per caller). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The webhook endpoint, `whk_…`. */
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EmptyRequest"];
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    /** @description `true` when this is the stored answer of an earlier request with the same `Idempotency-Key`. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryObject"];
+                };
+            };
+            /** @description - `invalid_request`: Malformed JSON, wrong types, unknown fields, bad dates, other limits (400). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `unauthorized`: Missing or unknown bearer token (401). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `forbidden`: The principal may not do this (403). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "forbidden";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `webhook_not_found`: No such webhook endpoint in the caller's workspace, also a malformed id (docs/reference.md#webhooks; 404). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "webhook_not_found";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `idempotency_key_in_use`: The first request with this ``Idempotency-Key`` is still running; retry after ``Retry-After`` seconds to get its answer (409; docs/issues.md#issue-15, docs/DECISIONS.md). */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "idempotency_key_in_use";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `unsupported_media_type`: A body not declared ``application/json`` on the key-value routes or ``/mcp`` (415; docs/reference.md#cross-site); deployed, API Gateway also answers it itself for content types it refuses (``infra/gateway_responses.py``; docs/issues.md#issue-12). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unsupported_media_type";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description - `idempotency_key_reused`: An ``Idempotency-Key`` already used with another request (method, path, query string, body, ``If-Match`` or run headers) by the same caller within 24 hours (422; docs/issues.md#issue-15, docs/DECISIONS.md). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "idempotency_key_reused";
                             message: string;
                         };
                     };

@@ -1,0 +1,1 @@
+"""Webhooks (docs/reference.md#webhooks): registration, URL safety, signing, delivery."""
