@@ -37,6 +37,9 @@ def delivery_row(delivery: WebhookDelivery) -> str:
     return row + (f"  {delivery.error}" if delivery.error else "")
 
 
+WebhookId = Annotated[str, typer.Argument(help="The endpoint, whk_….", metavar="WEBHOOK_ID")]
+
+
 @webhooks_app.command("add")
 def webhooks_add(
     url: Annotated[str, typer.Argument(help="The receiver's https:// URL.")],
@@ -77,7 +80,7 @@ def webhooks_list(as_json: JsonFlag = False) -> None:
 
 @webhooks_app.command("remove")
 def webhooks_remove(
-    webhook_id: Annotated[str, typer.Argument(help="The endpoint, whk_….")],
+    webhook_id: WebhookId,
     as_json: JsonFlag = False,
 ) -> None:
     """Remove an endpoint: nothing more is sent to it."""
@@ -90,7 +93,7 @@ def webhooks_remove(
 
 @webhooks_app.command("test")
 def webhooks_test(
-    webhook_id: Annotated[str, typer.Argument(help="The endpoint, whk_….")],
+    webhook_id: WebhookId,
     as_json: JsonFlag = False,
 ) -> None:
     """Send a signed pinework.webhook.ping now and print the attempt."""
@@ -99,7 +102,7 @@ def webhooks_test(
 
 @webhooks_app.command("resume")
 def webhooks_resume(
-    webhook_id: Annotated[str, typer.Argument(help="The endpoint, whk_….")],
+    webhook_id: WebhookId,
     as_json: JsonFlag = False,
 ) -> None:
     """Resume a paused endpoint (delivery goes on from the event it failed on)."""
@@ -108,7 +111,7 @@ def webhooks_resume(
 
 @webhooks_app.command("deliveries")
 def webhooks_deliveries(
-    webhook_id: Annotated[str, typer.Argument(help="The endpoint, whk_….")],
+    webhook_id: WebhookId,
     as_json: JsonFlag = False,
 ) -> None:
     """The endpoint's recent delivery attempts, newest first (kept 7 days)."""

@@ -76,6 +76,10 @@ def _page_row(page: WikiPage | object) -> str:
     return f"{page.id}  {page.state:<9}  {page.slug}  {page.title}"  # type: ignore[attr-defined]
 
 
+def _echo_row(page: WikiPage) -> None:
+    _render.echo(_page_row(page))
+
+
 def _show(page: WikiPage) -> None:
     _render.echo(f"{page.id}  {page.state}  v{page.version}  etag {page.etag}")
     _render.echo(f"title: {page.title}")
@@ -143,7 +147,7 @@ def wiki_create(
         page = client.create_page(title, body, slug=slug, tags=tag)
         return client.publish_page(page.id, if_match=page.etag) if publish else page
 
-    _run(as_json, create, lambda page: _render.echo(_page_row(page)))
+    _run(as_json, create, _echo_row)
 
 
 @wiki_app.command("edit")
@@ -171,27 +175,19 @@ def wiki_edit(
             if_match=if_match,
         )
 
-    _run(as_json, edit, lambda changed: _render.echo(_page_row(changed)))
+    _run(as_json, edit, _echo_row)
 
 
 @wiki_app.command("publish")
 def wiki_publish(page: PageRef, if_match: IfMatch = None, as_json: JsonFlag = False) -> None:
     """Publish a draft or archived page: agents read it, recall matches its sections."""
-    _run(
-        as_json,
-        lambda c: c.publish_page(page, if_match=if_match),
-        lambda p: _render.echo(_page_row(p)),
-    )
+    _run(as_json, lambda c: c.publish_page(page, if_match=if_match), _echo_row)
 
 
 @wiki_app.command("archive")
 def wiki_archive(page: PageRef, if_match: IfMatch = None, as_json: JsonFlag = False) -> None:
     """Archive a draft or published page (publish brings it back)."""
-    _run(
-        as_json,
-        lambda c: c.archive_page(page, if_match=if_match),
-        lambda p: _render.echo(_page_row(p)),
-    )
+    _run(as_json, lambda c: c.archive_page(page, if_match=if_match), _echo_row)
 
 
 @wiki_app.command("history")
