@@ -473,7 +473,14 @@ def build_services(
     )
     tokens = tokens or Cl100kTokenCounter()
     page_store = DynamoDBPageRepository(table)
-    sections = SectionIndexer(DynamoDBSectionIndex(table), tokens, embedder, page_store.get)
+    sections = SectionIndexer(
+        DynamoDBSectionIndex(
+            table, S3ObjectStore(lambda: s3 or s3_client(settings), settings.bucket_name)
+        ),
+        tokens,
+        embedder,
+        page_store.get,
+    )
     recall = RecallService(
         memories,
         recall_store,
