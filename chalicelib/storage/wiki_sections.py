@@ -249,6 +249,10 @@ class DynamoDBSectionIndex:
                     found[record.key] = record
         return [found[str(row["o"])] for row in rows if str(row["o"]) in found]
 
+    def delete_old_item(self, key: dict[str, str]) -> None:
+        """Delete one item of the earlier index (``rebuild_pages``)."""
+        self._table.client.delete_item(TableName=self._table.name, Key=to_attributes(key))
+
     def sections(self, workspace_id: str) -> list[IndexedSection]:
         """Every section of the workspace's index, page by page, in page order."""
         return [section for page in self.pages(workspace_id) for section in page.sections]
@@ -277,3 +281,49 @@ class DynamoDBSectionIndex:
         with ThreadPoolExecutor(max_workers=min(_READERS, len(rows))) as pool:
             futures = [pool.submit(copy_context().run, one, row) for row in rows]
             return [future.result() for future in futures]
+
+
+def is_item_of_a_section(item: dict[str, Any]) -> bool:
+    """Whether ``item`` is a section item of release 0.x's index (one item a section,
+    ``keys.section_key``), which ``rebuild_pages`` replaces."""
+    return str(item.get("pk", "")).startswith(section_index_partition("")) and not str(
+        item.get("sk", "")
+    ).startswith(SECTION_PAGE_PREFIX)
+
+
+def rebuild_pages(index: DynamoDBSectionIndex, old_items: Iterable[dict[str, Any]]) -> int:
+    """Replace section items of the earlier index (``is_item_of_a_section``) by page
+    records: each page's sections of its newest version found, written as its record
+    (``DynamoDBSectionIndex.replace``, conditional on the version as every write), then
+    the old items deleted. Their stored embeddings are kept, so nothing is embedded
+    again; a recall still shows a section only while its page is published at its
+    version. Returns how many pages were rebuilt."""
+    by_page: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for item in old_items:
+        by_page.setdefault((str(item["workspaceId"]), str(item["pageId"])), []).append(item)
+    for (workspace_id, page_id), items in sorted(by_page.items()):
+        newest = max(int(item["version"]) for item in items)
+        sections = sorted(
+            (_old_section(item) for item in items if int(item["version"]) == newest),
+            key=lambda section: section.index,
+        )
+        index.replace(workspace_id, page_id, newest, sections)
+        for item in items:
+            index.delete_old_item({"pk": str(item["pk"]), "sk": str(item["sk"])})
+    return len(by_page)
+
+
+def _old_section(item: dict[str, Any]) -> IndexedSection:
+    """A section from an item of the earlier index."""
+    embedding = item.get("embedding")
+    return IndexedSection(
+        workspace_id=str(item["workspaceId"]),
+        page_id=str(item["pageId"]),
+        version=int(item["version"]),
+        index=int(item["index"]),
+        anchor=str(item["anchor"]),
+        heading_path=tuple(str(part) for part in item["headingPath"]),
+        slug=str(item["slug"]),
+        text=str(item["text"]),
+        embedding=None if embedding is None else bytes(embedding),
+    )
