@@ -212,8 +212,8 @@ def test_upgrade_files_the_tag_index_again_after_a_release_without_tags(
 def test_the_wiki_index_of_one_item_a_section_is_rebuilt_as_page_records(
     api: Api, wired: Services, world: World, dynamodb: Any, s3: Any
 ) -> None:
-    """Sections a release before issue 45 item 3 stored one item each become one packed
-    record a page, embeddings kept (nothing embedded again), the old items deleted;
+    """Sections a release before docs/issues.md#issue-45-item-3 stored one item each become one
+    packed record a page, embeddings kept (nothing embedded again), the old items deleted;
     a recall then finds the page."""
     text = "On call: the rota.\n\n## Restart the billing worker\n\nRun the rollout restart.\n"
     status, _, page = api.send("POST", "/pages", world.person, {"title": "Runbook", "text": text})
