@@ -226,8 +226,6 @@ class RecallService:
             ``None``: none are recalled.
         wiki: the workspaces' section indexes (docs/reference.md#wiki-in-recall);
             ``None``: no wiki part.
-        section_scorer: scores the first stage's shortlist of sections; default:
-            ``scorer``.
     """
 
     def __init__(
@@ -244,11 +242,9 @@ class RecallService:
         index: RecallIndexRepository,
         learnings: Callable[[str], list[Learning]] | None = None,
         wiki: WikiSections | None = None,
-        section_scorer: CandidateScorer | None = None,
     ) -> None:
         self._learnings = learnings
         self._wiki = wiki
-        self._section_scorer = section_scorer or scorer
         self._memories = memories
         self._index = index
         self._recalls = recalls
@@ -690,12 +686,7 @@ class RecallService:
         return picked
 
     def _shared_scores(
-        self,
-        query: str,
-        candidates: Sequence[Candidate],
-        now: datetime,
-        what: str,
-        scorer: CandidateScorer | None = None,
+        self, query: str, candidates: Sequence[Candidate], now: datetime, what: str
     ) -> list[float] | None:
         """The scorer's scores of a workspace's shared candidates (learnings, wiki
         sections) for ``query``, as ``score`` shows a fact's (identifier queries' rule,
@@ -703,7 +694,7 @@ class RecallService:
         time or answered the wrong number of scores (logged)."""
         try:
             with scoring(self._budget_seconds):
-                raw = (scorer or self._scorer).score(query, candidates, now)
+                raw = self._scorer.score(query, candidates, now)
         except DeadlinePassed:
             logger.warning("%s scorer stopped at its %.3fs budget", what, self._budget_seconds)
             return None
@@ -732,7 +723,7 @@ class RecallService:
         if not considered:
             return WikiPick()
         candidates = [Candidate(item.scored_text, now, item.embedding) for item in indexed]
-        scores = self._shared_scores(query, candidates, now, "wiki sections", self._section_scorer)
+        scores = self._shared_scores(query, candidates, now, "wiki sections")
         if scores is None:
             return WikiPick(indexed=True, failed=True, considered=considered)
         ranked = sorted(
