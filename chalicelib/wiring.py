@@ -485,7 +485,14 @@ def build_services(
     )
     tokens = tokens or Cl100kTokenCounter()
     page_store = DynamoDBPageRepository(table)
-    sections = SectionIndexer(DynamoDBSectionIndex(table), tokens, embedder, page_store.get)
+    sections = SectionIndexer(
+        DynamoDBSectionIndex(
+            table, S3ObjectStore(lambda: s3 or s3_client(settings), settings.bucket_name)
+        ),
+        tokens,
+        embedder,
+        page_store.get,
+    )
     recall = RecallService(
         memories,
         recall_store,
@@ -529,7 +536,12 @@ def build_services(
             ids,
             EmbeddingBackfill(memories, embedder),
             RecallIndexBackfill(memories, recall_index, directory, clock),
-            TableUpgrade(table),
+            TableUpgrade(
+                table,
+                DynamoDBSectionIndex(
+                    table, S3ObjectStore(lambda: s3 or s3_client(settings), settings.bucket_name)
+                ),
+            ),
             owner_erasure,
             transfer,
             digests,
@@ -699,7 +711,12 @@ def build_admin_service(settings: Settings) -> AdminService:
         ids,
         EmbeddingBackfill(memories, default_embedder()),
         index_backfill,
-        TableUpgrade(table),
+        TableUpgrade(
+            table,
+            DynamoDBSectionIndex(
+                table, S3ObjectStore(lambda: s3_client(settings), settings.bucket_name)
+            ),
+        ),
         OwnerErasure(owner_store, directory, clock, erased_sources(table, memories, clock, ids)),
         WorkspaceTransfer(owner_store, index_backfill, clock, digests),
         digests,

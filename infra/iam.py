@@ -30,6 +30,7 @@ from chalicelib.storage.keys import (
     EXPORT_OBJECT_PREFIX,
     MODEL_OBJECT_PREFIX,
     RECALL_INDEX_OBJECT_PREFIX,
+    WIKI_SECTIONS_OBJECT_PREFIX,
 )
 from infra.parameters import HAS_KMS_KEY, KMS_KEY_ARN
 from infra.protection import TABLE_ARN
@@ -349,6 +350,13 @@ def _grants(function: str) -> list[Grant]:
                 "RecallIndexVolumes",
                 ("s3:GetObject", "s3:PutObject", "s3:DeleteObject"),
                 (_objects(RECALL_INDEX_OBJECT_PREFIX),),
+            ),
+            # Packed sections of published pages, a record a page, written by a page's
+            # change and read by recall (docs/issues.md#issue-45-item-3).
+            Grant(
+                "WikiSectionRecords",
+                ("s3:GetObject", "s3:PutObject", "s3:DeleteObject"),
+                (_objects(WIKI_SECTIONS_OBJECT_PREFIX),),
             ),
             # Model weights too large for the zip (the recall reranker's), read once per
             # container into /tmp; the deploys upload them (docs/operations.md#reranker-weights).

@@ -429,7 +429,7 @@ class UpgradeCounts(Protocol):
     def to_wire(self) -> dict[str, Any]:
         """``doneBefore``, ``scanned``, ``agentsListed``, ``memoriesIndexed``,
         ``ownersMarked``, ``erasuresListed``, ``tagsRefiled``, ``staleTagsDropped``,
-        ``changedMeanwhile`` (see the service)."""
+        ``sectionPagesRebuilt``, ``changedMeanwhile`` (see the service)."""
         ...
 
 

@@ -502,5 +502,6 @@ def admin_upgrade_table(as_json: JsonFlag = False) -> None:
                 f"{result.get('erasuresListed', 0)} erasures listed, "
                 f"{result.get('tagsRefiled', 0)} tagged facts refiled, "
                 f"{result.get('staleTagsDropped', 0)} stale tag entries dropped, "
+                f"{result.get('sectionPagesRebuilt', 0)} wiki pages' sections rebuilt, "
                 f"{result['changedMeanwhile']} changed meanwhile (their change indexed them)"
             )

@@ -233,3 +233,21 @@ class IndexedSection:
         """What recall scores: the heading path (``PATH_SEPARATOR`` between its parts), a line
         break, the text."""
         return f" {PATH_SEPARATOR} ".join(self.heading_path) + "\n" + self.text
+
+
+@dataclass(frozen=True)
+class IndexedPage:
+    """A published page's sections as the workspace's section index holds them: one
+    packed record a page (docs/issues.md#issue-45-item-3).
+
+    Attributes:
+        key: the record's immutable name (its S3 object key): equal keys, equal
+            sections, so a reader may keep what it decoded under it.
+        page_id, version: the page and the version its sections were cut from.
+        sections: the page's sections, in page order.
+    """
+
+    key: str
+    page_id: str
+    version: int
+    sections: tuple[IndexedSection, ...]

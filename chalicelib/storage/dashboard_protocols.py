@@ -99,6 +99,8 @@ class UpgradeReport:
             (``storage/memory_tags.py``).
         stale_tags_dropped: tag index entries deleted because their memory no longer
             holds the tag under that status (a release without tags changed it).
+        section_pages_rebuilt: wiki pages whose sections, one item each, were rebuilt
+            as one packed record (``wiki_sections.rebuild_pages``).
     """
 
     done_before: bool = False
@@ -110,6 +112,7 @@ class UpgradeReport:
     erasures_listed: int = 0
     tags_refiled: int = 0
     stale_tags_dropped: int = 0
+    section_pages_rebuilt: int = 0
 
     def to_wire(self) -> dict[str, Any]:
         """The report as JSON (camelCase)."""
@@ -122,6 +125,7 @@ class UpgradeReport:
             "erasuresListed": self.erasures_listed,
             "tagsRefiled": self.tags_refiled,
             "staleTagsDropped": self.stale_tags_dropped,
+            "sectionPagesRebuilt": self.section_pages_rebuilt,
             "changedMeanwhile": self.changed_meanwhile,
         }
 

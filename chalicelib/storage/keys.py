@@ -55,7 +55,7 @@
 | the workspace's learnings are filed by state (marker) | ``LEARNINGS#<wsp_id>`` | ``STATES`` |
 | a learning's history record | ``LEARNING#<lrn_id>`` | ``AUDIT#<aud_id>`` |
 | an owner mark (an item not keyed by its owner) | ``OWNED#<owner id>`` | ``<pk>|<sk>`` |
-| a published page's section | ``WIKISECTIONS#<wsp_id>`` | ``<pag_id>#<index 0000-9999>`` |
+| a published page's packed sections | ``WIKISECTIONS#<wsp_id>`` | ``P#<pag_id>`` |
 | a live fact by content | ``SAMEFACT#<wsp_id>#<digest>`` | ``<agt_id>#<mem_id>`` |
 | its agent is filed (marker) | ``SAMEFACTS#<agt_id>`` | ``INDEXED`` |
 | a fact's tag (tag index) | ``MEMORYTAGS#<agt_id>`` | ``<tag>#<status>#<mem_id>`` |
@@ -805,9 +805,33 @@ def section_index_partition(workspace_id: str) -> str:
 
 
 def section_key(workspace_id: str, page_id: str, index: int) -> dict[str, str]:
-    """Primary key of one section of a page in the workspace's section index (a page's
-    sections sort together, in page order)."""
+    """Primary key of one section item of release 0.x's section index (one item a
+    section), which ``upgrade-table`` (marker ``wiki-section-pages-v1``) replaces by page
+    records (``section_page_key``)."""
     return {"pk": section_index_partition(workspace_id), "sk": f"{page_id}#{index:04d}"}
+
+
+SECTION_PAGE_PREFIX = "P#"
+"""The sort-key prefix of a page's record in its workspace's section index."""
+
+
+def section_page_key(workspace_id: str, page_id: str) -> dict[str, str]:
+    """Primary key of a published page's record in the workspace's section index: its
+    version and the S3 object of its packed sections (docs/issues.md#issue-45-item-3)."""
+    return {
+        "pk": section_index_partition(workspace_id),
+        "sk": f"{SECTION_PAGE_PREFIX}{page_id}",
+    }
+
+
+WIKI_SECTIONS_OBJECT_PREFIX = "wiki-sections/"
+"""Where the bucket keeps the packed sections of published pages."""
+
+
+def section_page_object(workspace_id: str, page_id: str, version: int) -> str:
+    """The S3 key of a page version's packed sections: written once, never changed (a
+    reader caches it by this key), deleted when the page's record moves past it."""
+    return f"{WIKI_SECTIONS_OBJECT_PREFIX}{workspace_id}/{page_id}/{version:010d}"
 
 
 def same_fact_partition(workspace_id: str, digest: str) -> str:

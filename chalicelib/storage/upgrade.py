@@ -7,7 +7,9 @@ before their workspace listed them their entry in its past erasures
 (docs/issues.md#issue-48-item-4, ``erasure_list.py``), and the tag index is filed
 again from the memories (``memory_tags.refile_memory``, ``memory_tags.drop_stale_entry``:
 a release without tags, rolled back to, changed memories without it;
-docs/operations.md#rollback).
+docs/operations.md#rollback), and the wiki's section index of one item a section is
+rebuilt as one packed record a page (``wiki_sections.rebuild_pages``,
+docs/issues.md#issue-45-item-3).
 
 Items written since carry them all (``directory.workspace_agent_item``,
 ``items.memory_to_item``). The upgrade scans the whole table once, so it is an
@@ -40,10 +42,16 @@ from chalicelib.storage.keys import (
 )
 from chalicelib.storage.memory_tags import drop_stale_entry, refile_memory
 from chalicelib.storage.owner_marks import mark_of
+from chalicelib.storage.wiki_sections import (
+    DynamoDBSectionIndex,
+    is_item_of_a_section,
+    rebuild_pages,
+)
 
-TABLE_UPGRADE = "tag-index-v1"
+TABLE_UPGRADE = "wiki-section-pages-v1"
 """The marker of a finished run of this release's upgrade (older releases',
-``dashboard-v1``, ``workspace-shards-v1``, ``owner-marks-v1`` and ``erasure-list-v1``,
+``dashboard-v1``, ``workspace-shards-v1``, ``owner-marks-v1``, ``erasure-list-v1`` and
+``tag-index-v1``,
 did only their parts, so a table that has one is scanned again)."""
 
 
@@ -62,10 +70,13 @@ class TableUpgrade:
 
     Args:
         table: the wrapped table.
+        sections: the wiki's section index, whose earlier items are rebuilt as page
+            records; None: they are left (an upgrade without the bucket).
     """
 
-    def __init__(self, table: DynamoDBTable) -> None:
+    def __init__(self, table: DynamoDBTable, sections: DynamoDBSectionIndex | None = None) -> None:
         self._table = table
+        self._sections = sections
         self._directory = DynamoDBDirectoryRepository(table)
 
     def run(self, now: datetime) -> UpgradeReport:
@@ -78,8 +89,12 @@ class TableUpgrade:
         if self._table.get(marker) is not None:
             return UpgradeReport(done_before=True)
         scanned = listed = indexed = changed = marked = erasures = refiled = dropped = 0
+        old_sections: list[dict[str, Any]] = []
         for item in self._table.scan():
             scanned += 1
+            if is_item_of_a_section(item):
+                old_sections.append(item)
+                continue
             entity = item.get("entity")
             erasures += self._list_erasure(item)
             if entity == "memory" and item.get("tags"):
@@ -99,12 +114,13 @@ class TableUpgrade:
                 # unconditional: the same mark again is the same item
                 self._table.client.put_item(TableName=self._table.name, Item=to_attributes(mark))
                 marked += 1
+        pages = 0 if self._sections is None else rebuild_pages(self._sections, old_sections)
         self._table.client.put_item(
             TableName=self._table.name,
             Item=to_attributes({**marker, "entity": "upgrade", "at": to_rfc3339(now)}),
         )
         return UpgradeReport(
-            False, scanned, listed, indexed, changed, marked, erasures, refiled, dropped
+            False, scanned, listed, indexed, changed, marked, erasures, refiled, dropped, pages
         )
 
     def _list_erasure(self, item: dict[str, Any]) -> int:

@@ -14,8 +14,9 @@ from chalicelib import wiring
 from chalicelib.models.page import PATH_SEPARATOR as SEP
 from chalicelib.models.page import IndexedSection
 from chalicelib.storage.dynamodb import DynamoDBTable
+from chalicelib.storage.kv import S3ObjectStore
 from chalicelib.storage.wiki_sections import DynamoDBSectionIndex
-from tests.helpers import TABLE, Api, DashboardPage, World, text
+from tests.helpers import BUCKET, TABLE, Api, DashboardPage, World, text
 
 RUNBOOK = (
     "Who is on call is in the rota.\n\n"
@@ -35,14 +36,14 @@ def publish(api: Api, world: World, title: str, text: str) -> dict[str, Any]:
     return dict(published)
 
 
-def index_of(dynamodb: Any) -> DynamoDBSectionIndex:
-    return DynamoDBSectionIndex(DynamoDBTable(dynamodb, TABLE))
+def index_of(dynamodb: Any, s3: Any) -> DynamoDBSectionIndex:
+    return DynamoDBSectionIndex(DynamoDBTable(dynamodb, TABLE), S3ObjectStore(lambda: s3, BUCKET))
 
 
 def test_publish_indexes_sections_edit_reindexes_that_page_archive_removes_them(
-    api: Api, world: World, dynamodb: Any
+    api: Api, world: World, dynamodb: Any, s3: Any
 ) -> None:
-    index = index_of(dynamodb)
+    index = index_of(dynamodb, s3)
     workspace = world.workspace_id
     status, _, draft = api.send(
         "POST", "/pages", world.person, {"title": "On-call runbook", "text": RUNBOOK}
@@ -82,8 +83,9 @@ def test_publish_indexes_sections_edit_reindexes_that_page_archive_removes_them(
 
 def test_an_older_version_never_overwrites_or_deletes_a_newer_ones_sections(
     dynamodb: Any,
+    s3: Any,
 ) -> None:
-    index = index_of(dynamodb)
+    index = index_of(dynamodb, s3)
 
     def section(version: int, at: int, text: str) -> IndexedSection:
         return IndexedSection("wsp_1", "pag_1", version, at, "", ("T",), "t", text)
@@ -102,7 +104,7 @@ def test_an_older_version_never_overwrites_or_deletes_a_newer_ones_sections(
 
 
 def test_a_failed_indexing_leaves_the_page_change_committed(
-    api: Api, world: World, wired: wiring.Services, monkeypatch: Any, dynamodb: Any
+    api: Api, world: World, wired: wiring.Services, monkeypatch: Any, dynamodb: Any, s3: Any
 ) -> None:
     def broken(*_: Any) -> None:
         raise RuntimeError("index down")
@@ -110,7 +112,7 @@ def test_a_failed_indexing_leaves_the_page_change_committed(
     monkeypatch.setattr(DynamoDBSectionIndex, "replace", broken)
     page = publish(api, world, "On-call runbook", RUNBOOK)
     assert page["state"] == "published"
-    assert index_of(dynamodb).sections(world.workspace_id) == []
+    assert index_of(dynamodb, s3).sections(world.workspace_id) == []
 
 
 def start(api: Api, actor: Any, task: str, session: str) -> dict[str, Any]:

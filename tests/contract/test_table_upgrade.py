@@ -8,17 +8,22 @@ from datetime import timedelta
 from typing import Any
 
 from chalicelib.ids import FixedClock
-from chalicelib.storage.dynamodb import DynamoDBTable, from_attributes
+from chalicelib.storage.dynamodb import DynamoDBTable, from_attributes, to_attributes
 from chalicelib.storage.keys import (
     AGENT_KIND_INDEX_PARTITION,
     BY_WORKSPACE_SHARD,
     BY_WORKSPACE_STATUS_SHARD,
     WORKSPACE_INDEXES,
     memory_key,
+    section_index_partition,
+    section_key,
+    section_page_key,
     workspace_agent_key,
 )
+from chalicelib.storage.kv import S3ObjectStore
+from chalicelib.storage.wiki_sections import DynamoDBSectionIndex
 from chalicelib.wiring import Services
-from tests.helpers import TABLE, Api, World
+from tests.helpers import BUCKET, TABLE, Api, World
 
 
 def forget_new_attributes(dynamodb: Any, world: World, memory_id: str) -> None:
@@ -202,3 +207,53 @@ def test_upgrade_files_the_tag_index_again_after_a_release_without_tags(
     ]
     assert _tagged(api, world, "tag=alpha&status=archived") == [first["id"]]
     assert _tagged(api, world, "anyTag=alpha,beta") == []
+
+
+def test_the_wiki_index_of_one_item_a_section_is_rebuilt_as_page_records(
+    api: Api, wired: Services, world: World, dynamodb: Any, s3: Any
+) -> None:
+    """Sections a release before docs/issues.md#issue-45-item-3 stored one item each become one
+    packed record a page, embeddings kept (nothing embedded again), the old items deleted;
+    a recall then finds the page."""
+    text = "On call: the rota.\n\n## Restart the billing worker\n\nRun the rollout restart.\n"
+    status, _, page = api.send("POST", "/pages", world.person, {"title": "Runbook", "text": text})
+    assert status == 201
+    published = api.call("POST", f"/pages/{page['id']}/publish", world.person, {})[1]
+    table = DynamoDBTable(dynamodb, TABLE)
+    index = DynamoDBSectionIndex(table, S3ObjectStore(lambda: s3, BUCKET))
+    sections = index.sections(world.workspace_id)
+    assert len(sections) == 2
+    # as the earlier release left it: one item a section, no page record
+    record = section_page_key(world.workspace_id, page["id"])
+    dynamodb.delete_item(TableName=TABLE, Key=to_attributes(record))
+    for section in sections:
+        item = {
+            **section_key(section.workspace_id, section.page_id, section.index),
+            "workspaceId": section.workspace_id,
+            "pageId": section.page_id,
+            "version": section.version,
+            "index": section.index,
+            "anchor": section.anchor,
+            "headingPath": list(section.heading_path),
+            "slug": section.slug,
+            "text": section.text,
+            "embedding": section.embedding,
+        }
+        dynamodb.put_item(TableName=TABLE, Item=to_attributes(item))
+    assert index.sections(world.workspace_id) == []
+
+    report = wired.admin.upgrade_table()
+    assert report.section_pages_rebuilt == 1
+    assert index.sections(world.workspace_id) == sections  # embeddings kept
+    left = dynamodb.query(
+        TableName=TABLE,
+        KeyConditionExpression="pk = :pk",
+        ExpressionAttributeValues={":pk": {"S": section_index_partition(world.workspace_id)}},
+    )["Items"]
+    assert [item["sk"]["S"] for item in left] == [record["sk"]]
+    assert published["version"] == sections[0].version
+    status, recalled = api.call(
+        "POST", "/memories/recall", world.agent, {"query": "restart the billing worker"}
+    )
+    assert status == 200
+    assert [s["pageId"] for s in recalled["sections"]][:1] == [page["id"]]

@@ -422,7 +422,11 @@ class OwnerErasure:
         agents = {found for found in ids if found.startswith("agt_")}
         prefixes = {f"recall-index/{agent}/" for agent in agents}
         if kind == "workspace":
-            return prefixes | {f"reviews/{target_id}/", f"exports/{target_id}/"}
+            return prefixes | {
+                f"reviews/{target_id}/",
+                f"exports/{target_id}/",
+                f"wiki-sections/{target_id}/",  # the packed sections of its pages
+            }
         # the workspace's cached exports may hold the agent's data, as after a memory's erasure
         return prefixes | {f"reviews/{workspace_id}/{target_id}/", f"exports/{workspace_id}/"}
 

@@ -124,7 +124,8 @@ class WikiPick:
             holds a ``--- WIKI ---`` part.
         failed: scoring the sections failed or ran out of time: none is shown and the
             block says so.
-        considered: sections read and scored (the section index's size).
+        considered: sections indexed (the first stage's; the scorer reads at most
+            ``SHORTLIST_SECTIONS`` of them).
     """
 
     sections: list[ScoredSection] = field(default_factory=list)
@@ -136,8 +137,9 @@ class WikiPick:
 class WikiSections(Protocol):
     """The workspace's section index as recall reads it (``services.wiki.index``)."""
 
-    def sections(self, workspace_id: str) -> list[IndexedSection]:
-        """Every indexed section of the workspace."""
+    def candidates(self, workspace_id: str, query: str) -> tuple[list[IndexedSection], int]:
+        """The first stage's shortlist of the workspace's sections for ``query``, and
+        how many sections are indexed."""
         ...
 
     def published_version(self, workspace_id: str, page_id: str) -> int | None:
@@ -725,21 +727,23 @@ class RecallService:
 
     def pick_sections(self, workspace_id: str, query: str, now: datetime) -> WikiPick:
         """The workspace's wiki sections for ``query`` (docs/reference.md#wiki-in-recall):
-        every indexed section scored like a fact (its heading path and text, its stored
-        embedding) with the same 0.5 cut and ``MAX_KEPT``, best first (ties: page id and
-        position); then, of those whose page is published at the section's version now
-        (one read by key a page looked at), at most ``MAX_RECALLED_SECTIONS`` and
-        ``MAX_SECTION_TOKENS`` tokens of their block lines. When scoring fails, none
-        (``failed``): a page is never shown unscored. Nothing is counted."""
+        the first stage's shortlist of its indexed sections (``SectionIndexer.candidates``:
+        at most ``SHORTLIST_SECTIONS``, nearest by stored sentence vector) scored like a
+        fact (its heading path and text, its stored embedding) with the same 0.5 cut and
+        ``MAX_KEPT``, best first (ties: page id and position); then, of those whose page
+        is published at the section's version now (one read by key a page looked at), at
+        most ``MAX_RECALLED_SECTIONS`` and ``MAX_SECTION_TOKENS`` tokens of their block
+        lines. When scoring fails, none (``failed``): a page is never shown unscored.
+        Nothing is counted."""
         if self._wiki is None or not has_content(query):
             return WikiPick()
-        indexed = self._wiki.sections(workspace_id)
-        if not indexed:
+        indexed, considered = self._wiki.candidates(workspace_id, query)
+        if not considered:
             return WikiPick()
         candidates = [Candidate(item.scored_text, now, item.embedding) for item in indexed]
         scores = self._shared_scores(query, candidates, now, "wiki sections")
         if scores is None:
-            return WikiPick(indexed=True, failed=True, considered=len(indexed))
+            return WikiPick(indexed=True, failed=True, considered=considered)
         ranked = sorted(
             (
                 ScoredSection(section, score)
@@ -764,7 +768,7 @@ class RecallService:
                 continue
             picked.append(item)
             used += cost
-        return WikiPick(picked, indexed=True, considered=len(indexed))
+        return WikiPick(picked, indexed=True, considered=considered)
 
     def render_block(
         self,

@@ -2,7 +2,9 @@
 item 2): the sections of its published pages (``sections.split_sections``), each with the
 recall embedding of its heading path and text computed here, when the page is published
 or a published page is edited, so recall never embeds a page. Archiving a page removes
-its sections. Only the changed page is re-indexed.
+its sections. Only the changed page is re-indexed (one packed record a page,
+docs/issues.md#issue-45-item-3), and a recall's scorer reads only the first stage's
+shortlist of them (``candidates``, ``shortlist.py``).
 """
 
 from __future__ import annotations
@@ -13,12 +15,13 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
 from chalicelib.limits import MAX_PAGE_SECTIONS, SECTION_MAX_TOKENS
-from chalicelib.models.page import IndexedSection, Page, PageState
+from chalicelib.models.page import IndexedPage, IndexedSection, Page, PageState
 from chalicelib.services.recall.tokens import TokenCounter
 from chalicelib.services.wiki.sections import split_sections
 
 if TYPE_CHECKING:
     from chalicelib.services.recall.embedding import Embedder
+    from chalicelib.services.wiki.shortlist import SectionVectors
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +41,10 @@ class SectionStore(Protocol):
 
     def sections(self, workspace_id: str) -> list[IndexedSection]:
         """Every section of the workspace's index."""
+        ...
+
+    def pages(self, workspace_id: str) -> list[IndexedPage]:
+        """Every page record of the workspace's index."""
         ...
 
 
@@ -63,6 +70,7 @@ class SectionIndexer:
         self._store = store
         self._tokens = tokens
         self._embedder = embedder
+        self._vectors: SectionVectors | None = None
 
     def sections_of(self, page: Page) -> list[IndexedSection]:
         """The page's sections as the index stores them (its first
@@ -112,3 +120,24 @@ class SectionIndexer:
         """Every indexed section of the workspace (its published pages', and any left by
         a change still being indexed: recall checks each shown one against its page)."""
         return self._store.sections(workspace_id)
+
+    def candidates(self, workspace_id: str, query: str) -> tuple[list[IndexedSection], int]:
+        """The sections a recall scores for ``query`` and how many are indexed: all of
+        them when there are at most ``SHORTLIST_SECTIONS`` (or no embedder), else the
+        ``SHORTLIST_SECTIONS`` whose stored sentence vectors are nearest the query's
+        (``shortlist.shortlist``), best first."""
+        pages = self._store.pages(workspace_id)
+        count = sum(len(page.sections) for page in pages)
+        from chalicelib.services.wiki.shortlist import (
+            SHORTLIST_SECTIONS,
+            SectionVectors,
+            shortlist,
+        )
+
+        if count <= SHORTLIST_SECTIONS or self._embedder is None:
+            return [section for page in pages for section in page.sections], count
+        if self._vectors is None:
+            self._vectors = SectionVectors()
+        matrix, sections = self._vectors.stacked(workspace_id, pages)
+        query_vector, _ = self._embedder.embed_query(query)
+        return shortlist(matrix, sections, query_vector, SHORTLIST_SECTIONS), count
