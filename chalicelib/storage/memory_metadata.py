@@ -26,7 +26,7 @@ from typing import Any
 from chalicelib.models.memory import Memory, MemoryKind
 from chalicelib.models.metadata_filter import MetaCondition, index_text, text_top
 from chalicelib.storage import items as convert
-from chalicelib.storage.dynamodb import DynamoDBTable, TransactionCancelled, to_attributes
+from chalicelib.storage.dynamodb import DynamoDBTable, to_attributes
 from chalicelib.storage.keys import (
     MEMORY_META_PREFIX,
     memory_key,
@@ -35,6 +35,7 @@ from chalicelib.storage.keys import (
     memory_meta_prefix,
 )
 from chalicelib.storage.memory_tags import (
+    delete_checked,
     entry_writes,
     filter_statuses,
     intersection,
@@ -244,9 +245,4 @@ def drop_stale_metadata(table: DynamoDBTable, entry: dict[str, Any]) -> bool:
     else:
         condition = {"ConditionExpression": "attribute_not_exists(pk)"}
     check = {"ConditionCheck": {"Key": to_attributes(memory_key(memory_id)), **condition}}
-    delete = {"Delete": {"Key": to_attributes({"pk": pk, "sk": sk})}}
-    try:
-        table.transact([check, delete])
-    except TransactionCancelled:
-        return False
-    return True
+    return delete_checked(table, check, pk, sk)

@@ -245,6 +245,13 @@ def drop_stale_entry(table: DynamoDBTable, entry: dict[str, Any]) -> bool:
             ),
         }
     }
+    return delete_checked(table, check, pk, sk)
+
+
+def delete_checked(table: DynamoDBTable, check: dict[str, Any], pk: str, sk: str) -> bool:
+    """Delete the index entry ``pk`` / ``sk`` in one transaction with ``check`` (a
+    ConditionCheck on its memory saying the entry is stale). Returns True when deleted,
+    False when the check failed (the entry is right, or was made right meanwhile)."""
     delete = {"Delete": {"Key": to_attributes({"pk": pk, "sk": sk})}}
     try:
         table.transact([check, delete])
