@@ -13,7 +13,10 @@ them all), and one shared embedding; the recall index of both agents is built
 case lists every match (pages of ``--limit``); each recall case is a preview
 (``count: false``) whose filter keeps only the matches; median of ``--repeat`` runs.
 The target: the big agent within 1.5 times the small one. Times on a shared machine
-are noisy.
+are noisy, and the embedded DynamoDB reads a whole partition for each Query (its cost
+grows with the partition, DynamoDB's with the items the key condition names), so each
+case also prints the items its Queries read as DynamoDB counts them (``ScannedCount``,
+what a Query is billed and timed by).
 
 Usage: ``.venv/bin/python bench/metadata_filter_scale.py [--facts 10000] [--matching 50]``
 """
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
 from datetime import date, timedelta
 from typing import Any
 
@@ -66,6 +70,24 @@ def recalled(world: BenchWorld, agent: Principal, meta: list[str]) -> int:
     return len(world.services.recall.recall(agent, request, RunContext()).memories)
 
 
+def items_read(world: BenchWorld, run: Callable[[Principal], int]) -> tuple[int, int]:
+    """The items the Queries of one ``run`` read (the sum of their ``ScannedCount``), on
+    the big and on the small agent."""
+    counted = [0]
+
+    def count(parsed: dict[str, Any], **_: Any) -> None:
+        counted[0] += int(parsed.get("ScannedCount", 0))
+
+    world.client.meta.events.register("after-call.dynamodb.Query", count)
+    found = []
+    for agent in (world.big, world.small):
+        counted[0] = 0
+        run(agent)
+        found.append(counted[0])
+    world.client.meta.events.unregister("after-call.dynamodb.Query", count)
+    return found[0], found[1]
+
+
 def main() -> None:
     """Load both agents, then time each filter on each."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
@@ -82,16 +104,17 @@ def main() -> None:
         put_items(world.client, TABLE, others)
         for agent in (world.big, world.small):
             world.services.admin.backfill_recall_index(agent.workspace_id, agent.id)
-        print(f"loaded {args.facts} + {args.matching} facts in {time.perf_counter() - started:.1f} s")
+        print(
+            f"loaded {args.facts} + {args.matching} facts in {time.perf_counter() - started:.1f} s"
+        )
         lists = [
             ("list project:billing", ["project:billing"]),
             ("list project:in:billing|absent", ["project:in:billing|absent"]),
             ("list amount:gte:10000", ["amount:gte:10000"]),
             ("list due:gte:2027-01-01 + project", ["due:gte:2027-01-01", "project:billing"]),
         ]
-        print(HEADER)
-        for label, meta in lists:
-            compare(
+        runs: list[tuple[str, int, Callable[[Principal], int]]] = [
+            (
                 label,
                 args.matching,
                 lambda agent, meta=meta: list_all(
@@ -99,22 +122,24 @@ def main() -> None:
                     world.person,
                     {"agentId": agent.id, "limit": str(args.limit), "meta": meta},
                 ),
-                world,
-                args.repeat,
             )
-        recalls = [
-            ("recall project:billing", ["project:billing"]),
-            ("recall amount:gte:10000", ["amount:gte:10000"]),
+            for label, meta in lists
         ]
         kept = min(args.matching, recalled(world, world.small, ["project:billing"]))
-        for label, meta in recalls:
-            compare(
-                label,
-                kept,
-                lambda agent, meta=meta: recalled(world, agent, meta),
-                world,
-                args.repeat,
-            )
+        runs.extend(
+            (label, kept, lambda agent, meta=meta: recalled(world, agent, meta))
+            for label, meta in [
+                ("recall project:billing", ["project:billing"]),
+                ("recall amount:gte:10000", ["amount:gte:10000"]),
+            ]
+        )
+        print(f"{'filter':<36} {'items read by Query: big':>25} {'small':>6}")
+        for label, _, run in runs:
+            big, small = items_read(world, run)
+            print(f"{label:<36} {big:>25} {small:>6}")
+        print(HEADER)
+        for label, expected, run in runs:
+            compare(label, expected, run, world, args.repeat)
 
 
 if __name__ == "__main__":
