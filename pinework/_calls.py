@@ -77,7 +77,7 @@ class Request(Generic[ModelT]):
     path: str
     model: type[ModelT]
     json: Any = None
-    params: dict[str, str | list[str]] = field(default_factory=dict)
+    params: Mapping[str, str | list[str]] = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)
     changes_state: bool = False
 
