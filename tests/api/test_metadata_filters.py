@@ -8,7 +8,7 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.helpers import TABLE, Api, World, error_code, pages, save
+from tests.helpers import TABLE, Api, World, error_code, pages, recalled_ids, save
 
 
 def _listed(api: Api, world: World, *conditions: str, extra: str = "", limit: int = 2) -> Any:
@@ -156,10 +156,7 @@ def test_recall_and_run_start_rank_only_matching_facts(api: Api, world: World) -
     query = "How do I deploy to staging?"
 
     def recalled(**filters: object) -> list[str]:
-        body = {"query": query, "count": False, **filters}
-        status, result = api.call("POST", "/memories/recall", world.agent, body)
-        assert status == 200, result
-        return [item["memory"]["id"] for item in result["memories"]]
+        return recalled_ids(api, world.agent, query, **filters)
 
     assert plain["id"] in recalled()
     assert recalled(meta=["project:billing"]) == [billing["id"]]

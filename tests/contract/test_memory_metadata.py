@@ -21,7 +21,7 @@ from chalicelib.storage.dynamodb import DynamoDBTable, to_attributes
 from chalicelib.storage.keys import memory_key, memory_meta_partition
 from chalicelib.storage.memories import DynamoDBMemoryRepository
 from chalicelib.storage.upgrade import TableUpgrade
-from tests.helpers import START, audit_of, new_fact
+from tests.helpers import START, audit_of, filtered_pages, new_fact
 
 AGENT = "agt_01KAAAAAAAAAAAAAAAAAAAAAAA"
 OTHER = "agt_01KBBBBBBBBBBBBBBBBBBBBBBB"
@@ -66,25 +66,8 @@ def _every_page(
     memories: DynamoDBMemoryRepository,
     meta: Sequence[MetaCondition],
     status: str | None = MemoryStatus.ACTIVE.value,
-    tags: Sequence[str] = (),
 ) -> list[list[str]]:
-    pages: list[list[str]] = []
-    after = None
-    while True:
-        page = memories.list_memories(
-            workspace_id="wsp_1",
-            agent_id=AGENT,
-            status=status,
-            kind=None,
-            limit=3,
-            after_id=after,
-            all_tags=tags,
-            meta=meta,
-        )
-        pages.append([memory.id for memory in page.memories])
-        after = page.continue_after
-        if after is None:
-            return pages
+    return filtered_pages(memories, AGENT, status=status, meta=meta)
 
 
 def _expected(facts: dict[str, Memory], conditions: Sequence[str], status: str) -> list[str]:
