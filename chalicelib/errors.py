@@ -56,6 +56,14 @@ class MemoryMetadataInvalid(PineworkError):
     code = "memory_metadata_invalid"
 
 
+class MetadataFilterInvalid(PineworkError):
+    """A metadata filter breaks the rules of docs/reference.md#metadata-filters: not
+    ``key:value`` or ``key:op:value``, a bad key or operator, a range bound that is not
+    a number, a date or a string, too many conditions or ``in`` values (400)."""
+
+    code = "metadata_filter_invalid"
+
+
 class MemoryAgentRequired(PineworkError):
     """A person did not name the agent (400)."""
 
@@ -394,6 +402,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "secret_in_memory": 400,
     "memory_tag_invalid": 400,
     "memory_metadata_invalid": 400,
+    "metadata_filter_invalid": 400,
     "memory_agent_required": 400,
     "memory_agent_mismatch": 400,
     "memory_day_append_only": 400,

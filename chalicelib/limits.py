@@ -43,6 +43,11 @@ METADATA_STRING_MAX_CHARS = 200
 """One metadata string value."""
 METADATA_MAX_BYTES = 2048
 """A fact's whole metadata as compact JSON (UTF-8 bytes)."""
+MAX_FILTER_METADATA = 5
+"""Conditions one metadata filter holds (docs/reference.md#metadata-filters); more: 400
+``metadata_filter_invalid``."""
+MAX_FILTER_IN_VALUES = 10
+"""Values one ``in`` condition names (docs/reference.md#metadata-filters)."""
 """Tags one list filter names, ``tag`` and ``anyTag`` together (docs/reference.md#tags)."""
 HEADER_MAX_CHARS = 128
 """``X-Pinework-Run``, ``-Task``, ``-Session`` and a body's ``sessionId`` (printable ASCII)."""

@@ -82,7 +82,7 @@ class Request(Generic[ModelT]):
     path: str
     model: type[ModelT]
     json: Any = None
-    params: dict[str, str] = field(default_factory=dict)
+    params: Mapping[str, str | list[str]] = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)
     changes_state: bool = False
 
@@ -370,6 +370,7 @@ def list_memories(
     next_token: str | None = None,
     tags: Sequence[str] | None = None,
     any_tags: Sequence[str] | None = None,
+    meta: Sequence[str] | None = None,
 ) -> Request[MemoryPage]:
     """List memories, newest first (``GET /memories``), one page at a time.
 
@@ -382,15 +383,20 @@ def list_memories(
         next_token: the ``next_token`` of the previous page.
         tags: only facts holding every one of these tags (``tag``, docs/reference.md#tags).
         any_tags: only facts holding at least one of these (``anyTag``).
+        meta: only facts whose metadata meets every one of these conditions (``meta``,
+            sent once each): ``key:value``, ``key:in:a|b`` or ``key:op:value`` with op
+            ``eq``, ``in``, ``gt``, ``gte``, ``lt``, ``lte``; at most 5
+            (docs/reference.md#metadata-filters).
 
     Returns:
         The page; its ``next_token`` is ``None`` on the last page.
 
     Raises:
         PineworkAPIError: e.g. ``invalid_request``, ``memory_not_own``,
-            ``memory_tag_invalid``.
+            ``memory_tag_invalid``, ``metadata_filter_invalid``.
     """
-    params = page_params(
+    params: dict[str, str | list[str]] = {}
+    params |= page_params(
         agent_id,
         limit,
         next_token,
@@ -400,6 +406,8 @@ def list_memories(
         tag=None if not tags else ",".join(tags),
         anyTag=None if not any_tags else ",".join(any_tags),
     )
+    if meta:
+        params["meta"] = list(meta)
     return Request("GET", "/memories", MemoryPage, params=params)
 
 
@@ -412,6 +420,7 @@ def iter_memories(
     page_size: int | None = None,
     tags: Sequence[str] | None = None,
     any_tags: Sequence[str] | None = None,
+    meta: Sequence[str] | None = None,
 ) -> Pages[Memory]:
     """Iterate over every matching memory, following ``nextToken``.
 
@@ -423,6 +432,7 @@ def iter_memories(
         page_size: ``limit`` of each request.
         tags: see :meth:`list_memories`.
         any_tags: see :meth:`list_memories`.
+        meta: see :meth:`list_memories`.
 
     Returns:
         An iterator of memories, newest first; requests pages lazily.
@@ -440,6 +450,7 @@ def iter_memories(
             next_token=token,
             tags=tags,
             any_tags=any_tags,
+            meta=meta,
         ),
         lambda page: page.data,
         lambda page: page.next_token,
@@ -627,12 +638,23 @@ def history(
     return Request("GET", memory_path(memory_id, "history"), AuditPage, params=params)
 
 
+def _filters(
+    tags: Sequence[str] | None, any_tags: Sequence[str] | None, meta: Sequence[str] | None
+) -> dict[str, list[str]]:
+    """A recall body's ``tags``, ``anyTags`` and ``meta``, each only when given."""
+    sent = {"tags": tags, "anyTags": any_tags, "meta": meta}
+    return {name: list(values) for name, values in sent.items() if values}
+
+
 def recall(
     *,
     query: str | None = None,
     agent_id: str | None = None,
     count: bool = True,
     idempotency_key: str | None = None,
+    tags: Sequence[str] | None = None,
+    any_tags: Sequence[str] | None = None,
+    meta: Sequence[str] | None = None,
 ) -> Request[RecallResult]:
     """Recall the memories relevant to a query (``POST /memories/recall``;
     docs/reference.md#8-recall).
@@ -645,14 +667,20 @@ def recall(
         agent_id: whose memories; required when a person recalls.
         count: false makes it a preview (docs/reference.md#recall-preview): the same
             answer, nothing counted or logged, ``recall_id`` None.
+        tags, any_tags, meta: rank only the facts meeting them (see
+            :meth:`list_memories`; docs/reference.md#metadata-filters).
 
     Returns:
         Scored memories (best first), the fallback used if any, and the block.
 
     Raises:
-        PineworkAPIError: e.g. ``memory_agent_required``, ``invalid_request``.
+        PineworkAPIError: e.g. ``memory_agent_required``, ``invalid_request``,
+            ``metadata_filter_invalid``.
     """
-    body = _given(query=query, agentId=agent_id, count=None if count else False)
+    body = {
+        **_given(query=query, agentId=agent_id, count=None if count else False),
+        **_filters(tags, any_tags, meta),
+    }
     return _change("POST", "/memories/recall", RecallResult, body, idempotency_key)
 
 
@@ -664,6 +692,9 @@ def recall_start(
     message: str | None = None,
     slash_command: str | None = None,
     idempotency_key: str | None = None,
+    tags: Sequence[str] | None = None,
+    any_tags: Sequence[str] | None = None,
+    meta: Sequence[str] | None = None,
 ) -> Request[RecallResult]:
     """Run-start recall (``POST /memories/recall/start``; docs/reference.md#8-recall), agents
     only.
@@ -673,6 +704,7 @@ def recall_start(
         resumed: whether this run resumes the session.
         task, message: what to score against (task first).
         slash_command: set when the run was started by a slash command (no block).
+        tags, any_tags, meta: rank only the facts meeting them (as :meth:`recall`).
 
     Returns:
         The block and scored memories, or ``skipped`` with the ``reason``.
@@ -684,6 +716,7 @@ def recall_start(
         "sessionId": session_id,
         "resumed": resumed,
         **_given(task=task, message=message, slashCommand=slash_command),
+        **_filters(tags, any_tags, meta),
     }
     return _change("POST", "/memories/recall/start", RecallResult, body, idempotency_key)
 

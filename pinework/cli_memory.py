@@ -41,6 +41,16 @@ TagOption = Annotated[
 ]
 """Tags given on the command line (docs/reference.md#tags)."""
 
+MetaFilterOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--meta-filter",
+        help="Only facts whose metadata meets this condition (repeat: all of them): "
+        "key:value, key:in:a|b or key:op:value with op eq, in, gt, gte, lt, lte; at most 5.",
+    ),
+]
+"""Metadata conditions given on the command line (docs/reference.md#metadata-filters)."""
+
 MetaOption = Annotated[
     list[str] | None,
     typer.Option(
@@ -153,6 +163,7 @@ def memory_list(
         list[str] | None,
         typer.Option("--any-tag", help="Only facts holding one of these tags (repeat)."),
     ] = None,
+    meta_filter: MetaFilterOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """List memories, newest first, one per line."""
@@ -175,6 +186,7 @@ def memory_list(
             next_token=next_token,
             tags=tag,
             any_tags=any_tag,
+            meta=meta_filter,
         ),
         render,
     )
@@ -316,10 +328,17 @@ def memory_recall(
     block: Annotated[
         bool, typer.Option("--block", help="Print the rendered --- MEMORY --- block instead.")
     ] = False,
+    tag: Annotated[
+        list[str] | None,
+        typer.Option("--tag", help="Rank only facts holding this tag (repeat: all of them)."),
+    ] = None,
+    meta_filter: MetaFilterOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Recall the memories relevant to a query, best first, with their scores, then the
-    workspace's learnings the recall gave (docs/reference.md#learnings-in-recall)."""
+    workspace's learnings the recall gave (docs/reference.md#learnings-in-recall);
+    ``--tag`` / ``--meta-filter`` rank only the facts meeting them
+    (docs/reference.md#metadata-filters)."""
 
     def render(result: RecallResult) -> None:
         _fallback_note(result)
@@ -339,7 +358,7 @@ def memory_recall(
 
     _run(
         as_json,
-        lambda c: c.recall(query=query, agent_id=agent),
+        lambda c: c.recall(query=query, agent_id=agent, tags=tag, meta=meta_filter),
         render,
         no_query_hint="give --query, or set PINEWORK_TASK (agents)",
     )

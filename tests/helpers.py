@@ -142,6 +142,38 @@ def pages(api: Api, actor: Actor, path: str) -> list[list[dict[str, Any]]]:
             return found
 
 
+def recalled_ids(api: Api, actor: Actor, query: str, **filters: object) -> list[str]:
+    """The ids a recall preview (``count: false``) of ``query`` returns, best first;
+    ``filters`` join the body (``tags``, ``anyTags``, ``meta``)."""
+    body = {"query": query, "count": False, **filters}
+    status, result = api.call("POST", "/memories/recall", actor, body)
+    assert status == 200, result
+    return [item["memory"]["id"] for item in result["memories"]]
+
+
+def filtered_pages(
+    memories: Any, agent_id: str, *, status: str | None, limit: int = 3, **filters: Any
+) -> list[list[str]]:
+    """The ids of every page of ``memories.list_memories`` for one agent of ``wsp_1``
+    (a ``MemoryRepository``), ``filters`` passed on (``all_tags``, ``any_tags``, ``meta``)."""
+    found: list[list[str]] = []
+    after = None
+    while True:
+        page = memories.list_memories(
+            workspace_id="wsp_1",
+            agent_id=agent_id,
+            status=status,
+            kind=None,
+            limit=limit,
+            after_id=after,
+            **filters,
+        )
+        found.append([memory.id for memory in page.memories])
+        after = page.continue_after
+        if after is None:
+            return found
+
+
 def gateway_call(
     path: str, header_pairs: Sequence[tuple[str, str]], body: bytes = b""
 ) -> tuple[int, Any]:

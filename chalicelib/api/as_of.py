@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from chalice.app import Response
 
 from chalicelib.api.context import CallContext
@@ -24,7 +26,7 @@ def as_of_memory(call: CallContext, memory_id: str, as_of: str) -> Response:
     return json_response(then.to_wire(moment))
 
 
-def as_of_list(call: CallContext, params: dict[str, str]) -> Response:
+def as_of_list(call: CallContext, params: dict[str, Any]) -> Response:
     """A page of one agent's memories as they were at ``asOf``, newest first, as
     ``MemoryList``.
 

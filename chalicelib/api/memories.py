@@ -81,9 +81,12 @@ def append_day_line() -> Response:
 @endpoint
 def list_memories() -> Response:
     """List memories newest first with ``nextToken`` pagination (``tag``/``anyTag``
-    filters: docs/reference.md#tags)."""
+    filters: docs/reference.md#tags; ``meta``, repeated, each a condition:
+    docs/reference.md#metadata-filters)."""
     call = call_context(_request(), takes_query=True)
-    params = dict(query_params(_request(), repeatable=("tag", "anyTag")))
+    params: dict[str, Any] = dict(query_params(_request(), repeatable=("tag", "anyTag", "meta")))
+    if "meta" in params:  # each condition apart: a condition may hold a comma
+        params["meta"] = _request().query_params.getlist("meta")
     if "asOf" in params:
         return as_of_list(call, params)  # docs/reference.md#as-of-a-moment
     query = validate(params, ListQuery)

@@ -10,6 +10,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from chalicelib.models.common import RequestModel, Timestamp, WireModel
+from chalicelib.models.requests import META_FILTER_DESCRIPTION, SentMetaFilter, SentTags
 
 
 class RecallStartRequest(RequestModel):
@@ -29,6 +30,14 @@ class RecallStartRequest(RequestModel):
     task: str | None = None
     message: str | None = None
     slash_command: str | None = None
+    tags: SentTags | None = Field(
+        default=None,
+        description="Rank only facts holding every one of these tags (docs/reference.md#tags).",
+    )
+    any_tags: SentTags | None = Field(
+        default=None, description="Rank only facts holding at least one of these tags."
+    )
+    meta: SentMetaFilter | None = Field(default=None, description=META_FILTER_DESCRIPTION)
 
 
 class RecalledMemory(WireModel):

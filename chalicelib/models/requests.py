@@ -21,6 +21,7 @@ from pydantic.alias_generators import to_camel
 
 from chalicelib.limits import (
     DEFAULT_LIST_LIMIT,
+    MAX_FILTER_METADATA,
     MAX_LIST_LIMIT,
     MAX_METADATA_KEYS,
     MAX_TAGS,
@@ -45,6 +46,26 @@ SentTags = Annotated[
 """A request's ``tags`` as the OpenAPI document shows them, with their exact constraints
 (docs/reference.md#tags); the service checks them (400 ``memory_tag_invalid``) after
 trimming and lower-casing, which is why the pattern allows both."""
+
+SentMetaFilter = Annotated[
+    list[str],
+    WithJsonSchema(
+        {
+            "type": "array",
+            "maxItems": MAX_FILTER_METADATA,
+            "items": {"type": "string", "pattern": r"^\s*[A-Za-z][A-Za-z0-9_.-]{0,39}\s*:"},
+        }
+    ),
+]
+"""A metadata filter as sent: conditions ``key:value``, ``key:in:a|b`` or
+``key:op:value`` (docs/reference.md#metadata-filters), all of which must hold; the
+service checks them (400 ``metadata_filter_invalid``)."""
+
+META_FILTER_DESCRIPTION = (
+    "Only facts whose metadata meets every condition: `key:value`, `key:in:a|b|c` or "
+    "`key:op:value` with op eq, in, gt, gte, lt, lte; at most 5 "
+    "(docs/reference.md#metadata-filters)."
+)
 
 SentMetadata = Annotated[
     dict[str, Any],
@@ -149,7 +170,8 @@ class RecallRequest(RequestModel):
     """``POST /memories/recall``: ``query?`` (default: the current task), ``agentId?``,
     ``count?`` (default true; false makes it a preview that counts and logs nothing,
     docs/reference.md#recall-preview), ``tags?`` / ``anyTags?`` (rank only the facts
-    holding all / one of them, docs/reference.md#tags)."""
+    holding all / one of them, docs/reference.md#tags), ``meta?`` (rank only the facts
+    whose metadata meets every condition, docs/reference.md#metadata-filters)."""
 
     query: str | None = None
     agent_id: str | None = None
@@ -162,6 +184,7 @@ class RecallRequest(RequestModel):
         default=None,
         description="Rank only facts holding at least one of these tags.",
     )
+    meta: SentMetaFilter | None = Field(default=None, description=META_FILTER_DESCRIPTION)
     as_of: str | None = Field(
         default=None,
         description="With `count: false` only: the block the agent would have been given at "
@@ -241,6 +264,12 @@ class ListQuery(PageQuery):
     any_tag: str | None = Field(
         default=None,
         description="Only facts holding at least one of these tags (as tag).",
+    )
+    meta: list[str] | None = Field(
+        default=None,
+        description="A metadata condition, the parameter repeated for more (all must hold): "
+        "`key:value`, `key:in:a|b|c` or `key:op:value` with op eq, in, gt, gte, lt, lte; at "
+        "most 5 (docs/reference.md#metadata-filters).",
     )
 
     @property

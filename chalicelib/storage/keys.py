@@ -59,6 +59,7 @@
 | a live fact by content | ``SAMEFACT#<wsp_id>#<digest>`` | ``<agt_id>#<mem_id>`` |
 | its agent is filed (marker) | ``SAMEFACTS#<agt_id>`` | ``INDEXED`` |
 | a fact's tag (tag index) | ``MEMORYTAGS#<agt_id>`` | ``<tag>#<status>#<mem_id>`` |
+| a fact's metadata value | ``MEMORYMETA#<agt_id>`` | ``<key>#<status>#<text>#<mem_id>`` |
 | a person's bulk action on memories | ``BULK#<wsp_id>`` | ``<blk_id>`` |
 | a change event of a workspace's UTC day | ``EVENTS#<wsp_id>#<YYYY-MM-DD>`` | ``<evt_id>`` |
 | its copy in the agent's own feed | ``AGENTEVENTS#<agt_id>#<YYYY-MM-DD>`` | ``<evt_id>`` |
@@ -732,6 +733,31 @@ def memory_tag_key(agent_id: str, tag: str, status: str, memory_id: str) -> dict
     }
 
 
+MEMORY_META_PREFIX = "MEMORYMETA#"
+
+
+def memory_meta_partition(agent_id: str) -> str:
+    """The partition of the agent's metadata index (``storage/memory_metadata.py``)."""
+    return f"{MEMORY_META_PREFIX}{agent_id}"
+
+
+def memory_meta_prefix(key: str, status: str) -> str:
+    """The sort-key prefix of the entries of one metadata key and memory status:
+    ``<key>#<status>#`` (a key holds no ``#``, docs/reference.md#metadata)."""
+    return f"{key}#{status}#"
+
+
+def memory_meta_key(
+    agent_id: str, key: str, status: str, text: str, memory_id: str
+) -> dict[str, str]:
+    """The metadata index entry of one fact, key and status; ``text`` is the value's
+    index text (``models/metadata_filter.index_text``)."""
+    return {
+        "pk": memory_meta_partition(agent_id),
+        "sk": f"{memory_meta_prefix(key, status)}{text}#{memory_id}",
+    }
+
+
 def owner_partitions(owner_id: str) -> list[str]:
     """The partitions keyed by one id (the partition keys above that hold nothing else):
     an agent's own, a person's, a workspace's shared ones (listing, learnings, actions
@@ -753,6 +779,7 @@ def owner_partitions(owner_id: str) -> list[str]:
             archived_texts_mark_key(owner_id)["pk"],
             same_facts_marker_key(owner_id)["pk"],
             memory_tags_partition(owner_id),
+            memory_meta_partition(owner_id),
         ]
     if prefix == "wsp":
         return [
@@ -806,7 +833,7 @@ def section_index_partition(workspace_id: str) -> str:
 
 def section_key(workspace_id: str, page_id: str, index: int) -> dict[str, str]:
     """Primary key of one section item of release 0.x's section index (one item a
-    section), which ``upgrade-table`` (marker ``wiki-section-pages-v1``) replaces by page
+    section), which ``upgrade-table`` (marker ``metadata-index-wiki-pages-v1``) replaces by page
     records (``section_page_key``)."""
     return {"pk": section_index_partition(workspace_id), "sk": f"{page_id}#{index:04d}"}
 

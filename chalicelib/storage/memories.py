@@ -12,6 +12,7 @@ from typing import Any
 
 from chalicelib.ids import to_rfc3339
 from chalicelib.models.memory import AuditRecord, Memory, MemoryKind, MemoryStatus
+from chalicelib.models.metadata_filter import MetaCondition, holds_metadata
 from chalicelib.storage import items as convert
 from chalicelib.storage.dynamodb import (
     DynamoDBTable,
@@ -31,7 +32,8 @@ from chalicelib.storage.keys import (
     recall_counter_page,
 )
 from chalicelib.storage.memory_index import agent_list_ids, ids_by_agent, page_of
-from chalicelib.storage.memory_tags import holds_tags, tagged_ids
+from chalicelib.storage.memory_metadata import filtered_ids
+from chalicelib.storage.memory_tags import holds_tags
 from chalicelib.storage.protocols import (
     DayLogFull,
     DayPointerChange,
@@ -347,10 +349,12 @@ class DynamoDBMemoryRepository:
         consistent: bool = False,
         all_tags: Sequence[str] = (),
         any_tags: Sequence[str] = (),
+        meta: Sequence[MetaCondition] = (),
     ) -> MemoryPage:
-        """List newest first: ids from the agent's tag index when ``all_tags`` or
-        ``any_tags`` name a tag (``memory_tags.tagged_ids``: every one of ``all_tags`` and
-        one of ``any_tags``; ``agent_id`` required), else from the narrow index of the agent
+        """List newest first: ids from the agent's tag and metadata indexes when
+        ``all_tags`` or ``any_tags`` name a tag or ``meta`` a condition
+        (``memory_metadata.filtered_ids``: every one of ``all_tags``, one of ``any_tags``,
+        every condition of ``meta``; ``agent_id`` required), else from the narrow index of the agent
         (``memory_index.agent_list_ids``) or of the workspace's shards
         (``workspace_index.ids_by_workspace``), then the memories themselves (an eventually
         consistent BatchGetItem, as the index read is, or a strongly consistent one with
@@ -360,13 +364,15 @@ class DynamoDBMemoryRepository:
         that many exist (docs/conventions.md#limit-before-filter), one fewer for each
         that changed status between the two reads.
         """
-        if all_tags or any_tags:
-            assert agent_id is not None, "a tag filter reads one agent's tag index"
-            ids = tagged_ids(
+        filtered = bool(all_tags or any_tags or meta)
+        if filtered:
+            assert agent_id is not None, "a filter reads one agent's tag and metadata indexes"
+            ids = filtered_ids(
                 self._table,
                 agent_id,
                 all_of=all_tags,
                 any_of=any_tags,
+                meta=meta,
                 status=status,
                 kind=kind,
                 limit=limit + 1,
@@ -383,24 +389,35 @@ class DynamoDBMemoryRepository:
             kind=kind,
             consistent=consistent,
         )
-        if all_tags or any_tags:
-            # the index may lag a release without tags (rolled back to) until the upgrade
-            # files it again: a page never shows a fact without the filter's tags
-            page = [memory for memory in page if holds_tags(memory, all_tags, any_tags)]
+        if filtered:
+            # the indexes may lag a release without them (rolled back to) until the
+            # upgrade files them again: a page never shows a fact the filter refuses
+            page = [
+                memory
+                for memory in page
+                if holds_tags(memory, all_tags, any_tags) and holds_metadata(memory.metadata, meta)
+            ]
         return MemoryPage(self.with_recall_counts(page), continue_after)
 
     def tagged_fact_ids(
-        self, agent_id: str, all_tags: Sequence[str], any_tags: Sequence[str]
+        self,
+        agent_id: str,
+        all_tags: Sequence[str],
+        any_tags: Sequence[str],
+        meta: Sequence[MetaCondition] = (),
     ) -> set[str]:
         """The ids of every active fact of the agent holding every tag of ``all_tags``
-        and one of ``any_tags`` (``memory_tags.tagged_ids``: the tag index only, keys
-        by prefix; a filtered recall's candidates, docs/reference.md#tags)."""
+        and one of ``any_tags`` and meeting every condition of ``meta``
+        (``memory_metadata.filtered_ids``: the tag and metadata indexes only, by key; a
+        filtered recall's candidates, docs/reference.md#tags,
+        docs/reference.md#metadata-filters)."""
         return set(
-            tagged_ids(
+            filtered_ids(
                 self._table,
                 agent_id,
                 all_of=all_tags,
                 any_of=any_tags,
+                meta=meta,
                 status=MemoryStatus.ACTIVE.value,
                 kind=MemoryKind.FACT.value,
                 limit=None,

@@ -48,18 +48,28 @@ def _entries(memory: Memory | None) -> dict[tuple[str, str], dict[str, str]]:
 
 def tag_writes(before: Memory | None, after: Memory) -> list[dict[str, Any]]:
     """The transaction actions keeping the tag index in step with a memory going from
-    ``before`` (``None``: new) to ``after``: a Delete of each entry it no longer has (a
-    tag removed, or its status changed), a Put of each it gains. Unconditional: the
-    memory's own write in the transaction carries the condition. At most twice
-    ``limits.MAX_TAGS`` actions."""
+    ``before`` (``None``: new) to ``after`` (``entry_writes``): a tag removed, or its
+    status changed, deletes an entry. At most twice ``limits.MAX_TAGS`` actions."""
     had, has = _entries(before), _entries(after)
+    return entry_writes(
+        dict(had),
+        {pair: {**key, "memoryId": after.id} for pair, key in has.items()},
+    )
+
+
+def entry_writes(
+    had: dict[tuple[str, str], dict[str, Any]], has: dict[tuple[str, str], dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The actions taking an index from the entries ``had`` to ``has`` (items by
+    (pk, sk)): a Delete of each it no longer has, a Put of each it gains. Unconditional:
+    the memory's own write in the transaction carries the condition."""
     operations: list[dict[str, Any]] = [
-        {"Delete": {"Key": to_attributes(key)}} for pair, key in had.items() if pair not in has
+        {"Delete": {"Key": to_attributes({"pk": pair[0], "sk": pair[1]})}}
+        for pair in had
+        if pair not in has
     ]
     operations.extend(
-        {"Put": {"Item": to_attributes({**key, "memoryId": after.id})}}
-        for pair, key in has.items()
-        if pair not in had
+        {"Put": {"Item": to_attributes(item)}} for pair, item in has.items() if pair not in had
     )
     return operations
 
@@ -94,7 +104,7 @@ def _tag_ids(
             yield memory_id
 
 
-def _union(streams: Sequence[Iterable[str]]) -> Iterator[str]:
+def union(streams: Sequence[Iterable[str]]) -> Iterator[str]:
     """Ids in any of ``streams`` (each newest first), newest first, each once."""
     last = None
     for memory_id in heapq.merge(*streams, reverse=True):
@@ -103,7 +113,7 @@ def _union(streams: Sequence[Iterable[str]]) -> Iterator[str]:
             last = memory_id
 
 
-def _intersection(streams: Sequence[Iterable[str]]) -> Iterator[str]:
+def intersection(streams: Sequence[Iterable[str]]) -> Iterator[str]:
     """Ids in every one of ``streams`` (each newest first), newest first: each stream
     is read only as far as the oldest id any other has reached."""
     readers = [iter(stream) for stream in streams]
@@ -117,6 +127,34 @@ def _intersection(streams: Sequence[Iterable[str]]) -> Iterator[str]:
         for position, reader in enumerate(readers):
             while (head := heads[position]) is not None and head > oldest:
                 heads[position] = next(reader, None)
+
+
+def filter_statuses(status: str | None) -> list[str]:
+    """The statuses a filter reads: ``status``, or (``None``) active and archived."""
+    return [status] if status else [MemoryStatus.ACTIVE.value, MemoryStatus.ARCHIVED.value]
+
+
+def tag_streams(
+    table: DynamoDBTable,
+    agent_id: str,
+    *,
+    all_of: Sequence[str],
+    any_of: Sequence[str],
+    status: str | None,
+    after_id: str | None,
+) -> list[Iterable[str]]:
+    """One lazy stream of ids (newest first, older than ``after_id``) per tag of
+    ``all_of`` and one for ``any_of`` (merged), of ``status`` (``filter_statuses``): the
+    streams a filter intersects (``intersection``)."""
+    statuses = filter_statuses(status)
+
+    def by_tag(tag: str) -> Iterator[str]:
+        return union([_tag_ids(table, agent_id, tag, one, after_id) for one in statuses])
+
+    streams: list[Iterable[str]] = [by_tag(tag) for tag in all_of]
+    if any_of:
+        streams.append(union([by_tag(tag) for tag in any_of]))
+    return streams
 
 
 def tagged_ids(
@@ -138,15 +176,10 @@ def tagged_ids(
     ``day`` matches nothing (day rows carry no tags)."""
     if kind == MemoryKind.DAY.value:
         return []
-    statuses = [status] if status else [MemoryStatus.ACTIVE.value, MemoryStatus.ARCHIVED.value]
-
-    def by_tag(tag: str) -> Iterator[str]:
-        return _union([_tag_ids(table, agent_id, tag, one, after_id) for one in statuses])
-
-    streams: list[Iterable[str]] = [by_tag(tag) for tag in all_of]
-    if any_of:
-        streams.append(_union([by_tag(tag) for tag in any_of]))
-    return list(islice(_intersection(streams), limit))
+    streams = tag_streams(
+        table, agent_id, all_of=all_of, any_of=any_of, status=status, after_id=after_id
+    )
+    return list(islice(intersection(streams), limit))
 
 
 def holds_tags(memory: Memory, all_of: Sequence[str], any_of: Sequence[str]) -> bool:
@@ -157,12 +190,21 @@ def holds_tags(memory: Memory, all_of: Sequence[str], any_of: Sequence[str]) -> 
 
 
 def refile_memory(table: DynamoDBTable, memory: Memory) -> bool:
-    """Put every tag index entry ``memory`` should have, in one transaction with a check
-    that the memory is still at ``memory.version`` (a write since filed its own entries).
+    """Put every tag index entry ``memory`` should have (``put_checked``). Returns True
+    when entries were written, False when the memory has none or changed meanwhile."""
+    return put_checked(
+        table,
+        memory,
+        [{**key, "memoryId": memory.id} for key in _entries(memory).values()],
+    )
+
+
+def put_checked(table: DynamoDBTable, memory: Memory, items: Sequence[dict[str, Any]]) -> bool:
+    """Put ``items`` (index entries of ``memory``) in one transaction with a check that
+    the memory is still at ``memory.version`` (a write since filed its own entries).
     Unconditional Puts: an entry there already is the same item. Returns True when
-    entries were written, False when the memory has none or changed meanwhile."""
-    wanted = _entries(memory)
-    if not wanted:
+    written, False when ``items`` is empty or the memory changed meanwhile."""
+    if not items:
         return False
     check = {
         "ConditionCheck": {
@@ -172,9 +214,7 @@ def refile_memory(table: DynamoDBTable, memory: Memory) -> bool:
             "ExpressionAttributeValues": to_attributes({":version": memory.version}),
         }
     }
-    puts = [
-        {"Put": {"Item": to_attributes({**key, "memoryId": memory.id})}} for key in wanted.values()
-    ]
+    puts = [{"Put": {"Item": to_attributes(item)}} for item in items]
     try:
         table.transact([check, *puts])
     except TransactionCancelled:
@@ -205,6 +245,13 @@ def drop_stale_entry(table: DynamoDBTable, entry: dict[str, Any]) -> bool:
             ),
         }
     }
+    return delete_checked(table, check, pk, sk)
+
+
+def delete_checked(table: DynamoDBTable, check: dict[str, Any], pk: str, sk: str) -> bool:
+    """Delete the index entry ``pk`` / ``sk`` in one transaction with ``check`` (a
+    ConditionCheck on its memory saying the entry is stale). Returns True when deleted,
+    False when the check failed (the entry is right, or was made right meanwhile)."""
     delete = {"Delete": {"Key": to_attributes({"pk": pk, "sk": sk})}}
     try:
         table.transact([check, delete])

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from chalicelib.models.memory import AuditRecord, Memory
+from chalicelib.models.metadata_filter import MetaCondition
 from chalicelib.models.principal import (
     Agent,
     Person,
@@ -213,20 +214,27 @@ class MemoryRepository(Protocol):
         consistent: bool = False,
         all_tags: Sequence[str] = (),
         any_tags: Sequence[str] = (),
+        meta: Sequence[MetaCondition] = (),
     ) -> MemoryPage:
         """List memories newest first, exactly ``limit`` when that many match; the items
         read strongly consistently with ``consistent`` (what a review plans against),
-        else eventually (a person's or an agent's list page). With ``all_tags`` or
-        ``any_tags`` (``agent_id`` then required): only facts holding every tag of
-        ``all_tags`` and one of ``any_tags``, filtered before the page is cut
-        (docs/reference.md#tags)."""
+        else eventually (a person's or an agent's list page). With ``all_tags``,
+        ``any_tags`` or ``meta`` (``agent_id`` then required): only facts holding every
+        tag of ``all_tags``, one of ``any_tags`` and meeting every condition of ``meta``,
+        filtered before the page is cut (docs/reference.md#tags,
+        docs/reference.md#metadata-filters)."""
         ...
 
     def tagged_fact_ids(
-        self, agent_id: str, all_tags: Sequence[str], any_tags: Sequence[str]
+        self,
+        agent_id: str,
+        all_tags: Sequence[str],
+        any_tags: Sequence[str],
+        meta: Sequence[MetaCondition] = (),
     ) -> set[str]:
         """The ids of every active fact of the agent holding every tag of ``all_tags``
-        and one of ``any_tags`` (docs/reference.md#tags)."""
+        and one of ``any_tags`` and meeting every condition of ``meta``
+        (docs/reference.md#tags, docs/reference.md#metadata-filters)."""
         ...
 
     def live_facts(self, agent_id: str, *, recall_counts: bool = True) -> list[Memory]:

@@ -79,6 +79,7 @@ from chalicelib.storage.keys import (
 )
 from chalicelib.storage.kv import S3ObjectStore
 from chalicelib.storage.memory_checks import still_live
+from chalicelib.storage.memory_metadata import metadata_writes
 from chalicelib.storage.memory_tags import tag_writes
 from chalicelib.storage.same_facts import same_fact_writes
 
@@ -141,8 +142,9 @@ def index_writes(before: Memory | None, after: Memory) -> list[dict[str, Any]]:
         loose entry and a Put of its tombstone at ``after``'s version. Nothing for day
         rows and archived memories that stay so. Unconditional: the memory's own write
         in the transaction carries the condition, so all happen or none does. The
-        shared-facts index and the tag index ride along (``same_facts.same_fact_writes``,
-        ``memory_tags.tag_writes``).
+        shared-facts index, the tag index and the metadata index ride along
+        (``same_facts.same_fact_writes``, ``memory_tags.tag_writes``,
+        ``memory_metadata.metadata_writes``).
     """
     operations: list[dict[str, Any]] = []
     was = before is not None and is_indexed(before)
@@ -158,6 +160,7 @@ def index_writes(before: Memory | None, after: Memory) -> list[dict[str, Any]]:
         operations.append({"Put": {"Item": to_attributes(tombstone)}})
     operations.extend(same_fact_writes(before, after))
     operations.extend(tag_writes(before, after))
+    operations.extend(metadata_writes(before, after))
     return operations
 
 

@@ -7,7 +7,9 @@ before their workspace listed them their entry in its past erasures
 (docs/issues.md#issue-48-item-4, ``erasure_list.py``), and the tag index is filed
 again from the memories (``memory_tags.refile_memory``, ``memory_tags.drop_stale_entry``:
 a release without tags, rolled back to, changed memories without it;
-docs/operations.md#rollback), and the wiki's section index of one item a section is
+docs/operations.md#rollback), and so is the metadata index (``memory_metadata``, from
+docs/issues.md#issue-46-item-2: facts saved with metadata before it; counted with the
+tag index's entries in the report); and the wiki's section index of one item a section is
 rebuilt as one packed record a page (``wiki_sections.rebuild_pages``,
 docs/issues.md#issue-45-item-3).
 
@@ -33,6 +35,7 @@ from chalicelib.storage.dynamodb import DynamoDBTable, to_attributes
 from chalicelib.storage.erasure_list import erasure_entry
 from chalicelib.storage.keys import (
     ERASURE_PREFIX,
+    MEMORY_META_PREFIX,
     MEMORY_TAGS_PREFIX,
     agent_kind_index_value,
     erasure_record_key,
@@ -40,6 +43,7 @@ from chalicelib.storage.keys import (
     upgrade_marker_key,
     workspace_index_values,
 )
+from chalicelib.storage.memory_metadata import drop_stale_metadata, refile_metadata
 from chalicelib.storage.memory_tags import drop_stale_entry, refile_memory
 from chalicelib.storage.owner_marks import mark_of
 from chalicelib.storage.wiki_sections import (
@@ -48,11 +52,10 @@ from chalicelib.storage.wiki_sections import (
     rebuild_pages,
 )
 
-TABLE_UPGRADE = "wiki-section-pages-v1"
+TABLE_UPGRADE = "metadata-index-wiki-pages-v1"
 """The marker of a finished run of this release's upgrade (older releases',
 ``dashboard-v1``, ``workspace-shards-v1``, ``owner-marks-v1``, ``erasure-list-v1`` and
-``tag-index-v1``,
-did only their parts, so a table that has one is scanned again)."""
+``tag-index-v1``, did only their parts, so a table that has one is scanned again)."""
 
 
 def missing_index_values(item: dict[str, Any]) -> dict[str, str]:
@@ -97,10 +100,8 @@ class TableUpgrade:
                 continue
             entity = item.get("entity")
             erasures += self._list_erasure(item)
-            if entity == "memory" and item.get("tags"):
-                refiled += refile_memory(self._table, convert.memory_from_item(item))
-            elif str(item.get("pk", "")).startswith(MEMORY_TAGS_PREFIX):
-                dropped += drop_stale_entry(self._table, item)
+            filed, stale = self._refile(item)
+            refiled, dropped = refiled + filed, dropped + stale
             if entity == "agent" and self._directory.add_workspace_listing(
                 convert.agent_from_item(item)
             ):
@@ -122,6 +123,23 @@ class TableUpgrade:
         return UpgradeReport(
             False, scanned, listed, indexed, changed, marked, erasures, refiled, dropped, pages
         )
+
+    def _refile(self, item: dict[str, Any]) -> tuple[int, int]:
+        """File the tag and metadata index entries of a memory ``item`` again, or drop
+        ``item`` when it is an index entry its memory no longer has. Returns how many
+        memories were (re)filed and entries dropped (0 or 1 each, per index)."""
+        pk = str(item.get("pk", ""))
+        if item.get("entity") == "memory":
+            memory = convert.memory_from_item(item)
+            filed = refile_memory(self._table, memory) if item.get("tags") else False
+            if item.get("metadata"):
+                filed = refile_metadata(self._table, memory) or filed
+            return int(filed), 0
+        if pk.startswith(MEMORY_TAGS_PREFIX):
+            return 0, int(drop_stale_entry(self._table, item))
+        if pk.startswith(MEMORY_META_PREFIX):
+            return 0, int(drop_stale_metadata(self._table, item))
+        return 0, 0
 
     def _list_erasure(self, item: dict[str, Any]) -> int:
         """Write the past-erasures entry ``item`` stands for (``erasure_entry``), unless

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import Api, World, error_code, pages, save
+from tests.helpers import Api, World, error_code, pages, recalled_ids, save
 
 
 def _edit(api: Api, world: World, memory: dict[str, Any], body: dict[str, Any]) -> Any:
@@ -248,10 +248,7 @@ def test_a_filtered_recall_ranks_only_the_matching_facts(api: Api, world: World)
     query = "How do I deploy to staging?"
 
     def recalled(**filters: object) -> list[str]:
-        body = {"query": query, "count": False, **filters}
-        status, result = api.call("POST", "/memories/recall", world.agent, body)
-        assert status == 200, result
-        return [item["memory"]["id"] for item in result["memories"]]
+        return recalled_ids(api, world.agent, query, **filters)
 
     assert untagged["id"] in recalled()
     assert recalled(tags=["Billing"]) == [billing["id"]]

@@ -66,3 +66,30 @@ def test_edit_replaces_or_clears_the_tags(runner: CliRunner, fake_api: FakeApi) 
 def test_show_prints_the_tags(runner: CliRunner, fake_api: FakeApi) -> None:
     fake_api.on("GET", f"/memories/{MEMORY_ID}", 200, memory_json(tags=["billing", "q3"]))
     assert "tags:             billing, q3" in _run(runner, "memory", "show", MEMORY_ID)
+
+
+def test_list_sends_each_metadata_condition_apart(runner: CliRunner, fake_api: FakeApi) -> None:
+    fake_api.on("GET", "/memories", 200, {"object": "list", "data": [], "nextToken": None})
+    _run(
+        runner,
+        *["memory", "list", "--agent", "agt_1", "--meta-filter", "place:Paris, France"],
+        *["--meta-filter", "n:gte:-2.5"],
+    )
+    assert fake_api.last.url.params.get_list("meta") == ["place:Paris, France", "n:gte:-2.5"]
+
+
+def test_recall_sends_the_filters_in_the_body(runner: CliRunner, fake_api: FakeApi) -> None:
+    answer = {"object": "recall", "recallId": None, "memories": [], "block": "", "fallback": None}
+    fake_api.on("POST", "/memories/recall", 200, answer)
+    runner.invoke(
+        cli.app,
+        ["memory", "recall", "--query", "deploys", "--tag", "ops", "--meta-filter", "a:in:x|y"],
+        env=ENV,
+    )
+    assert fake_api.last_json() == {"query": "deploys", "tags": ["ops"], "meta": ["a:in:x|y"]}
+    client = Client.from_env(transport=fake_api.transport)
+    fake_api.on("POST", "/memories/recall/start", 200, answer)
+    client.recall_start("s1", task="deploys", meta=["project:billing"], any_tags=["a"])
+    sent = fake_api.last_json()
+    assert sent["meta"] == ["project:billing"] and sent["anyTags"] == ["a"]
+    assert "tags" not in sent

@@ -16,7 +16,7 @@ from chalicelib.models.memory import Memory, MemoryStatus
 from chalicelib.storage.dynamodb import DynamoDBTable
 from chalicelib.storage.memories import DynamoDBMemoryRepository
 from chalicelib.storage.protocols import MemoryRepository
-from tests.helpers import START, audit_of, new_fact
+from tests.helpers import START, audit_of, filtered_pages, new_fact
 
 IMPLEMENTATIONS: dict[str, Callable[[DynamoDBTable], MemoryRepository]] = {
     "dynamodb": DynamoDBMemoryRepository,
@@ -39,23 +39,9 @@ def _every_page(
     status: str | None = MemoryStatus.ACTIVE.value,
     limit: int = 3,
 ) -> list[list[str]]:
-    pages: list[list[str]] = []
-    after = None
-    while True:
-        page = memories.list_memories(
-            workspace_id="wsp_1",
-            agent_id=AGENT,
-            status=status,
-            kind=None,
-            limit=limit,
-            after_id=after,
-            all_tags=all_tags,
-            any_tags=any_tags,
-        )
-        pages.append([memory.id for memory in page.memories])
-        after = page.continue_after
-        if after is None:
-            return pages
+    return filtered_pages(
+        memories, AGENT, status=status, limit=limit, all_tags=all_tags, any_tags=any_tags
+    )
 
 
 def _expected(

@@ -182,13 +182,13 @@ class MemoryAsOf:
         Raises:
             AsOfInvalid, AsOfInFuture, AsOfBeforeWorkspace: see ``moment``.
             MemoryNotOwn, Forbidden, MemoryAgentRequired: see ``resolve_agent``.
-            InvalidRequest: a bad ``nextToken``; a tag filter (not applied as of a
-                moment).
+            InvalidRequest: a bad ``nextToken``; a tag or metadata filter (not applied
+                as of a moment).
         """
         assert query.as_of is not None
-        if query.tag or query.any_tag:
+        if query.tag or query.any_tag or query.meta:
             raise InvalidRequest(
-                "tag and anyTag do not apply with asOf: the list as of a moment holds "
+                "tag, anyTag and meta do not apply with asOf: the list as of a moment holds "
                 "every memory of the agent then (docs/reference.md#as-of-a-moment)."
             )
         moment = self.moment(principal, query.as_of)

@@ -59,6 +59,7 @@ from chalicelib.services.lifecycle.retention import (
 from chalicelib.services.memory.audit import audit_record, review_undo_hint
 from chalicelib.services.memory.expiry import parse_expiry
 from chalicelib.services.memory.metadata import fact_metadata, refuse_day_metadata
+from chalicelib.services.memory.metadata_filter import meta_filter
 from chalicelib.services.memory.preconditions import check_expected_version
 from chalicelib.services.memory.reasons import check_archive_reason, veto_note
 from chalicelib.services.memory.tags import fact_tags, refuse_day_tags, split_tags, tag_filter
@@ -555,14 +556,16 @@ class MemoryService:
         """List memories newest first (docs/reference.md#7-http-api): an agent its own, a person any
         of the workspace's (every agent's when ``agentId`` is omitted).
 
-        ``tag`` / ``anyTag`` keep the facts holding all / one of the tags, filtered before
-        the page is cut (docs/reference.md#tags).
+        ``tag`` / ``anyTag`` keep the facts holding all / one of the tags, ``meta`` those
+        meeting every metadata condition, filtered before the page is cut
+        (docs/reference.md#tags, docs/reference.md#metadata-filters).
 
         Raises:
             MemoryNotOwn: an agent named another agent.
             InvalidRequest: a person named an agent outside the workspace; a bad
-                ``nextToken``; a tag filter without ``agentId``.
+                ``nextToken``; a tag or metadata filter without ``agentId``.
             MemoryTagInvalid: a bad tag filter (``tags.tag_filter``).
+            MetadataFilterInvalid: a bad ``meta`` (``metadata_filter.meta_filter``).
         """
         agent_id: str | None
         if principal.is_agent or query.agent_id is not None:
@@ -570,8 +573,11 @@ class MemoryService:
         else:
             agent_id = None
         tags = tag_filter(split_tags(query.tag), split_tags(query.any_tag))
-        if agent_id is None and not tags.is_empty:
-            raise InvalidRequest("Name agentId to filter by tag: tags are filed per agent.")
+        meta = meta_filter(query.meta or ())
+        if agent_id is None and not (tags.is_empty and not meta):
+            raise InvalidRequest(
+                "Name agentId to filter by tag or metadata: both are filed per agent."
+            )
         status = query.status
         if status is None and not query.include_archived:
             status = MemoryStatus.ACTIVE.value
@@ -584,6 +590,7 @@ class MemoryService:
             after_id=decode_next_token(query.next_token),
             all_tags=tags.all_of,
             any_tags=tags.any_of,
+            meta=meta,
         )
 
 

@@ -47,16 +47,16 @@ class RecallAsOf:
         history query each).
 
         Raises:
-            InvalidRequest: ``count`` is not false; tags or anyTags sent; no query (nor
+            InvalidRequest: ``count`` is not false; tags, anyTags or meta sent; no query (nor
                 task); a query over 4,000 characters. SecretInMemory: the query looks
                 like a credential.
             AsOfInvalid, AsOfInFuture, AsOfBeforeWorkspace, MemoryNotOwn,
             MemoryAgentRequired, Forbidden: as ``MemoryAsOf.list``.
         """
         assert request.as_of is not None
-        if request.tags or request.any_tags:
+        if request.tags or request.any_tags or request.meta:
             raise InvalidRequest(
-                "tags and anyTags do not apply with asOf: a preview as of a moment ranks "
+                "tags, anyTags and meta do not apply with asOf: a preview as of a moment ranks "
                 "every fact the agent held then (docs/reference.md#as-of-a-moment)."
             )
         if request.count:

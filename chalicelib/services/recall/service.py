@@ -52,6 +52,7 @@ from chalicelib.models.recall import (
 from chalicelib.models.requests import RecallRequest
 from chalicelib.models.totals import ListTotal
 from chalicelib.services.access.who import refuse_persons, resolve_agent
+from chalicelib.services.memory.metadata_filter import meta_filter
 from chalicelib.services.memory.tags import tag_filter
 from chalicelib.services.recall.candidates import Candidate, CandidateScorer, PartialCandidates
 from chalicelib.services.recall.deadline import DeadlinePassed, ScoringRun, scoring
@@ -273,6 +274,9 @@ class RecallService:
             MemoryTagInvalid: a bad ``tags`` / ``anyTags`` filter (``tags.tag_filter``);
                 with one, only the facts holding the tags are ranked
                 (docs/reference.md#tags).
+            MetadataFilterInvalid: a bad ``meta`` filter (``meta_filter``); with one,
+                only the facts meeting it are ranked
+                (docs/reference.md#metadata-filters).
         """
         agent_id = resolve_agent(self._directory, principal, request.agent_id)
         if request.query is not None:
@@ -284,12 +288,7 @@ class RecallService:
             if principal.is_agent:
                 raise InvalidRequest("Send a query, or X-Pinework-Task to recall for the task.")
             raise InvalidRequest("Send a query: a person has no current task to recall for.")
-        tags = tag_filter(request.tags or (), request.any_tags or ())
-        only = (
-            None
-            if tags.is_empty
-            else self._memories.tagged_fact_ids(agent_id, tags.all_of, tags.any_of)
-        )
+        only = self._only(agent_id, request.tags, request.any_tags, request.meta)
         return self._recall(
             principal,
             agent_id,
@@ -323,8 +322,11 @@ class RecallService:
             SecretInMemory: ``task`` or ``message`` looks like a credential (either may
                 be logged); ``sessionId`` has a credential's shape. ``slashCommand``
                 is never stored and not checked.
+            MemoryTagInvalid, MetadataFilterInvalid: a bad ``tags`` / ``anyTags`` /
+                ``meta`` filter; with one, only the facts meeting it are ranked.
         """
         refuse_persons(principal, Forbidden, RUN_START_IS_FOR_AGENTS)
+        only = self._only(principal.id, request.tags, request.any_tags, request.meta)
         body_session = check_body_session(request.session_id, self._secrets)
         if body_session is not None and run.session_id not in (None, body_session):
             raise InvalidRequest(
@@ -359,7 +361,9 @@ class RecallService:
         claim = SessionClaim(principal.id, session_id, request.resumed, cutoff)
         run = RunContext(run_id=run.run_id, task_key=run.task_key, session_id=session_id)
         try:
-            return self._recall(principal, principal.id, query, run, kind="start", session=claim)
+            return self._recall(
+                principal, principal.id, query, run, kind="start", session=claim, only=only
+            )
         except SessionAlreadyRecalled:
             return RecallResult(query, None, [], None, skipped=SKIP_RESUMED_SESSION)
 
@@ -404,6 +408,26 @@ class RecallService:
         agent = resolve_agent(self._directory, principal, agent_id)
         return self._recalls.count_log(agent, after_id, cap)
 
+    def _only(
+        self,
+        agent_id: str,
+        all_tags: Sequence[str] | None,
+        any_tags: Sequence[str] | None,
+        meta: Sequence[str] | None,
+    ) -> set[str] | None:
+        """The ids of the agent's active facts a recall's filter keeps (the tag and
+        metadata indexes, by key), or None when it names nothing (every fact ranks).
+
+        Raises:
+            MemoryTagInvalid: see ``tags.tag_filter``.
+            MetadataFilterInvalid: see ``metadata_filter.meta_filter``.
+        """
+        tags = tag_filter(all_tags or (), any_tags or ())
+        conditions = meta_filter(meta or ())
+        if tags.is_empty and not conditions:
+            return None
+        return self._memories.tagged_fact_ids(agent_id, tags.all_of, tags.any_of, conditions)
+
     def _recall(
         self,
         principal: Principal,
@@ -419,7 +443,7 @@ class RecallService:
         now = self._clock.now()
         entries = self._index.entries(agent_id, now)
         if entries is not None and only is not None:
-            # A tag filter: only the matching facts are ranked, before the cut.
+            # A tag or metadata filter: only the matching facts are ranked, before the cut.
             entries = [entry for entry in entries if entry.memory_id in only]
         candidates: Sequence[Candidate] | None = None
         if entries is None:

@@ -118,6 +118,7 @@ ERASED_KINDS = {
     "SAMEFACT": "entries of the index of facts other agents also hold",
     "SAMEFACTS": "entries of the index of facts other agents also hold",
     "MEMORYTAGS": "entries of the index of facts by tag",
+    "MEMORYMETA": "entries of the index of facts by metadata value",
     "BULK": "bulk actions on memories (for their undo)",
     "WIKISECTIONS": "sections of the wiki's published pages (the recall index of pages)",
     "EVENTS": "change events (the pull feed)",

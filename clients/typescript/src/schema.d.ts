@@ -2985,7 +2985,8 @@ export interface components {
          * @description ``POST /memories/recall``: ``query?`` (default: the current task), ``agentId?``,
          *     ``count?`` (default true; false makes it a preview that counts and logs nothing,
          *     docs/reference.md#recall-preview), ``tags?`` / ``anyTags?`` (rank only the facts
-         *     holding all / one of them, docs/reference.md#tags).
+         *     holding all / one of them, docs/reference.md#tags), ``meta?`` (rank only the facts
+         *     whose metadata meets every condition, docs/reference.md#metadata-filters).
          */
         RecallRequest: {
             /**
@@ -3015,6 +3016,12 @@ export interface components {
              * @default null
              */
             anyTags?: string[] | null;
+            /**
+             * Meta
+             * @description Only facts whose metadata meets every condition: `key:value`, `key:in:a|b|c` or `key:op:value` with op eq, in, gt, gte, lt, lte; at most 5 (docs/reference.md#metadata-filters).
+             * @default null
+             */
+            meta?: string[] | null;
             /**
              * Asof
              * @description With `count: false` only: the block the agent would have been given at this RFC 3339 time by today's scorer, from its memories as they were then (docs/reference.md#as-of-a-moment).
@@ -3057,6 +3064,24 @@ export interface components {
              * @default null
              */
             slashCommand?: string | null;
+            /**
+             * Tags
+             * @description Rank only facts holding every one of these tags (docs/reference.md#tags).
+             * @default null
+             */
+            tags?: string[] | null;
+            /**
+             * Anytags
+             * @description Rank only facts holding at least one of these tags.
+             * @default null
+             */
+            anyTags?: string[] | null;
+            /**
+             * Meta
+             * @description Only facts whose metadata meets every condition: `key:value`, `key:in:a|b|c` or `key:op:value` with op eq, in, gt, gte, lt, lte; at most 5 (docs/reference.md#metadata-filters).
+             * @default null
+             */
+            meta?: string[] | null;
         };
         /**
          * RecalledLearningObject
@@ -6652,6 +6677,7 @@ export interface operations {
                 all?: "true" | "false" | "1" | "0";
                 tag?: string | null;
                 anyTag?: string | null;
+                meta?: string[] | null;
                 asOf?: string | null;
             };
             header?: {
@@ -6677,6 +6703,7 @@ export interface operations {
             /**
              * @description - `invalid_request`: Malformed JSON, wrong types, unknown fields, bad dates, other limits (400).
              *     - `memory_tag_invalid`: A tag or a tag filter breaks the rules of docs/reference.md#tags: not a string, empty, over 40 characters, outside the tag characters, or too many (400).
+             *     - `metadata_filter_invalid`: A metadata filter breaks the rules of docs/reference.md#metadata-filters: not ``key:value`` or ``key:op:value``, a bad key or operator, a range bound that is not a number, a date or a string, too many conditions or ``in`` values (400).
              *     - `as_of_invalid`: ``asOf`` is not an RFC 3339 time with a zone (docs/reference.md#as-of-a-moment; 400).
              *     - `as_of_in_future`: ``asOf`` is later than now (docs/reference.md#as-of-a-moment; 400).
              *     - `as_of_before_workspace`: ``asOf`` is before the workspace was created (docs/reference.md#as-of-a-moment; 400).
@@ -6689,7 +6716,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_request" | "memory_tag_invalid" | "as_of_invalid" | "as_of_in_future" | "as_of_before_workspace";
+                            code: "invalid_request" | "memory_tag_invalid" | "metadata_filter_invalid" | "as_of_invalid" | "as_of_in_future" | "as_of_before_workspace";
                             message: string;
                         };
                     };
@@ -7698,6 +7725,7 @@ export interface operations {
              * @description - `invalid_request`: Malformed JSON, wrong types, unknown fields, bad dates, other limits (400).
              *     - `memory_agent_required`: A person did not name the agent (400).
              *     - `memory_tag_invalid`: A tag or a tag filter breaks the rules of docs/reference.md#tags: not a string, empty, over 40 characters, outside the tag characters, or too many (400).
+             *     - `metadata_filter_invalid`: A metadata filter breaks the rules of docs/reference.md#metadata-filters: not ``key:value`` or ``key:op:value``, a bad key or operator, a range bound that is not a number, a date or a string, too many conditions or ``in`` values (400).
              *     - `secret_in_memory`: The text looks like a credential or secret (400).
              *     - `as_of_invalid`: ``asOf`` is not an RFC 3339 time with a zone (docs/reference.md#as-of-a-moment; 400).
              *     - `as_of_in_future`: ``asOf`` is later than now (docs/reference.md#as-of-a-moment; 400).
@@ -7711,7 +7739,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_request" | "memory_agent_required" | "memory_tag_invalid" | "secret_in_memory" | "as_of_invalid" | "as_of_in_future" | "as_of_before_workspace";
+                            code: "invalid_request" | "memory_agent_required" | "memory_tag_invalid" | "metadata_filter_invalid" | "secret_in_memory" | "as_of_invalid" | "as_of_in_future" | "as_of_before_workspace";
                             message: string;
                         };
                     };
@@ -7882,6 +7910,8 @@ export interface operations {
             /**
              * @description - `invalid_request`: Malformed JSON, wrong types, unknown fields, bad dates, other limits (400).
              *     - `secret_in_memory`: The text looks like a credential or secret (400).
+             *     - `memory_tag_invalid`: A tag or a tag filter breaks the rules of docs/reference.md#tags: not a string, empty, over 40 characters, outside the tag characters, or too many (400).
+             *     - `metadata_filter_invalid`: A metadata filter breaks the rules of docs/reference.md#metadata-filters: not ``key:value`` or ``key:op:value``, a bad key or operator, a range bound that is not a number, a date or a string, too many conditions or ``in`` values (400).
              */
             400: {
                 headers: {
@@ -7891,7 +7921,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_request" | "secret_in_memory";
+                            code: "invalid_request" | "secret_in_memory" | "memory_tag_invalid" | "metadata_filter_invalid";
                             message: string;
                         };
                     };
