@@ -31,7 +31,7 @@ from pinework.cli import (
 )
 from pinework.client import Client
 from pinework.errors import PineworkAPIError
-from pinework.wiki_models import WikiPage, WikiPageList, WikiPageRevisionList
+from pinework.wiki_models import WikiPage, WikiPageList, WikiPageRevisionList, WikiPageSummary
 
 PageRef = Annotated[str, typer.Argument(help="The page's id (pag_…) or slug.", metavar="PAGE")]
 IfMatch = Annotated[
@@ -72,8 +72,8 @@ def title_of(text: str, fallback: str) -> str:
     return fallback[:200]
 
 
-def _page_row(page: WikiPage | object) -> str:
-    return f"{page.id}  {page.state:<9}  {page.slug}  {page.title}"  # type: ignore[attr-defined]
+def _page_row(page: WikiPage | WikiPageSummary) -> str:
+    return f"{page.id}  {page.state:<9}  {page.slug}  {page.title}"
 
 
 def _echo_row(page: WikiPage) -> None:
