@@ -23,6 +23,7 @@ import asyncio
 import datetime as dt
 import json
 import logging
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
@@ -200,6 +201,71 @@ def decode_key(key_prefix: str, stored: str) -> tuple[tuple[str, ...], str] | No
 def namespace_prefix_key(key_prefix: str, prefix: tuple[str, ...]) -> str:
     """The start shared by the keys of every item whose namespace starts with ``prefix``."""
     return key_prefix + "".join(quote(label, safe="") + "/" for label in prefix)
+
+
+METADATA_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,39}$")
+"""A field name that can be a fact's metadata key (docs/reference.md#metadata)."""
+METADATA_KEYS = 10
+METADATA_STRING = 200
+METADATA_BYTES = 2048
+FILTER_CONDITIONS = 5
+"""What the server takes: 10 keys, strings of 200 characters, 2,048 bytes as JSON, and
+5 conditions a filter (docs/reference.md#metadata, docs/reference.md#metadata-filters)."""
+METADATA_REFUSALS = ("memory_metadata_invalid", "secret_in_memory", "invalid_request")
+"""The refusals a fact's save may owe to its metadata: it is saved again without."""
+RANGE_OPERATORS = {"$gt": "gt", "$gte": "gte", "$lt": "lt", "$lte": "lte", "$eq": "eq"}
+
+
+def _scalar(value: Any) -> bool:
+    """A value metadata holds: a string of at most 200 characters, a number, a boolean."""
+    if isinstance(value, str):
+        return 0 < len(value) <= METADATA_STRING
+    return isinstance(value, bool | int | float) and not (
+        isinstance(value, float) and value != value
+    )
+
+
+def item_metadata(value: Mapping[str, Any], text_field: str) -> dict[str, Any]:
+    """The fact's metadata made from an item's value (docs/integrations/langgraph.md#filters):
+    its top-level fields other than the text whose name can be a metadata key and whose
+    value is a string (200 characters at most), a number or a boolean, in name order, at
+    most 10 and 2,048 bytes as JSON (the later ones left out). A search ``filter`` on them
+    is applied by the server, before the recall's cut."""
+    kept: dict[str, Any] = {}
+    for name in sorted(value):
+        field = value[name]
+        if name == text_field or not METADATA_KEY.match(name) or not _scalar(field):
+            continue
+        if name.lower() in {key.lower() for key in kept}:
+            continue
+        trial = {**kept, name: field}
+        if len(trial) > METADATA_KEYS or len(json.dumps(trial).encode()) > METADATA_BYTES:
+            break
+        kept = trial
+    return kept
+
+
+def meta_conditions(condition: Mapping[str, Any] | None) -> list[str]:
+    """The server's metadata filter (``key:op:value``) for the parts of a search
+    ``filter`` it can apply: a field equal to a string, number or boolean, or a numeric
+    ``$eq $gt $gte $lt $lte``; at most 5. The rest (``$ne``, nested objects, lists) is
+    checked here on each item (``matches_filter``), as is every part."""
+    found: list[str] = []
+    for name, expected in (condition or {}).items():
+        if not METADATA_KEY.match(name):
+            continue
+        if isinstance(expected, dict):
+            for operator, operand in expected.items():
+                if operator in RANGE_OPERATORS and _scalar(operand):
+                    found.append(f"{name}:{RANGE_OPERATORS[operator]}:{_text(operand)}")
+        elif _scalar(expected):
+            found.append(f"{name}:eq:{_text(expected)}")
+    return found[:FILTER_CONDITIONS]
+
+
+def _text(value: Any) -> str:
+    """A metadata value as a filter writes it (``true``/``false``, JSON numbers)."""
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 def matches_filter(value: Mapping[str, Any], condition: Mapping[str, Any] | None) -> bool:
@@ -488,7 +554,10 @@ class PineworkStore(BaseStore):
         are mapped back to the items under the prefix, best score first, filtered, then
         ``offset``/``limit`` (docs/integrations/langgraph.md#search)."""
         recalled = yield from calls.recall(
-            query=query, agent_id=self.agent_id, count=self.count_recalls
+            query=query,
+            agent_id=self.agent_id,
+            count=self.count_recalls,
+            meta=meta_conditions(op.filter) or None,
         )
         if not recalled.memories:
             return []
@@ -552,17 +621,31 @@ class PineworkStore(BaseStore):
             if old_fact is not None:
                 yield from self._archive(old_fact.id, REPLACED_REASON)
             return None
+        metadata = item_metadata(value, self.text_field)
         unchanged = op.ttl is None and (old is None or old.expires_at is None)
-        if old_fact is not None and old_fact.text == text and unchanged:
+        same = old_fact is not None and old_fact.metadata == _stored(metadata)
+        if old_fact is not None and old_fact.text == text and unchanged and same:
             memory_id = old_fact.id
             saved = False
         else:
-            fact = yield from calls.save_fact(
-                text,
-                expires_at=expires_at,
-                supersedes=None if old_fact is None else old_fact.id,
-                agent_id=self.agent_id,
-            )
+            supersedes = None if old_fact is None else old_fact.id
+            try:
+                fact = yield from calls.save_fact(
+                    text,
+                    expires_at=expires_at,
+                    supersedes=supersedes,
+                    agent_id=self.agent_id,
+                    metadata=metadata,
+                )
+            except PineworkAPIError as exc:
+                if not metadata or exc.code not in METADATA_REFUSALS:
+                    raise
+                # A field the server will not keep as metadata (it looks like a secret,
+                # or holds characters stored text may not): the fact without metadata;
+                # a filter on it is then checked here only.
+                fact = yield from calls.save_fact(
+                    text, expires_at=expires_at, supersedes=supersedes, agent_id=self.agent_id
+                )
             memory_id, saved = fact.id, True
         try:
             yield from calls.kv_remember(
@@ -591,6 +674,11 @@ class PineworkStore(BaseStore):
                 raise
             logger.info("Pinework fact %s left as it is: %s", memory_id, exc.code)
         return None
+
+
+def _stored(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """Metadata as the server stores it: keys lower-cased and sorted."""
+    return {key.lower(): metadata[key] for key in sorted(metadata, key=str.lower)}
 
 
 def _expiry(now: dt.datetime, ttl: float | None) -> dt.datetime | None:

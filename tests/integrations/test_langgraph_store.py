@@ -20,7 +20,7 @@ from langgraph.store.base import BaseStore, GetOp, InvalidNamespaceError, PutOp,
 from chalicelib.ids import FixedClock
 from pinework import AsyncClient, Client
 from pinework.errors import PineworkAPIError
-from pinework.integrations.langgraph import PineworkStore
+from pinework.integrations.langgraph import PineworkStore, item_metadata, meta_conditions
 from pinework.models import KvValue
 from tests.helpers import World, example_run
 
@@ -130,8 +130,12 @@ def test_a_person_saves_for_the_agent_with_agent_id(
 def test_a_put_over_an_item_supersedes_its_fact(store: PineworkStore, client: Client) -> None:
     store.put(NS, "vpn", {"text": VPN})
     old = facts(client)[VPN]
-    store.put(NS, "vpn", {"text": VPN, "checked": True})  # same text: the fact stays
-    assert list(facts(client)) == [VPN]
+    store.put(NS, "vpn", {"text": VPN, "seen": {"by": "u1"}})  # same text and metadata
+    assert list(facts(client)) == [VPN] and facts(client)[VPN].id == old.id
+    store.put(NS, "vpn", {"text": VPN, "checked": True})  # new metadata: a new fact
+    checked = [m for m in client.list_memories().data if m.metadata == {"checked": True}]
+    assert len(checked) == 1 and checked[0].supersedes == old.id and checked[0].text == VPN
+    old = checked[0]
     new_text = "The staging deploy needs the VPN and the bastion host."
     store.put(NS, "vpn", {"text": new_text})
 
@@ -225,6 +229,38 @@ def test_filter_with_operators(store: PineworkStore) -> None:
     assert keys({"missing": 1}) == []
     with pytest.raises(ValueError, match=r"\$regex"):
         keys({"color": {"$regex": "r.*"}})
+
+
+def test_a_query_searchs_filter_is_applied_by_the_server_before_the_cut(
+    store: PineworkStore, client: Client
+) -> None:
+    # Twelve billing facts that answer the query better than the one ops fact: with the
+    # filter applied after the recall (kept at most ten), the ops fact would be missed.
+    for n in range(12):
+        store.put(NS, f"billing-{n}", {"text": f"{VPN} Billing host {n}.", "project": "billing"})
+    store.put(NS, "ops", {"text": "Staging deploys need the VPN.", "project": "ops", "tier": 2})
+    store.put(NS, "long", {"text": BASTION, "note": "x" * 300, "project": "ops", "tier": 9})
+    (ops,) = [m for m in client.list_memories().data if m.text.startswith("Staging deploys need")]
+    assert ops.metadata == {"project": "ops", "tier": 2}
+    assert "note" not in facts(client)[BASTION].metadata  # too long to be metadata
+    found = store.search(NS, query=QUERY, filter={"project": "ops", "tier": {"$lt": 5}})
+    assert [item.key for item in found] == ["ops"]
+    assert item_metadata({"text": "t", "Project": "a", "project": "b", "n": 1.5}, "text") == {
+        "Project": "a",
+        "n": 1.5,
+    }
+    assert meta_conditions({"project": "ops", "n": {"$gte": 2, "$ne": 3}, "deep": {"a": 1}}) == [
+        "project:eq:ops",
+        "n:gte:2",
+    ]
+
+
+def test_metadata_the_server_refuses_leaves_the_fact_without_it(
+    store: PineworkStore, client: Client
+) -> None:
+    store.put(NS, "vpn", {"text": VPN, "label": "ring the bell\x07"})
+    assert facts(client)[VPN].metadata == {}
+    assert store.get(NS, "vpn") is not None
 
 
 def test_limit_and_offset(store: PineworkStore) -> None:
