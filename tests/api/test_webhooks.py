@@ -278,3 +278,15 @@ def test_erasing_the_workspace_deletes_its_endpoints_and_deliveries(
         if "WEBHOOK" in item["pk"]["S"] or created["id"] in item["sk"]["S"]
     ]
     assert left == []
+
+
+def test_an_export_never_carries_an_endpoint_or_its_secret(
+    api: Api, world: World, local: Any, receiver: Receiver
+) -> None:
+    created = register(api, world, receiver.url)
+    assert api.call("POST", f"/webhooks/{created['id']}/test", world.person, {})[0] == 200
+    lines: list[str] = []
+    local.admin.export("workspace", world.workspace_id, lines.append)
+    body = "\n".join(lines)
+    assert created["secret"] not in body and created["id"] not in body
+    assert "WEBHOOK" not in body and json.loads(lines[-1])["type"] == "end"

@@ -6,8 +6,8 @@ The file is the table's own items and the bucket's objects that belong to the ta
 audit record, day row, recall counter page, routine, review (summaries, decisions,
 undos, pending actions, reports) and key-value entry of the account scope travels
 exactly. Left out: tokens and their ids, dashboard sessions and sign-in codes,
-idempotency records, run-start session state, erasure records, and the recall index
-(derived: rebuilt by the import).
+idempotency records, run-start session state, erasure records, webhook endpoints and
+their deliveries (their secrets), and the recall index (derived: rebuilt by the import).
 
 Lines: a header ``{"format": "pinework-export", "version": 1, "kind", "targetId",
 "exportedAt"}``, then ``{"type": "item", "item": <DynamoDB JSON>}`` (binary values in
@@ -58,10 +58,14 @@ LEFT_OUT = (
     "UPGRADE",
     "PERSONEMAIL",
     "EXPORT",
+    "WEBHOOKS",
+    "WEBHOOKDIR",
 )
 """Kinds of item (``item_kind``) an export never carries. E-mail claims are keyed by the
 source deployment's hash secret; an import makes them again under its own. Exports'
-records (and so their files) are not part of what they export."""
+records (and so their files) are not part of what they export. Webhook endpoints hold
+their signing secrets, shown once (docs/reference.md#webhooks), and point the deployment
+at a receiver: a person registers them again where the file is imported."""
 _ANY_ID = re.compile(r"(?:wsp|agt|usr|mem|rvw|aud|rcl|rtn|tok|exp|lrn)_[0-9A-HJKMNP-TV-Z]{26}")
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
